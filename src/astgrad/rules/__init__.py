@@ -1,0 +1,34 @@
+"""The one derivative table both engines use.
+
+``defvjp`` registers a rule, ``primitive`` makes a function opaque to both
+engines, ``lookup`` finds an entry and ``unbroadcast`` is the central
+un-broadcasting step.  Importing this package fills the table.
+"""
+
+from ._registry import (
+    NoRuleError,
+    Rule,
+    defnondiff,
+    defvjp,
+    find,
+    is_nondifferentiable,
+    lookup,
+    primitive,
+    qualified_name,
+    raw,
+    registered,
+)
+from ._support import expand_reduced, normalize_axis, reduced_count, tie_weights, unbroadcast, within
+from . import _extra, numpy_rules  # noqa: F401  (registers the rules)
+from ._extra import (
+    astype,
+    first_extreme_mask,
+    getitem,
+    max_along,
+    min_along,
+    relu,
+    scatter,
+    setitem,
+    sigmoid,
+    vector_norm,
+)

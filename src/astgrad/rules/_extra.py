@@ -1,0 +1,160 @@
+"""Primitives numpy lacks, needed by both engines.
+
+Indexing, functional item assignment, and the few tensor operations whose
+gradients differ from any numpy composition (``relu`` gives 0 at 0 where
+``np.maximum(x, 0)`` splits the tie; ``max`` along an axis gives the whole
+gradient to the first maximum, as PyTorch does).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._registry import defnondiff, defvjp, primitive
+from ._support import expand_reduced
+
+__all__ = [
+    "getitem",
+    "scatter",
+    "setitem",
+    "sigmoid",
+    "relu",
+    "max_along",
+    "min_along",
+    "vector_norm",
+    "first_extreme_mask",
+    "astype",
+]
+
+
+@primitive
+def getitem(a, index):
+    """``a[index]`` as a function."""
+    return a[index]
+
+
+@primitive
+def scatter(g, shape, index):
+    """Zeros of ``shape`` with ``g`` added at ``index`` (repeats accumulate)."""
+    out = np.zeros(shape, dtype=np.result_type(g))
+    np.add.at(out, index, g)
+    return out
+
+
+@primitive
+def setitem(a, index, value):
+    """A copy of ``a`` with ``a[index] = value``."""
+    out = np.array(a, copy=True)
+    out[index] = value
+    return out
+
+
+@primitive
+def sigmoid(x):
+    """The logistic function, computed without overflow for large ``|x|``."""
+    x = np.asarray(x)
+    return np.exp(-np.logaddexp(0, -x)).astype(x.dtype, copy=False)
+
+
+@primitive
+def relu(x):
+    return np.maximum(x, 0)
+
+
+@primitive
+def max_along(a, axis, keepdims=False):
+    """Maximum along one axis; its gradient goes to the first maximum only."""
+    return np.max(a, axis=axis, keepdims=keepdims)
+
+
+@primitive
+def min_along(a, axis, keepdims=False):
+    """Minimum along one axis; its gradient goes to the first minimum only."""
+    return np.min(a, axis=axis, keepdims=keepdims)
+
+
+@primitive
+def first_extreme_mask(a, axis, largest):
+    """True at the first maximum (or minimum) along ``axis``, False elsewhere."""
+    a = np.asarray(a)
+    find = np.argmax if largest else np.argmin
+    mask = np.zeros(a.shape, dtype=bool)
+    np.put_along_axis(mask, np.expand_dims(find(a, axis=axis), axis), True, axis=axis)
+    return mask
+
+
+@primitive
+def vector_norm(x, ord=2, axis=None, keepdims=False):
+    """The vector p-norm over ``axis`` (all elements when ``None``)."""
+    if ord == 2:
+        return np.sqrt(np.sum(x * x, axis=axis, keepdims=keepdims))
+    if ord == np.inf:
+        return np.max(np.abs(x), axis=axis, keepdims=keepdims)
+    if ord == 1:
+        return np.sum(np.abs(x), axis=axis, keepdims=keepdims)
+    return np.sum(np.abs(x) ** ord, axis=axis, keepdims=keepdims) ** (1.0 / ord)
+
+
+@primitive
+def astype(x, dtype):
+    """``x`` converted to ``dtype`` (always a copy)."""
+    return np.asarray(x).astype(dtype)
+
+
+# -- rules ---------------------------------------------------------------
+
+
+@defvjp(getitem)
+def getitem_vjp(g, ans, a, index):
+    return scatter(g, a.shape, index)
+
+
+@defvjp(scatter)
+def scatter_vjp(g, ans, g_in, shape, index):
+    return getitem(g, index)
+
+
+@defvjp(setitem)
+def setitem_vjp(g, ans, a, index, value):
+    return setitem(g, index, 0), None, getitem(g, index)
+
+
+@defvjp(sigmoid)
+def sigmoid_vjp(g, ans, x):
+    return g * ans * (1 - ans)
+
+
+@defvjp(relu)
+def relu_vjp(g, ans, x):
+    return g * (x > 0)
+
+
+@defvjp(max_along)
+def max_along_vjp(g, ans, a, axis, keepdims=False):
+    return expand_reduced(g, a.shape, axis, keepdims) * first_extreme_mask(a, axis, True)
+
+
+@defvjp(min_along)
+def min_along_vjp(g, ans, a, axis, keepdims=False):
+    return expand_reduced(g, a.shape, axis, keepdims) * first_extreme_mask(a, axis, False)
+
+
+@defvjp(vector_norm)
+def vector_norm_vjp(g, ans, x, ord=2, axis=None, keepdims=False):
+    g = expand_reduced(g, x.shape, axis, keepdims)
+    norm = expand_reduced(ans, x.shape, axis, keepdims)
+    if ord == 2:
+        return g * np.where(norm == 0, 0, x / np.where(norm == 0, 1, norm))
+    if ord == 1:
+        return g * np.sign(x)
+    if ord == np.inf:
+        return g * np.sign(x) * (np.abs(x) == norm)
+    return g * np.sign(x) * np.abs(x) ** (ord - 1) * np.where(norm == 0, 0, norm ** (1 - ord))
+
+
+@defvjp(astype)
+def astype_vjp(g, ans, x, dtype):
+    return g
+
+
+defnondiff(np.argmax, np.argmin, first_extreme_mask)

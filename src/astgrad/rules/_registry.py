@@ -1,0 +1,243 @@
+"""The derivative table: one entry per primitive, shared by both engines.
+
+A *primitive* is any callable the engines treat as opaque: a numpy ufunc, a
+numpy function, or a user function wrapped by :func:`primitive`.  Its *rule*
+is a plain Python function called as ``rule(g, ans, *args, **kwargs)``, where
+``g`` is the gradient flowing into the primitive's output, ``ans`` is that
+output and ``args``/``kwargs`` are exactly what the primitive was called with.
+It returns the gradient for each positional argument: a tuple with one entry
+per positional argument (``None`` where an argument gets no gradient), or a
+single value, which is the gradient of the first argument.  A sequence
+argument (the list given to ``np.concatenate``) gets a list of gradients.
+
+Rules never un-broadcast: the engines sum each gradient back to its
+argument's shape with :func:`astgrad.rules.unbroadcast`, in one place.
+
+The taped Tensor calls rules at ``backward()`` time; the source transformer
+reads their source and inlines their bodies into the generated adjoint.  Rules
+are therefore written as short, readable numpy code that also runs on Tensors
+(through numpy's dispatch protocols), which is what makes higher-order
+derivatives on the tape work without a second set of formulas.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+import textwrap
+from typing import Any, Callable
+
+__all__ = [
+    "Rule",
+    "defvjp",
+    "defnondiff",
+    "primitive",
+    "lookup",
+    "is_nondifferentiable",
+    "NoRuleError",
+    "registered",
+]
+
+#: attributes of an argument that a rule may read without keeping the
+#: argument itself alive (the tape keeps only this metadata when a rule reads
+#: nothing else of the argument).
+META_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "size"})
+
+
+class NoRuleError(TypeError):
+    """Raised when a callable has no derivative rule in the table."""
+
+
+class Rule:
+    """A table entry: the primitive, its vjp and what the vjp reads."""
+
+    def __init__(self, fn: Callable, vjp: Callable | None, name: str):
+        self.fn = fn
+        self.vjp = vjp
+        self.name = name
+        self._usage: dict[str, str] | None = None
+
+    @property
+    def differentiable(self) -> bool:
+        return self.vjp is not None
+
+    @property
+    def usage(self) -> dict[str, str]:
+        """How the vjp uses each of its parameters.
+
+        Maps parameter name to ``"value"`` (the vjp reads the value),
+        ``"meta"`` (only ``.shape``/``.ndim``/``.dtype``/``.size``) or
+        ``"unused"``.  Computed once from the rule's source; when the source
+        cannot be read every parameter counts as ``"value"``.
+        """
+        if self._usage is None:
+            self._usage = _parameter_usage(self.vjp) if self.vjp else {}
+        return self._usage
+
+    def __repr__(self) -> str:
+        kind = "vjp" if self.vjp else "non-differentiable"
+        return f"<Rule {self.name} ({kind})>"
+
+
+_TABLE: dict[Any, Rule] = {}
+
+
+def _key(fn: Callable) -> Any:
+    return getattr(fn, "__astgrad_primitive__", fn)
+
+
+def qualified_name(fn: Callable) -> str:
+    """A name a user recognises: ``numpy.sin``, ``numpy.linalg.norm``."""
+    module = getattr(fn, "__module__", None) or ""
+    if isinstance(fn, type(abs)) and module in ("", "builtins") and hasattr(fn, "__self__"):
+        module = ""
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+    if module.startswith("numpy"):
+        module = "numpy" if module in ("numpy", "numpy._core.fromnumeric", "numpy._core.numeric",
+                                       "numpy._core.multiarray", "numpy._core.umath") else module
+    if type(fn).__name__ == "ufunc":
+        return f"numpy.{fn.__name__}"
+    return f"{module}.{name}" if module and module != "builtins" else name
+
+
+def defvjp(fn: Callable, rule: Callable | None = None, *, name: str | None = None):
+    """Register ``rule`` as the vector-Jacobian product of ``fn``.
+
+    Usable as ``defvjp(fn, rule)`` or as a decorator ``@defvjp(fn)``.  A later
+    registration for the same ``fn`` replaces the earlier one.  Returns the
+    rule, so the decorated function stays usable.
+    """
+    if rule is None:
+        return functools.partial(defvjp, fn, name=name)
+    if not callable(rule):
+        raise TypeError(f"defvjp: the rule for {qualified_name(fn)} must be callable, got {rule!r}")
+    _TABLE[_key(fn)] = Rule(fn, rule, name or qualified_name(fn))
+    return rule
+
+
+def defnondiff(*fns: Callable) -> None:
+    """Declare callables whose outputs carry no gradient (shape, argmax, ...)."""
+    for fn in fns:
+        _TABLE[_key(fn)] = Rule(fn, None, qualified_name(fn))
+
+
+def lookup(fn: Callable) -> Rule:
+    """The table entry for ``fn``; raises :class:`NoRuleError` if it has none."""
+    try:
+        rule = _TABLE.get(_key(fn))
+    except TypeError:  # unhashable callable
+        rule = None
+    if rule is None:
+        name = qualified_name(fn)
+        raise NoRuleError(
+            f"no gradient rule for {name}. Register one with "
+            f"astgrad.defvjp({name}, rule), where rule(g, ans, *args, **kwargs) "
+            f"returns the gradient of each argument, or declare it "
+            f"non-differentiable with astgrad.defnondiff({name})."
+        )
+    return rule
+
+
+def find(fn: Callable) -> Rule | None:
+    """The table entry for ``fn`` or ``None``."""
+    try:
+        return _TABLE.get(_key(fn))
+    except TypeError:
+        return None
+
+
+def is_nondifferentiable(fn: Callable) -> bool:
+    rule = find(fn)
+    return rule is not None and rule.vjp is None
+
+
+def registered() -> list[Rule]:
+    """Every entry of the table, in registration order."""
+    return list(_TABLE.values())
+
+
+# --------------------------------------------------------------------------
+# user primitives
+
+
+def primitive(fn: Callable) -> Callable:
+    """Make ``fn`` opaque to both engines; give it a rule with :func:`defvjp`.
+
+    Called with plain arrays, the wrapper just calls ``fn``.  Called with
+    taped Tensors, it records a single node whose backward is ``fn``'s rule.
+    The source transformer calls it as it is and inlines its rule.
+    """
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        dispatcher = _find_dispatcher(args, kwargs)
+        if dispatcher is not None:
+            return dispatcher(wrapper, args, kwargs)
+        return fn(*args, **kwargs)
+
+    wrapper.__astgrad_primitive__ = wrapper
+    wrapper.__astgrad_raw__ = fn
+    return wrapper
+
+
+def _find_dispatcher(args, kwargs):
+    """The ``_astgrad_apply`` hook of the first taped argument, if any.
+
+    The tape's Tensor class defines ``_astgrad_apply(fn, args, kwargs)``; the
+    rules package never imports the tape.
+    """
+    for value in (*args, *kwargs.values()):
+        if isinstance(value, (list, tuple)):
+            for item in value:
+                hook = getattr(type(item), "_astgrad_apply", None)
+                if hook is not None:
+                    return hook
+        hook = getattr(type(value), "_astgrad_apply", None)
+        if hook is not None:
+            return hook
+    return None
+
+
+def raw(fn: Callable) -> Callable:
+    """The undecorated function behind a :func:`primitive` wrapper."""
+    return getattr(fn, "__astgrad_raw__", fn)
+
+
+# --------------------------------------------------------------------------
+# what a rule reads
+
+
+def _parameter_usage(rule: Callable) -> dict[str, str]:
+    params = [
+        p.name
+        for p in inspect.signature(rule).parameters.values()
+        if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(rule)))
+    except (OSError, TypeError, SyntaxError):
+        return {name: "value" for name in params}
+    func = tree.body[0]
+    if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        body = func.body
+    else:  # a lambda assigned somewhere: fall back to the conservative answer
+        return {name: "value" for name in params}
+    parents: dict[int, ast.AST] = {}
+    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+    usage = {name: "unused" for name in params}
+    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+        if isinstance(node, ast.Name) and node.id in usage:
+            parent = parents.get(id(node))
+            meta = (
+                isinstance(parent, ast.Attribute)
+                and parent.value is node
+                and parent.attr in META_ATTRIBUTES
+            )
+            if not meta:
+                usage[node.id] = "value"
+            elif usage[node.id] == "unused":
+                usage[node.id] = "meta"
+    return usage

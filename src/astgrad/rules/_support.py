@@ -1,0 +1,88 @@
+"""Helpers that rules call, and the central un-broadcasting.
+
+Every function here is written with numpy calls that taped Tensors also
+dispatch (``np.sum``, ``np.reshape``, ``np.expand_dims``, ``np.broadcast_to``),
+so a rule that uses them runs on arrays and, for higher-order derivatives on
+the tape, on Tensors.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "unbroadcast",
+    "expand_reduced",
+    "reduced_count",
+    "normalize_axis",
+    "tie_weights",
+    "within",
+]
+
+
+def unbroadcast(g, shape):
+    """Sum ``g`` down to ``shape``, undoing numpy broadcasting.
+
+    The one place where a gradient is reduced to its argument's shape; both
+    engines call it after every rule.  Returns ``g`` itself when the shapes
+    already match, so it costs nothing in the common case.
+    """
+    shape = tuple(shape)
+    g_shape = np.shape(g)
+    if g_shape == shape:
+        return g
+    extra = len(g_shape) - len(shape)
+    if extra > 0:
+        g = np.sum(g, axis=tuple(range(extra)))
+        g_shape = g_shape[extra:]
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and g_shape[i] != 1)
+    if axes:
+        g = np.sum(g, axis=axes, keepdims=True)
+    if extra < 0:  # a gradient of lower rank than its argument
+        g = np.broadcast_to(g, shape)
+    return g
+
+
+def normalize_axis(axis, ndim):
+    """``axis`` as a tuple of non-negative ints (all axes for ``None``)."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        return tuple(sorted(a % ndim if ndim else 0 for a in axis))
+    return (axis % ndim if ndim else 0,)
+
+
+def expand_reduced(g, shape, axis=None, keepdims=False):
+    """Broadcast the gradient of a reduction back to the reduced input's shape."""
+    if not keepdims and axis is not None and len(shape):
+        g = np.expand_dims(g, normalize_axis(axis, len(shape)))
+    return np.broadcast_to(g, shape)
+
+
+def reduced_count(shape, axis=None):
+    """How many elements each output of a reduction over ``axis`` combined."""
+    count = 1
+    for a in normalize_axis(axis, len(shape)):
+        if len(shape):
+            count *= shape[a]
+    return count
+
+
+def tie_weights(a, ans, axis=None, keepdims=False):
+    """Where ``a`` attains the reduced extreme ``ans``, an even share of 1.
+
+    Used by max/min reductions: tied extremes split the gradient evenly, as
+    PyTorch's ``max()``/``amax`` do.
+    """
+    hits = a == expand_reduced(ans, np.shape(a), axis, keepdims)
+    return hits / np.sum(hits, axis=axis, keepdims=True)
+
+
+def within(a, lo, hi):
+    """1 where ``lo <= a <= hi`` (bounds inclusive; ``None`` is unbounded)."""
+    inside = np.ones(np.shape(a), dtype=bool)
+    if lo is not None:
+        inside = inside & (a >= lo)
+    if hi is not None:
+        inside = inside & (a <= hi)
+    return inside
