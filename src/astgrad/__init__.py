@@ -4,5 +4,11 @@ Public names only; everything else lives in private modules.
 """
 
 from .rules import NoRuleError, defnondiff, defvjp, primitive
+from .tape import (
+    Tensor, arange, cat, enable_grad, eye, from_numpy, full, inference_mode, is_grad_enabled, linspace,
+    manual_seed, no_grad, ones, ones_like, rand, randn, set_grad_enabled, stack, tensor, where, zeros,
+    zeros_like,
+)
+from . import autograd
 
 __version__ = "0.1.0"

@@ -1,0 +1,142 @@
+"""``backward`` and ``grad``: argument checking in PyTorch's words, then the engine."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._engine import run_backward
+from ._record import edge_of, is_tensor
+
+NO_GRAD = "element 0 of tensors does not require grad and does not have a grad_fn"
+CREATE_GRAPH_WARNING = (
+    "Using backward() with create_graph=True will create a reference cycle between the parameter and its "
+    "gradient which can cause a memory leak. We recommend using autograd.grad when creating the graph to "
+    "avoid this. If you have to use this function, make sure to reset the .grad fields of your parameters "
+    "to None after use to break the cycle and avoid the leak. (Triggered internally at "
+    "/__w/pytorch/pytorch/torch/csrc/autograd/engine.cpp:1307.)"
+)
+_warned_create_graph = False
+
+
+def _as_sequence(value):
+    if value is None:
+        return None
+    if is_tensor(value):
+        return [value]
+    return list(value)
+
+
+def _initial_grads(outputs, grad_outputs, create_graph):
+    """The seed gradient of each output, checked as PyTorch checks it."""
+    from ._tensor import Tensor
+
+    if grad_outputs is None:
+        grad_outputs = [None] * len(outputs)
+    seeds = []
+    for out, g in zip(outputs, grad_outputs):
+        if g is None:
+            if out._data.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            seed = np.ones(out._data.shape, dtype=out._data.dtype)
+            seeds.append(Tensor._make(seed) if create_graph else seed)
+            continue
+        if not is_tensor(g):
+            if isinstance(g, (list, tuple)):
+                inner = type(g[0]).__name__ if len(g) else "list"
+                raise TypeError(f"gradients can be either Tensors or None, but got {inner}")
+            if isinstance(g, (float, int)):
+                raise TypeError(f"'{type(g).__name__}' object is not iterable")
+            raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
+        if g.shape != out.shape:
+            raise RuntimeError(
+                f"Mismatch in shape: grad_output[0] has a shape of {g.shape} and output[0] has a shape "
+                f"of {out.shape}."
+            )
+        data = g._data if g._data.dtype == out._data.dtype else g._data.astype(out._data.dtype)
+        if create_graph:
+            seeds.append(g if g._data.dtype == out._data.dtype else g.to(out.dtype))
+        else:
+            seeds.append(data)
+    return seeds
+
+
+def _roots(outputs):
+    roots = []
+    for i, out in enumerate(outputs):
+        if not out._requires_grad:
+            raise RuntimeError(NO_GRAD.replace("element 0", f"element {i}"))
+        roots.append(edge_of(out))
+    return roots
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate gradients of ``tensors`` into the leaves' ``.grad``."""
+    global _warned_create_graph
+    outputs = _as_sequence(tensors)
+    grad_tensors = _as_sequence(grad_tensors) if not isinstance(grad_tensors, (float, int)) else [grad_tensors]
+    seeds = _initial_grads(outputs, grad_tensors, create_graph)
+    roots = _roots(outputs)
+    if retain_graph is None:
+        retain_graph = create_graph
+    if create_graph and not _warned_create_graph:
+        import warnings
+
+        _warned_create_graph = True
+        warnings.warn(CREATE_GRAPH_WARNING, UserWarning, stacklevel=3)
+    only = None
+    capture = None
+    if inputs is not None:
+        inputs = _as_sequence(inputs)
+        only = {id(t) for t in inputs if t._grad_fn is None}
+        capture = {edge_of(t): i for i, t in enumerate(inputs) if t._grad_fn is not None}
+    captured = run_backward(roots, seeds, retain_graph=retain_graph, create_graph=create_graph,
+                            capture=capture, only=only)
+    if inputs is not None:
+        for i, t in enumerate(inputs):
+            if t._grad_fn is not None and i in captured:
+                t._store_retained_grad(captured[i])
+    return None
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=None,
+         is_grads_batched=False, materialize_grads=False):
+    """Gradients of ``outputs`` with respect to ``inputs``, as a tuple; ``.grad`` is untouched."""
+    from ._tensor import Tensor
+
+    outputs = _as_sequence(outputs)
+    inputs = _as_sequence(inputs)
+    for t in inputs:
+        if not t._requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    seeds = _initial_grads(outputs, _as_sequence(grad_outputs), create_graph)
+    roots = _roots(outputs)
+    if retain_graph is None:
+        retain_graph = create_graph
+    capture = {}
+    for i, t in enumerate(inputs):
+        capture.setdefault(edge_of(t), i)
+    captured = run_backward(roots, seeds, retain_graph=retain_graph, create_graph=create_graph,
+                            capture=capture, accumulate=False)
+    result = []
+    for i, t in enumerate(inputs):
+        key = capture[edge_of(t)]
+        g = captured.get(key)
+        if g is None:
+            if materialize_grads:
+                result.append(Tensor._make(np.zeros_like(t._data)))
+                continue
+            if not (allow_unused or materialize_grads):
+                raise RuntimeError(
+                    f"The differentiated Tensor at index {i} appears to not have been used in the graph. "
+                    "Set allow_unused=True if this is the desired behavior."
+                )
+            result.append(None)
+            continue
+        if is_tensor(g):
+            result.append(g)
+        else:
+            array = np.asarray(g)
+            if array.dtype != t._data.dtype:
+                array = array.astype(t._data.dtype)
+            result.append(Tensor._make(np.array(array, copy=True)))
+    return tuple(result)

@@ -1,0 +1,119 @@
+"""The backward pass: walk the graph from the outputs, call each node's rule.
+
+Nodes run in dependency order (a node runs once every consumer of its
+output has contributed), ties broken by creation order, newest first, as in
+PyTorch.  Gradients for leaves are collected and committed only when the
+whole pass succeeded, so an error leaves every ``.grad`` as it was.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+import numpy as np
+
+from ._graph import AccumulateGrad, FunctionNode
+from ._modes import enable_grad, no_grad
+
+
+def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, capture=None,
+                 accumulate: bool = True, only=None):
+    """Backpropagate ``grads`` from the ``roots`` nodes.
+
+    ``roots`` is a list of ``(node, output_nr)`` pairs, ``grads`` the matching
+    output gradients (arrays, or Tensors when ``create_graph``).
+    ``capture`` maps ``(node, output_nr)`` to a slot in the returned dict: the
+    gradient flowing into that point is recorded there (``autograd.grad``).
+    With ``accumulate`` the leaves' ``.grad`` are updated (restricted to the
+    leaves in ``only`` when given); returns the captured gradients.
+    """
+    from ._tensor import Tensor  # the engine runs on Tensors only when create_graph
+
+    wrap = _wrapper(Tensor)
+    dependencies = _count_dependencies([node for node, _ in roots])
+    buffers: dict = {}
+    for (node, nr), g in zip(roots, grads):
+        if node is not None:
+            buffers[node] = g if node not in buffers else buffers[node] + g
+    ready = [(-node._seq, id(node), node) for node in buffers if dependencies.get(node, 0) == 0]
+    heapq.heapify(ready)
+    captured: dict = {}
+    pending_leaves: list = []
+    visited: list = []
+    mode = enable_grad() if create_graph else no_grad()
+    with mode:
+        while ready:
+            _, _, node = heapq.heappop(ready)
+            grad = buffers.pop(node)
+            visited.append(node)
+            grad = _run_hooks(node, grad)
+            if capture is not None and (node, 0) in capture:
+                captured[capture[(node, 0)]] = grad
+            if isinstance(node, AccumulateGrad):
+                if accumulate and (only is None or id(node.variable) in only):
+                    pending_leaves.append((node.variable, grad))
+                continue
+            input_grads = node.apply(grad, create_graph, wrap)
+            for hook in node._post_hooks:
+                hook(input_grads, (grad,))
+            for (child, _), g in zip(node.next_functions, input_grads):
+                if child is None or g is None:
+                    continue
+                buffers[child] = g if child not in buffers else buffers[child] + g
+                dependencies[child] -= 1
+                if dependencies[child] == 0:
+                    heapq.heappush(ready, (-child._seq, id(child), child))
+    if not retain_graph:
+        for node in visited:
+            if isinstance(node, FunctionNode):
+                node._release()
+    for variable, grad in pending_leaves:
+        variable._accumulate_grad(grad, create_graph)
+    return captured
+
+
+def _run_hooks(node, grad):
+    """Tensor hooks in registration order, then ``retain_grad`` storage."""
+    if isinstance(node, AccumulateGrad):
+        hooks, retained = node.variable._hooks, None
+    else:
+        hooks, retained = node._pre_hooks, node.metadata.get("_retained")
+    for hook in hooks:
+        result = hook(grad)
+        if result is not None:
+            if np.shape(result) != np.shape(grad):
+                name = getattr(hook, "__name__", repr(hook))
+                raise RuntimeError(f"hook '{name}' has changed the size of value")
+            grad = result
+    if retained is not None:
+        tensor = retained()
+        if tensor is not None:
+            tensor._store_retained_grad(grad)
+    return grad
+
+
+def _count_dependencies(roots) -> dict:
+    """How many edges point at each node reachable from ``roots``."""
+    counts: dict = {}
+    seen = set()
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        counts.setdefault(node, 0)
+        for child, _ in node.next_functions:
+            if child is not None:
+                counts[child] = counts.get(child, 0) + 1
+                stack.append(child)
+    return counts
+
+
+def _wrapper(tensor_type):
+    def wrap(array, grad_fn):
+        """A Tensor for a saved output, attached to the node that made it."""
+        return tensor_type._from_node(array, grad_fn)
+
+    return wrap
+

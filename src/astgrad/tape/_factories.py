@@ -1,0 +1,192 @@
+"""Creating tensors: ``tensor``, ``ones``, ``randn``, ... and the random seed."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ._dtypes import as_numpy_dtype, default_float
+from ._record import is_tensor
+
+FLOAT_ONLY = "Only Tensors of floating point and complex dtype can require gradients"
+COPY_CONSTRUCT_WARNING = (
+    "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+    "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor)."
+)
+
+_generator = np.random.default_rng()
+
+
+class Generator:
+    """The object ``manual_seed`` returns; it holds the numpy generator."""
+
+    def __init__(self, rng):
+        self._rng = rng
+
+    def initial_seed(self):
+        return self._seed
+
+
+Generator.__module__ = "torch._C"
+
+
+def manual_seed(seed: int) -> Generator:
+    """Seed the generator behind ``randn``/``rand`` (numpy's, so values differ from PyTorch's)."""
+    global _generator
+    _generator = np.random.default_rng(int(seed))
+    gen = Generator(_generator)
+    gen._seed = int(seed)
+    return gen
+
+
+def _leaf(data: np.ndarray, requires_grad: bool):
+    from ._tensor import Tensor
+
+    if requires_grad and data.dtype.kind not in "fc":
+        raise RuntimeError(FLOAT_ONLY)
+    return Tensor._make(data, bool(requires_grad))
+
+
+def _infer_array(data, dtype) -> np.ndarray:
+    """numpy data for ``tensor(data)``: Python floats become float32, numpy keeps its dtype."""
+    np_dtype = as_numpy_dtype(dtype)
+    if isinstance(data, (np.ndarray, np.generic)):
+        return np.array(data, dtype=np_dtype, copy=True)
+    array = np.array(_nested_arrays(data), dtype=np_dtype)
+    if np_dtype is None and array.dtype == np.float64 and not _holds_numpy_float64(data):
+        array = array.astype(default_float())
+    if array.dtype.kind == "U" or array.dtype == object:
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    return array
+
+
+def _nested_arrays(value):
+    if is_tensor(value):
+        return value._data
+    if isinstance(value, (list, tuple)):
+        return [_nested_arrays(v) for v in value]
+    return value
+
+
+def _holds_numpy_float64(value) -> bool:
+    if isinstance(value, (list, tuple)):
+        return any(_holds_numpy_float64(v) for v in value)
+    return (is_tensor(value) and value._data.dtype == np.float64) or isinstance(value, np.float64)
+
+
+def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """A new leaf tensor holding a copy of ``data``."""
+    if is_tensor(data):
+        warnings.warn(COPY_CONSTRUCT_WARNING, UserWarning, stacklevel=2)
+        array = np.array(data._data, dtype=as_numpy_dtype(dtype), copy=True)
+    else:
+        array = _infer_array(data, dtype)
+    return _leaf(array, requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None):
+    from ._tensor import Tensor
+
+    if is_tensor(data) and (dtype is None or as_numpy_dtype(dtype) == data._data.dtype):
+        return data
+    if isinstance(data, np.ndarray) and (dtype is None or as_numpy_dtype(dtype) == data.dtype):
+        return Tensor._make(data)
+    return tensor(data, dtype=dtype)
+
+
+def from_numpy(array: np.ndarray):
+    from ._tensor import Tensor
+
+    return Tensor._make(array)
+
+
+def _shape(size) -> tuple:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    return tuple(int(n) for n in size)
+
+
+def _filled(size, value, dtype, requires_grad):
+    np_dtype = as_numpy_dtype(dtype) or default_float()
+    return _leaf(np.full(_shape(size), value, dtype=np_dtype), requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False):
+    return _filled(size, 1, dtype, requires_grad)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False):
+    return _filled(size, 0, dtype, requires_grad)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False):
+    return _filled(size, 0, dtype, requires_grad)
+
+
+def full(size, fill_value, dtype=None, device=None, requires_grad=False):
+    if dtype is None and isinstance(fill_value, bool):
+        dtype = np.bool_
+    elif dtype is None and isinstance(fill_value, int):
+        dtype = np.int64
+    return _filled((size,), fill_value, dtype, requires_grad)
+
+
+def _like(t, value, dtype, requires_grad):
+    source = t._data if is_tensor(t) else np.asarray(t)
+    np_dtype = as_numpy_dtype(dtype) or source.dtype
+    return _leaf(np.full(source.shape, value, dtype=np_dtype), requires_grad)
+
+
+def ones_like(t, dtype=None, device=None, requires_grad=False):
+    return _like(t, 1, dtype, requires_grad)
+
+
+def zeros_like(t, dtype=None, device=None, requires_grad=False):
+    return _like(t, 0, dtype, requires_grad)
+
+
+def full_like(t, fill_value, dtype=None, device=None, requires_grad=False):
+    return _like(t, fill_value, dtype, requires_grad)
+
+
+def eye(n, m=None, dtype=None, device=None, requires_grad=False):
+    return _leaf(np.eye(n, m, dtype=as_numpy_dtype(dtype) or default_float()), requires_grad)
+
+
+def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
+    if end is None:
+        start, end = 0, start
+    values = (start, end, step)
+    np_dtype = as_numpy_dtype(dtype)
+    if np_dtype is None:
+        np_dtype = np.dtype(np.int64) if all(isinstance(v, int) for v in values) else default_float()
+    return _leaf(np.arange(start, end, step).astype(np_dtype), requires_grad)
+
+
+def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
+    np_dtype = as_numpy_dtype(dtype) or default_float()
+    return _leaf(np.linspace(start, end, int(steps)).astype(np_dtype), requires_grad)
+
+
+def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
+    rng = generator._rng if generator is not None else _generator
+    np_dtype = as_numpy_dtype(dtype) or default_float()
+    return _leaf(rng.standard_normal(_shape(size)).astype(np_dtype), requires_grad)
+
+
+def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
+    rng = generator._rng if generator is not None else _generator
+    np_dtype = as_numpy_dtype(dtype) or default_float()
+    return _leaf(rng.random(_shape(size)).astype(np_dtype), requires_grad)
+
+
+def randint(low, high=None, size=(), dtype=None, device=None, requires_grad=False):
+    if high is None:
+        low, high = 0, low
+    np_dtype = as_numpy_dtype(dtype) or np.dtype(np.int64)
+    return _leaf(_generator.integers(low, high, size=tuple(size)).astype(np_dtype), requires_grad)
+
+
+def randn_like(t, dtype=None, requires_grad=False):
+    return randn(*t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)

@@ -1,0 +1,70 @@
+"""Module-level tensor functions (``cat``, ``stack``, ``where``, ``exp``, ...)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._record import apply_op, is_tensor
+
+
+def _as_tensor(value):
+    from ._factories import tensor
+
+    return value if is_tensor(value) else tensor(value)
+
+
+def cat(tensors, dim=0, *, axis=None):
+    """Concatenate along an existing dimension (``CatBackward0``)."""
+    axis = dim if axis is None else axis
+    return apply_op("CatBackward0", np.concatenate, (list(tensors),), {"axis": axis}, promote=True)
+
+
+concatenate = concat = cat
+
+
+def stack(tensors, dim=0, *, axis=None):
+    """Stack along a new dimension (``StackBackward0``)."""
+    axis = dim if axis is None else axis
+    return apply_op("StackBackward0", np.stack, (list(tensors),), {"axis": axis}, promote=True)
+
+
+def where(condition, input, other):
+    """Elementwise choice; the condition never carries a gradient."""
+    return apply_op("WhereBackward0", np.where, (condition, input, other), slots=((1,), (2,)), promote=True)
+
+
+def equal(a, b) -> bool:
+    """True when both tensors have the same shape and elements."""
+    return a.shape == b.shape and bool(np.array_equal(a._data, b._data))
+
+
+def is_tensor_(value) -> bool:
+    return is_tensor(value)
+
+
+def numel(t) -> int:
+    return t.numel()
+
+
+def _method(name: str):
+    def call(input, *args, **kwargs):
+        return getattr(_as_tensor(input), name)(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = f"``input.{name}(...)`` as a function."
+    return call
+
+
+_METHODS = (
+    "add", "sub", "mul", "div", "pow", "neg", "exp", "log", "log1p", "expm1", "sin", "cos", "tan", "tanh",
+    "sigmoid", "relu", "abs", "sqrt", "rsqrt", "square", "reciprocal", "sign", "floor", "ceil", "round",
+    "clamp", "clip", "sum", "mean", "prod", "var", "std", "max", "min", "amax", "amin", "argmax", "argmin",
+    "norm", "all", "any", "cumsum", "matmul", "mm", "mv", "dot", "outer", "reshape", "flatten", "t",
+    "transpose", "permute", "squeeze", "unsqueeze", "clone", "eq", "ne", "lt", "le", "gt", "ge",
+    "maximum", "minimum",
+)
+for _name in _METHODS:
+    globals()[_name] = _method(_name)
+
+absolute = globals()["abs"]
+negative = globals()["neg"]

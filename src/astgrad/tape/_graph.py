@@ -1,0 +1,282 @@
+"""Graph nodes: one per recorded operation, named as PyTorch names them.
+
+A node keeps what its rule (from the shared table) needs: the arguments the
+operation was called with and, when the rule reads it, the output.  Tensors
+the rule only inspects for ``shape``/``dtype`` are kept as metadata, so
+freeing the graph after ``backward()`` drops the arrays themselves and only
+nodes whose rules read saved values refuse a second backward, as in PyTorch.
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+import weakref
+
+import numpy as np
+
+from ..rules import Rule, unbroadcast
+
+SECOND_BACKWARD = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after they "
+    "have already been freed). Saved intermediate values of the graph are freed when you call "
+    ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+    "graph a second time or if you need to access saved tensors after calling backward."
+)
+
+_sequence = itertools.count()
+
+
+class Meta:
+    """What a rule may read of a freed argument: shape, ndim, dtype, size."""
+
+    __slots__ = ("shape", "ndim", "dtype", "size")
+
+    def __init__(self, array):
+        self.shape = np.shape(array)
+        self.ndim = len(self.shape)
+        self.dtype = getattr(array, "dtype", None)
+        self.size = int(np.prod(self.shape)) if self.shape else 1
+
+
+class Node:
+    """Base of every ``grad_fn``; subclasses carry PyTorch's names."""
+
+    __slots__ = (
+        "next_functions", "metadata", "_seq", "_pre_hooks", "_post_hooks", "__weakref__",
+    )
+
+    def __init__(self):
+        self.next_functions = ()
+        self.metadata = {}
+        self._seq = next(_sequence)
+        self._pre_hooks = []  # callables hook(grad) -> grad | None, for output 0
+        self._post_hooks = []
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    def register_hook(self, fn):
+        self._post_hooks.append(fn)
+        return _NodeHookHandle(self._post_hooks, fn)
+
+    def register_prehook(self, fn):
+        self._pre_hooks.append(fn)
+        return _NodeHookHandle(self._pre_hooks, fn)
+
+
+class _NodeHookHandle:
+    def __init__(self, hooks, fn):
+        self._hooks, self._fn = hooks, fn
+
+    def remove(self):
+        if self._fn in self._hooks:
+            self._hooks.remove(self._fn)
+
+
+class FunctionNode(Node):
+    """A recorded call ``fn(*args, **kwargs)`` whose backward is a table rule."""
+
+    __slots__ = (
+        "_rule", "_args", "_kwargs", "_slots", "_slot_meta", "_ans", "_ans_meta",
+        "_saved", "_freed", "_needs_saved", "_arg_usage", "_ans_usage",
+    )
+
+    def __init__(self, rule: Rule, args, kwargs, slots, edges, ans, ans_version, ans_grad_fn_name):
+        super().__init__()
+        self._rule = rule
+        self._kwargs = kwargs
+        self._slots = slots
+        self.next_functions = edges
+        self._arg_usage = [_usage_of(rule, i) for i in range(len(args))]
+        self._ans_usage = _usage_of(rule, -1)
+        self._args = list(args)
+        self._slot_meta = [(np.shape(_raw(_at(args, s))), _dtype_of(_at(args, s))) for s in slots]
+        self._ans = ans if self._ans_usage == "value" else None
+        self._ans_meta = Meta(ans)
+        # (description, version counter, version at save, grad_fn name) per saved tensor
+        self._saved = []
+        for i, arg in enumerate(args):
+            if self._arg_usage[i] == "value":
+                for t in _tensors_in(arg):
+                    self._saved.append((t, t._version, t._version.value, _op_name(t)))
+        if self._ans is not None and ans_version is not None:
+            self._saved.append((None, ans_version, ans_version.value, ans_grad_fn_name))
+        self._needs_saved = bool(self._saved) or any(
+            u == "value" and _has_array(a) for u, a in zip(self._arg_usage, args)
+        )
+        self._freed = False
+
+    # -- saved values ---------------------------------------------------------
+
+    def _release(self) -> None:
+        """Free saved arrays after a backward without ``retain_graph``."""
+        if self._freed:
+            return
+        self._freed = True
+        for i, arg in enumerate(self._args):
+            usage = self._arg_usage[i]
+            if usage == "meta" and _has_array(arg):
+                self._args[i] = Meta(_raw(arg)) if not isinstance(arg, (list, tuple)) else arg
+            elif usage != "value" and _has_array(arg) and not isinstance(arg, (list, tuple)):
+                self._args[i] = None
+        self._ans = None
+
+    def _check_saved(self) -> None:
+        if self._freed and self._needs_saved:
+            raise RuntimeError(SECOND_BACKWARD)
+        for tensor, counter, version, op in self._saved:
+            if counter.value != version:
+                raise RuntimeError(_version_message(tensor, self._ans_meta, counter.value, version, op))
+
+    def saved_argument(self, index):
+        """The value saved for positional argument ``index`` (``_saved_self``...)."""
+        if self._freed and self._arg_usage[index] == "value":
+            raise RuntimeError(SECOND_BACKWARD)
+        return self._args[index]
+
+    # -- backward --------------------------------------------------------------
+
+    def apply(self, grad, create_graph: bool, wrap):
+        """Gradients for each slot (``None`` for slots without an edge)."""
+        self._check_saved()
+        if create_graph:
+            args = self._args
+            ans = wrap(self._ans, self) if self._ans is not None else self._ans_meta
+        else:
+            args = [_raw(a) for a in self._args]
+            ans = self._ans if self._ans is not None else self._ans_meta
+        if self._freed and self._ans_usage == "value":
+            raise RuntimeError(SECOND_BACKWARD)
+        out = self._rule.vjp(grad, ans, *args, **self._kwargs)
+        if not isinstance(out, tuple):
+            out = (out,)
+        grads = []
+        for slot, (edge, _), (shape, dtype) in zip(self._slots, self.next_functions, self._slot_meta):
+            if edge is None:
+                grads.append(None)
+                continue
+            g = out[slot[0]] if slot[0] < len(out) else None
+            if g is not None and len(slot) > 1:
+                g = g[slot[1]]
+            if g is None:
+                raise RuntimeError(
+                    f"the rule for {self._rule.name} returned no gradient for argument {slot[0]}, "
+                    "which requires grad"
+                )
+            g = unbroadcast(g, shape)
+            if dtype is not None and getattr(g, "dtype", None) != dtype:
+                g = g.astype(dtype) if hasattr(g, "astype") else np.asarray(g, dtype=dtype)
+            grads.append(g)
+        return grads
+
+
+class AccumulateGrad(Node):
+    """The node of a leaf that requires grad: it adds gradients into ``.grad``."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        super().__init__()
+        self.variable = variable
+
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"
+
+
+_node_classes: dict[str, type] = {}
+
+
+def node_class(name: str) -> type:
+    """The FunctionNode subclass called ``name`` (``AddBackward0``...).
+
+    Its ``__module__`` is ``builtins`` so the default repr reads
+    ``<AddBackward0 object at 0x...>`` exactly as PyTorch's does.
+    """
+    cls = _node_classes.get(name)
+    if cls is None:
+        cls = type(name, (FunctionNode,), {"__slots__": (), "__module__": "builtins"})
+        _node_classes[name] = cls
+    return cls
+
+
+for _cls in (Node, FunctionNode, AccumulateGrad):
+    _cls.__module__ = "builtins"
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _raw(value):
+    data = getattr(value, "_data", None)
+    if data is not None and hasattr(value, "_version"):
+        return data
+    if isinstance(value, list):
+        return [_raw(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_raw(v) for v in value)
+    return value
+
+
+def _at(args, slot):
+    value = args[slot[0]]
+    return value[slot[1]] if len(slot) > 1 else value
+
+
+def _dtype_of(value):
+    data = _raw(value)
+    return data.dtype if isinstance(data, np.ndarray) else None
+
+
+def _tensors_in(value):
+    if hasattr(value, "_version") and hasattr(value, "_data"):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [v for v in value if hasattr(v, "_version") and hasattr(v, "_data")]
+    return []
+
+
+def _has_array(value):
+    if isinstance(value, (list, tuple)):
+        return any(_has_array(v) for v in value)
+    return isinstance(_raw(value), np.ndarray)
+
+
+_params_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _usage_of(rule: Rule, index: int) -> str:
+    """Usage of positional argument ``index`` by the rule (-1: the output)."""
+    params = _params_cache.get(rule)
+    if params is None:
+        sig = inspect.signature(rule.vjp)
+        params = [p.name for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        _params_cache[rule] = params
+    position = 1 if index < 0 else index + 2
+    if position >= len(params):
+        return "value"
+    return rule.usage.get(params[position], "value")
+
+
+def _op_name(tensor) -> str | None:
+    grad_fn = getattr(tensor, "_grad_fn", None)
+    if grad_fn is None:
+        return None
+    return type(grad_fn).__name__
+
+
+def _version_message(tensor, ans_meta, now, expected, op_name) -> str:
+    from ._format import legacy_type_name
+
+    meta = ans_meta if tensor is None else Meta(tensor._data)
+    shape = ", ".join(str(n) for n in meta.shape)
+    described = f"[{legacy_type_name(meta.dtype)} [{shape}]]"
+    if op_name:
+        op = op_name[: -len("Backward0")] if op_name.endswith("Backward0") else op_name
+        described += f", which is output 0 of {op},"
+    return (
+        "one of the variables needed for gradient computation has been modified by an inplace "
+        f"operation: {described} is at version {now}; expected version {expected} instead. Hint: "
+        "enable anomaly detection to find the operation that failed to compute its gradient, with "
+        "torch.autograd.set_detect_anomaly(True, check_nan=False)."
+    )

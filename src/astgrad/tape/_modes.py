@@ -1,0 +1,116 @@
+"""Grad modes: whether operations are recorded, per thread.
+
+``no_grad``, ``enable_grad``, ``set_grad_enabled`` and ``inference_mode``
+work as context managers and as decorators (bare or called), and restore the
+previous mode on exit, also when the block raises.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import threading
+
+__all__ = ["is_grad_enabled", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode"]
+
+_state = threading.local()
+
+
+def is_grad_enabled() -> bool:
+    """True when operations on tensors that require grad are recorded."""
+    return getattr(_state, "enabled", True)
+
+
+def _set_enabled(mode: bool) -> None:
+    _state.enabled = bool(mode)
+
+
+class _GradMode:
+    """Base of the mode switches: context manager and decorator."""
+
+    _mode: bool
+
+    def __new__(cls, func=None, *args, **kwargs):
+        self = super().__new__(cls)
+        if callable(func) and cls is not set_grad_enabled:  # bare decorator: @no_grad
+            self.__init__()
+            return self(func)
+        return self
+
+    def __enter__(self):
+        self._prev = is_grad_enabled()
+        _set_enabled(self._mode)
+        return None
+
+    def __exit__(self, exc_type, exc, tb):
+        _set_enabled(self._prev)
+        return False
+
+    def __call__(self, func):
+        if inspect.isgeneratorfunction(func):
+            raise TypeError(f"{type(self).__name__} cannot decorate the generator function {func.__name__}")
+        mode_type = type(self)
+        args = self._args()
+
+        @functools.wraps(func)
+        def wrapper(*a, **kw):
+            with mode_type(*args):
+                return func(*a, **kw)
+
+        return wrapper
+
+    def _args(self):
+        return ()
+
+
+class no_grad(_GradMode):
+    """Do not record operations inside the block (or the decorated function)."""
+
+    _mode = False
+
+
+class enable_grad(_GradMode):
+    """Record operations again, for example inside a ``no_grad`` block."""
+
+    _mode = True
+
+
+class inference_mode(_GradMode):
+    """Like ``no_grad`` for this engine: nothing is recorded."""
+
+    def __init__(self, mode: bool = True):
+        self._inference = bool(mode)
+        self._mode = not self._inference
+
+    def _args(self):
+        return (self._inference,)
+
+
+class set_grad_enabled(_GradMode):
+    """Set the grad mode: as a call it applies at once, as a context it is undone on exit."""
+
+    def __init__(self, mode: bool):
+        self._prev = is_grad_enabled()
+        self._mode = bool(mode)
+        _set_enabled(self._mode)
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, exc_type, exc, tb):
+        _set_enabled(self._prev)
+        return False
+
+    def _args(self):
+        return (self._mode,)
+
+    def __call__(self, func):
+        _set_enabled(self._prev)  # used as a decorator: do not change the mode now
+        return super().__call__(func)
+
+    def __repr__(self):
+        return f"torch.autograd.grad_mode.set_grad_enabled(mode={self._mode})"
+
+
+no_grad.__module__ = enable_grad.__module__ = "torch.autograd.grad_mode"
+inference_mode.__module__ = set_grad_enabled.__module__ = "torch.autograd.grad_mode"

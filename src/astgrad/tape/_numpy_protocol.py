@@ -1,0 +1,100 @@
+"""numpy's dispatch protocols: plain numpy code called on Tensors is taped.
+
+``np.sin(t)`` arrives in ``__array_ufunc__`` and ``np.sum(t, axis=0)`` in
+``__array_function__``; both look the callable up in the shared rule table
+and record it through ``apply_op``.  A callable with no rule raises an error
+that names it and says how to register one, never a silent zero.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..rules import find, lookup
+from ._record import apply_nondiff, apply_op, is_tensor
+
+_UFUNC_NAMES = {
+    np.add: "AddBackward0", np.subtract: "SubBackward0", np.multiply: "MulBackward0",
+    np.divide: "DivBackward0", np.power: "PowBackward1", np.negative: "NegBackward0",
+    np.absolute: "AbsBackward0", np.maximum: "MaximumBackward0", np.minimum: "MinimumBackward0",
+    np.matmul: "MmBackward0", np.log1p: "Log1PBackward0", np.arctan2: "Atan2Backward0",
+}
+_FUNCTION_NAMES = {
+    np.mean: ("MeanBackward0", "MeanBackward1"), np.sum: ("SumBackward0", "SumBackward1"),
+    np.max: ("MaxBackward1", "AmaxBackward0"), np.amax: ("MaxBackward1", "AmaxBackward0"),
+    np.min: ("MinBackward1", "AminBackward0"), np.amin: ("MinBackward1", "AminBackward0"),
+    np.reshape: "ViewBackward0", np.ravel: "ViewBackward0", np.transpose: "PermuteBackward0",
+    np.swapaxes: "TransposeBackward0", np.moveaxis: "PermuteBackward0", np.expand_dims: "UnsqueezeBackward0",
+    np.squeeze: "SqueezeBackward0", np.broadcast_to: "ExpandBackward0", np.concatenate: "CatBackward0",
+    np.stack: "StackBackward0", np.where: "WhereBackward0", np.clip: "ClampBackward1",
+    np.dot: "DotBackward0", np.outer: "MulBackward0", np.linalg.norm: "LinalgVectorNormBackward0",
+    np.prod: "ProdBackward0", np.var: "VarBackward0", np.std: "StdBackward0", np.copy: "CloneBackward0",
+}
+
+
+def _camel(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("_"))
+
+
+def node_name(fn, kwargs) -> str:
+    """The PyTorch-style node name for a numpy callable."""
+    name = _UFUNC_NAMES.get(fn) or _FUNCTION_NAMES.get(fn)
+    if isinstance(name, tuple):
+        return name[0] if kwargs.get("axis") is None else name[1]
+    if name:
+        return name
+    return _camel(getattr(fn, "__name__", "Function")) + "Backward0"
+
+
+def _requires_grad(values) -> bool:
+    for v in values:
+        if isinstance(v, (list, tuple)):
+            if _requires_grad(v):
+                return True
+        elif is_tensor(v) and v._requires_grad:
+            return True
+    return False
+
+
+def _array_slots(args) -> tuple:
+    slots = []
+    for i, arg in enumerate(args):
+        if isinstance(arg, (list, tuple)):
+            slots.extend((i, j) for j, a in enumerate(arg) if is_tensor(a) or isinstance(a, np.ndarray))
+        elif is_tensor(arg) or isinstance(arg, np.ndarray):
+            slots.append((i,))
+    return tuple(slots)
+
+
+class NumpyProtocol:
+    """numpy's ``__array_ufunc__``/``__array_function__`` for :class:`Tensor`."""
+
+    __slots__ = ()
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method != "__call__" or "out" in kwargs:
+            return NotImplemented
+        rule = find(ufunc)
+        if rule is None and _requires_grad(inputs):
+            lookup(ufunc)  # raises, naming the ufunc and defvjp
+        if rule is None or not rule.differentiable:
+            return apply_nondiff(ufunc, inputs, kwargs)
+        return apply_op(node_name(ufunc, kwargs), ufunc, inputs, kwargs, promote=True)
+
+    def __array_function__(self, func, types, args, kwargs):
+        rule = find(func)
+        if rule is None and _requires_grad((*args, *kwargs.values())):
+            lookup(func)
+        if rule is None or not rule.differentiable:
+            return apply_nondiff(func, args, kwargs)
+        return apply_op(node_name(func, kwargs), func, args, kwargs, slots=_array_slots(args))
+
+    @classmethod
+    def _astgrad_apply(cls, fn, args, kwargs):
+        """Entry for :func:`astgrad.primitive` functions called with Tensors."""
+        rule = find(fn)
+        if rule is None and _requires_grad((*args, *kwargs.values())):
+            lookup(fn)
+        if rule is None or not rule.differentiable:
+            return apply_nondiff(fn, args, kwargs)
+        return apply_op(node_name(fn, kwargs), fn, args, kwargs, slots=_array_slots(args))

@@ -1,0 +1,128 @@
+"""Recording one operation: compute it with numpy, then attach a graph node.
+
+``apply_op`` is the single door through which every differentiable tensor
+operation passes, whether it was called as a Tensor method, an operator, a
+numpy function or a user primitive.  The node's backward is the rule for
+``fn`` in the shared table.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..rules import lookup, raw
+from ._dtypes import result_dtype
+from ._graph import node_class
+from ._modes import is_grad_enabled
+
+
+def is_tensor(value) -> bool:
+    return hasattr(value, "_grad_fn") and hasattr(value, "_version")
+
+
+def unwrap(value):
+    """Arrays for tensors, recursively through lists and tuples."""
+    if is_tensor(value):
+        return value._data
+    if isinstance(value, list):
+        return [unwrap(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(unwrap(v) for v in value)
+    return value
+
+
+def default_slots(args) -> tuple:
+    """Differentiable input positions: tensors, arrays, numbers, and tensors inside lists."""
+    slots = []
+    for i, arg in enumerate(args):
+        if isinstance(arg, (list, tuple)):
+            slots.extend((i, j) for j, item in enumerate(arg) if is_tensor(item) or isinstance(item, np.ndarray))
+        elif is_tensor(arg) or isinstance(arg, (np.ndarray, int, float, np.number)) and not isinstance(arg, bool):
+            slots.append((i,))
+    return tuple(slots)
+
+
+def edge_of(value):
+    """The graph edge ``(node, output_nr)`` a value contributes, or ``(None, 0)``."""
+    if not is_tensor(value) or not value._requires_grad:
+        return (None, 0)
+    if value._grad_fn is not None:
+        return (value._grad_fn, 0)
+    return (value._accumulation_node(), 0)
+
+
+def _at(args, slot):
+    value = args[slot[0]]
+    return value[slot[1]] if len(slot) > 1 else value
+
+
+def promoted_dtype(raw_args) -> np.dtype | None:
+    """PyTorch's result dtype for an elementwise op over these operands."""
+    operands = []
+    for a in raw_args:
+        if isinstance(a, np.ndarray):
+            operands.append(a)
+        elif isinstance(a, (bool, int, float, complex, np.generic)):
+            operands.append(a)
+    if not operands or not any(isinstance(a, np.ndarray) for a in operands):
+        return None
+    return result_dtype(operands)
+
+
+def torch_result_dtype(out_dtype: np.dtype, promoted: np.dtype | None) -> np.dtype:
+    """numpy's result dtype corrected to PyTorch's promotion."""
+    if promoted is None or out_dtype.kind == "b":
+        return out_dtype
+    if out_dtype.kind == "f":
+        return promoted if promoted.kind in "fc" else np.dtype(np.float32)
+    if out_dtype.kind in "iu":
+        return promoted if promoted.kind in "iu" else out_dtype
+    return out_dtype
+
+
+def apply_op(name: str, fn, args, kwargs=None, *, slots=None, promote: bool = False):
+    """Run ``fn(*args, **kwargs)`` on arrays and record it as a ``name`` node.
+
+    ``slots`` lists the argument positions (``(i,)`` or ``(i, j)`` for the
+    j-th tensor of a list argument) that appear in ``next_functions``.
+    ``promote`` applies PyTorch's type promotion to the result.
+    """
+    from ._tensor import Tensor
+
+    kwargs = kwargs or {}
+    raw_args = [unwrap(a) for a in args]
+    raw_kwargs = {k: unwrap(v) for k, v in kwargs.items()} if kwargs else kwargs
+    with np.errstate(all="ignore"):
+        out = raw(fn)(*raw_args, **raw_kwargs)
+    out = np.asarray(out) if not isinstance(out, np.ndarray) else out
+    if promote:
+        dtype = torch_result_dtype(out.dtype, promoted_dtype(raw_args))
+        if dtype != out.dtype:
+            out = out.astype(dtype)
+    if slots is None:
+        slots = default_slots(args)
+    result = Tensor._make(out)
+    if out.dtype.kind not in "fc" or not is_grad_enabled():
+        return result
+    edges = tuple(edge_of(_at(args, s)) for s in slots)
+    if all(node is None for node, _ in edges):
+        return result
+    rule = lookup(fn)
+    if not rule.differentiable:
+        return result
+    node = node_class(name)(rule, args, kwargs, slots, edges, out, result._version, name)
+    result._grad_fn = node
+    result._requires_grad = True
+    return result
+
+
+def apply_nondiff(fn, args, kwargs=None):
+    """Run ``fn`` on arrays; the result (tensor-wrapped when it is an array) carries no grad."""
+    from ._tensor import Tensor
+
+    out = raw(fn)(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in (kwargs or {}).items()})
+    if isinstance(out, np.ndarray) or isinstance(out, np.generic):
+        return Tensor._make(np.asarray(out))
+    if isinstance(out, tuple) and all(isinstance(o, np.ndarray) for o in out):
+        return tuple(Tensor._make(o) for o in out)
+    return out

@@ -1,0 +1,461 @@
+"""The taped Tensor: a numpy array plus PyTorch's autograd state.
+
+This module holds the tensor's state and its autograd attributes
+(``requires_grad``, ``grad``, ``grad_fn``, ``detach``, ``backward``, hooks,
+printing, conversions).  Operations live in ``_methods`` and the numpy
+protocols in ``_numpy_protocol``; every recorded operation goes through
+``_record.apply_op``.
+"""
+
+from __future__ import annotations
+
+import warnings
+import weakref
+
+import numpy as np
+
+from . import _dtypes
+from ._engine import run_backward
+from ._format import format_tensor, legacy_type_name
+from ._graph import AccumulateGrad
+from ._methods import TensorMethods
+from ._modes import is_grad_enabled
+from ._numpy_protocol import NumpyProtocol
+
+NON_LEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
+    "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated "
+    "for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor "
+    "by mistake, make sure you access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 "
+    "for more information. (Triggered internally at "
+    "/__w/pytorch/pytorch/build/aten/src/ATen/core/TensorBody.h:493.)"
+)
+FLOAT_ONLY = "Only Tensors of floating point and complex dtype can require gradients"
+NON_LEAF_FLAG = "you can only change requires_grad flags of leaf variables."
+NON_LEAF_FLAG_HINT = (
+    NON_LEAF_FLAG + " If you want to use a computed variable in a subgraph that doesn't require "
+    "differentiation use var_no_grad = var.detach()."
+)
+NUMPY_REFUSED = "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
+FLOAT_OF_GRAD_WARNING = (
+    "Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+    "Consider using tensor.detach() first. (Triggered internally at "
+    "/__w/pytorch/pytorch/torch/csrc/autograd/generated/python_variable_methods.cpp:822.)"
+)
+
+
+class Version:
+    """A version counter shared by a tensor, its views and its ``detach()`` results."""
+
+    __slots__ = ("value",)
+
+    def __init__(self):
+        self.value = 0
+
+
+class Tensor(TensorMethods, NumpyProtocol):
+    """A numpy-backed tensor that records operations for ``backward()``."""
+
+    __slots__ = (
+        "_data", "_requires_grad", "_grad_fn", "_grad", "_version", "_base", "_view_index",
+        "_acc_ref", "_retains_grad", "_hooks", "__weakref__",
+    )
+    __array_priority__ = 1000
+
+    def __init__(self, *args, **kwargs):
+        """``Tensor(data)`` or ``Tensor(*sizes)``: the legacy float32 constructor."""
+        if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
+            data = np.array(_unwrap_nested(args[0]), dtype=np.float32)
+        else:
+            data = np.empty(tuple(int(n) for n in args), dtype=np.float32)
+        self._init(data)
+
+    def _init(self, data: np.ndarray, requires_grad: bool = False, version: Version | None = None):
+        self._data = data
+        self._requires_grad = requires_grad
+        self._grad_fn = None
+        self._grad = None
+        self._version = version if version is not None else Version()
+        self._base = None
+        self._view_index = None
+        self._acc_ref = None
+        self._retains_grad = False
+        self._hooks = []
+
+    @classmethod
+    def _make(cls, data: np.ndarray, requires_grad: bool = False, version: Version | None = None) -> "Tensor":
+        t = object.__new__(cls)
+        t._init(data, requires_grad, version)
+        return t
+
+    @classmethod
+    def _from_node(cls, data, node) -> "Tensor":
+        t = cls._make(data, True)
+        t._grad_fn = node
+        return t
+
+    # ------------------------------------------------------------ attributes
+
+    @property
+    def data(self) -> "Tensor":
+        return Tensor._make(self._data)
+
+    @data.setter
+    def data(self, value) -> None:
+        array = _as_array(value)
+        if self._requires_grad and array.dtype.kind not in "fc":
+            raise RuntimeError(
+                "data set to a tensor that requires gradients must be floating point or complex dtype"
+            )
+        self._data = array
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        if self._grad_fn is not None:
+            raise RuntimeError(NON_LEAF_FLAG if value else NON_LEAF_FLAG_HINT)
+        if value and self._data.dtype.kind not in "fc":
+            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        self._requires_grad = bool(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        if self._grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError(NON_LEAF_FLAG_HINT)
+            return self
+        if requires_grad and self._data.dtype.kind not in "fc":
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def grad_fn(self):
+        return self._grad_fn
+
+    @property
+    def creator(self):
+        """Deprecated alias of ``grad_fn`` kept for old tutorials."""
+        warnings.warn(
+            "Tensor.creator was renamed; use Tensor.grad_fn instead.", DeprecationWarning, stacklevel=2
+        )
+        return self._grad_fn
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._grad_fn is None
+
+    @property
+    def grad(self):
+        if self._grad_fn is not None and not self._retains_grad:
+            warnings.warn(NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is None:
+            self._grad = None
+            return
+        if not isinstance(value, Tensor):
+            raise TypeError(
+                f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}"
+            )
+        if value.shape != self.shape:
+            raise RuntimeError(
+                f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of size "
+                f"'{list(self.shape)}'. Please ensure that the gradient and the tensor are the same size"
+            )
+        if value._data.dtype != self._data.dtype:
+            raise RuntimeError(
+                f"attempting to assign a gradient with dtype '{_c_type_name(value._data.dtype)}' to a "
+                f"tensor with grad_dtype '{legacy_type_name(self._data.dtype)[6:-6]}'. The gradient must "
+                "match the tensor's grad_dtype (defaults to the tensor's dtype). You can set the tensor's "
+                "grad_dtype attribute with a specific dtype, or None to allow any dtype. Set grad_dtype with "
+                "caution. Diverging the dtypes of a tensor and its gradient may break downstream systems "
+                "that assume they match."
+            )
+        self._grad = value
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    def retain_grad(self) -> None:
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self._grad_fn is None or self._retains_grad:
+            return
+        self._retains_grad = True
+        self._grad_fn.metadata["_retained"] = weakref.ref(self)
+
+    def _store_retained_grad(self, grad) -> None:
+        grad = grad if isinstance(grad, Tensor) else Tensor._make(np.array(grad, dtype=self._data.dtype))
+        if self._grad is None:
+            self._grad = Tensor._make(grad._data.copy()) if not grad._requires_grad else grad
+        else:
+            self._grad = self._grad + grad
+
+    def register_hook(self, hook):
+        """Call ``hook(grad)`` when the gradient for this tensor is computed."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        hooks = self._hooks if self._grad_fn is None else self._grad_fn._pre_hooks
+        hooks.append(hook)
+        return RemovableHandle(hooks, hook)
+
+    @property
+    def _version_value(self) -> int:
+        return self._version.value
+
+    @property
+    def volatile(self) -> bool:
+        warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning, stacklevel=2)
+        return False
+
+    # ------------------------------------------------------------ detaching
+
+    def detach(self) -> "Tensor":
+        """A tensor sharing data and version counter, cut from the graph."""
+        t = Tensor._make(self._data, False, self._version)
+        return t
+
+    def detach_(self) -> "Tensor":
+        if self._base is not None and self._base._requires_grad:
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using "
+                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as True, "
+                "gradients are views of DDP buckets, and hence detach_() cannot be called on these "
+                "gradients. To fix this error, please refer to the Optimizer.zero_grad() function in "
+                "torch/optim/optimizer.py as the solution."
+            )
+        self._grad_fn = None
+        self._requires_grad = False
+        return self
+
+    # ------------------------------------------------------------- backward
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate d(self)/d(leaf) . gradient into every leaf's ``.grad``."""
+        from ._autograd import backward
+
+        backward([self], None if gradient is None else [gradient], retain_graph, create_graph,
+                 inputs=inputs)
+
+    def _accumulation_node(self) -> AccumulateGrad:
+        """This leaf's AccumulateGrad node, the same one while a graph holds it."""
+        node = self._acc_ref() if self._acc_ref is not None else None
+        if node is None:
+            node = AccumulateGrad(self)
+            self._acc_ref = weakref.ref(node)
+        return node
+
+    def _accumulate_grad(self, grad, create_graph: bool) -> None:
+        if isinstance(grad, Tensor):
+            array = grad._data
+        else:
+            array = np.asarray(grad)
+        if array.dtype != self._data.dtype:
+            array = array.astype(self._data.dtype)
+        if self._grad is None:
+            if create_graph and isinstance(grad, Tensor) and grad._requires_grad:
+                from ._record import apply_op
+                from ..rules import astype
+
+                self._grad = apply_op("CopyBackwards", astype, (grad, self._data.dtype), slots=((0,),))
+            else:
+                self._grad = Tensor._make(np.array(array, copy=True))
+        elif create_graph and isinstance(grad, Tensor) and grad._requires_grad:
+            self._grad = self._grad + grad
+        else:
+            self._grad._data += array
+
+    # ---------------------------------------------------------- conversions
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        if self._requires_grad and is_grad_enabled() and not force:
+            raise RuntimeError(NUMPY_REFUSED)
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        if self._requires_grad and is_grad_enabled():
+            raise RuntimeError(NUMPY_REFUSED)
+        if dtype is not None and dtype != self._data.dtype:
+            return self._data.astype(dtype)
+        return self._data.copy() if copy else self._data
+
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        return self._data.reshape(()).item()
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def __float__(self) -> float:
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        if self._requires_grad:
+            _warn_once("float", FLOAT_OF_GRAD_WARNING)
+        return float(self._data.reshape(()))
+
+    def __int__(self) -> int:
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return int(self._data.reshape(()))
+
+    def __index__(self) -> int:
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self._data.reshape(()))
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self._data.reshape(()))
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    __hash__ = object.__hash__
+
+    # -------------------------------------------------------------- printing
+
+    def __repr__(self) -> str:
+        if self._grad_fn is not None:
+            suffix = f"grad_fn=<{type(self._grad_fn).__name__}>"
+        elif self._requires_grad:
+            suffix = "requires_grad=True"
+        else:
+            suffix = None
+        return format_tensor(self._data, suffix)
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        if self._data.ndim == 0:
+            return format(self._data.item(), spec)
+        return format(str(self), spec)
+
+    # ------------------------------------------------------------- metadata
+
+    @property
+    def shape(self) -> _dtypes.Size:
+        return _dtypes.Size(self._data.shape)
+
+    def size(self, dim: int | None = None):
+        if dim is None:
+            return _dtypes.Size(self._data.shape)
+        return self._data.shape[dim]
+
+    @property
+    def dtype(self) -> _dtypes.DType:
+        return _dtypes.from_numpy_dtype(self._data.dtype)
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return int(self._data.size)
+
+    def nelement(self) -> int:
+        return int(self._data.size)
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    @property
+    def device(self):
+        return _CPU
+
+    @property
+    def is_cuda(self) -> bool:
+        return False
+
+    def is_floating_point(self) -> bool:
+        return self._data.dtype.kind == "f"
+
+    def type(self, dtype=None):
+        if dtype is None:
+            return legacy_type_name(self._data.dtype)
+        return self.to(dtype)
+
+    def data_ptr(self) -> int:
+        return self._data.__array_interface__["data"][0]
+
+    def cpu(self) -> "Tensor":
+        return self
+
+
+class RemovableHandle:
+    """Returned by ``register_hook``; ``remove()`` unregisters the hook."""
+
+    def __init__(self, hooks, hook):
+        self._hooks, self._hook = hooks, hook
+
+    def remove(self) -> None:
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
+
+
+RemovableHandle.__module__ = "torch.utils.hooks"
+
+
+class _Device:
+    type = "cpu"
+    index = None
+
+    def __repr__(self):
+        return "device(type='cpu')"
+
+    def __str__(self):
+        return "cpu"
+
+    def __eq__(self, other):
+        return str(other) == "cpu" or isinstance(other, _Device)
+
+    __hash__ = object.__hash__
+
+
+_CPU = _Device()
+_warned: set = set()
+
+
+def _warn_once(key: str, message: str) -> None:
+    if key not in _warned:
+        _warned.add(key)
+        warnings.warn(message, UserWarning, stacklevel=3)
+
+
+def _c_type_name(dtype) -> str:
+    return {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+            "int32": "int"}.get(np.dtype(dtype).name, np.dtype(dtype).name)
+
+
+def _unwrap_nested(value):
+    if isinstance(value, Tensor):
+        return value._data
+    if isinstance(value, (list, tuple)):
+        return [_unwrap_nested(v) for v in value]
+    return value
+
+
+def _as_array(value) -> np.ndarray:
+    if isinstance(value, Tensor):
+        return value._data
+    return np.asarray(value)
+
+
+Tensor.__module__ = "torch"

@@ -1,0 +1,43 @@
+"""``torch.autograd``: ``grad``, ``backward``, grad modes and the legacy ``Variable``."""
+
+import warnings
+
+from ..tape import backward, grad
+from ..tape._factories import FLOAT_ONLY
+from ..tape._graph import Node
+from ..tape._modes import enable_grad, inference_mode, no_grad, set_grad_enabled
+from ..tape._record import is_tensor
+from ..tape._tensor import Tensor
+
+VOLATILE_WARNING = "volatile was removed and now has no effect. Use `with torch.no_grad():` instead."
+
+
+class _VariableMeta(type):
+    def __instancecheck__(cls, obj) -> bool:
+        return is_tensor(obj)
+
+
+class Variable(metaclass=_VariableMeta):
+    """The pre-0.4 wrapper. Calling it returns a Tensor sharing ``data``'s storage."""
+
+    def __new__(cls, data=None, requires_grad=False, volatile=None):
+        if volatile is not None:
+            warnings.warn(VOLATILE_WARNING, UserWarning, stacklevel=2)
+        if not is_tensor(data):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+        if requires_grad and data._data.dtype.kind not in "fc":
+            raise RuntimeError(FLOAT_ONLY)
+        return Tensor._make(data._data, bool(requires_grad))
+
+
+Variable.__module__ = "torch.autograd.variable"
+
+
+class graph:
+    """``torch.autograd.graph``: the node base class."""
+
+    Node = Node
+
+
+__all__ = ["Variable", "backward", "grad", "graph", "no_grad", "enable_grad", "set_grad_enabled",
+           "inference_mode"]

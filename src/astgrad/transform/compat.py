@@ -1,0 +1,125 @@
+"""The one module that touches gast and astor.
+
+Every other pass builds and reads trees through these helpers, so a new
+Python, gast or astor release means changing this file only.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import astor
+import gast
+
+__all__ = [
+    "gast", "parse", "to_source", "make", "name", "const", "attr", "call",
+    "assign", "expr_stmt", "if_stmt", "for_stmt", "while_stmt", "ret",
+    "tuple_", "binop", "clone", "is_literal",
+]
+
+_LIST_FIELDS = {"body", "orelse", "args", "keywords", "targets", "elts",
+                "decorator_list", "type_params", "posonlyargs", "kwonlyargs",
+                "kw_defaults", "defaults", "comparators", "ops", "values",
+                "generators", "ifs", "handlers", "finalbody", "type_ignores",
+                "keys", "names", "items"}
+
+
+def parse(source: str):
+    """Parse module source into a gast tree."""
+    return gast.parse(source)
+
+
+def make(kind: str, **fields):
+    """Build a gast node, filling fields this gast version has but we omit."""
+    cls = getattr(gast, kind)
+    node = cls.__new__(cls)
+    for field in cls._fields:
+        if field in fields:
+            value = fields.pop(field)
+        else:
+            value = [] if field in _LIST_FIELDS else None
+        setattr(node, field, value)
+    for key, value in fields.items():  # attributes such as lineno
+        setattr(node, key, value)
+    return node
+
+
+def name(identifier: str, store: bool = False):
+    return make("Name", id=identifier, ctx=gast.Store() if store else gast.Load())
+
+
+def const(value):
+    return make("Constant", value=value)
+
+
+def attr(value, attribute: str):
+    return make("Attribute", value=value, attr=attribute, ctx=gast.Load())
+
+
+def call(func, args=(), keywords=None):
+    kws = [make("keyword", arg=k, value=v) for k, v in (keywords or {}).items()]
+    return make("Call", func=func, args=list(args), keywords=kws)
+
+
+def assign(target, value):
+    if isinstance(target, str):
+        target = name(target, store=True)
+    elif isinstance(target, (list, tuple)):
+        target = make("Tuple", elts=[name(t, store=True) for t in target], ctx=gast.Store())
+    return make("Assign", targets=[target], value=value)
+
+
+def expr_stmt(value):
+    return make("Expr", value=value)
+
+
+def if_stmt(test, body, orelse=()):
+    return make("If", test=test, body=list(body) or [make("Pass")], orelse=list(orelse))
+
+
+def for_stmt(target: str, iterable, body):
+    return make("For", target=name(target, store=True), iter=iterable,
+                body=list(body) or [make("Pass")], orelse=[])
+
+
+def while_stmt(test, body):
+    return make("While", test=test, body=list(body) or [make("Pass")], orelse=[])
+
+
+def ret(value):
+    return make("Return", value=value)
+
+
+def tuple_(elts):
+    return make("Tuple", elts=list(elts), ctx=gast.Load())
+
+
+def binop(left, op: str, right):
+    return make("BinOp", left=left, op=getattr(gast, op)(), right=right)
+
+
+def clone(node):
+    return copy.deepcopy(node)
+
+
+def is_literal(node) -> bool:
+    """A constant, or a tuple of constants (``axis=(0, 1)``)."""
+    if isinstance(node, gast.Constant):
+        return True
+    if isinstance(node, gast.Tuple):
+        return all(is_literal(e) for e in node.elts)
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
+        return isinstance(node.operand, gast.Constant)
+    return False
+
+
+def to_source(node) -> str:
+    """Python source for a gast node (module, statement or expression)."""
+    tree = gast.gast_to_ast(node)
+    return astor.to_source(tree, pretty_source=_one_line)
+
+
+def _one_line(tokens) -> str:
+    # astor's default pretty printer wraps long lines; generated code keeps
+    # one statement per line so comments and golden files stay stable.
+    return "".join(tokens)

@@ -1,0 +1,113 @@
+"""The normal form the passes work on: one operation per statement.
+
+``normalize`` turns a function body into a list of these statements; every
+operand is an *atom* (a gast ``Name`` or a literal), so each statement is one
+primitive, one copy, one call of a user function or one control-flow node.
+Each statement keeps the user's line and node for comments and errors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .compat import gast
+
+# Kinds of Op:
+#   prim    a primitive with a rule (numpy function, ufunc, operator, method)
+#   nondiff a value that carries no gradient (comparisons, x.shape, argmax)
+#   copy    y = x
+#   stop    y = x.detach(): a copy the gradient does not flow through
+#   pack    y = (a, b) / [a, b]
+#   unpack  a, b = y
+#   call    y = user_function(...): transformed transitively
+#   opaque  an operation without a rule: fine while inactive, an error if not
+
+
+@dataclass
+class Op:
+    targets: list[str]
+    kind: str
+    expr: Any                      # gast expression emitted in the primal
+    line: int                      # user's line number in the file
+    text: str                      # user's source line
+    node: Any = None               # user's node, for error locations
+    fn: Any = None                 # primitive or user function
+    args: list = field(default_factory=list)      # atoms, rule order
+    kwargs: dict = field(default_factory=dict)    # name -> atom
+    error: Any = None              # (message, hint) raised if active
+    sequence: bool = False         # pack into a list rather than a tuple
+
+
+@dataclass
+class If:
+    test: str
+    body: list
+    orelse: list
+    line: int
+    text: str
+
+
+@dataclass
+class For:
+    target: str
+    iter: Any                      # gast expression over atoms (range(n) or a name)
+    body: list
+    line: int
+    text: str
+    counted: bool = False          # body may break: count the trips
+
+
+@dataclass
+class While:
+    cond: list                     # statements computing the test
+    test: str
+    body: list
+    line: int
+    text: str
+
+
+@dataclass
+class Break:
+    line: int = 0
+    text: str = ""
+
+
+@dataclass
+class Raw:
+    """A statement kept as is in the primal with no adjoint (print(...))."""
+
+    stmt: Any
+    line: int = 0
+    text: str = ""
+
+
+def atom_names(node) -> list[str]:
+    """Local variable names an atom (or small literal expression) reads."""
+    if node is None:
+        return []
+    return [n.id for n in gast.walk(node) if isinstance(n, gast.Name)]
+
+
+def op_reads(op: Op) -> list[str]:
+    names = []
+    for a in op.args:
+        names += atom_names(a)
+    for a in op.kwargs.values():
+        names += atom_names(a)
+    return names
+
+
+def walk_ops(stmts):
+    """Every Op in a statement list, depth first, with loop nesting depth."""
+    for s in stmts:
+        if isinstance(s, Op):
+            yield s
+        elif isinstance(s, If):
+            yield from walk_ops(s.body)
+            yield from walk_ops(s.orelse)
+        elif isinstance(s, For):
+            yield from walk_ops(s.body)
+        elif isinstance(s, While):
+            yield from walk_ops(s.cond)
+            yield from walk_ops(s.body)

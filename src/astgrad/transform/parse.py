@@ -1,0 +1,125 @@
+"""Parse a function's source and resolve the names it refers to.
+
+``FunctionSource`` holds the gast tree of one user function together with
+where it came from (so errors can point at the user's file and line) and a
+resolver that maps each free name to the Python object it denotes now:
+closure cells, the function's globals, then builtins.
+"""
+
+from __future__ import annotations
+
+import builtins
+import inspect
+import textwrap
+import types
+
+from . import compat
+from .compat import gast
+from .errors import TransformError, UnsupportedSyntaxError
+
+_MISSING = object()
+
+
+class FunctionSource:
+    """One user function: its tree, origin and name resolution."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        code = getattr(fn, "__code__", None)
+        if code is None:
+            raise TypeError(f"astgrad: {fn!r} is not a Python function")
+        self.filename = code.co_filename
+        try:
+            lines, first = inspect.getsourcelines(fn)
+        except (OSError, TypeError) as exc:
+            raise TransformError(
+                f"cannot read the source of {fn.__qualname__}: {exc}", self.filename, code.co_firstlineno,
+                hint="Define the function in a file (not in an interactive prompt or with exec).") from None
+        self.first_line = first
+        raw = "".join(lines)
+        dedented = textwrap.dedent(raw)
+        self.indent = _indent_width(raw) - _indent_width(dedented)
+        self.lines = dedented.splitlines()
+        self.tree = self._find_def(compat.parse(dedented), fn)
+        self.closure = {}
+        if fn.__closure__:
+            self.closure = dict(zip(code.co_freevars, fn.__closure__))
+        self.globals = fn.__globals__
+
+    def _find_def(self, module, fn):
+        for node in module.body:
+            if isinstance(node, gast.FunctionDef):
+                return node
+            if isinstance(node, gast.AsyncFunctionDef):
+                raise self.error(node, "async functions cannot be differentiated",
+                                 "Write a plain `def` function.", UnsupportedSyntaxError)
+        lambdas = [n for n in gast.walk(module) if isinstance(n, gast.Lambda)]
+        params = list(fn.__code__.co_varnames[:fn.__code__.co_argcount])
+        for node in lambdas:
+            if [a.id for a in node.args.args] == params:
+                body = [compat.make("Return", value=node.body, lineno=node.lineno, col_offset=node.col_offset)]
+                return compat.make("FunctionDef", name=fn.__name__, args=node.args, body=body,
+                                   lineno=node.lineno, col_offset=node.col_offset)
+        raise TransformError(f"cannot find the definition of {fn.__qualname__} in its source",
+                             self.filename, self.first_line)
+
+    # -- locations -----------------------------------------------------
+
+    def location(self, node):
+        """(line in the file, column, text of that source line)."""
+        line = getattr(node, "lineno", None) or 1
+        col = getattr(node, "col_offset", None) or 0
+        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        return self.first_line + line - 1, col + self.indent, " " * self.indent + text
+
+    def user_line(self, node) -> int:
+        return self.location(node)[0]
+
+    def line_text(self, node) -> str:
+        return self.location(node)[2].strip()
+
+    def error(self, node, message, hint="", kind=TransformError):
+        line, col, text = self.location(node)
+        return kind(message, self.filename, line, col, text, hint)
+
+    # -- names -----------------------------------------------------------
+
+    def resolve(self, identifier: str):
+        """The object a free name denotes, or ``_MISSING``."""
+        if identifier in self.closure:
+            try:
+                return self.closure[identifier].cell_contents
+            except ValueError:
+                return _MISSING
+        if identifier in self.globals:
+            return self.globals[identifier]
+        return getattr(builtins, identifier, _MISSING)
+
+    def live_source(self, identifier: str):
+        """Where to read a free data name at call time: a cell or a dict."""
+        if identifier in self.closure:
+            return self.closure[identifier]
+        if identifier in self.globals:
+            return self.globals
+        return None
+
+    def resolve_expr(self, node, local_names):
+        """Resolve ``np.linalg.norm``-style chains of free names statically."""
+        if isinstance(node, gast.Name):
+            if node.id in local_names:
+                return _MISSING
+            return self.resolve(node.id)
+        if isinstance(node, gast.Attribute):
+            base = self.resolve_expr(node.value, local_names)
+            if base is _MISSING or not isinstance(base, (types.ModuleType, type)):
+                return _MISSING
+            return getattr(base, node.attr, _MISSING)
+        return _MISSING
+
+
+def _indent_width(text: str) -> int:
+    first = text.splitlines()[0] if text else ""
+    return len(first) - len(first.lstrip())
+
+
+MISSING = _MISSING
