@@ -1,0 +1,99 @@
+"""The example scripts print what PyTorch prints (TORCH_SEMANTICS.md section 1)."""
+
+import pathlib
+import re
+import subprocess
+import sys
+import warnings
+
+import pytest
+
+EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
+
+# Section 1 of TORCH_SEMANTICS.md: the article's whole stdout under PyTorch.
+PYTORCH_ARTICLE_OUTPUT = """\
+tensor([[1., 1.],
+        [1., 1.]], requires_grad=True)
+tensor([[3., 3.],
+        [3., 3.]], grad_fn=<AddBackward0>)
+<AddBackward0 object at 0x7f71b2c8a320>
+tensor([[27., 27.],
+        [27., 27.]], grad_fn=<MulBackward0>) tensor(27., grad_fn=<MeanBackward0>)
+False
+True
+<SumBackward0 object at 0x7f71d40cbf70>
+tensor([[4.5000, 4.5000],
+        [4.5000, 4.5000]])
+tensor([-150.3182,  805.0087,  969.5453], grad_fn=<MulBackward0>)
+tensor([1.0240e+02, 1.0240e+03, 1.0240e-01])
+True
+True
+False
+True
+False
+tensor(True)
+"""
+
+ADDRESS = re.compile(r" at 0x[0-9a-f]+>")
+RANDOM_VECTOR = re.compile(r"^tensor\(\[[-\d., ]+\], grad_fn=<MulBackward0>\)$")
+POWER_OF_TWO_GRAD = re.compile(r"^tensor\(\[(\S+), (\S+), (\S+)\]\)$")
+
+
+def run(name: str) -> str:
+    result = subprocess.run([sys.executable, str(EXAMPLES / name)], capture_output=True, text=True,
+                            check=True, timeout=120)
+    return result.stdout
+
+
+def normalise(line: str) -> str:
+    """Mask what differs between runs: object addresses and random values."""
+    line = ADDRESS.sub(" at 0x...>", line)
+    if RANDOM_VECTOR.match(line):
+        return "<random vector, grad_fn=<MulBackward0>>"
+    match = POWER_OF_TWO_GRAD.match(line)
+    if match:
+        values = [float(v.rstrip(",")) for v in match.groups()]
+        scale = values[1]
+        assert scale == 2 ** round(__import__("math").log2(scale)), line
+        assert values == pytest.approx([scale * 0.1, scale, scale * 0.0001], rel=1e-4), line
+        return "<gradient v * 2**k>"
+    return line
+
+
+def test_article_matches_pytorch_line_for_line():
+    ours = [normalise(l) for l in run("tutorial_article.py").splitlines()]
+    theirs = [normalise(l) for l in PYTORCH_ARTICLE_OUTPUT.splitlines()]
+    assert ours == theirs
+
+
+def test_notebook_is_the_article_without_detach():
+    ours = [normalise(l) for l in run("tutorial_notebook.py").splitlines()]
+    theirs = [normalise(l) for l in PYTORCH_ARTICLE_OUTPUT.splitlines()]
+    assert ours == theirs[:-3]
+
+
+def test_variable_tutorial_runs_with_creator_alias():
+    lines = [normalise(l) for l in run("tutorial_variable.py").splitlines()]
+    theirs = [normalise(l) for l in PYTORCH_ARTICLE_OUTPUT.splitlines()]
+    assert lines[:7] == theirs[:7]  # x, y, creator, z and out
+    assert lines[7:9] == theirs[10:12]  # x.grad = 4.5
+    assert lines[9] == "<random vector, grad_fn=<MulBackward0>>"
+    assert lines[10] == "<gradient v * 2**k>"
+    assert lines[11].startswith("tensor([") and "grad" not in lines[11]  # x.data has no autograd suffix
+
+
+def test_creator_warns_and_names_grad_fn():
+    import astgrad.torch as torch
+
+    y = torch.ones(2, requires_grad=True) + 2
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert y.creator is y.grad_fn
+    assert caught and issubclass(caught[0].category, DeprecationWarning)
+    assert "grad_fn" in str(caught[0].message)
+
+
+def test_main_example_agrees_with_finite_differences():
+    out = run("main.py")
+    assert "agree: True" in out
+    assert "x.grad = tensor([[4.5000, 4.5000],\n        [4.5000, 4.5000]])" in out
