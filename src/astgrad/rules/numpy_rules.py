@@ -283,6 +283,11 @@ def reshape(g, ans, a, *args, **kwargs):
     return np.reshape(g, a.shape)
 
 
+@defvjp(np.copy)
+def copy(g, ans, a, order="K", subok=False):
+    return g
+
+
 @defvjp(np.ravel)
 def ravel(g, ans, a, order="C"):
     return np.reshape(g, a.shape)

@@ -66,5 +66,14 @@ _METHODS = (
 for _name in _METHODS:
     globals()[_name] = _method(_name)
 
+
+
+def pow(input, exponent):
+    """``input ** exponent``; a Python-number base gives ``PowBackward2`` as in torch."""
+    if not is_tensor(input) and is_tensor(exponent):
+        return exponent.__rpow__(input)
+    return _as_tensor(input).pow(exponent)
+
+
 absolute = globals()["abs"]
 negative = globals()["neg"]

@@ -407,7 +407,16 @@ class TensorMethods:
     # ------------------------------------------------------------ shape ops
 
     def reshape(self, *shape, order="C"):
-        return self._view_op("ViewBackward0", np.reshape, (self, _sizes(shape)))
+        """A view when the layout allows (``ViewBackward0``), else a copy (``UnsafeViewBackward0``)."""
+        shape = _sizes(shape)
+        try:
+            viewed = np.reshape(self._data, shape)
+        except ValueError:
+            raise RuntimeError(
+                f"shape '[{', '.join(str(n) for n in shape)}]' is invalid for input of size {self._data.size}"
+            ) from None
+        copied = self._data.size > 1 and not np.may_share_memory(viewed, self._data)
+        return self._view_op("UnsafeViewBackward0" if copied else "ViewBackward0", np.reshape, (self, shape))
 
     def view(self, *shape):
         if not self._data.flags.c_contiguous and self._data.size > 1:
