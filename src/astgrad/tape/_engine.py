@@ -39,6 +39,7 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, captur
     heapq.heapify(ready)
     captured: dict = {}
     pending_leaves: list = []
+    pending_retained: list = []
     visited: list = []
     mode = enable_grad() if create_graph else no_grad()
     with mode:
@@ -46,7 +47,7 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, captur
             _, _, node = heapq.heappop(ready)
             grad = buffers.pop(node)
             visited.append(node)
-            grad = _run_hooks(node, grad)
+            grad = _run_hooks(node, grad, Tensor, pending_retained)
             if capture is not None and (node, 0) in capture:
                 captured[capture[(node, 0)]] = grad
             if isinstance(node, AccumulateGrad):
@@ -69,26 +70,41 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, captur
                 node._release()
     for variable, grad in pending_leaves:
         variable._accumulate_grad(grad, create_graph)
+    for tensor, grad in pending_retained:
+        tensor._store_retained_grad(grad)
     return captured
 
 
-def _run_hooks(node, grad):
-    """Tensor hooks in registration order, then ``retain_grad`` storage."""
+def _run_hooks(node, grad, tensor_type, retained_out):
+    """Tensor hooks in registration order; ``retain_grad`` targets go to ``retained_out``.
+
+    Hooks see a Tensor, as in PyTorch, also when the pass runs on arrays.
+    """
     if isinstance(node, AccumulateGrad):
         hooks, retained = node.variable._hooks, None
     else:
         hooks, retained = node._pre_hooks, node.metadata.get("_retained")
-    for hook in hooks:
-        result = hook(grad)
-        if result is not None:
-            if np.shape(result) != np.shape(grad):
-                name = getattr(hook, "__name__", repr(hook))
+    if hooks:
+        on_arrays = not isinstance(grad, tensor_type)
+        value = tensor_type._make(np.asarray(grad)) if on_arrays else grad
+        for hook in list(hooks):
+            result = hook(value)
+            if result is None:
+                continue
+            name = getattr(hook, "__name__", repr(hook))
+            if np.shape(result) != np.shape(value):
                 raise RuntimeError(f"hook '{name}' has changed the size of value")
-            grad = result
+            if getattr(result, "dtype", None) != value.dtype:
+                raise RuntimeError(
+                    f"hook '{name}' has changed the type of value (was {value.type()} got "
+                    f"{result.type() if isinstance(result, tensor_type) else type(result).__name__})"
+                )
+            value = result
+        grad = value._data if on_arrays else value
     if retained is not None:
         tensor = retained()
         if tensor is not None:
-            tensor._store_retained_grad(grad)
+            retained_out.append((tensor, grad))
     return grad
 
 

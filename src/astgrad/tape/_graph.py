@@ -99,7 +99,7 @@ class FunctionNode(Node):
         for i, arg in enumerate(args):
             if self._arg_usage[i] == "value":
                 for t in _tensors_in(arg):
-                    self._saved.append((t, t._version, t._version.value, _op_name(t)))
+                    self._saved.append((t, t._version_counter, t._version_counter.value, _op_name(t)))
         if self._ans is not None and ans_version is not None:
             self._saved.append((None, ans_version, ans_version.value, ans_grad_fn_name))
         self._needs_saved = bool(self._saved) or any(
@@ -134,6 +134,34 @@ class FunctionNode(Node):
         if self._freed and self._arg_usage[index] == "value":
             raise RuntimeError(SECOND_BACKWARD)
         return self._args[index]
+
+    def __getattr__(self, name):
+        """PyTorch's ``_saved_self``, ``_saved_other``, ``_saved_result``, ``_saved_exponent``, ``_saved_alpha``."""
+        field = name[len("_saved_"):] if name.startswith("_saved_") else None
+        if field is None or field not in _saved_fields(self):
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        if field == "alpha":
+            return 1
+        if field == "result":
+            if self._ans is None:
+                raise RuntimeError(SECOND_BACKWARD)
+            from ._tensor import Tensor
+
+            return Tensor._from_node(self._ans, self)
+        index = 0 if field == "self" else 1
+        if field == "exponent" and not _has_array(self._args[index]):
+            return self._args[index]
+        value = self.saved_argument(index)
+        if self._freed:
+            raise RuntimeError(SECOND_BACKWARD)
+        if not hasattr(value, "_version"):
+            from ._tensor import Tensor
+
+            return Tensor._make(np.asarray(value))
+        return value
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | {f"_saved_{f}" for f in _saved_fields(self)})
 
     # -- backward --------------------------------------------------------------
 
@@ -256,6 +284,26 @@ def _usage_of(rule: Rule, index: int) -> str:
     if position >= len(params):
         return "value"
     return rule.usage.get(params[position], "value")
+
+
+_SAVED_FIELDS = {
+    "AddBackward0": ("alpha",), "SubBackward0": ("alpha",),
+    "MulBackward0": ("self", "other"), "DivBackward0": ("self", "other"),
+    "PowBackward0": ("self", "exponent"), "PowBackward1": ("self", "exponent", "result"),
+}
+
+
+def _saved_fields(node) -> tuple:
+    """Which ``_saved_*`` attributes a node shows: PyTorch's for common ops, else what its rule reads."""
+    fields = _SAVED_FIELDS.get(type(node).__name__)
+    if fields is not None:
+        return fields
+    fields = ()
+    if node._arg_usage and node._arg_usage[0] == "value":
+        fields += ("self",)
+    if node._ans_usage == "value":
+        fields += ("result",)
+    return fields
 
 
 def _op_name(tensor) -> str | None:

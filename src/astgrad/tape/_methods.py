@@ -537,7 +537,7 @@ class TensorMethods:
     def _view_op(self, name, fn, args, kwargs=None, slots=None):
         out = apply_op(name, fn, args, kwargs, slots=slots or ((0,),))
         if np.shares_memory(out._data, self._data):
-            out._version = self._version
+            out._version_counter = self._version_counter
             out._base = self._base if self._base is not None else self
         return out
 
@@ -547,7 +547,7 @@ class TensorMethods:
         index = _unwrap_index(index)
         out = apply_op(_index_node_name(index), rules.getitem, (self, index), slots=((0,),))
         if _is_basic_index(index) and np.shares_memory(out._data, self._data):
-            out._version = self._version
+            out._version_counter = self._version_counter
             if self._base is not None and self._view_index is not None:
                 out._base, out._view_index = self._base, None
             else:
@@ -556,6 +556,8 @@ class TensorMethods:
 
     def __setitem__(self, index, value):
         index = _unwrap_index(index)
+        if is_grad_enabled() and self._requires_grad and self._grad_fn is None:
+            raise RuntimeError(VIEW_OF_LEAF_INPLACE)
         self._inplace(lambda t: apply_op("CopySlices", rules.setitem, (t, index, value), slots=((0,), (2,))),
                       setitem_value=value)
 
@@ -591,7 +593,7 @@ class TensorMethods:
                 f"type {_scalar_type_name(self._data.dtype)}"
             )
         self._data[...] = result._data
-        self._version.value += 1
+        self._version_counter.value += 1
         if recording and result._grad_fn is not None:
             if base is not None:
                 self._rebase_view(base, result)

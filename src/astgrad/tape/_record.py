@@ -93,7 +93,12 @@ def apply_op(name: str, fn, args, kwargs=None, *, slots=None, promote: bool = Fa
     raw_args = [unwrap(a) for a in args]
     raw_kwargs = {k: unwrap(v) for k, v in kwargs.items()} if kwargs else kwargs
     with np.errstate(all="ignore"):
-        out = raw(fn)(*raw_args, **raw_kwargs)
+        try:
+            out = raw(fn)(*raw_args, **raw_kwargs)
+        except ValueError as error:
+            if "could not be broadcast" not in str(error):
+                raise
+            raise RuntimeError(_broadcast_message(raw_args)) from None
     out = np.asarray(out) if not isinstance(out, np.ndarray) else out
     if promote:
         dtype = torch_result_dtype(out.dtype, promoted_dtype(raw_args))
@@ -110,10 +115,23 @@ def apply_op(name: str, fn, args, kwargs=None, *, slots=None, promote: bool = Fa
     rule = lookup(fn)
     if not rule.differentiable:
         return result
-    node = node_class(name)(rule, args, kwargs, slots, edges, out, result._version, name)
+    node = node_class(name)(rule, args, kwargs, slots, edges, out, result._version_counter, name)
     result._grad_fn = node
     result._requires_grad = True
     return result
+
+
+def _broadcast_message(raw_args) -> str:
+    """PyTorch's words for operands whose shapes do not broadcast (first clash from the right)."""
+    a, b = (np.shape(x) for x in raw_args[:2])
+    ndim = max(len(a), len(b))
+    for i in range(ndim - 1, -1, -1):
+        size_a = a[i - ndim + len(a)] if i - ndim + len(a) >= 0 else 1
+        size_b = b[i - ndim + len(b)] if i - ndim + len(b) >= 0 else 1
+        if size_a != size_b and size_a != 1 and size_b != 1:
+            return (f"The size of tensor a ({size_a}) must match the size of tensor b ({size_b}) at "
+                    f"non-singleton dimension {i}")
+    return f"shapes {a} and {b} cannot be broadcast together"
 
 
 def apply_nondiff(fn, args, kwargs=None):

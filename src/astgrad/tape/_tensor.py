@@ -57,7 +57,7 @@ class Tensor(TensorMethods, NumpyProtocol):
     """A numpy-backed tensor that records operations for ``backward()``."""
 
     __slots__ = (
-        "_data", "_requires_grad", "_grad_fn", "_grad", "_version", "_base", "_view_index",
+        "_data", "_requires_grad", "_grad_fn", "_grad", "_version_counter", "_base", "_view_index",
         "_acc_ref", "_retains_grad", "_hooks", "__weakref__",
     )
     __array_priority__ = 1000
@@ -75,7 +75,7 @@ class Tensor(TensorMethods, NumpyProtocol):
         self._requires_grad = requires_grad
         self._grad_fn = None
         self._grad = None
-        self._version = version if version is not None else Version()
+        self._version_counter = version if version is not None else Version()
         self._base = None
         self._view_index = None
         self._acc_ref = None
@@ -149,7 +149,7 @@ class Tensor(TensorMethods, NumpyProtocol):
 
     @property
     def grad(self):
-        if self._grad_fn is not None and not self._retains_grad:
+        if self._grad_fn is not None and not self._retains_grad and self._grad is None:
             warnings.warn(NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         return self._grad
 
@@ -207,7 +207,12 @@ class Tensor(TensorMethods, NumpyProtocol):
 
     @property
     def _version_value(self) -> int:
-        return self._version.value
+        return self._version_counter.value
+
+    @property
+    def _version(self) -> int:
+        """How many in-place writes this tensor's storage has seen (shared with views)."""
+        return self._version_counter.value
 
     @property
     def volatile(self) -> bool:
@@ -218,7 +223,7 @@ class Tensor(TensorMethods, NumpyProtocol):
 
     def detach(self) -> "Tensor":
         """A tensor sharing data and version counter, cut from the graph."""
-        t = Tensor._make(self._data, False, self._version)
+        t = Tensor._make(self._data, False, self._version_counter)
         return t
 
     def detach_(self) -> "Tensor":
