@@ -176,7 +176,8 @@ class FunctionNode(Node):
             ans = self._ans if self._ans is not None else self._ans_meta
         if self._freed and self._ans_usage == "value":
             raise RuntimeError(SECOND_BACKWARD)
-        out = self._rule.vjp(grad, ans, *args, **self._kwargs)
+        with np.errstate(all="ignore"):  # inf and nan at singular points are results, as in torch
+            out = self._rule.vjp(grad, ans, *args, **self._kwargs)
         if not isinstance(out, tuple):
             out = (out,)
         grads = []
