@@ -129,6 +129,11 @@ class FunctionNode(Node):
             if counter.value != version:
                 raise RuntimeError(_version_message(tensor, self._ans_meta, counter.value, version, op))
 
+    def _rebind_output(self, counter) -> None:
+        """The output was written into another tensor (in place): check that tensor's version."""
+        self._saved = [(None, counter, counter.value, op) if tensor is None else (tensor, c, v, op)
+                       for tensor, c, v, op in self._saved]
+
     def saved_argument(self, index):
         """The value saved for positional argument ``index`` (``_saved_self``...)."""
         if self._freed and self._arg_usage[index] == "value":

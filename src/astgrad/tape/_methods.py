@@ -572,9 +572,7 @@ class TensorMethods:
         """
         from ._tensor import Tensor
 
-        recording = is_grad_enabled() and (
-            self._requires_grad or (is_tensor(setitem_value) and setitem_value._requires_grad)
-        )
+        recording = is_grad_enabled()  # the other operand may bring history (zeros(3).add_(x))
         if is_grad_enabled() and self._requires_grad and self._grad_fn is None:
             raise RuntimeError(LEAF_INPLACE)
         base = self._base
@@ -595,6 +593,7 @@ class TensorMethods:
         self._data[...] = result._data
         self._version_counter.value += 1
         if recording and result._grad_fn is not None:
+            result._grad_fn._rebind_output(self._version_counter)
             if base is not None:
                 self._rebase_view(base, result)
             else:
