@@ -19,9 +19,13 @@ from ._registry import (
     registered,
 )
 from ._support import expand_reduced, normalize_axis, reduced_count, tie_weights, unbroadcast, within
-from . import _extra, numpy_rules  # noqa: F401  (registers the rules)
+from . import _extra, elementwise, linalg, reductions, shapes  # noqa: F401  (registers the rules)
 from ._extra import (
     astype,
+    eigh_values,
+    eigh_vectors,
+    logabsdet,
+    scatter_along_axis,
     first_extreme_mask,
     getitem,
     max_along,

@@ -16,6 +16,7 @@ from ._support import expand_reduced
 __all__ = [
     "getitem",
     "scatter",
+    "scatter_along_axis",
     "setitem",
     "sigmoid",
     "relu",
@@ -24,6 +25,9 @@ __all__ = [
     "vector_norm",
     "first_extreme_mask",
     "astype",
+    "logabsdet",
+    "eigh_values",
+    "eigh_vectors",
 ]
 
 
@@ -38,6 +42,16 @@ def scatter(g, shape, index):
     """Zeros of ``shape`` with ``g`` added at ``index`` (repeats accumulate)."""
     out = np.zeros(shape, dtype=np.result_type(g))
     np.add.at(out, index, g)
+    return out
+
+
+@primitive
+def scatter_along_axis(g, indices, axis, shape):
+    """Zeros of ``shape`` with ``g`` added where ``take_along_axis(., indices, axis)`` reads."""
+    out = np.zeros(shape, dtype=np.result_type(g))
+    grid = list(np.ogrid[tuple(slice(n) for n in np.shape(indices))])
+    grid[axis % len(shape)] = indices
+    np.add.at(out, tuple(grid), g)
     return out
 
 
@@ -96,6 +110,24 @@ def vector_norm(x, ord=2, axis=None, keepdims=False):
 
 
 @primitive
+def logabsdet(a):
+    """log|det a|, the differentiable half of ``np.linalg.slogdet``."""
+    return np.linalg.slogdet(a)[1]
+
+
+@primitive
+def eigh_values(a, UPLO="L"):
+    """Eigenvalues of a symmetric matrix (first output of ``np.linalg.eigh``)."""
+    return np.linalg.eigh(a, UPLO)[0]
+
+
+@primitive
+def eigh_vectors(a, UPLO="L"):
+    """Eigenvectors of a symmetric matrix (second output of ``np.linalg.eigh``)."""
+    return np.linalg.eigh(a, UPLO)[1]
+
+
+@primitive
 def astype(x, dtype):
     """``x`` converted to ``dtype`` (always a copy)."""
     return np.asarray(x).astype(dtype)
@@ -112,6 +144,11 @@ def getitem_vjp(g, ans, a, index):
 @defvjp(scatter)
 def scatter_vjp(g, ans, g_in, shape, index):
     return getitem(g, index)
+
+
+@defvjp(scatter_along_axis)
+def scatter_along_axis_vjp(g, ans, g_in, indices, axis, shape):
+    return np.take_along_axis(g, indices, axis)
 
 
 @defvjp(setitem)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import rules
 from ..rules import find, lookup
 from ._record import apply_nondiff, apply_op, is_tensor
 
@@ -66,6 +67,40 @@ def _array_slots(args) -> tuple:
     return tuple(slots)
 
 
+def _pieces(func, args, kwargs):
+    """``np.split``/``np.array_split`` of a tensor: one slice node per piece."""
+    ary, sections = args[0], args[1] if len(args) > 1 else kwargs["indices_or_sections"]
+    axis = args[2] if len(args) > 2 else kwargs.get("axis", 0)
+    ranges = func(np.arange(ary.shape[axis]), sections)
+    lead = (slice(None),) * (axis % ary.ndim)
+    pieces = []
+    for r in ranges:
+        start = int(r[0]) if len(r) else 0
+        index = lead + (slice(start, start + len(r)),)
+        pieces.append(apply_op("SplitBackward0", rules.getitem, (ary, index), slots=((0,),)))
+    return pieces
+
+
+def _slogdet(func, args, kwargs):
+    (a,) = args
+    sign = apply_nondiff(lambda x: np.linalg.slogdet(x)[0], (a,))
+    return _SLOGDET_RESULT(sign, apply_op("LinalgSlogdetBackward0", rules.logabsdet, (a,)))
+
+
+def _eigh(func, args, kwargs):
+    a, uplo = args[0], (args[1] if len(args) > 1 else kwargs.get("UPLO", "L"))
+    values = apply_op("LinalgEighBackward0", rules.eigh_values, (a, uplo), slots=((0,),))
+    vectors = apply_op("LinalgEighBackward0", rules.eigh_vectors, (a, uplo), slots=((0,),))
+    return _EIGH_RESULT(values, vectors)
+
+
+_SLOGDET_RESULT = type(np.linalg.slogdet(np.eye(1)))
+_EIGH_RESULT = type(np.linalg.eigh(np.eye(1)))
+#: numpy functions with several outputs: each output becomes its own node.
+_MULTI_OUTPUT = {np.split: _pieces, np.array_split: _pieces, np.linalg.slogdet: _slogdet,
+                 np.linalg.eigh: _eigh}
+
+
 class NumpyProtocol:
     """numpy's ``__array_ufunc__``/``__array_function__`` for :class:`Tensor`."""
 
@@ -82,6 +117,8 @@ class NumpyProtocol:
         return apply_op(node_name(ufunc, kwargs), ufunc, inputs, kwargs, promote=True)
 
     def __array_function__(self, func, types, args, kwargs):
+        if func in _MULTI_OUTPUT:
+            return _MULTI_OUTPUT[func](func, args, kwargs)
         rule = find(func)
         if rule is None and _requires_grad((*args, *kwargs.values())):
             lookup(func)

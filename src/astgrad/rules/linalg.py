@@ -1,0 +1,220 @@
+"""Derivative rules for products and linear algebra.
+
+Matrix rules act on the last two axes and broadcast over the leading ones,
+as numpy's ``linalg`` functions do; ``T`` below swaps the last two axes.
+"""
+
+from __future__ import annotations
+
+import string
+
+import numpy as np
+
+from ._extra import eigh_values, eigh_vectors, logabsdet
+from ._registry import defvjp
+
+
+def T(x):
+    """Transpose of the last two axes."""
+    return np.swapaxes(x, -1, -2)
+
+
+@defvjp(np.matmul)
+def matmul(g, ans, a, b):
+    if a.ndim == 1 and b.ndim == 1:
+        return g * b, g * a
+    if b.ndim == 1:
+        return np.expand_dims(g, -1) * b, np.sum(a * np.expand_dims(g, -1), axis=tuple(range(a.ndim - 1)))
+    if a.ndim == 1:
+        return np.squeeze(np.expand_dims(g, -2) @ T(b), -2), np.expand_dims(a, -1) * np.expand_dims(g, -2)
+    return g @ T(b), T(a) @ g
+
+
+@defvjp(np.dot)
+def dot(g, ans, a, b):
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        return g * b, g * a
+    if np.ndim(b) > 2:
+        raise ValueError("astgrad: no gradient for numpy.dot with a 3-D or higher second argument; use np.matmul "
+                         "or np.tensordot")
+    return matmul(g, ans, a, b)
+
+
+@defvjp(np.vdot)
+def vdot(g, ans, a, b):
+    return np.reshape(g * np.ravel(b), np.shape(a)), np.reshape(g * np.ravel(a), np.shape(b))
+
+
+@defvjp(np.inner)
+def inner(g, ans, a, b):
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        return g * b, g * a
+    a_free, b_free = np.ndim(a) - 1, np.ndim(b) - 1
+    g_a = np.tensordot(g, b, axes=(tuple(range(a_free, a_free + b_free)), tuple(range(b_free))))
+    g_b = np.tensordot(g, a, axes=(tuple(range(a_free)), tuple(range(a_free))))
+    return g_a, g_b
+
+
+@defvjp(np.outer)
+def outer(g, ans, a, b):
+    return np.reshape(g @ np.ravel(b), np.shape(a)), np.reshape(np.ravel(a) @ g, np.shape(b))
+
+
+def _tensordot_axes(axes, a_ndim):
+    if np.ndim(axes) == 0:
+        return list(range(a_ndim - axes, a_ndim)), list(range(axes))
+    a_axes, b_axes = axes
+    a_axes = [a_axes] if np.ndim(a_axes) == 0 else list(a_axes)
+    b_axes = [b_axes] if np.ndim(b_axes) == 0 else list(b_axes)
+    return a_axes, b_axes
+
+
+@defvjp(np.tensordot)
+def tensordot(g, ans, a, b, axes=2):
+    a_axes, b_axes = _tensordot_axes(axes, np.ndim(a))
+    a_axes = [i % np.ndim(a) for i in a_axes]
+    b_axes = [i % np.ndim(b) for i in b_axes]
+    a_free = [i for i in range(np.ndim(a)) if i not in a_axes]
+    b_free = [i for i in range(np.ndim(b)) if i not in b_axes]
+    n_a = len(a_free)
+    # g's axes are a_free then b_free; contract the b_free part with b's free axes.
+    g_a = np.tensordot(g, b, axes=(list(range(n_a, np.ndim(g))), b_free))
+    # g_a's axes: a_free, then b's contracted axes in increasing order, which pair with a_axes.
+    paired = [a_axes[b_axes.index(j)] for j in sorted(b_axes)]
+    g_a = np.transpose(g_a, np.argsort(a_free + paired))
+    g_b = np.tensordot(a, g, axes=(a_free, list(range(n_a))))
+    paired = [b_axes[a_axes.index(i)] for i in sorted(a_axes)]
+    g_b = np.transpose(g_b, np.argsort(paired + b_free))
+    return g_a, g_b
+
+
+def _einsum_parts(subscripts, count):
+    inputs, _, output = subscripts.replace(" ", "").partition("->")
+    inputs = inputs.split(",")
+    if "." in subscripts:
+        raise ValueError("astgrad: no gradient for numpy.einsum with '...'; write the axes out")
+    if not _:
+        letters = "".join(inputs)
+        output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    if len(inputs) != count:
+        raise ValueError(f"einsum: {subscripts!r} names {len(inputs)} operands, got {count}")
+    return inputs, output
+
+
+@defvjp(np.einsum)
+def einsum(g, ans, subscripts, *operands, **kwargs):
+    inputs, output = _einsum_parts(subscripts, len(operands))
+    grads = [None]
+    for i, (spec, operand) in enumerate(zip(inputs, operands)):
+        if len(set(spec)) != len(spec):
+            raise ValueError(f"astgrad: no gradient for numpy.einsum with a repeated index in {spec!r}")
+        others = [(s, o) for j, (s, o) in enumerate(zip(inputs, operands)) if j != i]
+        known = set(output).union(*[set(s) for s, _ in others])
+        kept = "".join(c for c in spec if c in known)
+        terms = ",".join([output] + [s for s, _ in others])
+        g_i = np.einsum(f"{terms}->{kept}", g, *[o for _, o in others])
+        missing = tuple(k for k, c in enumerate(spec) if c not in known)
+        if missing:
+            g_i = np.broadcast_to(np.expand_dims(g_i, missing), np.shape(operand))
+        grads.append(g_i)
+    return tuple(grads)
+
+
+@defvjp(np.kron)
+def kron(g, ans, a, b):
+    ndim = max(np.ndim(a), np.ndim(b))
+    a_shape = (1,) * (ndim - np.ndim(a)) + np.shape(a)
+    b_shape = (1,) * (ndim - np.ndim(b)) + np.shape(b)
+    blocks = np.reshape(g, [n for pair in zip(a_shape, b_shape) for n in pair])
+    g_a = np.tensordot(blocks, np.reshape(b, b_shape), axes=(list(range(1, 2 * ndim, 2)), list(range(ndim))))
+    g_b = np.tensordot(blocks, np.reshape(a, a_shape), axes=(list(range(0, 2 * ndim, 2)), list(range(ndim))))
+    return np.reshape(g_a, np.shape(a)), np.reshape(g_b, np.shape(b))
+
+
+@defvjp(np.cross)
+def cross(g, ans, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    if axis is not None or (axisa, axisb, axisc) != (-1, -1, -1):
+        raise ValueError("astgrad: the gradient of numpy.cross supports vectors along the last axis only")
+    return np.cross(b, g), np.cross(g, a)
+
+
+# ------------------------------------------------------------ linear algebra
+
+
+@defvjp(np.linalg.inv)
+def inv(g, ans, a):
+    return -T(ans) @ g @ T(ans)
+
+
+@defvjp(np.linalg.det)
+def det(g, ans, a):
+    return np.expand_dims(g * ans, (-1, -2)) * T(np.linalg.inv(a))
+
+
+@defvjp(np.linalg.slogdet)
+def slogdet(g, ans, a):
+    """``g`` is (gradient of sign, gradient of log|det|); the sign has none."""
+    return np.expand_dims(g[1], (-1, -2)) * T(np.linalg.inv(a))
+
+
+@defvjp(logabsdet)
+def logabsdet_vjp(g, ans, a):
+    return np.expand_dims(g, (-1, -2)) * T(np.linalg.inv(a))
+
+
+@defvjp(np.linalg.solve)
+def solve(g, ans, a, b):
+    vector = np.ndim(b) == np.ndim(a) - 1
+    g_b = np.linalg.solve(T(a), g)
+    if vector:
+        return -np.expand_dims(g_b, -1) * np.expand_dims(ans, -2), g_b
+    return -g_b @ T(ans), g_b
+
+
+@defvjp(np.linalg.cholesky)
+def cholesky(g, ans, a, upper=False):
+    if upper:
+        raise ValueError("astgrad: the gradient of numpy.linalg.cholesky supports upper=False only")
+    inner = T(ans) @ g
+    phi = np.tril(inner) - 0.5 * np.eye(np.shape(a)[-1]) * inner
+    l_inv = np.linalg.inv(ans)
+    sym = T(l_inv) @ phi @ l_inv
+    return 0.5 * (sym + T(sym))
+
+
+@defvjp(eigh_values)
+def eigh_values_vjp(g, ans, a, UPLO="L"):
+    v = np.linalg.eigh(a)[1]
+    return (v * np.expand_dims(g, -2)) @ T(v)
+
+
+@defvjp(eigh_vectors)
+def eigh_vectors_vjp(g, ans, a, UPLO="L"):
+    w = np.linalg.eigh(a)[0]
+    gaps = np.expand_dims(w, -2) - np.expand_dims(w, -1)
+    n = np.shape(a)[-1]
+    f = np.where(np.eye(n, dtype=bool), 0, 1 / np.where(np.eye(n, dtype=bool), 1, gaps))
+    inner = ans @ (f * (T(ans) @ g)) @ T(ans)
+    return 0.5 * (inner + T(inner))
+
+
+@defvjp(np.linalg.eigh)
+def eigh(g, ans, a, UPLO="L"):
+    """``g`` is (gradient of the eigenvalues, gradient of the eigenvectors)."""
+    g_w, g_v = g
+    total = 0
+    if g_w is not None:
+        total = total + eigh_values_vjp(g_w, ans[0], a, UPLO)
+    if g_v is not None:
+        total = total + eigh_vectors_vjp(g_v, ans[1], a, UPLO)
+    return total
+
+
+@defvjp(np.linalg.pinv)
+def pinv(g, ans, a, rcond=None, hermitian=False, **kwargs):
+    p = ans
+    eye_m = np.eye(np.shape(a)[-2])
+    eye_n = np.eye(np.shape(a)[-1])
+    return (-T(p) @ g @ T(p)
+            + (eye_m - a @ p) @ T(g) @ p @ T(p)
+            + T(p) @ p @ T(g) @ (eye_n - p @ a))

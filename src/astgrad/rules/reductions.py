@@ -1,0 +1,137 @@
+"""Derivative rules for numpy's reductions and scans.
+
+A reduction's gradient is the incoming gradient broadcast back over the
+reduced axes (``expand_reduced``), weighted by how each element entered the
+result.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._extra import vector_norm_vjp
+from ._registry import defvjp
+from ._support import expand_reduced, normalize_axis, reduced_count, tie_weights
+
+
+@defvjp(np.sum)
+def np_sum(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
+    return expand_reduced(g, a.shape, axis, keepdims)
+
+
+@defvjp(np.nansum)
+def nansum(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
+    return np.where(np.isnan(a), 0, expand_reduced(g, a.shape, axis, keepdims))
+
+
+@defvjp(np.mean)
+def mean(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
+    return expand_reduced(g, a.shape, axis, keepdims) / reduced_count(a.shape, axis)
+
+
+@defvjp(np.nanmean)
+def nanmean(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
+    present = ~np.isnan(a)
+    return expand_reduced(g, a.shape, axis, keepdims) * present / np.sum(present, axis=axis, keepdims=True)
+
+
+def _weights_along(weights, shape, axis):
+    """np.average's 1-D weights reshaped to broadcast along ``axis``."""
+    if np.ndim(weights) == len(shape):
+        return weights
+    layout = [1] * len(shape)
+    layout[axis % len(shape)] = -1
+    return np.reshape(weights, layout)
+
+
+@defvjp(np.average)
+def average(g, ans, a, axis=None, weights=None, returned=False, keepdims=False):
+    if weights is None:
+        return mean(g, ans, a, axis, keepdims=keepdims)
+    w = _weights_along(weights, a.shape, axis)
+    total = np.sum(w, axis=axis, keepdims=True)
+    g = expand_reduced(g, a.shape, axis, keepdims)
+    g_weights = g * (a - expand_reduced(ans, a.shape, axis, keepdims)) / total
+    if np.ndim(weights) != a.ndim:
+        g_weights = np.reshape(np.sum(g_weights, axis=tuple(i for i in range(a.ndim) if i != axis % a.ndim)),
+                               np.shape(weights))
+    return g * w / total, None, g_weights
+
+
+@defvjp(np.max)
+def np_max(g, ans, a, axis=None, out=None, keepdims=False):
+    return expand_reduced(g, a.shape, axis, keepdims) * tie_weights(a, ans, axis, keepdims)
+
+
+@defvjp(np.min)
+def np_min(g, ans, a, axis=None, out=None, keepdims=False):
+    return expand_reduced(g, a.shape, axis, keepdims) * tie_weights(a, ans, axis, keepdims)
+
+
+defvjp(np.amax, np_max)
+defvjp(np.amin, np_min)
+
+
+@defvjp(np.ptp)
+def ptp(g, ans, a, axis=None, out=None, keepdims=False):
+    highest = np.max(a, axis=axis, keepdims=True)
+    lowest = np.min(a, axis=axis, keepdims=True)
+    spread = tie_weights(a, highest, axis, True) - tie_weights(a, lowest, axis, True)
+    return expand_reduced(g, a.shape, axis, keepdims) * spread
+
+
+@defvjp(np.prod)
+def prod(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
+    return expand_reduced(g * ans, a.shape, axis, keepdims) / a
+
+
+@defvjp(np.var)
+def var(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    centered = a - np.mean(a, axis=axis, keepdims=True)
+    return expand_reduced(g, a.shape, axis, keepdims) * 2 * centered / (reduced_count(a.shape, axis) - ddof)
+
+
+@defvjp(np.std)
+def std(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    centered = a - np.mean(a, axis=axis, keepdims=True)
+    spread = expand_reduced(ans, a.shape, axis, keepdims)
+    return expand_reduced(g, a.shape, axis, keepdims) * centered / (spread * (reduced_count(a.shape, axis) - ddof))
+
+
+@defvjp(np.cumsum)
+def cumsum(g, ans, a, axis=None, dtype=None, out=None):
+    if axis is None:
+        return np.reshape(np.flip(np.cumsum(np.flip(g))), a.shape)
+    return np.flip(np.cumsum(np.flip(g, axis), axis), axis)
+
+
+@defvjp(np.cumprod)
+def cumprod(g, ans, a, axis=None, dtype=None, out=None):
+    if axis is None:
+        return np.reshape(np.flip(np.cumsum(np.flip(g * ans))), a.shape) / a
+    return np.flip(np.cumsum(np.flip(g * ans, axis), axis), axis) / a
+
+
+@defvjp(np.trace)
+def trace(g, ans, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    eye = np.eye(a.shape[axis1], a.shape[axis2], k=offset)
+    spread = np.expand_dims(eye, tuple(range(2, a.ndim))) * g
+    return np.moveaxis(spread, (0, 1), (axis1, axis2))
+
+
+@defvjp(np.diff)
+def diff(g, ans, a, n=1, axis=-1, prepend=None, append=None):
+    widths = [(0, 0)] * a.ndim
+    widths[axis] = (1, 1)
+    for _ in range(n):
+        g = -np.diff(np.pad(g, widths), axis=axis)
+    return g
+
+
+@defvjp(np.linalg.norm)
+def norm(g, ans, x, ord=None, axis=None, keepdims=False):
+    matrix_norm = isinstance(axis, tuple) or (axis is None and x.ndim == 2 and ord is not None)
+    if matrix_norm and ord != "fro":
+        raise ValueError(f"astgrad: no gradient for the matrix norm numpy.linalg.norm(ord={ord!r}); "
+                         "use a vector norm (axis=int) or the Frobenius norm (ord=None)")
+    return vector_norm_vjp(g, ans, x, 2 if ord in (None, "fro") else ord, axis, keepdims)

@@ -1,0 +1,228 @@
+"""Derivative rules for numpy's shape, layout, joining and indexing functions.
+
+These move elements around without changing them, so each gradient moves
+the incoming gradient back: reshape it, transpose it back, split it, or add
+it into zeros at the positions that were read.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._extra import scatter, scatter_along_axis
+from ._registry import defvjp
+from ._support import within
+
+
+@defvjp(np.reshape)
+def reshape(g, ans, a, *args, **kwargs):
+    return np.reshape(g, a.shape)
+
+
+@defvjp(np.ravel)
+def ravel(g, ans, a, order="C"):
+    return np.reshape(g, a.shape)
+
+
+@defvjp(np.squeeze)
+def squeeze(g, ans, a, axis=None):
+    return np.reshape(g, a.shape)
+
+
+@defvjp(np.expand_dims)
+def expand_dims(g, ans, a, axis):
+    return np.reshape(g, a.shape)
+
+
+@defvjp(np.atleast_1d)
+def atleast_1d(g, ans, a):
+    return np.reshape(g, a.shape)
+
+
+@defvjp(np.atleast_2d)
+def atleast_2d(g, ans, a):
+    return np.reshape(g, a.shape)
+
+
+@defvjp(np.broadcast_to)
+def broadcast_to(g, ans, array, shape, subok=False):
+    return g
+
+
+@defvjp(np.copy)
+def copy(g, ans, a, order="K", subok=False):
+    return g
+
+
+@defvjp(np.transpose)
+def transpose(g, ans, a, axes=None):
+    return np.transpose(g, None if axes is None else np.argsort(axes))
+
+
+@defvjp(np.swapaxes)
+def swapaxes(g, ans, a, axis1, axis2):
+    return np.swapaxes(g, axis1, axis2)
+
+
+@defvjp(np.moveaxis)
+def moveaxis(g, ans, a, source, destination):
+    return np.moveaxis(g, destination, source)
+
+
+@defvjp(np.flip)
+def flip(g, ans, m, axis=None):
+    return np.flip(g, axis)
+
+
+@defvjp(np.fliplr)
+def fliplr(g, ans, m):
+    return np.fliplr(g)
+
+
+@defvjp(np.flipud)
+def flipud(g, ans, m):
+    return np.flipud(g)
+
+
+@defvjp(np.roll)
+def roll(g, ans, a, shift, axis=None):
+    back = tuple(-s for s in shift) if isinstance(shift, (tuple, list)) else -shift
+    return np.roll(g, back, axis)
+
+
+@defvjp(np.rot90)
+def rot90(g, ans, m, k=1, axes=(0, 1)):
+    return np.rot90(g, -k, axes)
+
+
+# ------------------------------------------------------------------- joining
+
+
+def _split_like(g, arrays, axis):
+    """Pieces of ``g`` along ``axis`` with the sizes of ``arrays``."""
+    ends = np.cumsum([np.shape(x)[axis] for x in arrays])
+    return np.split(g, ends[:-1], axis=axis)
+
+
+@defvjp(np.concatenate)
+def concatenate(g, ans, arrays, axis=0):
+    return _split_like(g, arrays, axis)
+
+
+@defvjp(np.stack)
+def stack(g, ans, arrays, axis=0):
+    return list(np.moveaxis(g, axis, 0))
+
+
+@defvjp(np.hstack)
+def hstack(g, ans, tup):
+    axis = 0 if np.ndim(tup[0]) == 1 else 1
+    return _split_like(g, [np.atleast_1d(x) for x in tup], axis)
+
+
+@defvjp(np.vstack)
+def vstack(g, ans, tup):
+    pieces = _split_like(g, [np.atleast_2d(x) for x in tup], 0)
+    return [np.reshape(piece, np.shape(x)) for piece, x in zip(pieces, tup)]
+
+
+@defvjp(np.split)
+def split(g, ans, ary, indices_or_sections, axis=0):
+    """``g`` holds one gradient per piece (``None`` for pieces that got none)."""
+    pieces = [np.zeros(np.shape(a)) if gi is None else gi for gi, a in zip(g, ans)]
+    return np.concatenate(pieces, axis=axis)
+
+
+defvjp(np.array_split, split)
+
+
+@defvjp(np.tile)
+def tile(g, ans, A, reps):
+    reps = (reps,) if np.ndim(reps) == 0 else tuple(reps)
+    shape = (1,) * (len(reps) - np.ndim(A)) + np.shape(A)
+    reps = (1,) * (len(shape) - len(reps)) + reps
+    interleaved = np.reshape(g, [n for pair in zip(reps, shape) for n in pair])
+    return np.reshape(np.sum(interleaved, axis=tuple(range(0, 2 * len(shape), 2))), np.shape(A))
+
+
+@defvjp(np.repeat)
+def repeat(g, ans, a, repeats, axis=None):
+    if axis is None:
+        return np.reshape(repeat(np.ravel(g), None, np.ravel(a), repeats, 0), np.shape(a))
+    if np.ndim(repeats) == 0:
+        axis = axis % np.ndim(a)
+        split = np.shape(a)[:axis] + (np.shape(a)[axis], repeats) + np.shape(a)[axis + 1:]
+        return np.sum(np.reshape(g, split), axis=axis + 1)
+    starts = np.concatenate([[0], np.cumsum(repeats)[:-1]])
+    return np.add.reduceat(g, starts, axis=axis) * (np.asarray(repeats) > 0).reshape(
+        [-1 if i == axis % np.ndim(a) else 1 for i in range(np.ndim(a))])
+
+
+@defvjp(np.pad)
+def pad(g, ans, array, pad_width, mode="constant", **kwargs):
+    if mode != "constant":
+        raise ValueError(f"astgrad: no gradient for numpy.pad(mode={mode!r}); only mode='constant' is supported")
+    widths = np.broadcast_to(np.asarray(pad_width), (np.ndim(array), 2))
+    return g[tuple(slice(int(before), np.shape(g)[i] - int(after)) for i, (before, after) in enumerate(widths))]
+
+
+# -------------------------------------------------------- selecting elements
+
+
+@defvjp(np.where)
+def where(g, ans, condition, x=None, y=None):
+    return None, np.where(condition, g, 0), np.where(condition, 0, g)
+
+
+@defvjp(np.clip)
+def clip(g, ans, a, a_min=None, a_max=None, **kwargs):
+    return g * within(a, a_min, a_max)
+
+
+@defvjp(np.take)
+def take(g, ans, a, indices, axis=None, out=None, mode=None):
+    if axis is None:
+        return np.reshape(scatter(g, (np.size(a),), indices), np.shape(a))
+    return scatter(g, np.shape(a), (slice(None),) * (axis % np.ndim(a)) + (indices,))
+
+
+@defvjp(np.take_along_axis)
+def take_along_axis(g, ans, arr, indices, axis):
+    return scatter_along_axis(g, indices, axis, np.shape(arr))
+
+
+@defvjp(np.sort)
+def sort(g, ans, a, axis=-1, kind=None, order=None):
+    return scatter_along_axis(g, np.argsort(a, axis=axis, kind="stable"), axis, np.shape(a))
+
+
+@defvjp(np.diag)
+def diag(g, ans, v, k=0):
+    if np.ndim(v) == 1:
+        return np.diag(g, k)
+    return _embed_diagonal(g, np.shape(v), k)
+
+
+def _embed_diagonal(g, shape, k):
+    """Zeros of ``shape`` (2-D) with ``g`` on diagonal ``k``."""
+    rows = np.arange(np.shape(g)[-1]) + max(-k, 0)
+    return scatter(g, shape, (rows, rows + k))
+
+
+@defvjp(np.diagonal)
+def diagonal(g, ans, a, offset=0, axis1=0, axis2=1):
+    moved_shape = tuple(n for i, n in enumerate(np.shape(a)) if i not in (axis1 % np.ndim(a), axis2 % np.ndim(a)))
+    moved_shape += (np.shape(a)[axis1], np.shape(a)[axis2])
+    rows = np.arange(np.shape(g)[-1]) + max(-offset, 0)
+    spread = scatter(g, moved_shape, (Ellipsis, rows, rows + offset))
+    return np.moveaxis(spread, (-2, -1), (axis1, axis2))
+
+
+@defvjp(np.triu)
+def triu(g, ans, m, k=0):
+    return np.triu(g, k)
+
+
+@defvjp(np.tril)
+def tril(g, ans, m, k=0):
+    return np.tril(g, k)

@@ -1,0 +1,255 @@
+"""Sample calls for every entry of the derivative table.
+
+Each ``Case`` exercises one table entry on concrete inputs; the table tests
+run every case through the taped engine and compare with central finite
+differences (and, where it exists, the generated engine).  Adding a rule
+without adding a case here fails ``test_every_entry_has_a_case``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from astgrad import rules
+
+
+@dataclass
+class Arg:
+    """An argument: drawn from ``make(rng)``; ``diff`` ones are differentiated."""
+
+    make: object
+    diff: bool = True
+
+    def draw(self, rng):
+        if isinstance(self.make, list):
+            return [a.draw(rng) for a in self.make]
+        return self.make(rng) if self.diff else self.make
+
+
+@dataclass
+class Case:
+    entry: object
+    args: list
+    kwargs: dict = field(default_factory=dict)
+    call: object = None
+    name: str = ""
+    tape: bool = True  # math.* functions take Python floats, which Tensors cannot replace
+
+    @property
+    def function(self):
+        return self.call or self.entry
+
+
+def normal(*shape):
+    return Arg(lambda rng: rng.standard_normal(shape))
+
+
+def positive(*shape):
+    return Arg(lambda rng: rng.uniform(0.5, 2.0, shape))
+
+
+def unit(*shape):
+    return Arg(lambda rng: rng.uniform(-0.8, 0.8, shape))
+
+
+def above_one(*shape):
+    return Arg(lambda rng: rng.uniform(1.2, 3.0, shape))
+
+
+def spaced(*shape):
+    """Distinct values, well apart, so no ties or near-ties break max/sort."""
+    n = int(np.prod(shape))
+    return Arg(lambda rng: (rng.permutation(n) * 0.37 + rng.uniform(0, 0.1, n) - n * 0.15).reshape(shape))
+
+
+def well_conditioned(n, batch=()):
+    return Arg(lambda rng: rng.standard_normal(batch + (n, n)) * 0.3 + 2 * np.eye(n))
+
+
+def const(value):
+    return Arg(value, diff=False)
+
+
+def scalar(lo=0.3, hi=1.5):
+    return Arg(lambda rng: float(rng.uniform(lo, hi)))
+
+
+# -- helper calls for entries whose inputs need a structure ---------------------
+
+
+def eigh_symmetric(a):
+    return np.linalg.eigh((a + np.swapaxes(a, -1, -2)) / 2)
+
+
+def eigh_values_symmetric(a):
+    return rules.eigh_values((a + np.swapaxes(a, -1, -2)) / 2)
+
+
+def eigh_vectors_squared(a):
+    return rules.eigh_vectors((a + np.swapaxes(a, -1, -2)) / 2) ** 2
+
+
+def eigh_both(a):
+    w, v = np.linalg.eigh((a + np.swapaxes(a, -1, -2)) / 2)
+    return w, v ** 2
+
+
+def cholesky_spd(a):
+    return np.linalg.cholesky(a @ np.swapaxes(a, -1, -2) + np.eye(a.shape[-1]))
+
+
+def split_in_three(a):
+    return np.split(a, 3, axis=1)
+
+
+def array_split_uneven(a):
+    return np.array_split(a, 2)
+
+
+def slogdet_both(a):
+    sign, logdet = np.linalg.slogdet(a)
+    return logdet
+
+
+UNARY_ANY = [np.negative, np.positive, np.exp, np.exp2, np.expm1, np.sin, np.cos, np.tan, np.arctan, np.sinh,
+             np.cosh, np.tanh, np.arcsinh, np.square, np.absolute, np.fabs, np.sinc, np.deg2rad, np.rad2deg,
+             np.degrees, np.radians, np.sign, np.floor, np.ceil, np.rint, np.trunc, np.round, np.around, np.fix,
+             np.cbrt, rules.sigmoid, rules.relu]
+UNARY_POSITIVE = [np.log, np.log2, np.log10, np.log1p, np.sqrt, np.reciprocal]
+UNARY_UNIT = [np.arcsin, np.arccos, np.arctanh]
+BINARY = [np.add, np.subtract, np.multiply, np.divide, np.maximum, np.minimum, np.fmax, np.fmin, np.arctan2,
+          np.hypot, np.logaddexp, np.logaddexp2]
+REDUCTIONS = [np.sum, np.mean, np.max, np.min, np.amax, np.amin, np.prod, np.var, np.std, np.ptp, np.nansum,
+              np.nanmean]
+
+
+def _cases():
+    cases = []
+    for fn in UNARY_ANY:
+        domain = spaced if fn in (np.absolute, np.fabs, rules.relu, np.sign, np.floor, np.ceil, np.rint,
+                                  np.trunc, np.round, np.around, np.fix, np.cbrt) else normal
+        cases += [Case(fn, [domain(3, 4)]), Case(fn, [domain(5)], name="1d")]
+    cases += [Case(fn, [positive(3, 4)]) for fn in UNARY_POSITIVE]
+    cases += [Case(fn, [unit(2, 3)]) for fn in UNARY_UNIT]
+    cases += [Case(np.arccosh, [above_one(2, 3)])]
+    for fn in BINARY:
+        maker = spaced if fn in (np.maximum, np.minimum, np.fmax, np.fmin) else normal
+        if fn is np.divide:
+            cases += [Case(fn, [normal(2, 3), positive(2, 3)]), Case(fn, [normal(4, 3), positive(3)], name="bcast")]
+            continue
+        cases += [Case(fn, [maker(2, 3), maker(2, 3)]), Case(fn, [maker(4, 1, 3), maker(2, 1)], name="bcast")]
+    cases += [
+        Case(np.power, [positive(2, 3), normal(2, 3)]),
+        Case(np.power, [positive(2, 3), const(3.0)], name="const_exponent"),
+        Case(np.power, [const(2.0), normal(3)], name="const_base"),
+        Case(np.float_power, [positive(3), normal(3)]),
+        Case(np.copysign, [spaced(2, 3), const(np.array([1.0, -1.0, 1.0]))]),
+    ]
+    for fn in REDUCTIONS:
+        maker = spaced if fn in (np.max, np.min, np.amax, np.amin, np.ptp, np.prod) else normal
+        cases += [Case(fn, [maker(3, 4)]), Case(fn, [maker(3, 4)], {"axis": 1}, name="axis1"),
+                  Case(fn, [maker(2, 3, 2)], {"axis": (0, 2), "keepdims": True}, name="axes_keepdims")]
+    cases += [
+        Case(np.average, [normal(3, 4)]),
+        Case(np.average, [normal(3, 4), const(1), positive(4)], name="weights"),
+        Case(np.average, [normal(3, 4), const(0), positive(3, 4)], name="full_weights"),
+        Case(np.var, [normal(3, 4)], {"axis": 0, "ddof": 1}, name="ddof"),
+        Case(np.cumsum, [normal(3, 4)]), Case(np.cumsum, [normal(3, 4)], {"axis": 0}, name="axis0"),
+        Case(np.cumprod, [positive(3, 4)]), Case(np.cumprod, [positive(3, 4)], {"axis": 1}, name="axis1"),
+        Case(np.trace, [normal(3, 4)]), Case(np.trace, [normal(3, 3, 2)], {"offset": 1}, name="3d"),
+        Case(np.diff, [normal(3, 5)]), Case(np.diff, [normal(3, 5)], {"n": 2, "axis": 0}, name="n2"),
+        Case(np.linalg.norm, [normal(4)]), Case(np.linalg.norm, [normal(3, 4)], name="fro"),
+        Case(np.linalg.norm, [normal(3, 4)], {"axis": 1}, name="axis"),
+        Case(np.linalg.norm, [spaced(5)], {"ord": 1}, name="ord1"),
+        Case(np.linalg.norm, [spaced(5)], {"ord": np.inf}, name="ordinf"),
+        Case(rules.vector_norm, [normal(3, 4)], {"ord": 3, "axis": 0}),
+        Case(rules.max_along, [spaced(3, 4)], {"axis": 1}),
+        Case(rules.min_along, [spaced(3, 4)], {"axis": 0, "keepdims": True}),
+        # shapes
+        Case(np.reshape, [normal(3, 4), const((2, 6))]),
+        Case(np.ravel, [normal(3, 4)]),
+        Case(np.squeeze, [normal(3, 1, 4)]),
+        Case(np.expand_dims, [normal(3, 4), const(1)]),
+        Case(np.atleast_1d, [normal()]), Case(np.atleast_2d, [normal(3)]),
+        Case(np.broadcast_to, [normal(3, 1), const((2, 3, 4))]),
+        Case(np.copy, [normal(3, 4)]),
+        Case(np.transpose, [normal(2, 3, 4)]), Case(np.transpose, [normal(2, 3, 4), const((1, 2, 0))], name="axes"),
+        Case(np.swapaxes, [normal(2, 3, 4), const(0), const(2)]),
+        Case(np.moveaxis, [normal(2, 3, 4), const(0), const(-1)]),
+        Case(np.flip, [normal(3, 4)]), Case(np.flip, [normal(3, 4)], {"axis": 1}, name="axis"),
+        Case(np.fliplr, [normal(3, 4)]), Case(np.flipud, [normal(3, 4)]),
+        Case(np.roll, [normal(3, 4), const(2)]), Case(np.roll, [normal(3, 4), const((1, -1))], {"axis": (0, 1)}, name="axes"),
+        Case(np.rot90, [normal(3, 4)]),
+        Case(np.concatenate, [Arg([normal(2, 3), normal(1, 3)])]),
+        Case(np.concatenate, [Arg([normal(2, 3), normal(2, 2)])], {"axis": 1}, name="axis1"),
+        Case(np.stack, [Arg([normal(2, 3), normal(2, 3)])], {"axis": 1}),
+        Case(np.hstack, [Arg([normal(2, 3), normal(2, 1)])]), Case(np.hstack, [Arg([normal(3), normal(2)])], name="1d"),
+        Case(np.vstack, [Arg([normal(3), normal(2, 3)])]),
+        Case(np.split, [normal(2, 6)], call=split_in_three),
+        Case(np.array_split, [normal(5, 2)], call=array_split_uneven),
+        Case(np.tile, [normal(2, 3), const((2, 1, 2))]),
+        Case(np.repeat, [normal(2, 3), const(2)]), Case(np.repeat, [normal(2, 3), const(2)], {"axis": 1}, name="axis"),
+        Case(np.repeat, [normal(3, 2), const(np.array([1, 0, 2]))], {"axis": 0}, name="array"),
+        Case(np.pad, [normal(2, 3), const(((1, 0), (2, 1)))]),
+        Case(np.where, [const(np.array([[True, False, True]])), normal(2, 3), normal(3)]),
+        Case(np.clip, [spaced(3, 4), const(-0.5), const(0.6)]),
+        Case(np.take, [normal(3, 4), const(np.array([0, 2, 2]))]),
+        Case(np.take, [normal(3, 4), const(np.array([3, 0, 3]))], {"axis": 1}, name="axis"),
+        Case(np.take_along_axis, [normal(3, 4), const(np.array([[0, 0], [3, 1], [2, 2]])), const(1)]),
+        Case(np.sort, [spaced(3, 4)]), Case(np.sort, [spaced(3, 4)], {"axis": 0}, name="axis0"),
+        Case(np.diag, [normal(3)]), Case(np.diag, [normal(3, 4)], {"k": 1}, name="extract"),
+        Case(np.diagonal, [normal(3, 4)]), Case(np.diagonal, [normal(2, 3, 3)], {"offset": -1, "axis1": 1, "axis2": 2}, name="3d"),
+        Case(np.triu, [normal(3, 4)]), Case(np.tril, [normal(3, 4)], {"k": -1}),
+        Case(rules.getitem, [normal(3, 4), const((slice(1, None), np.array([0, 2, 2])))]),
+        Case(rules.scatter, [normal(3), const((2, 4)), const((1, np.array([0, 3, 3])))]),
+        Case(rules.scatter_along_axis, [normal(2, 2), const(np.array([[0, 2], [1, 1]])), const(1), const((2, 3))]),
+        Case(rules.setitem, [normal(3, 4), const((0, slice(1, 3))), normal(2)]),
+        Case(rules.astype, [normal(3), const(np.float64)]),
+        # products and linear algebra
+        Case(np.matmul, [normal(2, 3), normal(3, 4)]), Case(np.matmul, [normal(3), normal(3)], name="vv"),
+        Case(np.matmul, [normal(2, 3, 4), normal(4)], name="batched_mv"),
+        Case(np.matmul, [normal(4), normal(2, 4, 3)], name="vm_batched"),
+        Case(np.matmul, [normal(2, 2, 3), normal(3, 4)], name="bcast"),
+        Case(np.dot, [normal(2, 3), normal(3, 4)]), Case(np.dot, [normal(3), normal(3)], name="vv"),
+        Case(np.dot, [normal(2, 3), normal()], name="scalar"),
+        Case(np.vdot, [normal(2, 3), normal(6)]),
+        Case(np.inner, [normal(2, 3), normal(4, 3)]), Case(np.inner, [normal(3), normal(3)], name="vv"),
+        Case(np.outer, [normal(3), normal(2, 2)]),
+        Case(np.tensordot, [normal(2, 3, 4), normal(4, 3, 5)], {"axes": ([1, 2], [1, 0])}),
+        Case(np.tensordot, [normal(2, 3), normal(3, 4)], {"axes": 1}, name="int"),
+        Case(np.einsum, [const("ij,jk->ik"), normal(2, 3), normal(3, 4)]),
+        Case(np.einsum, [const("ijk,k->ij"), normal(2, 3, 4), normal(4)], name="contract"),
+        Case(np.einsum, [const("ij,k"), normal(2, 3), normal(2)], name="implicit_outer"),
+        Case(np.kron, [normal(2, 3), normal(2, 2)]), Case(np.kron, [normal(3), normal(2)], name="1d"),
+        Case(np.cross, [normal(4, 3), normal(4, 3)]),
+        Case(np.linalg.inv, [well_conditioned(3)]), Case(np.linalg.inv, [well_conditioned(2, (2,))], name="batch"),
+        Case(np.linalg.det, [well_conditioned(3)]),
+        Case(np.linalg.slogdet, [well_conditioned(3)], call=slogdet_both),
+        Case(rules.logabsdet, [well_conditioned(3)]),
+        Case(np.linalg.solve, [well_conditioned(3), normal(3)]),
+        Case(np.linalg.solve, [well_conditioned(3), normal(3, 2)], name="matrix"),
+        Case(np.linalg.cholesky, [normal(3, 3)], call=cholesky_spd),
+        Case(np.linalg.eigh, [normal(3, 3)], call=eigh_both),
+        Case(rules.eigh_values, [normal(3, 3)], call=eigh_values_symmetric),
+        Case(rules.eigh_vectors, [normal(3, 3)], call=eigh_vectors_squared),
+        Case(np.linalg.pinv, [normal(3, 2)]),
+    ]
+    for fn, maker in ((math.sin, scalar()), (math.cos, scalar()), (math.tan, scalar()), (math.exp, scalar()),
+                      (math.log, scalar()), (math.sqrt, scalar()), (math.tanh, scalar())):
+        cases.append(Case(fn, [maker], tape=False))
+    return cases
+
+
+CASES = _cases()
+
+
+def case_id(case: Case) -> str:
+    name = getattr(case.entry, "__name__", str(case.entry))
+    module = "math." if case.entry in MATH else ""
+    return f"{module}{name}" + (f"-{case.name}" if case.name else "")
+
+
+MATH = {math.sin, math.cos, math.tan, math.exp, math.log, math.sqrt, math.tanh}
