@@ -10,5 +10,6 @@ from .tape import (
     zeros_like,
 )
 from . import autograd
+from .api import TransformError, grad, show, value_and_grad, vjp
 
 __version__ = "0.1.0"

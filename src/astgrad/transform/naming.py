@@ -14,31 +14,51 @@ import itertools
 class Names:
     """Hands out names that do not collide with anything already used."""
 
-    def __init__(self, taken=()):
+    def __init__(self, taken=(), parent: "Names | None" = None):
         self.taken = set(taken)
-        self._temps = itertools.count(1)
+        self.parent = parent
+        self.children: list[Names] = []
+        if parent is not None:
+            parent.children.append(self)
+        self._next_temp = 1
+
+    def child(self, taken=()) -> "Names":
+        """Names for one generated function: its own, plus the module's."""
+        return Names(taken, parent=self)
+
+    def is_taken(self, name: str) -> bool:
+        if name in self.taken or (self.parent is not None and name in self.parent.taken):
+            return True
+        return any(name in c.taken for c in self.children)
 
     def reserve(self, *names):
         self.taken.update(names)
 
     def fresh(self, base: str) -> str:
         """``base`` if free, else ``base_2``, ``base_3``, ..."""
-        if base not in self.taken:
+        if not self.is_taken(base):
             self.taken.add(base)
             return base
         for n in itertools.count(2):
             candidate = f"{base}_{n}"
-            if candidate not in self.taken:
+            if not self.is_taken(candidate):
                 self.taken.add(candidate)
                 return candidate
         raise AssertionError("unreachable")
 
     def temp(self) -> str:
         while True:
-            candidate = f"t{next(self._temps)}"
-            if candidate not in self.taken:
+            candidate = f"t{self._next_temp}"
+            self._next_temp += 1
+            if not self.is_taken(candidate):
                 self.taken.add(candidate)
                 return candidate
+
+    def snapshot(self):
+        return set(self.taken), self._next_temp
+
+    def restore(self, state):
+        self.taken, self._next_temp = set(state[0]), state[1]
 
 
 class Adjoints:
@@ -50,6 +70,5 @@ class Adjoints:
 
     def __call__(self, var: str) -> str:
         if var not in self.table:
-            base = "d" + var if not var.startswith("_") else "d" + var
-            self.table[var] = self.names.fresh(base)
+            self.table[var] = self.names.fresh("d" + var)
         return self.table[var]

@@ -1,0 +1,186 @@
+"""The public face of the source transformer: grad, value_and_grad, vjp, show.
+
+Each returns a callable with the user function's signature whose work is
+done by generated code (``.source``).  Transformations are cached per
+function object and code object, so ``grad(f)`` twice costs one transform,
+and redefining ``f`` gives a fresh one.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import weakref
+
+import numpy as np
+
+from .transform import build
+from .transform.errors import TransformError
+
+__all__ = ["grad", "value_and_grad", "vjp", "show", "TransformError"]
+
+_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+class GradientFunction:
+    """A generated gradient, callable like the function it differentiates."""
+
+    def __init__(self, fn, wrt, mode, preserve_result):
+        self.__astgrad_function__ = fn
+        functools.update_wrapper(self, fn)
+        self._signature = inspect.signature(fn)
+        self._names, self._single = _wrt_names(fn, self._signature, wrt)
+        self._mode = mode
+        self._preserve = preserve_result
+        self._generated = build(fn, self._names, mode="vjp" if mode == "vjp" else "grad",
+                                preserve_result=preserve_result or mode == "value_and_grad")
+        self._seed = _seed_name(self._generated.function)
+
+    @property
+    def source(self) -> str:
+        """The whole generated module."""
+        return self._generated.source
+
+    @property
+    def wrt(self) -> tuple:
+        return tuple(self._names)
+
+    def __repr__(self):
+        return f"<astgrad.{self._mode} of {self.__wrapped__.__qualname__} wrt {', '.join(self._names)}>"
+
+    def __call__(self, *args, **kwargs):
+        seed = {}
+        if self._mode == "vjp":
+            if not args:
+                raise TypeError("a vjp is called as df(*args, seed)")
+            *args, seed_value = args
+            seed = {self._seed: _unwrap(seed_value)}
+        bound = self._signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        originals = {name: bound.arguments.get(name) for name in self._names}
+        args = [_unwrap(a) for a in args]
+        kwargs = {k: _unwrap(v) for k, v in kwargs.items()}
+        out = self._generated.function(*args, **kwargs, **seed)
+        value = None
+        if self._preserve or self._mode == "value_and_grad":
+            out, value = out
+        grads = out if len(self._names) > 1 else (out,)
+        grads = tuple(_finish(g, originals[name]) for g, name in zip(grads, self._names))
+        result = grads[0] if self._single else grads
+        if self._mode == "value_and_grad":
+            return value, result
+        if self._preserve:
+            return result, value
+        return result
+
+
+def _seed_name(fn):
+    return list(inspect.signature(fn).parameters)[-1]
+
+
+def _wrt_names(fn, signature, wrt):
+    params = [p for p in signature.parameters.values()
+              if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    names = [p.name for p in params]
+    single = not isinstance(wrt, (tuple, list))
+    chosen = []
+    for item in ([wrt] if single else list(wrt)):
+        if isinstance(item, bool) or not isinstance(item, (int, str)):
+            raise TypeError(f"wrt must be a parameter position, a name or a tuple of them, got {item!r}")
+        if isinstance(item, int):
+            if not -len(names) <= item < len(names):
+                raise ValueError(f"wrt={item}: {fn.__qualname__} has {len(names)} parameters ({', '.join(names)})")
+            item = names[item]
+        elif item not in names:
+            raise ValueError(f"wrt={item!r}: {fn.__qualname__} has no parameter {item!r} "
+                             f"(its parameters: {', '.join(names)})")
+        if item in chosen:
+            raise ValueError(f"wrt names {item!r} twice")
+        chosen.append(item)
+    if not chosen:
+        raise ValueError("wrt must name at least one parameter")
+    return chosen, single
+
+
+def _is_tensor(value) -> bool:
+    return hasattr(type(value), "_astgrad_apply") and hasattr(value, "detach") and hasattr(value, "numpy")
+
+
+def _unwrap(value):
+    if _is_tensor(value):
+        return value.detach().numpy()
+    if isinstance(value, (list, tuple)) and any(_is_tensor(v) for v in value):
+        return type(value)(_unwrap(v) for v in value)
+    return value
+
+
+def _finish(grad, original):
+    """The gradient with its argument's type and shape (a float for a float)."""
+    if _is_tensor(original):
+        from . import tensor
+        data = _finish(grad, original.detach().numpy())
+        return tensor(data, dtype=original.dtype)
+    if isinstance(original, (list, tuple)):
+        parts = grad if isinstance(grad, (list, tuple)) else [None] * len(original)
+        return type(original)(_finish(g, o) for g, o in zip(parts, original))
+    if grad is None:
+        grad = 0.0
+    if isinstance(original, (float, int)) and not isinstance(original, bool):
+        return float(np.sum(grad)) if np.ndim(grad) else float(grad)
+    shape = np.shape(original)
+    dtype = np.result_type(original) if np.issubdtype(np.result_type(original), np.inexact) else np.float64
+    out = np.array(grad, dtype=dtype, copy=True)
+    if out.shape != shape:
+        out = np.array(np.broadcast_to(out, shape), dtype=dtype)
+    if isinstance(original, np.generic):
+        return out[()]
+    return out
+
+
+def _cached(fn, wrt, mode, preserve_result):
+    fn = getattr(fn, "__astgrad_function__", fn)
+    key = (fn.__code__, _freeze(wrt), mode, preserve_result)
+    per_fn = _CACHE.setdefault(fn, {})
+    if key not in per_fn:
+        per_fn[key] = GradientFunction(fn, wrt, mode, preserve_result)
+    return per_fn[key]
+
+
+def _freeze(wrt):
+    return tuple(wrt) if isinstance(wrt, list) else wrt
+
+
+def grad(f=None, wrt=0, *, preserve_result=False):
+    """The gradient of a scalar function ``f`` by generated code.
+
+    ``wrt`` is a parameter position, a parameter name, or a tuple of them.
+    The result takes ``f``'s arguments and returns the gradient (a tuple for
+    a tuple ``wrt``); with ``preserve_result=True`` it returns
+    ``(gradient, value)``.  Usable as ``@grad`` and ``@grad(wrt=(0, 1))``.
+    """
+    if f is None:
+        return lambda fn: grad(fn, wrt, preserve_result=preserve_result)
+    return _cached(f, wrt, "grad", preserve_result)
+
+
+def value_and_grad(f=None, wrt=0):
+    """Like :func:`grad`, returning ``(value, gradient)``."""
+    if f is None:
+        return lambda fn: value_and_grad(fn, wrt)
+    return _cached(f, wrt, "value_and_grad", False)
+
+
+def vjp(f=None, wrt=0):
+    """``df(*args, seed)``: the vector-Jacobian product of a non-scalar ``f``.
+
+    ``seed`` has the shape of ``f``'s output; the result is the gradient of
+    ``sum(f(*args) * seed)``, what ``y.backward(seed)`` computes on the tape.
+    """
+    if f is None:
+        return lambda fn: vjp(fn, wrt)
+    return _cached(f, wrt, "vjp", False)
+
+
+def show(f, wrt=0) -> None:
+    """Print the adjoint astgrad generates for ``f``."""
+    print(grad(f, wrt).source)

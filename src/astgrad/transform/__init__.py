@@ -1,0 +1,186 @@
+"""Reverse-mode differentiation by source transformation.
+
+``build(fn, wrt, mode, preserve_result)`` runs the passes (parse, check,
+normalize, analyse, reverse, optimize, emit) and returns the generated
+module's source and its entry function.  Each pass lives in its own module.
+"""
+
+from __future__ import annotations
+
+import os
+
+from . import compat
+from .analyse import Analysis
+from .check import check_function
+from .emit import arguments, compile_source, function_def, marker, render
+from .errors import NoRuleTransformError, TransformError, UnsupportedSyntaxError
+from .inline import RuleInliner
+from .ir import Op, walk_ops
+from .namespace import Namespace
+from .naming import Adjoints, Names
+from .normalize import Normalizer, param_names
+from .optimize import optimize
+from .parse import FunctionSource
+from .reverse import STACK, Reverser, _push, _pop, uses_stack
+
+__all__ = ["build", "TransformError", "UnsupportedSyntaxError", "NoRuleTransformError", "Generated"]
+
+
+class Plan:
+    """One user function, normalised and analysed for one set of wrt parameters."""
+
+    def __init__(self, builder, fn, wrt):
+        self.fn = fn
+        self.source = FunctionSource(fn)
+        check_function(self.source)
+        self.names = builder.names.child()
+        normalizer = Normalizer(self.source, self.names, builder.ns)
+        self.body, self.ret = normalizer.function()
+        self.params = param_names(self.source.tree)
+        self.wrt = list(wrt)
+        self.locals = set(normalizer.locals) | _assigned(self.body)
+        self.sequences = set(normalizer.sequences)
+        for op in walk_ops(self.body):
+            if op.kind == "unpack":
+                self.sequences.update(a.id for a in op.args if isinstance(a, compat.gast.Name))
+        self.analysis = Analysis(self.body, self.ret, self.wrt, self.params, self.locals, self.source)
+        self.adjoints = Adjoints(self.names)
+
+
+def _ident(fn) -> str:
+    """``fn``'s name as it can appear in an identifier (``<lambda>`` -> ``lambda``)."""
+    return "".join(c for c in fn.__name__ if c.isalnum() or c == "_") or "fn"
+
+
+def _assigned(stmts) -> set:
+    from .ir import For, If, While
+    found = set()
+    for s in stmts:
+        if isinstance(s, Op):
+            found.update(s.targets)
+        elif isinstance(s, If):
+            found |= {s.test} | _assigned(s.body) | _assigned(s.orelse)
+        elif isinstance(s, For):
+            found |= {s.target} | _assigned(s.body)
+        elif isinstance(s, While):
+            found |= {s.test} | _assigned(s.cond) | _assigned(s.body)
+    return found
+
+
+class Generated:
+    """The result of a transformation: module source and entry function."""
+
+    def __init__(self, source, function, filename, namespace):
+        self.source = source
+        self.function = function
+        self.filename = filename
+        self.namespace = namespace
+
+
+class ModuleBuilder:
+    def __init__(self):
+        self.names = Names()
+        self.ns = Namespace(self.names)
+        self.inliner = RuleInliner(self.ns)
+        self.comments: list[str] = []
+        self.functions: list = []
+        self.variants: dict = {}
+
+    # comments ----------------------------------------------------------
+
+    def comment(self, text):
+        self.comments.append(text)
+        return marker(len(self.comments) - 1)
+
+    def mark(self):
+        return len(self.comments)
+
+    def reset(self, mark):
+        del self.comments[mark:]
+
+    # functions -----------------------------------------------------------
+
+    def entry(self, fn, wrt, mode, preserve_result):
+        plan = Plan(self, fn, wrt)
+        name = self.names.fresh("d" + _ident(fn))
+        rev = Reverser(self, plan)
+        primal = rev.primal(plan.body)
+        ret = plan.ret
+        an = plan.analysis
+        if isinstance(ret, compat.gast.Name) and ret.id in an.adjoint:
+            seed = plan.adjoints(ret.id)
+            live = {ret.id}
+        else:
+            seed = plan.names.fresh("dresult")
+            live = set()
+        value = ret
+        tail = []
+        if preserve_result and isinstance(ret, compat.gast.Name) and ret.id in an.saved:
+            value = compat.name(plan.names.fresh("value"))
+            tail.append(compat.assign(value.id, compat.name(ret.id)))
+        adjoint, live = rev.adjoint(plan.body, live)
+        grads = [compat.name(plan.adjoints(p)) if p in live else compat.const(0.0) for p in plan.wrt]
+        result = grads[0] if len(grads) == 1 else compat.tuple_(grads)
+        if preserve_result:
+            result = compat.tuple_([result, compat.clone(value)])
+        body = self._inits(plan) + primal + tail + adjoint + [compat.ret(result)]
+        if uses_stack(body):
+            body = [compat.assign(STACK, compat.make("List", elts=[], ctx=compat.gast.Load()))] + body
+        args = arguments(plan.source.tree, self.ns, fn, seed=seed,
+                         seed_default=1.0 if mode == "grad" else None)
+        fn_def = optimize(function_def(name, args, body), self.ns)
+        self.functions.insert(0, fn_def)
+        return name
+
+    def variant(self, fn, active):
+        key = (fn, tuple(active))
+        if key in self.variants:
+            return self.variants[key]
+        base = _ident(fn)
+        names = (self.names.fresh(f"forward_{base}"), self.names.fresh(f"backward_{base}"), tuple(active))
+        self.variants[key] = names
+        plan = Plan(self, fn, active)
+        rev = Reverser(self, plan)
+        primal = rev.primal(plan.body)
+        an = plan.analysis
+        ret = plan.ret
+        live = {ret.id} if isinstance(ret, compat.gast.Name) and ret.id in an.adjoint else set()
+        seed = plan.adjoints(ret.id) if live else plan.names.fresh("dresult")
+        adjoint, live = rev.adjoint(plan.body, live)
+        keep = sorted(an.reads | an.saved)
+        state = [compat.name(v) for v in keep]
+        forward_body = self._inits(plan, keep) + primal
+        backward_body = []
+        if keep:
+            packed = state[0] if len(state) == 1 else compat.tuple_(state)
+            forward_body.append(_push(packed))
+            backward_body.append(compat.assign(keep if len(keep) > 1 else keep[0], _pop()))
+        forward_body.append(compat.ret(compat.clone(ret)))
+        grads = [compat.name(plan.adjoints(p)) if p in live else compat.const(0.0) for p in active]
+        backward_body += adjoint + [compat.ret(grads[0] if len(grads) == 1 else compat.tuple_(grads))]
+        forward = function_def(names[0], arguments(plan.source.tree, self.ns, fn, first=[STACK]), forward_body)
+        backward = function_def(names[1], arguments(plan.source.tree, self.ns, fn, first=[STACK, seed],
+                                                    keep_params=False), backward_body)
+        self.functions += [optimize(forward, self.ns), optimize(backward, self.ns)]
+        return names
+
+    def _inits(self, plan, keep=()):
+        """Saved variables start as None so the first push has something to save."""
+        unbound = sorted((plan.analysis.saved | set(keep)) - set(plan.params))
+        return [compat.assign(v, compat.const(None)) for v in unbound]
+
+
+def build(fn, wrt, mode="grad", preserve_result=False) -> Generated:
+    """Transform ``fn``; ``wrt`` lists parameter names."""
+    builder = ModuleBuilder()
+    name = builder.entry(fn, wrt, mode, preserve_result)
+    code = fn.__code__
+    what = "vector-Jacobian product" if mode == "vjp" else "gradient"
+    header = [f"Generated by astgrad: the {what} of {fn.__qualname__} "
+              f"({os.path.basename(code.co_filename)}:{code.co_firstlineno}) "
+              f"with respect to {', '.join(wrt)}."]
+    source = render(builder.functions, builder.comments, header)
+    filename = f"<astgrad {fn.__qualname__} {os.path.basename(code.co_filename)}:{code.co_firstlineno}>"
+    namespace = builder.ns.globals
+    compile_source(source, filename, namespace)
+    return Generated(source, namespace[name], filename, namespace)

@@ -1,0 +1,139 @@
+"""Activity analysis: which values the adjoint must handle.
+
+A value is *active* when it depends on a ``wrt`` argument through
+differentiable operations, and *useful* when it reaches the returned value.
+Only operations whose target is both get adjoint code.  The analysis is by
+variable name and ignores statement order (a name active anywhere is active
+everywhere), which can only add adjoint code, never drop needed code.
+
+It also finds which variables the adjoint reads that are overwritten (in a
+loop, or assigned twice): those are *saved*, pushed on the stack before each
+overwrite and restored in the reverse sweep.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from . import primitives
+from .compat import gast
+from .errors import NoRuleTransformError
+from .ir import For, If, Op, While, atom_names, walk_ops
+
+FLOWING = ("prim", "copy", "pack", "unpack", "call", "opaque")
+
+
+class Analysis:
+    def __init__(self, body, ret, wrt, params, locals_, source):
+        self.locals = set(locals_)
+        self.ret_names = [n for n in atom_names(ret) if n in self.locals]
+        self.active = set(wrt)
+        self.useful = set(self.ret_names)
+        ops = list(walk_ops(body))
+        self._propagate(ops)
+        self.adjoint = self.active & self.useful
+        for op in ops:
+            if op.kind == "opaque" and self.is_active(op):
+                message, hint = op.error or ("no gradient rule", "")
+                raise source.error(op.node, message, hint, NoRuleTransformError)
+        self.counts = self._assignment_counts(body, params)
+        self.reads = self._adjoint_reads(body)
+        self.saved = {v for v in self.reads if self.counts.get(v, 0) > 1}
+
+    def reads_of(self, op) -> set[str]:
+        names = set(atom_names(op.expr))
+        for a in op.args:
+            names.update(atom_names(a))
+        for a in op.kwargs.values():
+            names.update(atom_names(a))
+        return names & self.locals
+
+    def _propagate(self, ops):
+        changed = True
+        while changed:
+            changed = False
+            for op in ops:
+                if op.kind in FLOWING and not set(op.targets) <= self.active \
+                        and self.reads_of(op) & self.active:
+                    self.active.update(op.targets)
+                    changed = True
+        changed = True
+        while changed:
+            changed = False
+            for op in ops:
+                if op.kind in FLOWING and set(op.targets) & self.useful:
+                    new = (self.reads_of(op) & self.active) - self.useful
+                    if new:
+                        self.useful |= new
+                        changed = True
+
+    def is_active(self, op) -> bool:
+        return op.kind in FLOWING and bool(set(op.targets) & self.adjoint) \
+            and bool(self.reads_of(op) & self.active)
+
+    def _assignment_counts(self, body, params):
+        """How often each name may be assigned on one path (2 means "more than once")."""
+        def visit(stmts, weight, counts):
+            for s in stmts:
+                if isinstance(s, Op):
+                    for t in s.targets:
+                        counts[t] = counts.get(t, 0) + weight
+                elif isinstance(s, If):
+                    left = visit(s.body, weight, dict(counts))
+                    right = visit(s.orelse, weight, dict(counts))
+                    for k in set(left) | set(right):
+                        counts[k] = max(left.get(k, 0), right.get(k, 0))
+                elif isinstance(s, For):
+                    counts[s.target] = counts.get(s.target, 0) + 2
+                    visit(s.body, 2, counts)
+                elif isinstance(s, While):
+                    visit(s.cond, weight, counts)
+                    visit(s.body, 2, counts)
+            return counts
+        return visit(body, 1, {p: 1 for p in params})
+
+    def _adjoint_reads(self, body) -> set[str]:
+        reads = set()
+
+        def visit(stmts):
+            for s in stmts:
+                if isinstance(s, Op) and self.is_active(s):
+                    reads.update(self.rule_reads(s))
+                elif isinstance(s, If):
+                    visit(s.body)
+                    visit(s.orelse)
+                elif isinstance(s, For):
+                    reads.update(n for n in atom_names(s.iter) if n in self.locals)
+                    visit(s.body)
+                elif isinstance(s, While):
+                    visit(s.body)
+        visit(body)
+        return reads
+
+    def rule_reads(self, op) -> set[str]:
+        """Primal names the adjoint of ``op`` reads."""
+        if op.kind != "prim":
+            return set()
+        rule = primitives.classify(op.fn)[1]
+        usage = rule.usage if rule is not None else {}
+        try:
+            every = list(inspect.signature(rule.vjp).parameters.values())
+        except (TypeError, ValueError):
+            every = []
+        params = every[2:]
+        ans_name = every[1].name if len(every) > 1 else "ans"
+        reads = set()
+        names = [p.name for p in params]
+        unbroadcast = primitives.needs_unbroadcast(op.fn)
+        for i, atom in enumerate(op.args):
+            pname = names[i] if i < len(names) and params[i].kind != params[i].VAR_POSITIONAL else None
+            used = usage.get(pname, "value") if pname else "value"
+            is_input = isinstance(atom, gast.Name) and atom.id in self.active
+            if used != "unused" or (unbroadcast and is_input):
+                reads.update(atom_names(atom))
+        for key, atom in op.kwargs.items():
+            if usage.get(key, "value") != "unused":
+                reads.update(atom_names(atom))
+        if usage.get(ans_name, "value") != "unused" or not usage:
+            reads.update(op.targets)
+        return reads & self.locals

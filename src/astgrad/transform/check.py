@@ -1,0 +1,111 @@
+"""Reject what the transformer does not support, before transforming.
+
+Each unsupported construct gets an error that points at it and says what to
+write instead.  Constructs that are fine on constants but not on values the
+gradient flows through (calls without rules, unknown attributes) are checked
+later, by ``analyse``, once activity is known.
+"""
+
+from __future__ import annotations
+
+from .compat import gast
+from .errors import UnsupportedSyntaxError
+
+_UNSUPPORTED = {
+    gast.Try: ("try/except cannot be differentiated",
+               "Move the try/except outside the differentiated function, or check the condition with an if."),
+    gast.Raise: ("raise inside a differentiated function is not supported",
+                 "Validate inputs before calling the gradient, outside the function."),
+    gast.ClassDef: ("class definitions inside a differentiated function are not supported",
+                    "Define the class at module level."),
+    gast.FunctionDef: ("nested function definitions are not supported",
+                       "Define the helper at module level (it is then differentiated too), or use a lambda."),
+    gast.AsyncFunctionDef: ("async functions cannot be differentiated", "Write a plain def function."),
+    gast.AsyncFor: ("async for cannot be differentiated", "Use a plain for loop."),
+    gast.AsyncWith: ("async with cannot be differentiated", "Remove the async context manager."),
+    gast.Await: ("await cannot be differentiated", "Compute the awaited value outside the function."),
+    gast.Yield: ("generators cannot be differentiated",
+                 "Return a list or an array instead of yielding values."),
+    gast.YieldFrom: ("generators cannot be differentiated",
+                     "Return a list or an array instead of yielding values."),
+    gast.Global: ("global statements (writes to globals) are not supported",
+                  "Return the value instead of assigning a global; reading globals is fine."),
+    gast.Nonlocal: ("nonlocal statements are not supported",
+                    "Return the value instead of assigning to an enclosing variable."),
+    gast.Delete: ("del is not supported", "Leave the variable alone, or assign None to it."),
+    gast.NamedExpr: ("assignment expressions (:=) are not supported",
+                     "Assign the value in its own statement first."),
+    gast.GeneratorExp: ("generator expressions are not supported",
+                        "Use a list comprehension [...] instead."),
+    gast.SetComp: ("set comprehensions are not supported", "Use a list comprehension."),
+    gast.DictComp: ("dict comprehensions are not supported", "Use a list comprehension."),
+    gast.Starred: ("starred expressions (*args) are not supported",
+                   "Pass the arguments one by one."),
+    gast.Import: ("import inside a differentiated function is not supported",
+                  "Import at module level."),
+    gast.ImportFrom: ("import inside a differentiated function is not supported",
+                      "Import at module level."),
+}
+
+_MATCH = getattr(gast, "Match", None)
+
+
+def check_function(source) -> None:
+    """Raise UnsupportedSyntaxError for the first unsupported construct."""
+    fn = source.tree
+    args = fn.args
+    if args.vararg is not None or args.kwarg is not None:
+        raise source.error(fn, f"{fn.name} takes *args or **kwargs, which cannot be differentiated",
+                           "Give the function named parameters.", UnsupportedSyntaxError)
+    returns = [n for n in gast.walk(fn) if isinstance(n, gast.Return)]
+    if not returns:
+        raise source.error(fn, f"{fn.name} returns nothing, so it has no gradient",
+                           "Return the value to differentiate.", UnsupportedSyntaxError)
+    for stmt in fn.body:
+        for node in gast.walk(stmt):
+            _check_node(source, node)
+
+
+def _check_node(source, node):
+    for kind, (message, hint) in _UNSUPPORTED.items():
+        if isinstance(node, kind):
+            raise source.error(node, message, hint, UnsupportedSyntaxError)
+    if _MATCH is not None and isinstance(node, _MATCH):
+        raise source.error(node, "match statements are not supported", "Use if/elif/else.",
+                           UnsupportedSyntaxError)
+    if isinstance(node, (gast.For, gast.While)) and node.orelse:
+        raise source.error(node, "else clauses on loops are not supported",
+                           "Use a flag variable set before break, and test it after the loop.",
+                           UnsupportedSyntaxError)
+    if isinstance(node, gast.Call):
+        for kw in node.keywords:
+            if kw.arg is None:
+                raise source.error(node, "**kwargs in a call is not supported",
+                                   "Pass the keyword arguments one by one.", UnsupportedSyntaxError)
+    if isinstance(node, gast.Lambda) and (node.args.vararg or node.args.kwarg):
+        raise source.error(node, "lambdas with *args or **kwargs are not supported",
+                           "Give the lambda named parameters.", UnsupportedSyntaxError)
+    if isinstance(node, gast.Assign):
+        for target in node.targets:
+            _check_target(source, target)
+    if isinstance(node, gast.AugAssign):
+        _check_target(source, node.target)
+    if isinstance(node, gast.With):
+        if len(node.items) != 1 or node.items[0].optional_vars is not None:
+            raise source.error(node, "only `with astgrad.no_grad():` is supported inside a differentiated function",
+                               "Move other context managers outside the function.", UnsupportedSyntaxError)
+
+
+def _check_target(source, target):
+    if isinstance(target, (gast.Tuple, gast.List)):
+        for elt in target.elts:
+            if not isinstance(elt, gast.Name):
+                raise source.error(elt, "only plain names can be unpacked into",
+                                   "Unpack into names, then assign those.", UnsupportedSyntaxError)
+    elif isinstance(target, gast.Attribute):
+        raise source.error(target, "assigning to an attribute is not supported",
+                           "Keep the value in a local variable and return it.", UnsupportedSyntaxError)
+    elif isinstance(target, gast.Subscript):
+        if not isinstance(target.value, gast.Name):
+            raise source.error(target, "only `name[index] = value` item assignment is supported",
+                               "Assign the inner object to a name first.", UnsupportedSyntaxError)

@@ -1,0 +1,281 @@
+"""A-normal form of one expression assigned to one name.
+
+Called by ``normalize`` for every ``target = expression``: the operands are
+turned into atoms first (emitting their own statements), then one ``Op``
+records the operation, the callable whose rule applies and its arguments in
+the order the rule expects them.
+"""
+
+from __future__ import annotations
+
+from .. import rules
+from . import compat, primitives
+from .compat import gast
+from .ir import If
+from .parse import MISSING
+
+
+def assign_expression(n, target: str, expr):
+    """Emit the statements computing ``expr`` into ``target`` on normalizer ``n``."""
+    kind = type(expr).__name__
+    handler = _HANDLERS.get(kind)
+    if handler is None:
+        raise n.error(expr, f"{kind} expressions are not supported",
+                      "Rewrite it with plain operators, calls, subscripts or comprehensions.")
+    handler(n, target, expr)
+
+
+def _name(n, target, expr):
+    atom = n.load_name(expr)
+    kind = "copy" if atom.id in n.locals else "nondiff"
+    n.emit([target], kind, atom, expr, args=[atom])
+
+
+def _constant(n, target, expr):
+    n.emit([target], "nondiff", compat.clone(expr), expr)
+
+
+def _binop(n, target, expr):
+    left = n.atomize(expr.left)
+    right = n.atomize(expr.right)
+    fn = primitives.BINARY_OPS.get(type(expr.op))
+    node = compat.make("BinOp", left=left, op=expr.op, right=right)
+    if fn is None:
+        n.emit([target], "opaque", node, expr, error=(f"the operator {type(expr.op).__name__} has no gradient rule",
+                                                      "Rewrite it with arithmetic numpy functions."))
+        return
+    _primitive(n, target, node, expr, fn, [left, right], {})
+
+
+def _unaryop(n, target, expr):
+    if compat.is_literal(expr):
+        n.emit([target], "nondiff", compat.clone(expr), expr)
+        return
+    operand = n.atomize(expr.operand)
+    node = compat.make("UnaryOp", op=expr.op, operand=operand)
+    fn = primitives.UNARY_OPS.get(type(expr.op))
+    if fn is None:  # not, ~
+        n.emit([target], "nondiff", node, expr)
+        return
+    _primitive(n, target, node, expr, fn, [operand], {})
+
+
+def _compare(n, target, expr):
+    left = n.atomize(expr.left)
+    rest = [n.atomize(c) for c in expr.comparators]
+    node = compat.make("Compare", left=left, ops=expr.ops, comparators=rest)
+    n.emit([target], "nondiff", node, expr)
+
+
+def _boolop(n, target, expr):
+    # a and b: t = a; if t: t = b     a or b: t = a; if not t: t = b
+    first, rest = expr.values[0], expr.values[1:]
+    n.assign(target, first)
+    for value in rest:
+        if isinstance(expr.op, gast.And):
+            test = target
+        else:
+            test = n.names.temp()
+            n.emit([test], "nondiff", compat.make("UnaryOp", op=gast.Not(), operand=compat.name(target)), expr)
+        saved, n.out = n.out, []
+        n.assign(target, value)
+        body, n.out = n.out, saved
+        n.out.append(If(test if not isinstance(expr.op, gast.And) else _pin(n, target, expr), body, [],
+                        n.src.user_line(n.stmt), n.src.line_text(n.stmt)))
+
+
+def _pin(n, name, node):
+    temp = n.names.temp()
+    n.emit([temp], "nondiff", compat.name(name), node)
+    return temp
+
+
+def _ifexp(n, target, expr):
+    test = n.test_name(expr.test, [])
+    saved, n.out = n.out, []
+    n.assign(target, expr.body)
+    body, n.out = n.out, []
+    n.assign(target, expr.orelse)
+    orelse, n.out = n.out, saved
+    n.out.append(If(test, body, orelse, n.src.user_line(n.stmt), n.src.line_text(n.stmt)))
+
+
+def _sequence(n, target, expr):
+    if isinstance(expr, gast.Tuple) and compat.is_literal(expr):
+        n.emit([target], "nondiff", compat.clone(expr), expr)
+        return
+    atoms = [n.atomize(e) for e in expr.elts]
+    is_list = isinstance(expr, gast.List)
+    node = compat.make("List" if is_list else "Tuple", elts=atoms, ctx=gast.Load())
+    n.emit([target], "pack", node, expr, args=atoms, sequence=is_list)
+    n.sequences.add(target)
+
+
+def _subscript(n, target, expr):
+    base = n.atomize(expr.value)
+    index, arg = n.index(expr.slice)
+    node = compat.make("Subscript", value=base, slice=index, ctx=gast.Load())
+    _primitive(n, target, node, expr, rules.getitem, [base, arg], {})
+
+
+def _attribute(n, target, expr):
+    obj = n.static(expr)
+    if obj is not MISSING:
+        n.emit([target], "nondiff", n.static_ref(expr), expr)
+        return
+    base = n.atomize(expr.value)
+    node = compat.attr(base, expr.attr)
+    if expr.attr in primitives.META_ATTRIBUTES:
+        n.emit([target], "nondiff", node, expr)
+    elif expr.attr == "T":
+        _primitive(n, target, node, expr, rules.find(__import__("numpy").transpose).fn, [base], {})
+    else:
+        n.emit([target], "opaque", node, expr,
+               error=(f"attribute .{expr.attr} of a differentiable value has no gradient rule",
+                      "Use a numpy function with a rule instead (see docs/supported-python.md)."))
+
+
+def _lambda(n, target, expr):
+    raise n.error(expr, "a lambda can only be assigned to a name and called",
+                  "Write `f = lambda x: ...` and call `f(...)`, or define a module-level function.")
+
+
+def _listcomp(n, target, expr):
+    # [elt for v in xs if c] -> target = []; for v in xs: if c: target.append(elt)
+    n.emit([target], "nondiff", compat.make("List", elts=[], ctx=gast.Load()), expr)
+    n.sequences.add(target)
+    loc = dict(lineno=expr.lineno, col_offset=expr.col_offset)
+    renames = {}
+    for gen in expr.generators:
+        for node in gast.walk(gen.target):
+            if isinstance(node, gast.Name):
+                renames[node.id] = n.names.fresh(node.id)
+    def renamed(node):
+        node = compat.clone(node)
+        for sub in gast.walk(node):
+            if isinstance(sub, gast.Name) and sub.id in renames:
+                sub.id = renames[sub.id]
+        return node
+    append = compat.make("Expr", value=compat.call(compat.attr(compat.name(target), "append"),
+                                                   [renamed(expr.elt)]), **loc)
+    stmt = append
+    for gen in reversed(expr.generators):
+        for cond in reversed(gen.ifs):
+            stmt = compat.make("If", test=renamed(cond), body=[stmt], orelse=[], **loc)
+        stmt = compat.make("For", target=renamed(gen.target), iter=renamed(gen.iter), body=[stmt],
+                           orelse=[], **loc)
+    n.locals |= set(renames.values()) | {target}
+    saved = n.stmt
+    n.statement(stmt)
+    n.stmt = saved
+
+
+def _call(n, target, expr):
+    func = expr.func
+    if isinstance(func, gast.Name) and func.id in n.lambdas:
+        _inline_lambda(n, target, expr, n.lambdas[func.id])
+        return
+    args = [n.atomize(a) for a in expr.args]
+    kwargs = {kw.arg: n.atomize(kw.value) for kw in expr.keywords}
+    obj = n.static(func)
+    if obj is MISSING and isinstance(func, gast.Attribute):
+        _method(n, target, expr, n.atomize(func.value), func.attr, args, kwargs)
+        return
+    if obj is MISSING:
+        callee = n.atomize(func)
+        node = compat.call(callee, args, kwargs)
+        n.emit([target], "opaque", node, expr, error=(
+            "calling a local variable is not supported", "Call a module-level function or a primitive."))
+        return
+    obj = primitives.unwrap_gradient_object(obj)
+    callee = n.static_ref(func) if obj is n.static(func) else n.ns.ref(obj)
+    node = compat.call(callee, args, kwargs)
+    kind, info = primitives.classify(obj)
+    if kind == "prim":
+        _primitive(n, target, node, expr, obj, args, kwargs, rule=info)
+    elif kind == "opaque":
+        n.emit([target], "opaque", node, expr, fn=obj, args=args, kwargs=kwargs, error=(
+            info.split(". ")[0], _rule_hint(info)))
+    elif kind == "copy":
+        if len(args) != 1 or kwargs:
+            raise n.error(expr, "float() takes one argument here")
+        n.emit([target], "copy", node, expr, args=args)
+    else:
+        n.emit([target], kind, node, expr, fn=obj, args=args, kwargs=kwargs)
+
+
+def _rule_hint(message: str) -> str:
+    parts = message.split(". ", 1)
+    return parts[1] if len(parts) > 1 else ""
+
+
+def _method(n, target, expr, base, method, args, kwargs):
+    if method in primitives.STOP_METHODS and not args:
+        n.emit([target], "stop", base, expr, args=[base])
+        return
+    if method in primitives.COPY_METHODS and not args:
+        n.emit([target], "copy", base, expr, args=[base])
+        return
+    entry = primitives.METHODS.get(method)
+    if entry is None:
+        node = compat.call(compat.attr(base, method), args, kwargs)
+        n.emit([target], "opaque", node, expr, error=(
+            f"the method .{method}() of a differentiable value has no gradient rule",
+            "Call a numpy function with a rule instead (see docs/supported-python.md)."))
+        return
+    fn, packs = entry
+    if packs and len(args) > 1:
+        args = [compat.tuple_(args)]
+    kind, rule = primitives.classify(fn)
+    node = compat.call(n.ns.ref(fn), [base] + args, kwargs)
+    if kind == "prim":
+        _primitive(n, target, node, expr, fn, [base] + args, kwargs, rule=rule)
+    else:
+        n.emit([target], kind, node, expr, fn=fn, args=[base] + args, kwargs=kwargs)
+
+
+def _inline_lambda(n, target, expr, lam):
+    params = [a.id for a in lam.args.args]
+    if expr.keywords or len(expr.args) > len(params):
+        raise n.error(expr, "call local lambdas with positional arguments only")
+    atoms = [n.atomize(a) for a in expr.args]
+    defaults = list(lam.args.defaults)
+    missing = len(params) - len(atoms)
+    if missing > len(defaults):
+        raise n.error(expr, "too few arguments for the lambda")
+    atoms += [compat.clone(d) for d in defaults[len(defaults) - missing:]] if missing else []
+    body = compat.clone(lam.body)
+    mapping = dict(zip(params, atoms))
+    _substitute(body, mapping)
+    n.assign(target, body)
+
+
+def _substitute(tree, mapping):
+    for node in gast.walk(tree):
+        for field, value in gast.iter_fields(node):
+            if isinstance(value, gast.Name) and value.id in mapping:
+                setattr(node, field, compat.clone(mapping[value.id]))
+            elif isinstance(value, list):
+                for i, item in enumerate(value):
+                    if isinstance(item, gast.Name) and item.id in mapping:
+                        value[i] = compat.clone(mapping[item.id])
+
+
+def _primitive(n, target, node, expr, fn, args, kwargs, rule=None):
+    rule = rule or rules.find(fn)
+    if rule is None:
+        n.emit([target], "opaque", node, expr, fn=fn, args=args, kwargs=kwargs,
+               error=(f"no gradient rule for {rules.qualified_name(fn)}", ""))
+    elif not rule.differentiable:
+        n.emit([target], "nondiff", node, expr, fn=fn, args=args, kwargs=kwargs)
+    else:
+        n.emit([target], "prim", node, expr, fn=fn, args=args, kwargs=kwargs)
+
+
+_HANDLERS = {
+    "Name": _name, "Constant": _constant, "BinOp": _binop, "UnaryOp": _unaryop,
+    "Compare": _compare, "BoolOp": _boolop, "IfExp": _ifexp, "Tuple": _sequence,
+    "List": _sequence, "Subscript": _subscript, "Attribute": _attribute,
+    "Lambda": _lambda, "ListComp": _listcomp, "Call": _call,
+    "JoinedStr": lambda n, t, e: n.emit([t], "nondiff", e, e),
+}

@@ -1,0 +1,331 @@
+"""Inline a rule's body into the adjoint, with names substituted.
+
+A rule ``def sin(g, ans, x): return g * np.cos(x)`` applied to ``y = np.sin(x)``
+becomes the expression ``dy * np.cos(x)``: parameters are replaced by the
+operation's atoms, names the rule takes from its module (``np``,
+``expand_reduced``) are bound in the generated module's namespace, and the
+rule's own locals get fresh names.  Rules whose returns sit inside
+if-statements are inlined with that control flow; rules using loops or
+``*args`` are called as functions instead.  Constant parts fold away
+(``y == 0`` for a literal ``y``), so ``x ** 2`` gives ``dt * (2 * x)``.
+"""
+
+from __future__ import annotations
+
+import builtins
+import inspect
+import operator
+import textwrap
+
+import numpy as np
+
+from . import compat, runtime
+from .compat import gast
+
+_SIMPLE = (int, float, bool, str, type(None))
+
+
+class Inlined:
+    """Statements to run first, then one gradient expression per argument index."""
+
+    def __init__(self, prelude, grads):
+        self.prelude = prelude
+        self.grads = grads
+
+
+class RuleInliner:
+    def __init__(self, ns):
+        self.ns = ns
+        self._parsed = {}
+
+    def _parse(self, rule_fn):
+        if rule_fn not in self._parsed:
+            try:
+                src = textwrap.dedent(inspect.getsource(rule_fn))
+                tree = compat.parse(src)
+                fd = next(n for n in tree.body if isinstance(n, gast.FunctionDef))
+            except (OSError, TypeError, StopIteration, SyntaxError):
+                fd = None
+            self._parsed[rule_fn] = fd
+        return self._parsed[rule_fn]
+
+    def inline(self, rule, op, g, ans, names, needed):
+        """Gradients of ``op``'s positional arguments listed in ``needed``."""
+        vjp = rule.vjp
+        sig = inspect.signature(vjp)
+        count = sum(1 for p in list(sig.parameters.values())[2:]
+                    if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+        count = max(count, 1)
+        try:
+            bound = sig.bind(_Atom(g), _Atom(ans), *[_Atom(a) for a in op.args],
+                             **{k: _Atom(v) for k, v in op.kwargs.items()})
+        except TypeError as exc:
+            raise ValueError(f"the arguments do not match the rule {vjp.__name__}: {exc}") from None
+        fd = self._parse(vjp)
+        body = None if fd is None else self._body(fd, sig, bound)
+        if body is None:
+            return self._call(vjp, g, ans, op, names, needed, count)
+        mapping, locals_ = body
+        stmts = [s for s in fd.body if not _docstring(s)]
+        stmts = _tail_returns(stmts)
+        if stmts is None:
+            return self._call(vjp, g, ans, op, names, needed, count)
+        renames = {name: names.fresh(name) for name in sorted(locals_)}
+        free = self._free_names(fd, vjp, set(mapping) | set(locals_))
+        if free is None:
+            return self._call(vjp, g, ans, op, names, needed, count)
+        prelude = [compat.assign(renames[p], compat.clone(mapping[p])) for p in sorted(locals_ & set(mapping))]
+        stmts = [_rename(compat.clone(s), mapping, renames, free) for s in stmts]
+        stmts = [_fold_stmt(s, self.ns) for s in stmts]
+        stmts = _flatten(stmts)
+        if len(stmts) == 1 and isinstance(stmts[-1], gast.Return) or (
+                stmts and isinstance(stmts[-1], gast.Return) and not _has_return(stmts[:-1])):
+            grads = self._split(stmts[-1].value, count, needed, names, prelude)
+            return Inlined(prelude + stmts[:-1], grads)
+        targets = {i: names.temp() for i in needed}
+        converted = _returns_to_assignments(stmts, targets, count, self, names)
+        grads = {i: compat.name(t) for i, t in targets.items()}
+        return Inlined(prelude + converted, grads)
+
+    def _body(self, fd, sig, bound):
+        """Parameter substitutions and the rule's local names, or None to call it."""
+        bound.apply_defaults()
+        mapping = {}
+        for pname, value in bound.arguments.items():
+            kind = sig.parameters[pname].kind
+            if kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+                if _uses(fd, pname):
+                    return None
+                continue
+            mapping[pname] = self._expr(value)
+        stored = set()
+        for node in gast.walk(fd):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                stored.add(node.id)
+            if isinstance(node, (gast.For, gast.While, gast.Try, gast.With, gast.Lambda, gast.Global,
+                                 gast.Nonlocal, gast.FunctionDef)) and node is not fd:
+                return None
+        return mapping, stored
+
+    def _expr(self, value):
+        if isinstance(value, _Atom):
+            return value.node
+        if isinstance(value, _SIMPLE):
+            return compat.const(value)
+        if isinstance(value, tuple) and all(isinstance(v, _SIMPLE) for v in value):
+            return compat.tuple_([compat.const(v) for v in value])
+        return compat.name(self.ns.bind(value, "default"))
+
+    def _free_names(self, fd, fn, bound_names):
+        free = {}
+        for node in gast.walk(fd):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and node.id not in bound_names:
+                if node.id in free:
+                    continue
+                if node.id in fn.__globals__:
+                    obj = fn.__globals__[node.id]
+                elif hasattr(builtins, node.id):
+                    free[node.id] = node.id
+                    continue
+                else:
+                    return None
+                free[node.id] = self.ns.bind(obj, node.id)
+                self.ns.pure.add(free[node.id])
+        return free
+
+    def _split(self, value, count, needed, names, prelude):
+        if isinstance(value, gast.Tuple):
+            return {i: value.elts[i] for i in needed
+                    if i < len(value.elts) and not _is_none(value.elts[i])}
+        if count == 1:
+            return {0: value} if 0 in needed else {}
+        temps = [names.temp() for _ in range(count)]
+        call = compat.call(compat.name(self._helper(runtime.gradient_tuple)), [value, compat.const(count)])
+        prelude.append(compat.assign(temps, call))
+        return {i: compat.name(temps[i]) for i in needed if i < count}
+
+    def _helper(self, fn):
+        name = self.ns.bind(fn, fn.__name__)
+        self.ns.pure.add(name)
+        return name
+
+    def _call(self, vjp, g, ans, op, names, needed, count):
+        fn = compat.name(self._helper(vjp))
+        value = compat.call(fn, [compat.name(g), compat.name(ans)] + [compat.clone(a) for a in op.args],
+                            {k: compat.clone(v) for k, v in op.kwargs.items()})
+        prelude = []
+        grads = self._split(value, count, needed, names, prelude)
+        return Inlined(prelude, grads)
+
+
+class _Atom:
+    """A placeholder standing for an atom while binding a rule's signature."""
+
+    def __init__(self, node):
+        self.node = node if not isinstance(node, str) else compat.name(node)
+
+
+def _uses(fd, pname):
+    return any(isinstance(n, gast.Name) and n.id == pname for n in gast.walk(fd))
+
+
+def _docstring(s):
+    return isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant)
+
+
+def _is_none(node):
+    return isinstance(node, gast.Constant) and node.value is None
+
+
+def _has_return(stmts):
+    return any(isinstance(n, gast.Return) for s in stmts for n in gast.walk(s))
+
+
+def _returns(stmts):
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, gast.Return):
+        return True
+    return isinstance(last, gast.If) and _returns(last.body) and _returns(last.orelse)
+
+
+def _tail_returns(stmts):
+    """Move code after ``if c: return`` into an else branch; None if impossible."""
+    out = []
+    for i, s in enumerate(stmts):
+        rest = stmts[i + 1:]
+        if isinstance(s, gast.Return):
+            return out + [s]
+        if isinstance(s, gast.If) and _has_return([s]):
+            body = s.body if _returns(s.body) else s.body + rest
+            orelse = s.orelse if _returns(s.orelse) else s.orelse + rest
+            body, orelse = _tail_returns(body), _tail_returns(orelse)
+            if body is None or orelse is None:
+                return None
+            return out + [compat.make("If", test=s.test, body=body, orelse=orelse)]
+        out.append(s)
+    return None
+
+
+def _rename(tree, mapping, renames, free):
+    def replace(node):
+        if isinstance(node, gast.Name):
+            if node.id in renames:
+                return compat.make("Name", id=renames[node.id], ctx=node.ctx)
+            if node.id in mapping and isinstance(node.ctx, gast.Load):
+                return compat.clone(mapping[node.id])
+            if node.id in free:
+                return compat.make("Name", id=free[node.id], ctx=node.ctx)
+        return None
+    return _transform(tree, replace)
+
+
+def _transform(node, fn):
+    new = fn(node)
+    if new is not None:
+        return new
+    for field, value in gast.iter_fields(node):
+        if isinstance(value, gast.AST):
+            setattr(node, field, _transform(value, fn))
+        elif isinstance(value, list):
+            setattr(node, field, [_transform(v, fn) if isinstance(v, gast.AST) else v for v in value])
+    return node
+
+
+def _returns_to_assignments(stmts, targets, count, inliner, names):
+    out = []
+    for s in stmts:
+        if isinstance(s, gast.Return):
+            prelude = []
+            grads = inliner._split(s.value, count, list(targets), names, prelude)
+            out += prelude
+            for i, t in targets.items():
+                out.append(compat.assign(t, grads.get(i, compat.const(0.0))))
+        elif isinstance(s, gast.If):
+            out.append(compat.make("If", test=s.test,
+                                   body=_returns_to_assignments(s.body, targets, count, inliner, names),
+                                   orelse=_returns_to_assignments(s.orelse, targets, count, inliner, names)))
+        else:
+            out.append(s)
+    return out
+
+
+# -- constant folding -------------------------------------------------------
+
+_BINOPS = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
+           gast.Div: operator.truediv, gast.Pow: operator.pow}
+_CMPOPS = {gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Lt: operator.lt, gast.LtE: operator.le,
+           gast.Gt: operator.gt, gast.GtE: operator.ge, gast.Is: operator.is_, gast.IsNot: operator.is_not}
+
+
+def _const(node):
+    return isinstance(node, gast.Constant)
+
+
+def fold(node, ns):
+    """Evaluate the parts of an expression that are constant."""
+    def visit(n):
+        for field, value in gast.iter_fields(n):
+            if isinstance(value, gast.AST):
+                setattr(n, field, visit(value))
+            elif isinstance(value, list):
+                setattr(n, field, [visit(v) if isinstance(v, gast.AST) else v for v in value])
+        return _fold_node(n, ns)
+    return visit(node)
+
+
+def _fold_node(n, ns):
+    try:
+        if isinstance(n, gast.BinOp) and _const(n.left) and _const(n.right) and type(n.op) in _BINOPS:
+            value = _BINOPS[type(n.op)](n.left.value, n.right.value)
+            if isinstance(value, (int, float)) and abs(value) < 1e15:
+                return compat.const(value)
+        if isinstance(n, gast.BinOp) and isinstance(n.op, gast.Pow) and _const(n.right) and n.right.value == 1:
+            return n.left
+        if isinstance(n, gast.Compare) and len(n.ops) == 1 and _const(n.left) and _const(n.comparators[0]) \
+                and type(n.ops[0]) in _CMPOPS:
+            return compat.const(bool(_CMPOPS[type(n.ops[0])](n.left.value, n.comparators[0].value)))
+        if isinstance(n, gast.UnaryOp) and _const(n.operand):
+            if isinstance(n.op, gast.Not):
+                return compat.const(not n.operand.value)
+        if isinstance(n, gast.BoolOp) and _const(n.values[0]):
+            first = bool(n.values[0].value)
+            decided = (not first) if isinstance(n.op, gast.And) else first
+            if decided:
+                return compat.const(first)
+            rest = n.values[1:]
+            return rest[0] if len(rest) == 1 else compat.make("BoolOp", op=n.op, values=rest)
+        if isinstance(n, gast.IfExp) and _const(n.test):
+            return n.body if n.test.value else n.orelse
+        if isinstance(n, gast.Call) and _is_np_where(n.func, ns) and len(n.args) == 3 and _const(n.args[0]) \
+                and isinstance(n.args[0].value, bool):
+            return n.args[1] if n.args[0].value else n.args[2]
+    except Exception:  # folding is an optimisation; leave anything odd alone
+        return n
+    return n
+
+
+def _is_np_where(func, ns):
+    return isinstance(func, gast.Attribute) and func.attr == "where" and isinstance(func.value, gast.Name) \
+        and ns.globals.get(func.value.id) is np
+
+
+def _fold_stmt(stmt, ns):
+    stmt = fold(stmt, ns)
+    if isinstance(stmt, gast.If):
+        if _const(stmt.test):
+            return [_fold_stmt(s, ns) for s in (stmt.body if stmt.test.value else stmt.orelse)]
+        stmt.body = _flatten([_fold_stmt(s, ns) for s in stmt.body])
+        stmt.orelse = _flatten([_fold_stmt(s, ns) for s in stmt.orelse])
+    return stmt
+
+
+def _flatten(stmts):
+    out = []
+    for s in stmts:
+        if isinstance(s, list):
+            out += _flatten(s)
+        else:
+            out.append(s)
+    return out

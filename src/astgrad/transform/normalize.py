@@ -1,0 +1,388 @@
+"""A-normal form: one operation per statement, every operand an atom.
+
+``x = a * b + c`` becomes ``t1 = a * b`` / ``x = t1 + c``; ``x += y`` becomes
+``x = x + y``; method calls and attributes become calls of known primitives;
+conditional expressions, ``and``/``or`` and list comprehensions become
+statements; lambdas assigned to a local name are inlined at their calls.
+The output is a list of ``ir`` statements.  Temporaries are numbered in
+order, so the same function always normalises to the same names.
+"""
+
+from __future__ import annotations
+
+import types
+
+from .. import rules
+from . import compat, primitives
+from .compat import gast
+from .errors import UnsupportedSyntaxError
+from .ir import Break, For, If, Op, Raw, While, atom_names
+from .parse import MISSING
+from .structure import Structurer
+
+
+def local_names(fn_node) -> set[str]:
+    """Parameters and every name the function assigns."""
+    args = fn_node.args
+    found = {a.id for a in list(args.args) + list(args.posonlyargs or []) + list(args.kwonlyargs)}
+    for node in gast.walk(fn_node):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
+            found.add(node.id)
+    return found
+
+
+def param_names(fn_node) -> list[str]:
+    args = fn_node.args
+    return [a.id for a in list(args.posonlyargs or []) + list(args.args) + list(args.kwonlyargs)]
+
+
+class Normalizer:
+    def __init__(self, source, names, ns):
+        self.src = source
+        self.names = names
+        self.ns = ns
+        self.locals = local_names(source.tree)
+        self.names.reserve(*self.locals)
+        self.lambdas: dict[str, gast.Lambda] = {}
+        self.out: list = []
+        self.stop = False
+        self.stmt = source.tree
+        self.sequences: set[str] = set()
+        self.temps: set[str] = set()
+
+    # -- entry --------------------------------------------------------
+
+    def function(self):
+        """(IR body, return atom)."""
+        body, result = Structurer(self.names).function_body(self.src.tree.body)
+        self.locals |= {n.id for s in body for n in gast.walk(s)
+                        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        if result is not None:
+            self.locals.add(result)
+        ret = None
+        for stmt in body:
+            if isinstance(stmt, gast.Return):
+                self.stmt = stmt
+                value = stmt.value if stmt.value is not None else compat.const(None)
+                if isinstance(value, gast.Name) or compat.is_literal(value):
+                    ret = self.atomize(value)
+                else:
+                    result = self.names.fresh("result")
+                    self.locals.add(result)
+                    self.assign(result, value)
+                    ret = compat.name(result)
+            else:
+                self.statement(stmt)
+        if ret is None:
+            ret = compat.name(result)
+        return self.out, ret
+
+    # -- helpers ------------------------------------------------------
+
+    def error(self, node, message, hint=""):
+        return self.src.error(node if getattr(node, "lineno", None) else self.stmt, message, hint,
+                              UnsupportedSyntaxError)
+
+    def block(self, stmts):
+        saved, self.out = self.out, []
+        for s in stmts:
+            self.statement(s)
+        new, self.out = self.out, saved
+        return new
+
+    def emit(self, targets, kind, expr, node=None, fn=None, args=(), kwargs=None, error=None,
+             sequence=False):
+        if self.stop and kind not in ("nondiff",):
+            kind = "nondiff"
+        line = self.src.user_line(self.stmt)
+        text = self.src.line_text(self.stmt)
+        op = Op(list(targets), kind, expr, line, text, node or self.stmt, fn, list(args),
+                dict(kwargs or {}), error, sequence)
+        reads = set(atom_names(expr))
+        clash = [t for t in targets if t in reads]
+        if clash and len(targets) == 1 and kind not in ("copy", "nondiff"):
+            temp = self.names.temp()
+            op.targets = [temp]
+            self.out.append(op)
+            self.out.append(Op(list(targets), "copy", compat.name(temp), line, text, op.node,
+                               args=[compat.name(temp)]))
+        else:
+            self.out.append(op)
+        return op
+
+    def load_name(self, node):
+        """An atom for a name: locals stay, free names are bound in the namespace."""
+        if node.id in self.locals:
+            return compat.name(node.id)
+        obj = self.src.resolve(node.id)
+        if obj is MISSING:
+            raise self.error(node, f"name {node.id!r} is not defined",
+                             "Define it before the function is differentiated.")
+        if isinstance(obj, (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType)) \
+                or callable(obj):
+            return compat.name(self.ns.bind(obj, node.id))
+        place = self.src.live_source(node.id)
+        if place is None:
+            return compat.name(self.ns.bind(obj, node.id))
+        return compat.name(self.ns.bind_live(place, node.id, node.id))
+
+    def atomize(self, expr):
+        if isinstance(expr, gast.Name):
+            return self.load_name(expr)
+        if compat.is_literal(expr):
+            return compat.clone(expr)
+        if isinstance(expr, gast.Attribute) and self.static(expr) is not MISSING:
+            return self.static_ref(expr)
+        temp = self.names.temp()
+        self.temps.add(temp)
+        self.assign(temp, expr)
+        return compat.name(temp)
+
+    def static(self, expr):
+        return self.src.resolve_expr(expr, self.locals)
+
+    def static_ref(self, expr):
+        """``np.pi`` or ``np.linalg.norm`` with its root name bound."""
+        if isinstance(expr, gast.Name):
+            return self.load_name(expr)
+        return compat.attr(self.static_ref(expr.value), expr.attr)
+
+    # -- statements ---------------------------------------------------
+
+    def statement(self, s):
+        self.stmt = s if getattr(s, "lineno", None) else self.stmt
+        if isinstance(s, gast.Assign):
+            value = s.value
+            if len(s.targets) > 1:
+                atom = self.atomize(value)
+                for target in s.targets:
+                    self.store(target, atom)
+                return
+            target = s.targets[0]
+            if isinstance(target, gast.Name) and isinstance(value, gast.Lambda):
+                self.lambdas[target.id] = value
+                return
+            self.store(target, value)
+        elif isinstance(s, gast.AugAssign):
+            load = compat.clone(s.target)
+            for n in gast.walk(load):
+                if hasattr(n, "ctx"):
+                    n.ctx = gast.Load()
+            value = compat.make("BinOp", left=load, op=s.op, right=s.value,
+                                lineno=s.lineno, col_offset=s.col_offset)
+            self.store(s.target, value)
+        elif isinstance(s, gast.AnnAssign):
+            if s.value is not None:
+                self.store(s.target, s.value)
+        elif isinstance(s, gast.Expr):
+            self.expression_statement(s)
+        elif isinstance(s, gast.If):
+            test = self.test_name(s.test, s.body + s.orelse)
+            self.out.append(If(test, self.block(s.body), self.block(s.orelse),
+                               self.src.user_line(s), self.src.line_text(s)))
+        elif isinstance(s, gast.For):
+            self.for_loop(s)
+        elif isinstance(s, gast.While):
+            self.while_loop(s)
+        elif isinstance(s, gast.Break):
+            self.out.append(Break())
+        elif isinstance(s, gast.Pass):
+            pass
+        elif isinstance(s, gast.Assert):
+            self.out.append(Raw(s, self.src.user_line(s), self.src.line_text(s)))
+        elif isinstance(s, gast.With):
+            self.with_block(s)
+        else:
+            raise self.error(s, f"{type(s).__name__} statements are not supported",
+                             "Rewrite it with assignments, if, for and while.")
+
+    def test_name(self, test, body):
+        """An atom name for a branch condition not reassigned inside ``body``."""
+        atom = self.atomize(test)
+        assigned = {n.id for st in body for n in gast.walk(st)
+                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        if isinstance(atom, gast.Name) and atom.id not in assigned and (
+                atom.id in self.locals or atom.id in self.temps):
+            return atom.id
+        temp = self.names.temp()
+        self.emit([temp], "nondiff", atom, test)
+        return temp
+
+    def store(self, target, value):
+        if isinstance(target, gast.Name):
+            self.assign(target.id, value)
+        elif isinstance(target, (gast.Tuple, gast.List)):
+            names = [e.id for e in target.elts]
+            if isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(names):
+                atoms = [self.atomize(e) for e in value.elts]
+                moved = []
+                for a in atoms:  # a, b = b, a: read every value before writing any
+                    if isinstance(a, gast.Name) and a.id in names:
+                        temp = self.names.temp()
+                        self.emit([temp], "copy", a, args=[a])
+                        a = compat.name(temp)
+                    moved.append(a)
+                for name, a in zip(names, moved):
+                    self.assign(name, a)
+            else:
+                atom = self.atomize(value)
+                self.emit(names, "unpack", atom, value, args=[atom])
+        elif isinstance(target, gast.Subscript):
+            base = self.load_name(target.value)
+            index, index_arg = self.index(target.slice)
+            item = self.atomize(value)
+            expr = compat.call(self.ns.ref(rules.setitem), [base, index_arg, item])
+            self.emit([target.value.id], "prim", expr, target, rules.setitem,
+                      [base, index_arg, item])
+        else:
+            raise self.error(target, "unsupported assignment target")
+
+    def expression_statement(self, s):
+        value = s.value
+        if isinstance(value, gast.Constant):
+            return
+        if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) \
+                and value.func.attr == "append" and isinstance(value.func.value, gast.Name) \
+                and value.func.value.id in self.locals and len(value.args) == 1:
+            lst = value.func.value.id
+            item = self.atomize(value.args[0])
+            self.sequences.add(lst)
+            expr = compat.call(self.ns.ref(_append()), [compat.name(lst), item])
+            self.emit([lst], "prim", expr, value, _append(), [compat.name(lst), item])
+            return
+        if isinstance(value, gast.Call):
+            atom = self.atomize(value)
+            self.out[-1] = _as_statement(self.out[-1], atom, self.src, s)
+            return
+        raise self.error(s, "expression statements other than calls are not supported",
+                         "Assign the value to a name or remove the statement.")
+
+    def with_block(self, s):
+        ctx = s.items[0].context_expr
+        obj = self.static(ctx.func) if isinstance(ctx, gast.Call) else MISSING
+        if getattr(obj, "__name__", "") != "no_grad" or ctx.args or ctx.keywords:
+            raise self.error(s, "only `with astgrad.no_grad():` is supported inside a differentiated function",
+                             "Move other context managers outside the function.")
+        saved, self.stop = self.stop, True
+        for st in s.body:
+            self.statement(st)
+        self.stop = saved
+
+    # -- loops ----------------------------------------------------------
+
+    def for_loop(self, s):
+        if not isinstance(s.target, (gast.Name, gast.Tuple)):
+            raise self.error(s.target, "for loops must assign a name or a tuple of names")
+        body_assigned = {n.id for st in s.body for n in gast.walk(st)
+                         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        it = s.iter
+        head = []
+        fn = self.static(it.func) if isinstance(it, gast.Call) else MISSING
+        line, text = self.src.user_line(s), self.src.line_text(s)
+        if fn is range and isinstance(s.target, gast.Name) and not it.keywords:
+            args = [self.atomize(a) for a in it.args]
+            iter_expr = compat.call(compat.name(self.ns.bind(range, "range")), args)
+            if any(n in body_assigned for n in atom_names(iter_expr)):
+                temp = self.names.temp()
+                self.emit([temp], "nondiff", iter_expr, it)
+                iter_expr = compat.name(temp)
+            target = s.target.id
+        else:
+            if fn is enumerate and isinstance(s.target, gast.Tuple) and len(s.target.elts) == 2 \
+                    and len(it.args) == 1:
+                seqs = [self.atomize(it.args[0])]
+                target = s.target.elts[0].id
+                items = [s.target.elts[1]]
+            elif fn is zip and isinstance(s.target, gast.Tuple) and len(s.target.elts) == len(it.args):
+                seqs = [self.atomize(a) for a in it.args]
+                target = self.names.fresh("i")
+                items = list(s.target.elts)
+            else:
+                seqs = [self.atomize(it)]
+                target = self.names.fresh("i")
+                items = [s.target]
+            seqs = [self.pinned(a, body_assigned) for a in seqs]
+            lens = []
+            for a in seqs:
+                temp = self.names.temp()
+                self.emit([temp], "nondiff", compat.call(compat.name(self.ns.bind(len, "len")), [a]), it)
+                lens.append(compat.name(temp))
+            count = lens[0]
+            if len(lens) > 1:
+                temp = self.names.temp()
+                self.emit([temp], "nondiff", compat.call(compat.name(self.ns.bind(min, "min")), lens), it)
+                count = compat.name(temp)
+            iter_expr = compat.call(compat.name(self.ns.bind(range, "range")), [count])
+            for seq, item in zip(seqs, items):
+                sub = compat.make("Subscript", value=seq, slice=compat.name(target), ctx=gast.Load(),
+                                  lineno=s.lineno, col_offset=s.col_offset)
+                head.append(compat.make("Assign", targets=[item], value=sub, lineno=s.lineno,
+                                        col_offset=s.col_offset))
+        saved = self.stmt
+        body = self.block(head + list(s.body))
+        self.stmt = saved
+        self.out.append(For(target, iter_expr, body, line, text))
+
+    def pinned(self, atom, assigned):
+        """An atom whose value the loop body cannot change."""
+        if isinstance(atom, gast.Name) and atom.id in assigned:
+            temp = self.names.temp()
+            self.emit([temp], "copy", atom, args=[atom])
+            return compat.name(temp)
+        return atom
+
+    def while_loop(self, s):
+        cond = self.block_expr(s.test)
+        test = cond[1]
+        body = self.block(s.body)
+        again = self.block_expr(s.test, reuse=test)
+        self.out.append(While(cond[0], test, body + again[0], self.src.user_line(s),
+                              self.src.line_text(s)))
+
+    def block_expr(self, expr, reuse=None):
+        saved, self.out = self.out, []
+        atom = self.atomize(expr)
+        name = reuse or self.names.temp()
+        self.emit([name], "nondiff", atom, expr)
+        stmts, self.out = self.out, saved
+        return stmts, name
+
+    # -- expressions ------------------------------------------------------
+
+    def index(self, node):
+        """(index for the primal, index as a rule argument)."""
+        if isinstance(node, gast.Slice):
+            parts = {k: (None if getattr(node, k) is None else self.atomize(getattr(node, k)))
+                     for k in ("lower", "upper", "step")}
+            idx = compat.make("Slice", **parts)
+        elif isinstance(node, gast.Tuple):
+            idx = compat.tuple_([self.index(e)[0] for e in node.elts])
+        else:
+            idx = self.atomize(node)
+        if any(isinstance(n, gast.Slice) for n in gast.walk(idx)):
+            arg = compat.make("Subscript", value=compat.attr(compat.name(self.ns.bind(_np(), "np")), "s_"),
+                              slice=compat.clone(idx), ctx=gast.Load())
+        else:
+            arg = compat.clone(idx)
+        return idx, arg
+
+    def assign(self, target: str, expr):
+        from .expressions import assign_expression
+        assign_expression(self, target, expr)
+
+
+def _np():
+    import numpy
+    return numpy
+
+
+def _append():
+    from .runtime import append
+    return append
+
+
+def _as_statement(op, atom, src, s):
+    """A call kept only for its effect (print): emitted as is, no adjoint."""
+    if op.kind in ("nondiff", "opaque") and isinstance(atom, gast.Name) and op.targets == [atom.id]:
+        return Raw(compat.expr_stmt(op.expr), src.user_line(s), src.line_text(s))
+    return op

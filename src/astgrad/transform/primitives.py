@@ -1,0 +1,108 @@
+"""How Python syntax maps onto the rule table.
+
+Operators map to numpy ufuncs (``a + b`` is ``np.add``), array methods and
+attributes to numpy functions (``x.sum(axis=1)`` is ``np.sum(x, axis=1)``,
+``x.T`` is ``np.transpose(x)``), builtins to their numpy counterparts where
+one exists.  ``classify`` says what the transformer does with a callable.
+"""
+
+from __future__ import annotations
+
+import builtins
+import types
+
+import numpy as np
+
+from .. import rules
+from .compat import gast
+
+BINARY_OPS = {
+    gast.Add: np.add, gast.Sub: np.subtract, gast.Mult: np.multiply,
+    gast.Div: np.divide, gast.Pow: np.power, gast.MatMult: np.matmul,
+    gast.FloorDiv: np.floor_divide, gast.Mod: np.remainder,
+}
+UNARY_OPS = {gast.USub: np.negative, gast.UAdd: np.positive}
+
+#: array (and Tensor) methods -> (numpy callable, positional args packed into one tuple)
+METHODS = {
+    "sum": (np.sum, False), "mean": (np.mean, False), "max": (np.max, False),
+    "min": (np.min, False), "prod": (np.prod, False), "var": (np.var, False),
+    "std": (np.std, False), "dot": (np.dot, False), "reshape": (np.reshape, True),
+    "view": (np.reshape, True), "transpose": (np.transpose, True), "ravel": (np.ravel, False),
+    "flatten": (np.ravel, False), "squeeze": (np.squeeze, False), "swapaxes": (np.swapaxes, False),
+    "clip": (np.clip, False), "clamp": (np.clip, False), "astype": (rules.astype, False),
+    "round": (np.round, False), "exp": (np.exp, False), "log": (np.log, False),
+    "sin": (np.sin, False), "cos": (np.cos, False), "tanh": (np.tanh, False),
+    "sqrt": (np.sqrt, False), "abs": (np.absolute, False), "sigmoid": (rules.sigmoid, False),
+    "relu": (rules.relu, False), "pow": (np.power, False), "matmul": (np.matmul, False),
+    "mm": (np.matmul, False), "t": (np.transpose, False), "norm": (np.linalg.norm, False),
+    "argmax": (np.argmax, False), "argmin": (np.argmin, False),
+}
+#: methods that return the value itself (a copy the gradient flows through)
+COPY_METHODS = {"copy", "clone", "item", "numpy", "tolist"}
+#: methods whose result the gradient does not flow through
+STOP_METHODS = {"detach"}
+#: attributes that carry no gradient
+META_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "requires_grad", "is_leaf"}
+
+#: builtins with a numpy counterpart
+BUILTIN_PRIMITIVES = {builtins.abs: np.absolute}
+#: builtins that return their argument's value (gradient flows through)
+BUILTIN_COPIES = {builtins.float}
+#: builtins whose result carries no gradient
+BUILTIN_CONSTANTS = {
+    builtins.range, builtins.len, builtins.int, builtins.bool, builtins.print,
+    builtins.isinstance, builtins.str, builtins.round, builtins.type, builtins.repr,
+    builtins.hasattr, builtins.callable,
+}
+
+
+def is_user_function(obj) -> bool:
+    """A Python function the transformer should differentiate through."""
+    return isinstance(obj, types.FunctionType) and not hasattr(obj, "__astgrad_primitive__")
+
+
+def unwrap_gradient_object(obj):
+    """``grad(f)`` objects called inside a function stand for ``f``."""
+    inner = getattr(obj, "__astgrad_function__", None)
+    return inner if inner is not None else obj
+
+
+def classify(fn):
+    """('prim', rule) | ('nondiff', None) | ('copy', None) | ('call', None) | ('opaque', message)."""
+    if fn in BUILTIN_PRIMITIVES:
+        return "prim", rules.lookup(BUILTIN_PRIMITIVES[fn])
+    try:
+        if fn in BUILTIN_COPIES:
+            return "copy", None
+        if fn in BUILTIN_CONSTANTS:
+            return "nondiff", None
+    except TypeError:
+        pass
+    rule = rules.find(fn)
+    if rule is not None:
+        return ("prim", rule) if rule.differentiable else ("nondiff", None)
+    if is_user_function(fn):
+        return "call", None
+    try:
+        rules.lookup(fn)
+    except rules.NoRuleError as exc:
+        return "opaque", str(exc)
+    return "opaque", "no gradient rule"
+
+
+def needs_unbroadcast(fn) -> bool:
+    """Whether a rule's gradients may have the output's (broadcast) shape."""
+    if isinstance(fn, np.ufunc):
+        return fn.nin >= 2
+    return fn not in _SHAPE_KEEPING
+
+
+_SHAPE_KEEPING = {
+    np.sum, np.mean, np.max, np.min, np.amax, np.amin, np.prod, np.var, np.std,
+    np.linalg.norm, np.reshape, np.ravel, np.squeeze, np.expand_dims, np.transpose,
+    np.swapaxes, np.moveaxis, np.concatenate, np.stack, rules.getitem, rules.scatter,
+    rules.sigmoid, rules.relu, rules.max_along, rules.min_along, rules.vector_norm,
+    rules.astype,
+}
+_SHAPE_KEEPING = {rules.find(f).fn if rules.find(f) else f for f in _SHAPE_KEEPING}

@@ -1,0 +1,328 @@
+"""The primal and adjoint sweeps of one function.
+
+The primal sweep is the normalised function with pushes onto ``_stack``:
+the old value of an overwritten variable the adjoint reads, the branch an
+``if`` took, the trip count of a loop that may break or of a ``while``.
+The adjoint sweep walks the statements backwards, inlines each rule, pops
+what the primal pushed and accumulates gradients into ``d<name>``.
+
+Adjoint variables are tracked statically as *live* (holding a value) or
+not (zero): the first contribution assigns, later ones add, a gradient that
+is statically zero is never computed, and ``0.0`` is written only where
+control flow joins paths that disagree.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+from .. import rules
+from . import compat, primitives, runtime
+from .compat import gast
+from .errors import TransformError
+from .ir import Break, For, If, Op, Raw, While, walk_ops
+
+STACK = "_stack"
+
+
+def _push(value):
+    return compat.expr_stmt(compat.call(compat.attr(compat.name(STACK), "append"), [value]))
+
+
+def _pop():
+    return compat.call(compat.attr(compat.name(STACK), "pop"))
+
+
+class Reverser:
+    def __init__(self, builder, plan):
+        self.builder = builder
+        self.plan = plan
+        self.an = plan.analysis
+        self.names = plan.names
+        self.adj = plan.adjoints
+        self.ns = builder.ns
+        self.sequences = plan.sequences
+
+    # -- primal --------------------------------------------------------
+
+    def primal(self, stmts):
+        out = []
+        for s in stmts:
+            if isinstance(s, Op):
+                out += self.primal_op(s)
+            elif isinstance(s, If):
+                node = compat.if_stmt(compat.name(s.test), self.primal(s.body), self.primal(s.orelse))
+                out.append(node)
+                if self.needed(s):
+                    out.append(_push(compat.name(s.test)))
+            elif isinstance(s, For):
+                out += self.primal_for(s)
+            elif isinstance(s, While):
+                out += self.primal_while(s)
+            elif isinstance(s, Break):
+                out.append(compat.make("Break"))
+            elif isinstance(s, Raw):
+                out.append(s.stmt)
+        return out
+
+    def primal_op(self, op):
+        out = [_push(compat.name(t)) for t in op.targets if t in self.an.saved]
+        expr = op.expr
+        if op.kind == "call" and self.an.is_active(op):
+            forward, _, _ = self.call_variant(op)
+            expr = compat.call(compat.name(forward), [compat.name(STACK)] + [compat.clone(a) for a in op.args],
+                               {k: compat.clone(v) for k, v in op.kwargs.items()})
+        target = op.targets if op.kind == "unpack" else op.targets[0]
+        out.append(compat.assign(target, compat.clone(expr)))
+        return out
+
+    def primal_for(self, s):
+        out = []
+        if s.target in self.an.saved:
+            out.append(_push(compat.name(s.target)))
+        body = self.primal(s.body)
+        counted = self.needed(s) and _breaks(s.body)
+        if counted:
+            trips = self.names.fresh("_trips")
+            out.append(compat.assign(trips, compat.const(0)))
+            body = [compat.assign(trips, compat.binop(compat.name(trips), "Add", compat.const(1)))] + body
+        out.append(compat.for_stmt(s.target, compat.clone(s.iter), body))
+        if counted:
+            out.append(_push(compat.name(trips)))
+        return out
+
+    def primal_while(self, s):
+        out = self.primal(s.cond)
+        body = self.primal(s.body)
+        if not self.needed(s):
+            return out + [compat.while_stmt(compat.name(s.test), body)]
+        trips = self.names.fresh("_trips")
+        out.append(compat.assign(trips, compat.const(0)))
+        body = [compat.assign(trips, compat.binop(compat.name(trips), "Add", compat.const(1)))] + body
+        out.append(compat.while_stmt(compat.name(s.test), body))
+        out.append(_push(compat.name(trips)))
+        return out
+
+    def needed(self, s) -> bool:
+        """Whether the statement leaves anything for the adjoint sweep to do."""
+        if isinstance(s, Op):
+            return self.an.is_active(s) or any(t in self.an.saved for t in s.targets)
+        if isinstance(s, If):
+            return any(self.needed(x) for x in s.body + s.orelse)
+        if isinstance(s, For):
+            return s.target in self.an.saved or any(self.needed(x) for x in s.body)
+        if isinstance(s, While):
+            return any(self.needed(x) for x in s.cond + s.body)
+        return False
+
+    # -- adjoint -----------------------------------------------------------
+
+    def adjoint(self, stmts, live):
+        """Adjoint code for ``stmts`` (reversed) and the live set after it."""
+        out = []
+        last_line = None
+        for s in reversed(stmts):
+            if not self.needed(s):
+                continue
+            code = []
+            if isinstance(s, Op):
+                self.adjoint_op(s, live, code)
+            elif isinstance(s, If):
+                code = self.adjoint_if(s, live)
+            elif isinstance(s, For):
+                code = self.adjoint_for(s, live)
+            elif isinstance(s, While):
+                code = self.adjoint_while(s, live)
+            if not code:
+                continue
+            if s.line != last_line or not isinstance(s, Op):
+                out.append(self.builder.comment(f"grad of line {s.line}: {s.text}"))
+            last_line = s.line if isinstance(s, Op) else None
+            out += code
+        return out, live
+
+    def adjoint_op(self, op, live, out):
+        if self.an.is_active(op):
+            kind = op.kind
+            if kind == "prim":
+                self.adjoint_prim(op, live, out)
+            elif kind == "copy":
+                if op.targets[0] in live:
+                    self.accumulate(op.args[0], compat.name(self.adj(op.targets[0])), live, out)
+            elif kind == "pack":
+                if op.targets[0] in live:
+                    g = compat.name(self.adj(op.targets[0]))
+                    for i, a in enumerate(op.args):
+                        self.accumulate(a, compat.call(self.helper(runtime.part), [g, compat.const(i)]), live, out)
+            elif kind == "unpack":
+                if any(t in live for t in op.targets):
+                    parts = [compat.name(self.adj(t)) if t in live else compat.const(0.0) for t in op.targets]
+                    self.accumulate(op.args[0], compat.tuple_(parts), live, out)
+            elif kind == "call":
+                self.adjoint_call(op, live, out)
+        for t in reversed(op.targets):
+            live.discard(t)
+            if t in self.an.saved:
+                out.append(compat.assign(t, _pop()))
+
+    def adjoint_prim(self, op, live, out):
+        target = op.targets[0]
+        if target not in live:
+            return
+        g = self.adj(target)
+        needed = [i for i, a in enumerate(op.args) if self.is_input(a)]
+        if not needed:
+            return
+        if op.fn is rules.getitem and op.args[0].id in self.sequences:
+            grad = compat.call(self.helper(runtime.sequence_gradient),
+                               [compat.name(g), compat.clone(op.args[0]), compat.clone(op.args[1])])
+            self.accumulate(op.args[0], grad, live, out)
+            return
+        rule = primitives.classify(op.fn)[1]
+        try:
+            inlined = self.builder.inliner.inline(rule, op, g, target, self.names, needed)
+        except ValueError as exc:
+            raise self.plan.source.error(op.node, str(exc)) from None
+        out += inlined.prelude
+        unbroadcast = primitives.needs_unbroadcast(op.fn)
+        for i in needed:
+            grad = inlined.grads.get(i)
+            if grad is None:
+                continue
+            arg = op.args[i]
+            if unbroadcast and arg.id not in self.sequences and not _same_shape(op.args, i):
+                shape = compat.call(compat.attr(compat.name(self.ns.bind(np, "np")), "shape"), [compat.clone(arg)])
+                grad = compat.call(self.helper(rules.unbroadcast), [grad, shape])
+            self.accumulate(arg, grad, live, out)
+
+    def adjoint_call(self, op, live, out):
+        _, backward, active = self.call_variant(op)
+        target = op.targets[0]
+        seed = compat.name(self.adj(target)) if target in live else compat.const(0.0)
+        value = compat.call(compat.name(backward), [compat.name(STACK), seed])
+        atoms = [self.bound_args(op)[p] for p in active]
+        if len(atoms) == 1:
+            self.accumulate(atoms[0], value, live, out)
+            return
+        temps = [self.names.temp() for _ in atoms]
+        out.append(compat.assign(temps, value))
+        for atom, temp in zip(atoms, temps):
+            self.accumulate(atom, compat.name(temp), live, out)
+
+    def is_input(self, atom) -> bool:
+        return isinstance(atom, gast.Name) and atom.id in self.an.adjoint
+
+    def accumulate(self, atom, grad, live, out):
+        if not self.is_input(atom):
+            return
+        var = atom.id
+        d = self.adj(var)
+        if var in live:
+            if var in self.sequences:
+                grad = compat.call(self.helper(runtime.accumulate), [compat.name(d), grad])
+            else:
+                grad = compat.binop(compat.name(d), "Add", grad)
+        out.append(compat.assign(d, grad))
+        live.add(var)
+
+    def zero(self, var):
+        return compat.assign(self.adj(var), compat.const(None if var in self.sequences else 0.0))
+
+    def helper(self, fn):
+        name = self.ns.bind(fn, fn.__name__)
+        self.ns.pure.add(name)
+        return compat.name(name)
+
+    def adjoint_if(self, s, live):
+        body, live_body = self.adjoint(s.body, set(live))
+        orelse, live_else = self.adjoint(s.orelse, set(live))
+        union = live_body | live_else
+        body += [self.zero(v) for v in sorted(union - live_body)]
+        orelse += [self.zero(v) for v in sorted(union - live_else)]
+        live.clear()
+        live.update(union)
+        return [compat.if_stmt(_pop(), body, orelse)]
+
+    def loop_body(self, body, live):
+        """Adjoint of a loop body whose live set is the same on entry and exit."""
+        entry = set(live)
+        while True:
+            state = self.names.snapshot()
+            marks = self.builder.mark()
+            code, after = self.adjoint(body, set(entry))
+            grown = entry | after
+            if grown == entry:
+                break
+            self.names.restore(state)
+            self.builder.reset(marks)
+            entry = grown
+        code += [self.zero(v) for v in sorted(entry - after)]
+        before = [self.zero(v) for v in sorted(entry - live)]
+        live.update(entry)
+        return before, code
+
+    def adjoint_for(self, s, live):
+        before, body = self.loop_body(s.body, live)
+        iterable = compat.clone(s.iter)
+        if self.needed(s) and _breaks(s.body):
+            iterable = compat.make("Subscript", value=iterable, slice=compat.make(
+                "Slice", lower=None, upper=_pop(), step=None), ctx=gast.Load())
+        iterable = compat.call(compat.name(self.ns.bind(reversed, "reversed")), [iterable])
+        out = before + [compat.for_stmt(s.target, iterable, body)]
+        if s.target in self.an.saved:
+            out.append(compat.assign(s.target, _pop()))
+        return out
+
+    def adjoint_while(self, s, live):
+        before, body = self.loop_body(s.body, live)
+        count = compat.call(compat.name(self.ns.bind(range, "range")), [_pop()])
+        out = before + [compat.for_stmt("_", count, body)]
+        tail, _ = self.adjoint(s.cond, live)
+        return out + tail
+
+    # -- calls of user functions ----------------------------------------
+
+    def bound_args(self, op):
+        try:
+            sig = inspect.signature(op.fn)
+            bound = sig.bind(*op.args, **op.kwargs)
+        except (TypeError, ValueError) as exc:
+            raise self.plan.source.error(op.node, f"cannot call {op.fn.__name__} this way: {exc}") from None
+        return dict(bound.arguments)
+
+    def call_variant(self, op):
+        bound = self.bound_args(op)
+        active = tuple(p for p, atom in bound.items() if self.is_input(atom) or (
+            isinstance(atom, gast.Name) and atom.id in self.an.active))
+        return self.builder.variant(op.fn, active)
+
+
+def _same_shape(args, i) -> bool:
+    """The other operands are numbers or this same variable: nothing broadcasts it."""
+    this = args[i]
+    for j, a in enumerate(args):
+        if j == i:
+            continue
+        if isinstance(a, gast.Constant) and isinstance(a.value, (int, float)) and not isinstance(a.value, bool):
+            continue
+        if isinstance(a, gast.UnaryOp) and isinstance(a.operand, gast.Constant):
+            continue
+        if isinstance(a, gast.Name) and a.id == this.id:
+            continue
+        return False
+    return True
+
+
+def _breaks(stmts) -> bool:
+    for s in stmts:
+        if isinstance(s, Break):
+            return True
+        if isinstance(s, If) and (_breaks(s.body) or _breaks(s.orelse)):
+            return True
+    return False
+
+
+def uses_stack(stmts) -> bool:
+    return any(isinstance(n, gast.Name) and n.id == STACK for s in stmts for n in gast.walk(s))

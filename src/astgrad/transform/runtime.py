@@ -1,0 +1,73 @@
+"""Helpers the generated code calls.
+
+Only what cannot be written inline: accumulating gradients of sequences,
+the transformer's functional ``append``, and splitting a rule's return value
+into per-argument gradients when the rule does not return a literal tuple.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..rules import defvjp, primitive
+
+__all__ = ["append", "accumulate", "part", "sequence_gradient", "gradient_tuple"]
+
+
+@primitive
+def append(items, item):
+    """``items + [item]`` as a function: list appends without mutation."""
+    return list(items) + [item]
+
+
+@defvjp(append)
+def append_vjp(g, ans, items, item):
+    return g[:-1], g[-1]
+
+
+def accumulate(total, grad):
+    """``total + grad`` for gradients that may be sequences or missing (None)."""
+    if total is None:
+        return grad
+    if grad is None:
+        return total
+    if isinstance(total, (list, tuple)) or isinstance(grad, (list, tuple)):
+        total = total if isinstance(total, (list, tuple)) else [None] * len(grad)
+        grad = grad if isinstance(grad, (list, tuple)) else [None] * len(total)
+        return type(total)(accumulate(a, b) for a, b in zip(total, grad))
+    return total + grad
+
+
+def part(grad, i):
+    """Item ``i`` of a sequence gradient; 0.0 where nothing flowed."""
+    if grad is None or not isinstance(grad, (list, tuple)):
+        return 0.0
+    value = grad[i]
+    return 0.0 if value is None else value
+
+
+def sequence_gradient(g, items, index):
+    """The gradient of ``items`` (a list or tuple) from ``g`` flowing into ``items[index]``."""
+    out = [None] * len(items)
+    if isinstance(index, slice):
+        for position, value in zip(range(*index.indices(len(items))), g):
+            out[position] = value
+    else:
+        out[index] = g
+    return out
+
+
+def gradient_tuple(value, count):
+    """A rule's return value as one gradient per positional argument."""
+    if isinstance(value, tuple) and len(value) == count:
+        return value
+    return (value,) + (None,) * (count - 1)
+
+
+def zeros_for(value):
+    """A zero gradient shaped like ``value``."""
+    if isinstance(value, (list, tuple)):
+        return type(value)(zeros_for(v) for v in value)
+    if isinstance(value, float):
+        return 0.0
+    return np.zeros(np.shape(value))
