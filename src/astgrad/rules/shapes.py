@@ -176,7 +176,9 @@ def where(g, ans, condition, x=None, y=None):
 
 @defvjp(np.clip)
 def clip(g, ans, a, a_min=None, a_max=None, **kwargs):
-    return g * within(a, a_min, a_max)
+    below = 0 if a_min is None else a < a_min
+    above = 0 if a_max is None else a > a_max
+    return g * within(a, a_min, a_max), g * below, g * above
 
 
 @defvjp(np.take)

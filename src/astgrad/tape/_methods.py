@@ -281,7 +281,8 @@ class TensorMethods:
 
     def clamp(self, min=None, max=None):
         if is_tensor(min) or is_tensor(max):
-            return apply_op("ClampBackward0", np.clip, (self, min, max), slots=((0,),), promote=True)
+            bounds = tuple((i,) for i, bound in ((1, min), (2, max)) if is_tensor(bound))
+            return apply_op("ClampBackward0", np.clip, (self, min, max), slots=((0,),) + bounds, promote=True)
         if min is None and max is None:
             raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
         return apply_op("ClampBackward1", np.clip, (self, min, max), slots=((0,),), promote=True)
