@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._registry import defnondiff, defvjp, primitive
-from ._support import expand_reduced
+from ._support import expand_reduced, reduced_count
 
 __all__ = [
     "getitem",
@@ -28,6 +28,9 @@ __all__ = [
     "logabsdet",
     "eigh_values",
     "eigh_vectors",
+    "softmax",
+    "log_softmax",
+    "mse_loss",
 ]
 
 
@@ -133,6 +136,29 @@ def astype(x, dtype):
     return np.asarray(x).astype(dtype)
 
 
+@primitive
+def softmax(x, axis):
+    """``exp(x)`` normalised to sum 1 along ``axis`` (shifted by the maximum, so it cannot overflow)."""
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+@primitive
+def log_softmax(x, axis):
+    """``log(softmax(x, axis))`` computed without forming the softmax."""
+    shifted = x - np.max(x, axis=axis, keepdims=True)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+
+
+@primitive
+def mse_loss(input, target, reduction="mean"):
+    """Squared error, averaged (``"mean"``), summed (``"sum"``) or elementwise (``"none"``)."""
+    squared = (input - target) ** 2
+    if reduction == "none":
+        return squared
+    return np.mean(squared) if reduction == "mean" else np.sum(squared)
+
+
 # -- rules ---------------------------------------------------------------
 
 
@@ -192,6 +218,24 @@ def vector_norm_vjp(g, ans, x, ord=2, axis=None, keepdims=False):
 @defvjp(astype)
 def astype_vjp(g, ans, x, dtype):
     return g
+
+
+@defvjp(softmax)
+def softmax_vjp(g, ans, x, axis):
+    return ans * (g - np.sum(g * ans, axis=axis, keepdims=True)), None
+
+
+@defvjp(log_softmax)
+def log_softmax_vjp(g, ans, x, axis):
+    return g - np.exp(ans) * np.sum(g, axis=axis, keepdims=True), None
+
+
+@defvjp(mse_loss)
+def mse_loss_vjp(g, ans, input, target, reduction="mean"):
+    diff = input - target
+    if reduction == "mean":
+        g = g / reduced_count(np.shape(diff))
+    return 2 * diff * g, -2 * diff * g, None
 
 
 defnondiff(np.argmax, np.argmin, first_extreme_mask)

@@ -61,7 +61,7 @@ _METHODS = (
     "clamp", "clip", "sum", "mean", "prod", "var", "std", "max", "min", "amax", "amin", "argmax", "argmin",
     "norm", "all", "any", "cumsum", "matmul", "mm", "mv", "dot", "outer", "reshape", "flatten", "t",
     "transpose", "permute", "squeeze", "unsqueeze", "clone", "eq", "ne", "lt", "le", "gt", "ge",
-    "maximum", "minimum",
+    "maximum", "minimum", "softmax", "log_softmax",
 )
 for _name in _METHODS:
     globals()[_name] = _method(_name)

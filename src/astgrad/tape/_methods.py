@@ -252,6 +252,14 @@ class TensorMethods:
     def relu(self):
         return self._unary("ReluBackward0", rules.relu)
 
+    def softmax(self, dim, dtype=None):
+        source = self if dtype is None else self.to(dtype)
+        return apply_op("SoftmaxBackward0", rules.softmax, (source, dim), slots=((0,),))
+
+    def log_softmax(self, dim, dtype=None):
+        source = self if dtype is None else self.to(dtype)
+        return apply_op("LogSoftmaxBackward0", rules.log_softmax, (source, dim), slots=((0,),))
+
     def abs(self):
         return self._unary("AbsBackward0", np.absolute)
 
