@@ -27,7 +27,7 @@ def assign_expression(n, target: str, expr):
 
 def _name(n, target, expr):
     atom = n.load_name(expr)
-    kind = "copy" if atom.id in n.locals else "nondiff"
+    kind = "copy" if atom.id in n.locals or atom.id in n.temps else "nondiff"
     n.emit([target], kind, atom, expr, args=[atom])
 
 
@@ -75,7 +75,7 @@ def _boolop(n, target, expr):
         if isinstance(expr.op, gast.And):
             test = target
         else:
-            test = n.names.temp()
+            test = n.temp()
             n.emit([test], "nondiff", compat.make("UnaryOp", op=gast.Not(), operand=compat.name(target)), expr)
         saved, n.out = n.out, []
         n.assign(target, value)
@@ -85,7 +85,7 @@ def _boolop(n, target, expr):
 
 
 def _pin(n, name, node):
-    temp = n.names.temp()
+    temp = n.temp()
     n.emit([temp], "nondiff", compat.name(name), node)
     return temp
 

@@ -53,9 +53,7 @@ class RuleInliner:
         """Gradients of ``op``'s positional arguments listed in ``needed``."""
         vjp = rule.vjp
         sig = inspect.signature(vjp)
-        count = sum(1 for p in list(sig.parameters.values())[2:]
-                    if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
-        count = max(count, 1)
+        count = max(len(op.args), 1)  # one gradient per positional argument
         try:
             bound = sig.bind(_Atom(g), _Atom(ans), *[_Atom(a) for a in op.args],
                              **{k: _Atom(v) for k, v in op.kwargs.items()})
@@ -166,7 +164,8 @@ class _Atom:
 
 
 def _uses(fd, pname):
-    return any(isinstance(n, gast.Name) and n.id == pname for n in gast.walk(fd))
+    return any(isinstance(n, gast.Name) and n.id == pname and isinstance(n.ctx, gast.Load)
+               for s in fd.body for n in gast.walk(s))
 
 
 def _docstring(s):

@@ -83,6 +83,16 @@ class Normalizer:
         return self.src.error(node if getattr(node, "lineno", None) else self.stmt, message, hint,
                               UnsupportedSyntaxError)
 
+    def temp_local(self, base):
+        name = self.names.fresh(base)
+        self.locals.add(name)
+        return name
+
+    def temp(self):
+        name = self.names.temp()
+        self.temps.add(name)
+        return name
+
     def block(self, stmts):
         saved, self.out = self.out, []
         for s in stmts:
@@ -101,7 +111,7 @@ class Normalizer:
         reads = set(atom_names(expr))
         clash = [t for t in targets if t in reads]
         if clash and len(targets) == 1 and kind not in ("copy", "nondiff"):
-            temp = self.names.temp()
+            temp = self.temp()
             op.targets = [temp]
             self.out.append(op)
             self.out.append(Op(list(targets), "copy", compat.name(temp), line, text, op.node,
@@ -112,7 +122,7 @@ class Normalizer:
 
     def load_name(self, node):
         """An atom for a name: locals stay, free names are bound in the namespace."""
-        if node.id in self.locals:
+        if node.id in self.locals or node.id in self.temps:
             return compat.name(node.id)
         obj = self.src.resolve(node.id)
         if obj is MISSING:
@@ -133,8 +143,7 @@ class Normalizer:
             return compat.clone(expr)
         if isinstance(expr, gast.Attribute) and self.static(expr) is not MISSING:
             return self.static_ref(expr)
-        temp = self.names.temp()
-        self.temps.add(temp)
+        temp = self.temp()
         self.assign(temp, expr)
         return compat.name(temp)
 
@@ -204,7 +213,7 @@ class Normalizer:
         if isinstance(atom, gast.Name) and atom.id not in assigned and (
                 atom.id in self.locals or atom.id in self.temps):
             return atom.id
-        temp = self.names.temp()
+        temp = self.temp()
         self.emit([temp], "nondiff", atom, test)
         return temp
 
@@ -218,7 +227,7 @@ class Normalizer:
                 moved = []
                 for a in atoms:  # a, b = b, a: read every value before writing any
                     if isinstance(a, gast.Name) and a.id in names:
-                        temp = self.names.temp()
+                        temp = self.temp()
                         self.emit([temp], "copy", a, args=[a])
                         a = compat.name(temp)
                     moved.append(a)
@@ -283,7 +292,7 @@ class Normalizer:
             args = [self.atomize(a) for a in it.args]
             iter_expr = compat.call(compat.name(self.ns.bind(range, "range")), args)
             if any(n in body_assigned for n in atom_names(iter_expr)):
-                temp = self.names.temp()
+                temp = self.temp()
                 self.emit([temp], "nondiff", iter_expr, it)
                 iter_expr = compat.name(temp)
             target = s.target.id
@@ -295,21 +304,21 @@ class Normalizer:
                 items = [s.target.elts[1]]
             elif fn is zip and isinstance(s.target, gast.Tuple) and len(s.target.elts) == len(it.args):
                 seqs = [self.atomize(a) for a in it.args]
-                target = self.names.fresh("i")
+                target = self.temp_local("i")
                 items = list(s.target.elts)
             else:
                 seqs = [self.atomize(it)]
-                target = self.names.fresh("i")
+                target = self.temp_local("i")
                 items = [s.target]
             seqs = [self.pinned(a, body_assigned) for a in seqs]
             lens = []
             for a in seqs:
-                temp = self.names.temp()
+                temp = self.temp()
                 self.emit([temp], "nondiff", compat.call(compat.name(self.ns.bind(len, "len")), [a]), it)
                 lens.append(compat.name(temp))
             count = lens[0]
             if len(lens) > 1:
-                temp = self.names.temp()
+                temp = self.temp()
                 self.emit([temp], "nondiff", compat.call(compat.name(self.ns.bind(min, "min")), lens), it)
                 count = compat.name(temp)
             iter_expr = compat.call(compat.name(self.ns.bind(range, "range")), [count])
@@ -326,7 +335,7 @@ class Normalizer:
     def pinned(self, atom, assigned):
         """An atom whose value the loop body cannot change."""
         if isinstance(atom, gast.Name) and atom.id in assigned:
-            temp = self.names.temp()
+            temp = self.temp()
             self.emit([temp], "copy", atom, args=[atom])
             return compat.name(temp)
         return atom
@@ -342,7 +351,7 @@ class Normalizer:
     def block_expr(self, expr, reuse=None):
         saved, self.out = self.out, []
         atom = self.atomize(expr)
-        name = reuse or self.names.temp()
+        name = reuse or self.temp()
         self.emit([name], "nondiff", atom, expr)
         stmts, self.out = self.out, saved
         return stmts, name
