@@ -16,6 +16,7 @@ def _as_tensor(value):
 def cat(tensors, dim=0, *, axis=None):
     """Concatenate along an existing dimension (``CatBackward0``)."""
     axis = dim if axis is None else axis
+    _check_cat_sizes(tensors, axis)
     return apply_op("CatBackward0", np.concatenate, (list(tensors),), {"axis": axis}, promote=True)
 
 
@@ -25,7 +26,31 @@ concatenate = concat = cat
 def stack(tensors, dim=0, *, axis=None):
     """Stack along a new dimension (``StackBackward0``)."""
     axis = dim if axis is None else axis
+    shapes = [tuple(np.shape(_data(t))) for t in tensors]
+    for i, shape in enumerate(shapes[1:], 1):
+        if shape != shapes[0]:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shapes[0])} at entry 0 "
+                               f"and {list(shape)} at entry {i}")
     return apply_op("StackBackward0", np.stack, (list(tensors),), {"axis": axis}, promote=True)
+
+
+def _data(value):
+    return value._data if is_tensor(value) else value
+
+
+def _check_cat_sizes(tensors, axis) -> None:
+    """PyTorch's message when the tensors differ outside the concatenation dimension."""
+    shapes = [np.shape(_data(t)) for t in tensors]
+    if not shapes or not shapes[0] or len({len(s) for s in shapes}) != 1:  # ``any`` is torch.any here
+        return
+    axis = axis % len(shapes[0])
+    for i, shape in enumerate(shapes[1:], 1):
+        for d, (expected, got) in enumerate(zip(shapes[0], shape)):
+            if d != axis and expected != got:
+                raise RuntimeError(
+                    f"Sizes of tensors must match except in dimension {axis}. Expected size {expected} but got "
+                    f"size {got} for tensor number {i} in the list."
+                )
 
 
 def where(condition, input, other):

@@ -398,8 +398,10 @@ class TensorMethods:
         return _matmul(self, other)
 
     def mm(self, other):
-        if self._data.ndim != 2 or np.ndim(unwrap(other)) != 2:
+        if self._data.ndim != 2:
             raise RuntimeError("self must be a matrix")
+        if np.ndim(unwrap(other)) != 2:
+            raise RuntimeError("mat2 must be a matrix")
         return _matmul(self, other)
 
     def mv(self, vec):
@@ -495,6 +497,13 @@ class TensorMethods:
         shape = self._data.shape
         lead = len(sizes) - len(shape)
         target = tuple(shape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
+        for i in range(max(lead, 0), len(target)):
+            if shape[i - lead] != 1 and shape[i - lead] != target[i]:
+                raise RuntimeError(
+                    f"The expanded size of the tensor ({target[i]}) must match the existing size "
+                    f"({shape[i - lead]}) at non-singleton dimension {i}.  Target sizes: "
+                    f"[{', '.join(map(str, sizes))}].  Tensor sizes: [{', '.join(map(str, shape))}]"
+                )
         return self._view_op("ExpandBackward0", np.broadcast_to, (self, target), slots=((0,),))
 
     def expand_as(self, other):
@@ -715,10 +724,20 @@ def _matmul(a, b):
             )
         name = "MmBackward0"
     elif a_dim == 2 and b_dim == 1:
+        if a_shape[1] != b_shape[0]:
+            raise RuntimeError(f"size mismatch, got input ({a_shape[0]}), mat ({a_shape[0]}x{a_shape[1]}), "
+                               f"vec ({b_shape[0]})")
         name = "MvBackward0"
     elif a_dim == 1 and b_dim == 2:
+        if a_shape[0] != b_shape[0]:
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied (1x{a_shape[0]} and "
+                               f"{b_shape[0]}x{b_shape[1]})")
         name = "SqueezeBackward4"
     else:
+        if a_shape[-1] != b_shape[-2 if b_dim > 1 else -1]:
+            rows = int(np.prod(a_shape[:-1]))
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{a_shape[-1]} and "
+                               f"{'x'.join(str(n) for n in b_shape[-2:])})")
         name = "UnsafeViewBackward0"
     return apply_op(name, np.matmul, (a, b), promote=True)
 

@@ -95,10 +95,13 @@ def apply_op(name: str, fn, args, kwargs=None, *, slots=None, promote: bool = Fa
     with np.errstate(all="ignore"):
         try:
             out = raw(fn)(*raw_args, **raw_kwargs)
-        except ValueError as error:
-            if "could not be broadcast" not in str(error):
+        except (ValueError, IndexError) as error:
+            if isinstance(error, ValueError) and "could not be broadcast" in str(error):
+                raise RuntimeError(_broadcast_message(raw_args)) from None
+            translated = torch_index_error(error)
+            if translated is None:
                 raise
-            raise RuntimeError(_broadcast_message(raw_args)) from None
+            raise translated from None
     out = np.asarray(out) if not isinstance(out, np.ndarray) else out
     if promote:
         dtype = torch_result_dtype(out.dtype, promoted_dtype(raw_args))
@@ -134,11 +137,32 @@ def _broadcast_message(raw_args) -> str:
     return f"shapes {a} and {b} cannot be broadcast together"
 
 
+def torch_index_error(error) -> IndexError | None:
+    """PyTorch's IndexError for numpy's axis and index errors, or ``None`` for other errors."""
+    if isinstance(error, np.exceptions.AxisError) and error.axis is not None and error.ndim is not None:
+        ndim = max(error.ndim, 1)
+        return IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], "
+                          f"but got {error.axis})")
+    message = str(error)
+    if isinstance(error, IndexError) and " is out of bounds for axis " in message:
+        return IndexError(message.replace(" for axis ", " for dimension "))
+    if isinstance(error, IndexError) and message.startswith("too many indices for array"):
+        dims = message.split("array is ")[-1].split("-dimensional")[0]
+        return IndexError(f"too many indices for tensor of dimension {dims}")
+    return None
+
+
 def apply_nondiff(fn, args, kwargs=None):
     """Run ``fn`` on arrays; the result (tensor-wrapped when it is an array) carries no grad."""
     from ._tensor import Tensor
 
-    out = raw(fn)(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in (kwargs or {}).items()})
+    try:
+        out = raw(fn)(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in (kwargs or {}).items()})
+    except IndexError as error:
+        translated = torch_index_error(error)
+        if translated is None:
+            raise
+        raise translated from None
     if isinstance(out, np.ndarray) or isinstance(out, np.generic):
         return Tensor._make(np.asarray(out))
     if isinstance(out, tuple) and all(isinstance(o, np.ndarray) for o in out):
