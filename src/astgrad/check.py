@@ -1,0 +1,253 @@
+"""``check_grads``: the generated adjoint, the tape and finite differences compared.
+
+The generated and taped engines share their derivative formulas, so a wrong
+rule makes them agree with each other; central differences in float64 are
+the independent third opinion.  For inputs too large to difference element
+by element, the numeric check is a random-direction test: ``<v, J^T u>``
+against the directional difference ``(F(x + e v) - F(x - e v)) / 2e`` with
+``F = <u, f>``, so its cost does not grow with the input size.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["check_grads", "GradientMismatch", "GradReport"]
+
+MODES = ("generated", "taped", "numeric")
+#: inputs with at most this many elements get a full element-wise difference
+FULL_DIFFERENCE_LIMIT = 200
+
+
+class GradientMismatch(AssertionError):
+    """Raised by :func:`check_grads` when two methods disagree."""
+
+    def __init__(self, message: str, report: "GradReport"):
+        super().__init__(message)
+        self.report = report
+
+
+@dataclass
+class GradReport:
+    """What :func:`check_grads` ran, skipped and measured."""
+
+    function: str
+    wrt: tuple
+    gradients: dict = field(default_factory=dict)  # mode -> list of gradients (one per wrt)
+    skipped: dict = field(default_factory=dict)  # mode -> reason
+    rows: list = field(default_factory=list)  # (argument, pair, abs diff, rel diff, index, ok)
+    directional: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return all(row[-1] for row in self.rows)
+
+    def table(self) -> str:
+        lines = [
+            "| argument | methods | max abs diff | max rel diff | at | |",
+            "|---|---|---|---|---|---|",
+        ]
+        for name, pair, abs_diff, rel_diff, where, ok in self.rows:
+            mark = "ok" if ok else "MISMATCH"
+            lines.append(f"| {name} | {pair} | {abs_diff:.3g} | {rel_diff:.3g} | {where} | {mark} |")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        ran = [m for m in self.gradients]
+        text = [f"check_grads({self.function}, wrt={self.wrt}): compared {', '.join(ran) or 'nothing'}"]
+        if self.directional:
+            text.append("(numeric: random-direction test; the other methods are projected on the same direction)")
+        text.append(self.table())
+        for mode, reason in self.skipped.items():
+            text.append(f"skipped {mode}: {reason}")
+        return "\n".join(text)
+
+    __repr__ = __str__
+
+
+def _positions(f, wrt) -> tuple:
+    names = list(inspect.signature(f).parameters)
+    items = wrt if isinstance(wrt, (tuple, list)) else (wrt,)
+    positions = []
+    for item in items:
+        if isinstance(item, str):
+            if item not in names:
+                raise ValueError(f"check_grads: {f.__name__} has no argument named {item!r}")
+            positions.append(names.index(item))
+        else:
+            positions.append(int(item))
+    return tuple(positions)
+
+
+def _as_float64(value):
+    if isinstance(value, (float, int, np.floating)) and not isinstance(value, bool):
+        return float(value)
+    return np.asarray(value, dtype=np.float64)
+
+
+def _projection(output, seed):
+    """A fixed random cotangent ``u`` for a non-scalar output (``None`` for scalars)."""
+    if np.ndim(output) == 0:
+        return None
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal(np.shape(output))
+
+
+def _scalarize(output, u):
+    value = np.asarray(output, dtype=np.float64)
+    return float(value) if u is None else float(np.sum(value * u))
+
+
+# ---------------------------------------------------------------- the methods
+
+
+def _numeric(f, args, positions, u, eps, directions):
+    grads = []
+    for k, p in enumerate(positions):
+        x = args[p]
+        def at(shifted):
+            new = list(args)
+            new[p] = shifted
+            return _scalarize(f(*new), u)
+
+        if directions is not None:
+            v = directions[k]
+            grads.append((at(x + eps * v) - at(x - eps * v)) / (2 * eps))
+            continue
+        if np.ndim(x) == 0:
+            grads.append((at(x + eps) - at(x - eps)) / (2 * eps))
+            continue
+        grad = np.zeros(np.shape(x))
+        for index in np.ndindex(np.shape(x)):
+            step = np.zeros(np.shape(x))
+            step[index] = eps
+            grad[index] = (at(x + step) - at(x - step)) / (2 * eps)
+        grads.append(grad)
+    return grads
+
+
+def _generated(f, args, positions, u):
+    from . import api
+
+    if u is None:
+        result = api.grad(f, wrt=positions)(*args)
+    else:
+        result = api.vjp(f, wrt=positions)(*args, u)
+    return list(result) if len(positions) > 1 else [result]
+
+
+def _taped(f, args, positions, u):
+    from .tape import Tensor, tensor
+
+    floats = [p for p in positions if isinstance(args[p], float)]
+    if floats:
+        raise _Skip(
+            f"argument {floats[0]} is a Python float; a Tensor cannot stand in for it faithfully "
+            "(float() and math.* functions drop the tape)"
+        )
+    call_args = list(args)
+    leaves = []
+    for p in positions:
+        leaf = tensor(np.asarray(args[p], dtype=np.float64), requires_grad=True)
+        leaves.append(leaf)
+        call_args[p] = leaf
+    out = f(*call_args)
+    if not isinstance(out, Tensor) or not out.requires_grad:
+        raise _Skip(
+            f"{getattr(f, '__name__', 'f')} returned {type(out).__name__} without a tape: its result does not "
+            "depend on Tensor inputs (Python floats and math.* functions cannot carry a tape)"
+        )
+    if u is None:
+        out.backward()
+    else:
+        out.backward(tensor(u, dtype=out.dtype))
+    return [
+        (leaf.grad.numpy() if leaf.grad is not None else np.zeros(leaf.shape)) for leaf in leaves
+    ]
+
+
+class _Skip(Exception):
+    pass
+
+
+# ------------------------------------------------------------------- checking
+
+
+def check_grads(f, *args, wrt=0, rtol=1e-5, atol=1e-6, modes=MODES, eps=1e-6, seed=0):
+    """Compare the gradients of ``f`` at ``args`` from each method in ``modes``.
+
+    ``wrt`` is an argument position, a name, or a tuple of them.  A function
+    with a non-scalar output is checked through a fixed random cotangent
+    (a vector-Jacobian product).  Returns a :class:`GradReport`; raises
+    :class:`GradientMismatch` (an ``AssertionError``) with a table of the
+    largest differences when two methods disagree beyond
+    ``atol + rtol * |reference|``.
+    """
+    __tracebackhide__ = True
+    unknown = set(modes) - set(MODES)
+    if unknown:
+        raise ValueError(f"check_grads: unknown modes {sorted(unknown)}; choose from {MODES}")
+    positions = _positions(f, wrt)
+    args = list(args)
+    for p in positions:
+        args[p] = _as_float64(args[p])
+    u = _projection(f(*args), seed)
+    report = GradReport(getattr(f, "__name__", repr(f)), wrt)
+    large = any(np.size(args[p]) > FULL_DIFFERENCE_LIMIT for p in positions)
+    directions = None
+    if large and "numeric" in modes:
+        rng = np.random.default_rng(seed + 1)
+        directions = [rng.standard_normal(np.shape(args[p])) for p in positions]
+        report.directional = True
+    runners = {
+        "generated": lambda: _generated(f, args, positions, u),
+        "taped": lambda: _taped(f, args, positions, u),
+        "numeric": lambda: _numeric(f, args, positions, u, eps, directions),
+    }
+    for mode in modes:
+        try:
+            grads = runners[mode]()
+        except _Skip as skip:
+            report.skipped[mode] = str(skip)
+            continue
+        except Exception as error:  # a mode that cannot run this function is reported, not dropped
+            if mode == "numeric":
+                raise
+            report.skipped[mode] = f"{type(error).__name__}: {error}"
+            continue
+        if directions is not None and mode != "numeric":
+            grads = [float(np.sum(np.asarray(g, dtype=np.float64) * v)) for g, v in zip(grads, directions)]
+        report.gradients[mode] = grads
+    _compare(report, f, positions, rtol, atol)
+    if len(report.gradients) < 2:
+        raise GradientMismatch(f"fewer than two methods could run, nothing was compared\n{report}", report)
+    if not report.ok:
+        raise GradientMismatch(f"gradients disagree\n{report}", report)
+    return report
+
+
+def _compare(report, f, positions, rtol, atol):
+    names = list(inspect.signature(f).parameters)
+    ran = list(report.gradients)
+    for k, p in enumerate(positions):
+        name = names[p] if p < len(names) else f"args[{p}]"
+        for i, first in enumerate(ran):
+            for second in ran[i + 1:]:
+                a = np.asarray(report.gradients[first][k], dtype=np.float64)
+                b = np.asarray(report.gradients[second][k], dtype=np.float64)
+                if a.shape != b.shape:
+                    report.rows.append((name, f"{first} vs {second}", np.inf, np.inf,
+                                        f"shapes {a.shape} vs {b.shape}", False))
+                    continue
+                diff = np.abs(a - b)
+                rel = diff / np.maximum(np.abs(b), 1e-300)
+                worst = np.unravel_index(np.argmax(diff), diff.shape) if diff.size else ()
+                where = "" if not diff.size or a.ndim == 0 else f"[{', '.join(str(int(i)) for i in worst)}]"
+                nan_mismatch = bool(np.any(np.isnan(a) != np.isnan(b)))
+                ok = not nan_mismatch and bool(np.all((diff <= atol + rtol * np.abs(b)) | (np.isnan(a) & np.isnan(b))))
+                abs_max = float(np.nanmax(diff)) if diff.size else 0.0
+                rel_max = float(np.nanmax(rel)) if diff.size else 0.0
+                report.rows.append((name, f"{first} vs {second}", abs_max, rel_max, where, ok))
