@@ -569,7 +569,8 @@ class TensorMethods:
             if self._base is not None and self._view_index is not None:
                 out._base, out._view_index = self._base, None
             else:
-                out._base, out._view_index = (self._base or self), (index if self._base is None else None)
+                out._base = self._base if self._base is not None else self  # never bool() a tensor
+                out._view_index = index if self._base is None else None
         return out
 
     def __setitem__(self, index, value):
