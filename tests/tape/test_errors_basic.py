@@ -167,6 +167,9 @@ def test_broadcasting_results_and_shapes(shape, other, expected):
      "Sizes of tensors must match except in dimension 0. Expected size 3 but got size 2 for tensor number 1 in the list."),
     ("torch.stack([torch.ones(2), torch.ones(3)])",
      "stack expects each tensor to be equal size, but got [2] at entry 0 and [3] at entry 1"),
+    ("torch.ones(3).permute(1, 0)",
+     "permute(sparse_coo): number of dimensions in the tensor input does not match the length of the desired "
+     "ordering of dimensions i.e. input.dim() = 1 is not equal to len(dims) = 2"),
     ("torch.ones(3).expand(2, 4)",
      "The expanded size of the tensor (4) must match the existing size (3) at non-singleton dimension 1.  "
      "Target sizes: [2, 4].  Tensor sizes: [3]"),
@@ -181,6 +184,9 @@ def test_bad_input_gets_torch_runtime_errors(expression, message):
     ("torch.ones(2, 3).mean(-3)", "Dimension out of range (expected to be in range of [-2, 1], but got -3)"),
     ("torch.ones(3).unsqueeze(5)", "Dimension out of range (expected to be in range of [-2, 1], but got 5)"),
     ("torch.ones(3).transpose(0, 2)", "Dimension out of range (expected to be in range of [-1, 0], but got 2)"),
+    ("torch.ones(3).squeeze(3)", "Dimension out of range (expected to be in range of [-1, 0], but got 3)"),
+    ("torch.ones(3).norm(dim=2)", "Dimension out of range (expected to be in range of [-1, 0], but got 2)"),
+    ("torch.ones(3)[0, 0]", "too many indices for tensor of dimension 1"),
     ("torch.ones(3).max(dim=4)", "Dimension out of range (expected to be in range of [-1, 0], but got 4)"),
     ("torch.ones(3)[5]", "index 5 is out of bounds for dimension 0 with size 3"),
     ("torch.ones(2, 3)[:, -4]", "index -4 is out of bounds for dimension 1 with size 3"),

@@ -1,5 +1,6 @@
 """Freeing and retain_graph, saved values on nodes, retain_grad and hooks (sections 5, 6, 8)."""
 
+import re
 import warnings
 
 import pytest
@@ -240,3 +241,40 @@ def test_hook_changing_the_dtype():
         (x * 3).sum().backward()
     assert str(info.value) == ("hook '<lambda>' has changed the type of value "
                                "(was torch.FloatTensor got torch.DoubleTensor)")
+
+
+def test_retain_grad_follows_an_in_place_op_but_earlier_hooks_see_the_old_value():
+    x = leaf(1.0, 1.0)
+    y = x * 2
+    y.retain_grad()
+    seen = []
+    y.register_hook(lambda g: seen.append(("before", repr(g))))
+    y.mul_(3)
+    y.register_hook(lambda g: seen.append(("after", repr(g))))
+    y.sum().backward()
+    assert seen == [("after", "tensor([1., 1.])"), ("before", "tensor([3., 3.])")]
+    assert repr(y.grad) == "tensor([1., 1.])" and repr(x.grad) == "tensor([6., 6.])"
+
+
+def test_retain_grad_on_a_base_written_through_a_view():
+    x = leaf(1.0, 1.0, 1.0, 1.0)
+    y = x * 2
+    y.retain_grad()
+    y[:2].mul_(3)
+    y.sum().backward()
+    assert repr(y.grad) == "tensor([1., 1., 1., 1.])"
+    assert repr(x.grad) == "tensor([6., 6., 2., 2.])"
+
+
+def test_handle_repr_and_resetting_grads():
+    x = leaf(1.0, 1.0)
+    handle = x.register_hook(lambda g: g)
+    assert re.fullmatch(r"<torch\.utils\.hooks\.RemovableHandle object at 0x[0-9a-f]+>", repr(handle))
+    (x * 3).sum().backward()
+    zeroed = x.grad.zero_()
+    assert zeroed is x.grad and repr(zeroed) == "tensor([0., 0.])"
+    (x * 3).sum().backward()
+    assert repr(x.grad.data.zero_()) == "tensor([0., 0.])" and repr(x.grad) == "tensor([0., 0.])"
+    x.grad = None
+    (x * 3).sum().backward()
+    assert repr(x.grad) == "tensor([3., 3.])"

@@ -477,13 +477,25 @@ class TensorMethods:
     swapaxes = transpose
 
     def permute(self, *dims):
-        return self._view_op("PermuteBackward0", np.transpose, (self, _sizes(dims)), slots=((0,),))
+        dims = _sizes(dims)
+        if len(dims) != self._data.ndim:
+            raise RuntimeError(
+                "permute(sparse_coo): number of dimensions in the tensor input does not match the length of the "
+                f"desired ordering of dimensions i.e. input.dim() = {self._data.ndim} is not equal to "
+                f"len(dims) = {len(dims)}"
+            )
+        return self._view_op("PermuteBackward0", np.transpose, (self, dims), slots=((0,),))
 
     def squeeze(self, dim=None, *, axis=None):
         axis = _axis(dim, axis)
         if axis is not None:
             axes = (axis,) if not isinstance(axis, tuple) else axis
-            axis = tuple(a for a in axes if self._data.shape[a] == 1)
+            ndim = max(self._data.ndim, 1)
+            for a in axes:
+                if not -ndim <= a < ndim:
+                    raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], "
+                                     f"but got {a})")
+            axis = tuple(a for a in axes if self._data.ndim and self._data.shape[a] == 1)
             name = "SqueezeBackward1"
         else:
             name = "SqueezeBackward0"
