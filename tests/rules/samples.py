@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from astgrad import rules
+from astgrad.transform.runtime import append
 
 
 @dataclass
@@ -36,7 +37,7 @@ class Case:
     kwargs: dict = field(default_factory=dict)
     call: object = None
     name: str = ""
-    tape: bool = True  # math.* functions take Python floats, which Tensors cannot replace
+    tape: bool = True  # False for math.* (Python floats) and list-valued transformer helpers
 
     @property
     def function(self):
@@ -208,6 +209,12 @@ def _cases():
         Case(rules.scatter_along_axis, [normal(2, 2), const(np.array([[0, 2], [1, 1]])), const(1), const((2, 3))]),
         Case(rules.setitem, [normal(3, 4), const((0, slice(1, 3))), normal(2)]),
         Case(rules.astype, [normal(3), const(np.float64)]),
+        Case(rules.softmax, [normal(3, 4), const(1)]), Case(rules.log_softmax, [normal(3, 4), const(0)]),
+        Case(rules.mse_loss, [normal(3, 4), normal(3, 4)]),
+        Case(rules.mse_loss, [normal(3, 4), normal(3, 4), const("sum")], name="sum"),
+        Case(rules.mse_loss, [normal(3, 4), normal(3, 4), const("none")], name="none"),
+        # the transformer's functional list append: on the tape a Python list.append needs no node
+        Case(append, [Arg([normal(2), normal(2)]), normal(2)], tape=False),
         # products and linear algebra
         Case(np.matmul, [normal(2, 3), normal(3, 4)]), Case(np.matmul, [normal(3), normal(3)], name="vv"),
         Case(np.matmul, [normal(2, 3, 4), normal(4)], name="batched_mv"),

@@ -1,4 +1,4 @@
-"""Every entry of the derivative table, checked against finite differences.
+"""Every entry of the derivative table through the tape, checked against finite differences.
 
 One parametrized test over the table (see ``samples.py``): the taped engine
 in float64 and float32 against central differences in float64.
@@ -126,3 +126,4 @@ def test_taped_float32_matches_finite_differences(case):
     for t in [g for leaf in taped for g in (leaf if isinstance(leaf, list) else [leaf])]:
         assert t.dtype == astgrad.tape.float32, "a float32 leaf gets a float32 gradient"
     compare(taped, numeric, rtol=2e-3, atol=2e-3)
+
