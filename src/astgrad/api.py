@@ -14,7 +14,7 @@ import weakref
 
 import numpy as np
 
-from .transform import build
+from .transform import build, check
 from .transform.errors import TransformError
 
 __all__ = ["grad", "value_and_grad", "vjp", "show", "TransformError"]
@@ -29,6 +29,8 @@ class GradientFunction:
         self.__astgrad_function__ = fn
         functools.update_wrapper(self, fn)
         self._signature = inspect.signature(fn)
+        if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in self._signature.parameters.values()):
+            check(fn)  # raises the located error for *args / **kwargs
         self._names, self._single = _wrt_names(fn, self._signature, wrt)
         self._mode = mode
         self._preserve = preserve_result

@@ -23,7 +23,7 @@ from .optimize import optimize
 from .parse import FunctionSource
 from .reverse import STACK, Reverser, _push, _pop, uses_stack
 
-__all__ = ["build", "TransformError", "UnsupportedSyntaxError", "NoRuleTransformError", "Generated"]
+__all__ = ["build", "check", "TransformError", "UnsupportedSyntaxError", "NoRuleTransformError", "Generated"]
 
 
 class Plan:
@@ -168,6 +168,11 @@ class ModuleBuilder:
         """Saved variables start as None so the first push has something to save."""
         unbound = sorted((plan.analysis.saved | set(keep)) - set(plan.params))
         return [compat.assign(v, compat.const(None)) for v in unbound]
+
+
+def check(fn) -> None:
+    """Raise TransformError if ``fn`` uses something the transformer rejects up front."""
+    check_function(FunctionSource(fn))
 
 
 def build(fn, wrt, mode="grad", preserve_result=False) -> Generated:

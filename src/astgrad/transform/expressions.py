@@ -178,6 +178,9 @@ def _call(n, target, expr):
     args = [n.atomize(a) for a in expr.args]
     kwargs = {kw.arg: n.atomize(kw.value) for kw in expr.keywords}
     obj = n.static(func)
+    if obj is MISSING and isinstance(func, gast.Name) and func.id == n.src.fn.__name__ \
+            and func.id not in n.locals:
+        obj = n.src.fn  # a decorated function calling itself while being decorated
     if obj is MISSING and isinstance(func, gast.Attribute):
         _method(n, target, expr, n.atomize(func.value), func.attr, args, kwargs)
         return
@@ -187,7 +190,15 @@ def _call(n, target, expr):
         n.emit([target], "opaque", node, expr, error=(
             "calling a local variable is not supported", "Call a module-level function or a primitive."))
         return
-    obj = primitives.unwrap_gradient_object(obj)
+    inner = primitives.unwrap_gradient_object(obj)
+    if inner is not obj:
+        if inner is not getattr(n.src.fn, "__astgrad_function__", n.src.fn):
+            node = compat.call(n.static_ref(func), args, kwargs)
+            n.emit([target], "opaque", node, expr, error=(
+                "calling a generated gradient inside a differentiated function is not supported",
+                "Differentiate the underlying function, or compute the inner gradient outside."))
+            return
+        obj = inner  # a decorated function calling itself by name: recursion on the primal
     callee = n.static_ref(func) if obj is n.static(func) else n.ns.ref(obj)
     node = compat.call(callee, args, kwargs)
     kind, info = primitives.classify(obj)

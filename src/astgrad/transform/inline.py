@@ -148,7 +148,12 @@ class RuleInliner:
         return name
 
     def _call(self, vjp, g, ans, op, names, needed, count):
-        fn = compat.name(self._helper(vjp))
+        if not vjp.__name__.isidentifier():
+            name = self.ns.bind(vjp, getattr(op.fn, "__name__", "rule") + "_vjp")
+            self.ns.pure.add(name)
+            fn = compat.name(name)
+        else:
+            fn = compat.name(self._helper(vjp))
         value = compat.call(fn, [compat.name(g), compat.name(ans)] + [compat.clone(a) for a in op.args],
                             {k: compat.clone(v) for k, v in op.kwargs.items()})
         prelude = []

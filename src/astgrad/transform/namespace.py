@@ -9,12 +9,21 @@ the new value without re-transforming.
 
 from __future__ import annotations
 
+import keyword
 import math
 import types
 
 import numpy as np
 
 from . import compat
+
+
+def identifier(text: str) -> str:
+    """``text`` made into a usable Python name (``<lambda>`` -> ``lambda_``)."""
+    name = "".join(c if c.isalnum() or c == "_" else "" for c in text) or "fn"
+    if name[0].isdigit() or keyword.iskeyword(name):
+        name = name + "_"
+    return name
 
 
 class LiveGlobals(dict):
@@ -50,7 +59,7 @@ class Namespace:
         known = self._by_id.get(id(obj))
         if known is not None:
             return known
-        name = self.names.fresh(preferred)
+        name = self.names.fresh(identifier(preferred))
         self.globals[name] = obj
         self._by_id[id(obj)] = name
         self.order.append(name)
