@@ -279,3 +279,38 @@ def test_failed_autograd_grad_does_not_free_the_graph():
     with pytest.raises(ValueError):
         torch.autograd.grad(z, x)
     assert repr(torch.autograd.grad(y, x)) == "(tensor([2., 4.]),)"
+
+
+def test_empty_or_non_differentiable_inputs_are_refused():
+    x = leaf(1.0, 2.0)
+    with pytest.raises(RuntimeError, match=r"^`inputs` argument to `backward\(\)` cannot be empty\.$"):
+        (x * x).sum().backward(inputs=[])
+    with pytest.raises(RuntimeError, match="^can't retain_grad on Tensor that has requires_grad=False$"):
+        (x * x).sum().backward(inputs=[torch.ones(2)])
+    with pytest.raises(RuntimeError, match=r"^`inputs` argument to `grad\(\)` cannot be empty\.$"):
+        torch.autograd.grad((x * x).sum(), [])
+    assert x.grad is None
+
+
+def test_grad_argument_variants_measured_on_pytorch():
+    x = leaf(1.0, 2.0)
+    y = x * 2
+    assert repr(torch.autograd.grad(y.sum(), y)) == "(tensor([1., 1.]),)"
+    assert repr(torch.autograd.grad(x, x, torch.ones(2))) == "(tensor([1., 1.]),)"
+    assert repr(torch.autograd.grad((x * x).sum(), [x, x], retain_graph=True)) == (
+        "(tensor([2., 4.]), tensor([2., 4.]))")
+    outputs = [x * 2, x * 3]
+    assert repr(torch.autograd.grad(outputs, x, grad_outputs=[torch.ones(2), torch.ones(2)])) == (
+        "(tensor([5., 5.]),)")
+    assert repr(torch.autograd.grad((x * x).sum(), x, grad_outputs=[None])) == "(tensor([2., 4.]),)"
+    with pytest.warns(FutureWarning, match="^only_inputs argument is deprecated"):
+        assert repr(torch.autograd.grad((x * x).sum(), x, only_inputs=False)) == "(tensor([2., 4.]),)"
+
+
+def test_hooks_apply_inside_create_graph():
+    x = leaf(1.0, 2.0)
+    x.register_hook(lambda g: g * 2)
+    (g,) = torch.autograd.grad((x ** 3).sum(), x, create_graph=True)
+    assert repr(g) == "tensor([ 6., 24.], grad_fn=<MulBackward0>)"
+    (h,) = torch.autograd.grad(g.sum(), x)
+    assert repr(h) == "tensor([24., 48.])"

@@ -15,6 +15,10 @@ CREATE_GRAPH_WARNING = (
     "to None after use to break the cycle and avoid the leak. (Triggered internally at "
     "/__w/pytorch/pytorch/torch/csrc/autograd/engine.cpp:1307.)"
 )
+ONLY_INPUTS_WARNING = (
+    "only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate gradient for "
+    "other parts of the graph, please use torch.autograd.backward."
+)
 _warned_create_graph = False
 
 
@@ -87,6 +91,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     capture = None
     if inputs is not None:
         inputs = _as_sequence(inputs)
+        if not inputs:
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+        if not all(t._requires_grad for t in inputs):
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         only = {id(t) for t in inputs if t._grad_fn is None}
         capture = {edge_of(t): i for i, t in enumerate(inputs) if t._grad_fn is not None}
     captured = run_backward(roots, seeds, retain_graph=retain_graph, create_graph=create_graph,
@@ -98,13 +106,19 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     return None
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=None,
-         is_grads_batched=False, materialize_grads=False):
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
+         allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """Gradients of ``outputs`` with respect to ``inputs``, as a tuple; ``.grad`` is untouched."""
     from ._tensor import Tensor
 
     outputs = _as_sequence(outputs)
     inputs = _as_sequence(inputs)
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    if not only_inputs:
+        import warnings
+
+        warnings.warn(ONLY_INPUTS_WARNING, FutureWarning, stacklevel=2)
     if materialize_grads and allow_unused is False:
         raise ValueError(
             "Expected allow_unused to be True or not passed when materialize_grads=True, but got: "
