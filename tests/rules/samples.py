@@ -148,6 +148,7 @@ def _cases():
         Case(np.power, [const(2.0), normal(3)], name="const_base"),
         Case(np.float_power, [positive(3), normal(3)]),
         Case(np.copysign, [spaced(2, 3), const(np.array([1.0, -1.0, 1.0]))]),
+        Case(np.remainder, [Arg(lambda rng: rng.uniform(0.1, 0.9, (2, 3)) + np.arange(3)), positive(3)]),
     ]
     for fn in REDUCTIONS:
         maker = spaced if fn in (np.max, np.min, np.amax, np.amin, np.ptp, np.prod) else normal

@@ -96,6 +96,8 @@ def qualified_name(fn: Callable) -> str:
     if module.startswith("numpy"):
         module = "numpy" if module in ("numpy", "numpy._core.fromnumeric", "numpy._core.numeric",
                                        "numpy._core.multiarray", "numpy._core.umath") else module
+    if module.startswith("astgrad.rules._"):
+        module = "astgrad.rules"
     if type(fn).__name__ == "ufunc":
         return f"numpy.{fn.__name__}"
     return f"{module}.{name}" if module and module != "builtins" else name

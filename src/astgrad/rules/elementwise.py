@@ -243,6 +243,11 @@ def copysign(g, ans, x, y):
     return g * np.sign(x) * np.sign(ans), None
 
 
+@defvjp(np.remainder)
+def remainder(g, ans, x, y):
+    return g, -g * np.floor_divide(x, y)
+
+
 @defvjp(np.arctan2)
 def arctan2(g, ans, y, x):
     return g * x / (x * x + y * y), -g * y / (x * x + y * y)
@@ -310,6 +315,6 @@ defnondiff(
     np.empty_like, np.full_like, np.equal, np.not_equal, np.less, np.less_equal,
     np.greater, np.greater_equal, np.logical_and, np.logical_or, np.logical_not,
     np.logical_xor, np.isnan, np.isinf, np.isfinite, np.all, np.any,
-    np.floor_divide, np.remainder, np.nonzero, np.count_nonzero, np.array_equal,
+    np.floor_divide, np.nonzero, np.count_nonzero, np.array_equal,
     np.allclose, np.isclose, np.result_type,
 )

@@ -1,0 +1,67 @@
+"""The list of supported callables, written from the table itself.
+
+``python -m astgrad.rules.catalogue > docs/supported-numpy.md`` regenerates
+the documentation page; a test keeps the committed page equal to this output.
+"""
+
+from __future__ import annotations
+
+from . import registered
+
+_SECTIONS = (
+    ("astgrad.rules.elementwise", "Elementwise functions and `math`"),
+    ("astgrad.rules.reductions", "Reductions and scans"),
+    ("astgrad.rules.shapes", "Shapes, joining and indexing"),
+    ("astgrad.rules.linalg", "Products and linear algebra"),
+    ("astgrad.rules._extra", "Primitives numpy lacks (used by both engines)"),
+)
+
+
+def _section_of(rule) -> str:
+    module = getattr(rule.vjp, "__module__", "") or ""
+    for prefix, _ in _SECTIONS:
+        if module == prefix:
+            return prefix
+    return "other"
+
+
+def catalogue() -> str:
+    """Markdown listing every entry of the derivative table."""
+    entries = registered()
+    differentiable = [r for r in entries if r.differentiable]
+    lines = [
+        "# Supported callables",
+        "",
+        "Generated from the derivative table by `python -m astgrad.rules.catalogue`; "
+        "do not edit by hand (a test compares this page with the table).",
+        "",
+        f"{len(differentiable)} callables have a gradient rule and "
+        f"{len(entries) - len(differentiable)} are declared non-differentiable. Both engines use "
+        "every entry: the taped Tensor when numpy code is called on Tensors, the source transformer "
+        "in generated adjoints. Python operators map to the ufuncs (`+` is `numpy.add`, `@` is "
+        "`numpy.matmul`, `x[i]` is `astgrad.rules.getitem`), and array methods to the "
+        "functions of the same name (`x.sum(axis=0)` is `numpy.sum`).",
+        "",
+    ]
+    titles = dict(_SECTIONS)
+    for key in [k for k, _ in _SECTIONS] + ["other"]:
+        names = sorted(r.name for r in differentiable if _section_of(r) == key)
+        if not names:
+            continue
+        lines += [f"## {titles.get(key, 'Registered elsewhere')}", ""]
+        lines += [f"- `{name}`" for name in names]
+        lines.append("")
+    lines += ["## No gradient (declared non-differentiable)", ""]
+    lines += [f"- `{name}`" for name in sorted(r.name for r in entries if not r.differentiable)]
+    lines += ["", "To add a callable, see [rules.md](rules.md).", ""]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    import astgrad  # noqa: F401  (importing the package registers every rule)
+
+    print(catalogue(), end="")
+
+
+if __name__ == "__main__":
+    main()
