@@ -314,3 +314,11 @@ def test_hooks_apply_inside_create_graph():
     assert repr(g) == "tensor([ 6., 24.], grad_fn=<MulBackward0>)"
     (h,) = torch.autograd.grad(g.sum(), x)
     assert repr(h) == "tensor([24., 48.])"
+
+
+def test_backward_inputs_on_a_tensor_that_also_retains_grad_stores_once():
+    a = leaf(1.0, 2.0)
+    y = a * 2
+    y.retain_grad()
+    (y * y).sum().backward(inputs=[y])
+    assert repr(y.grad) == "tensor([4., 8.])" and a.grad is None

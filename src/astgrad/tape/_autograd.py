@@ -101,7 +101,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
                             capture=capture, only=only)
     if inputs is not None:
         for i, t in enumerate(inputs):
-            if t._grad_fn is not None and i in captured:
+            if t._grad_fn is not None and i in captured and not t._retains_grad:  # else stored already
                 t._store_retained_grad(captured[i])
     return None
 
