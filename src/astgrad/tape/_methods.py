@@ -625,11 +625,15 @@ class TensorMethods:
         self._version_counter.value += 1
         if recording and result._grad_fn is not None:
             result._grad_fn._rebind_output(self._version_counter)
+            before = (self._grad_fn, None if base is None else base._grad_fn)
             if base is not None:
                 self._rebase_view(base, result)
             else:
                 self._grad_fn = result._grad_fn
                 self._requires_grad = True
+            _move_retained_grad(self, before[0])
+            if base is not None:
+                _move_retained_grad(base, before[1])
         return self
 
     def _rebase_view(self, base, result):
@@ -715,6 +719,14 @@ class TensorMethods:
 
     def __ipow__(self, other):
         return self.pow_(other)
+
+
+def _move_retained_grad(tensor, old_grad_fn) -> None:
+    """After an in-place op, ``retain_grad`` follows the tensor to its new node, as in PyTorch."""
+    if tensor._retains_grad and old_grad_fn is not tensor._grad_fn:
+        retained = old_grad_fn.metadata.pop("_retained", None) if old_grad_fn is not None else None
+        if retained is not None:
+            tensor._grad_fn.metadata["_retained"] = retained
 
 
 def _matmul(a, b):
