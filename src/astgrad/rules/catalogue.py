@@ -27,6 +27,8 @@ def _section_of(rule) -> str:
 
 def catalogue() -> str:
     """Markdown listing every entry of the derivative table."""
+    import astgrad  # noqa: F401  (the transformer registers its own helpers on import)
+
     entries = registered()
     differentiable = [r for r in entries if r.differentiable]
     lines = [
@@ -58,8 +60,6 @@ def catalogue() -> str:
 
 
 def main() -> None:
-    import astgrad  # noqa: F401  (importing the package registers every rule)
-
     print(catalogue(), end="")
 
 
