@@ -6,7 +6,6 @@ as numpy's ``linalg`` functions do; ``T`` below swaps the last two axes.
 
 from __future__ import annotations
 
-import string
 
 import numpy as np
 

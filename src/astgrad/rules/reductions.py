@@ -11,7 +11,7 @@ import numpy as np
 
 from ._extra import vector_norm_vjp
 from ._registry import defvjp
-from ._support import expand_reduced, normalize_axis, reduced_count, tie_weights
+from ._support import expand_reduced, reduced_count, tie_weights
 
 
 @defvjp(np.sum)

@@ -1,6 +1,5 @@
 """The taped engine: a numpy-backed Tensor with PyTorch's autograd semantics."""
 
-from . import _functions
 from ._autograd import backward, grad
 from ._dtypes import (
     DType, Size, bool_, complex64, complex128, float16, float32, float64, int8, int16, int32, int64, uint8,
@@ -9,9 +8,7 @@ from ._factories import (
     Generator, arange, as_tensor, empty, eye, from_numpy, full, full_like, linspace, manual_seed, ones,
     ones_like, rand, randint, randn, randn_like, tensor, zeros, zeros_like,
 )
-from ._functions import cat, concat, concatenate, equal, numel, stack, where
+from ._functions import FUNCTIONS, cat, concat, concatenate, equal, numel, stack, where
 from ._graph import AccumulateGrad, Node
 from ._modes import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from ._tensor import RemovableHandle, Tensor
-
-FUNCTIONS = {name: getattr(_functions, name) for name in _functions._METHODS}

@@ -88,17 +88,20 @@ _METHODS = (
     "transpose", "permute", "squeeze", "unsqueeze", "clone", "eq", "ne", "lt", "le", "gt", "ge",
     "maximum", "minimum", "softmax", "log_softmax",
 )
-for _name in _METHODS:
-    globals()[_name] = _method(_name)
 
 
-
-def pow(input, exponent):
+def _pow(input, exponent):
     """``input ** exponent``; a Python-number base gives ``PowBackward2`` as in torch."""
     if not is_tensor(input) and is_tensor(exponent):
         return exponent.__rpow__(input)
     return _as_tensor(input).pow(exponent)
 
 
-absolute = globals()["abs"]
-negative = globals()["neg"]
+_pow.__name__ = _pow.__qualname__ = "pow"
+
+#: ``torch.<name>(tensor, ...)`` for every method name, kept out of this
+#: module's namespace so ``sum``, ``max``, ``any``... stay Python's here.
+FUNCTIONS = {name: _method(name) for name in _METHODS}
+FUNCTIONS["pow"] = _pow
+FUNCTIONS["absolute"] = FUNCTIONS["abs"]
+FUNCTIONS["negative"] = FUNCTIONS["neg"]

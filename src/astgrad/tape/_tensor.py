@@ -15,12 +15,13 @@ import weakref
 import numpy as np
 
 from . import _dtypes
-from ._engine import run_backward
 from ._format import format_tensor, legacy_type_name
 from ._graph import AccumulateGrad
+from ._inplace import InplaceMethods
 from ._methods import TensorMethods
 from ._modes import is_grad_enabled
 from ._numpy_protocol import NumpyProtocol
+from ._shaping import ShapeMethods
 
 NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
@@ -53,7 +54,7 @@ class Version:
         self.value = 0
 
 
-class Tensor(TensorMethods, NumpyProtocol):
+class Tensor(TensorMethods, ShapeMethods, InplaceMethods, NumpyProtocol):
     """A numpy-backed tensor that records operations for ``backward()``."""
 
     __slots__ = (
