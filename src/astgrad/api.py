@@ -14,6 +14,7 @@ import weakref
 
 import numpy as np
 
+from . import rules
 from .transform import build, check
 from .transform.errors import TransformError
 
@@ -141,7 +142,7 @@ def _finish(grad, original):
 
 def _cached(fn, wrt, mode, preserve_result):
     fn = getattr(fn, "__astgrad_function__", fn)
-    key = (fn.__code__, _freeze(wrt), mode, preserve_result)
+    key = (fn.__code__, _freeze(wrt), mode, preserve_result, rules.generation())
     per_fn = _CACHE.setdefault(fn, {})
     if key not in per_fn:
         per_fn[key] = GradientFunction(fn, wrt, mode, preserve_result)

@@ -150,7 +150,7 @@ def test_rule_free_calls_are_fine_on_constants():
     np.testing.assert_allclose(astgrad.grad(constant_use)(np.ones(2)), [assert_k, assert_k])
 
 
-def test_registering_a_rule_makes_the_call_differentiable():
+def test_registering_a_rule_makes_the_call_differentiable(isolated_rules):
     @astgrad.primitive
     def cube(v):
         return v ** 3

@@ -40,11 +40,25 @@ class Plan:
         self.wrt = list(wrt)
         self.locals = set(normalizer.locals) | _assigned(self.body)
         self.sequences = set(normalizer.sequences)
+        self.maybe_sequences = set()  # results of user calls: arrays, tuples or lists
         for op in walk_ops(self.body):
             if op.kind == "unpack":
                 self.sequences.update(a.id for a in op.args if isinstance(a, compat.gast.Name))
+            elif op.kind == "prim" and _returns_sequence(op.fn):
+                self.sequences.update(op.targets)
+            elif op.kind == "call":
+                self.maybe_sequences.update(op.targets)
         self.analysis = Analysis(self.body, self.ret, self.wrt, self.params, self.locals, self.source)
         self.adjoints = Adjoints(self.names)
+
+
+def _returns_sequence(fn) -> bool:
+    from .primitives import SEQUENCE_OUTPUTS
+    from .runtime import append
+    try:
+        return fn in SEQUENCE_OUTPUTS or fn is append
+    except TypeError:
+        return False
 
 
 def _ident(fn) -> str:

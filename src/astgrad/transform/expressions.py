@@ -273,7 +273,9 @@ def _substitute(tree, mapping):
 
 
 def _primitive(n, target, node, expr, fn, args, kwargs, rule=None):
-    rule = rule or rules.find(fn)
+    if rule is None:
+        kind, info = primitives.classify(fn)
+        rule = info if kind == "prim" else rules.find(fn)
     if rule is None:
         n.emit([target], "opaque", node, expr, fn=fn, args=args, kwargs=kwargs,
                error=(f"no gradient rule for {rules.qualified_name(fn)}", ""))

@@ -78,8 +78,9 @@ class RuleInliner:
         stmts = _flatten(stmts)
         if len(stmts) == 1 and isinstance(stmts[-1], gast.Return) or (
                 stmts and isinstance(stmts[-1], gast.Return) and not _has_return(stmts[:-1])):
-            grads = self._split(stmts[-1].value, count, needed, names, prelude)
-            return Inlined(prelude + stmts[:-1], grads)
+            after = []
+            grads = self._split(stmts[-1].value, count, needed, names, after)
+            return Inlined(prelude + stmts[:-1] + after, grads)
         targets = {i: names.temp() for i in needed}
         converted = _returns_to_assignments(stmts, targets, count, self, names)
         grads = {i: compat.name(t) for i, t in targets.items()}
@@ -135,12 +136,19 @@ class RuleInliner:
         if isinstance(value, gast.Tuple):
             return {i: value.elts[i] for i in needed
                     if i < len(value.elts) and not _is_none(value.elts[i])}
-        if count == 1:
+        if count == 1 or not self._may_be_tuple(value):
             return {0: value} if 0 in needed else {}
         temps = [names.temp() for _ in range(count)]
         call = compat.call(compat.name(self._helper(runtime.gradient_tuple)), [value, compat.const(count)])
         prelude.append(compat.assign(temps, call))
         return {i: compat.name(temps[i]) for i in needed if i < count}
+
+    def _may_be_tuple(self, value) -> bool:
+        """Only a call of another rule (``matmul(g, ans, a, b)``) can return a tuple."""
+        if not isinstance(value, gast.Call) or not isinstance(value.func, gast.Name):
+            return False
+        obj = self.ns.globals.get(value.func.id)
+        return obj is None or obj in _rule_functions()
 
     def _helper(self, fn):
         name = self.ns.bind(fn, fn.__name__)
@@ -159,6 +167,11 @@ class RuleInliner:
         prelude = []
         grads = self._split(value, count, needed, names, prelude)
         return Inlined(prelude, grads)
+
+
+def _rule_functions():
+    from .. import rules
+    return {r.vjp for r in rules.registered() if r.vjp is not None}
 
 
 class _Atom:

@@ -91,6 +91,13 @@ def classify(fn):
     return "opaque", "no gradient rule"
 
 
+#: numpy functions returning a tuple or list of arrays: their outputs' gradients are sequences
+SEQUENCE_OUTPUTS = {f for f in (
+    getattr(np, "split", None), getattr(np, "array_split", None), getattr(np, "hsplit", None),
+    getattr(np, "vsplit", None), getattr(np, "dsplit", None), np.linalg.eigh, np.linalg.slogdet,
+    np.linalg.svd, np.linalg.qr, np.linalg.eig, np.meshgrid, np.broadcast_arrays) if f is not None}
+
+
 def needs_unbroadcast(fn) -> bool:
     """Whether a rule's gradients may have the output's (broadcast) shape."""
     if isinstance(fn, np.ufunc):

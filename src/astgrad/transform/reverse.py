@@ -180,6 +180,11 @@ class Reverser:
                                [compat.name(g), compat.clone(op.args[0]), compat.clone(op.args[1])])
             self.accumulate(op.args[0], grad, live, out)
             return
+        if op.fn is rules.getitem and op.args[0].id in self.plan.maybe_sequences:
+            grad = compat.call(self.helper(runtime.getitem_gradient),
+                               [compat.name(g), compat.clone(op.args[0]), compat.clone(op.args[1])])
+            self.accumulate(op.args[0], grad, live, out)
+            return
         rule = primitives.classify(op.fn)[1]
         try:
             inlined = self.builder.inliner.inline(rule, op, g, target, self.names, needed)
@@ -220,7 +225,7 @@ class Reverser:
         var = atom.id
         d = self.adj(var)
         if var in live:
-            if var in self.sequences:
+            if var in self.sequences or var in self.plan.maybe_sequences:
                 grad = compat.call(self.helper(runtime.accumulate), [compat.name(d), grad])
             else:
                 grad = compat.binop(compat.name(d), "Add", grad)

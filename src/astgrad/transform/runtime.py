@@ -57,6 +57,14 @@ def sequence_gradient(g, items, index):
     return out
 
 
+def getitem_gradient(g, items, index):
+    """The gradient of ``items[index]`` for a value that may be an array or a sequence."""
+    if isinstance(items, (list, tuple)):
+        return sequence_gradient(g, items, index)
+    from ..rules import scatter
+    return scatter(g, np.shape(items), index)
+
+
 def gradient_tuple(value, count):
     """A rule's return value as one gradient per positional argument."""
     if isinstance(value, tuple) and len(value) == count:
