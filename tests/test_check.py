@@ -126,3 +126,51 @@ def test_fixture_passes_a_right_function_and_fails_a_wrong_one_readably(pytester
     output = result.stdout.str()
     assert "gradients disagree" in output and "MISMATCH" in output
     assert "astgrad/check.py" not in output  # no traceback into the library
+
+
+# ------------------------------------------------------------ all three methods
+
+
+def loss_with_control_flow(w, x):
+    h = np.tanh(x @ w)
+    if np.sum(h) > 0:
+        h = h * h
+    return np.mean(h)
+
+
+def test_generated_taped_and_numeric_agree():
+    rng = np.random.default_rng(0)
+    report = check_grads(loss_with_control_flow, rng.standard_normal((3, 2)), rng.standard_normal((4, 3)),
+                         wrt=(0, 1))
+    assert set(report.gradients) == {"generated", "taped", "numeric"} and not report.skipped
+    assert len(report.rows) == 6 and report.ok
+
+
+@astgrad.primitive
+def softplus(x):
+    return np.log1p(np.exp(x))
+
+
+def softplus_total(x):
+    return np.sum(softplus(x))
+
+
+def test_wrong_rule_makes_both_engines_agree_and_the_numeric_estimate_object():
+    astgrad.defvjp(softplus, lambda g, ans, x: g * np.exp(x))  # wrong: should be g * sigmoid(x)
+    with pytest.raises(GradientMismatch) as caught:
+        check_grads(softplus_total, np.array([-1.0, 0.5, 2.0]))
+    rows = {row[1]: row[-1] for row in caught.value.report.rows}
+    assert rows == {"generated vs taped": True, "generated vs numeric": False, "taped vs numeric": False}
+    astgrad.defvjp(softplus, lambda g, ans, x: g / (1 + np.exp(-x)))  # the right rule
+    assert check_grads(softplus_total, np.array([-1.0, 0.5, 2.0])).ok
+
+
+def scaled_sine(x, scale):
+    return math.sin(x) * scale
+
+
+def test_python_float_arguments_skip_the_tape_with_a_reason():
+    report = check_grads(scaled_sine, 0.7, 2.0, wrt=(0, 1))
+    assert set(report.gradients) == {"generated", "numeric"}
+    assert "Python float" in report.skipped["taped"]
+    assert report.gradients["generated"][0] == pytest.approx(math.cos(0.7) * 2.0)

@@ -136,7 +136,7 @@ def _generated(f, args, positions, u):
         result = api.grad(f, wrt=positions)(*args)
     else:
         result = api.vjp(f, wrt=positions)(*args, u)
-    return list(result) if len(positions) > 1 else [result]
+    return list(result)  # positions is a tuple, so the gradients come as a tuple
 
 
 def _taped(f, args, positions, u):

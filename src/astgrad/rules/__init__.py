@@ -11,6 +11,7 @@ from ._registry import (
     defnondiff,
     defvjp,
     find,
+    generation,
     is_nondifferentiable,
     lookup,
     primitive,

@@ -37,6 +37,7 @@ __all__ = [
     "is_nondifferentiable",
     "NoRuleError",
     "registered",
+    "generation",
 ]
 
 #: attributes of an argument that a rule may read without keeping the
@@ -81,6 +82,22 @@ class Rule:
 
 
 _TABLE: dict[Any, Rule] = {}
+_generation = 0
+
+
+def generation() -> int:
+    """A counter that moves on with every change to the table.
+
+    Generated adjoints inline rules, so a cache of them is only valid for the
+    table generation it was built against.
+    """
+    return _generation
+
+
+def _store(fn: Callable, rule: Rule) -> None:
+    global _generation
+    _TABLE[_key(fn)] = rule
+    _generation += 1
 
 
 def _key(fn: Callable) -> Any:
@@ -114,14 +131,14 @@ def defvjp(fn: Callable, rule: Callable | None = None, *, name: str | None = Non
         return functools.partial(defvjp, fn, name=name)
     if not callable(rule):
         raise TypeError(f"defvjp: the rule for {qualified_name(fn)} must be callable, got {rule!r}")
-    _TABLE[_key(fn)] = Rule(fn, rule, name or qualified_name(fn))
+    _store(fn, Rule(fn, rule, name or qualified_name(fn)))
     return rule
 
 
 def defnondiff(*fns: Callable) -> None:
     """Declare callables whose outputs carry no gradient (shape, argmax, ...)."""
     for fn in fns:
-        _TABLE[_key(fn)] = Rule(fn, None, qualified_name(fn))
+        _store(fn, Rule(fn, None, qualified_name(fn)))
 
 
 def lookup(fn: Callable) -> Rule:
