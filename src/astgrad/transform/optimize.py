@@ -46,8 +46,9 @@ def _sweep(stmts, reads, ns, changed):
                 continue
             if _empty(s.orelse):
                 s.orelse = []
-            if not s.body:
-                s.body = [compat.make("Pass")]
+            if _empty(s.body):  # if c: pass / else: ...  ->  if not c: ...
+                s.test = compat.make("UnaryOp", op=gast.Not(), operand=s.test)
+                s.body, s.orelse = s.orelse, []
         elif isinstance(s, (gast.For, gast.While)):
             s.body = _sweep(s.body, reads, ns, changed) or [compat.make("Pass")]
             if isinstance(s, gast.For) and _empty(s.body) and _pure(s.iter, ns) \

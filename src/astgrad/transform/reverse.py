@@ -125,6 +125,8 @@ class Reverser:
         last_line = None
         for s in reversed(stmts):
             if not self.needed(s):
+                if isinstance(s, Op):
+                    live.difference_update(s.targets)  # the old value's adjoint starts at zero
                 continue
             code = []
             if isinstance(s, Op):

@@ -1,0 +1,83 @@
+"""Functions whose generated adjoints are kept as golden files in tests/golden/.
+
+Editing this file moves line numbers into the generated comments: regenerate
+the golden files afterwards (ASTGRAD_REGEN_GOLDEN=1 pytest tests/transform/test_golden.py).
+"""
+
+import numpy as np
+
+
+def straight_line(x):
+    y = x + 2
+    z = y * y * 3
+    return z.mean()
+
+
+def broadcasting(a, row):
+    return np.sum((a + row) * row / (1.0 + a * a))
+
+
+def branch(x):
+    if np.sum(x) > 0:
+        y = np.sin(x) * x
+    else:
+        y = x ** 3
+    return np.sum(y)
+
+
+def for_loop(x, n):
+    y = x
+    for i in range(n):
+        y = y * x + np.sin(y)
+    return np.sum(y)
+
+
+def while_loop(x):
+    y = x
+    while np.linalg.norm(y) < 1000:
+        y = y * 2
+    return np.sum(y)
+
+
+def with_break(x):
+    s = 0.0
+    for i in range(10):
+        s = s + np.sum(x * i)
+        if s > 5:
+            break
+    return s
+
+
+def inner(a, b):
+    return a * np.exp(b)
+
+
+def nested_call(x, y):
+    z = inner(x, y) + inner(y, x)
+    return np.sum(z)
+
+
+def power(x, n):
+    if n == 0:
+        return 1.0
+    return x * power(x, n - 1)
+
+
+def methods(w, v):
+    h = np.tanh(w @ v)
+    return h.T.dot(h).sum() + h.mean(axis=0).max() + w.reshape(-1)[2] ** 2
+
+
+def elementwise(x, w):
+    return np.sin(x) * w
+
+
+def indexing(x):
+    return np.sum(x[1:, ::2]) + x[0, 1] * x[1, 0]
+
+
+def several_returns(x):
+    s = np.sum(x)
+    if s > 0.5:
+        return s * s
+    return -s
