@@ -115,7 +115,12 @@ USER_TESTS = textwrap.dedent(
 )
 
 
-def test_fixture_passes_a_right_function_and_fails_a_wrong_one_readably(pytester):
+def test_fixture_passes_a_right_function_and_fails_a_wrong_one_readably(pytester, monkeypatch):
+    import os
+    import pathlib
+
+    package_root = str(pathlib.Path(astgrad.__file__).resolve().parents[1])
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([package_root, os.environ.get("PYTHONPATH", "")]))
     pytester.makepyfile(test_user=USER_TESTS)
     from importlib.metadata import entry_points
 
