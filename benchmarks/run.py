@@ -203,7 +203,7 @@ def _warm_up_transformer():
     astgrad.grad(warm)
 
 
-def transform_times(workload, copies=3):
+def transform_times(workload, copies=5):
     """Seconds for ``grad(f)`` on fresh copies of ``f`` (the transform), and again on the same ``f`` (cached)."""
     import astgrad
     wrt = workload.wrt if len(workload.wrt) > 1 else workload.wrt[0]
