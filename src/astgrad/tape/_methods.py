@@ -358,6 +358,12 @@ class TensorMethods:
     def cumsum(self, dim=None, *, axis=None):
         return apply_op("CumsumBackward0", np.cumsum, (self,), {"axis": _axis(dim, axis)})
 
+    def cumprod(self, dim=None, *, axis=None):
+        return apply_op("CumprodBackward0", np.cumprod, (self,), {"axis": _axis(dim, axis)})
+
+    def trace(self, offset=0, axis1=0, axis2=1):
+        return apply_op("TraceBackward0", np.trace, (self,), {"offset": offset, "axis1": axis1, "axis2": axis2})
+
     # -------------------------------------------------------------- products
 
     def matmul(self, other):

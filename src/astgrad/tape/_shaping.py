@@ -15,7 +15,7 @@ from ._dtypes import as_numpy_dtype
 from ._inplace import VIEW_OF_LEAF_INPLACE
 from ._methods import _axis, _sizes
 from ._modes import is_grad_enabled
-from ._record import apply_op, is_tensor
+from ._record import apply_op, is_tensor, unwrap
 
 T_WARNING = (
     "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and it "
@@ -115,10 +115,25 @@ class ShapeMethods:
     def mT(self):
         return self._view_op("TransposeBackward0", np.swapaxes, (self, -2, -1), slots=((0,),))
 
-    def transpose(self, dim0, dim1):
+    def diagonal(self, offset=0, dim1=0, dim2=1, *, axis1=None, axis2=None):
+        axes = {"offset": offset, "axis1": dim1 if axis1 is None else axis1, "axis2": dim2 if axis2 is None else axis2}
+        return self._view_op("DiagonalBackward0", np.diagonal, (self,), axes)
+
+    def take(self, indices):
+        """Elements at flat ``indices`` (PyTorch's ``take``, numpy's ``take`` without an axis)."""
+        return apply_op("TakeBackward0", np.take, (self, unwrap(indices)), slots=((0,),))
+
+    def swapaxes(self, dim0, dim1):
         return self._view_op("TransposeBackward0", np.swapaxes, (self, dim0, dim1), slots=((0,),))
 
-    swapaxes = transpose
+    def transpose(self, *dims):
+        """PyTorch's ``transpose(dim0, dim1)`` swaps two dimensions; numpy's
+        ``transpose()`` reverses them and ``transpose(axes)`` permutes them."""
+        if len(dims) == 2 and all(isinstance(d, (int, np.integer)) for d in dims):
+            return self.swapaxes(*dims)
+        if not dims or dims == (None,):
+            return self._view_op("PermuteBackward0", np.transpose, (self,))
+        return self.permute(*dims)
 
     def permute(self, *dims):
         dims = _sizes(dims)

@@ -37,6 +37,16 @@ METHODS = {
     "relu": (rules.relu, False), "pow": (np.power, False), "matmul": (np.matmul, False),
     "mm": (np.matmul, False), "t": (np.transpose, False), "norm": (np.linalg.norm, False),
     "argmax": (np.argmax, False), "argmin": (np.argmin, False),
+    "cumsum": (np.cumsum, False), "cumprod": (np.cumprod, False), "ptp": (np.ptp, False),
+    "trace": (np.trace, False), "diagonal": (np.diagonal, False), "repeat": (np.repeat, False),
+    "take": (np.take, False), "all": (np.all, False), "any": (np.any, False),
+    "nonzero": (np.nonzero, False), "argsort": (np.argsort, False), "square": (np.square, False),
+    "tan": (np.tan, False), "log1p": (np.log1p, False), "expm1": (np.expm1, False),
+    "sign": (np.sign, False), "floor": (np.floor, False), "ceil": (np.ceil, False),
+    "reciprocal": (np.reciprocal, False), "neg": (np.negative, False), "permute": (np.transpose, True),
+    "unsqueeze": (np.expand_dims, False), "add": (np.add, False), "sub": (np.subtract, False),
+    "mul": (np.multiply, False), "div": (np.divide, False), "maximum": (np.maximum, False),
+    "minimum": (np.minimum, False),
 }
 #: methods that return the value itself (a copy the gradient flows through)
 COPY_METHODS = {"copy", "clone", "item", "numpy", "tolist"}
