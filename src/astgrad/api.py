@@ -35,8 +35,13 @@ class GradientFunction:
         self._names, self._single = _wrt_names(fn, self._signature, wrt)
         self._mode = mode
         self._preserve = preserve_result
-        self._generated = build(fn, self._names, mode="vjp" if mode == "vjp" else "grad",
-                                preserve_result=preserve_result or mode == "value_and_grad")
+        self._rebuild()
+
+    def _rebuild(self):
+        """Transform again: at first, and after a callee (or ``f.__code__``) was rebound."""
+        self._generated = build(self.__astgrad_function__, self._names,
+                                mode="vjp" if self._mode == "vjp" else "grad",
+                                preserve_result=self._preserve or self._mode == "value_and_grad")
         self._seed = _seed_name(self._generated.function)
 
     @property
@@ -52,6 +57,8 @@ class GradientFunction:
         return f"<astgrad.{self._mode} of {self.__wrapped__.__qualname__} wrt {', '.join(self._names)}>"
 
     def __call__(self, *args, **kwargs):
+        if not self._generated.current():
+            self._rebuild()
         seed = {}
         if self._mode == "vjp":
             if not args:
@@ -144,9 +151,10 @@ def _cached(fn, wrt, mode, preserve_result):
     fn = getattr(fn, "__astgrad_function__", fn)
     key = (fn.__code__, _freeze(wrt), mode, preserve_result, rules.generation())
     per_fn = _CACHE.setdefault(fn, {})
-    if key not in per_fn:
-        per_fn[key] = GradientFunction(fn, wrt, mode, preserve_result)
-    return per_fn[key]
+    cached = per_fn.get(key)
+    if cached is None or not cached._generated.current():
+        per_fn[key] = cached = GradientFunction(fn, wrt, mode, preserve_result)
+    return cached
 
 
 def _freeze(wrt):

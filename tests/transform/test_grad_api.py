@@ -92,6 +92,39 @@ def test_redefinition_gives_a_fresh_transform():
     assert g1 is not g2 and g1(1.0) == 2.0 and g2(1.0) == 3.0
 
 
+def scaled(x):
+    return x * 2.0
+
+
+def calls_scaled(x):
+    return scaled(x) * x
+
+
+def test_rebinding_a_called_helper_gives_a_fresh_transform(monkeypatch):
+    g1 = astgrad.grad(calls_scaled)
+    assert g1(3.0) == 12.0                          # d(2x * x) = 4x
+    assert astgrad.grad(calls_scaled) is g1         # cached while nothing changed
+
+    def tripled(x):
+        return x * 3.0
+    monkeypatch.setitem(globals(), "scaled", tripled)
+    assert calls_scaled(3.0) == 27.0
+    g2 = astgrad.grad(calls_scaled)
+    assert g2 is not g1 and g2(3.0) == 18.0         # d(3x * x) = 6x
+    assert g1(3.0) == 18.0                          # an existing gradient notices too
+    assert "forward_tripled" in g2.source
+    assert astgrad.grad(calls_scaled) is g2
+
+
+def test_a_cached_grad_costs_almost_nothing():
+    import time
+    astgrad.grad(calls_scaled)
+    start = time.perf_counter()
+    for _ in range(1000):
+        astgrad.grad(calls_scaled)
+    assert (time.perf_counter() - start) / 1000 < 1e-4
+
+
 def tutorial(x):
     y = x + 2
     z = y * y * 3

@@ -20,7 +20,7 @@ from .namespace import Namespace
 from .naming import Adjoints, Names
 from .normalize import Normalizer, param_names
 from .optimize import optimize
-from .parse import FunctionSource
+from .parse import Dependencies, FunctionSource
 from .reverse import STACK, Reverser, _push, _pop, uses_stack
 
 __all__ = ["build", "check", "TransformError", "UnsupportedSyntaxError", "NoRuleTransformError", "Generated"]
@@ -32,6 +32,7 @@ class Plan:
     def __init__(self, builder, fn, wrt):
         self.fn = fn
         self.source = FunctionSource(fn)
+        builder.sources.append(self.source)
         check_function(self.source)
         self.names = builder.names.child()
         normalizer = Normalizer(self.source, self.names, builder.ns)
@@ -84,11 +85,16 @@ def _assigned(stmts) -> set:
 class Generated:
     """The result of a transformation: module source and entry function."""
 
-    def __init__(self, source, function, filename, namespace):
+    def __init__(self, source, function, filename, namespace, dependencies=None):
         self.source = source
         self.function = function
         self.filename = filename
         self.namespace = namespace
+        self.dependencies = dependencies or Dependencies()
+
+    def current(self) -> bool:
+        """False once a function the transform read (``f``, a callee, ``np.sum``) was rebound."""
+        return self.dependencies.current()
 
 
 class ModuleBuilder:
@@ -99,6 +105,7 @@ class ModuleBuilder:
         self.comments: list[str] = []
         self.functions: list = []
         self.variants: dict = {}
+        self.sources: list = []
 
     # comments ----------------------------------------------------------
 
@@ -202,4 +209,7 @@ def build(fn, wrt, mode="grad", preserve_result=False) -> Generated:
     filename = f"<astgrad {fn.__qualname__} {os.path.basename(code.co_filename)}:{code.co_firstlineno}>"
     namespace = builder.ns.globals
     compile_source(source, filename, namespace)
-    return Generated(source, namespace[name], filename, namespace)
+    dependencies = Dependencies()
+    for used in builder.sources:
+        dependencies.update(used.dependencies)
+    return Generated(source, namespace[name], filename, namespace, dependencies)

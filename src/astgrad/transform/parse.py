@@ -45,6 +45,8 @@ class FunctionSource:
         if fn.__closure__:
             self.closure = dict(zip(code.co_freevars, fn.__closure__))
         self.globals = fn.__globals__
+        self.dependencies = Dependencies()
+        self.dependencies.record_attr(fn, "__code__", code)
 
     def _find_def(self, module, fn):
         for node in module.body:
@@ -88,11 +90,15 @@ class FunctionSource:
         """The object a free name denotes, or ``_MISSING``."""
         if identifier in self.closure:
             try:
-                return self.closure[identifier].cell_contents
+                value = self.closure[identifier].cell_contents
             except ValueError:
                 return _MISSING
+            self.dependencies.record_cell(self.closure[identifier], value)
+            return value
         if identifier in self.globals:
-            return self.globals[identifier]
+            value = self.globals[identifier]
+            self.dependencies.record_key(self.globals, identifier, value)
+            return value
         return getattr(builtins, identifier, _MISSING)
 
     def live_source(self, identifier: str):
@@ -113,8 +119,59 @@ class FunctionSource:
             base = self.resolve_expr(node.value, local_names)
             if base is _MISSING or not isinstance(base, (types.ModuleType, type)):
                 return _MISSING
-            return getattr(base, node.attr, _MISSING)
+            value = getattr(base, node.attr, _MISSING)
+            if value is not _MISSING:
+                self.dependencies.record_attr(base, node.attr, value)
+            return value
         return _MISSING
+
+
+class Dependencies:
+    """The functions and modules a transform resolved by name, to notice rebinding.
+
+    Only callables and modules are recorded: data read from globals is looked
+    up live by the generated code, so rebinding a global weight needs no new
+    transform.  ``current()`` is a few dict lookups, cheap enough per call.
+    """
+
+    def __init__(self):
+        self.entries: dict = {}
+
+    def record_key(self, mapping, key, value):
+        if _code_like(value):
+            self.entries[("key", id(mapping), key)] = (mapping, key, value)
+
+    def record_cell(self, cell, value):
+        if _code_like(value):
+            self.entries[("cell", id(cell), None)] = (cell, None, value)
+
+    def record_attr(self, obj, name, value):
+        if _code_like(value) or name == "__code__":
+            self.entries[("attr", id(obj), name)] = (obj, name, value)
+
+    def update(self, other):
+        self.entries.update(other.entries)
+
+    def current(self) -> bool:
+        """Whether every recorded name still denotes the object it did at transform time."""
+        for (kind, _, _), (place, key, value) in self.entries.items():
+            if kind == "key":
+                now = place.get(key, _MISSING)
+            elif kind == "cell":
+                try:
+                    now = place.cell_contents
+                except ValueError:
+                    now = _MISSING
+            else:
+                now = getattr(place, key, _MISSING)
+            if now is not value:
+                return False
+        return True
+
+
+def _code_like(value) -> bool:
+    return isinstance(value, (types.FunctionType, types.ModuleType)) or (
+        callable(value) and not isinstance(value, type))
 
 
 def _indent_width(text: str) -> int:
