@@ -58,6 +58,7 @@ class Rule:
         self.vjp = vjp
         self.name = name
         self._usage: dict[str, str] | None = None
+        self._specialized: dict[tuple, Callable] = {}
 
     @property
     def differentiable(self) -> bool:
@@ -75,6 +76,21 @@ class Rule:
         if self._usage is None:
             self._usage = _parameter_usage(self.vjp) if self.vjp else {}
         return self._usage
+
+    def specialized(self, needed: tuple) -> Callable:
+        """The vjp computing only the gradients flagged in ``needed`` (``None`` for the rest).
+
+        ``needed[i]`` says whether positional argument ``i`` wants a gradient.
+        Rules that return a literal tuple get a compiled variant with the
+        unneeded entries replaced by ``None``, so ``x ** 2`` on the tape does
+        not compute the exponent's ``log``.  Other rules are returned as they
+        are.  The transformer gets the same effect from dead-code elimination.
+        """
+        variant = self._specialized.get(needed)
+        if variant is None:
+            variant = _without_unneeded_gradients(self.vjp, needed) or self.vjp
+            self._specialized[needed] = variant
+        return variant
 
     def __repr__(self) -> str:
         kind = "vjp" if self.vjp else "non-differentiable"
@@ -224,7 +240,54 @@ def raw(fn: Callable) -> Callable:
 
 
 # --------------------------------------------------------------------------
-# what a rule reads
+# what a rule reads, and variants of it
+
+
+def _without_unneeded_gradients(rule: Callable, needed: tuple):
+    """Recompile ``rule`` with unneeded tuple entries of its returns set to None.
+
+    Returns ``None`` when nothing would change or the rule cannot be
+    recompiled faithfully (no source, a closure, no literal tuple return).
+    """
+    if all(needed) or getattr(rule, "__closure__", None):
+        return None
+    try:
+        lines, first_line = inspect.getsourcelines(rule)
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    func = tree.body[0]
+    if not isinstance(func, ast.FunctionDef):
+        return None
+    func.decorator_list = []
+    changed = False
+    for node in _own_nodes(func):
+        if isinstance(node, ast.Return) and isinstance(node.value, ast.Tuple):
+            for i, wanted in enumerate(needed[: len(node.value.elts)]):
+                if not wanted:
+                    node.value.elts[i] = ast.copy_location(ast.Constant(None), node.value.elts[i])
+                    changed = True
+    if not changed:
+        return None
+    ast.increment_lineno(tree, first_line - 1)
+    namespace: dict = {}
+    exec(compile(tree, inspect.getsourcefile(rule) or "<rule>", "exec"), rule.__globals__, namespace)
+    variant = namespace[func.name]
+    variant.__defaults__ = rule.__defaults__
+    variant.__kwdefaults__ = rule.__kwdefaults__
+    return variant
+
+
+def _own_nodes(func):
+    """The nodes of ``func``'s body, not descending into nested functions."""
+    stack = list(func.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                stack.append(child)
+
 
 
 def _parameter_usage(rule: Callable) -> dict[str, str]:

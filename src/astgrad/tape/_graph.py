@@ -79,7 +79,7 @@ class FunctionNode(Node):
 
     __slots__ = (
         "_rule", "_args", "_kwargs", "_slots", "_slot_meta", "_ans", "_ans_meta",
-        "_saved", "_freed", "_needs_saved", "_arg_usage", "_ans_usage",
+        "_saved", "_freed", "_needs_saved", "_arg_usage", "_ans_usage", "_needed",
     )
 
     def __init__(self, rule: Rule, args, kwargs, slots, edges, ans, ans_version, ans_grad_fn_name):
@@ -87,6 +87,9 @@ class FunctionNode(Node):
         self._rule = rule
         self._kwargs = kwargs
         self._slots = slots
+        wanted = {slot[0] for slot, (node, _) in zip(slots, edges) if node is not None}
+        needed = tuple(i in wanted for i in range(len(args)))
+        self._needed = None if all(needed) else needed  # rules skip gradients no input needs
         self.next_functions = edges
         self._arg_usage = [_usage_of(rule, i) for i in range(len(args))]
         self._ans_usage = _usage_of(rule, -1)
@@ -181,8 +184,9 @@ class FunctionNode(Node):
             ans = self._ans if self._ans is not None else self._ans_meta
         if self._freed and self._ans_usage == "value":
             raise RuntimeError(SECOND_BACKWARD)
+        vjp = self._rule.specialized(self._needed) if self._needed is not None else self._rule.vjp
         with np.errstate(all="ignore"):  # inf and nan at singular points are results, as in torch
-            out = self._rule.vjp(grad, ans, *args, **self._kwargs)
+            out = vjp(grad, ans, *args, **self._kwargs)
         if not isinstance(out, tuple):
             out = (out,)
         grads = []
