@@ -178,6 +178,34 @@ def test_traceback_shows_the_generated_line(isolated_rules, monkeypatch):
     assert any("dt1 / 0.0" in line for line in linecache.getlines(filename))
 
 
+def test_pdb_steps_through_the_generated_adjoint():
+    import io
+    import pdb
+    g = astgrad.grad(tutorial)
+    lines = linecache.getlines(g._generated.filename)
+    first_adjoint = next(i for i, line in enumerate(lines, 1) if line.strip().startswith("dz = "))
+    out = io.StringIO()
+    debugger = pdb.Pdb(stdin=io.StringIO("continue\nnext\nnext\np dt1\ncontinue\n"), stdout=out, nosigint=True)
+    debugger.use_rawinput = False
+    assert debugger.set_break(g._generated.filename, first_adjoint) is None
+    x = np.array([1.0, 2.0, 3.0])
+    got = debugger.runcall(g, x)
+    np.testing.assert_allclose(got, numeric_grad(tutorial, (x,), 0), rtol=1e-6)
+    text = out.getvalue()
+    shown = [line[3:] for line in text.splitlines() if line.startswith("-> ")]
+    assert shown[1:4] == ["dz = expand_reduced(dresult, z.shape, None, False) / reduced_count(z.shape, None)",
+                          "dt1 = dz * 3", "dy = dt1 * y"], text
+    assert "array([1., 1., 1.])" in text  # p dt1: 3 * dz with dz = 1/3
+
+
+def test_each_variant_has_its_own_linecache_entry():
+    sources = {}
+    for g in (astgrad.grad(two), astgrad.grad(two, wrt=1), astgrad.vjp(two), astgrad.value_and_grad(two)):
+        sources[g._generated.filename] = g.source
+        assert "".join(linecache.getlines(g._generated.filename)) == g.source
+    assert len(sources) == 4
+
+
 def test_tensor_input_matches_backward():
     x = astgrad.tensor([1.0, 2.0, 3.0], requires_grad=True)
     g = astgrad.grad(tutorial)(x)

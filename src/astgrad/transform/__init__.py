@@ -206,7 +206,8 @@ def build(fn, wrt, mode="grad", preserve_result=False) -> Generated:
               f"({os.path.basename(code.co_filename)}:{code.co_firstlineno}) "
               f"with respect to {', '.join(wrt)}."]
     source = render(builder.functions, builder.comments, header)
-    filename = f"<astgrad {fn.__qualname__} {os.path.basename(code.co_filename)}:{code.co_firstlineno}>"
+    variant = f"{'vjp' if mode == 'vjp' else 'grad'} wrt {','.join(wrt)}{' +value' if preserve_result else ''}"
+    filename = f"<astgrad {fn.__qualname__} {variant} {os.path.basename(code.co_filename)}:{code.co_firstlineno}>"
     namespace = builder.ns.globals
     compile_source(source, filename, namespace)
     dependencies = Dependencies()
