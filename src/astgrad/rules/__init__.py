@@ -18,6 +18,7 @@ from ._registry import (
     qualified_name,
     raw,
     registered,
+    shipped,
 )
 from ._support import expand_reduced, normalize_axis, reduced_count, tie_weights, unbroadcast, within
 from . import _extra, elementwise, linalg, reductions, shapes  # noqa: F401  (registers the rules)

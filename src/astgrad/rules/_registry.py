@@ -192,6 +192,19 @@ def registered() -> list[Rule]:
     return list(_TABLE.values())
 
 
+_SHIPPED: set = set()
+
+
+def mark_shipped() -> None:
+    """Remember the entries astgrad itself registers (called once the package is imported)."""
+    _SHIPPED.update(_TABLE)
+
+
+def shipped() -> list[Rule]:
+    """The entries astgrad ships, without those users or tests registered since."""
+    return [rule for key, rule in _TABLE.items() if key in _SHIPPED]
+
+
 # --------------------------------------------------------------------------
 # user primitives
 
