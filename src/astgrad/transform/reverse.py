@@ -44,6 +44,10 @@ class Reverser:
         self.adj = plan.adjoints
         self.ns = builder.ns
         self.sequences = plan.sequences
+        self.first = first_bindings(plan.body, plan.params)
+        # names that surely hold tuples or lists (unpacking anything else may unpack an array)
+        self.built_sequences = {t for op in walk_ops(plan.body) for t in op.targets
+                                if op.kind == "pack" or op.kind == "prim" and op.fn in primitives.SEQUENCE_OUTPUTS}
 
     # -- primal --------------------------------------------------------
 
@@ -68,7 +72,7 @@ class Reverser:
         return out
 
     def primal_op(self, op):
-        out = [_push(compat.name(t)) for t in op.targets if t in self.an.saved]
+        out = [_push(compat.name(t)) for t in self.saved_targets(op)]
         expr = op.expr
         if op.kind == "call" and self.an.is_active(op):
             forward, _, _ = self.call_variant(op)
@@ -108,7 +112,7 @@ class Reverser:
     def needed(self, s) -> bool:
         """Whether the statement leaves anything for the adjoint sweep to do."""
         if isinstance(s, Op):
-            return self.an.is_active(s) or any(t in self.an.saved for t in s.targets)
+            return self.an.is_active(s) or bool(self.saved_targets(s))
         if isinstance(s, If):
             return any(self.needed(x) for x in s.body + s.orelse)
         if isinstance(s, For):
@@ -116,6 +120,10 @@ class Reverser:
         if isinstance(s, While):
             return any(self.needed(x) for x in s.cond + s.body)
         return False
+
+    def saved_targets(self, op) -> list:
+        """Targets whose old value ``op`` pushes: saved ones that had a value before."""
+        return [t for t in op.targets if t in self.an.saved and t not in self.first.get(id(op), ())]
 
     # -- adjoint -----------------------------------------------------------
 
@@ -160,13 +168,17 @@ class Reverser:
                         self.accumulate(a, compat.call(self.helper(runtime.part), [g, compat.const(i)]), live, out)
             elif kind == "unpack":
                 if any(t in live for t in op.targets):
-                    parts = [compat.name(self.adj(t)) if t in live else compat.const(0.0) for t in op.targets]
-                    self.accumulate(op.args[0], compat.tuple_(parts), live, out)
+                    parts = compat.tuple_([compat.name(self.adj(t)) if t in live else compat.const(None)
+                                           for t in op.targets])
+                    if getattr(op.args[0], "id", None) not in self.built_sequences:
+                        parts = compat.call(self.helper(runtime.unpacked_gradient), [parts, op.args[0]])
+                    self.accumulate(op.args[0], parts, live, out)
             elif kind == "call":
                 self.adjoint_call(op, live, out)
+        saved = self.saved_targets(op)
         for t in reversed(op.targets):
             live.discard(t)
-            if t in self.an.saved:
+            if t in saved:
                 out.append(compat.assign(t, _pop()))
 
     def adjoint_prim(self, op, live, out):
@@ -329,6 +341,30 @@ def _breaks(stmts) -> bool:
         if isinstance(s, If) and (_breaks(s.body) or _breaks(s.orelse)):
             return True
     return False
+
+
+def first_bindings(body, params) -> dict:
+    """``{id(op): names}`` for top-level ops that give a name its first value.
+
+    Before such an op the name has no value, so there is nothing to push
+    (and no ``name = None`` to start from), and nothing to restore after
+    its adjoint.  Names first assigned inside if/for/while are left out.
+    """
+    bound = set(params)
+    found = {}
+    for s in body:
+        if isinstance(s, Op):
+            new = {t for t in s.targets if t not in bound}
+            if new:
+                found[id(s)] = new
+            bound.update(s.targets)
+        else:
+            bound.update(t for op in walk_ops([s]) for t in op.targets)
+            if isinstance(s, For):
+                bound.add(s.target)
+            elif isinstance(s, (If, While)):
+                bound.add(s.test)
+    return found
 
 
 def uses_stack(stmts) -> bool:

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..rules import defvjp, primitive
 
-__all__ = ["append", "accumulate", "part", "sequence_gradient", "gradient_tuple"]
+__all__ = ["append", "accumulate", "part", "sequence_gradient", "unpacked_gradient", "gradient_tuple"]
 
 
 @primitive
@@ -22,7 +22,7 @@ def append(items, item):
 
 @defvjp(append)
 def append_vjp(g, ans, items, item):
-    return g[:-1], g[-1]
+    return g[:-1], part(g, -1)  # an appended item nothing read later has no gradient (None)
 
 
 def accumulate(total, grad):
@@ -63,6 +63,21 @@ def getitem_gradient(g, items, index):
         return sequence_gradient(g, items, index)
     from ..rules import scatter
     return scatter(g, np.shape(items), index)
+
+
+def unpacked_gradient(parts, value):
+    """The gradient of ``value`` from those of the names it was unpacked into (``a, b = value``).
+
+    An array gets an array (rows without a gradient are zero); a tuple or
+    list gets a tuple that keeps ``None`` for parts without one.
+    """
+    if not isinstance(value, np.ndarray):
+        return tuple(parts)
+    grad = np.zeros(np.shape(value))
+    for i, g in enumerate(parts):
+        if g is not None:
+            grad[i] = g
+    return grad
 
 
 def gradient_tuple(value, count):
