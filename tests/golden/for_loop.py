@@ -3,8 +3,6 @@ def dfor_loop(x, n, *, dresult=1.0):
     _stack = []
     t1 = None
     t2 = None
-    y = None
-    _stack.append(y)
     y = x
     for i in range(n):
         _stack.append(t1)
@@ -29,5 +27,4 @@ def dfor_loop(x, n, *, dresult=1.0):
         t1 = _stack.pop()
     # grad of line 29: y = x
     dx = dx + dy
-    y = _stack.pop()
     return dx

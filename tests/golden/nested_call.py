@@ -19,7 +19,6 @@ def dnested_call(x, y, *, dresult=1.0):
 
 
 def forward_inner(_stack, a, b):
-    t1 = None
     t1 = np.exp(b)
     result = a * t1
     _stack.append((a, t1))

@@ -2,10 +2,8 @@
 def dwith_break(x, *, ds=1.0):
     _stack = []
     i = None
-    s = None
     t1 = None
     t2 = None
-    _stack.append(s)
     s = 0.0
     _break = False
     _stack.append(i)
@@ -38,6 +36,4 @@ def dwith_break(x, *, ds=1.0):
         dx = dx + unbroadcast(dt2 * i, np.shape(x))
         t2 = _stack.pop()
     i = _stack.pop()
-    # grad of line 43: s = 0.0
-    s = _stack.pop()
     return dx

@@ -21,7 +21,7 @@ from .naming import Adjoints, Names
 from .normalize import Normalizer, param_names
 from .optimize import optimize
 from .parse import Dependencies, FunctionSource
-from .reverse import STACK, Reverser, _push, _pop, uses_stack
+from .reverse import STACK, Reverser, _push, _pop, first_bindings, uses_stack
 
 __all__ = ["build", "check", "TransformError", "UnsupportedSyntaxError", "NoRuleTransformError", "Generated"]
 
@@ -187,7 +187,8 @@ class ModuleBuilder:
 
     def _inits(self, plan, keep=()):
         """Saved variables start as None so the first push has something to save."""
-        unbound = sorted((plan.analysis.saved | set(keep)) - set(plan.params))
+        early = set().union(*first_bindings(plan.body, plan.params).values())
+        unbound = sorted((plan.analysis.saved | set(keep)) - set(plan.params) - early)
         return [compat.assign(v, compat.const(None)) for v in unbound]
 
 
