@@ -16,6 +16,7 @@ import weakref
 import numpy as np
 
 from ..rules import Rule, unbroadcast
+from ._modes import quiet, restore
 
 SECOND_BACKWARD = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they "
@@ -25,6 +26,7 @@ SECOND_BACKWARD = (
 )
 
 _sequence = itertools.count()
+Tensor = None  # bound by ``_tensor`` once the class exists (it imports this module first)
 
 
 class Meta:
@@ -33,6 +35,9 @@ class Meta:
     __slots__ = ("shape", "ndim", "dtype", "size")
 
     def __init__(self, array):
+        if isinstance(array, np.ndarray):
+            self.shape, self.ndim, self.dtype, self.size = array.shape, array.ndim, array.dtype, array.size
+            return
         self.shape = np.shape(array)
         self.ndim = len(self.shape)
         self.dtype = getattr(array, "dtype", None)
@@ -82,32 +87,45 @@ class FunctionNode(Node):
         "_saved", "_freed", "_needs_saved", "_arg_usage", "_ans_usage", "_needed",
     )
 
-    def __init__(self, rule: Rule, args, kwargs, slots, edges, ans, ans_version, ans_grad_fn_name):
+    def __init__(self, rule: Rule, args, kwargs, slots, edges, ans, ans_version, ans_grad_fn_name,
+                 raw_args=None):
         super().__init__()
         self._rule = rule
         self._kwargs = kwargs
         self._slots = slots
-        wanted = {slot[0] for slot, (node, _) in zip(slots, edges) if node is not None}
-        needed = tuple(i in wanted for i in range(len(args)))
-        self._needed = None if all(needed) else needed  # rules skip gradients no input needs
         self.next_functions = edges
-        self._arg_usage = [_usage_of(rule, i) for i in range(len(args))]
-        self._ans_usage = _usage_of(rule, -1)
+        count = len(args)
+        wanted = [False] * count
+        for slot, edge in zip(slots, edges):
+            if edge[0] is not None:
+                wanted[slot[0]] = True
+        self._needed = None if all(wanted) else tuple(wanted)  # rules skip gradients no input needs
+        self._arg_usage, self._ans_usage = _usages(rule, count)
         self._args = list(args)
-        self._slot_meta = [(np.shape(_raw(_at(args, s))), _dtype_of(_at(args, s))) for s in slots]
+        if raw_args is None:
+            raw_args = [_raw(a) for a in args]
+        self._slot_meta = [_meta_of(raw_args[s[0]] if len(s) == 1 else raw_args[s[0]][s[1]]) for s in slots]
         self._ans = ans if self._ans_usage == "value" else None
         self._ans_meta = Meta(ans)
         # (description, version counter, version at save, grad_fn name) per saved tensor
-        self._saved = []
-        for i, arg in enumerate(args):
-            if self._arg_usage[i] == "value":
+        self._saved = saved = []
+        needs_saved = False
+        for arg, usage in zip(args, self._arg_usage):
+            if usage != "value":
+                continue
+            if isinstance(arg, Tensor):
+                counter = arg._version_counter
+                grad_fn = arg._grad_fn
+                saved.append((arg, counter, counter.value, None if grad_fn is None else type(grad_fn).__name__))
+            elif isinstance(arg, (list, tuple)):
                 for t in _tensors_in(arg):
-                    self._saved.append((t, t._version_counter, t._version_counter.value, _op_name(t)))
+                    saved.append((t, t._version_counter, t._version_counter.value, _op_name(t)))
+                needs_saved = needs_saved or _has_array(arg)
+            elif isinstance(arg, np.ndarray):
+                needs_saved = True
         if self._ans is not None and ans_version is not None:
-            self._saved.append((None, ans_version, ans_version.value, ans_grad_fn_name))
-        self._needs_saved = bool(self._saved) or any(
-            u == "value" and _has_array(a) for u, a in zip(self._arg_usage, args)
-        )
+            saved.append((None, ans_version, ans_version.value, ans_grad_fn_name))
+        self._needs_saved = needs_saved or bool(saved)
         self._freed = False
 
     # -- saved values ---------------------------------------------------------
@@ -180,13 +198,16 @@ class FunctionNode(Node):
             args = self._args
             ans = wrap(self._ans, self) if self._ans is not None else self._ans_meta
         else:
-            args = [_raw(a) for a in self._args]
+            args = [a._data if isinstance(a, Tensor) else _raw(a) for a in self._args]
             ans = self._ans if self._ans is not None else self._ans_meta
         if self._freed and self._ans_usage == "value":
             raise RuntimeError(SECOND_BACKWARD)
         vjp = self._rule.specialized(self._needed) if self._needed is not None else self._rule.vjp
-        with np.errstate(all="ignore"):  # inf and nan at singular points are results, as in torch
+        token = quiet()  # inf and nan at singular points are results, as in torch
+        try:
             out = vjp(grad, ans, *args, **self._kwargs)
+        finally:
+            restore(token)
         if not isinstance(out, tuple):
             out = (out,)
         grads = []
@@ -202,7 +223,8 @@ class FunctionNode(Node):
                     f"the rule for {self._rule.name} returned no gradient for argument {slot[0]}, "
                     "which requires grad"
                 )
-            g = unbroadcast(g, shape)
+            if type(g) is not np.ndarray or g.shape != shape:
+                g = unbroadcast(g, shape)
             if dtype is not None and getattr(g, "dtype", None) != dtype:
                 g = g.astype(dtype) if hasattr(g, "astype") else np.asarray(g, dtype=dtype)
             grads.append(g)
@@ -278,6 +300,25 @@ def _has_array(value):
     if isinstance(value, (list, tuple)):
         return any(_has_array(v) for v in value)
     return isinstance(_raw(value), np.ndarray)
+
+
+def _meta_of(value):
+    """``(shape, dtype)`` of an unwrapped argument; dtype ``None`` for non-arrays."""
+    if isinstance(value, np.ndarray):
+        return value.shape, value.dtype
+    return np.shape(value), None
+
+
+_usages_cache: dict = {}
+
+
+def _usages(rule: Rule, count: int):
+    """``(usage of each of count positional arguments, usage of the output)``, once per rule and arity."""
+    key = (rule, count)
+    usages = _usages_cache.get(key)
+    if usages is None:
+        usages = _usages_cache[key] = (tuple(_usage_of(rule, i) for i in range(count)), _usage_of(rule, -1))
+    return usages
 
 
 _params_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()

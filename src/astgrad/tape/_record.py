@@ -13,11 +13,13 @@ import numpy as np
 from ..rules import lookup, raw
 from ._dtypes import result_dtype
 from ._graph import node_class
-from ._modes import is_grad_enabled
+from ._modes import is_grad_enabled, quiet, restore
+
+Tensor = None  # bound by ``_tensor`` once the class exists (it imports this module first)
 
 
 def is_tensor(value) -> bool:
-    return hasattr(value, "_grad_fn") and hasattr(value, "_version")
+    return isinstance(value, Tensor)
 
 
 def unwrap(value):
@@ -87,41 +89,68 @@ def apply_op(name: str, fn, args, kwargs=None, *, slots=None, promote: bool = Fa
     j-th tensor of a list argument) that appear in ``next_functions``.
     ``promote`` applies PyTorch's type promotion to the result.
     """
-    from ._tensor import Tensor
-
-    kwargs = kwargs or {}
-    raw_args = [unwrap(a) for a in args]
-    raw_kwargs = {k: unwrap(v) for k, v in kwargs.items()} if kwargs else kwargs
-    with np.errstate(all="ignore"):
-        try:
-            out = raw(fn)(*raw_args, **raw_kwargs)
-        except (ValueError, IndexError) as error:
-            if isinstance(error, ValueError) and "could not be broadcast" in str(error):
-                raise RuntimeError(_broadcast_message(raw_args)) from None
-            translated = torch_index_error(error)
-            if translated is None:
-                raise
-            raise translated from None
-    out = np.asarray(out) if not isinstance(out, np.ndarray) else out
+    raw_args = [a._data if isinstance(a, Tensor) else unwrap(a) for a in args]
+    if kwargs:
+        raw_kwargs = {k: unwrap(v) for k, v in kwargs.items()}
+    else:
+        kwargs = raw_kwargs = {}
+    token = quiet()
+    try:
+        out = raw(fn)(*raw_args, **raw_kwargs)
+    except (ValueError, IndexError) as error:
+        if isinstance(error, ValueError) and "could not be broadcast" in str(error):
+            raise RuntimeError(_broadcast_message(raw_args)) from None
+        translated = torch_index_error(error)
+        if translated is None:
+            raise
+        raise translated from None
+    finally:
+        restore(token)
+    if not isinstance(out, np.ndarray):
+        out = np.asarray(out)
     if promote:
-        dtype = torch_result_dtype(out.dtype, promoted_dtype(raw_args))
+        dtype = _promoted(out.dtype, raw_args)
         if dtype != out.dtype:
             out = out.astype(dtype)
-    if slots is None:
-        slots = default_slots(args)
     result = Tensor._make(out)
     if out.dtype.kind not in "fc" or not is_grad_enabled():
         return result
-    edges = tuple(edge_of(_at(args, s)) for s in slots)
-    if all(node is None for node, _ in edges):
+    if slots is None:
+        slots = default_slots(args)
+    edges = []
+    recorded = False
+    for slot in slots:
+        value = args[slot[0]] if len(slot) == 1 else args[slot[0]][slot[1]]
+        if isinstance(value, Tensor) and value._requires_grad:
+            recorded = True
+            edges.append((value._grad_fn or value._accumulation_node(), 0))
+        else:
+            edges.append(_NO_EDGE)
+    if not recorded:
         return result
     rule = lookup(fn)
     if not rule.differentiable:
         return result
-    node = node_class(name)(rule, args, kwargs, slots, edges, out, result._version_counter, name)
+    node = node_class(name)(rule, args, kwargs, slots, tuple(edges), out, result._version_counter, name,
+                            raw_args)
     result._grad_fn = node
     result._requires_grad = True
     return result
+
+
+_NO_EDGE = (None, 0)
+_promotions: dict = {}
+
+
+def _promoted(out_dtype: np.dtype, raw_args) -> np.dtype:
+    """``torch_result_dtype`` cached by what it depends on: dtypes, 0-d or not, scalar types."""
+    key = (out_dtype, *[(a.dtype, a.ndim != 0) if isinstance(a, np.ndarray) else type(a) for a in raw_args])
+    dtype = _promotions.get(key)
+    if dtype is None:
+        if len(_promotions) > 4096:
+            _promotions.clear()
+        dtype = _promotions[key] = torch_result_dtype(out_dtype, promoted_dtype(raw_args))
+    return dtype
 
 
 def _broadcast_message(raw_args) -> str:
