@@ -1,0 +1,52 @@
+"""Property-based tests: random programs checked three ways with check_grads.
+
+Programs come from the grammar in ``programs.py`` (arithmetic, numpy calls
+with keywords, if/for/while with data-dependent conditions, break, calls to
+helper functions that call each other).  The default run is derandomized:
+the same 25 programs every time, in a few seconds.  ``--runslow`` adds a
+fresh random run of 500 programs; a failing program is printed in full, and
+belongs in ``test_program_regressions.py``.
+"""
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, note, settings
+
+from astgrad import GradientMismatch, check_grads
+
+from .programs import load, programs
+
+X = np.array([0.37, -0.65, 1.13])  # sums away from the grammar's thresholds
+Y = np.array([0.93, 0.43, -0.42])
+_counter = itertools.count()
+
+
+def check_program(source, directory):
+    """check_grads on the program's ``f`` wrt both arguments; a failure shows the program."""
+    module = load(source, directory, f"astgrad_program_{next(_counter)}")
+    try:
+        report = check_grads(module.f, X, Y, wrt=(0, 1), rtol=1e-4, atol=1e-5)
+    except GradientMismatch as mismatch:
+        raise AssertionError(f"{mismatch}\n\nprogram:\n{source}") from None
+    assert report.skipped == {}, f"{report.skipped}\n\nprogram:\n{source}"
+    assert set(report.gradients) == {"generated", "taped", "numeric"}
+
+
+COMMON = dict(deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@settings(max_examples=25, derandomize=True, **COMMON)
+@given(source=programs())
+def test_random_programs_agree_three_ways(source, tmp_path_factory):
+    note(source)
+    check_program(source, tmp_path_factory.mktemp("programs", numbered=True))
+
+
+@pytest.mark.slow
+@settings(max_examples=500, derandomize=False, **COMMON)
+@given(source=programs())
+def test_many_random_programs_agree_three_ways(source, tmp_path_factory):
+    note(source)
+    check_program(source, tmp_path_factory.mktemp("programs", numbered=True))
