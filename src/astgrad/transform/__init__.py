@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 
 from . import compat
+from .aliasing import check_item_assignments
 from .analyse import Analysis
 from .check import check_function
 from .emit import arguments, compile_source, function_def, marker, render
@@ -18,7 +19,7 @@ from .inline import RuleInliner
 from .ir import Op, walk_ops
 from .namespace import Namespace
 from .naming import Adjoints, Names
-from .normalize import Normalizer, param_names
+from .normalize import Normalizer, local_names, param_names
 from .optimize import optimize
 from .parse import Dependencies, FunctionSource
 from .reverse import STACK, Reverser, _push, _pop, first_bindings, uses_stack
@@ -38,6 +39,7 @@ class Plan:
         normalizer = Normalizer(self.source, self.names, builder.ns)
         self.body, self.ret = normalizer.function()
         self.params = param_names(self.source.tree)
+        check_item_assignments(self.body, self.ret, self.params, local_names(self.source.tree), self.source)
         self.wrt = list(wrt)
         self.locals = set(normalizer.locals) | _assigned(self.body)
         self.sequences = set(normalizer.sequences)

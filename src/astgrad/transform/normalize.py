@@ -110,7 +110,7 @@ class Normalizer:
                 dict(kwargs or {}), error, sequence)
         reads = set(atom_names(expr))
         clash = [t for t in targets if t in reads]
-        if clash and len(targets) == 1 and kind not in ("copy", "nondiff"):
+        if clash and len(targets) == 1 and kind != "nondiff":  # x = x.copy() too: x's two values need two adjoints
             temp = self.temp()
             op.targets = [temp]
             self.out.append(op)
