@@ -68,6 +68,12 @@ class GradientFunction:
         bound = self._signature.bind(*args, **kwargs)
         bound.apply_defaults()
         originals = {name: bound.arguments.get(name) for name in self._names}
+        for name, value in originals.items():
+            if isinstance(value, (list, tuple)):
+                raise TypeError(
+                    f"astgrad.{self._mode}: the wrt argument {name!r} of {self.__wrapped__.__qualname__} is a "
+                    f"{type(value).__name__}; a wrt argument must be an array, a number or a Tensor. "
+                    f"Pass the arrays as separate parameters (wrt=(...)), or stack them: np.stack({name}).")
         args = [_unwrap(a) for a in args]
         kwargs = {k: _unwrap(v) for k, v in kwargs.items()}
         out = self._generated.function(*args, **kwargs, **seed)

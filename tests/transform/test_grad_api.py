@@ -178,6 +178,18 @@ def test_traceback_shows_the_generated_line(isolated_rules, monkeypatch):
     assert any("dt1 / 0.0" in line for line in linecache.getlines(filename))
 
 
+def sum_of_products(ws, x):
+    return np.sum(ws[0] * ws[1] * x)
+
+
+def test_a_list_as_wrt_argument_is_refused_at_call_time():
+    ws = [np.array([1.0, 2.0]), np.array([3.0, 4.0])]
+    with pytest.raises(TypeError, match=r"wrt argument 'ws' of sum_of_products is a list.*np.stack\(ws\)"):
+        astgrad.grad(sum_of_products)(ws, X[:2])
+    got = astgrad.grad(sum_of_products, wrt=1)(ws, X[:2])  # a list that is not differentiated is fine
+    np.testing.assert_allclose(got, ws[0] * ws[1])
+
+
 def test_pdb_steps_through_the_generated_adjoint():
     import io
     import pdb
