@@ -86,9 +86,21 @@ class Rule:
         not compute the exponent's ``log``.  Other rules are returned as they
         are.  The transformer gets the same effect from dead-code elimination.
         """
+        return self._variant(needed)[0]
+
+    def usage_for(self, needed: tuple) -> dict[str, str]:
+        """``usage`` of the variant :meth:`specialized` returns for ``needed``.
+
+        ``x * 3`` needs no gradient for the constant, so its variant never
+        reads ``x``: the tape then neither keeps ``x`` nor checks its version.
+        """
+        return self._variant(needed)[1]
+
+    def _variant(self, needed: tuple):
         variant = self._specialized.get(needed)
         if variant is None:
-            variant = _without_unneeded_gradients(self.vjp, needed) or self.vjp
+            compiled = _without_unneeded_gradients(self.vjp, needed)
+            variant = compiled if compiled is not None else (self.vjp, self.usage)
             self._specialized[needed] = variant
         return variant
 
@@ -259,8 +271,9 @@ def raw(fn: Callable) -> Callable:
 def _without_unneeded_gradients(rule: Callable, needed: tuple):
     """Recompile ``rule`` with unneeded tuple entries of its returns set to None.
 
-    Returns ``None`` when nothing would change or the rule cannot be
-    recompiled faithfully (no source, a closure, no literal tuple return).
+    Returns ``(variant, usage)``, or ``None`` when nothing would change or the
+    rule cannot be recompiled faithfully (no source, a closure, no literal
+    tuple return).
     """
     if all(needed) or getattr(rule, "__closure__", None):
         return None
@@ -288,7 +301,7 @@ def _without_unneeded_gradients(rule: Callable, needed: tuple):
     variant = namespace[func.name]
     variant.__defaults__ = rule.__defaults__
     variant.__kwdefaults__ = rule.__kwdefaults__
-    return variant
+    return variant, _usage_in(func, _parameter_names(rule))
 
 
 def _own_nodes(func):
@@ -303,27 +316,35 @@ def _own_nodes(func):
 
 
 
-def _parameter_usage(rule: Callable) -> dict[str, str]:
-    params = [
+def _parameter_names(rule: Callable) -> list[str]:
+    return [
         p.name
         for p in inspect.signature(rule).parameters.values()
         if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
     ]
+
+
+def _parameter_usage(rule: Callable) -> dict[str, str]:
+    params = _parameter_names(rule)
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(rule)))
     except (OSError, TypeError, SyntaxError):
         return {name: "value" for name in params}
     func = tree.body[0]
-    if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        body = func.body
-    else:  # a lambda assigned somewhere: fall back to the conservative answer
-        return {name: "value" for name in params}
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return {name: "value" for name in params}  # a lambda: the conservative answer
+    return _usage_in(func, params)
+
+
+def _usage_in(func: ast.FunctionDef, params: list[str]) -> dict[str, str]:
+    """Per parameter: read as a value, only for its metadata, or not at all."""
+    body = ast.Module(body=func.body, type_ignores=[])
     parents: dict[int, ast.AST] = {}
-    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+    for node in ast.walk(body):
         for child in ast.iter_child_nodes(node):
             parents[id(child)] = node
     usage = {name: "unused" for name in params}
-    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+    for node in ast.walk(body):
         if isinstance(node, ast.Name) and node.id in usage:
             parent = parents.get(id(node))
             meta = (
