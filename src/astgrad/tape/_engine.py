@@ -12,8 +12,9 @@ import heapq
 
 import numpy as np
 
-from ._graph import AccumulateGrad, FunctionNode
-from ._modes import enable_grad, no_grad
+from . import _graph
+from ._graph import AccumulateGrad
+from ._modes import _set_enabled, is_grad_enabled
 
 
 def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, capture=None,
@@ -27,8 +28,7 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, captur
     With ``accumulate`` the leaves' ``.grad`` are updated (restricted to the
     leaves in ``only`` when given); returns the captured gradients.
     """
-    from ._tensor import Tensor  # the engine runs on Tensors only when create_graph
-
+    Tensor = _graph.Tensor  # the engine runs on Tensors only when create_graph
     wrap = _wrapper(Tensor)
     dependencies = _count_dependencies([node for node, _ in roots])
     buffers: dict = {}
@@ -41,33 +41,44 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, captur
     pending_leaves: list = []
     pending_retained: list = []
     visited: list = []
-    mode = enable_grad() if create_graph else no_grad()
-    with mode:
+    was_enabled = is_grad_enabled()
+    _set_enabled(create_graph)
+    try:
         while ready:
             _, _, node = heapq.heappop(ready)
             grad = buffers.pop(node)
-            visited.append(node)
-            grad = _run_hooks(node, grad, Tensor, pending_retained)
-            if capture is not None and (node, 0) in capture:
-                captured[capture[(node, 0)]] = grad
             if isinstance(node, AccumulateGrad):
+                if node.variable._hooks:
+                    grad = _run_hooks(node, grad, Tensor, pending_retained)
+                if capture is not None and (node, 0) in capture:
+                    captured[capture[(node, 0)]] = grad
                 if accumulate and (only is None or id(node.variable) in only):
                     pending_leaves.append((node.variable, grad))
                 continue
+            visited.append(node)
+            if node._pre_hooks or node.metadata:
+                grad = _run_hooks(node, grad, Tensor, pending_retained)
+            if capture is not None and (node, 0) in capture:
+                captured[capture[(node, 0)]] = grad
             input_grads = node.apply(grad, create_graph, wrap)
             for hook in node._post_hooks:
                 hook(input_grads, (grad,))
             for (child, _), g in zip(node.next_functions, input_grads):
                 if child is None or g is None:
                     continue
-                buffers[child] = g if child not in buffers else buffers[child] + g
-                dependencies[child] -= 1
-                if dependencies[child] == 0:
+                if child in buffers:
+                    buffers[child] = buffers[child] + g
+                else:
+                    buffers[child] = g
+                count = dependencies[child] - 1
+                dependencies[child] = count
+                if count == 0:
                     heapq.heappush(ready, (-child._seq, id(child), child))
+    finally:
+        _set_enabled(was_enabled)
     if not retain_graph:
         for node in visited:
-            if isinstance(node, FunctionNode):
-                node._release()
+            node._release()
     for variable, grad in pending_leaves:
         variable._accumulate_grad(grad, create_graph)
     for tensor, grad in pending_retained:
@@ -110,18 +121,16 @@ def _run_hooks(node, grad, tensor_type, retained_out):
 
 def _count_dependencies(roots) -> dict:
     """How many edges point at each node reachable from ``roots``."""
-    counts: dict = {}
-    seen = set()
-    stack = list(roots)
+    counts = dict.fromkeys(roots, 0)
+    stack = list(counts)
     while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        counts.setdefault(node, 0)
-        for child, _ in node.next_functions:
-            if child is not None:
-                counts[child] = counts.get(child, 0) + 1
+        for child, _ in stack.pop().next_functions:
+            if child is None:
+                continue
+            if child in counts:
+                counts[child] += 1
+            else:
+                counts[child] = 1
                 stack.append(child)
     return counts
 

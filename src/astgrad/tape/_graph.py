@@ -135,12 +135,14 @@ class FunctionNode(Node):
         if self._freed:
             return
         self._freed = True
-        for i, arg in enumerate(self._args):
-            usage = self._arg_usage[i]
-            if usage == "meta" and _has_array(arg):
-                self._args[i] = Meta(_raw(arg)) if not isinstance(arg, (list, tuple)) else arg
-            elif usage != "value" and _has_array(arg) and not isinstance(arg, (list, tuple)):
-                self._args[i] = None
+        args = self._args
+        for i, usage in enumerate(self._arg_usage):
+            if usage == "value":
+                continue
+            arg = args[i]
+            data = arg._data if isinstance(arg, Tensor) else arg
+            if isinstance(data, np.ndarray):  # lists of arrays stay: rules index into them
+                args[i] = Meta(data) if usage == "meta" else None
         self._ans = None
 
     def _check_saved(self) -> None:
@@ -193,7 +195,8 @@ class FunctionNode(Node):
 
     def apply(self, grad, create_graph: bool, wrap):
         """Gradients for each slot (``None`` for slots without an edge)."""
-        self._check_saved()
+        if self._saved or self._freed:
+            self._check_saved()
         if create_graph:
             args = self._args
             ans = wrap(self._ans, self) if self._ans is not None else self._ans_meta
