@@ -89,11 +89,14 @@ class FunctionNode(Node):
 
     def __init__(self, rule: Rule, args, kwargs, slots, edges, ans, ans_version, ans_grad_fn_name,
                  raw_args=None):
-        super().__init__()
+        self.next_functions = edges  # Node.__init__, inlined: this runs for every recorded op
+        self.metadata = {}
+        self._seq = next(_sequence)
+        self._pre_hooks = []
+        self._post_hooks = []
         self._rule = rule
         self._kwargs = kwargs
         self._slots = slots
-        self.next_functions = edges
         count = len(args)
         wanted = [False] * count
         for slot, edge in zip(slots, edges):
@@ -104,9 +107,17 @@ class FunctionNode(Node):
         self._args = list(args)
         if raw_args is None:
             raw_args = [_raw(a) for a in args]
-        self._slot_meta = [_meta_of(raw_args[s[0]] if len(s) == 1 else raw_args[s[0]][s[1]]) for s in slots]
-        self._ans = ans if self._ans_usage == "value" else None
-        self._ans_meta = Meta(ans)
+        self._slot_meta = meta = []  # (shape, dtype or None) of each slot, for un-broadcasting
+        for s in slots:
+            value = raw_args[s[0]] if len(s) == 1 else raw_args[s[0]][s[1]]
+            if isinstance(value, np.ndarray):
+                meta.append((value.shape, value.dtype))
+            else:
+                meta.append(((), None) if isinstance(value, (int, float, complex)) else (np.shape(value), None))
+        if self._ans_usage == "value":  # the output's Meta is made from it if a version check fails
+            self._ans, self._ans_meta = ans, None
+        else:
+            self._ans, self._ans_meta = None, Meta(ans)
         # (description, version counter, version at save, grad_fn name) per saved tensor
         self._saved = saved = []
         needs_saved = False
@@ -150,7 +161,8 @@ class FunctionNode(Node):
             raise RuntimeError(SECOND_BACKWARD)
         for tensor, counter, version, op in self._saved:
             if counter.value != version:
-                raise RuntimeError(_version_message(tensor, self._ans_meta, counter.value, version, op))
+                ans_meta = self._ans_meta if self._ans_meta is not None else Meta(self._ans)
+                raise RuntimeError(_version_message(tensor, ans_meta, counter.value, version, op))
 
     def _rebind_output(self, counter) -> None:
         """The output was written into another tensor (in place): check that tensor's version."""
@@ -303,13 +315,6 @@ def _has_array(value):
     if isinstance(value, (list, tuple)):
         return any(_has_array(v) for v in value)
     return isinstance(_raw(value), np.ndarray)
-
-
-def _meta_of(value):
-    """``(shape, dtype)`` of an unwrapped argument; dtype ``None`` for non-arrays."""
-    if isinstance(value, np.ndarray):
-        return value.shape, value.dtype
-    return np.shape(value), None
 
 
 _usages_cache: dict = {}

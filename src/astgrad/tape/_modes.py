@@ -16,12 +16,17 @@ import numpy as np
 
 __all__ = ["is_grad_enabled", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode"]
 
-_state = threading.local()
+
+class _State(threading.local):
+    enabled = True  # each thread starts with grad enabled; a class default is read without a miss
+
+
+_state = _State()
 
 
 def is_grad_enabled() -> bool:
     """True when operations on tensors that require grad are recorded."""
-    return getattr(_state, "enabled", True)
+    return _state.enabled
 
 
 def _set_enabled(mode: bool) -> None:

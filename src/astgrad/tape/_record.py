@@ -33,14 +33,17 @@ def unwrap(value):
     return value
 
 
+_SLOT_VALUES = (np.ndarray, int, float, np.number)
+
+
 def default_slots(args) -> tuple:
     """Differentiable input positions: tensors, arrays, numbers, and tensors inside lists."""
     slots = []
     for i, arg in enumerate(args):
-        if isinstance(arg, (list, tuple)):
-            slots.extend((i, j) for j, item in enumerate(arg) if is_tensor(item) or isinstance(item, np.ndarray))
-        elif is_tensor(arg) or isinstance(arg, (np.ndarray, int, float, np.number)) and not isinstance(arg, bool):
+        if isinstance(arg, Tensor) or isinstance(arg, _SLOT_VALUES) and arg is not True and arg is not False:
             slots.append((i,))
+        elif isinstance(arg, (list, tuple)):
+            slots.extend((i, j) for j, item in enumerate(arg) if isinstance(item, (Tensor, np.ndarray)))
     return tuple(slots)
 
 
@@ -89,7 +92,8 @@ def apply_op(name: str, fn, args, kwargs=None, *, slots=None, promote: bool = Fa
     j-th tensor of a list argument) that appear in ``next_functions``.
     ``promote`` applies PyTorch's type promotion to the result.
     """
-    raw_args = [a._data if isinstance(a, Tensor) else unwrap(a) for a in args]
+    raw_args = [a._data if isinstance(a, Tensor) else unwrap(a) if isinstance(a, (list, tuple)) else a
+                for a in args]
     if kwargs:
         raw_kwargs = {k: unwrap(v) for k, v in kwargs.items()}
     else:
