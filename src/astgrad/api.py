@@ -33,6 +33,11 @@ class GradientFunction:
         if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in self._signature.parameters.values()):
             check(fn)  # raises the located error for *args / **kwargs
         self._names, self._single = _wrt_names(fn, self._signature, wrt)
+        params = list(self._signature.parameters.values())
+        plain = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+        # positional calls with every argument given skip Signature.bind
+        self._arity = len(params) + (mode == "vjp") if plain else -1
+        self._positions = [[p.name for p in params].index(n) for n in self._names] if plain else []
         self._mode = mode
         self._preserve = preserve_result
         self._rebuild()
@@ -59,6 +64,8 @@ class GradientFunction:
     def __call__(self, *args, **kwargs):
         if not self._generated.current():
             self._rebuild()
+        if not kwargs and len(args) == self._arity and all(type(a) in _PLAIN for a in args):
+            return self._call_plain(args)
         seed = {}
         if self._mode == "vjp":
             if not args:
@@ -88,6 +95,46 @@ class GradientFunction:
         if self._preserve:
             return result, value
         return result
+
+
+    def _call_plain(self, args):
+        """The common call: positional numpy arrays and numbers, nothing to bind or unwrap."""
+        if self._mode == "vjp":
+            out = self._generated.function(*args[:-1], **{self._seed: args[-1]})
+        else:
+            out = self._generated.function(*args)
+        value = None
+        if self._preserve or self._mode == "value_and_grad":
+            out, value = out
+        grads = out if len(self._names) > 1 else (out,)
+        returned = []
+        for g, i in zip(grads, self._positions):
+            original = args[i]
+            if _owned(g, original, args, returned):
+                returned.append(g)
+            else:
+                returned.append(_finish(g, original))
+        result = returned[0] if self._single else tuple(returned)
+        if self._mode == "value_and_grad":
+            return value, result
+        if self._preserve:
+            return result, value
+        return result
+
+
+_PLAIN = (np.ndarray, float, int)
+
+
+def _owned(grad, original, args, returned) -> bool:
+    """``grad`` can be returned as it is: a fresh array of the argument's shape and dtype.
+
+    Fresh means it owns its memory (no view of anything), is writeable, and is
+    none of the arguments nor a gradient already returned.
+    """
+    return (type(grad) is np.ndarray and type(original) is np.ndarray and grad.flags.owndata
+            and grad.flags.writeable and grad.shape == original.shape and grad.dtype == original.dtype
+            and original.dtype.kind in "fc" and not any(grad is a for a in args)
+            and not any(grad is r for r in returned))
 
 
 def _seed_name(fn):

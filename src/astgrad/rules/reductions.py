@@ -26,7 +26,7 @@ def nansum(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
 
 @defvjp(np.mean)
 def mean(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
-    return expand_reduced(g, a.shape, axis, keepdims) / reduced_count(a.shape, axis)
+    return expand_reduced(g / reduced_count(a.shape, axis), a.shape, axis, keepdims)
 
 
 @defvjp(np.nanmean)

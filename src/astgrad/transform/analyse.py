@@ -19,6 +19,7 @@ from . import primitives
 from .compat import gast
 from .errors import NoRuleTransformError
 from .ir import For, If, Op, While, atom_names, walk_ops
+from .shapes import Shapes
 
 FLOWING = ("prim", "copy", "pack", "unpack", "call", "opaque")
 
@@ -37,6 +38,7 @@ class Analysis:
                 message, hint = op.error or ("no gradient rule", "")
                 raise source.error(op.node, message, hint, NoRuleTransformError)
         self.counts = self._assignment_counts(body, params)
+        self.shapes = Shapes(body, params, self.counts, self.locals | set(params))
         self.reads = self._adjoint_reads(body)
         self.saved = {v for v in self.reads if self.counts.get(v, 0) > 1}
 
@@ -129,7 +131,7 @@ class Analysis:
             pname = names[i] if i < len(names) and params[i].kind != params[i].VAR_POSITIONAL else None
             used = usage.get(pname, "value") if pname else "value"
             is_input = isinstance(atom, gast.Name) and atom.id in self.active
-            if used != "unused" or (unbroadcast and is_input):
+            if used != "unused" or (unbroadcast and is_input and not self.shapes.same(op, i)):
                 reads.update(atom_names(atom))
         for key, atom in op.kwargs.items():
             if usage.get(key, "value") != "unused":

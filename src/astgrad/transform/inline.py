@@ -315,12 +315,31 @@ def _fold_node(n, ns):
             return rest[0] if len(rest) == 1 else compat.make("BoolOp", op=n.op, values=rest)
         if isinstance(n, gast.IfExp) and _const(n.test):
             return n.body if n.test.value else n.orelse
+        if isinstance(n, gast.Call) and not n.keywords:
+            folded = _fold_reduction_helper(n, ns)
+            if folded is not None:
+                return folded
         if isinstance(n, gast.Call) and _is_np_where(n.func, ns) and len(n.args) == 3 and _const(n.args[0]) \
                 and isinstance(n.args[0].value, bool):
             return n.args[1] if n.args[0].value else n.args[2]
     except Exception:  # folding is an optimisation; leave anything odd alone
         return n
     return n
+
+
+def _fold_reduction_helper(n, ns):
+    """A reduction over every axis: ``expand_reduced(g, s, None, k)`` is
+    ``np.broadcast_to(g, s)`` and ``reduced_count(x.shape, None)`` is ``x.size``."""
+    from ..rules import _support
+    fn = ns.globals.get(n.func.id) if isinstance(n.func, gast.Name) else None
+    if fn is None or len(n.args) < 2 or not _const(n.args[2] if len(n.args) > 2 else n.args[1]):
+        return None
+    if fn is _support.expand_reduced and len(n.args) == 4 and n.args[2].value is None and _const(n.args[3]):
+        return compat.call(compat.attr(compat.name(ns.bind(np, "np")), "broadcast_to"), n.args[:2])
+    if fn is _support.reduced_count and len(n.args) == 2 and n.args[1].value is None \
+            and isinstance(n.args[0], gast.Attribute) and n.args[0].attr == "shape":
+        return compat.attr(n.args[0].value, "size")
+    return None
 
 
 def _is_np_where(func, ns):

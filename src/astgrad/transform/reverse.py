@@ -206,12 +206,13 @@ class Reverser:
             raise self.plan.source.error(op.node, str(exc)) from None
         out += inlined.prelude
         unbroadcast = primitives.needs_unbroadcast(op.fn)
+        grads = _merge_repeated(op.args, inlined.grads, live)
         for i in needed:
-            grad = inlined.grads.get(i)
+            grad = grads.get(i)
             if grad is None:
                 continue
             arg = op.args[i]
-            if unbroadcast and arg.id not in self.sequences and not _same_shape(op.args, i):
+            if unbroadcast and arg.id not in self.sequences and not self.an.shapes.same(op, i):
                 shape = compat.call(compat.attr(compat.name(self.ns.bind(np, "np")), "shape"), [compat.clone(arg)])
                 grad = compat.call(self.helper(rules.unbroadcast), [grad, shape])
             self.accumulate(arg, grad, live, out)
@@ -318,20 +319,23 @@ class Reverser:
         return self.builder.variant(op.fn, active)
 
 
-def _same_shape(args, i) -> bool:
-    """The other operands are numbers or this same variable: nothing broadcasts it."""
-    this = args[i]
-    for j, a in enumerate(args):
-        if j == i:
-            continue
-        if isinstance(a, gast.Constant) and isinstance(a.value, (int, float)) and not isinstance(a.value, bool):
-            continue
-        if isinstance(a, gast.UnaryOp) and isinstance(a.operand, gast.Constant):
-            continue
-        if isinstance(a, gast.Name) and a.id == this.id:
-            continue
-        return False
-    return True
+def _merge_repeated(args, grads, live):
+    """``y * y``: the two equal contributions to ``dy`` become one, ``2 * (dt * y)``.
+
+    Only for a name whose adjoint starts here (``a + a`` is ``2 * a`` exactly;
+    ``dy + a + a`` would round differently from ``dy + 2 * a``).
+    """
+    grads = dict(grads)
+    for i in sorted(grads):
+        for j in sorted(grads):
+            if j <= i or grads.get(i) is None or grads.get(j) is None:
+                continue
+            a, b = args[i], args[j]
+            if isinstance(a, gast.Name) and isinstance(b, gast.Name) and a.id == b.id and a.id not in live \
+                    and gast.dump(grads[i]) == gast.dump(grads[j]):
+                grads[i] = compat.binop(compat.const(2), "Mult", grads[i])
+                grads[j] = None
+    return grads
 
 
 def _breaks(stmts) -> bool:

@@ -1,0 +1,114 @@
+"""Which values surely have the same shape: where un-broadcasting is the identity.
+
+A gradient flowing into an argument of a broadcasting primitive is summed
+back to the argument's shape (``unbroadcast(g, np.shape(x))``).  When the
+argument surely has the result's shape, that call is the identity, and the
+argument need not be kept (or saved on the stack) for its shape.
+
+Each local name gets a *shape symbol*, the same for every value the name
+ever holds: ``("of", p)`` for "the shape of p" (a parameter, or a name
+assigned once outside any loop), ``SCALAR`` for Python numbers, or
+``UNKNOWN``.  Elementwise ufuncs propagate symbols: ``sin(x)`` has x's
+symbol, ``x * 0.5`` and ``x + y`` too when y has x's symbol (or is a
+number).  The analysis is by name, so a name assigned values of two
+different symbols gets ``UNKNOWN``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .compat import gast
+from .ir import For, Op, walk_ops
+
+SCALAR = ("scalar",)
+UNKNOWN = ("unknown",)
+
+
+class Shapes:
+    def __init__(self, body, params, counts, locals_):
+        self.locals = set(locals_)
+        self.symbol = {p: ("of", p) for p in params}
+        ops = list(walk_ops(body))
+        loop_targets = {s.target for s in _statements(body) if isinstance(s, For)}
+        for name in loop_targets:
+            self.symbol[name] = UNKNOWN
+        changed = True
+        while changed:
+            changed = False
+            for op in ops:
+                for target in op.targets:
+                    result = self._result(op, target, counts)
+                    if result is None:
+                        continue
+                    old = self.symbol.get(target)
+                    new = result if old is None or old == result else UNKNOWN
+                    if new != old:
+                        self.symbol[target] = new
+                        changed = True
+
+    def _result(self, op, target, counts):
+        """The symbol of ``target`` after ``op``; None while an operand is not known yet."""
+        if op.kind == "copy" and len(op.args) == 1:
+            return self._atom(op.args[0])
+        if op.kind == "nondiff" and not op.args and _number(op.expr):
+            return SCALAR
+        if op.kind == "prim" and isinstance(op.fn, np.ufunc) and op.fn.signature is None and not op.kwargs and len(op.targets) == 1 \
+                and len(op.args) == op.fn.nin:
+            return broadcast([self._atom(a) for a in op.args])
+        if counts.get(target, 0) == 1:
+            return ("of", target)  # one value per call: its shape is its own
+        return UNKNOWN
+
+    def _atom(self, atom):
+        if _number(atom):
+            return SCALAR
+        if isinstance(atom, gast.Name) and atom.id in self.locals:
+            return self.symbol.get(atom.id)
+        if isinstance(atom, gast.Name) and atom.id in self.symbol:
+            return self.symbol[atom.id]  # a parameter
+        return UNKNOWN
+
+    def same(self, op, i) -> bool:
+        """Whether argument ``i`` of ``op`` surely has the shape of its result."""
+        args = op.args
+        this = args[i]
+        if not isinstance(this, gast.Name):
+            return False
+        if all(j == i or _number(a) or isinstance(a, gast.Name) and a.id == this.id for j, a in enumerate(args)):
+            return True
+        mine = self.symbol.get(this.id)
+        return mine not in (None, UNKNOWN) and mine == self.symbol.get(op.targets[0])
+
+
+def broadcast(symbols):
+    """The symbol of the broadcast of operands with these symbols."""
+    if any(s is None for s in symbols):
+        return None
+    shaped = {s for s in symbols if s != SCALAR}
+    if not shaped:
+        return SCALAR
+    if len(shaped) == 1:
+        return shaped.pop()
+    return UNKNOWN
+
+
+def _number(node) -> bool:
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
+        node = node.operand
+    return isinstance(node, gast.Constant) and isinstance(node.value, (int, float)) \
+        and not isinstance(node.value, bool)
+
+
+def _statements(stmts):
+    from .ir import If, While
+    for s in stmts:
+        yield s
+        if isinstance(s, If):
+            yield from _statements(s.body)
+            yield from _statements(s.orelse)
+        elif isinstance(s, For):
+            yield from _statements(s.body)
+        elif isinstance(s, While):
+            yield from _statements(s.cond)
+            yield from _statements(s.body)
