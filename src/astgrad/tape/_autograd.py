@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _record
 from ._engine import run_backward
 from ._record import edge_of, is_tensor
 
@@ -32,7 +33,7 @@ def _as_sequence(value):
 
 def _initial_grads(outputs, grad_outputs, create_graph):
     """The seed gradient of each output, checked as PyTorch checks it."""
-    from ._tensor import Tensor
+    Tensor = _record.Tensor
 
     if grad_outputs is None:
         grad_outputs = [None] * len(outputs)

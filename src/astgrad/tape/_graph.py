@@ -213,7 +213,8 @@ class FunctionNode(Node):
             args = self._args
             ans = wrap(self._ans, self) if self._ans is not None else self._ans_meta
         else:
-            args = [a._data if isinstance(a, Tensor) else _raw(a) for a in self._args]
+            args = [a._data if isinstance(a, Tensor) else _raw(a) if isinstance(a, (list, tuple)) else a
+                    for a in self._args]
             ans = self._ans if self._ans is not None else self._ans_meta
         if self._freed and self._ans_usage == "value":
             raise RuntimeError(SECOND_BACKWARD)

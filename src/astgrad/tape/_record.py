@@ -144,10 +144,19 @@ def apply_op(name: str, fn, args, kwargs=None, *, slots=None, promote: bool = Fa
 
 _NO_EDGE = (None, 0)
 _promotions: dict = {}
+_WEAK_SCALARS = frozenset({int, float, bool})
 
 
 def _promoted(out_dtype: np.dtype, raw_args) -> np.dtype:
     """``torch_result_dtype`` cached by what it depends on: dtypes, 0-d or not, scalar types."""
+    for a in raw_args:  # arrays of numpy's result dtype and Python scalars: PyTorch agrees with numpy
+        if isinstance(a, np.ndarray):
+            if a.dtype != out_dtype:
+                break
+        elif type(a) not in _WEAK_SCALARS:
+            break
+    else:
+        return out_dtype
     key = (out_dtype, *[(a.dtype, a.ndim != 0) if isinstance(a, np.ndarray) else type(a) for a in raw_args])
     dtype = _promotions.get(key)
     if dtype is None:

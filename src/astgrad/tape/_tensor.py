@@ -14,7 +14,7 @@ import weakref
 
 import numpy as np
 
-from . import _dtypes, _graph, _record
+from . import _autograd, _dtypes, _graph, _record
 from ._format import format_tensor, legacy_type_name
 from ._graph import AccumulateGrad
 from ._inplace import InplaceMethods
@@ -86,7 +86,16 @@ class Tensor(TensorMethods, ShapeMethods, InplaceMethods, NumpyProtocol):
     @classmethod
     def _make(cls, data: np.ndarray, requires_grad: bool = False, version: Version | None = None) -> "Tensor":
         t = object.__new__(cls)
-        t._init(data, requires_grad, version)
+        t._data = data  # _init, inlined: every operation makes a tensor
+        t._requires_grad = requires_grad
+        t._grad_fn = None
+        t._grad = None
+        t._version_counter = version if version is not None else Version()
+        t._base = None
+        t._view_index = None
+        t._acc_ref = None
+        t._retains_grad = False
+        t._hooks = []
         return t
 
     @classmethod
@@ -244,10 +253,8 @@ class Tensor(TensorMethods, ShapeMethods, InplaceMethods, NumpyProtocol):
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate d(self)/d(leaf) . gradient into every leaf's ``.grad``."""
-        from ._autograd import backward
-
-        backward([self], None if gradient is None else [gradient], retain_graph, create_graph,
-                 inputs=inputs)
+        _autograd.backward([self], None if gradient is None else [gradient], retain_graph, create_graph,
+                           inputs=inputs)
 
     def _accumulation_node(self) -> AccumulateGrad:
         """This leaf's AccumulateGrad node, the same one while a graph holds it."""
