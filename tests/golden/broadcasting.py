@@ -6,7 +6,7 @@ def dbroadcasting(a, row, *, dresult=1.0):
     t4 = 1.0 + t5
     t1 = t2 / t4
     # grad of line 17: return np.sum((a + row) * row / (1.0 + a * a))
-    dt1 = np.broadcast_to(dresult, t1.shape)
+    dt1 = filled(dresult, t1.shape)
     dt2 = unbroadcast(dt1 / t4, np.shape(t2))
     dt4 = unbroadcast(-dt1 * t2 / (t4 * t4), np.shape(t4))
     dt5 = dt4

@@ -12,6 +12,6 @@ def dindexing(x, *, dresult=1.0):
     dt5 = unbroadcast(dt3 * t4, np.shape(t5))
     dx = scatter(dt5, x.shape, (1, 0))
     dx = dx + scatter(dt4, x.shape, (0, 1))
-    dt2 = np.broadcast_to(dt1, t2.shape)
+    dt2 = filled(dt1, t2.shape)
     dx = dx + scatter(dt2, x.shape, np.s_[1:, ::2])
     return dx

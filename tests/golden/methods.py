@@ -19,9 +19,9 @@ def dmethods(w, v, *, dresult=1.0):
     dw = np.reshape(dt10, w.shape)
     dt3 = unbroadcast(dt2, np.shape(t3))
     dt6 = unbroadcast(dt2, np.shape(t6))
-    dt7 = np.broadcast_to(dt6, t7.shape) * tie_weights(t7, t6, None, False)
+    dt7 = filled(dt6, t7.shape) * tie_weights(t7, t6, None, False)
     dh = expand_reduced(dt7 / reduced_count(h.shape, 0), h.shape, 0, False)
-    dt4 = np.broadcast_to(dt3, t4.shape)
+    dt4 = filled(dt3, t4.shape)
     if np.ndim(t5) == 0 or np.ndim(h) == 0:
         t11 = dt4 * h
         t12 = dt4 * t5

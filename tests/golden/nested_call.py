@@ -5,7 +5,7 @@ def dnested_call(x, y, *, dresult=1.0):
     t2 = forward_inner(_stack, y, x)
     z = t1 + t2
     # grad of line 57: return np.sum(z)
-    dz = np.broadcast_to(dresult, z.shape)
+    dz = filled(dresult, z.shape)
     # grad of line 56: z = inner(x, y) + inner(y, x)
     dt1 = unbroadcast(dz, np.shape(t1))
     dt2 = unbroadcast(dz, np.shape(t2))

@@ -12,5 +12,5 @@ def dseveral_returns(x, *, dresult=1.0):
         # grad of line 83: return -s
         ds = -dresult
     # grad of line 80: s = np.sum(x)
-    dx = np.broadcast_to(ds, x.shape)
+    dx = filled(ds, x.shape)
     return dx

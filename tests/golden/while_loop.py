@@ -16,7 +16,7 @@ def dwhile_loop(x, *, dresult=1.0):
         t3 = t5
     _stack.append(_trips)
     # grad of line 39: return np.sum(y)
-    dy = np.broadcast_to(dresult, y.shape)
+    dy = filled(dresult, y.shape)
     # grad of line 37: while np.linalg.norm(y) < 1000:
     for _ in range(_stack.pop()):
         # grad of line 38: y = y * 2

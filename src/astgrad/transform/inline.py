@@ -329,13 +329,15 @@ def _fold_node(n, ns):
 
 def _fold_reduction_helper(n, ns):
     """A reduction over every axis: ``expand_reduced(g, s, None, k)`` is
-    ``np.broadcast_to(g, s)`` and ``reduced_count(x.shape, None)`` is ``x.size``."""
+    ``filled(g, s)`` (``np.broadcast_to``) and ``reduced_count(x.shape, None)`` is ``x.size``."""
     from ..rules import _support
     fn = ns.globals.get(n.func.id) if isinstance(n.func, gast.Name) else None
     if fn is None or len(n.args) < 2 or not _const(n.args[2] if len(n.args) > 2 else n.args[1]):
         return None
     if fn is _support.expand_reduced and len(n.args) == 4 and n.args[2].value is None and _const(n.args[3]):
-        return compat.call(compat.attr(compat.name(ns.bind(np, "np")), "broadcast_to"), n.args[:2])
+        name = ns.bind(runtime.filled, "filled")
+        ns.pure.add(name)
+        return compat.call(compat.name(name), n.args[:2])
     if fn is _support.reduced_count and len(n.args) == 2 and n.args[1].value is None \
             and isinstance(n.args[0], gast.Attribute) and n.args[0].attr == "shape":
         return compat.attr(n.args[0].value, "size")

@@ -7,6 +7,8 @@ into per-argument gradients when the rule does not return a literal tuple.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..rules import defvjp, primitive
@@ -85,6 +87,17 @@ def gradient_tuple(value, count):
     if isinstance(value, tuple) and len(value) == count:
         return value
     return (value,) + (None,) * (count - 1)
+
+
+def filled(value, shape):
+    """``value`` spread over ``shape``: the gradient of a reduction over every axis.
+
+    A read-only broadcast view for large shapes (no memory); a small array
+    for small ones, where ``np.full`` costs a fraction of ``np.broadcast_to``.
+    """
+    if isinstance(value, (float, int)) and math.prod(shape) <= 4096:
+        return np.full(shape, value)
+    return np.broadcast_to(value, shape)
 
 
 def zeros_for(value):
