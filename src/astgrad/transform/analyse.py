@@ -117,7 +117,8 @@ class Analysis:
         if op.kind != "prim":
             return set()
         rule = primitives.classify(op.fn)[1]
-        usage = rule.usage if rule is not None else {}
+        wanted = tuple(isinstance(a, gast.Name) and a.id in self.active for a in op.args)
+        usage = rule.usage_for(wanted) if rule is not None else {}
         try:
             every = list(inspect.signature(rule.vjp).parameters.values())
         except (TypeError, ValueError):
