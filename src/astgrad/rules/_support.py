@@ -35,7 +35,8 @@ def unbroadcast(g, shape):
     if extra > 0:
         g = np.sum(g, axis=tuple(range(extra)))
         g_shape = g_shape[extra:]
-    axes = tuple(i for i, n in enumerate(shape) if n == 1 and g_shape[i] != 1)
+    pad = max(-extra, 0)  # a lower-rank g lines up with shape's last axes
+    axes = tuple(i - pad for i, n in enumerate(shape) if n == 1 and i >= pad and g_shape[i - pad] != 1)
     if axes:
         g = np.sum(g, axis=axes, keepdims=True)
     if extra < 0:  # a gradient of lower rank than its argument
