@@ -56,7 +56,7 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, captur
                     pending_leaves.append((node.variable, grad))
                 continue
             visited.append(node)
-            if node._pre_hooks or node.metadata:
+            if node._pre_hooks or node._metadata:
                 grad = _run_hooks(node, grad, Tensor, pending_retained)
             if capture is not None and (node, 0) in capture:
                 captured[capture[(node, 0)]] = grad

@@ -48,31 +48,46 @@ class Node:
     """Base of every ``grad_fn``; subclasses carry PyTorch's names."""
 
     __slots__ = (
-        "next_functions", "metadata", "_seq", "_pre_hooks", "_post_hooks", "__weakref__",
+        "next_functions", "_metadata", "_seq", "_pre_hooks", "_post_hooks", "__weakref__",
     )
 
     def __init__(self):
         self.next_functions = ()
-        self.metadata = {}
+        self._metadata = None  # made on first use: most nodes never get metadata or hooks
         self._seq = next(_sequence)
-        self._pre_hooks = []  # callables hook(grad) -> grad | None, for output 0
-        self._post_hooks = []
+        self._pre_hooks = ()  # callables hook(grad) -> grad | None, for output 0
+        self._post_hooks = ()
+
+    @property
+    def metadata(self) -> dict:
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
 
     def name(self) -> str:
         return type(self).__name__
 
     def register_hook(self, fn):
+        if not isinstance(self._post_hooks, list):
+            self._post_hooks = []
         self._post_hooks.append(fn)
         return _NodeHookHandle(self._post_hooks, fn)
 
     def register_prehook(self, fn):
-        self._pre_hooks.append(fn)
-        return _NodeHookHandle(self._pre_hooks, fn)
+        return _NodeHookHandle(self.pre_hook_list(), fn, add=True)
+
+    def pre_hook_list(self) -> list:
+        """The list tensor hooks on this node's output are added to."""
+        if not isinstance(self._pre_hooks, list):
+            self._pre_hooks = []
+        return self._pre_hooks
 
 
 class _NodeHookHandle:
-    def __init__(self, hooks, fn):
+    def __init__(self, hooks, fn, add=False):
         self._hooks, self._fn = hooks, fn
+        if add:
+            hooks.append(fn)
 
     def remove(self):
         if self._fn in self._hooks:
@@ -90,10 +105,10 @@ class FunctionNode(Node):
     def __init__(self, rule: Rule, args, kwargs, slots, edges, ans, ans_version, ans_grad_fn_name,
                  raw_args=None):
         self.next_functions = edges  # Node.__init__, inlined: this runs for every recorded op
-        self.metadata = {}
+        self._metadata = None
         self._seq = next(_sequence)
-        self._pre_hooks = []
-        self._post_hooks = []
+        self._pre_hooks = ()
+        self._post_hooks = ()
         self._rule = rule
         self._kwargs = kwargs
         self._slots = slots
@@ -103,7 +118,7 @@ class FunctionNode(Node):
             if edge[0] is not None:
                 wanted[slot[0]] = True
         self._needed = None if all(wanted) else tuple(wanted)  # rules skip gradients no input needs
-        self._arg_usage, self._ans_usage = _usages(rule, count)
+        self._arg_usage, self._ans_usage = _usages_cache.get((rule, count)) or _usages(rule, count)
         self._args = list(args)
         if raw_args is None:
             raw_args = [_raw(a) for a in args]
@@ -114,10 +129,9 @@ class FunctionNode(Node):
                 meta.append((value.shape, value.dtype))
             else:
                 meta.append(((), None) if isinstance(value, (int, float, complex)) else (np.shape(value), None))
-        if self._ans_usage == "value":  # the output's Meta is made from it if a version check fails
-            self._ans, self._ans_meta = ans, None
-        else:
-            self._ans, self._ans_meta = None, Meta(ans)
+        usage = self._ans_usage  # the output's Meta is made from it if a version check fails
+        self._ans = ans if usage == "value" else None
+        self._ans_meta = Meta(ans) if usage == "meta" else None  # a rule that never reads it gets None
         # (description, version counter, version at save, grad_fn name) per saved tensor
         self._saved = saved = []
         needs_saved = False

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import rules
 from ..rules import find, lookup
+from . import _record
 from ._record import apply_nondiff, apply_op, is_tensor
 
 _UFUNC_NAMES = {
@@ -58,12 +59,13 @@ def _requires_grad(values) -> bool:
 
 
 def _array_slots(args) -> tuple:
+    Tensor = _record.Tensor
     slots = []
     for i, arg in enumerate(args):
-        if isinstance(arg, (list, tuple)):
-            slots.extend((i, j) for j, a in enumerate(arg) if is_tensor(a) or isinstance(a, np.ndarray))
-        elif is_tensor(arg) or isinstance(arg, np.ndarray):
+        if isinstance(arg, (Tensor, np.ndarray)):
             slots.append((i,))
+        elif isinstance(arg, (list, tuple)):
+            slots.extend((i, j) for j, a in enumerate(arg) if isinstance(a, (Tensor, np.ndarray)))
     return tuple(slots)
 
 

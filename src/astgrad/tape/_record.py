@@ -12,7 +12,7 @@ import numpy as np
 
 from ..rules import lookup, raw
 from ._dtypes import result_dtype
-from ._graph import node_class
+from ._graph import _node_classes, node_class
 from ._modes import is_grad_enabled, quiet, restore
 
 Tensor = None  # bound by ``_tensor`` once the class exists (it imports this module first)
@@ -135,8 +135,8 @@ def apply_op(name: str, fn, args, kwargs=None, *, slots=None, promote: bool = Fa
     rule = lookup(fn)
     if not rule.differentiable:
         return result
-    node = node_class(name)(rule, args, kwargs, slots, tuple(edges), out, result._version_counter, name,
-                            raw_args)
+    cls = _node_classes.get(name) or node_class(name)
+    node = cls(rule, args, kwargs, slots, tuple(edges), out, result._version_counter, name, raw_args)
     result._grad_fn = node
     result._requires_grad = True
     return result

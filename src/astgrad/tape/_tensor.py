@@ -81,7 +81,7 @@ class Tensor(TensorMethods, ShapeMethods, InplaceMethods, NumpyProtocol):
         self._view_index = None
         self._acc_ref = None
         self._retains_grad = False
-        self._hooks = []
+        self._hooks = ()  # a list once a hook is registered
 
     @classmethod
     def _make(cls, data: np.ndarray, requires_grad: bool = False, version: Version | None = None) -> "Tensor":
@@ -95,7 +95,7 @@ class Tensor(TensorMethods, ShapeMethods, InplaceMethods, NumpyProtocol):
         t._view_index = None
         t._acc_ref = None
         t._retains_grad = False
-        t._hooks = []
+        t._hooks = ()  # a list once a hook is registered
         return t
 
     @classmethod
@@ -211,7 +211,12 @@ class Tensor(TensorMethods, ShapeMethods, InplaceMethods, NumpyProtocol):
         """Call ``hook(grad)`` when the gradient for this tensor is computed."""
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        hooks = self._hooks if self._grad_fn is None else self._grad_fn._pre_hooks
+        if self._grad_fn is not None:
+            hooks = self._grad_fn.pre_hook_list()
+        else:
+            if not isinstance(self._hooks, list):
+                self._hooks = []
+            hooks = self._hooks
         hooks.append(hook)
         return RemovableHandle(hooks, hook)
 
