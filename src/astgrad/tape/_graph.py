@@ -232,7 +232,9 @@ class FunctionNode(Node):
             ans = self._ans if self._ans is not None else self._ans_meta
         if self._freed and self._ans_usage == "value":
             raise RuntimeError(SECOND_BACKWARD)
-        vjp = self._rule.specialized(self._needed) if self._needed is not None else self._rule.vjp
+        needed = self._needed
+        vjp = self._rule.vjp if needed is None else (_variants.get((self._rule, needed))
+                                                    or _variant(self._rule, needed))
         token = quiet()  # inf and nan at singular points are results, as in torch
         try:
             out = vjp(grad, ans, *args, **self._kwargs)
@@ -330,6 +332,15 @@ def _has_array(value):
     if isinstance(value, (list, tuple)):
         return any(_has_array(v) for v in value)
     return isinstance(_raw(value), np.ndarray)
+
+
+_variants: dict = {}
+
+
+def _variant(rule: Rule, needed: tuple):
+    """``rule.specialized(needed)``, kept here so a node's backward finds it with one lookup."""
+    vjp = _variants[(rule, needed)] = rule.specialized(needed)
+    return vjp
 
 
 _usages_cache: dict = {}

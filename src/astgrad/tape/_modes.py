@@ -38,10 +38,9 @@ try:  # numpy >= 2: errstate is a context variable; setting it directly costs a 
 
     _IGNORE_ERRORS = _make_extobj(all="ignore")
 
-    def quiet():
-        """Silence numpy's floating-point warnings (inf and nan are results, as in torch); returns a token."""
-        return _extobj_contextvar.set(_IGNORE_ERRORS)
-
+    #: quiet() silences numpy's floating-point warnings (inf and nan are results, as in torch) and
+    #: returns a token for restore(token).
+    quiet = functools.partial(_extobj_contextvar.set, _IGNORE_ERRORS)
     restore = _extobj_contextvar.reset
 except ImportError:  # numpy 1.x
     def quiet():
