@@ -113,11 +113,12 @@ class FunctionNode(Node):
         self._kwargs = kwargs
         self._slots = slots
         count = len(args)
-        wanted = [False] * count
+        mask = 0  # bit i: positional argument i has an edge
         for slot, edge in zip(slots, edges):
             if edge[0] is not None:
-                wanted[slot[0]] = True
-        self._needed = None if all(wanted) else tuple(wanted)  # rules skip gradients no input needs
+                mask |= 1 << slot[0]
+        needed = _NEEDED.get((count, mask), _needed)  # rules skip gradients no input needs
+        self._needed = needed if needed is not _needed else _needed(count, mask)
         self._arg_usage, self._ans_usage = _usages_cache.get((rule, count)) or _usages(rule, count)
         self._args = list(args)
         if raw_args is None:
@@ -332,6 +333,17 @@ def _has_array(value):
     if isinstance(value, (list, tuple)):
         return any(_has_array(v) for v in value)
     return isinstance(_raw(value), np.ndarray)
+
+
+_NEEDED: dict = {}
+
+
+def _needed(count: int, mask: int):
+    """``needed`` flags for ``count`` arguments whose edges are the bits of ``mask``; ``None`` when all are."""
+    needed = tuple(bool(mask >> i & 1) for i in range(count))
+    if len(_NEEDED) < 4096:
+        _NEEDED[(count, mask)] = needed if not all(needed) else None
+    return needed if not all(needed) else None
 
 
 _variants: dict = {}
