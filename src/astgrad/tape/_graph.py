@@ -238,7 +238,7 @@ class FunctionNode(Node):
                                                     or _variant(self._rule, needed))
         token = quiet()  # inf and nan at singular points are results, as in torch
         try:
-            out = vjp(grad, ans, *args, **self._kwargs)
+            out = vjp(grad, ans, *args, **self._kwargs) if self._kwargs else vjp(grad, ans, *args)
         finally:
             restore(token)
         if not isinstance(out, tuple):

@@ -98,9 +98,17 @@ def apply_op(name: str, fn, args, kwargs=None, *, slots=None, promote: bool = Fa
         raw_kwargs = {k: unwrap(v) for k, v in kwargs.items()}
     else:
         kwargs = raw_kwargs = {}
+    impl = raw(fn)
     token = quiet()
-    try:
-        out = raw(fn)(*raw_args, **raw_kwargs)
+    try:  # ufuncs are called fastest with positional arguments spelled out (vectorcall)
+        if raw_kwargs:
+            out = impl(*raw_args, **raw_kwargs)
+        elif len(raw_args) == 2:
+            out = impl(raw_args[0], raw_args[1])
+        elif len(raw_args) == 1:
+            out = impl(raw_args[0])
+        else:
+            out = impl(*raw_args)
     except (ValueError, IndexError) as error:
         if isinstance(error, ValueError) and "could not be broadcast" in str(error):
             raise RuntimeError(_broadcast_message(raw_args)) from None
