@@ -127,17 +127,37 @@ def apply_op(name: str, fn, args, kwargs=None, *, slots=None, promote: bool = Fa
     result = Tensor._make(out)
     if out.dtype.kind not in "fc" or not is_grad_enabled():
         return result
-    if slots is None:
-        slots = default_slots(args)
     edges = []
     recorded = False
-    for slot in slots:
-        value = args[slot[0]] if len(slot) == 1 else args[slot[0]][slot[1]]
-        if isinstance(value, Tensor) and value._requires_grad:
-            recorded = True
-            edges.append((value._grad_fn or value._accumulation_node(), 0))
-        else:
-            edges.append(_NO_EDGE)
+    if slots is None:  # default_slots(args) and their edges in one pass
+        slots = []
+        for i, value in enumerate(args):
+            if isinstance(value, Tensor):
+                slots.append(_POSITIONS[i] if i < 8 else (i,))
+                if value._requires_grad:
+                    recorded = True
+                    edges.append((value._grad_fn or value._accumulation_node(), 0))
+                else:
+                    edges.append(_NO_EDGE)
+            elif isinstance(value, _SLOT_VALUES) and value is not True and value is not False:
+                slots.append(_POSITIONS[i] if i < 8 else (i,))
+                edges.append(_NO_EDGE)
+            elif isinstance(value, (list, tuple)):
+                for j, item in enumerate(value):
+                    if isinstance(item, (Tensor, np.ndarray)):
+                        slots.append((i, j))
+                        edge = edge_of(item)
+                        recorded = recorded or edge[0] is not None
+                        edges.append(edge)
+        slots = tuple(slots)
+    else:
+        for slot in slots:
+            value = args[slot[0]] if len(slot) == 1 else args[slot[0]][slot[1]]
+            if isinstance(value, Tensor) and value._requires_grad:
+                recorded = True
+                edges.append((value._grad_fn or value._accumulation_node(), 0))
+            else:
+                edges.append(_NO_EDGE)
     if not recorded:
         return result
     rule = lookup(fn)
@@ -151,6 +171,7 @@ def apply_op(name: str, fn, args, kwargs=None, *, slots=None, promote: bool = Fa
 
 
 _NO_EDGE = (None, 0)
+_POSITIONS = tuple((i,) for i in range(8))
 _promotions: dict = {}
 _WEAK_SCALARS = frozenset({int, float, bool})
 
