@@ -35,7 +35,8 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, captur
     for (node, nr), g in zip(roots, grads):
         if node is not None:
             buffers[node] = g if node not in buffers else buffers[node] + g
-    ready = [(-node._seq, id(node), node) for node in buffers if dependencies.get(node, 0) == 0]
+    # (-creation number, node): numbers are unique, so nodes themselves are never compared
+    ready = [(-node._seq, node) for node in buffers if dependencies.get(node, 0) == 0]
     heapq.heapify(ready)
     captured: dict = {}
     pending_leaves: list = []
@@ -45,7 +46,7 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, captur
     _set_enabled(create_graph)
     try:
         while ready:
-            _, _, node = heapq.heappop(ready)
+            node = heapq.heappop(ready)[1]
             grad = buffers.pop(node)
             if isinstance(node, AccumulateGrad):
                 if node.variable._hooks:
@@ -73,7 +74,7 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, captur
                 count = dependencies[child] - 1
                 dependencies[child] = count
                 if count == 0:
-                    heapq.heappush(ready, (-child._seq, id(child), child))
+                    heapq.heappush(ready, (-child._seq, child))
     finally:
         _set_enabled(was_enabled)
     if not retain_graph:
