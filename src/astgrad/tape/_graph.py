@@ -244,11 +244,12 @@ class FunctionNode(Node):
         if not isinstance(out, tuple):
             out = (out,)
         grads = []
-        for slot, (edge, _), (shape, dtype) in zip(self._slots, self.next_functions, self._slot_meta):
-            if edge is None:
+        returned = len(out)
+        for slot, edge, meta in zip(self._slots, self.next_functions, self._slot_meta):
+            if edge[0] is None:
                 grads.append(None)
                 continue
-            g = out[slot[0]] if slot[0] < len(out) else None
+            g = out[slot[0]] if slot[0] < returned else None
             if g is not None and len(slot) > 1:
                 g = g[slot[1]]
             if g is None:
@@ -256,8 +257,13 @@ class FunctionNode(Node):
                     f"the rule for {self._rule.name} returned no gradient for argument {slot[0]}, "
                     "which requires grad"
                 )
-            if type(g) is not np.ndarray or g.shape != shape:
-                g = unbroadcast(g, shape)
+            shape, dtype = meta
+            if type(g) is np.ndarray and g.shape == shape:  # the common case: nothing to reduce
+                if dtype is not None and g.dtype != dtype:
+                    g = g.astype(dtype)
+                grads.append(g)
+                continue
+            g = unbroadcast(g, shape)
             if dtype is not None and getattr(g, "dtype", None) != dtype:
                 g = g.astype(dtype) if hasattr(g, "astype") else np.asarray(g, dtype=dtype)
             grads.append(g)
