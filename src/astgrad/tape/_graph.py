@@ -119,7 +119,8 @@ class FunctionNode(Node):
                 mask |= 1 << slot[0]
         needed = _NEEDED.get((count, mask), _needed)  # rules skip gradients no input needs
         self._needed = needed if needed is not _needed else _needed(count, mask)
-        self._arg_usage, self._ans_usage = _usages_cache.get((rule, count)) or _usages(rule, count)
+        self._arg_usage, self._ans_usage = _usages_cache.get((rule, count, self._needed)) or _usages(
+            rule, count, self._needed)
         self._args = list(args)
         if raw_args is None:
             raw_args = [_raw(a) for a in args]
@@ -364,20 +365,27 @@ def _variant(rule: Rule, needed: tuple):
 _usages_cache: dict = {}
 
 
-def _usages(rule: Rule, count: int):
-    """``(usage of each of count positional arguments, usage of the output)``, once per rule and arity."""
-    key = (rule, count)
+def _usages(rule: Rule, count: int, needed):
+    """``(usage of each of count positional arguments, usage of the output)``.
+
+    The usage is that of the rule's variant for the gradients this node
+    computes (``needed``): ``x * 3`` neither keeps nor version-checks ``x``,
+    as in PyTorch.  Computed once per rule, arity and pattern.
+    """
+    key = (rule, count, needed)
     usages = _usages_cache.get(key)
     if usages is None:
-        usages = _usages_cache[key] = (tuple(_usage_of(rule, i) for i in range(count)), _usage_of(rule, -1))
+        usage = rule.usage if needed is None else rule.usage_for(needed)
+        usages = _usages_cache[key] = (tuple(_usage_of(rule, usage, i) for i in range(count)),
+                                       _usage_of(rule, usage, -1))
     return usages
 
 
 _params_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
-def _usage_of(rule: Rule, index: int) -> str:
-    """Usage of positional argument ``index`` by the rule (-1: the output)."""
+def _usage_of(rule: Rule, usage: dict, index: int) -> str:
+    """Usage of positional argument ``index`` in ``usage`` (-1: the output)."""
     params = _params_cache.get(rule)
     if params is None:
         sig = inspect.signature(rule.vjp)
@@ -386,7 +394,7 @@ def _usage_of(rule: Rule, index: int) -> str:
     position = 1 if index < 0 else index + 2
     if position >= len(params):
         return "value"
-    return rule.usage.get(params[position], "value")
+    return usage.get(params[position], "value")
 
 
 _SAVED_FIELDS = {
