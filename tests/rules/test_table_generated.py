@@ -72,30 +72,8 @@ def generated_module(tmp_path_factory):
     return module
 
 
-@pytest.mark.parametrize("index", range(len(CASES)), ids=[case_id(c) for c in CASES])
-def test_generated_matches_finite_differences(index, generated_module):
-    case = CASES[index]
-    args, diff = draw(case)
-    weights = weights_for(outputs(case.function(*args, **case.kwargs)))
-    numeric = [g for g in numeric_gradients(case, args, diff, weights) if g is not None]
-    flat_args, wrt = [], []
-    for arg, is_diff in zip(args, diff):
-        parts = arg if isinstance(arg, list) and is_diff else [arg]
-        for part in parts:
-            if is_diff:
-                wrt.append(len(flat_args))
-            flat_args.append(part)
-    function = getattr(generated_module, f"case_{index}")
-    result = astgrad.grad(function, wrt=tuple(wrt))(*flat_args, *weights)
-    flat_numeric = [g for n in numeric for g in (n if isinstance(n, list) else [n])]
-    result = list(result)  # wrt is a tuple, so the gradients come as a tuple
-    assert len(result) == len(flat_numeric)
-    for got, want in zip(result, flat_numeric):
-        np.testing.assert_allclose(np.asarray(got, dtype=np.float64), want, rtol=1e-5, atol=1e-6)
-
-
-@pytest.mark.parametrize("index", range(len(CASES)), ids=[case_id(c) for c in CASES])
-def test_generated_float32_matches_finite_differences(index, generated_module):
+def generated_against_numeric(index, module, dtype):
+    """(gradients from the generated adjoint, central differences in float64, the wrt arguments)."""
     case = CASES[index]
     args, diff = draw(case)
     weights = weights_for(outputs(case.function(*args, **case.kwargs)))
@@ -107,12 +85,26 @@ def test_generated_float32_matches_finite_differences(index, generated_module):
             if is_diff:
                 wrt.append(len(flat_args))
                 if isinstance(part, np.ndarray):
-                    part = part.astype(np.float32)
+                    part = part.astype(dtype)
             flat_args.append(part)
-    function = getattr(generated_module, f"case_{index}")
-    result = list(astgrad.grad(function, wrt=tuple(wrt))(*flat_args, *weights))
+    function = getattr(module, f"case_{index}")
+    result = list(astgrad.grad(function, wrt=tuple(wrt))(*flat_args, *weights))  # a tuple for a tuple wrt
     flat_numeric = [g for n in numeric for g in (n if isinstance(n, list) else [n])]
-    for got, want, arg in zip(result, flat_numeric, [flat_args[i] for i in wrt]):
+    assert len(result) == len(flat_numeric)
+    return result, flat_numeric, [flat_args[i] for i in wrt]
+
+
+@pytest.mark.parametrize("index", range(len(CASES)), ids=[case_id(c) for c in CASES])
+def test_generated_matches_finite_differences(index, generated_module):
+    result, numeric, _ = generated_against_numeric(index, generated_module, np.float64)
+    for got, want in zip(result, numeric):
+        np.testing.assert_allclose(np.asarray(got, dtype=np.float64), want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("index", range(len(CASES)), ids=[case_id(c) for c in CASES])
+def test_generated_float32_matches_finite_differences(index, generated_module):
+    result, numeric, wrt_args = generated_against_numeric(index, generated_module, np.float32)
+    for got, want, arg in zip(result, numeric, wrt_args):
         if isinstance(arg, np.ndarray):
             assert np.asarray(got).dtype == np.float32, "a float32 argument gets a float32 gradient"
         np.testing.assert_allclose(np.asarray(got, dtype=np.float64), want, rtol=2e-3, atol=2e-3)

@@ -121,19 +121,19 @@ class NumpyProtocol:
     def __array_function__(self, func, types, args, kwargs):
         if func in _MULTI_OUTPUT:
             return _MULTI_OUTPUT[func](func, args, kwargs)
-        rule = find(func)
-        if rule is None and _requires_grad((*args, *kwargs.values())):
-            lookup(func)
-        if rule is None or not rule.differentiable:
-            return apply_nondiff(func, args, kwargs)
-        return apply_op(node_name(func, kwargs), func, args, kwargs, slots=_array_slots(args))
+        return _apply_function(func, args, kwargs)
 
     @classmethod
     def _astgrad_apply(cls, fn, args, kwargs):
         """Entry for :func:`astgrad.primitive` functions called with Tensors."""
-        rule = find(fn)
-        if rule is None and _requires_grad((*args, *kwargs.values())):
-            lookup(fn)
-        if rule is None or not rule.differentiable:
-            return apply_nondiff(fn, args, kwargs)
-        return apply_op(node_name(fn, kwargs), fn, args, kwargs, slots=_array_slots(args))
+        return _apply_function(fn, args, kwargs)
+
+
+def _apply_function(fn, args, kwargs):
+    """Record ``fn`` (a numpy function or a primitive) with its rule; its array arguments are the slots."""
+    rule = find(fn)
+    if rule is None and _requires_grad((*args, *kwargs.values())):
+        lookup(fn)  # raises, naming the function and defvjp
+    if rule is None or not rule.differentiable:
+        return apply_nondiff(fn, args, kwargs)
+    return apply_op(node_name(fn, kwargs), fn, args, kwargs, slots=_array_slots(args))
