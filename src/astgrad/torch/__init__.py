@@ -18,7 +18,7 @@ from ..tape import (
     zeros, zeros_like,
 )
 from ..tape import FUNCTIONS as _FUNCTIONS
-from ..tape._record import is_tensor
+from ..tape._record import is_tensor  # noqa: F401  (torch.is_tensor)
 from . import autograd, nn
 
 globals().update(_FUNCTIONS)
@@ -30,11 +30,6 @@ long = int64
 int = int32
 short = int16
 dtype = DType
-
-
-def is_tensor(obj) -> bool:  # noqa: F811  (the public spelling)
-    """True for astgrad tensors."""
-    return hasattr(obj, "_grad_fn") and hasattr(obj, "_version")
 
 
 def _legacy_constructor(np_dtype_name: str, type_name: str):
