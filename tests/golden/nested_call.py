@@ -7,8 +7,8 @@ def dnested_call(x, y, *, dresult=1.0):
     # grad of line 57: return np.sum(z)
     dz = filled(dresult, z.shape)
     # grad of line 56: z = inner(x, y) + inner(y, x)
-    dt1 = unbroadcast(dz, np.shape(t1))
-    dt2 = unbroadcast(dz, np.shape(t2))
+    dt1 = unbroadcast(dz, shape(t1))
+    dt2 = unbroadcast(dz, shape(t2))
     t3, t4 = backward_inner(_stack, dt2)
     dy = t3
     dx = t4
@@ -28,7 +28,7 @@ def forward_inner(_stack, a, b):
 def backward_inner(_stack, dresult):
     a, t1 = _stack.pop()
     # grad of line 52: return a * np.exp(b)
-    da = unbroadcast(dresult * t1, np.shape(a))
-    dt1 = unbroadcast(dresult * a, np.shape(t1))
+    da = unbroadcast(dresult * t1, shape(a))
+    dt1 = unbroadcast(dresult * a, shape(t1))
     db = dt1 * t1
     return da, db

@@ -11,8 +11,8 @@ def dpower(x, n, *, dresult=1.0):
         dx = 0.0
     else:
         # grad of line 63: return x * power(x, n - 1)
-        dx = unbroadcast(dresult * t2, np.shape(x))
-        dt2 = unbroadcast(dresult * x, np.shape(t2))
+        dx = unbroadcast(dresult * t2, shape(x))
+        dt2 = unbroadcast(dresult * x, shape(t2))
         dx = dx + backward_power(_stack, dt2)
     return dx
 
@@ -38,7 +38,7 @@ def backward_power(_stack, dresult):
         dx = 0.0
     else:
         # grad of line 63: return x * power(x, n - 1)
-        dx = unbroadcast(dresult * t2, np.shape(x))
-        dt2 = unbroadcast(dresult * x, np.shape(t2))
+        dx = unbroadcast(dresult * t2, shape(x))
+        dt2 = unbroadcast(dresult * x, shape(t2))
         dx = dx + backward_power(_stack, dt2)
     return dx

@@ -29,11 +29,11 @@ def dwith_break(x, *, ds=1.0):
         # grad of line 45: s = s + np.sum(x * i)
         dt3 = ds
         s = _stack.pop()
-        ds = unbroadcast(dt3, np.shape(s))
-        dt1 = unbroadcast(dt3, np.shape(t1))
+        ds = unbroadcast(dt3, shape(s))
+        dt1 = unbroadcast(dt3, shape(t1))
         dt2 = filled(dt1, t2.shape)
         t1 = _stack.pop()
-        dx = dx + unbroadcast(dt2 * i, np.shape(x))
+        dx = dx + unbroadcast(dt2 * i, shape(x))
         t2 = _stack.pop()
     i = _stack.pop()
     return dx

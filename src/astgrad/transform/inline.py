@@ -16,6 +16,7 @@ import builtins
 import inspect
 import operator
 import textwrap
+import types
 
 import numpy as np
 
@@ -123,6 +124,8 @@ class RuleInliner:
                     continue
                 if node.id in fn.__globals__:
                     obj = fn.__globals__[node.id]
+                    if isinstance(obj, types.FunctionType):
+                        obj = runtime.FASTER.get(obj, obj)
                 elif hasattr(builtins, node.id):
                     free[node.id] = node.id
                     continue

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import inspect
 
-import numpy as np
 
 from .. import rules
 from . import compat, primitives, runtime
@@ -213,8 +212,8 @@ class Reverser:
                 continue
             arg = op.args[i]
             if unbroadcast and arg.id not in self.sequences and not self.an.shapes.same(op, i):
-                shape = compat.call(compat.attr(compat.name(self.ns.bind(np, "np")), "shape"), [compat.clone(arg)])
-                grad = compat.call(self.helper(rules.unbroadcast), [grad, shape])
+                shape = compat.call(self.helper(runtime.shape), [compat.clone(arg)])
+                grad = compat.call(self.helper(runtime.unbroadcast), [grad, shape])
             self.accumulate(arg, grad, live, out)
 
     def adjoint_call(self, op, live, out):

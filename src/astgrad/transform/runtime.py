@@ -11,9 +11,11 @@ import math
 
 import numpy as np
 
-from ..rules import defvjp, primitive
+from .. import rules
+from ..rules import defvjp, linalg, primitive
 
-__all__ = ["append", "accumulate", "part", "sequence_gradient", "unpacked_gradient", "gradient_tuple"]
+__all__ = ["append", "accumulate", "part", "sequence_gradient", "unpacked_gradient", "gradient_tuple",
+           "shape", "unbroadcast", "T"]
 
 
 @primitive
@@ -107,3 +109,35 @@ def zeros_for(value):
     if isinstance(value, float):
         return 0.0
     return np.zeros(np.shape(value))
+
+
+# -- fast equivalents of numpy and rule helpers ------------------------------
+# The same values as ``np.shape``, ``rules.unbroadcast`` and ``linalg.T``,
+# without numpy's conversion of Python numbers or its dispatch: on a number
+# or a small array the call is most of the cost of the statement.
+
+def shape(value):
+    """``np.shape(value)``: ``()`` for a Python number, ``.shape`` for an array."""
+    kind = type(value)
+    if kind is np.ndarray or kind is np.float64:
+        return value.shape
+    if kind is float or kind is int:
+        return ()
+    return np.shape(value)
+
+
+def unbroadcast(g, to):
+    """``rules.unbroadcast(g, to)``, returning ``g`` at once when it already has the shape ``to``."""
+    if shape(g) == to:
+        return g
+    return rules.unbroadcast(g, to)
+
+
+def T(x):
+    """``linalg.T(x)``, the transpose of the last two axes: ``x.T`` for a matrix."""
+    if type(x) is np.ndarray and x.ndim == 2:
+        return x.T
+    return linalg.T(x)
+
+
+FASTER = {rules.unbroadcast: unbroadcast, linalg.T: T}
