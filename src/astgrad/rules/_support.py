@@ -28,7 +28,13 @@ def unbroadcast(g, shape):
     already match, so it costs nothing in the common case.
     """
     shape = tuple(shape)
-    g_shape = np.shape(g)
+    kind = type(g)
+    if kind is np.ndarray:
+        g_shape = g.shape
+    elif kind is float or kind is int:
+        g_shape = ()
+    else:
+        g_shape = np.shape(g)
     if g_shape == shape:
         return g
     extra = len(g_shape) - len(shape)
@@ -40,7 +46,7 @@ def unbroadcast(g, shape):
     if axes:
         g = np.sum(g, axis=axes, keepdims=True)
     if extra < 0:  # a gradient of lower rank than its argument
-        g = np.broadcast_to(g, shape)
+        g = _spread(g, shape)
     return g
 
 
@@ -57,12 +63,46 @@ def expand_reduced(g, shape, axis=None, keepdims=False):
     """Broadcast the gradient of a reduction back to the reduced input's shape."""
     if not keepdims and axis is not None and len(shape):
         g = np.expand_dims(g, normalize_axis(axis, len(shape)))
-    return np.broadcast_to(g, shape)
+    return _spread(g, shape)
+
+
+#: up to this many elements, a gradient spread from one value is a new array
+#: (``np.full``, a fraction of ``np.broadcast_to``'s cost); above, a view.
+SMALL = 4096
+
+
+def _spread(g, shape):
+    """``np.broadcast_to(g, shape)``: the same values and dtype, cheaper for a single value.
+
+    A 0-d array, numpy scalar or Python float over a small shape becomes a
+    new (writeable) array filled with it; everything else, tensors included,
+    goes through ``np.broadcast_to``.
+    """
+    kind = type(g)
+    if kind is float:
+        dtype = _FLOAT64
+    elif (kind is np.ndarray or isinstance(g, np.generic)) and g.ndim == 0 and g.dtype.kind in "fc":
+        dtype = g.dtype
+    else:
+        return np.broadcast_to(g, shape)
+    count = 1
+    for n in shape:
+        count *= n
+    if count > SMALL:
+        return np.broadcast_to(g, shape)
+    return np.full(shape, g, dtype=dtype)
+
+
+_FLOAT64 = np.dtype(np.float64)
 
 
 def reduced_count(shape, axis=None):
     """How many elements each output of a reduction over ``axis`` combined."""
     count = 1
+    if axis is None:
+        for n in shape:
+            count *= n
+        return count
     for a in normalize_axis(axis, len(shape)):
         if len(shape):
             count *= shape[a]
