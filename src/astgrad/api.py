@@ -131,10 +131,19 @@ def _owned(grad, original, args, returned) -> bool:
     Fresh means it owns its memory (no view of anything), is writeable, and is
     none of the arguments nor a gradient already returned.
     """
-    return (type(grad) is np.ndarray and type(original) is np.ndarray and grad.flags.owndata
-            and grad.flags.writeable and grad.shape == original.shape and grad.dtype == original.dtype
-            and original.dtype.kind in "fc" and not any(grad is a for a in args)
-            and not any(grad is r for r in returned))
+    if not (type(grad) is np.ndarray and type(original) is np.ndarray and grad.shape == original.shape
+            and grad.dtype == original.dtype and grad.dtype.kind in "fc"):
+        return False
+    flags = grad.flags
+    if not (flags.owndata and flags.writeable):
+        return False
+    for other in args:
+        if grad is other:
+            return False
+    for other in returned:
+        if grad is other:
+            return False
+    return True
 
 
 def _seed_name(fn):

@@ -152,6 +152,8 @@ class ModuleBuilder:
         args = arguments(plan.source.tree, self.ns, fn, seed=seed,
                          seed_default=1.0 if mode == "grad" else None)
         fn_def = optimize(function_def(name, args, body), self.ns)
+        if rev.static_shapes(fn_def.body, adjoint):
+            fn_def = optimize(fn_def, self.ns)
         self.functions.insert(0, fn_def)
         return name
 

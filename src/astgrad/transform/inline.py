@@ -241,6 +241,11 @@ def _rename(tree, mapping, renames, free):
     return _transform(tree, replace)
 
 
+def rewrite(node, fn):
+    """``node`` with every subtree for which ``fn`` returns a replacement replaced (in place)."""
+    return _transform(node, fn)
+
+
 def _transform(node, fn):
     new = fn(node)
     if new is not None:

@@ -16,14 +16,16 @@ from __future__ import annotations
 
 import inspect
 
+import numpy as np
 
 from .. import rules
 from . import compat, primitives, runtime
+from .inline import rewrite
 from .compat import gast
-from .errors import TransformError
 from .ir import Break, For, If, Op, Raw, While, walk_ops
 
 STACK = "_stack"
+_META = ("shape", "size", "ndim")
 
 
 def _push(value):
@@ -44,6 +46,8 @@ class Reverser:
         self.ns = builder.ns
         self.sequences = plan.sequences
         self.first = first_bindings(plan.body, plan.params)
+        once = {t for names in self.first.values() for t in names if self.an.counts.get(t) == 1}
+        self.available = set(plan.params) | once  # bound whenever the adjoint runs
         # names that surely hold tuples or lists (unpacking anything else may unpack an array)
         self.built_sequences = {t for op in walk_ops(plan.body) for t in op.targets
                                 if op.kind == "pack" or op.kind == "prim" and op.fn in primitives.SEQUENCE_OUTPUTS}
@@ -229,6 +233,59 @@ class Reverser:
         out.append(compat.assign(temps, value))
         for atom, temp in zip(atoms, temps):
             self.accumulate(atom, compat.name(temp), live, out)
+
+    def static_shapes(self, body, adjoint) -> bool:
+        """Read ``z.shape``, ``z.size``, ``shape(z)`` in ``adjoint`` from a name whose shape is surely z's.
+
+        Only for a ``z`` that the optimized ``body`` reads for nothing but its shape, and
+        only from a name bound whenever the adjoint runs: ``z = t1 * 3``
+        with ``t1 = y * y`` and ``y = x + 2`` has x's shape, so
+        ``filled(dresult / z.size, z.shape)`` becomes
+        ``filled(dresult / size(x), shape(x))`` and neither ``z`` nor
+        ``t1`` is computed any more.
+        """
+        meta = {}
+        for stmt in adjoint:
+            for node in gast.walk(stmt):
+                name = self._meta_of(node)
+                if name is not None:
+                    meta[id(name)] = name.id
+        values = {n.id for stmt in body for n in gast.walk(stmt)
+                  if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(n) not in meta}
+        stand_ins = {}
+        for name in set(meta.values()) - values:
+            other = self.an.shapes.stand_in(name, self.available)
+            if other is not None:
+                stand_ins[name] = other
+
+        def replace(node):
+            name = self._meta_of(node)
+            if name is None or name.id not in stand_ins:
+                return None
+            other = compat.name(stand_ins[name.id])
+            if isinstance(node, gast.Call):
+                return compat.call(node.func, [other])
+            fn = self.helper(runtime.shape) if node.attr == "shape" else self.helper(runtime.size) \
+                if node.attr == "size" else compat.attr(compat.name(self.ns.bind(np, "np")), node.attr)
+            return compat.call(fn, [other])
+        for stmt in adjoint:
+            rewrite(stmt, replace)
+        return bool(stand_ins)
+
+    def _meta_of(self, node):
+        """The name in ``name.shape``, ``name.size``, ``name.ndim``, ``shape(name)`` or ``np.shape(name)``."""
+        if isinstance(node, gast.Attribute) and node.attr in _META and isinstance(node.value, gast.Name) \
+                and isinstance(node.ctx, gast.Load):
+            return node.value
+        if isinstance(node, gast.Call) and len(node.args) == 1 and not node.keywords \
+                and isinstance(node.args[0], gast.Name):
+            func = node.func
+            if isinstance(func, gast.Name) and self.ns.globals.get(func.id) is runtime.shape:
+                return node.args[0]
+            if isinstance(func, gast.Attribute) and func.attr == "shape" and isinstance(func.value, gast.Name) \
+                    and self.ns.globals.get(func.value.id) is np:
+                return node.args[0]
+        return None
 
     def is_input(self, atom) -> bool:
         return isinstance(atom, gast.Name) and atom.id in self.an.adjoint

@@ -15,7 +15,7 @@ from .. import rules
 from ..rules import defvjp, linalg, primitive
 
 __all__ = ["append", "accumulate", "part", "sequence_gradient", "unpacked_gradient", "gradient_tuple",
-           "shape", "unbroadcast", "T"]
+           "shape", "size", "unbroadcast", "T"]
 
 
 @primitive
@@ -98,7 +98,9 @@ def filled(value, shape):
     for small ones, where ``np.full`` costs a fraction of ``np.broadcast_to``.
     """
     if isinstance(value, (float, int)) and math.prod(shape) <= 4096:
-        return np.full(shape, value)
+        out = np.empty(shape)  # np.full is empty and copyto, through two Python-level calls
+        out.fill(value)
+        return out
     return np.broadcast_to(value, shape)
 
 
@@ -112,7 +114,7 @@ def zeros_for(value):
 
 
 # -- fast equivalents of numpy and rule helpers ------------------------------
-# The same values as ``np.shape``, ``rules.unbroadcast`` and ``linalg.T``,
+# The same values as ``np.shape``, ``np.size``, ``rules.unbroadcast`` and ``linalg.T``,
 # without numpy's conversion of Python numbers or its dispatch: on a number
 # or a small array the call is most of the cost of the statement.
 
@@ -124,6 +126,13 @@ def shape(value):
     if kind is float or kind is int:
         return ()
     return np.shape(value)
+
+
+def size(value):
+    """``np.size(value)``: the number of elements."""
+    if type(value) is np.ndarray:
+        return value.size
+    return np.size(value)
 
 
 def unbroadcast(g, to):

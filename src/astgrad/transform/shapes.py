@@ -55,7 +55,10 @@ class Shapes:
             return SCALAR
         if op.kind == "prim" and isinstance(op.fn, np.ufunc) and op.fn.signature is None and not op.kwargs and len(op.targets) == 1 \
                 and len(op.args) == op.fn.nin:
-            return broadcast([self._atom(a) for a in op.args])
+            result = broadcast([self._atom(a) for a in op.args])
+            if result == UNKNOWN and counts.get(target, 0) == 1:
+                return ("of", target)  # a broadcast of unknown shapes, once per call: its own
+            return result
         if counts.get(target, 0) == 1:
             return ("of", target)  # one value per call: its shape is its own
         return UNKNOWN
@@ -79,6 +82,14 @@ class Shapes:
             return True
         mine = self.symbol.get(this.id)
         return mine not in (None, UNKNOWN) and mine == self.symbol.get(op.targets[0])
+
+
+    def stand_in(self, name, available):
+        """Another name in ``available`` whose values surely have ``name``'s shape, or None."""
+        symbol = self.symbol.get(name)
+        if symbol is None or symbol[0] != "of" or symbol[1] == name or symbol[1] not in available:
+            return None
+        return symbol[1]
 
 
 def broadcast(symbols):
