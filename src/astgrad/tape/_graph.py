@@ -98,12 +98,13 @@ class FunctionNode(Node):
     """A recorded call ``fn(*args, **kwargs)`` whose backward is a table rule."""
 
     __slots__ = (
-        "_rule", "_args", "_kwargs", "_slots", "_slot_meta", "_ans", "_ans_meta",
-        "_saved", "_freed", "_needs_saved", "_arg_usage", "_ans_usage", "_needed",
+        "_rule", "_plan", "_args", "_kwargs", "_slots", "_slot_meta", "_ans", "_ans_meta",
+        "_saved", "_freed", "_needs_saved",
     )
 
-    def __init__(self, rule: Rule, args, kwargs, slots, edges, ans, ans_version, ans_grad_fn_name,
-                 raw_args=None):
+    def __init__(self, rule: Rule, args, kwargs, slots, edges, ans, ans_version, ans_grad_fn_name, raw_args,
+                 mask: int):
+        """``mask`` has bit i set when positional argument i has an edge; ``raw_args`` are ``args`` as arrays."""
         self.next_functions = edges  # Node.__init__, inlined: this runs for every recorded op
         self._metadata = None
         self._seq = next(_sequence)
@@ -113,46 +114,46 @@ class FunctionNode(Node):
         self._kwargs = kwargs
         self._slots = slots
         count = len(args)
-        mask = 0  # bit i: positional argument i has an edge
-        for slot, edge in zip(slots, edges):
-            if edge[0] is not None:
-                mask |= 1 << slot[0]
-        needed = _NEEDED.get((count, mask), _needed)  # rules skip gradients no input needs
-        self._needed = needed if needed is not _needed else _needed(count, mask)
-        self._arg_usage, self._ans_usage = _usages_cache.get((rule, count, self._needed)) or _usages(
-            rule, count, self._needed)
-        self._args = list(args)
-        if raw_args is None:
-            raw_args = [_raw(a) for a in args]
-        self._slot_meta = meta = []  # (shape, dtype or None) of each slot, for un-broadcasting
-        for s in slots:
+        self._plan = plan = _plans.get((rule, count, mask)) or _plan(rule, count, mask)
+        self._args = args
+        # (shape, dtype or None) of each slot with an edge, for un-broadcasting its gradient
+        self._slot_meta = meta = []
+        for s, edge in zip(slots, edges):
+            if edge[0] is None:
+                meta.append(None)
+                continue
             value = raw_args[s[0]] if len(s) == 1 else raw_args[s[0]][s[1]]
             if isinstance(value, np.ndarray):
                 meta.append((value.shape, value.dtype))
             else:
                 meta.append(((), None) if isinstance(value, (int, float, complex)) else (np.shape(value), None))
-        usage = self._ans_usage  # the output's Meta is made from it if a version check fails
-        self._ans = ans if usage == "value" else None
-        self._ans_meta = Meta(ans) if usage == "meta" else None  # a rule that never reads it gets None
-        # (description, version counter, version at save, grad_fn name) per saved tensor
-        self._saved = saved = []
+        self._ans = ans if plan.keep_ans else None  # a rule that never reads the output gets None
+        self._ans_meta = Meta(ans) if plan.ans_usage == "meta" else None
+        # (tensor, version counter, version at save, its grad_fn or None) per saved tensor; the
+        # output's entry has no tensor and its node's name
+        saved = None
         needs_saved = False
-        for arg, usage in zip(args, self._arg_usage):
-            if usage != "value":
-                continue
+        for i in plan.read_args:
+            arg = args[i]
             if isinstance(arg, Tensor):
                 counter = arg._version_counter
-                grad_fn = arg._grad_fn
-                saved.append((arg, counter, counter.value, None if grad_fn is None else type(grad_fn).__name__))
+                if saved is None:
+                    saved = []
+                saved.append((arg, counter, counter.value, arg._grad_fn))
             elif isinstance(arg, (list, tuple)):
                 for t in _tensors_in(arg):
-                    saved.append((t, t._version_counter, t._version_counter.value, _op_name(t)))
+                    if saved is None:
+                        saved = []
+                    saved.append((t, t._version_counter, t._version_counter.value, t._grad_fn))
                 needs_saved = needs_saved or _has_array(arg)
             elif isinstance(arg, np.ndarray):
                 needs_saved = True
-        if self._ans is not None and ans_version is not None:
+        if plan.keep_ans and ans_version is not None:
+            if saved is None:
+                saved = []
             saved.append((None, ans_version, ans_version.value, ans_grad_fn_name))
-        self._needs_saved = needs_saved or bool(saved)
+        self._saved = saved or ()
+        self._needs_saved = needs_saved or saved is not None
         self._freed = False
 
     # -- saved values ---------------------------------------------------------
@@ -162,15 +163,16 @@ class FunctionNode(Node):
         if self._freed:
             return
         self._freed = True
-        args = self._args
-        for i, usage in enumerate(self._arg_usage):
-            if usage == "value":
-                continue
+        self._ans = None
+        dropped = self._plan.dropped
+        if not dropped:
+            return
+        args = self._args = list(self._args)
+        for i, as_meta in dropped:
             arg = args[i]
             data = arg._data if isinstance(arg, Tensor) else arg
             if isinstance(data, np.ndarray):  # lists of arrays stay: rules index into them
-                args[i] = Meta(data) if usage == "meta" else None
-        self._ans = None
+                args[i] = Meta(data) if as_meta else None
 
     def _check_saved(self) -> None:
         if self._freed and self._needs_saved:
@@ -178,6 +180,8 @@ class FunctionNode(Node):
         for tensor, counter, version, op in self._saved:
             if counter.value != version:
                 ans_meta = self._ans_meta if self._ans_meta is not None else Meta(self._ans)
+                if op is not None and not isinstance(op, str):
+                    op = type(op).__name__
                 raise RuntimeError(_version_message(tensor, ans_meta, counter.value, version, op))
 
     def _rebind_output(self, counter) -> None:
@@ -185,9 +189,17 @@ class FunctionNode(Node):
         self._saved = [(None, counter, counter.value, op) if tensor is None else (tensor, c, v, op)
                        for tensor, c, v, op in self._saved]
 
+    @property
+    def _arg_usage(self) -> tuple:
+        return self._plan.arg_usage
+
+    @property
+    def _ans_usage(self) -> str:
+        return self._plan.ans_usage
+
     def saved_argument(self, index):
         """The value saved for positional argument ``index`` (``_saved_self``...)."""
-        if self._freed and self._arg_usage[index] == "value":
+        if self._freed and self._plan.arg_usage[index] == "value":
             raise RuntimeError(SECOND_BACKWARD)
         return self._args[index]
 
@@ -225,21 +237,18 @@ class FunctionNode(Node):
         """Gradients for each slot (``None`` for slots without an edge)."""
         if self._saved or self._freed:
             self._check_saved()
+        plan = self._plan
         if create_graph:
             args = self._args
             ans = wrap(self._ans, self) if self._ans is not None else self._ans_meta
         else:
-            args = [a._data if isinstance(a, Tensor) else _raw(a) if isinstance(a, (list, tuple)) else a
-                    for a in self._args]
+            args = _arrays(self._args)
             ans = self._ans if self._ans is not None else self._ans_meta
-        if self._freed and self._ans_usage == "value":
+        if self._freed and plan.ans_usage == "value":
             raise RuntimeError(SECOND_BACKWARD)
-        needed = self._needed
-        vjp = self._rule.vjp if needed is None else (_variants.get((self._rule, needed))
-                                                    or _variant(self._rule, needed))
         token = quiet()  # inf and nan at singular points are results, as in torch
         try:
-            out = vjp(grad, ans, *args, **self._kwargs) if self._kwargs else vjp(grad, ans, *args)
+            out = plan.vjp(grad, ans, *args, **self._kwargs) if self._kwargs else plan.vjp(grad, ans, *args)
         finally:
             restore(token)
         if not isinstance(out, tuple):
@@ -342,43 +351,41 @@ def _has_array(value):
     return isinstance(_raw(value), np.ndarray)
 
 
-_NEEDED: dict = {}
+class _Plan:
+    """What every node of one rule, arity and edge pattern computes and keeps; made once, shared."""
+
+    __slots__ = ("vjp", "arg_usage", "ans_usage", "keep_ans", "read_args", "dropped")
+
+    def __init__(self, rule: Rule, count: int, mask: int):
+        needed = tuple(bool(mask >> i & 1) for i in range(count))  # rules skip gradients no input needs
+        if all(needed):
+            self.vjp, usage = rule.vjp, rule.usage
+        else:  # ``x * 3`` neither keeps nor version-checks ``x``, as in PyTorch
+            self.vjp, usage = rule.specialized(needed), rule.usage_for(needed)
+        self.arg_usage = tuple(_usage_of(rule, usage, i) for i in range(count))
+        self.ans_usage = _usage_of(rule, usage, -1)
+        self.keep_ans = self.ans_usage == "value"
+        self.read_args = tuple(i for i, u in enumerate(self.arg_usage) if u == "value")
+        self.dropped = tuple((i, u == "meta") for i, u in enumerate(self.arg_usage) if u != "value")
 
 
-def _needed(count: int, mask: int):
-    """``needed`` flags for ``count`` arguments whose edges are the bits of ``mask``; ``None`` when all are."""
-    needed = tuple(bool(mask >> i & 1) for i in range(count))
-    if len(_NEEDED) < 4096:
-        _NEEDED[(count, mask)] = needed if not all(needed) else None
-    return needed if not all(needed) else None
+_plans: dict = {}
 
 
-_variants: dict = {}
+def _plan(rule: Rule, count: int, mask: int) -> _Plan:
+    """The plan for nodes of ``rule`` with ``count`` positional arguments and edges ``mask``."""
+    if len(_plans) > 4096:
+        _plans.clear()
+    plan = _plans[(rule, count, mask)] = _Plan(rule, count, mask)
+    return plan
 
 
-def _variant(rule: Rule, needed: tuple):
-    """``rule.specialized(needed)``, kept here so a node's backward finds it with one lookup."""
-    vjp = _variants[(rule, needed)] = rule.specialized(needed)
-    return vjp
-
-
-_usages_cache: dict = {}
-
-
-def _usages(rule: Rule, count: int, needed):
-    """``(usage of each of count positional arguments, usage of the output)``.
-
-    The usage is that of the rule's variant for the gradients this node
-    computes (``needed``): ``x * 3`` neither keeps nor version-checks ``x``,
-    as in PyTorch.  Computed once per rule, arity and pattern.
-    """
-    key = (rule, count, needed)
-    usages = _usages_cache.get(key)
-    if usages is None:
-        usage = rule.usage if needed is None else rule.usage_for(needed)
-        usages = _usages_cache[key] = (tuple(_usage_of(rule, usage, i) for i in range(count)),
-                                       _usage_of(rule, usage, -1))
-    return usages
+def _arrays(args):
+    """``args`` with tensors replaced by their arrays (also inside lists), as rules take them."""
+    if len(args) == 1:
+        a = args[0]
+        return (a._data if isinstance(a, Tensor) else _raw(a) if isinstance(a, (list, tuple)) else a,)
+    return [a._data if isinstance(a, Tensor) else _raw(a) if isinstance(a, (list, tuple)) else a for a in args]
 
 
 _params_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()

@@ -128,14 +128,14 @@ def apply_op(name: str, fn, args, kwargs=None, *, slots=None, promote: bool = Fa
     if out.dtype.kind not in "fc" or not is_grad_enabled():
         return result
     edges = []
-    recorded = False
+    mask = 0  # bit i: positional argument i has an edge
     if slots is None:  # default_slots(args) and their edges in one pass
         slots = []
         for i, value in enumerate(args):
             if isinstance(value, Tensor):
                 slots.append(_POSITIONS[i] if i < 8 else (i,))
                 if value._requires_grad:
-                    recorded = True
+                    mask |= 1 << i
                     edges.append((value._grad_fn or value._accumulation_node(), 0))
                 else:
                     edges.append(_NO_EDGE)
@@ -147,25 +147,26 @@ def apply_op(name: str, fn, args, kwargs=None, *, slots=None, promote: bool = Fa
                     if isinstance(item, (Tensor, np.ndarray)):
                         slots.append((i, j))
                         edge = edge_of(item)
-                        recorded = recorded or edge[0] is not None
+                        if edge[0] is not None:
+                            mask |= 1 << i
                         edges.append(edge)
         slots = tuple(slots)
     else:
         for slot in slots:
             value = args[slot[0]] if len(slot) == 1 else args[slot[0]][slot[1]]
             if isinstance(value, Tensor) and value._requires_grad:
-                recorded = True
+                mask |= 1 << slot[0]
                 edges.append((value._grad_fn or value._accumulation_node(), 0))
             else:
                 edges.append(_NO_EDGE)
-    if not recorded:
+    if not mask:
         return result
     rule = lookup(fn)
-    if not rule.differentiable:
+    if rule.vjp is None:  # not differentiable
         return result
     cls = _node_classes.get(name) or node_class(name)
-    node = cls(rule, args, kwargs, slots, tuple(edges), out, result._version_counter, name, raw_args)
-    result._grad_fn = node
+    result._grad_fn = cls(rule, args, kwargs, slots, tuple(edges), out, result._version_counter, name, raw_args,
+                          mask)
     result._requires_grad = True
     return result
 
