@@ -13,7 +13,7 @@ import collections
 import numpy as np
 
 from .. import rules
-from ._record import apply_nondiff, apply_op, is_tensor, unwrap
+from ._record import FIRST, SECOND, apply_binary, apply_nondiff, apply_op, is_tensor, unwrap
 
 max_result = collections.namedtuple("max", ["values", "indices"])
 min_result = collections.namedtuple("min", ["values", "indices"])
@@ -57,30 +57,30 @@ class TensorMethods:
     # -------------------------------------------------------------- operators
 
     def __add__(self, other):
-        return apply_op("AddBackward0", np.add, (self, other), promote=True)
+        return apply_binary("AddBackward0", np.add, self, other)
 
     __radd__ = __add__
 
     def __sub__(self, other):
-        return apply_op("SubBackward0", np.subtract, (self, other), promote=True)
+        return apply_binary("SubBackward0", np.subtract, self, other)
 
     def __rsub__(self, other):
         if is_tensor(other):
             return other.__sub__(self)
-        return apply_op("RsubBackward1", np.subtract, (other, self), slots=((1,),), promote=True)
+        return apply_binary("RsubBackward1", np.subtract, other, self, SECOND)
 
     def __mul__(self, other):
-        return apply_op("MulBackward0", np.multiply, (self, other), promote=True)
+        return apply_binary("MulBackward0", np.multiply, self, other)
 
     __rmul__ = __mul__
 
     def __truediv__(self, other):
-        return apply_op("DivBackward0", np.divide, (self, other), promote=True)
+        return apply_binary("DivBackward0", np.divide, self, other)
 
     def __rtruediv__(self, other):
         if is_tensor(other):
             return other.__truediv__(self)
-        return apply_op("MulBackward0", np.divide, (other, self), slots=((1,),), promote=True)
+        return apply_binary("MulBackward0", np.divide, other, self, SECOND)
 
     def __floordiv__(self, other):
         return apply_op("FloorDivide", np.floor_divide, (self, other), promote=True)
@@ -93,13 +93,13 @@ class TensorMethods:
 
     def __pow__(self, exponent):
         if is_tensor(exponent) or isinstance(exponent, np.ndarray):
-            return apply_op("PowBackward1", np.power, (self, exponent), promote=True)
-        return apply_op("PowBackward0", np.power, (self, exponent), slots=((0,),), promote=True)
+            return apply_binary("PowBackward1", np.power, self, exponent)
+        return apply_binary("PowBackward0", np.power, self, exponent, FIRST)
 
     def __rpow__(self, base):
         if is_tensor(base):
             return base.__pow__(self)
-        return apply_op("PowBackward2", np.power, (base, self), slots=((1,),), promote=True)
+        return apply_binary("PowBackward2", np.power, base, self, SECOND)
 
     def __matmul__(self, other):
         return self.matmul(other)
@@ -128,22 +128,22 @@ class TensorMethods:
                         (self, other))
 
     def __eq__(self, other):
-        return apply_op("Eq", np.equal, (self, other))
+        return apply_binary("Eq", np.equal, self, other, promote=False)
 
     def __ne__(self, other):
-        return apply_op("Ne", np.not_equal, (self, other))
+        return apply_binary("Ne", np.not_equal, self, other, promote=False)
 
     def __lt__(self, other):
-        return apply_op("Lt", np.less, (self, other))
+        return apply_binary("Lt", np.less, self, other, promote=False)
 
     def __le__(self, other):
-        return apply_op("Le", np.less_equal, (self, other))
+        return apply_binary("Le", np.less_equal, self, other, promote=False)
 
     def __gt__(self, other):
-        return apply_op("Gt", np.greater, (self, other))
+        return apply_binary("Gt", np.greater, self, other, promote=False)
 
     def __ge__(self, other):
-        return apply_op("Ge", np.greater_equal, (self, other))
+        return apply_binary("Ge", np.greater_equal, self, other, promote=False)
 
     __hash__ = object.__hash__
 
@@ -236,7 +236,7 @@ class TensorMethods:
         return self.sqrt().reciprocal()
 
     def square(self):
-        return apply_op("PowBackward0", np.power, (self, 2), slots=((0,),), promote=True)
+        return apply_binary("PowBackward0", np.power, self, 2, FIRST)
 
     def reciprocal(self):
         return self._unary("ReciprocalBackward0", np.reciprocal)
@@ -265,10 +265,10 @@ class TensorMethods:
         return self.clamp(min, max)
 
     def maximum(self, other):
-        return apply_op("MaximumBackward0", np.maximum, (self, other), promote=True)
+        return apply_binary("MaximumBackward0", np.maximum, self, other)
 
     def minimum(self, other):
-        return apply_op("MinimumBackward0", np.minimum, (self, other), promote=True)
+        return apply_binary("MinimumBackward0", np.minimum, self, other)
 
     # ----------------------------------------------------------- reductions
 

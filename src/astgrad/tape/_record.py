@@ -110,12 +110,7 @@ def apply_op(name: str, fn, args, kwargs=None, *, slots=None, promote: bool = Fa
         else:
             out = impl(*raw_args)
     except (ValueError, IndexError) as error:
-        if isinstance(error, ValueError) and "could not be broadcast" in str(error):
-            raise RuntimeError(_broadcast_message(raw_args)) from None
-        translated = torch_index_error(error)
-        if translated is None:
-            raise
-        raise translated from None
+        _reraise(error, raw_args)
     finally:
         restore(token)
     if not isinstance(out, np.ndarray):
@@ -171,6 +166,85 @@ def apply_op(name: str, fn, args, kwargs=None, *, slots=None, promote: bool = Fa
     return result
 
 
+def apply_binary(name: str, fn, a, b, slots=None, promote: bool = True):
+    """``apply_op(name, fn, (a, b), slots=slots, promote=promote)`` for tensors, arrays and numbers.
+
+    The operators' path (``y * 2``, ``x < y``): the same result, node and
+    errors as ``apply_op``, without its handling of lists and keywords.
+    ``slots`` is ``None`` (the default slots), ``FIRST`` or ``SECOND``.
+    """
+    x = a._data if isinstance(a, Tensor) else a
+    y = b._data if isinstance(b, Tensor) else b
+    if not (isinstance(x, _OPERANDS) and isinstance(y, _OPERANDS)):
+        return apply_op(name, fn, (a, b), slots=slots, promote=promote)
+    token = quiet()
+    try:
+        out = fn(x, y)
+    except (ValueError, IndexError) as error:
+        _reraise(error, (x, y))
+    finally:
+        restore(token)
+    if type(out) is not np.ndarray:
+        out = np.asarray(out)
+    dtype = out.dtype
+    if promote and not (type(x) is np.ndarray and x.dtype == dtype
+                        and (type(y) in _WEAK_SCALARS or type(y) is np.ndarray and y.dtype == dtype)):
+        wanted = _promoted(dtype, (x, y))
+        if wanted != dtype:
+            out = out.astype(wanted)
+            dtype = wanted
+    result = Tensor._make(out)
+    if dtype.kind not in "fc" or not is_grad_enabled():
+        return result
+    mask = 0  # bit i: operand i has an edge
+    edge_a = edge_b = _NO_EDGE
+    if isinstance(a, Tensor) and a._requires_grad:
+        mask = 1
+        edge_a = (a._grad_fn or a._accumulation_node(), 0)
+    if isinstance(b, Tensor) and b._requires_grad:
+        mask |= 2
+        edge_b = (b._grad_fn or b._accumulation_node(), 0)
+    if slots is None:  # default_slots: tensors, arrays and numbers other than bools
+        slot_a = isinstance(a, Tensor) or isinstance(a, _SLOT_VALUES) and a is not True and a is not False
+        slot_b = isinstance(b, Tensor) or isinstance(b, _SLOT_VALUES) and b is not True and b is not False
+        if slot_a and slot_b:
+            slots, edges = BOTH, (edge_a, edge_b)
+        elif slot_a:
+            slots, edges = FIRST, (edge_a,)
+        elif slot_b:
+            slots, edges = SECOND, (edge_b,)
+        else:
+            slots, edges = (), ()
+    elif slots is FIRST:
+        mask &= 1
+        edges = (edge_a,)
+    else:
+        mask &= 2
+        edges = (edge_b,)
+    if not mask:
+        return result
+    rule = lookup(fn)
+    if rule.vjp is None:  # not differentiable
+        return result
+    cls = _node_classes.get(name) or node_class(name)
+    result._grad_fn = cls(rule, (a, b), _NO_KWARGS, slots, edges, out, result._version_counter, name, (x, y), mask)
+    result._requires_grad = True
+    return result
+
+
+def _reraise(error, raw_args):
+    """Raise PyTorch's error for numpy's ``error`` (called in its ``except`` block), else ``error`` itself."""
+    if isinstance(error, ValueError) and "could not be broadcast" in str(error):
+        raise RuntimeError(_broadcast_message(raw_args)) from None
+    translated = torch_index_error(error)
+    if translated is None:
+        raise error
+    raise translated from None
+
+
+_OPERANDS = (np.ndarray, int, float, complex, np.generic)
+FIRST, SECOND, BOTH = ((0,),), ((1,),), ((0,), (1,))
+_NO_KWARGS: dict = {}
 _NO_EDGE = (None, 0)
 _POSITIONS = tuple((i,) for i in range(8))
 _promotions: dict = {}
