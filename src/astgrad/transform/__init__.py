@@ -142,6 +142,7 @@ class ModuleBuilder:
             value = compat.name(plan.names.fresh("value"))
             tail.append(compat.assign(value.id, compat.name(ret.id)))
         adjoint, live = rev.adjoint(plan.body, live)
+        adjoint += rev.materialize(live)
         grads = [compat.name(plan.adjoints(p)) if p in live else compat.const(0.0) for p in plan.wrt]
         result = grads[0] if len(grads) == 1 else compat.tuple_(grads)
         if preserve_result:
@@ -166,6 +167,7 @@ class ModuleBuilder:
         self.variants[key] = names
         plan = Plan(self, fn, active)
         rev = Reverser(self, plan)
+        rev.lazy_ok = False
         primal = rev.primal(plan.body)
         an = plan.analysis
         ret = plan.ret

@@ -26,6 +26,10 @@ from .ir import Break, For, If, Op, Raw, While, walk_ops
 
 STACK = "_stack"
 _META = ("shape", "size", "ndim")
+# rules that are elementwise expressions of the gradient and the operands: a
+# gradient that only broadcasts to the result's shape gives arguments'
+# gradients that broadcast to theirs (a scalar seed stays a scalar)
+_SCALAR_SAFE = (np.add, np.subtract, np.multiply, np.negative, np.divide)
 
 
 def _push(value):
@@ -48,6 +52,11 @@ class Reverser:
         self.first = first_bindings(plan.body, plan.params)
         once = {t for names in self.first.values() for t in names if self.an.counts.get(t) == 1}
         self.available = set(plan.params) | once  # bound whenever the adjoint runs
+        # names whose adjoint holds a value (a scalar seed) that broadcasts to their shape
+        self.lazy = set()
+        self.lazy_ok = True
+        self.depth = 0
+        self.producers = {t: op for op in plan.body if isinstance(op, Op) for t in op.targets if t in once}
         # names that surely hold tuples or lists (unpacking anything else may unpack an array)
         self.built_sequences = {t for op in walk_ops(plan.body) for t in op.targets
                                 if op.kind == "pack" or op.kind == "prim" and op.fn in primitives.SEQUENCE_OUTPUTS}
@@ -142,12 +151,17 @@ class Reverser:
             code = []
             if isinstance(s, Op):
                 self.adjoint_op(s, live, code)
-            elif isinstance(s, If):
-                code = self.adjoint_if(s, live)
-            elif isinstance(s, For):
-                code = self.adjoint_for(s, live)
-            elif isinstance(s, While):
-                code = self.adjoint_while(s, live)
+            else:
+                spread = self.materialize(live)
+                self.depth += 1
+                if isinstance(s, If):
+                    code = self.adjoint_if(s, live)
+                elif isinstance(s, For):
+                    code = self.adjoint_for(s, live)
+                elif isinstance(s, While):
+                    code = self.adjoint_while(s, live)
+                self.depth -= 1
+                out += spread
             if not code:
                 continue
             if s.line != last_line or not isinstance(s, Op):
@@ -163,7 +177,8 @@ class Reverser:
                 self.adjoint_prim(op, live, out)
             elif kind == "copy":
                 if op.targets[0] in live:
-                    self.accumulate(op.args[0], compat.name(self.adj(op.targets[0])), live, out)
+                    self.accumulate(op.args[0], compat.name(self.adj(op.targets[0])), live, out,
+                                    op.targets[0] in self.lazy)
             elif kind == "pack":
                 if op.targets[0] in live:
                     g = compat.name(self.adj(op.targets[0]))
@@ -181,6 +196,7 @@ class Reverser:
         saved = self.saved_targets(op)
         for t in reversed(op.targets):
             live.discard(t)
+            self.lazy.discard(t)
             if t in saved:
                 out.append(compat.assign(t, _pop()))
 
@@ -192,6 +208,10 @@ class Reverser:
         needed = [i for i, a in enumerate(op.args) if self.is_input(a)]
         if not needed:
             return
+        scalar_g = target in self.lazy
+        if scalar_g and not self.takes_scalar(target):
+            out += self.materialize(live, [target])
+            scalar_g = False
         if op.fn is rules.getitem and op.args[0].id in self.sequences:
             grad = compat.call(self.helper(runtime.sequence_gradient),
                                [compat.name(g), compat.clone(op.args[0]), compat.clone(op.args[1])])
@@ -218,7 +238,51 @@ class Reverser:
             if unbroadcast and arg.id not in self.sequences and not self.an.shapes.same(op, i):
                 shape = compat.call(self.helper(runtime.shape), [compat.clone(arg)])
                 grad = compat.call(self.helper(runtime.unbroadcast), [grad, shape])
-            self.accumulate(arg, grad, live, out)
+            scalar = scalar_g and not self.has_shape_of(grad, arg.id)
+            if self.is_filled(grad) and self.takes_scalar(arg.id):
+                grad, scalar = grad.args[0], True  # the seed of a full reduction, not spread yet
+            self.accumulate(arg, grad, live, out, scalar)
+
+    # -- scalar seeds ----------------------------------------------------------
+    # ``np.mean(z)`` seeds ``dz`` with ``dresult / z.size`` spread over z's
+    # shape.  Where every rule between the seed and the next value of full
+    # shape is elementwise (``_SCALAR_SAFE``), the seed stays a scalar:
+    # ``dt1 = dz * 3`` is a number and ``dy = 2 * (dt1 * y)`` gets y's shape.
+
+    def takes_scalar(self, var) -> bool:
+        """Whether the adjoint of ``var``'s one producer is exact for a gradient that only broadcasts."""
+        op = self.producers.get(var)
+        if not self.lazy_ok or self.depth or op is None or not self.an.is_active(op):
+            return False
+        if op.kind == "copy":
+            return True
+        return op.kind == "prim" and op.fn in _SCALAR_SAFE and not op.kwargs and all(
+            self.an.shapes.same(op, i) for i, a in enumerate(op.args) if self.is_input(a))
+
+    def has_shape_of(self, expr, var) -> bool:
+        """``expr`` (elementwise) surely has ``var``'s full shape: it reads a name of that shape."""
+        symbol = self.an.shapes.symbol.get(var)
+        if symbol is None or symbol[0] != "of":
+            return False
+        return any(isinstance(n, gast.Name) and self.an.shapes.symbol.get(n.id) == symbol
+                   for n in gast.walk(expr))
+
+    def is_filled(self, expr) -> bool:
+        return isinstance(expr, gast.Call) and isinstance(expr.func, gast.Name) and len(expr.args) == 2 \
+            and self.ns.globals.get(expr.func.id) is runtime.filled
+
+    def spread(self, var, grad):
+        return compat.call(self.helper(runtime.filled), [grad, compat.call(self.helper(runtime.shape),
+                                                                          [compat.name(var)])])
+
+    def materialize(self, live, names=None):
+        """Spread scalar gradients to their names' shapes (before control flow, or a rule that needs it)."""
+        out = []
+        for var in sorted(self.lazy if names is None else names):
+            if var in live:
+                out.append(compat.assign(self.adj(var), self.spread(var, compat.name(self.adj(var)))))
+            self.lazy.discard(var)
+        return out
 
     def adjoint_call(self, op, live, out):
         _, backward, active = self.call_variant(op)
@@ -290,11 +354,17 @@ class Reverser:
     def is_input(self, atom) -> bool:
         return isinstance(atom, gast.Name) and atom.id in self.an.adjoint
 
-    def accumulate(self, atom, grad, live, out):
+    def accumulate(self, atom, grad, live, out, scalar=False):
         if not self.is_input(atom):
             return
         var = atom.id
         d = self.adj(var)
+        if scalar and (var not in live or var in self.lazy) and not self.takes_scalar(var):
+            grad, scalar = self.spread(var, grad), False
+        if scalar and (var not in live or var in self.lazy):
+            self.lazy.add(var)
+        else:
+            self.lazy.discard(var)
         if var in live:
             if var in self.sequences or var in self.plan.maybe_sequences:
                 grad = compat.call(self.helper(runtime.accumulate), [compat.name(d), grad])
