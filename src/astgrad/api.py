@@ -40,6 +40,7 @@ class GradientFunction:
         self._positions = [[p.name for p in params].index(n) for n in self._names] if plain else []
         self._mode = mode
         self._preserve = preserve_result
+        self._one_gradient = mode == "grad" and not preserve_result and len(self._names) == 1 and plain
         self._rebuild()
 
     def _rebuild(self):
@@ -64,8 +65,14 @@ class GradientFunction:
     def __call__(self, *args, **kwargs):
         if not self._generated.current():
             self._rebuild()
-        if not kwargs and len(args) == self._arity and all(type(a) in _PLAIN for a in args):
-            return self._call_plain(args)
+        if not kwargs and len(args) == self._arity:
+            for a in args:
+                if type(a) not in _PLAIN:
+                    break
+            else:
+                if self._one_gradient:
+                    return self._call_one(args)
+                return self._call_plain(args)
         seed = {}
         if self._mode == "vjp":
             if not args:
@@ -97,6 +104,15 @@ class GradientFunction:
         return result
 
 
+    def _call_one(self, args):
+        """The commonest call: ``grad(f)(x, ...)`` with numpy arrays and numbers, one gradient."""
+        grad = self._generated.function(*args)
+        original = args[self._positions[0]]
+        if _owned(grad, original, args, ()):
+            return grad if self._single else (grad,)
+        grad = _finish(grad, original)
+        return grad if self._single else (grad,)
+
     def _call_plain(self, args):
         """The common call: positional numpy arrays and numbers, nothing to bind or unwrap."""
         if self._mode == "vjp":
@@ -122,7 +138,7 @@ class GradientFunction:
         return result
 
 
-_PLAIN = (np.ndarray, float, int)
+_PLAIN = frozenset({np.ndarray, float, int})
 
 
 def _owned(grad, original, args, returned) -> bool:
@@ -131,8 +147,10 @@ def _owned(grad, original, args, returned) -> bool:
     Fresh means it owns its memory (no view of anything), is writeable, and is
     none of the arguments nor a gradient already returned.
     """
-    if not (type(grad) is np.ndarray and type(original) is np.ndarray and grad.shape == original.shape
-            and grad.dtype == original.dtype and grad.dtype.kind in "fc"):
+    if type(grad) is not np.ndarray or type(original) is not np.ndarray or grad.shape != original.shape:
+        return False
+    dtype = grad.dtype
+    if dtype != original.dtype or dtype.kind not in "fc":
         return False
     flags = grad.flags
     if not (flags.owndata and flags.writeable):

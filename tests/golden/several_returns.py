@@ -7,7 +7,7 @@ def dseveral_returns(x, *, dresult=1.0):
     # grad of line 81: if s > 0.5:
     if _stack.pop():
         # grad of line 82: return s * s
-        ds = 2 * (dresult * s)
+        ds = 2 * dresult * s
     else:
         # grad of line 83: return -s
         ds = -dresult

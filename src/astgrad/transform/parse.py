@@ -136,6 +136,7 @@ class Dependencies:
 
     def __init__(self):
         self.entries: dict = {}
+        self._checks = None  # entries as a flat list, made on the first current()
 
     def record_key(self, mapping, key, value):
         if _code_like(value):
@@ -154,10 +155,14 @@ class Dependencies:
 
     def current(self) -> bool:
         """Whether every recorded name still denotes the object it did at transform time."""
-        for (kind, _, _), (place, key, value) in self.entries.items():
-            if kind == "key":
+        checks = self._checks
+        if checks is None or len(checks) != len(self.entries):
+            checks = self._checks = [(kind == "key", kind == "cell", place, key, value)
+                                     for (kind, _, _), (place, key, value) in self.entries.items()]
+        for by_key, in_cell, place, key, value in checks:
+            if by_key:
                 now = place.get(key, _MISSING)
-            elif kind == "cell":
+            elif in_cell:
                 try:
                     now = place.cell_contents
                 except ValueError:

@@ -247,7 +247,7 @@ class Reverser:
     # ``np.mean(z)`` seeds ``dz`` with ``dresult / z.size`` spread over z's
     # shape.  Where every rule between the seed and the next value of full
     # shape is elementwise (``_SCALAR_SAFE``), the seed stays a scalar:
-    # ``dt1 = dz * 3`` is a number and ``dy = 2 * (dt1 * y)`` gets y's shape.
+    # ``dt1 = dz * 3`` is a number and ``dy = 2 * dt1 * y`` gets y's shape.
 
     def takes_scalar(self, var) -> bool:
         """Whether the adjoint of ``var``'s one producer is exact for a gradient that only broadcasts."""
@@ -446,7 +446,7 @@ class Reverser:
 
 
 def _merge_repeated(args, grads, live):
-    """``y * y``: the two equal contributions to ``dy`` become one, ``2 * (dt * y)``.
+    """``y * y``: the two equal contributions to ``dy`` become one, ``2 * dt * y``.
 
     Only for a name whose adjoint starts here (``a + a`` is ``2 * a`` exactly;
     ``dy + a + a`` would round differently from ``dy + 2 * a``).
@@ -459,7 +459,12 @@ def _merge_repeated(args, grads, live):
             a, b = args[i], args[j]
             if isinstance(a, gast.Name) and isinstance(b, gast.Name) and a.id == b.id and a.id not in live \
                     and gast.dump(grads[i]) == gast.dump(grads[j]):
-                grads[i] = compat.binop(compat.const(2), "Mult", grads[i])
+                grad = grads[i]
+                if isinstance(grad, gast.BinOp) and isinstance(grad.op, gast.Mult):
+                    # 2 * g * y equals 2 * (g * y) (doubling is exact), and is one array operation for a number g
+                    grads[i] = compat.binop(compat.binop(compat.const(2), "Mult", grad.left), "Mult", grad.right)
+                else:
+                    grads[i] = compat.binop(compat.const(2), "Mult", grad)
                 grads[j] = None
     return grads
 
