@@ -13,6 +13,7 @@ import collections
 import numpy as np
 
 from .. import rules
+from . import _kernels
 from ._record import FIRST, SECOND, apply_binary, apply_nondiff, apply_op, is_tensor, unwrap
 
 max_result = collections.namedtuple("max", ["values", "indices"])
@@ -286,7 +287,7 @@ class TensorMethods:
         axis = _axis(dim, axis)
         keep = bool(keepdims if keepdims is not None else keepdim)
         name = "MeanBackward0" if axis is None else "MeanBackward1"
-        return apply_op(name, np.mean, (source,), {"axis": axis, "keepdims": keep})
+        return apply_op(name, np.mean, (source,), {"axis": axis, "keepdims": keep}, impl=_kernels.mean)
 
     def prod(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         keep = bool(keepdims if keepdims is not None else keepdim)

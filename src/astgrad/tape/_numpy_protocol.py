@@ -11,9 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import rules
-from ..rules import find, lookup
+from ..rules import find, lookup, raw
 from . import _record
-from ._record import apply_nondiff, apply_op, is_tensor
+from ._kernels import kernel
+from ._record import FIRST, apply_nondiff, apply_op, is_tensor
 
 _UFUNC_NAMES = {
     np.add: "AddBackward0", np.subtract: "SubBackward0", np.multiply: "MulBackward0",
@@ -134,6 +135,10 @@ def _apply_function(fn, args, kwargs):
     rule = find(fn)
     if rule is None and _requires_grad((*args, *kwargs.values())):
         lookup(fn)  # raises, naming the function and defvjp
-    if rule is None or not rule.differentiable:
+    if rule is None or rule.vjp is None:
         return apply_nondiff(fn, args, kwargs)
-    return apply_op(node_name(fn, kwargs), fn, args, kwargs, slots=_array_slots(args))
+    if len(args) == 1 and isinstance(args[0], (_record.Tensor, np.ndarray)):  # np.mean(t): the common case
+        slots = FIRST
+    else:
+        slots = _array_slots(args)
+    return apply_op(node_name(fn, kwargs), fn, args, kwargs, slots=slots, rule=rule, impl=kernel(raw(fn)))

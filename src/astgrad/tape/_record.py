@@ -85,20 +85,27 @@ def torch_result_dtype(out_dtype: np.dtype, promoted: np.dtype | None) -> np.dty
     return out_dtype
 
 
-def apply_op(name: str, fn, args, kwargs=None, *, slots=None, promote: bool = False):
+def apply_op(name: str, fn, args, kwargs=None, *, slots=None, promote: bool = False, rule=None, impl=None):
     """Run ``fn(*args, **kwargs)`` on arrays and record it as a ``name`` node.
 
     ``slots`` lists the argument positions (``(i,)`` or ``(i, j)`` for the
     j-th tensor of a list argument) that appear in ``next_functions``.
-    ``promote`` applies PyTorch's type promotion to the result.
+    ``promote`` applies PyTorch's type promotion to the result.  ``rule``
+    (``fn``'s entry in the table) and ``impl`` (what computes ``fn``) are
+    looked up when not given.
     """
-    raw_args = [a._data if isinstance(a, Tensor) else unwrap(a) if isinstance(a, (list, tuple)) else a
-                for a in args]
+    if len(args) == 1:
+        a = args[0]
+        raw_args = (a._data if isinstance(a, Tensor) else unwrap(a) if isinstance(a, (list, tuple)) else a,)
+    else:
+        raw_args = [a._data if isinstance(a, Tensor) else unwrap(a) if isinstance(a, (list, tuple)) else a
+                    for a in args]
     if kwargs:
         raw_kwargs = {k: unwrap(v) for k, v in kwargs.items()}
     else:
-        kwargs = raw_kwargs = {}
-    impl = raw(fn)
+        kwargs = raw_kwargs = _NO_KWARGS
+    if impl is None:
+        impl = raw(fn)
     token = quiet()
     try:  # ufuncs are called fastest with positional arguments spelled out (vectorcall)
         if raw_kwargs:
@@ -156,7 +163,8 @@ def apply_op(name: str, fn, args, kwargs=None, *, slots=None, promote: bool = Fa
                 edges.append(_NO_EDGE)
     if not mask:
         return result
-    rule = lookup(fn)
+    if rule is None:
+        rule = lookup(fn)
     if rule.vjp is None:  # not differentiable
         return result
     cls = _node_classes.get(name) or node_class(name)
