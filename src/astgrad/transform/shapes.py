@@ -11,7 +11,8 @@ assigned once outside any loop), ``SCALAR`` for Python numbers, or
 ``UNKNOWN``.  Elementwise ufuncs propagate symbols: ``sin(x)`` has x's
 symbol, ``x * 0.5`` and ``x + y`` too when y has x's symbol (or is a
 number).  The analysis is by name, so a name assigned values of two
-different symbols gets ``UNKNOWN``.
+different symbols gets ``UNKNOWN``, except a number and p's shape:
+``("maybe", p)``, which broadcasts with p's shape to p's shape.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ class Shapes:
                     if result is None:
                         continue
                     old = self.symbol.get(target)
-                    new = result if old is None or old == result else UNKNOWN
+                    new = join(old, result)
                     if new != old:
                         self.symbol[target] = new
                         changed = True
@@ -81,7 +82,7 @@ class Shapes:
         if all(j == i or _number(a) or isinstance(a, gast.Name) and a.id == this.id for j, a in enumerate(args)):
             return True
         mine = self.symbol.get(this.id)
-        return mine not in (None, UNKNOWN) and mine == self.symbol.get(op.targets[0])
+        return mine is not None and mine[0] in ("of", "scalar") and mine == self.symbol.get(op.targets[0])
 
 
     def stand_in(self, name, available):
@@ -101,6 +102,26 @@ def broadcast(symbols):
         return SCALAR
     if len(shaped) == 1:
         return shaped.pop()
+    if UNKNOWN not in shaped and len({s[1] for s in shaped}) == 1:
+        return ("of", shaped.pop()[1])  # p's shape and "a number or p's shape" broadcast to p's shape
+    return UNKNOWN
+
+
+def join(old, new):
+    """The symbol of a name that holds values of both symbols.
+
+    A number joined with p's shape is ``("maybe", p)``: ``total = 0.0`` and
+    then ``total = total + x`` in a loop.  It broadcasts with p's shape to
+    p's shape, which keeps ``total + x`` of x's shape.
+    """
+    if old is None or old == new:
+        return new
+    if UNKNOWN in (old, new):
+        return UNKNOWN
+    kinds = {old, new}
+    shaped = {s[1] for s in kinds if s != SCALAR}
+    if len(shaped) == 1:
+        return ("maybe", shaped.pop())
     return UNKNOWN
 
 
