@@ -2,8 +2,7 @@
 def dbroadcasting(a, row, *, dresult=1.0):
     t3 = a + row
     t2 = t3 * row
-    t5 = a * a
-    t4 = 1.0 + t5
+    t4 = 1.0 + a * a
     t1 = t2 / t4
     # grad of line 17: return np.sum((a + row) * row / (1.0 + a * a))
     dt1 = filled(dresult, t1.shape)

@@ -2,18 +2,14 @@
 def dwhile_loop(x, *, dresult=1.0):
     _stack = []
     y = x
-    t2 = np.linalg.norm(y)
-    t1 = t2 < 1000
-    t3 = t1
+    t3 = np.linalg.norm(y) < 1000
     _trips = 0
     while t3:
         _trips = _trips + 1
         t4 = y * 2
         _stack.append(y)
         y = t4
-        t6 = np.linalg.norm(y)
-        t5 = t6 < 1000
-        t3 = t5
+        t3 = np.linalg.norm(y) < 1000
     _stack.append(_trips)
     # grad of line 39: return np.sum(y)
     dy = filled(dresult, y.shape)

@@ -20,7 +20,7 @@ from .ir import Op, walk_ops
 from .namespace import Namespace
 from .naming import Adjoints, Names
 from .normalize import Normalizer, local_names, param_names
-from .optimize import optimize
+from .optimize import optimize, unbind
 from .parse import Dependencies, FunctionSource
 from .reverse import STACK, Reverser, _push, _pop, first_bindings, uses_stack
 
@@ -155,6 +155,7 @@ class ModuleBuilder:
         fn_def = optimize(function_def(name, args, body), self.ns)
         if rev.static_shapes(fn_def.body, adjoint):
             fn_def = optimize(fn_def, self.ns)
+        fn_def = unbind(fn_def, primal, plan.names.temps, self.ns)
         self.functions.insert(0, fn_def)
         return name
 

@@ -21,6 +21,7 @@ class Names:
         if parent is not None:
             parent.children.append(self)
         self._next_temp = 1
+        self.temps: set[str] = set()
 
     def child(self, taken=()) -> "Names":
         """Names for one generated function: its own, plus the module's."""
@@ -52,6 +53,7 @@ class Names:
             self._next_temp += 1
             if not self.is_taken(candidate):
                 self.taken.add(candidate)
+                self.temps.add(candidate)
                 return candidate
 
     def snapshot(self):

@@ -5,6 +5,11 @@ that nothing reads is dropped when its value has no side effects (a pop
 from the stack stays, as a bare ``_stack.pop()``); ``if`` statements left
 with empty branches collapse; reverse loops with empty bodies disappear.
 Runs to a fixed point, so chains of dead temporaries go too.
+
+``unbind`` then writes a primal temporary that is read once, by the next
+statement, into that statement: ``h = np.tanh(t2 + b1)`` instead of
+``t1 = t2 + b1`` and ``h = np.tanh(t1)``, so the array is freed as soon as
+it has been used instead of living until the gradient returns.
 """
 
 from __future__ import annotations
@@ -94,3 +99,58 @@ def _pure(expr, ns) -> bool:
 
 def _random(func) -> bool:
     return any(isinstance(n, gast.Attribute) and n.attr == "random" for n in gast.walk(func))
+
+
+def unbind(fn_def, primal, temps, ns):
+    """Write single-use temporaries of the ``primal`` statements into the statement that reads them."""
+    loads = {}
+    for n in gast.walk(fn_def):
+        if isinstance(n, gast.Name):
+            key = "load" if isinstance(n.ctx, gast.Load) else "store"
+            loads.setdefault(n.id, {"load": 0, "store": 0})[key] += 1
+    once = {name for name, c in loads.items() if name in temps and c["load"] == 1 and c["store"] == 1}
+    ids = {id(s) for s in primal}
+    fn_def.body = [s for s in _unbind_block(fn_def.body, once, ns, ids)]
+    return fn_def
+
+
+def _unbind_block(stmts, once, ns, ids):
+    out = []
+    for s in stmts:
+        if ids is not None and id(s) not in ids:
+            out.append(s)
+            continue
+        if isinstance(s, (gast.For, gast.While)):
+            s.body = _unbind_block(s.body, once, ns, None)
+        elif isinstance(s, gast.If):
+            s.body = _unbind_block(s.body, once, ns, None)
+            s.orelse = _unbind_block(s.orelse, once, ns, None)
+        prev = out[-1] if out else None
+        name = _single_target(prev)
+        if name in once and isinstance(s, gast.Assign) and _pure(prev.value, ns) and _pure(s.value, ns) \
+                and (ids is None or id(prev) in ids):
+            uses = [n for n in gast.walk(s.value) if isinstance(n, gast.Name) and n.id == name]
+            if len(uses) == 1:
+                value = prev.value
+                s.value = _replace_name(s.value, name, value)
+                out[-1] = s
+                continue
+        out.append(s)
+    return out
+
+
+def _single_target(stmt):
+    if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name):
+        return stmt.targets[0].id
+    return None
+
+
+def _replace_name(tree, name, value):
+    if isinstance(tree, gast.Name) and tree.id == name:
+        return value
+    for field, child in gast.iter_fields(tree):
+        if isinstance(child, gast.AST):
+            setattr(tree, field, _replace_name(child, name, value))
+        elif isinstance(child, list):
+            setattr(tree, field, [_replace_name(c, name, value) if isinstance(c, gast.AST) else c for c in child])
+    return tree
