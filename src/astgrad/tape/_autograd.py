@@ -52,7 +52,7 @@ def _initial_grads(outputs, grad_outputs, create_graph):
             if isinstance(g, (float, int)):
                 raise TypeError(f"'{type(g).__name__}' object is not iterable")
             raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
-        if g.shape != out.shape:
+        if g._data.shape != out._data.shape:
             raise RuntimeError(
                 f"Mismatch in shape: grad_output[0] has a shape of {g.shape} and output[0] has a shape "
                 f"of {out.shape}."

@@ -44,11 +44,12 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, captur
     visited: list = []
     was_enabled = is_grad_enabled()
     _set_enabled(create_graph)
+    pop, push = heapq.heappop, heapq.heappush
     try:
         while ready:
-            node = heapq.heappop(ready)[1]
+            node = pop(ready)[1]
             grad = buffers.pop(node)
-            if isinstance(node, AccumulateGrad):
+            if type(node) is AccumulateGrad:
                 if node.variable._hooks:
                     grad = _run_hooks(node, grad, Tensor, pending_retained)
                 if capture is not None and (node, 0) in capture:
@@ -62,8 +63,9 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, captur
             if capture is not None and (node, 0) in capture:
                 captured[capture[(node, 0)]] = grad
             input_grads = node.apply(grad, create_graph, wrap)
-            for hook in node._post_hooks:
-                hook(input_grads, (grad,))
+            if node._post_hooks:
+                for hook in node._post_hooks:
+                    hook(input_grads, (grad,))
             for (child, _), g in zip(node.next_functions, input_grads):
                 if child is None or g is None:
                     continue
@@ -74,7 +76,7 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, captur
                 count = dependencies[child] - 1
                 dependencies[child] = count
                 if count == 0:
-                    heapq.heappush(ready, (-child._seq, child))
+                    push(ready, (-child._seq, child))
     finally:
         _set_enabled(was_enabled)
     if not retain_graph:

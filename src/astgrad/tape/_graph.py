@@ -98,7 +98,7 @@ class FunctionNode(Node):
     """A recorded call ``fn(*args, **kwargs)`` whose backward is a table rule."""
 
     __slots__ = (
-        "_rule", "_plan", "_args", "_kwargs", "_slots", "_slot_meta", "_ans", "_ans_meta",
+        "_rule", "_plan", "_args", "_kwargs", "_slots", "_slot_meta", "_has_meta", "_ans", "_ans_meta",
         "_saved", "_freed", "_needs_saved",
     )
 
@@ -116,17 +116,7 @@ class FunctionNode(Node):
         count = len(args)
         self._plan = plan = _plans.get((rule, count, mask)) or _plan(rule, count, mask)
         self._args = args
-        # (shape, dtype or None) of each slot with an edge, for un-broadcasting its gradient
-        self._slot_meta = meta = []
-        for s, edge in zip(slots, edges):
-            if edge[0] is None:
-                meta.append(None)
-                continue
-            value = raw_args[s[0]] if len(s) == 1 else raw_args[s[0]][s[1]]
-            if isinstance(value, np.ndarray):
-                meta.append((value.shape, value.dtype))
-            else:
-                meta.append(((), None) if isinstance(value, (int, float, complex)) else (np.shape(value), None))
+        self._slot_meta = raw_args  # the arrays as recorded, until _meta() takes their shapes and dtypes
         self._ans = ans if plan.keep_ans else None  # a rule that never reads the output gets None
         self._ans_meta = Meta(ans) if plan.ans_usage == "meta" else None
         # (tensor, version counter, version at save, its grad_fn or None) per saved tensor; the
@@ -155,6 +145,30 @@ class FunctionNode(Node):
         self._saved = saved or ()
         self._needs_saved = needs_saved or saved is not None
         self._freed = False
+        self._has_meta = False
+
+    def _meta(self) -> list:
+        """(shape, dtype or None) of each slot with an edge (None for the others), for un-broadcasting.
+
+        Taken from the arrays the operation ran on, on first use: nodes that
+        backward never reaches do not pay for it.
+        """
+        if self._has_meta:
+            return self._slot_meta
+        raw_args = self._slot_meta
+        meta = []
+        for s, edge in zip(self._slots, self.next_functions):
+            if edge[0] is None:
+                meta.append(None)
+                continue
+            value = raw_args[s[0]] if len(s) == 1 else raw_args[s[0]][s[1]]
+            if isinstance(value, np.ndarray):
+                meta.append((value.shape, value.dtype))
+            else:
+                meta.append(((), None) if isinstance(value, (int, float, complex)) else (np.shape(value), None))
+        self._slot_meta = meta
+        self._has_meta = True
+        return meta
 
     # -- saved values ---------------------------------------------------------
 
@@ -164,6 +178,7 @@ class FunctionNode(Node):
             return
         self._freed = True
         self._ans = None
+        self._meta()  # drops the recorded arrays
         dropped = self._plan.dropped
         if not dropped:
             return
@@ -242,7 +257,16 @@ class FunctionNode(Node):
             args = self._args
             ans = wrap(self._ans, self) if self._ans is not None else self._ans_meta
         else:
-            args = _arrays(self._args)
+            args = self._args
+            if len(args) == 2:  # one operation on two operands: the common case, without a list
+                a, b = args
+                args = (a._data if isinstance(a, Tensor) else _raw(a) if isinstance(a, (list, tuple)) else a,
+                        b._data if isinstance(b, Tensor) else _raw(b) if isinstance(b, (list, tuple)) else b)
+            elif len(args) == 1:
+                a = args[0]
+                args = (a._data if isinstance(a, Tensor) else _raw(a) if isinstance(a, (list, tuple)) else a,)
+            else:
+                args = _arrays(args)
             ans = self._ans if self._ans is not None else self._ans_meta
         if self._freed and plan.ans_usage == "value":
             raise RuntimeError(SECOND_BACKWARD)
@@ -255,7 +279,8 @@ class FunctionNode(Node):
             out = (out,)
         grads = []
         returned = len(out)
-        for slot, edge, meta in zip(self._slots, self.next_functions, self._slot_meta):
+        for slot, edge, meta in zip(self._slots, self.next_functions,
+                                    self._slot_meta if self._has_meta else self._meta()):
             if edge[0] is None:
                 grads.append(None)
                 continue
@@ -382,9 +407,6 @@ def _plan(rule: Rule, count: int, mask: int) -> _Plan:
 
 def _arrays(args):
     """``args`` with tensors replaced by their arrays (also inside lists), as rules take them."""
-    if len(args) == 1:
-        a = args[0]
-        return (a._data if isinstance(a, Tensor) else _raw(a) if isinstance(a, (list, tuple)) else a,)
     return [a._data if isinstance(a, Tensor) else _raw(a) if isinstance(a, (list, tuple)) else a for a in args]
 
 

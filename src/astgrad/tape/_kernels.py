@@ -36,4 +36,7 @@ _KERNELS = {np.mean: mean, np.linalg.norm: norm}
 
 def kernel(fn):
     """What to call for ``fn``: a kernel above, or ``fn`` itself."""
-    return _KERNELS.get(fn, fn)
+    try:
+        return _KERNELS.get(fn, fn)
+    except TypeError:  # an unhashable callable
+        return fn

@@ -132,13 +132,41 @@ class NumpyProtocol:
 
 def _apply_function(fn, args, kwargs):
     """Record ``fn`` (a numpy function or a primitive) with its rule; its array arguments are the slots."""
-    rule = find(fn)
+    try:
+        entry = _functions.get(fn)
+    except TypeError:  # an unhashable callable
+        entry = None
+    if entry is None or entry[0] != rules.generation():
+        entry = _function_entry(fn)
+    rule = entry[1]
     if rule is None and _requires_grad((*args, *kwargs.values())):
         lookup(fn)  # raises, naming the function and defvjp
     if rule is None or rule.vjp is None:
         return apply_nondiff(fn, args, kwargs)
+    name = entry[2]
+    if isinstance(name, tuple):
+        name = name[0] if kwargs.get("axis") is None else name[1]
     if len(args) == 1 and isinstance(args[0], (_record.Tensor, np.ndarray)):  # np.mean(t): the common case
         slots = FIRST
     else:
         slots = _array_slots(args)
-    return apply_op(node_name(fn, kwargs), fn, args, kwargs, slots=slots, rule=rule, impl=kernel(raw(fn)))
+    return apply_op(name, fn, args, kwargs, slots=slots, rule=rule, impl=entry[3])
+
+
+_functions: dict = {}
+
+
+def _function_entry(fn) -> tuple:
+    """``(table generation, rule or None, node name or (name, name with axis), what computes fn)``."""
+    rule = find(fn)
+    name = _UFUNC_NAMES.get(fn) or _FUNCTION_NAMES.get(fn)
+    if not name:
+        name = _camel(getattr(fn, "__name__", "Function")) + "Backward0"
+    entry = (rules.generation(), rule, name, kernel(raw(fn)))
+    try:
+        if len(_functions) > 4096:
+            _functions.clear()
+        _functions[fn] = entry
+    except TypeError:  # an unhashable callable: looked up every time
+        pass
+    return entry

@@ -329,6 +329,8 @@ class Tensor(TensorMethods, ShapeMethods, InplaceMethods, NumpyProtocol):
         return int(self._data.reshape(()))
 
     def __bool__(self) -> bool:
+        if self._data.ndim == 0:
+            return bool(self._data)
         if self._data.size != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(self._data.reshape(()))
