@@ -12,10 +12,10 @@ def dwith_break(x, *, ds=1.0):
         _trips = _trips + 1
         _stack.append(t2)
         t2 = x * i
-        _stack.append(t1)
+        _stack.append(only_shape(t1))
         t1 = np.sum(t2)
         t3 = s + t1
-        _stack.append(s)
+        _stack.append(only_shape(s))
         s = t3
         t4 = s > 5
         if t4:

@@ -88,3 +88,18 @@ def test_vjp_seed_of_a_reduction():
     df = astgrad.vjp(chain)
     x = np.array([0.5, -1.0, 2.0])
     np.testing.assert_allclose(df(x, np.float64(2.0)), 2.0 * (x + 2) * 6 / x.size, rtol=1e-12)
+
+
+def loop_broadcast(W, b, x, n):
+    h = x
+    for _ in range(n):
+        h = np.tanh(h @ W + b)  # b (3,) broadcast over h @ W (2, 3); h @ W saved for its shape only
+    return np.mean(h ** 2)
+
+
+def test_values_saved_for_their_shape_keep_only_the_shape():
+    rng = np.random.default_rng(3)
+    W, b, x = rng.standard_normal((3, 3)), rng.standard_normal(3), rng.standard_normal((2, 3))
+    g = astgrad.grad(loop_broadcast, wrt=(0, 1))
+    assert "only_shape(" in g.source
+    assert_grad(g, loop_broadcast, W, b, x, 3, wrt=(0, 1))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from . import compat
+from . import compat, runtime
 from .aliasing import check_item_assignments
 from .analyse import Analysis
 from .check import check_function
@@ -20,7 +20,7 @@ from .ir import Op, walk_ops
 from .namespace import Namespace
 from .naming import Adjoints, Names
 from .normalize import Normalizer, local_names, param_names
-from .optimize import optimize, unbind
+from .optimize import optimize, shapes_on_stack, unbind
 from .parse import Dependencies, FunctionSource
 from .reverse import STACK, Reverser, _push, _pop, first_bindings, uses_stack
 
@@ -156,6 +156,7 @@ class ModuleBuilder:
         if rev.static_shapes(fn_def.body, adjoint):
             fn_def = optimize(fn_def, self.ns)
         fn_def = unbind(fn_def, primal, plan.names.temps, self.ns)
+        fn_def = shapes_on_stack(fn_def, adjoint, rev.helper(runtime.shape).id, rev.helper(runtime.only_shape).id)
         self.functions.insert(0, fn_def)
         return name
 

@@ -154,3 +154,34 @@ def _replace_name(tree, name, value):
         elif isinstance(child, list):
             setattr(tree, field, [_replace_name(c, name, value) if isinstance(c, gast.AST) else c for c in child])
     return tree
+
+
+def shapes_on_stack(fn_def, adjoint, shape_helper, keep_shape):
+    """Push ``keep_shape(t)`` instead of ``t`` where the ``adjoint`` statements read ``t`` only as ``shape(t)``.
+
+    ``t5 = h @ Wh`` in a loop is saved for ``unbroadcast(dt4, shape(t5))``:
+    the stack then holds its shape, not the array.
+    """
+    shape_reads, other_reads = set(), set()
+    for stmt in adjoint:
+        inside = set()
+        for n in gast.walk(stmt):
+            if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id == shape_helper \
+                    and len(n.args) == 1 and isinstance(n.args[0], gast.Name):
+                inside.add(id(n.args[0]))
+                shape_reads.add(n.args[0].id)
+        for n in gast.walk(stmt):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(n) not in inside:
+                other_reads.add(n.id)
+    only = shape_reads - other_reads
+    if not only:
+        return fn_def
+    adjoint_ids = {id(n) for stmt in adjoint for n in gast.walk(stmt)}
+    for n in gast.walk(fn_def):
+        if id(n) in adjoint_ids or not isinstance(n, gast.Call) or len(n.args) != 1:
+            continue
+        func, arg = n.func, n.args[0]
+        if isinstance(func, gast.Attribute) and func.attr == "append" and isinstance(func.value, gast.Name) \
+                and func.value.id == "_stack" and isinstance(arg, gast.Name) and arg.id in only:
+            n.args = [compat.call(compat.name(keep_shape), [arg])]
+    return fn_def
