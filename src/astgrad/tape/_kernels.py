@@ -9,9 +9,13 @@ runs for ``fn``.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 _ALL_AXES = frozenset({"axis", "keepdims"})
+_FLOAT64 = np.dtype(np.float64)
+_FLOAT64_TYPE = np.float64
 
 
 def mean(a, *args, **kwargs):
@@ -27,6 +31,8 @@ def norm(x, *args, **kwargs):
     """``np.linalg.norm``; the 2-norm of a real float array over every axis as ``linalg.norm`` computes it."""
     if type(x) is np.ndarray and not args and not kwargs and x.dtype.kind == "f":
         flat = x.ravel(order="K")
+        if flat.dtype == _FLOAT64:  # both square roots are IEEE's, correctly rounded: the same value
+            return _FLOAT64_TYPE(math.sqrt(flat.dot(flat)))
         return np.sqrt(flat.dot(flat))
     return np.linalg.norm(x, *args, **kwargs)
 

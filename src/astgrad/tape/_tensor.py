@@ -46,12 +46,13 @@ FLOAT_OF_GRAD_WARNING = (
 
 
 class Version:
-    """A version counter shared by a tensor, its views and its ``detach()`` results."""
+    """A version counter shared by a tensor, its views and its ``detach()`` results.
 
-    __slots__ = ("value",)
+    ``value`` starts as the class's 0, so making one runs no ``__init__``
+    (every operation makes one); the first in-place write gives it its own.
+    """
 
-    def __init__(self):
-        self.value = 0
+    value = 0
 
 
 class Tensor(TensorMethods, ShapeMethods, InplaceMethods, NumpyProtocol):
