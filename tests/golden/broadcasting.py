@@ -4,8 +4,9 @@ def dbroadcasting(a, row, *, dresult=1.0):
     t2 = t3 * row
     t4 = 1.0 + a * a
     t1 = t2 / t4
+    t1 = only_shape(t1)
     # grad of line 17: return np.sum((a + row) * row / (1.0 + a * a))
-    dt1 = filled(dresult, t1.shape)
+    dt1 = filled(dresult, shape(t1))
     dt2 = unbroadcast(dt1 / t4, shape(t2))
     dt4 = unbroadcast(-dt1 * t2 / (t4 * t4), shape(t4))
     dt5 = dt4

@@ -5,6 +5,7 @@ def dindexing(x, *, dresult=1.0):
     t4 = x[0, 1]
     t5 = x[1, 0]
     t3 = t4 * t5
+    t3 = only_shape(t3)
     # grad of line 76: return np.sum(x[1:, ::2]) + x[0, 1] * x[1, 0]
     dt1 = unbroadcast(dresult, shape(t1))
     dt3 = unbroadcast(dresult, shape(t3))

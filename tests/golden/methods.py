@@ -7,6 +7,7 @@ def dmethods(w, v, *, dresult=1.0):
     t7 = np.mean(h, axis=0)
     t6 = np.max(t7)
     t2 = t3 + t6
+    t2 = only_shape(t2)
     t10 = np.reshape(w, -1)
     t9 = t10[2]
     # grad of line 68: return h.T.dot(h).sum() + h.mean(axis=0).max() + w.reshape(-1)[2] ** 2

@@ -20,7 +20,7 @@ from .ir import Op, walk_ops
 from .namespace import Namespace
 from .naming import Adjoints, Names
 from .normalize import Normalizer, local_names, param_names
-from .optimize import optimize, shapes_on_stack, unbind
+from .optimize import drop_arrays, optimize, shapes_on_stack, unbind
 from .parse import Dependencies, FunctionSource
 from .reverse import STACK, Reverser, _push, _pop, first_bindings, uses_stack
 
@@ -156,7 +156,9 @@ class ModuleBuilder:
         if rev.static_shapes(fn_def.body, adjoint):
             fn_def = optimize(fn_def, self.ns)
         fn_def = unbind(fn_def, primal, plan.names.temps, self.ns)
-        fn_def = shapes_on_stack(fn_def, adjoint, rev.helper(runtime.shape).id, rev.helper(runtime.only_shape).id)
+        helpers = tuple(rev.helper(fn).id for fn in (runtime.shape, runtime.size, runtime.only_shape))
+        fn_def = shapes_on_stack(fn_def, adjoint, helpers[0], helpers[2])
+        fn_def = drop_arrays(fn_def, primal, adjoint, helpers, plan.names.temps)
         self.functions.insert(0, fn_def)
         return name
 

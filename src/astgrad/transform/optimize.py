@@ -185,3 +185,69 @@ def shapes_on_stack(fn_def, adjoint, shape_helper, keep_shape):
                 and func.value.id == "_stack" and isinstance(arg, gast.Name) and arg.id in only:
             n.args = [compat.call(compat.name(keep_shape), [arg])]
     return fn_def
+
+
+def drop_arrays(fn_def, primal, adjoint, helpers, temps):
+    """Keep only the shape of a primal temporary the ``adjoint`` reads only for its shape.
+
+    After the last primal statement that reads ``t2`` (``h = np.tanh(t2 +
+    b1)``) comes ``t2 = only_shape(t2)``: the array is freed, and the
+    adjoint's ``shape(t2)``, ``t2.shape`` and ``t2.size`` read the shape.
+    ``helpers`` names ``shape``, ``size`` and ``only_shape`` in the module.
+    """
+    shape_fn, size_fn, keep_fn = helpers
+    stores, meta, other = {}, {}, set()
+    for n in gast.walk(fn_def):
+        if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
+            stores[n.id] = stores.get(n.id, 0) + 1
+    adjoint_ids = {id(s) for s in adjoint}
+    for stmt in fn_def.body:
+        if any(stmt is p for p in primal):
+            continue
+        inside = {}
+        for n in gast.walk(stmt) if id(stmt) in adjoint_ids else ():
+            if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id == shape_fn \
+                    and len(n.args) == 1 and isinstance(n.args[0], gast.Name):
+                inside[id(n.args[0])] = None
+            elif isinstance(n, gast.Attribute) and n.attr in ("shape", "size") and isinstance(n.value, gast.Name):
+                inside[id(n.value)] = n
+        for n in gast.walk(stmt):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+                if id(n) in inside:
+                    meta.setdefault(n.id, []).append(inside[id(n)])
+                else:
+                    other.add(n.id)
+    top = [s for s in fn_def.body if any(s is p for p in primal)]
+    assigned = {}
+    for i, s in enumerate(top):
+        name = _single_target(s)
+        if name is not None and isinstance(s.value, gast.BinOp):  # arithmetic and @: the arrays that are large
+            assigned.setdefault(name, i)
+    chosen = sorted(name for name in meta if name not in other and name in temps
+                    and stores.get(name) == 1 and name in assigned)
+    if not chosen:
+        return fn_def
+    after = {}
+    for name in chosen:
+        last = assigned[name]
+        for i, s in enumerate(top):
+            if i > last and any(isinstance(n, gast.Name) and n.id == name for n in gast.walk(s)):
+                last = i
+        after.setdefault(id(top[last]), []).append(name)
+    replacements = {id(node): node for name in chosen for node in meta[name] if node is not None}
+
+    def replace(node):
+        if id(node) in replacements:
+            fn = shape_fn if node.attr == "shape" else size_fn
+            return compat.call(compat.name(fn), [node.value])
+        return None
+    from .inline import rewrite
+    for stmt in adjoint:
+        rewrite(stmt, replace)
+    body = []
+    for s in fn_def.body:
+        body.append(s)
+        for name in after.get(id(s), ()):
+            body.append(compat.assign(name, compat.call(compat.name(keep_fn), [compat.name(name)])))
+    fn_def.body = body
+    return fn_def

@@ -130,8 +130,11 @@ def shape(value):
 
 def size(value):
     """``np.size(value)``: the number of elements."""
-    if type(value) is np.ndarray:
+    kind = type(value)
+    if kind is np.ndarray:
         return value.size
+    if kind is Shaped:
+        return math.prod(value.shape)
     return np.size(value)
 
 
