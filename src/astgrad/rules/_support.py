@@ -67,7 +67,7 @@ def expand_reduced(g, shape, axis=None, keepdims=False):
 
 
 #: up to this many elements, a gradient spread from one value is a new array
-#: (``np.full``, a fraction of ``np.broadcast_to``'s cost); above, a view.
+#: (as ``np.full`` makes it, a fraction of ``np.broadcast_to``'s cost); above, a view.
 SMALL = 4096
 
 
@@ -90,7 +90,9 @@ def _spread(g, shape):
         count *= n
     if count > SMALL:
         return np.broadcast_to(g, shape)
-    return np.full(shape, g, dtype=dtype)
+    spread = np.empty(shape, dtype)  # np.full's two steps, without its Python wrapper
+    spread.fill(g)
+    return spread
 
 
 _FLOAT64 = np.dtype(np.float64)

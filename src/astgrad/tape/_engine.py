@@ -29,7 +29,7 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, captur
     leaves in ``only`` when given); returns the captured gradients.
     """
     Tensor = _graph.Tensor  # the engine runs on Tensors only when create_graph
-    wrap = _wrapper(Tensor)
+    wrap = _wrapper(Tensor) if create_graph else None
     dependencies = _count_dependencies([node for node, _ in roots])
     buffers: dict = {}
     for (node, nr), g in zip(roots, grads):

@@ -13,7 +13,7 @@ import numpy as np
 from ..rules import lookup, raw
 from ._dtypes import result_dtype
 from ._graph import _node_classes, node_class
-from ._modes import is_grad_enabled, quiet, restore
+from ._modes import _state, is_grad_enabled, quiet, restore
 
 Tensor = None  # bound by ``_tensor`` once the class exists (it imports this module first)
 
@@ -127,7 +127,7 @@ def apply_op(name: str, fn, args, kwargs=None, *, slots=None, promote: bool = Fa
         if dtype != out.dtype:
             out = out.astype(dtype)
     result = Tensor._make(out)
-    if out.dtype.kind not in "fc" or not is_grad_enabled():
+    if out.dtype.kind not in "fc" or not _state.enabled:  # is_grad_enabled(), inlined
         return result
     edges = []
     mask = 0  # bit i: positional argument i has an edge
@@ -202,7 +202,7 @@ def apply_binary(name: str, fn, a, b, slots=None, promote: bool = True):
             out = out.astype(wanted)
             dtype = wanted
     result = Tensor._make(out)
-    if dtype.kind not in "fc" or not is_grad_enabled():
+    if dtype.kind not in "fc" or not _state.enabled:  # is_grad_enabled(), inlined
         return result
     mask = 0  # bit i: operand i has an edge
     edge_a = edge_b = _NO_EDGE
