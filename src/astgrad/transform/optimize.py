@@ -176,9 +176,10 @@ def shapes_on_stack(fn_def, adjoint, shape_helper, keep_shape):
     only = shape_reads - other_reads
     if not only:
         return fn_def
-    adjoint_ids = {id(n) for stmt in adjoint for n in gast.walk(stmt)}
-    for n in gast.walk(fn_def):
-        if id(n) in adjoint_ids or not isinstance(n, gast.Call) or len(n.args) != 1:
+    adjoint_ids = {id(stmt) for stmt in adjoint}
+    pushes = (n for stmt in fn_def.body if id(stmt) not in adjoint_ids for n in gast.walk(stmt))
+    for n in pushes:
+        if not isinstance(n, gast.Call) or len(n.args) != 1:
             continue
         func, arg = n.func, n.args[0]
         if isinstance(func, gast.Attribute) and func.attr == "append" and isinstance(func.value, gast.Name) \
@@ -201,8 +202,9 @@ def drop_arrays(fn_def, primal, adjoint, helpers, temps):
         if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
             stores[n.id] = stores.get(n.id, 0) + 1
     adjoint_ids = {id(s) for s in adjoint}
+    primal_ids = {id(s) for s in primal}
     for stmt in fn_def.body:
-        if any(stmt is p for p in primal):
+        if id(stmt) in primal_ids:
             continue
         inside = {}
         for n in gast.walk(stmt) if id(stmt) in adjoint_ids else ():
@@ -217,7 +219,7 @@ def drop_arrays(fn_def, primal, adjoint, helpers, temps):
                     meta.setdefault(n.id, []).append(inside[id(n)])
                 else:
                     other.add(n.id)
-    top = [s for s in fn_def.body if any(s is p for p in primal)]
+    top = [s for s in fn_def.body if id(s) in primal_ids]
     assigned = {}
     for i, s in enumerate(top):
         name = _single_target(s)
@@ -228,11 +230,9 @@ def drop_arrays(fn_def, primal, adjoint, helpers, temps):
     if not chosen:
         return fn_def
     after = {}
+    read = [{n.id for n in gast.walk(s) if isinstance(n, gast.Name)} for s in top]
     for name in chosen:
-        last = assigned[name]
-        for i, s in enumerate(top):
-            if i > last and any(isinstance(n, gast.Name) and n.id == name for n in gast.walk(s)):
-                last = i
+        last = max(i for i, names in enumerate(read) if name in names)
         after.setdefault(id(top[last]), []).append(name)
     replacements = {id(node): node for name in chosen for node in meta[name] if node is not None}
 

@@ -314,13 +314,15 @@ class Reverser:
                 name = self._meta_of(node)
                 if name is not None:
                     meta[id(name)] = name.id
-        values = {n.id for stmt in body for n in gast.walk(stmt)
-                  if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(n) not in meta}
         stand_ins = {}
-        for name in set(meta.values()) - values:
+        for name in set(meta.values()):
             other = self.an.shapes.stand_in(name, self.available)
             if other is not None:
                 stand_ins[name] = other
+        if stand_ins:
+            values = {n.id for stmt in body for n in gast.walk(stmt)
+                      if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(n) not in meta}
+            stand_ins = {name: other for name, other in stand_ins.items() if name not in values}
 
         def replace(node):
             name = self._meta_of(node)
