@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import rules
 from . import _kernels
-from ._record import FIRST, SECOND, apply_binary, apply_nondiff, apply_op, is_tensor, unwrap
+from ._record import FIRST, SECOND, apply_binary, apply_nondiff, apply_op, apply_unary, is_tensor, unwrap
 
 max_result = collections.namedtuple("max", ["values", "indices"])
 min_result = collections.namedtuple("min", ["values", "indices"])
@@ -187,7 +187,7 @@ class TensorMethods:
     # ---------------------------------------------------------- elementwise
 
     def _unary(self, name, fn):
-        return apply_op(name, fn, (self,), promote=True)
+        return apply_unary(name, fn, self, promote=True)
 
     def exp(self):
         return self._unary("ExpBackward0", np.exp)

@@ -14,7 +14,7 @@ from .. import rules
 from ..rules import find, lookup, raw
 from . import _record
 from ._kernels import kernel
-from ._record import FIRST, apply_nondiff, apply_op, is_tensor
+from ._record import FIRST, apply_nondiff, apply_op, apply_unary, is_tensor
 
 _UFUNC_NAMES = {
     np.add: "AddBackward0", np.subtract: "SubBackward0", np.multiply: "MulBackward0",
@@ -117,6 +117,8 @@ class NumpyProtocol:
             lookup(ufunc)  # raises, naming the ufunc and defvjp
         if rule is None or not rule.differentiable:
             return apply_nondiff(ufunc, inputs, kwargs)
+        if not kwargs and len(inputs) == 1 and isinstance(inputs[0], _record.Tensor):
+            return apply_unary(node_name(ufunc, kwargs), ufunc, inputs[0], promote=True, rule=rule)
         return apply_op(node_name(ufunc, kwargs), ufunc, inputs, kwargs, promote=True)
 
     def __array_function__(self, func, types, args, kwargs):
@@ -147,6 +149,8 @@ def _apply_function(fn, args, kwargs):
     if isinstance(name, tuple):
         name = name[0] if kwargs.get("axis") is None else name[1]
     if len(args) == 1 and isinstance(args[0], (_record.Tensor, np.ndarray)):  # np.mean(t): the common case
+        if not kwargs and isinstance(args[0], _record.Tensor):
+            return apply_unary(name, fn, args[0], rule=rule, impl=entry[3])
         slots = FIRST
     else:
         slots = _array_slots(args)

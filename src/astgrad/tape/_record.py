@@ -240,6 +240,44 @@ def apply_binary(name: str, fn, a, b, slots=None, promote: bool = True):
     return result
 
 
+def apply_unary(name: str, fn, a, *, promote: bool = False, rule=None, impl=None):
+    """``apply_op(name, fn, (a,), promote=promote, rule=rule, impl=impl)`` for one tensor ``a``.
+
+    The path of ``np.sin(t)``, ``np.mean(t)``, ``t.exp()``: the same result,
+    node and errors as ``apply_op``, without its handling of lists and keywords.
+    """
+    x = a._data
+    if impl is None:
+        impl = raw(fn)
+    token = quiet()
+    try:
+        out = impl(x)
+    except (ValueError, IndexError) as error:
+        _reraise(error, (x,))
+    finally:
+        restore(token)
+    if type(out) is not np.ndarray:
+        out = np.asarray(out)
+    dtype = out.dtype
+    if promote and x.dtype != dtype:
+        wanted = _promoted(dtype, (x,))
+        if wanted != dtype:
+            out = out.astype(wanted)
+            dtype = wanted
+    result = Tensor._make(out)
+    if dtype.kind not in "fc" or not _state.enabled or not a._requires_grad:
+        return result
+    if rule is None:
+        rule = lookup(fn)
+    if rule.vjp is None:  # not differentiable
+        return result
+    cls = _node_classes.get(name) or node_class(name)
+    result._grad_fn = cls(rule, (a,), _NO_KWARGS, FIRST, ((a._grad_fn or a._accumulation_node(), 0),), out,
+                          result._version_counter, name, (x,), 1)
+    result._requires_grad = True
+    return result
+
+
 def _reraise(error, raw_args):
     """Raise PyTorch's error for numpy's ``error`` (called in its ``except`` block), else ``error`` itself."""
     if isinstance(error, ValueError) and "could not be broadcast" in str(error):
