@@ -23,6 +23,8 @@ def mean(a, *args, **kwargs):
     if (type(a) is np.ndarray and not args and a.size and a.dtype.kind in "fc" and a.dtype.itemsize > 2
             and kwargs.get("axis") is None and not kwargs.get("keepdims") and kwargs.keys() <= _ALL_AXES):
         total = np.add.reduce(a, None)
+        if total.dtype == _FLOAT64:  # a float64 divided by an int or by an intp: the same float64
+            return total / a.size
         return total.dtype.type(total / np.intp(a.size))
     return np.mean(a, *args, **kwargs)
 
