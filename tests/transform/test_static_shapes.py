@@ -103,3 +103,18 @@ def test_values_saved_for_their_shape_keep_only_the_shape():
     g = astgrad.grad(loop_broadcast, wrt=(0, 1))
     assert "only_shape(" in g.source
     assert_grad(g, loop_broadcast, W, b, x, 3, wrt=(0, 1))
+
+
+def accumulated(x, n):
+    total = 0.0
+    for _ in range(n):
+        total = total + x * x  # total: the number 0.0, then arrays of x's shape
+    return np.sum(total * x)
+
+
+def test_an_accumulator_that_starts_as_a_number():
+    g = astgrad.grad(accumulated)
+    assert "unbroadcast" not in g.source
+    assert_grad(g, accumulated, np.array([[0.5, -1.0, 2.0], [0.1, 0.2, -0.3]]), 3)
+    assert_grad(g, accumulated, np.array([0.5, -1.0]), 0)
+    np.testing.assert_allclose(g(0.5, 2), 3 * 2 * 0.5 ** 2, rtol=1e-12)

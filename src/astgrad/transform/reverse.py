@@ -257,7 +257,8 @@ class Reverser:
         if op.kind == "copy":
             return True
         return op.kind == "prim" and op.fn in _SCALAR_SAFE and not op.kwargs and all(
-            self.an.shapes.same(op, i) for i, a in enumerate(op.args) if self.is_input(a))
+            self.an.shapes.same(op, i) and self.an.shapes.symbol.get(a.id, ("",))[0] != "maybe"
+            for i, a in enumerate(op.args) if self.is_input(a))
 
     def has_shape_of(self, expr, var) -> bool:
         """``expr`` (elementwise) surely has ``var``'s full shape: it reads a name of that shape."""

@@ -82,7 +82,14 @@ class Shapes:
         if all(j == i or _number(a) or isinstance(a, gast.Name) and a.id == this.id for j, a in enumerate(args)):
             return True
         mine = self.symbol.get(this.id)
-        return mine is not None and mine[0] in ("of", "scalar") and mine == self.symbol.get(op.targets[0])
+        result = self.symbol.get(op.targets[0])
+        if mine is None:
+            return False
+        if mine[0] == "maybe":
+            # a number or p's shape, into a result of p's shape: the number is made of literals only (a
+            # constant), so the gradient it gets without un-broadcasting is dropped where it is assigned
+            return result == ("of", mine[1])
+        return mine[0] in ("of", "scalar") and mine == result
 
 
     def stand_in(self, name, available):
