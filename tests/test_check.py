@@ -179,3 +179,28 @@ def test_python_float_arguments_skip_the_tape_with_a_reason():
     assert set(report.gradients) == {"generated", "numeric"}
     assert "Python float" in report.skipped["taped"]
     assert report.gradients["generated"][0] == pytest.approx(math.cos(0.7) * 2.0)
+
+
+def large_valued(x):
+    return np.sum(np.exp(x) * 1e5) + np.sum(x)
+
+
+def test_numeric_rounding_noise_of_large_valued_functions_is_allowed_for():
+    x = np.array([2.0, 3.0, 4.5])
+    report = check_grads(large_valued, x)
+    assert report.ok and report.numeric_noise > 1e-6
+    np.testing.assert_allclose(report.gradients["generated"][0], np.exp(x) * 1e5 + 1)
+
+
+def test_the_noise_allowance_does_not_hide_a_wrong_gradient():
+    @astgrad.primitive
+    def shifted_exp(x):
+        return np.exp(x) * 1e5
+
+    astgrad.defvjp(shifted_exp, lambda g, ans, x: g * ans * 1.001)  # 0.1% too large
+
+    def f(x):
+        return np.sum(shifted_exp(x))
+
+    with pytest.raises(GradientMismatch):
+        check_grads(f, np.array([2.0, 3.0]), modes=("taped", "numeric"))
