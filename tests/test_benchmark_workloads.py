@@ -19,11 +19,6 @@ from workloads import WORKLOADS  # noqa: E402
 
 KEYS = list(WORKLOADS)
 
-# Engine failures on a workload as naturally written: key -> the exact error.
-# Each is a strict xfail, so fixing the engine turns it into a failure to remove here.
-GENERATED_FAILURES = {}
-TAPED_FAILURES = {}
-
 
 def _scalar_objective(workload, args):
     args = list(args)
@@ -54,11 +49,6 @@ def central_differences(workload, args, eps=1e-6):
     return tuple(grads)
 
 
-def _marked(keys, failures):
-    return [pytest.param(k, marks=pytest.mark.xfail(strict=True, reason=failures[k])) if k in failures else k
-            for k in keys]
-
-
 @pytest.mark.parametrize("key", KEYS)
 def test_hand_written_gradient_matches_central_differences(key):
     workload = WORKLOADS[key]
@@ -82,12 +72,12 @@ def _check_against_hand(system, key):
         np.testing.assert_allclose(g, h, rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("key", _marked(KEYS, GENERATED_FAILURES))
+@pytest.mark.parametrize("key", KEYS)
 def test_generated_gradient_matches_hand_written(key):
     _check_against_hand("generated", key)
 
 
-@pytest.mark.parametrize("key", _marked(KEYS, TAPED_FAILURES))
+@pytest.mark.parametrize("key", KEYS)
 def test_taped_gradient_matches_hand_written(key):
     _check_against_hand("taped", key)
 
