@@ -13,7 +13,7 @@ import numpy as np
 from ..rules import lookup, raw
 from ._dtypes import result_dtype
 from ._graph import _node_classes, node_class
-from ._modes import _state, is_grad_enabled, quiet, restore
+from ._modes import _state, quiet, restore
 
 Tensor = None  # bound by ``_tensor`` once the class exists (it imports this module first)
 
@@ -163,13 +163,17 @@ def apply_op(name: str, fn, args, kwargs=None, *, slots=None, promote: bool = Fa
                 edges.append(_NO_EDGE)
     if not mask:
         return result
+    return _attach(result, fn, rule, name, args, kwargs, slots, tuple(edges), out, raw_args, mask)
+
+
+def _attach(result, fn, rule, name, args, kwargs, slots, edges, out, raw_args, mask):
+    """Give ``result`` its node, unless ``fn`` is declared non-differentiable; returns ``result``."""
     if rule is None:
         rule = lookup(fn)
-    if rule.vjp is None:  # not differentiable
+    if rule.vjp is None:
         return result
     cls = _node_classes.get(name) or node_class(name)
-    result._grad_fn = cls(rule, args, kwargs, slots, tuple(edges), out, result._version_counter, name, raw_args,
-                          mask)
+    result._grad_fn = cls(rule, args, kwargs, slots, edges, out, result._version_counter, name, raw_args, mask)
     result._requires_grad = True
     return result
 
@@ -231,13 +235,7 @@ def apply_binary(name: str, fn, a, b, slots=None, promote: bool = True):
         edges = (edge_b,)
     if not mask:
         return result
-    rule = lookup(fn)
-    if rule.vjp is None:  # not differentiable
-        return result
-    cls = _node_classes.get(name) or node_class(name)
-    result._grad_fn = cls(rule, (a, b), _NO_KWARGS, slots, edges, out, result._version_counter, name, (x, y), mask)
-    result._requires_grad = True
-    return result
+    return _attach(result, fn, None, name, (a, b), _NO_KWARGS, slots, edges, out, (x, y), mask)
 
 
 def apply_unary(name: str, fn, a, *, promote: bool = False, rule=None, impl=None):
@@ -267,15 +265,8 @@ def apply_unary(name: str, fn, a, *, promote: bool = False, rule=None, impl=None
     result = Tensor._make(out)
     if dtype.kind not in "fc" or not _state.enabled or not a._requires_grad:
         return result
-    if rule is None:
-        rule = lookup(fn)
-    if rule.vjp is None:  # not differentiable
-        return result
-    cls = _node_classes.get(name) or node_class(name)
-    result._grad_fn = cls(rule, (a,), _NO_KWARGS, FIRST, ((a._grad_fn or a._accumulation_node(), 0),), out,
-                          result._version_counter, name, (x,), 1)
-    result._requires_grad = True
-    return result
+    edges = ((a._grad_fn or a._accumulation_node(), 0),)
+    return _attach(result, fn, rule, name, (a,), _NO_KWARGS, FIRST, edges, out, (x,), 1)
 
 
 def _reraise(error, raw_args):
