@@ -13,7 +13,7 @@ from __future__ import annotations
 import types
 
 from .. import rules
-from . import compat, primitives
+from . import compat
 from .compat import gast
 from .errors import UnsupportedSyntaxError
 from .ir import Break, For, If, Op, Raw, While, atom_names

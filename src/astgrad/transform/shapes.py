@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .compat import gast
-from .ir import For, Op, walk_ops
+from .ir import For, walk_ops
 
 SCALAR = ("scalar",)
 UNKNOWN = ("unknown",)
