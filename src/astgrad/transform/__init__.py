@@ -126,7 +126,7 @@ class ModuleBuilder:
     def entry(self, fn, wrt, mode, preserve_result):
         plan = Plan(self, fn, wrt)
         name = self.names.fresh("d" + _ident(fn))
-        rev = Reverser(self, plan)
+        rev = Reverser(self, plan, remat=True)
         primal = rev.primal(plan.body)
         ret = plan.ret
         an = plan.analysis

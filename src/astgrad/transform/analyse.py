@@ -112,8 +112,8 @@ class Analysis:
         visit(body)
         return reads
 
-    def rule_reads(self, op) -> set[str]:
-        """Primal names the adjoint of ``op`` reads."""
+    def rule_reads(self, op, values_only=False) -> set[str]:
+        """Primal names the adjoint of ``op`` reads (``values_only``: not just for their shape)."""
         if op.kind != "prim":
             return set()
         rule = primitives.classify(op.fn)[1]
@@ -132,11 +132,15 @@ class Analysis:
             pname = names[i] if i < len(names) and params[i].kind != params[i].VAR_POSITIONAL else None
             used = usage.get(pname, "value") if pname else "value"
             is_input = isinstance(atom, gast.Name) and atom.id in self.active
-            if used != "unused" or (unbroadcast and is_input and not self.shapes.same(op, i)):
+            if values_only:
+                if used == "value":
+                    reads.update(atom_names(atom))
+            elif used != "unused" or (unbroadcast and is_input and not self.shapes.same(op, i)):
                 reads.update(atom_names(atom))
+        skip = ("unused", "meta") if values_only else ("unused",)
         for key, atom in op.kwargs.items():
-            if usage.get(key, "value") != "unused":
+            if usage.get(key, "value") not in skip:
                 reads.update(atom_names(atom))
-        if usage.get(ans_name, "value") != "unused" or not usage:
+        if usage.get(ans_name, "value") not in skip or not usage:
             reads.update(op.targets)
         return reads & self.locals

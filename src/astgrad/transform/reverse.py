@@ -22,7 +22,7 @@ from .. import rules
 from . import compat, primitives, runtime
 from .inline import rewrite
 from .compat import gast
-from .ir import Break, For, If, Op, Raw, While, walk_ops
+from .ir import Break, For, If, Op, Raw, While, atom_names, walk_ops
 
 STACK = "_stack"
 _META = ("shape", "size", "ndim")
@@ -30,6 +30,8 @@ _META = ("shape", "size", "ndim")
 # gradient that only broadcasts to the result's shape gives arguments'
 # gradients that broadcast to theirs (a scalar seed stays a scalar)
 _SCALAR_SAFE = (np.add, np.subtract, np.multiply, np.negative, np.divide)
+# cheap elementwise primitives the adjoint may recompute rather than save
+_REMAT = (np.add, np.subtract, np.multiply, np.negative)
 
 
 def _push(value):
@@ -41,7 +43,7 @@ def _pop():
 
 
 class Reverser:
-    def __init__(self, builder, plan):
+    def __init__(self, builder, plan, remat=False):
         self.builder = builder
         self.plan = plan
         self.an = plan.analysis
@@ -60,6 +62,95 @@ class Reverser:
         # names that surely hold tuples or lists (unpacking anything else may unpack an array)
         self.built_sequences = {t for op in walk_ops(plan.body) for t in op.targets
                                 if op.kind == "pack" or op.kind == "prim" and op.fn in primitives.SEQUENCE_OUTPUTS}
+        # saved values recomputed in the adjoint instead (name -> defining op)
+        self.remat = self._rematerializable(plan.body) if remat else {}
+        self.an.saved -= set(self.remat)
+
+    # -- rematerialisation -------------------------------------------------
+    # ``t5 = 0.1 * x`` in a loop, read by the adjoint of a later statement of
+    # the same block, is not pushed when ``x`` is restored by the adjoint
+    # anyway (saved, or bound once) and not assigned between ``t5``'s
+    # definition and its last adjoint reader: the adjoint recomputes it just
+    # before the first statement of its own that reads it.
+
+    def _rematerializable(self, body):
+        defs = {}
+        for op in walk_ops(body):
+            for t in op.targets:
+                defs.setdefault(t, []).append(op)
+        readers = {}
+        for op in walk_ops(body):
+            if self.an.is_active(op):
+                for name in self.an.rule_reads(op):
+                    readers.setdefault(name, []).append(op)
+        iters = {n for s in _walk_stmts(body) if isinstance(s, For) for n in atom_names(s.iter)}
+        chosen = {}
+
+        def visit(stmts):
+            position = {id(s): i for i, s in enumerate(stmts)}
+            for i, op in enumerate(stmts):
+                if isinstance(op, If):
+                    visit(op.body)
+                    visit(op.orelse)
+                elif isinstance(op, (For, While)):
+                    visit(op.body)
+                if not isinstance(op, Op) or op.kind != "prim" or op.fn not in _REMAT or op.kwargs \
+                        or len(op.targets) != 1:
+                    continue
+                t = op.targets[0]
+                if t not in self.an.saved or len(defs.get(t, ())) != 1 or t in self.an.ret_names or t in iters:
+                    continue
+                reads = readers.get(t, [])
+                if not reads or any(id(r) not in position or position[id(r)] <= i for r in reads):
+                    continue
+                if not all(t in self.an.rule_reads(r, values_only=True) for r in reads):
+                    continue  # read for its shape: the stack keeps only that (``only_shape``)
+                last = max(position[id(r)] for r in reads)
+                start, leaves, ok = i, set(), True
+                for a in op.args:
+                    if isinstance(a, gast.Constant):
+                        continue
+                    if not isinstance(a, gast.Name) or a.id == t:
+                        ok = False
+                    elif a.id in chosen and chosen[a.id][1] is stmts:  # recomputed first, from its own leaves
+                        start = min(start, chosen[a.id][2])
+                        leaves |= chosen[a.id][3]
+                    elif a.id in self.an.saved or self.an.counts.get(a.id) == 1:
+                        leaves.add(a.id)
+                    else:
+                        ok = False
+                between = stmts[start + 1:last + 1]
+                if not ok or not all(isinstance(s, Op) for s in between) \
+                        or leaves & {x for s in between for x in s.targets}:
+                    continue
+                chosen[t] = (op, stmts, start, leaves)
+        visit(body)
+        # a leaf must really be restored by the adjoint: not recomputed itself
+        while True:
+            bad = [t for t, (_, _, _, leaves) in chosen.items() if leaves & set(chosen)]
+            if not bad:
+                return {t: entry[0] for t, entry in chosen.items()}
+            for t in bad:
+                del chosen[t]
+
+    def recompute(self, code, done):
+        """Statements recomputing the rematerialised names ``code`` reads (and what they read)."""
+        out = []
+
+        def need(name):
+            if name in done or name not in self.remat:
+                return
+            op = self.remat[name]
+            done.add(name)
+            for a in op.args:
+                if isinstance(a, gast.Name):
+                    need(a.id)
+            out.append(compat.assign(name, compat.clone(op.expr)))
+        for stmt in code:
+            for n in gast.walk(stmt):
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+                    need(n.id)
+        return out
 
     # -- primal --------------------------------------------------------
 
@@ -143,6 +234,7 @@ class Reverser:
         """Adjoint code for ``stmts`` (reversed) and the live set after it."""
         out = []
         last_line = None
+        done = set()  # rematerialised names recomputed in this block
         for s in reversed(stmts):
             if not self.needed(s):
                 if isinstance(s, Op):
@@ -167,6 +259,8 @@ class Reverser:
             if s.line != last_line or not isinstance(s, Op):
                 out.append(self.builder.comment(f"grad of line {s.line}: {s.text}"))
             last_line = s.line if isinstance(s, Op) else None
+            if isinstance(s, Op) and self.remat:
+                out += self.recompute(code, done)
             out += code
         return out, live
 
@@ -470,6 +564,17 @@ def _merge_repeated(args, grads, live):
                     grads[i] = compat.binop(compat.const(2), "Mult", grad)
                 grads[j] = None
     return grads
+
+
+def _walk_stmts(stmts):
+    for s in stmts:
+        yield s
+        if isinstance(s, If):
+            yield from _walk_stmts(s.body)
+            yield from _walk_stmts(s.orelse)
+        elif isinstance(s, (For, While)):
+            yield from _walk_stmts(getattr(s, "cond", []))
+            yield from _walk_stmts(s.body)
 
 
 def _breaks(stmts) -> bool:
