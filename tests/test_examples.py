@@ -4,7 +4,6 @@ import pathlib
 import re
 import subprocess
 import sys
-import warnings
 
 import pytest
 
@@ -80,17 +79,6 @@ def test_variable_tutorial_runs_with_creator_alias():
     assert lines[9] == "<random vector, grad_fn=<MulBackward0>>"
     assert lines[10] == "<gradient v * 2**k>"
     assert lines[11].startswith("tensor([") and "grad" not in lines[11]  # x.data has no autograd suffix
-
-
-def test_creator_warns_and_names_grad_fn():
-    import astgrad.torch as torch
-
-    y = torch.ones(2, requires_grad=True) + 2
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        assert y.creator is y.grad_fn
-    assert caught and issubclass(caught[0].category, DeprecationWarning)
-    assert "grad_fn" in str(caught[0].message)
 
 
 def test_main_example_shows_the_adjoint_the_chain_and_three_agreeing_gradients():
