@@ -98,16 +98,20 @@ def op_reads(op: Op) -> list[str]:
     return names
 
 
-def walk_ops(stmts):
-    """Every Op in a statement list, depth first, with loop nesting depth."""
+def walk_statements(stmts):
+    """Every statement in a statement list and the blocks nested in it, depth first."""
     for s in stmts:
-        if isinstance(s, Op):
-            yield s
-        elif isinstance(s, If):
-            yield from walk_ops(s.body)
-            yield from walk_ops(s.orelse)
+        yield s
+        if isinstance(s, If):
+            yield from walk_statements(s.body)
+            yield from walk_statements(s.orelse)
         elif isinstance(s, For):
-            yield from walk_ops(s.body)
+            yield from walk_statements(s.body)
         elif isinstance(s, While):
-            yield from walk_ops(s.cond)
-            yield from walk_ops(s.body)
+            yield from walk_statements(s.cond)
+            yield from walk_statements(s.body)
+
+
+def walk_ops(stmts):
+    """Every Op in a statement list, depth first."""
+    return (s for s in walk_statements(stmts) if isinstance(s, Op))

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .compat import gast
-from .ir import For, walk_ops
+from .ir import For, walk_ops, walk_statements
 
 SCALAR = ("scalar",)
 UNKNOWN = ("unknown",)
@@ -31,7 +31,7 @@ class Shapes:
         self.locals = set(locals_)
         self.symbol = {p: ("of", p) for p in params}
         ops = list(walk_ops(body))
-        loop_targets = {s.target for s in _statements(body) if isinstance(s, For)}
+        loop_targets = {s.target for s in walk_statements(body) if isinstance(s, For)}
         for name in loop_targets:
             self.symbol[name] = UNKNOWN
         changed = True
@@ -137,17 +137,3 @@ def _number(node) -> bool:
         node = node.operand
     return isinstance(node, gast.Constant) and isinstance(node.value, (int, float)) \
         and not isinstance(node.value, bool)
-
-
-def _statements(stmts):
-    from .ir import If, While
-    for s in stmts:
-        yield s
-        if isinstance(s, If):
-            yield from _statements(s.body)
-            yield from _statements(s.orelse)
-        elif isinstance(s, For):
-            yield from _statements(s.body)
-        elif isinstance(s, While):
-            yield from _statements(s.cond)
-            yield from _statements(s.body)
