@@ -10,9 +10,7 @@ def dbranch(x, *, dresult=1.0):
     # grad of line 21: if np.sum(x) > 0:
     if _stack.pop():
         # grad of line 22: y = np.sin(x) * x
-        dt3 = dy * x
-        dx = dy * t3
-        dx = dx + dt3 * np.cos(x)
+        dx = dy * (np.cos(x) * x + t3)
     else:
         # grad of line 24: y = x ** 3
         dx = dy * (3 * x ** 2)

@@ -7,12 +7,6 @@ def dbroadcasting(a, row, *, dresult=1.0):
     t1 = only_shape(t1)
     # grad of line 17: return np.sum((a + row) * row / (1.0 + a * a))
     dt1 = filled(dresult, shape(t1))
-    dt2 = unbroadcast(dt1 / t4, shape(t2))
-    dt4 = unbroadcast(-dt1 * t2 / (t4 * t4), shape(t4))
-    dt5 = dt4
-    da = 2 * dt5 * a
-    dt3 = unbroadcast(dt2 * row, shape(t3))
-    drow = unbroadcast(dt2 * t3, shape(row))
-    da = da + unbroadcast(dt3, shape(a))
-    drow = drow + unbroadcast(dt3, shape(row))
+    da = unbroadcast(dt1 * row * (1 / t4 - 2 * a * t3 / t4 / t4), shape(a))
+    drow = unbroadcast(dt1 * (row / t4 + t3 / t4), shape(row))
     return da, drow

@@ -13,12 +13,9 @@ def dfor_loop(x, n, *, dresult=1.0):
     dx = 0.0
     for i in reversed(range(n)):
         # grad of line 31: y = y * x + np.sin(y)
-        dt1 = dy
-        dt2 = dy
         y = _stack.pop()
-        dy = dt2 * np.cos(y)
-        dy = dy + dt1 * x
-        dx = dx + dt1 * y
+        dx = dx + dy * y
+        dy = dy * (x + np.cos(y))
     # grad of line 29: y = x
     dx = dx + dy
     return dx

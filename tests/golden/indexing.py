@@ -4,13 +4,10 @@ def dindexing(x, *, dresult=1.0):
     t1 = np.sum(t2)
     t4 = x[0, 1]
     t5 = x[1, 0]
-    t3 = t4 * t5
-    t3 = only_shape(t3)
     # grad of line 76: return np.sum(x[1:, ::2]) + x[0, 1] * x[1, 0]
     dt1 = unbroadcast(dresult, shape(t1))
-    dt3 = unbroadcast(dresult, shape(t3))
-    dt4 = unbroadcast(dt3 * t5, shape(t4))
-    dt5 = unbroadcast(dt3 * t4, shape(t5))
+    dt4 = unbroadcast(dresult * t5, shape(t4))
+    dt5 = unbroadcast(dresult * t4, shape(t5))
     dx = scatter(dt5, x.shape, (1, 0))
     dx = dx + scatter(dt4, x.shape, (0, 1))
     dt2 = filled(dt1, t2.shape)

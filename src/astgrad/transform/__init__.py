@@ -20,7 +20,7 @@ from .ir import Op, walk_ops
 from .namespace import Namespace
 from .naming import Adjoints, Names
 from .normalize import Normalizer, local_names, param_names
-from .optimize import drop_arrays, optimize, shapes_on_stack, unbind
+from .optimize import drop_arrays, drop_unread_saves, optimize, shapes_on_stack, unbind
 from .parse import Dependencies, FunctionSource
 from .reverse import STACK, Reverser, _push, _pop, first_bindings, uses_stack
 
@@ -158,6 +158,7 @@ class ModuleBuilder:
         fn_def = unbind(fn_def, primal, plan.names.temps, self.ns)
         helpers = tuple(rev.helper(fn).id for fn in (runtime.shape, runtime.size, runtime.only_shape))
         fn_def = shapes_on_stack(fn_def, adjoint, helpers[0], helpers[2])
+        fn_def = optimize(drop_unread_saves(fn_def, adjoint, helpers[2]), self.ns)
         fn_def = drop_arrays(fn_def, primal, adjoint, helpers, plan.names.temps)
         self.functions.insert(0, fn_def)
         return name
@@ -172,6 +173,7 @@ class ModuleBuilder:
         plan = Plan(self, fn, active)
         rev = Reverser(self, plan)
         rev.lazy_ok = False
+        rev.backward_only = True
         primal = rev.primal(plan.body)
         an = plan.analysis
         ret = plan.ret

@@ -61,11 +61,19 @@ def _sweep(stmts, reads, ns, changed):
                 changed[0] = True
                 continue
         out.append(s)
+    if out and _empty(out) and not any(isinstance(s, gast.Pass) for s in out):
+        out.append(compat.make("Pass"))  # only comments left: still a block
     return out
 
 
 def _empty(stmts):
-    return all(isinstance(s, gast.Pass) for s in stmts)
+    """Nothing but ``pass`` and comment markers (``__comment_3__``)."""
+    return all(isinstance(s, gast.Pass) or _is_marker(s) for s in stmts)
+
+
+def _is_marker(stmt):
+    return isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Name) \
+        and stmt.value.id.startswith("__comment_")
 
 
 def _dead(stmt, reads):
@@ -251,3 +259,64 @@ def drop_arrays(fn_def, primal, adjoint, helpers, temps):
             body.append(compat.assign(name, compat.call(compat.name(keep_fn), [compat.name(name)])))
     fn_def.body = body
     return fn_def
+
+
+def drop_unread_saves(fn_def, adjoint, keep_shape):
+    """Stop saving a name no ``adjoint`` statement reads: its pushes and its pops go together.
+
+    The analysis saves what the rules read; a group of elementwise operations
+    written as one expression (``fusion``) may read less, which leaves
+    ``_stack.append(t4)`` / ``t4 = _stack.pop()`` pairs whose value nothing uses.
+    Every pop of ``t4`` matches a push of ``t4``, so dropping all of both
+    keeps the other pushes and pops matched.
+    """
+    loads = {n.id for stmt in adjoint for n in gast.walk(stmt)
+             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+    popped = set()
+    for stmt in adjoint:
+        for n in gast.walk(stmt):
+            name = _pop_target(n)
+            if name is not None:
+                popped.add(name)
+    unread = popped - loads
+    if not unread:
+        return fn_def
+
+    def keep(stmt):
+        if _pop_target(stmt) in unread:
+            return False
+        if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call):
+            call = stmt.value
+            func = call.func
+            if isinstance(func, gast.Attribute) and func.attr == "append" and isinstance(func.value, gast.Name) \
+                    and func.value.id == "_stack" and len(call.args) == 1:
+                arg = call.args[0]
+                if isinstance(arg, gast.Call) and isinstance(arg.func, gast.Name) and arg.func.id == keep_shape \
+                        and len(arg.args) == 1:
+                    arg = arg.args[0]
+                if isinstance(arg, gast.Name) and arg.id in unread:
+                    return False
+        return True
+
+    def sweep(stmts):
+        out = []
+        for s in stmts:
+            if not keep(s):
+                continue
+            for field in ("body", "orelse"):
+                if isinstance(getattr(s, field, None), list) and getattr(s, field):
+                    setattr(s, field, sweep(getattr(s, field)) or [compat.make("Pass")])
+            out.append(s)
+        return out
+    fn_def.body = sweep(fn_def.body)
+    return fn_def
+
+
+def _pop_target(stmt):
+    """``name`` for a statement ``name = _stack.pop()``, else None."""
+    if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) \
+            and isinstance(stmt.value, gast.Call) and isinstance(stmt.value.func, gast.Attribute) \
+            and stmt.value.func.attr == "pop" and isinstance(stmt.value.func.value, gast.Name) \
+            and stmt.value.func.value.id == "_stack" and not stmt.value.args:
+        return stmt.targets[0].id
+    return None

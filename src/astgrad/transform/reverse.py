@@ -22,6 +22,7 @@ from .. import rules
 from . import compat, primitives, runtime
 from .inline import rewrite
 from .compat import gast
+from . import fusion
 from .ir import Break, For, If, Op, Raw, While, atom_names, walk_ops
 
 STACK = "_stack"
@@ -57,6 +58,7 @@ class Reverser:
         # names whose adjoint holds a value (a scalar seed) that broadcasts to their shape
         self.lazy = set()
         self.lazy_ok = True
+        self.backward_only = False  # a called function's backward half: only what rules read is kept
         self.depth = 0
         self.producers = {t: op for op in plan.body if isinstance(op, Op) for t in op.targets if t in once}
         # names that surely hold tuples or lists (unpacking anything else may unpack an array)
@@ -65,6 +67,7 @@ class Reverser:
         # saved values recomputed in the adjoint instead (name -> defining op)
         self.remat = self._rematerializable(plan.body) if remat else {}
         self.an.saved -= set(self.remat)
+        self.read_counts = fusion.read_counts(plan.body)
 
     # -- rematerialisation -------------------------------------------------
     # ``t5 = 0.1 * x`` in a loop, read by the adjoint of a later statement of
@@ -235,13 +238,22 @@ class Reverser:
         out = []
         last_line = None
         done = set()  # rematerialised names recomputed in this block
+        groups = fusion.groups(stmts, self.an, self.names.temps, self.read_counts)
+        fused = set()  # ops whose adjoint a group's one expression already is
         for s in reversed(stmts):
+            if id(s) in fused:
+                continue
             if not self.needed(s):
                 if isinstance(s, Op):
                     live.difference_update(s.targets)  # the old value's adjoint starts at zero
                 continue
             code = []
-            if isinstance(s, Op):
+            head = []
+            group = groups.get(id(s))
+            done_as_group = group is not None and self.adjoint_group(group, live, head, code)
+            if done_as_group:
+                fused.update(id(m) for m in group)
+            elif isinstance(s, Op):
                 self.adjoint_op(s, live, code)
             else:
                 spread = self.materialize(live)
@@ -254,11 +266,12 @@ class Reverser:
                     code = self.adjoint_while(s, live)
                 self.depth -= 1
                 out += spread
-            if not code:
+            if not code and not head:
                 continue
             if s.line != last_line or not isinstance(s, Op):
                 out.append(self.builder.comment(f"grad of line {s.line}: {s.text}"))
             last_line = s.line if isinstance(s, Op) else None
+            out += head
             if isinstance(s, Op) and self.remat:
                 out += self.recompute(code, done)
             out += code
@@ -336,6 +349,130 @@ class Reverser:
             if self.is_filled(grad) and self.takes_scalar(arg.id):
                 grad, scalar = grad.args[0], True  # the seed of a full reduction, not spread yet
             self.accumulate(arg, grad, live, out, scalar)
+
+    # -- groups of elementwise operations, one adjoint expression each ---------
+
+    def adjoint_group(self, ops, live, head, out) -> bool:
+        """The adjoint of a ``fusion`` group as one expression per operand; False to fall back."""
+        root = ops[-1]
+        r = root.targets[0]
+        if r not in live:
+            return False
+        internal = {m.targets[0] for m in ops[:-1]}
+        leaf_names = {a.id for m in ops for a in m.args if self.is_input(a) and a.id not in internal}
+        if leaf_names & (self.sequences | self.plan.maybe_sequences):
+            return False
+        algebra = fusion.Algebra()
+        env = {}  # temporaries whose value is one term of restorable names: written out
+        state = self.names.snapshot()
+        try:
+            for m in ops[:-1]:
+                value = algebra.poly(m.expr, env)
+                if value.monomial() and all(isinstance(algebra.nodes[a], gast.Name)
+                                            and self.restorable(algebra.nodes[a].id) for a in value.atoms()):
+                    env[m.targets[0]] = value
+            g_key = algebra.name_key(fusion.G)
+            partials = {}  # name -> {leaf: d name / d leaf}
+            for m in ops:
+                t = m.targets[0]
+                needed = [i for i, a in enumerate(m.args) if self.is_input(a)]
+                rule = primitives.classify(m.fn)[1]
+                ans = fusion.ANS if m is root and r in leaf_names else t
+                inlined = self.builder.inliner.inline(rule, m, fusion.G, ans, self.names, needed)
+                if inlined.prelude:
+                    raise fusion.NotFusable
+                mine = {}
+                for i in needed:
+                    grad = inlined.grads.get(i)
+                    if grad is None:
+                        continue
+                    local = algebra.poly(grad, env).without(g_key)
+                    a = m.args[i].id
+                    for leaf, p in (partials[a] if a in internal else {a: fusion.Poly.const(1)}).items():
+                        mine[leaf] = mine.get(leaf, fusion.Poly()) + local * p
+                partials[t] = mine
+        except (fusion.NotFusable, OverflowError, ValueError):
+            self.names.restore(state)
+            return False
+        derivatives = {v: p for v, p in partials[r].items() if p.terms}
+        if any(fusion.mentions_symbols(algebra.nodes[a]) for p in derivatives.values() for a in p.atoms()):
+            self.names.restore(state)
+            return False
+        g = self.adj(r)
+        scalar_g = r in self.lazy
+        if scalar_g and not all(self.same_shape(v, r, strict=True) for v in derivatives):
+            head += self.materialize(live, [r])
+            scalar_g = False
+        # operands whose gradients are multiples of one array (tanh(a + 2 * b)) share it
+        primitive = {}
+        for v, p in derivatives.items():
+            c, rest = p.content()
+            primitive[v] = (c, rest, rest.key())
+        counts = {}
+        for _, _, key in primitive.values():
+            counts[key] = counts.get(key, 0) + 1
+        exprs = {v: algebra.gradient_times(g, p) for v, p in derivatives.items()}
+        reads = {n.id for e in exprs.values() for n in gast.walk(e) if isinstance(n, gast.Name)}
+        reads |= {v for v in derivatives if not self.same_shape(v, r)}  # read for shape(v)
+        old_root = r in leaf_names and r in reads
+        if old_root and r not in self.saved_targets(root):
+            self.names.restore(state)
+            return False
+        for n in reads - internal - {r, g}:
+            if n in self.an.locals and not self.restorable(n):
+                self.names.restore(state)
+                return False
+        pops = []
+        for m in reversed(ops):
+            for t in reversed(m.targets):
+                live.discard(t)
+                self.lazy.discard(t)
+                if t in self.saved_targets(m):
+                    pops.append(compat.assign(t, _pop()))
+        if old_root:  # the gradient reads the value ``r`` had before the root overwrote it
+            head.append(pops.pop(0))
+        bound = {}
+        for v in sorted(exprs, key=lambda v: v == r):  # the root's own name last: its adjoint is g
+            expr = exprs[v]
+            c, rest, key = primitive[v]
+            if counts[key] > 1:
+                if key not in bound:
+                    bound[key] = self.adj(self.names.temp())
+                    out.append(compat.assign(bound[key], algebra.gradient_times(g, rest)))
+                algebra.nodes[-2] = compat.name(bound[key])
+                expr = algebra.expr(fusion.Poly({((-2, 1),): c}))
+            scalar = scalar_g and not self.has_shape_of(expr, v)
+            if not self.same_shape(v, r):
+                shape = compat.call(self.helper(runtime.shape), [compat.name(v)])
+                expr = compat.call(self.helper(runtime.unbroadcast), [expr, shape])
+            self.accumulate(compat.name(v), expr, live, out, scalar)
+        out += pops
+        return True
+
+    def same_shape(self, var, other, strict=False) -> bool:
+        """Whether un-broadcasting a gradient of ``other``'s shape into ``var`` is the identity.
+
+        As in ``Shapes.same``, a name holding a number or p's shape takes a
+        gradient of p's shape unreduced (``strict``: not even that).
+        """
+        mine, theirs = self.an.shapes.symbol.get(var), self.an.shapes.symbol.get(other)
+        if mine is None or theirs is None:
+            return False
+        if mine[0] == "maybe" and not strict:
+            return theirs == ("of", mine[1])
+        return mine[0] == "of" and mine == theirs
+
+    def restorable(self, name) -> bool:
+        """Whether ``name`` is bound where the adjoint runs and holds the value the primal read there.
+
+        A backward function of a called user function has only the names
+        its rules read (``an.reads``) and the saved ones.
+        """
+        if name in self.an.saved or name in self.remat:
+            return True
+        if self.an.counts.get(name, 0) > 1:
+            return False
+        return name in self.an.reads or not self.backward_only or name not in self.an.locals | set(self.plan.params)
 
     # -- scalar seeds ----------------------------------------------------------
     # ``np.mean(z)`` seeds ``dz`` with ``dresult / z.size`` spread over z's

@@ -1,0 +1,352 @@
+"""One adjoint expression per user expression of elementwise operations.
+
+Normalisation splits ``x = np.sin(x) * 0.9 + 0.1 * x * x - 0.01 * x * x * x``
+into nine one-operation statements, and inlining each rule separately gives
+some twenty array (or number) operations in the adjoint.  This pass treats a
+*group* (a run of elementwise ufunc operations joined by temporaries that are
+read once) as one expression: the chain rule is applied symbolically, each
+rule's local derivative is the rule inlined with the gradient as a symbol,
+and like terms are collected, so the adjoint is
+
+    dx = dx * (np.cos(x) * 0.9 + x * 0.2 - x * x * 0.03)
+
+the derivative a person would write.  The rules stay the only source of the
+derivatives: a rule whose inlined gradient is not ``g`` times something (or
+that needs statements) ends the group.
+
+``Poly`` is the algebra: sums of terms, each a coefficient times a product of
+*atoms* (names and opaque expressions such as ``np.cos(x)``) to integer powers.
+A temporary whose value is a single term (``t5 = 0.1 * x``) is expanded into
+it, so ``0.1 * x * x`` differentiates to ``x * 0.2``; other temporaries stay
+names (``t2 = np.exp(...)`` is read, not recomputed).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from . import compat
+from .compat import gast
+from .ir import Op, atom_names
+
+G = "__astgrad_g__"      # the incoming gradient, as a symbol in an inlined rule
+ANS = "__astgrad_ans__"  # the result, when its name is also an operand's
+MAX_TERMS = 16           # a product that expands further keeps its factors opaque
+
+
+class NotFusable(Exception):
+    """The group cannot be written as one expression; the adjoint falls back to one rule per operation."""
+
+
+class Poly:
+    """A sum of ``coefficient * atom ** power * ...`` terms; ``terms`` maps a factor tuple to its coefficient."""
+
+    __slots__ = ("terms",)
+
+    def __init__(self, terms=None):
+        self.terms = dict(terms or {})
+        if any(c == 0 for c in self.terms.values()):
+            # ``inf * 0`` and ``x - x`` at infinity are nan; the rules' own code keeps that
+            raise NotFusable
+
+    @staticmethod
+    def const(c):
+        return Poly({(): c})
+
+    @staticmethod
+    def atom(key):
+        return Poly({((key, 1),): 1})
+
+    def monomial(self):
+        return len(self.terms) == 1
+
+    def __add__(self, other):
+        out = dict(self.terms)
+        for k, c in other.terms.items():
+            out[k] = _simplest(out.get(k, 0) + c)
+        return Poly(out)
+
+    def __neg__(self):
+        return Poly({k: -c for k, c in self.terms.items()})
+
+    def __sub__(self, other):
+        return self + (-other)
+
+    def __mul__(self, other):
+        if len(self.terms) * len(other.terms) > MAX_TERMS:
+            raise OverflowError
+        out = {}
+        for k1, c1 in self.terms.items():
+            for k2, c2 in other.terms.items():
+                k = _times(k1, k2)
+                out[k] = _simplest(out.get(k, 0) + c1 * c2)
+        return Poly(out)
+
+    def inverse(self):
+        """``1 / self`` for a monomial; None otherwise."""
+        if not self.monomial():
+            return None
+        (k, c), = self.terms.items()
+        inverse = 1 / c if isinstance(c, float) else Fraction(1, 1) / c  # x / 3 stays a division by 3
+        return Poly({tuple((a, -p) for a, p in k): _simplest(inverse)})
+
+    def without(self, key):
+        """``self / key`` where every term holds ``key`` to the first power; else NotFusable."""
+        out = {}
+        for k, c in self.terms.items():
+            powers = dict(k)
+            if powers.get(key) != 1:
+                raise NotFusable
+            out[tuple((a, p) for a, p in k if a != key)] = c
+        return Poly(out)
+
+    def content(self):
+        """``(c, p)`` with ``self == c * p`` exactly, p in a normal form: ``2 - 2 * t * t`` is 2 * (1 - t * t)."""
+        c = self.terms[min(self.terms)]  # the same term for every ordering of the sum
+        out = {}
+        for k, ck in self.terms.items():
+            q = _simplest(Fraction(ck) / Fraction(c)) if not isinstance(ck, float) and not isinstance(c, float) \
+                else ck / c
+            if q * c != ck:
+                return 1, self  # not exact in floating point: no common factor
+            out[k] = q
+        return c, Poly(out)
+
+    def key(self):
+        """Equal for equal sums, whatever the order of their terms."""
+        return tuple(sorted(self.terms.items(), key=lambda kc: kc[0]))
+
+    def atoms(self):
+        return {a for k in self.terms for a, _ in k}
+
+
+def _simplest(c):
+    """A Fraction with denominator 1 as an int (coefficients are int, float or Fraction)."""
+    if isinstance(c, Fraction) and c.denominator == 1:
+        return int(c)
+    return c
+
+
+def _times(k1, k2):
+    powers = dict(k1)
+    for a, p in k2:
+        powers[a] = powers.get(a, 0) + p
+    return tuple(sorted(((a, p) for a, p in powers.items() if p), key=lambda ap: ap[0]))
+
+
+class Algebra:
+    """Converts expressions to and from ``Poly``; atoms get keys in order of first appearance."""
+
+    def __init__(self):
+        self.nodes = {}   # key -> gast expression
+        self.keys = {}    # dump -> key
+
+    def key(self, node):
+        dump = gast.dump(node)
+        if dump not in self.keys:
+            self.keys[dump] = len(self.keys)
+            self.nodes[self.keys[dump]] = node
+        return self.keys[dump]
+
+    def name_key(self, name):
+        return self.key(compat.name(name))
+
+    def poly(self, node, env):
+        """``node`` as a Poly; names in ``env`` are replaced by their Poly."""
+        if isinstance(node, gast.Constant) and isinstance(node.value, (int, float)) \
+                and not isinstance(node.value, bool):
+            return Poly.const(node.value)
+        if isinstance(node, gast.Name):
+            if node.id in env:
+                return env[node.id]
+            return Poly.atom(self.key(compat.name(node.id)))
+        if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
+            inner = self.poly(node.operand, env)
+            return -inner if isinstance(node.op, gast.USub) else inner
+        if isinstance(node, gast.BinOp):
+            op = type(node.op)
+            try:
+                if op in (gast.Add, gast.Sub, gast.Mult):
+                    left, right = self.poly(node.left, env), self.poly(node.right, env)
+                    return left + right if op is gast.Add else left - right if op is gast.Sub else left * right
+                if op is gast.Div:
+                    left, right = self.poly(node.left, env), self.poly(node.right, env)
+                    inverse = right.inverse()
+                    if inverse is not None:
+                        return left * inverse
+                    if mentions_symbols(node.right):
+                        raise NotFusable
+                    denominator = Poly.atom(self.key(compat.binop(compat.const(1), "Div", self.expr(right))))
+                    return left * denominator
+                if op is gast.Pow and isinstance(node.right, gast.Constant) and type(node.right.value) is int \
+                        and 0 <= node.right.value <= 4:
+                    base = self.poly(node.left, env)
+                    out = Poly.const(1)
+                    for _ in range(node.right.value):
+                        out = out * base
+                    return out
+            except OverflowError:
+                pass
+        if mentions_symbols(node):
+            raise NotFusable  # the gradient inside np.where(...) or a call: not a factor
+        return Poly.atom(self.key(_substituted(node, env, self)))
+
+    # -- back to code ------------------------------------------------------
+
+    def expr(self, poly):
+        """Python for ``poly``: a factor common to every term is taken out once."""
+        terms = list(poly.terms.items())
+        if not terms:
+            return compat.const(0.0)
+        if len(terms) > 1:
+            common = _common(terms)
+            if common:
+                rest = Poly({tuple((a, p - common.get(a, 0)) for a, p in k if p != common.get(a, 0)): c
+                             for k, c in terms})
+                return self._product(1, tuple(common.items()), self.expr(rest))
+        out = None
+        for k, c in terms:
+            negative = c < 0
+            if out is not None and negative:
+                term = self._product(-c, k)
+                out = compat.binop(out, "Sub", term)
+            else:
+                term = self._product(c, k)
+                out = term if out is None else compat.binop(out, "Add", term)
+        return out
+
+    def _product(self, c, factors, last=None):
+        """``c * a * b / d`` (``-a * b`` for ``c == -1``), times ``last`` (a sum) if given.
+
+        The coefficient comes first and the gradient (key -1) right after it,
+        so a number times a number is one multiplication, not one per element.
+        """
+        parts = [compat.clone(self.nodes[a]) for a, p in factors for _ in range(p) if p > 0]
+        denominator = [a for a, p in factors for _ in range(-p) if p < 0]
+        if last is not None:
+            parts.append(last)
+        divisor = None
+        if isinstance(c, Fraction):  # 2 * x / 3: the exact division the user wrote
+            c, divisor = c.numerator, c.denominator
+        if c == -1 and parts:
+            parts[0] = compat.make("UnaryOp", op=gast.USub(), operand=parts[0])
+        elif c != 1 or not parts:
+            parts.insert(0, compat.const(c))
+        out = parts[0]
+        for node in parts[1:]:
+            out = compat.binop(out, "Mult", node)
+        for a in denominator:
+            out = compat.binop(out, "Div", compat.clone(self.nodes[a]))
+        if divisor is not None:
+            out = compat.binop(out, "Div", compat.const(divisor))
+        return out
+
+    def gradient_times(self, g, poly):
+        """``g * poly`` as code, ``g`` first among the factors."""
+        self.nodes[-1] = compat.name(g)
+        return self.expr(Poly.atom(-1) * poly)
+
+
+def mentions_symbols(node) -> bool:
+    """Whether ``node`` mentions the gradient or result symbols, which only stand as factors."""
+    return any(isinstance(n, gast.Name) and n.id in (G, ANS) for n in gast.walk(node))
+
+
+def _common(terms):
+    """Atoms every term holds to a positive power, with the smallest such power."""
+    common = None
+    for k, _ in terms:
+        powers = {a: p for a, p in k if p > 0}
+        common = powers if common is None else {a: min(p, powers[a]) for a, p in common.items() if a in powers}
+    return common or {}
+
+
+def _substituted(node, env, algebra):
+    """``node`` with names bound in ``env`` written out (an opaque atom reads the same values)."""
+    if not any(isinstance(n, gast.Name) and n.id in env for n in gast.walk(node)):
+        return node
+    node = compat.clone(node)
+
+    def visit(n):
+        for field, child in gast.iter_fields(n):
+            if isinstance(child, gast.Name) and child.id in env:
+                setattr(n, field, algebra.expr(env[child.id]))
+            elif isinstance(child, gast.AST):
+                visit(child)
+            elif isinstance(child, list):
+                child[:] = [algebra.expr(env[c.id]) if isinstance(c, gast.Name) and c.id in env else c
+                            for c in child]
+                for c in child:
+                    if isinstance(c, gast.AST):
+                        visit(c)
+    visit(node)
+    return node
+
+
+# -- groups ------------------------------------------------------------------
+
+def fusable(op, analysis) -> bool:
+    """An active elementwise ufunc of one result, operands by position only."""
+    fn = op.fn
+    return isinstance(op, Op) and op.kind == "prim" and isinstance(fn, np.ufunc) and fn.signature is None \
+        and fn.nout == 1 and not op.kwargs and len(op.targets) == 1 and len(op.args) == fn.nin \
+        and analysis.is_active(op)
+
+
+def groups(stmts, analysis, temps, reads):
+    """``{id(root): [ops]}`` for runs of fusable ops in ``stmts`` joined by once-read temporaries.
+
+    ``reads`` counts every read of each name in the function.  A member's
+    result is a temporary read once, by a later op of the same group; the
+    group's ops are contiguous, so nothing between them changes what they read.
+    """
+    order = {id(s): i for i, s in enumerate(stmts)}
+    finished = []
+    open_ = {}  # temporary -> the ops computing it, waiting for their one reader
+    for s in stmts:
+        if not (isinstance(s, Op) and fusable(s, analysis)):
+            finished += open_.values()
+            open_ = {}
+            continue
+        ops = []
+        for a in s.args:
+            if isinstance(a, gast.Name) and a.id in open_:
+                ops += open_.pop(a.id)
+        ops.append(s)
+        t = s.targets[0]
+        if t in temps and reads.get(t, 0) == 1:
+            open_[t] = ops
+        else:
+            finished.append(ops)
+    finished += open_.values()
+    out = {}
+    for ops in finished:
+        ops = sorted(ops, key=lambda m: order[id(m)])
+        positions = [order[id(m)] for m in ops]
+        if len(ops) >= 2 and positions == list(range(positions[0], positions[0] + len(ops))):
+            out[id(ops[-1])] = ops
+    return out
+
+
+def read_counts(body) -> dict:
+    """How often each name is read anywhere in the normalised function."""
+    from .ir import For, If, While, walk_statements
+    counts = {}
+
+    def add(names):
+        for n in names:
+            counts[n] = counts.get(n, 0) + 1
+    for s in walk_statements(body):
+        if isinstance(s, Op):
+            add(atom_names(s.expr))
+        elif isinstance(s, If):
+            add([s.test])
+        elif isinstance(s, While):
+            add([s.test])
+        elif isinstance(s, For):
+            add(atom_names(s.iter))
+        else:
+            add(n.id for n in gast.walk(getattr(s, "stmt", None) or compat.const(0)) if isinstance(n, gast.Name))
+    return counts
