@@ -5,6 +5,7 @@ def dbranch(x, *, dresult=1.0):
     if t1:
         t3 = np.sin(x)
     _stack.append(t1)
+    del t1
     # grad of line 25: return np.sum(y)
     dy = filled(dresult, shape(x))
     # grad of line 21: if np.sum(x) > 0:
@@ -14,4 +15,5 @@ def dbranch(x, *, dresult=1.0):
     else:
         # grad of line 24: y = x ** 3
         dx = dy * (3 * x ** 2)
+    del dy
     return dx

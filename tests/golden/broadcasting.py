@@ -4,9 +4,12 @@ def dbroadcasting(a, row, *, dresult=1.0):
     t2 = t3 * row
     t4 = 1.0 + a * a
     t1 = t2 / t4
+    del t2
     t1 = only_shape(t1)
     # grad of line 17: return np.sum((a + row) * row / (1.0 + a * a))
     dt1 = filled(dresult, shape(t1))
+    del t1
     da = unbroadcast(dt1 * row * (1 / t4 - 2 * a * t3 / t4 / t4), shape(a))
     drow = unbroadcast(dt1 * (row / t4 + t3 / t4), shape(row))
+    del dt1, t3, t4
     return da, drow

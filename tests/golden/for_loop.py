@@ -16,6 +16,8 @@ def dfor_loop(x, n, *, dresult=1.0):
         y = _stack.pop()
         dx = dx + dy * y
         dy = dy * (x + np.cos(y))
+    del y
     # grad of line 29: y = x
     dx = dx + dy
+    del dy
     return dx

@@ -6,10 +6,16 @@ def dindexing(x, *, dresult=1.0):
     t5 = x[1, 0]
     # grad of line 76: return np.sum(x[1:, ::2]) + x[0, 1] * x[1, 0]
     dt1 = unbroadcast(dresult, shape(t1))
+    del t1
     dt4 = unbroadcast(dresult * t5, shape(t4))
     dt5 = unbroadcast(dresult * t4, shape(t5))
+    del t4, t5
     dx = scatter(dt5, x.shape, (1, 0))
+    del dt5
     dx = dx + scatter(dt4, x.shape, (0, 1))
+    del dt4
     dt2 = filled(dt1, t2.shape)
+    del dt1, t2
     dx = dx + scatter(dt2, x.shape, np.s_[1:, ::2])
+    del dt2
     return dx

@@ -12,14 +12,23 @@ def dmethods(w, v, *, dresult=1.0):
     t9 = t10[2]
     # grad of line 68: return h.T.dot(h).sum() + h.mean(axis=0).max() + w.reshape(-1)[2] ** 2
     dt2 = unbroadcast(dresult, shape(t2))
+    del t2
     dt9 = unbroadcast(2 * dresult * t9, shape(t9))
+    del t9
     dt10 = scatter(dt9, t10.shape, 2)
+    del dt9, t10
     dw = np.reshape(dt10, w.shape)
+    del dt10
     dt3 = unbroadcast(dt2, shape(t3))
+    del t3
     dt6 = unbroadcast(dt2, shape(t6))
+    del dt2
     dt7 = filled(dt6, t7.shape) * tie_weights(t7, t6, None, False)
+    del dt6, t6, t7
     dh = expand_reduced(dt7 / reduced_count(h.shape, 0), h.shape, 0, False)
+    del dt7
     dt4 = filled(dt3, t4.shape)
+    del dt3
     if np.ndim(t5) == 0 or np.ndim(h) == 0:
         t11 = dt4 * h
         t12 = dt4 * t5
@@ -29,11 +38,15 @@ def dmethods(w, v, *, dresult=1.0):
         t13, t14 = gradient_tuple(matmul(dt4, t4, t5, h), 2)
         t11 = t13
         t12 = t14
+    del dt4, t4
     dt5 = unbroadcast(t11, shape(t5))
+    del t5
     dh = dh + unbroadcast(t12, shape(h))
     dh = dh + np.transpose(dt5, None)
+    del dt5
     # grad of line 67: h = np.tanh(w @ v)
     dt1 = dh * (1 - h * h)
+    del dh, h
     if w.ndim == 1 and v.ndim == 1:
         t15 = dt1 * v
         t16 = dt1 * w
@@ -46,6 +59,7 @@ def dmethods(w, v, *, dresult=1.0):
     else:
         t15 = dt1 @ T(v)
         t16 = T(w) @ dt1
+    del dt1
     dw = dw + unbroadcast(t15, shape(w))
     dv = unbroadcast(t16, shape(v))
     return dw, dv

@@ -6,15 +6,22 @@ def dnested_call(x, y, *, dresult=1.0):
     z = t1 + t2
     # grad of line 57: return np.sum(z)
     dz = filled(dresult, z.shape)
+    del z
     # grad of line 56: z = inner(x, y) + inner(y, x)
     dt1 = unbroadcast(dz, shape(t1))
+    del t1
     dt2 = unbroadcast(dz, shape(t2))
+    del dz, t2
     t3, t4 = backward_inner(_stack, dt2)
+    del dt2
     dy = t3
     dx = t4
     t5, t6 = backward_inner(_stack, dt1)
+    del dt1
     dx = dx + t5
+    del t5
     dy = dy + t6
+    del t6
     return dx, dy
 
 

@@ -6,6 +6,7 @@ def dpower(x, n, *, dresult=1.0):
         t3 = n - 1
         t2 = forward_power(_stack, x, t3)
     _stack.append(t1)
+    del t1
     # grad of line 61: if n == 0:
     if _stack.pop():
         dx = 0.0

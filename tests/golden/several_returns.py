@@ -4,6 +4,7 @@ def dseveral_returns(x, *, dresult=1.0):
     s = np.sum(x)
     t1 = s > 0.5
     _stack.append(t1)
+    del t1
     # grad of line 81: if s > 0.5:
     if _stack.pop():
         # grad of line 82: return s * s
@@ -11,6 +12,7 @@ def dseveral_returns(x, *, dresult=1.0):
     else:
         # grad of line 83: return -s
         ds = -dresult
+    del s
     # grad of line 80: s = np.sum(x)
     dx = filled(ds, x.shape)
     return dx

@@ -10,6 +10,7 @@ def dwhile_loop(x, *, dresult=1.0):
         _stack.append(y)
         y = t4
         t3 = np.linalg.norm(y) < 1000
+    del t3
     _stack.append(_trips)
     # grad of line 39: return np.sum(y)
     dy = filled(dresult, y.shape)

@@ -22,6 +22,7 @@ def dwith_break(x, *, ds=1.0):
             _break = True
         if _break:
             break
+    del _break
     _stack.append(_trips)
     # grad of line 44: for i in range(10):
     dx = 0.0
@@ -35,5 +36,6 @@ def dwith_break(x, *, ds=1.0):
         t1 = _stack.pop()
         dx = dx + unbroadcast(dt2 * i, shape(x))
         t2 = _stack.pop()
+    del t1, t2
     i = _stack.pop()
     return dx

@@ -243,3 +243,24 @@ def branch_left_empty(x, y):
 
 def test_a_branch_whose_adjoint_is_all_dropped_still_compiles():
     assert_grad(astgrad.grad(branch_left_empty, wrt=(0, 1)), branch_left_empty, X, X * 2, wrt=(0, 1))
+
+
+def softmax_xent(W, X, Y):
+    logits = X @ W
+    m = np.max(logits, axis=1, keepdims=True)
+    lse = m + np.log(np.sum(np.exp(logits - m), axis=1, keepdims=True))
+    return -np.mean(np.sum(Y * (logits - lse), axis=1))
+
+
+def test_arrays_are_released_after_their_last_read():
+    g = astgrad.grad(softmax_xent)
+    source = g.source
+    released = {name.strip() for line in source.splitlines() if line.strip().startswith("del ")
+                for name in line.strip()[4:].split(",")}
+    assert {"logits", "lse"} <= released  # primal arrays the adjoint is done with
+    assert not released & {"W", "X", "Y", "dresult", "dW"}  # never a parameter or the result
+    assert "dt5" not in released  # -dresult is a number: nothing to free
+    rng = np.random.default_rng(0)
+    W, X = rng.standard_normal((4, 3)), rng.standard_normal((5, 4))
+    Y = np.eye(3)[[0, 2, 1, 1, 0]]
+    assert_grad(g, softmax_xent, W, X, Y)

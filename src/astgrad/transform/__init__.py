@@ -20,7 +20,7 @@ from .ir import Op, walk_ops
 from .namespace import Namespace
 from .naming import Adjoints, Names
 from .normalize import Normalizer, local_names, param_names
-from .optimize import drop_arrays, drop_unread_saves, optimize, shapes_on_stack, unbind
+from .optimize import drop_arrays, drop_unread_saves, optimize, release, shapes_on_stack, unbind
 from .parse import Dependencies, FunctionSource
 from .reverse import STACK, Reverser, _push, _pop, first_bindings, uses_stack
 
@@ -160,6 +160,10 @@ class ModuleBuilder:
         fn_def = shapes_on_stack(fn_def, adjoint, helpers[0], helpers[2])
         fn_def = optimize(drop_unread_saves(fn_def, adjoint, helpers[2]), self.ns)
         fn_def = drop_arrays(fn_def, primal, adjoint, helpers, plan.names.temps)
+        params = fn_def.args.args + fn_def.args.kwonlyargs
+        numbers = [seed] if mode == "grad" else []  # the seed of a gradient is the number 1.0
+        fn_def = release(fn_def, keep=[a.id for a in params], numbers=numbers,
+                         small=(helpers[1], helpers[2]))
         self.functions.insert(0, fn_def)
         return name
 

@@ -320,3 +320,93 @@ def _pop_target(stmt):
             and stmt.value.func.value.id == "_stack" and not stmt.value.args:
         return stmt.targets[0].id
     return None
+
+
+def release(fn_def, keep=(), numbers=(), small=()):
+    """``del`` each array after the top-level statement that last reads it.
+
+    A Python local holds its array until the function returns; a gradient
+    written by hand drops (or overwrites) an array once it is used up, and
+    so does the generated code.  Only names a top-level assignment binds
+    before that statement are released (they are surely bound there), never
+    ``keep`` (the parameters) or the stack.  Names that surely hold numbers
+    (computed from ``numbers``, the float seed, and literals) or only a
+    shape (assigned a call of one of ``small``: ``size`` and ``only_shape``)
+    are left alone, as are names last copied (``dx = dy``) or only assigned:
+    freeing them saves nothing.
+    """
+    body = fn_def.body
+    last, bound, values = {}, {}, {}
+    for i, s in enumerate(body):
+        for n in gast.walk(s):
+            if isinstance(n, gast.Name):
+                last[n.id] = i
+        for t, value in _assignments(s):
+            bound.setdefault(t, i)
+            values.setdefault(t, []).append(value)
+    scalar = set(numbers)
+    changed = True
+    while changed:
+        changed = False
+        for name, assigned in values.items():
+            if name not in scalar and all(value is not None and _numeric(value, scalar, small[:1])
+                                          for value in assigned):
+                scalar.add(name)
+                changed = True
+    tiny = {name for name, assigned in values.items()
+            if assigned and all(isinstance(v, gast.Call) and isinstance(v.func, gast.Name) and v.func.id in small
+                                or isinstance(v, gast.Name) and v.id in small for v in assigned)}
+    after = {}
+    for name, i in last.items():
+        if name in keep or name in scalar or name in tiny or name == "_stack" or name not in bound \
+                or bound[name] > i or isinstance(body[i], gast.Return) or not _loads(body[i], name) \
+                or _copies(body[i], name):
+            continue
+        after.setdefault(i, []).append(name)
+    if not after:
+        return fn_def
+    out = []
+    for i, s in enumerate(body):
+        out.append(s)
+        if i in after:
+            out.append(compat.make("Delete", targets=[compat.name(n, store=False) for n in sorted(after[i])]))
+    for node in out:
+        if isinstance(node, gast.Delete):
+            for t in node.targets:
+                t.ctx = gast.Del()
+    fn_def.body = out
+    return fn_def
+
+
+def _assignments(stmt):
+    """``(name, value)`` for every name ``stmt`` binds at its top level (value None when not one expression)."""
+    if isinstance(stmt, gast.Assign):
+        for t in stmt.targets:
+            if isinstance(t, gast.Name):
+                yield t.id, stmt.value
+            else:
+                for n in getattr(t, "elts", []):
+                    if isinstance(n, gast.Name):
+                        yield n.id, None
+
+
+def _numeric(value, scalar, counts=()) -> bool:
+    """An expression of literals, names holding numbers and ``size(...)`` calls: a number itself."""
+    if isinstance(value, gast.Constant):
+        return isinstance(value.value, (int, float)) and not isinstance(value.value, bool)
+    if isinstance(value, gast.Name):
+        return value.id in scalar
+    if isinstance(value, gast.UnaryOp):
+        return _numeric(value.operand, scalar, counts)
+    if isinstance(value, gast.BinOp):
+        return _numeric(value.left, scalar, counts) and _numeric(value.right, scalar, counts)
+    return isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and value.func.id in counts
+
+
+def _loads(stmt, name) -> bool:
+    return any(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load) for n in gast.walk(stmt))
+
+
+def _copies(stmt, name) -> bool:
+    """``stmt`` is ``other = name``: the value lives on under another name."""
+    return isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Name) and stmt.value.id == name
