@@ -16,6 +16,7 @@ import numpy as np
 
 from . import rules
 from .transform import build, check
+from .transform.emit import compile_source
 from .transform.errors import TransformError
 
 __all__ = ["grad", "value_and_grad", "vjp", "show", "TransformError"]
@@ -40,7 +41,6 @@ class GradientFunction:
         self._positions = [[p.name for p in params].index(n) for n in self._names] if plain else []
         self._mode = mode
         self._preserve = preserve_result
-        self._one_gradient = mode == "grad" and not preserve_result and len(self._names) == 1 and plain
         self._rebuild()
 
     def _rebuild(self):
@@ -49,6 +49,7 @@ class GradientFunction:
                                 mode="vjp" if self._mode == "vjp" else "grad",
                                 preserve_result=self._preserve or self._mode == "value_and_grad")
         self._seed = _seed_name(self._generated.function)
+        self._entry = _compile_entry(self) if self._arity >= 0 else GradientFunction._call_general
 
     @property
     def source(self) -> str:
@@ -63,16 +64,14 @@ class GradientFunction:
         return f"<astgrad.{self._mode} of {self.__wrapped__.__qualname__} wrt {', '.join(self._names)}>"
 
     def __call__(self, *args, **kwargs):
+        return self._entry(self, args, kwargs)  # compiled per instance: see _compile_entry
+
+    def _call_general(self, args, kwargs):
+        """Every call the compiled entry does not take: keywords, Tensors, lists, a rebound callee."""
         if not self._generated.current():
             self._rebuild()
-        if not kwargs and len(args) == self._arity:
-            for a in args:
-                if type(a) not in _PLAIN:
-                    break
-            else:
-                if self._one_gradient:
-                    return self._call_one(args)
-                return self._call_plain(args)
+            if not kwargs and len(args) == self._arity and all(type(a) in _PLAIN for a in args):
+                return self._entry(self, args, kwargs, True)
         seed = {}
         if self._mode == "vjp":
             if not args:
@@ -104,64 +103,66 @@ class GradientFunction:
         return result
 
 
-    def _call_one(self, args):
-        """The commonest call: ``grad(f)(x, ...)`` with numpy arrays and numbers, one gradient."""
-        grad = self._generated.function(*args)
-        original = args[self._positions[0]]
-        if _owned(grad, original, args, ()):
-            return grad if self._single else (grad,)
-        grad = _finish(grad, original)
-        return grad if self._single else (grad,)
-
-    def _call_plain(self, args):
-        """The common call: positional numpy arrays and numbers, nothing to bind or unwrap."""
-        if self._mode == "vjp":
-            out = self._generated.function(*args[:-1], **{self._seed: args[-1]})
-        else:
-            out = self._generated.function(*args)
-        value = None
-        if self._preserve or self._mode == "value_and_grad":
-            out, value = out
-        grads = out if len(self._names) > 1 else (out,)
-        returned = []
-        for g, i in zip(grads, self._positions):
-            original = args[i]
-            if _owned(g, original, args, returned):
-                returned.append(g)
-            else:
-                returned.append(_finish(g, original))
-        result = returned[0] if self._single else tuple(returned)
-        if self._mode == "value_and_grad":
-            return value, result
-        if self._preserve:
-            return result, value
-        return result
-
-
 _PLAIN = frozenset({np.ndarray, float, int})
 
+# The common call, positional numpy arrays and numbers with no keywords, as
+# code compiled per GradientFunction (by _compile_entry) for its arity, wrt
+# positions and mode.  Everything else goes to _call_general, which checks
+# for a rebound callee again, transforms anew and comes back with checked=True.
+_ENTRY = """
+def entry(self, args, kwargs, checked=False):
+    if not kwargs and len(args) == {arity}:
+        {args}, = args
+        if {plain}:
+            if not checked:
+                try:
+                    checked = {current}  # Dependencies.current(), inline
+                except (AttributeError, ValueError):
+                    pass
+            if checked:
+                {unpack} = _function({call})
+{keep}
+                return {result}
+    return _call_general(self, args, kwargs)
+"""
 
-def _owned(grad, original, args, returned) -> bool:
-    """``grad`` can be returned as it is: a fresh array of the argument's shape and dtype.
+# A gradient is returned as it is when fresh: an array of its argument's
+# shape and float dtype that owns its memory (no view of anything), is
+# writeable, and is none of the arguments nor a gradient returned before it.
+# Otherwise _finish copies it (or makes the float of a number argument).
+# (float64 is tested first: one ``is`` instead of comparing dtypes.)
+_KEEP = """\
+                if not (type({g}) is _ndarray and {t} is _ndarray and {g}.shape == {a}.shape
+                        and ({g}.dtype is {a}.dtype is _float64 or {g}.dtype == {a}.dtype and {g}.dtype.kind in "fc")
+                        and (flags := {g}.flags).owndata and flags.writeable and {others}):
+                    {g} = _finish({g}, {a})
+"""
 
-    Fresh means it owns its memory (no view of anything), is writeable, and is
-    none of the arguments nor a gradient already returned.
-    """
-    if type(grad) is not np.ndarray or type(original) is not np.ndarray or grad.shape != original.shape:
-        return False
-    dtype = grad.dtype
-    if dtype != original.dtype or dtype.kind not in "fc":
-        return False
-    flags = grad.flags
-    if not (flags.owndata and flags.writeable):
-        return False
-    for other in args:
-        if grad is other:
-            return False
-    for other in returned:
-        if grad is other:
-            return False
-    return True
+
+def _compile_entry(gf):
+    """``gf.__call__`` for the common call, a function of ``(gf, args, kwargs, checked)``."""
+    namespace = {"_function": gf._generated.function, "_finish": _finish, "_ndarray": np.ndarray,
+                 "_float64": np.dtype(np.float64), "_PLAIN": _PLAIN, "_call_general": GradientFunction._call_general}
+    args = [f"a{i}" for i in range(gf._arity)]  # with types t0, t1, ...
+    grads = [f"g{i}" for i in range(len(gf._names))]
+    call = ", ".join(args)
+    if gf._mode == "vjp":  # the seed is the last argument, a keyword of the generated function
+        call = f"{', '.join(args[:-1])}, {gf._seed}={args[-1]}"
+    unpack = ", ".join(grads)  # one gradient is not a tuple
+    if gf._preserve or gf._mode == "value_and_grad":
+        unpack = f"({unpack}), value"
+    keep = "".join(_KEEP.format(g=g, a=args[i], t=f"t{i}", others=" and ".join(f"{g} is not {o}" for o in args + grads[:n]))
+                   for n, (g, i) in enumerate(zip(grads, gf._positions)))
+    result = grads[0] if gf._single else f"({', '.join(grads)},)"
+    if gf._mode == "value_and_grad":
+        result = f"value, {result}"
+    elif gf._preserve:
+        result = f"{result}, value"
+    source = _ENTRY.format(arity=gf._arity, args=", ".join(args), call=call, unpack=unpack, keep=keep.rstrip(),
+                           plain=" and ".join(f"(t{i} := type({a})) in _PLAIN" for i, a in enumerate(args)),
+                           current=gf._generated.dependencies.test_source(namespace), result=result)
+    compile_source(source, gf._generated.filename[:-1] + " entry>", namespace)
+    return namespace["entry"]
 
 
 def _seed_name(fn):
@@ -206,6 +207,8 @@ def _unwrap(value):
 
 def _finish(grad, original):
     """The gradient with its argument's type and shape (a float for a float)."""
+    if type(original) in (float, int) and type(grad) in (float, np.float64):
+        return float(grad)  # the common number case of the branch below
     if _is_tensor(original):
         from . import tensor
         data = _finish(grad, original.detach().numpy())

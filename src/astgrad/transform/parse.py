@@ -131,47 +131,72 @@ class Dependencies:
 
     Only callables and modules are recorded: data read from globals is looked
     up live by the generated code, so rebinding a global weight needs no new
-    transform.  ``current()`` is a few dict lookups, cheap enough per call.
+    transform.  ``current()`` is one compiled chain of ``is`` tests, cheap
+    enough per call; ``test_source`` hands the same chain to generated callers.
     """
 
     def __init__(self):
         self.entries: dict = {}
-        self._checks = None  # entries as a flat list, made on the first current()
+        self._current = None  # compiled from test_source() on the first current()
 
     def record_key(self, mapping, key, value):
         if _code_like(value):
             self.entries[("key", id(mapping), key)] = (mapping, key, value)
+            self._current = None
 
     def record_cell(self, cell, value):
         if _code_like(value):
             self.entries[("cell", id(cell), None)] = (cell, None, value)
+            self._current = None
 
     def record_attr(self, obj, name, value):
         if _code_like(value) or name == "__code__":
             self.entries[("attr", id(obj), name)] = (obj, name, value)
+            self._current = None
 
     def update(self, other):
         self.entries.update(other.entries)
+        self._current = None
+
+    def test_source(self, namespace: dict) -> str:
+        """``current()`` as one Python expression, for code generated around a transform.
+
+        One test per recorded name, such as ``_dep3.sum is _dep4`` for ``np.sum``;
+        the objects are bound in ``namespace`` under names starting ``_dep``.
+        A name that is gone raises AttributeError (ValueError for an emptied
+        closure cell), which the caller catches and reads as "not current".
+        """
+        from keyword import iskeyword
+
+        def bind(obj):
+            name = f"_dep{len(namespace)}"
+            namespace[name] = obj
+            return name
+
+        tests = []
+        for (kind, _, _), (place, key, value) in self.entries.items():
+            if kind == "key":  # a dict such as the function's globals
+                read = f"{bind(place)}.get({repr(key) if type(key) is str else bind(key)}, {bind(_MISSING)})"
+            elif kind == "cell":
+                read = f"{bind(place)}.cell_contents"
+            elif key.isidentifier() and not iskeyword(key):
+                read = f"{bind(place)}.{key}"
+            else:
+                read = f"getattr({bind(place)}, {bind(key)}, {bind(_MISSING)})"
+            tests.append(f"{read} is {bind(value)}")
+        return " and ".join(tests) or "True"
 
     def current(self) -> bool:
         """Whether every recorded name still denotes the object it did at transform time."""
-        checks = self._checks
-        if checks is None or len(checks) != len(self.entries):
-            checks = self._checks = [(kind == "key", kind == "cell", place, key, value)
-                                     for (kind, _, _), (place, key, value) in self.entries.items()]
-        for by_key, in_cell, place, key, value in checks:
-            if by_key:
-                now = place.get(key, _MISSING)
-            elif in_cell:
-                try:
-                    now = place.cell_contents
-                except ValueError:
-                    now = _MISSING
-            else:
-                now = getattr(place, key, _MISSING)
-            if now is not value:
-                return False
-        return True
+        if self._current is None:
+            namespace: dict = {}
+            exec(f"def current():\n"
+                 f"    try:\n"
+                 f"        return {self.test_source(namespace)}\n"
+                 f"    except (AttributeError, ValueError):\n"
+                 f"        return False\n", namespace)
+            self._current = namespace["current"]
+        return self._current()
 
 
 def _code_like(value) -> bool:

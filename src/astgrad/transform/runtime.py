@@ -139,8 +139,20 @@ def size(value):
 
 
 def unbroadcast(g, to):
-    """``rules.unbroadcast(g, to)``, returning ``g`` at once when it already has the shape ``to``."""
-    if shape(g) == to:
+    """``rules.unbroadcast(g, to)``, returning ``g`` at once when it already has the shape ``to``.
+
+    An array that broadcasting only gave leading axes (a bias: (32, 64) to
+    (64,)) is summed over them by ``np.add.reduce``, what ``np.sum`` calls
+    after its Python-level dispatch.
+    """
+    if type(g) is np.ndarray:
+        have = g.shape
+        if have == to:
+            return g
+        extra = len(have) - len(to)
+        if extra > 0 and have[extra:] == to:
+            return np.add.reduce(g, axis=tuple(range(extra)))
+    elif shape(g) == to:
         return g
     return rules.unbroadcast(g, to)
 
