@@ -14,7 +14,7 @@ import gast
 __all__ = [
     "gast", "parse", "to_source", "make", "name", "const", "attr", "call",
     "assign", "expr_stmt", "if_stmt", "for_stmt", "while_stmt", "ret",
-    "tuple_", "binop", "clone", "is_literal",
+    "tuple_", "binop", "clone", "is_literal", "walk",
 ]
 
 _LIST_FIELDS = {"body", "orelse", "args", "keywords", "targets", "elts",
@@ -98,8 +98,29 @@ def binop(left, op: str, right):
     return make("BinOp", left=left, op=getattr(gast, op)(), right=right)
 
 
+def walk(node):
+    """Every node of a tree, like ``gast.walk`` but depth first and cheaper: for sets and tests, not order."""
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        yield n
+        for value in n.__dict__.values():
+            if isinstance(value, list):
+                todo.extend(v for v in value if isinstance(v, gast.AST))
+            elif isinstance(value, gast.AST):
+                todo.append(value)
+
+
 def clone(node):
-    return copy.deepcopy(node)
+    """A deep copy of a tree (nodes and lists; leaves such as names and constants are immutable)."""
+    if isinstance(node, list):
+        return [clone(n) for n in node]
+    if not isinstance(node, gast.AST):
+        return copy.deepcopy(node) if isinstance(node, (dict, set)) else node
+    new = node.__class__.__new__(node.__class__)
+    for key, value in node.__dict__.items():
+        new.__dict__[key] = clone(value) if isinstance(value, (gast.AST, list)) else value
+    return new
 
 
 def is_literal(node) -> bool:

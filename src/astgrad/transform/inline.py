@@ -17,6 +17,7 @@ import inspect
 import operator
 import textwrap
 import types
+import weakref
 
 import numpy as np
 
@@ -34,10 +35,14 @@ class Inlined:
         self.grads = grads
 
 
+#: rule function -> its parsed definition (or None): a rule's source does not change under it
+_PARSED = weakref.WeakKeyDictionary()
+
+
 class RuleInliner:
     def __init__(self, ns):
         self.ns = ns
-        self._parsed = {}
+        self._parsed = _PARSED
 
     def _parse(self, rule_fn):
         if rule_fn not in self._parsed:

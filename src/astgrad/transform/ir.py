@@ -86,6 +86,8 @@ def atom_names(node) -> list[str]:
     """Local variable names an atom (or small literal expression) reads."""
     if node is None:
         return []
+    if isinstance(node, gast.Name):
+        return [node.id]
     return [n.id for n in gast.walk(node) if isinstance(n, gast.Name)]
 
 

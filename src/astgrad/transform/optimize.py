@@ -30,7 +30,7 @@ def optimize(fn_def, ns, keep=()):
 
 
 def _reads(tree):
-    return {n.id for n in gast.walk(tree) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+    return {n.id for n in compat.walk(tree) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
 
 
 def _sweep(stmts, reads, ns, changed):
@@ -84,7 +84,7 @@ def _dead(stmt, reads):
 
 def _pure(expr, ns) -> bool:
     """No side effects: names, constants, operators and known pure calls."""
-    for node in gast.walk(expr):
+    for node in compat.walk(expr):
         if isinstance(node, gast.Call):
             func = node.func
             root = func
@@ -106,13 +106,13 @@ def _pure(expr, ns) -> bool:
 
 
 def _random(func) -> bool:
-    return any(isinstance(n, gast.Attribute) and n.attr == "random" for n in gast.walk(func))
+    return any(isinstance(n, gast.Attribute) and n.attr == "random" for n in compat.walk(func))
 
 
 def unbind(fn_def, primal, temps, ns):
     """Write single-use temporaries of the ``primal`` statements into the statement that reads them."""
     loads = {}
-    for n in gast.walk(fn_def):
+    for n in compat.walk(fn_def):
         if isinstance(n, gast.Name):
             key = "load" if isinstance(n.ctx, gast.Load) else "store"
             loads.setdefault(n.id, {"load": 0, "store": 0})[key] += 1
@@ -137,7 +137,7 @@ def _unbind_block(stmts, once, ns, ids):
         name = _single_target(prev)
         if name in once and isinstance(s, gast.Assign) and _pure(prev.value, ns) and _pure(s.value, ns) \
                 and (ids is None or id(prev) in ids):
-            uses = [n for n in gast.walk(s.value) if isinstance(n, gast.Name) and n.id == name]
+            uses = [n for n in compat.walk(s.value) if isinstance(n, gast.Name) and n.id == name]
             if len(uses) == 1:
                 value = prev.value
                 s.value = _replace_name(s.value, name, value)
@@ -173,19 +173,19 @@ def shapes_on_stack(fn_def, adjoint, shape_helper, keep_shape):
     shape_reads, other_reads = set(), set()
     for stmt in adjoint:
         inside = set()
-        for n in gast.walk(stmt):
+        for n in compat.walk(stmt):
             if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id == shape_helper \
                     and len(n.args) == 1 and isinstance(n.args[0], gast.Name):
                 inside.add(id(n.args[0]))
                 shape_reads.add(n.args[0].id)
-        for n in gast.walk(stmt):
+        for n in compat.walk(stmt):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(n) not in inside:
                 other_reads.add(n.id)
     only = shape_reads - other_reads
     if not only:
         return fn_def
     adjoint_ids = {id(stmt) for stmt in adjoint}
-    pushes = (n for stmt in fn_def.body if id(stmt) not in adjoint_ids for n in gast.walk(stmt))
+    pushes = (n for stmt in fn_def.body if id(stmt) not in adjoint_ids for n in compat.walk(stmt))
     for n in pushes:
         if not isinstance(n, gast.Call) or len(n.args) != 1:
             continue
@@ -206,7 +206,7 @@ def drop_arrays(fn_def, primal, adjoint, helpers, temps):
     """
     shape_fn, size_fn, keep_fn = helpers
     stores, meta, other = {}, {}, set()
-    for n in gast.walk(fn_def):
+    for n in compat.walk(fn_def):
         if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
             stores[n.id] = stores.get(n.id, 0) + 1
     adjoint_ids = {id(s) for s in adjoint}
@@ -215,13 +215,13 @@ def drop_arrays(fn_def, primal, adjoint, helpers, temps):
         if id(stmt) in primal_ids:
             continue
         inside = {}
-        for n in gast.walk(stmt) if id(stmt) in adjoint_ids else ():
+        for n in compat.walk(stmt) if id(stmt) in adjoint_ids else ():
             if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id == shape_fn \
                     and len(n.args) == 1 and isinstance(n.args[0], gast.Name):
                 inside[id(n.args[0])] = None
             elif isinstance(n, gast.Attribute) and n.attr in ("shape", "size") and isinstance(n.value, gast.Name):
                 inside[id(n.value)] = n
-        for n in gast.walk(stmt):
+        for n in compat.walk(stmt):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
                 if id(n) in inside:
                     meta.setdefault(n.id, []).append(inside[id(n)])
@@ -238,7 +238,7 @@ def drop_arrays(fn_def, primal, adjoint, helpers, temps):
     if not chosen:
         return fn_def
     after = {}
-    read = [{n.id for n in gast.walk(s) if isinstance(n, gast.Name)} for s in top]
+    read = [{n.id for n in compat.walk(s) if isinstance(n, gast.Name)} for s in top]
     for name in chosen:
         last = max(i for i, names in enumerate(read) if name in names)
         after.setdefault(id(top[last]), []).append(name)
@@ -270,11 +270,11 @@ def drop_unread_saves(fn_def, adjoint, keep_shape):
     Every pop of ``t4`` matches a push of ``t4``, so dropping all of both
     keeps the other pushes and pops matched.
     """
-    loads = {n.id for stmt in adjoint for n in gast.walk(stmt)
+    loads = {n.id for stmt in adjoint for n in compat.walk(stmt)
              if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
     popped = set()
     for stmt in adjoint:
-        for n in gast.walk(stmt):
+        for n in compat.walk(stmt):
             name = _pop_target(n)
             if name is not None:
                 popped.add(name)
@@ -336,11 +336,14 @@ def release(fn_def, keep=(), numbers=(), small=()):
     freeing them saves nothing.
     """
     body = fn_def.body
-    last, bound, values = {}, {}, {}
+    last, bound, values, loaded = {}, {}, {}, []
     for i, s in enumerate(body):
-        for n in gast.walk(s):
+        loaded.append(set())
+        for n in compat.walk(s):
             if isinstance(n, gast.Name):
                 last[n.id] = i
+                if isinstance(n.ctx, gast.Load):
+                    loaded[i].add(n.id)
         for t, value in _assignments(s):
             bound.setdefault(t, i)
             values.setdefault(t, []).append(value)
@@ -359,7 +362,7 @@ def release(fn_def, keep=(), numbers=(), small=()):
     after = {}
     for name, i in last.items():
         if name in keep or name in scalar or name in tiny or name == "_stack" or name not in bound \
-                or bound[name] > i or isinstance(body[i], gast.Return) or not _loads(body[i], name) \
+                or bound[name] > i or isinstance(body[i], gast.Return) or name not in loaded[i] \
                 or _copies(body[i], name):
             continue
         after.setdefault(i, []).append(name)
@@ -401,10 +404,6 @@ def _numeric(value, scalar, counts=()) -> bool:
     if isinstance(value, gast.BinOp):
         return _numeric(value.left, scalar, counts) and _numeric(value.right, scalar, counts)
     return isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and value.func.id in counts
-
-
-def _loads(stmt, name) -> bool:
-    return any(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load) for n in gast.walk(stmt))
 
 
 def _copies(stmt, name) -> bool:
