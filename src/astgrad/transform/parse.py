@@ -131,32 +131,27 @@ class Dependencies:
 
     Only callables and modules are recorded: data read from globals is looked
     up live by the generated code, so rebinding a global weight needs no new
-    transform.  ``current()`` is one compiled chain of ``is`` tests, cheap
-    enough per call; ``test_source`` hands the same chain to generated callers.
+    transform.  ``current()`` checks them in a loop; ``test_source`` gives the
+    same tests as one expression for generated callers to inline.
     """
 
     def __init__(self):
         self.entries: dict = {}
-        self._current = None  # compiled from test_source() on the first current()
 
     def record_key(self, mapping, key, value):
         if _code_like(value):
             self.entries[("key", id(mapping), key)] = (mapping, key, value)
-            self._current = None
 
     def record_cell(self, cell, value):
         if _code_like(value):
             self.entries[("cell", id(cell), None)] = (cell, None, value)
-            self._current = None
 
     def record_attr(self, obj, name, value):
         if _code_like(value) or name == "__code__":
             self.entries[("attr", id(obj), name)] = (obj, name, value)
-            self._current = None
 
     def update(self, other):
         self.entries.update(other.entries)
-        self._current = None
 
     def test_source(self, namespace: dict) -> str:
         """``current()`` as one Python expression, for code generated around a transform.
@@ -187,16 +182,25 @@ class Dependencies:
         return " and ".join(tests) or "True"
 
     def current(self) -> bool:
-        """Whether every recorded name still denotes the object it did at transform time."""
-        if self._current is None:
-            namespace: dict = {}
-            exec(f"def current():\n"
-                 f"    try:\n"
-                 f"        return {self.test_source(namespace)}\n"
-                 f"    except (AttributeError, ValueError):\n"
-                 f"        return False\n", namespace)
-            self._current = namespace["current"]
-        return self._current()
+        """Whether every recorded name still denotes the object it did at transform time.
+
+        A loop over the entries: ``grad(f)`` asks once per call of ``grad``,
+        where compiling ``test_source`` would cost more than it saves (the
+        compiled entry of a GradientFunction inlines it for every gradient).
+        """
+        for (kind, _, _), (place, key, value) in self.entries.items():
+            if kind == "key":
+                now = place.get(key, _MISSING)
+            elif kind == "cell":
+                try:
+                    now = place.cell_contents
+                except ValueError:
+                    now = _MISSING
+            else:
+                now = getattr(place, key, _MISSING)
+            if now is not value:
+                return False
+        return True
 
 
 def _code_like(value) -> bool:
