@@ -151,7 +151,8 @@ def _compile_entry(gf):
     unpack = ", ".join(grads)  # one gradient is not a tuple
     if gf._preserve or gf._mode == "value_and_grad":
         unpack = f"({unpack}), value"
-    keep = "".join(_KEEP.format(g=g, a=args[i], t=f"t{i}", others=" and ".join(f"{g} is not {o}" for o in args + grads[:n]))
+    keep = "".join(_KEEP.format(g=g, a=args[i], t=f"t{i}",
+                                others=" and ".join(f"{g} is not {o}" for o in args + grads[:n]))
                    for n, (g, i) in enumerate(zip(grads, gf._positions)))
     result = grads[0] if gf._single else f"({', '.join(grads)},)"
     if gf._mode == "value_and_grad":
