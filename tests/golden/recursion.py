@@ -5,16 +5,15 @@ def dpower(x, n, *, dresult=1.0):
     if not t1:
         t3 = n - 1
         t2 = forward_power(_stack, x, t3)
-    _stack.append(t1)
-    del t1
     # grad of line 61: if n == 0:
-    if _stack.pop():
+    if t1:
         dx = 0.0
     else:
         # grad of line 63: return x * power(x, n - 1)
         dx = unbroadcast(dresult * t2, shape(x))
         dt2 = unbroadcast(dresult * x, shape(t2))
         dx = dx + backward_power(_stack, dt2)
+    del t1
     return dx
 
 

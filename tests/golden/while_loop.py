@@ -11,15 +11,13 @@ def dwhile_loop(x, *, dresult=1.0):
         y = t4
         t3 = np.linalg.norm(y) < 1000
     del t3
-    _stack.append(_trips)
     # grad of line 39: return np.sum(y)
     dy = filled(dresult, y.shape)
     # grad of line 37: while np.linalg.norm(y) < 1000:
-    for _ in range(_stack.pop()):
+    for _ in range(_trips):
         # grad of line 38: y = y * 2
-        dt4 = dy
         y = _stack.pop()
-        dy = dt4 * 2
+        dy = dy * 2
     # grad of line 36: y = x
     dx = dy
     return dx

@@ -6,7 +6,7 @@ def dwith_break(x, *, ds=1.0):
     t2 = None
     s = 0.0
     _break = False
-    _stack.append(i)
+    _saved1 = i
     _trips = 0
     for i in range(10):
         _trips = _trips + 1
@@ -23,10 +23,9 @@ def dwith_break(x, *, ds=1.0):
         if _break:
             break
     del _break
-    _stack.append(_trips)
     # grad of line 44: for i in range(10):
     dx = 0.0
-    for i in reversed(range(10)[:_stack.pop()]):
+    for i in reversed(range(10)[:_trips]):
         # grad of line 45: s = s + np.sum(x * i)
         dt3 = ds
         s = _stack.pop()
@@ -37,5 +36,5 @@ def dwith_break(x, *, ds=1.0):
         dx = dx + unbroadcast(dt2 * i, shape(x))
         t2 = _stack.pop()
     del t1, t2
-    i = _stack.pop()
+    i = _saved1
     return dx

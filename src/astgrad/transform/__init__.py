@@ -20,7 +20,8 @@ from .ir import Op, walk_ops
 from .namespace import Namespace
 from .naming import Adjoints, Names
 from .normalize import Normalizer, local_names, param_names
-from .optimize import drop_arrays, drop_unread_saves, optimize, release, shapes_on_stack, unbind
+from .optimize import (drop_arrays, drop_unread_saves, optimize, propagate_copies, release, shapes_on_stack,
+                       unbind, unstack)
 from .parse import Dependencies, FunctionSource
 from .reverse import STACK, Reverser, _push, _pop, first_bindings, uses_stack
 
@@ -160,6 +161,11 @@ class ModuleBuilder:
         fn_def = shapes_on_stack(fn_def, adjoint, helpers[0], helpers[2])
         fn_def = optimize(drop_unread_saves(fn_def, adjoint, helpers[2]), self.ns)
         fn_def = drop_arrays(fn_def, primal, adjoint, helpers, plan.names.temps)
+        returned = {n.id for n in compat.walk(fn_def.body[-1]) if isinstance(n, compat.gast.Name)}
+        copies = {n.id for stmt in adjoint for n in compat.walk(stmt)
+                  if isinstance(n, compat.gast.Name) and isinstance(n.ctx, compat.gast.Store)}
+        fn_def = propagate_copies(fn_def, copies - returned)
+        fn_def = optimize(unstack(fn_def), self.ns)
         params = fn_def.args.args + fn_def.args.kwonlyargs
         numbers = [seed] if mode == "grad" else []  # the seed of a gradient is the number 1.0
         fn_def = release(fn_def, keep=[a.id for a in params], numbers=numbers,

@@ -409,3 +409,140 @@ def _numeric(value, scalar, counts=()) -> bool:
 def _copies(stmt, name) -> bool:
     """``stmt`` is ``other = name``: the value lives on under another name."""
     return isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Name) and stmt.value.id == name
+
+
+def propagate_copies(fn_def, candidates):
+    """Read ``b`` where the adjoint copied it (``dt4 = dy``) and drop the copy.
+
+    ``a = b`` for a name ``a`` of ``candidates`` (adjoint temporaries)
+    stored only there: when every read of ``a`` comes later in the same
+    block and ``b`` is not assigned before the last of them (that statement
+    may assign it: its value is read first, and ``b = a`` becomes ``b = b``,
+    which goes), the reads of ``a`` become reads of ``b``.
+    """
+    stores = {}
+    for n in compat.walk(fn_def):
+        if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
+            stores[n.id] = stores.get(n.id, 0) + 1
+    loads = {}
+    for n in compat.walk(fn_def):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+            loads[n.id] = loads.get(n.id, 0) + 1
+
+    def block(stmts):
+        out = list(stmts)
+        i = 0
+        while i < len(out):
+            s = out[i]
+            for field in ("body", "orelse"):
+                if isinstance(getattr(s, field, None), list) and getattr(s, field):
+                    setattr(s, field, block(getattr(s, field)))
+            copy = _copy_of(s)
+            if copy is not None and copy[0] in candidates and stores.get(copy[0]) == 1 and copy[0] != copy[1]:
+                if _propagate(out, i, *copy, loads):
+                    del out[i]
+                    continue
+            i += 1
+        return [s for s in out if not (_copy_of(s) and _copy_of(s)[0] == _copy_of(s)[1])] or [compat.make("Pass")]
+    fn_def.body = block(fn_def.body)
+    return fn_def
+
+
+def _copy_of(stmt):
+    """``(a, b)`` for ``a = b`` between two names."""
+    if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) \
+            and isinstance(stmt.value, gast.Name):
+        return stmt.targets[0].id, stmt.value.id
+    return None
+
+
+def _propagate(stmts, i, a, b, loads) -> bool:
+    found, last = 0, None
+    for j in range(i + 1, len(stmts)):
+        here = sum(1 for n in compat.walk(stmts[j]) if isinstance(n, gast.Name) and n.id == a
+                   and isinstance(n.ctx, gast.Load))
+        if here:
+            found += here
+            last = j
+    if last is None or found != loads.get(a, 0):
+        return False  # read elsewhere (another block, a loop around this one): keep the copy
+    for j in range(i + 1, last + 1):
+        s = stmts[j]
+        if _copy_of(s) == (b, a):
+            continue  # b = a becomes b = b
+        assigns_b = any(isinstance(n, gast.Name) and n.id == b and not isinstance(n.ctx, gast.Load)
+                        for n in compat.walk(s))
+        if assigns_b and (j < last or not isinstance(s, gast.Assign)):
+            return False
+    for j in range(i + 1, last + 1):
+        for n in compat.walk(stmts[j]):
+            if isinstance(n, gast.Name) and n.id == a and isinstance(n.ctx, gast.Load):
+                n.id = b
+    return True
+
+
+def unstack(fn_def):
+    """Keep what the function's top level saves in locals, not on ``_stack``.
+
+    A value pushed outside every loop is popped outside every loop, once:
+    the k-th such pop from the end matches the k-th such push (pushes and
+    pops inside loops and calls balance among themselves).  Each pair
+    becomes a read of the pushed name when nothing assigns it in between
+    (``if t1:`` instead of ``if _stack.pop():``), or a local
+    ``_saved_n = value``.  Without pushes left, ``_stack = []`` goes too.
+    """
+    body = fn_def.body
+    if any(isinstance(s, gast.While) and any(_is_pop(n) for n in compat.walk(s.test)) for s in body):
+        return fn_def  # popped once per trip
+    pushes = [i for i, s in enumerate(body) if _push_value(s) is not None]
+    pops = [(i, n) for i, s in enumerate(body) for n in _top_level_pops(s)]
+    if not pushes or len(pushes) != len(pops):
+        return fn_def
+    taken = {n.id for n in compat.walk(fn_def) if isinstance(n, gast.Name)}
+    replace = {}
+    remove = set()
+    for push, (pop_at, pop) in zip(pushes, reversed(pops)):
+        if pop_at <= push:
+            return fn_def
+        value = _push_value(body[push])
+        between = [n for s in body[push + 1:pop_at] for n in compat.walk(s)]
+        if isinstance(value, gast.Name) and not any(
+                isinstance(n, gast.Name) and n.id == value.id and not isinstance(n.ctx, gast.Load) for n in between):
+            remove.add(push)
+            replace[id(pop)] = compat.name(value.id)
+        else:
+            k = 1
+            while f"_saved{k}" in taken:
+                k += 1
+            taken.add(f"_saved{k}")
+            body[push] = compat.assign(f"_saved{k}", value)
+            replace[id(pop)] = compat.name(f"_saved{k}")
+    bare = {i for i, s in enumerate(body) if isinstance(s, gast.Expr) and id(s.value) in replace}
+    fn_def.body = [s for i, s in enumerate(body) if i not in remove and i not in bare]
+    from .inline import rewrite
+    for s in fn_def.body:
+        rewrite(s, lambda node: replace.get(id(node)))
+    return fn_def
+
+
+def _push_value(stmt):
+    """``v`` for ``_stack.append(v)``."""
+    if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call) and len(stmt.value.args) == 1:
+        func = stmt.value.func
+        if isinstance(func, gast.Attribute) and func.attr == "append" and isinstance(func.value, gast.Name) \
+                and func.value.id == "_stack":
+            return stmt.value.args[0]
+    return None
+
+
+def _is_pop(node) -> bool:
+    return isinstance(node, gast.Call) and not node.args and isinstance(node.func, gast.Attribute) \
+        and node.func.attr == "pop" and isinstance(node.func.value, gast.Name) and node.func.value.id == "_stack"
+
+
+def _top_level_pops(stmt):
+    """``_stack.pop()`` calls ``stmt`` makes once: not inside the body of a loop or branch."""
+    if isinstance(stmt, (gast.For, gast.While, gast.If)):
+        head = stmt.iter if isinstance(stmt, gast.For) else stmt.test
+        return [] if isinstance(stmt, gast.While) else [n for n in compat.walk(head) if _is_pop(n)]
+    return [n for n in compat.walk(stmt) if _is_pop(n)]
