@@ -11,9 +11,8 @@ import numpy as np
 import pytest
 
 import astgrad
-from astgrad.transform.compat import gast
 from astgrad.transform import compat
-from astgrad.transform.fusion import Algebra, NotFusable, Poly
+from astgrad.transform.fusion import Algebra, NotFusable
 
 from _numeric import assert_grad
 

@@ -20,8 +20,8 @@ from .ir import Op, walk_ops
 from .namespace import Namespace
 from .naming import Adjoints, Names
 from .normalize import Normalizer, local_names, param_names
-from .optimize import (drop_arrays, drop_unread_saves, optimize, propagate_copies, release, shapes_on_stack,
-                       unbind, unstack)
+from .cleanup import drop_unread_saves, propagate_copies, release, unstack
+from .optimize import drop_arrays, optimize, shapes_on_stack, unbind
 from .parse import Dependencies, FunctionSource
 from .reverse import STACK, Reverser, _push, _pop, first_bindings, uses_stack
 

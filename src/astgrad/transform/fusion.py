@@ -27,7 +27,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from . import compat
+from . import compat, primitives, runtime
 from .compat import gast
 from .ir import Op, atom_names
 
@@ -350,3 +350,110 @@ def read_counts(body) -> dict:
         else:
             add(n.id for n in gast.walk(getattr(s, "stmt", None) or compat.const(0)) if isinstance(n, gast.Name))
     return counts
+
+
+# -- the adjoint of a group ----------------------------------------------------
+
+def adjoint(rev, ops, live, head, out) -> bool:
+    """The adjoint of the group ``ops`` (its root last) as one expression per operand.
+
+    Appends to ``head`` what must run before the recomputation of rematerialised
+    values (the root's old value, popped) and to ``out`` the gradients; returns
+    False, having emitted nothing, where the group cannot be one expression.
+    """
+    from .reverse import _pop  # reverse imports this module
+    root = ops[-1]
+    r = root.targets[0]
+    if r not in live:
+        return False
+    internal = {m.targets[0] for m in ops[:-1]}
+    leaf_names = {a.id for m in ops for a in m.args if rev.is_input(a) and a.id not in internal}
+    if leaf_names & (rev.sequences | rev.plan.maybe_sequences):
+        return False
+    algebra = Algebra()
+    env = {}  # temporaries whose value is one term of restorable names: written out
+    state = rev.names.snapshot()
+    try:
+        for m in ops[:-1]:
+            value = algebra.poly(m.expr, env)
+            if value.monomial() and all(isinstance(algebra.nodes[a], gast.Name)
+                                        and rev.restorable(algebra.nodes[a].id) for a in value.atoms()):
+                env[m.targets[0]] = value
+        g_key = algebra.name_key(G)
+        partials = {}  # name -> {leaf: d name / d leaf}
+        for m in ops:
+            t = m.targets[0]
+            needed = [i for i, a in enumerate(m.args) if rev.is_input(a)]
+            rule = primitives.classify(m.fn)[1]
+            ans = ANS if m is root and r in leaf_names else t
+            inlined = rev.builder.inliner.inline(rule, m, G, ans, rev.names, needed)
+            if inlined.prelude:
+                raise NotFusable
+            mine = {}
+            for i in needed:
+                grad = inlined.grads.get(i)
+                if grad is None:
+                    continue
+                local = algebra.poly(grad, env).without(g_key)
+                a = m.args[i].id
+                for leaf, p in (partials[a] if a in internal else {a: Poly.const(1)}).items():
+                    mine[leaf] = mine.get(leaf, Poly()) + local * p
+            partials[t] = mine
+    except (NotFusable, OverflowError, ValueError):
+        rev.names.restore(state)
+        return False
+    derivatives = {v: p for v, p in partials[r].items() if p.terms}
+    if any(mentions_symbols(algebra.nodes[a]) for p in derivatives.values() for a in p.atoms()):
+        rev.names.restore(state)
+        return False
+    g = rev.adj(r)
+    scalar_g = r in rev.lazy
+    if scalar_g and not all(rev.same_shape(v, r, strict=True) for v in derivatives):
+        head += rev.materialize(live, [r])
+        scalar_g = False
+    # operands whose gradients are multiples of one array (tanh(a + 2 * b)) share it
+    primitive = {}
+    for v, p in derivatives.items():
+        c, rest = p.content()
+        primitive[v] = (c, rest, rest.key())
+    counts = {}
+    for _, _, key in primitive.values():
+        counts[key] = counts.get(key, 0) + 1
+    exprs = {v: algebra.gradient_times(g, p) for v, p in derivatives.items()}
+    reads = {n.id for e in exprs.values() for n in gast.walk(e) if isinstance(n, gast.Name)}
+    reads |= {v for v in derivatives if not rev.same_shape(v, r)}  # read for shape(v)
+    old_root = r in leaf_names and r in reads
+    if old_root and r not in rev.saved_targets(root):
+        rev.names.restore(state)
+        return False
+    for n in reads - internal - {r, g}:
+        if n in rev.an.locals and not rev.restorable(n):
+            rev.names.restore(state)
+            return False
+    pops = []
+    for m in reversed(ops):
+        for t in reversed(m.targets):
+            live.discard(t)
+            rev.lazy.discard(t)
+            if t in rev.saved_targets(m):
+                pops.append(compat.assign(t, _pop()))
+    if old_root:  # the gradient reads the value ``r`` had before the root overwrote it
+        head.append(pops.pop(0))
+    bound = {}
+    for v in sorted(exprs, key=lambda v: v == r):  # the root's own name last: its adjoint is g
+        expr = exprs[v]
+        c, rest, key = primitive[v]
+        if counts[key] > 1:
+            if key not in bound:
+                bound[key] = rev.adj(rev.names.temp())
+                out.append(compat.assign(bound[key], algebra.gradient_times(g, rest)))
+            algebra.nodes[-2] = compat.name(bound[key])
+            expr = algebra.expr(Poly({((-2, 1),): c}))
+        scalar = scalar_g and not rev.has_shape_of(expr, v)
+        if not rev.same_shape(v, r):
+            shape = compat.call(rev.helper(runtime.shape), [compat.name(v)])
+            expr = compat.call(rev.helper(runtime.unbroadcast), [expr, shape])
+        rev.accumulate(compat.name(v), expr, live, out, scalar)
+    out += pops
+    return True
+
