@@ -22,15 +22,56 @@ _PURE_BUILTINS = {"range", "len", "min", "reversed", "float", "abs", "tuple"}
 
 def optimize(fn_def, ns, keep=()):
     while True:
-        reads = _reads(fn_def)
+        reads = _needed(fn_def, ns, set(keep))
         changed = [False]
-        fn_def.body = _sweep(fn_def.body, reads | set(keep), ns, changed) or [compat.make("Pass")]
+        fn_def.body = _sweep(fn_def.body, reads, ns, changed) or [compat.make("Pass")]
         if not changed[0]:
             return fn_def
 
 
-def _reads(tree):
-    return {n.id for n in compat.walk(tree) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+def _needed(fn_def, ns, keep):
+    """Names whose values something uses: read by a statement with an effect, or by what such a name needs.
+
+    ``total = total + x`` in a loop, with ``total`` read nowhere else, is
+    not needed: reading itself does not make a name live.
+    """
+    needs = {}  # name -> names its pure assignments read
+    needed = set(keep)
+    for stmt in _statements(fn_def.body):
+        if isinstance(stmt, gast.Assign) and all(isinstance(t, gast.Name) or isinstance(t, gast.Tuple) and all(
+                isinstance(e, gast.Name) for e in t.elts) for t in stmt.targets) and _pure(stmt.value, ns):
+            reads = {n.id for n in compat.walk(stmt.value) if isinstance(n, gast.Name)}
+            for t in stmt.targets:
+                for n in ([t] if isinstance(t, gast.Name) else t.elts):
+                    needs.setdefault(n.id, set()).update(reads)
+        else:
+            needed |= {n.id for n in compat.walk(_own_parts(stmt))
+                       if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+    todo = list(needed)
+    while todo:
+        for name in needs.get(todo.pop(), ()):
+            if name not in needed:
+                needed.add(name)
+                todo.append(name)
+    return needed
+
+
+def _statements(stmts):
+    for s in stmts:
+        yield s
+        for field in ("body", "orelse"):
+            inner = getattr(s, field, None)
+            if isinstance(inner, list):
+                yield from _statements(inner)
+
+
+def _own_parts(stmt):
+    """``stmt`` without its nested blocks (they are statements of their own)."""
+    if isinstance(stmt, gast.For):
+        return compat.tuple_([stmt.iter])
+    if isinstance(stmt, (gast.If, gast.While)):
+        return stmt.test
+    return stmt
 
 
 def _sweep(stmts, reads, ns, changed):
