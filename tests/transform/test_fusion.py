@@ -259,6 +259,7 @@ def test_arrays_are_released_after_their_last_read():
     assert {"logits", "lse"} <= released  # primal arrays the adjoint is done with
     assert not released & {"W", "X", "Y", "dresult", "dW"}  # never a parameter or the result
     assert "dt5" not in released  # -dresult is a number: nothing to free
+    assert "unbroadcast(-" not in source  # a shared gradient is summed first, then negated
     rng = np.random.default_rng(0)
     W, X = rng.standard_normal((4, 3)), rng.standard_normal((5, 4))
     Y = np.eye(3)[[0, 2, 1, 1, 0]]

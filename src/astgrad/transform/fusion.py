@@ -443,17 +443,27 @@ def adjoint(rev, ops, live, head, out) -> bool:
     for v in sorted(exprs, key=lambda v: v == r):  # the root's own name last: its adjoint is g
         expr = exprs[v]
         c, rest, key = primitive[v]
+        summed = rev.same_shape(v, r)
         if counts[key] > 1:
             if key not in bound:
                 bound[key] = rev.adj(rev.names.temp())
                 out.append(compat.assign(bound[key], algebra.gradient_times(g, rest)))
-            algebra.nodes[-2] = compat.name(bound[key])
+            expr = compat.name(bound[key])
+            scalar = scalar_g and not rev.has_shape_of(expr, v)
+            if not summed:  # sum the shared array first, then scale the (smaller) sum: -unbroadcast(dt9, ...)
+                expr = _unbroadcast(rev, expr, v)
+                summed = True
+            algebra.nodes[-2] = expr
             expr = algebra.expr(Poly({((-2, 1),): c}))
-        scalar = scalar_g and not rev.has_shape_of(expr, v)
-        if not rev.same_shape(v, r):
-            shape = compat.call(rev.helper(runtime.shape), [compat.name(v)])
-            expr = compat.call(rev.helper(runtime.unbroadcast), [expr, shape])
+        else:
+            scalar = scalar_g and not rev.has_shape_of(expr, v)
+        if not summed:
+            expr = _unbroadcast(rev, expr, v)
         rev.accumulate(compat.name(v), expr, live, out, scalar)
     out += pops
     return True
 
+
+def _unbroadcast(rev, expr, var):
+    shape = compat.call(rev.helper(runtime.shape), [compat.name(var)])
+    return compat.call(rev.helper(runtime.unbroadcast), [expr, shape])

@@ -509,6 +509,8 @@ class Reverser:
         if var in live:
             if var in self.sequences or var in self.plan.maybe_sequences:
                 grad = compat.call(self.helper(runtime.accumulate), [compat.name(d), grad])
+            elif isinstance(grad, gast.UnaryOp) and isinstance(grad.op, gast.USub):
+                grad = compat.binop(compat.name(d), "Sub", grad.operand)  # d - g: d + -g without the -g
             else:
                 grad = compat.binop(compat.name(d), "Add", grad)
         out.append(compat.assign(d, grad))
