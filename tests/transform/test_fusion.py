@@ -264,3 +264,13 @@ def test_arrays_are_released_after_their_last_read():
     W, X = rng.standard_normal((4, 3)), rng.standard_normal((5, 4))
     Y = np.eye(3)[[0, 2, 1, 1, 0]]
     assert_grad(g, softmax_xent, W, X, Y)
+
+
+def shared_under_a_number_seed(x):
+    y = np.sin(x)
+    w = np.cos(x)
+    return np.sum(np.tanh(y + w))  # dy and dw share one array
+
+
+def test_operands_sharing_a_gradient_of_the_full_shape():
+    assert_grad(astgrad.grad(shared_under_a_number_seed), shared_under_a_number_seed, X)

@@ -446,10 +446,11 @@ def adjoint(rev, ops, live, head, out) -> bool:
         summed = rev.same_shape(v, r)
         if counts[key] > 1:
             if key not in bound:
-                bound[key] = rev.adj(rev.names.temp())
-                out.append(compat.assign(bound[key], algebra.gradient_times(g, rest)))
-            expr = compat.name(bound[key])
-            scalar = scalar_g and not rev.has_shape_of(expr, v)
+                value = algebra.gradient_times(g, rest)
+                bound[key] = (rev.adj(rev.names.temp()), value)
+                out.append(compat.assign(bound[key][0], value))
+            scalar = scalar_g and not rev.has_shape_of(bound[key][1], v)  # what the shared name holds
+            expr = compat.name(bound[key][0])
             if not summed:  # sum the shared array first, then scale the (smaller) sum: -unbroadcast(dt9, ...)
                 expr = _unbroadcast(rev, expr, v)
                 summed = True
