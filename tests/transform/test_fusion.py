@@ -27,7 +27,7 @@ def code(algebra, p):
 
 
 def poly(text, env=None):
-    algebra = Algebra()
+    algebra = Algebra(boolean=lambda name: False)  # names hold numbers here
     return algebra, algebra.poly(compat.parse(text).body[0].value, env or {})
 
 
@@ -64,7 +64,7 @@ def test_zero_coefficients_refuse_rather_than_drop_a_nan():
 
 
 def test_temporaries_in_env_are_written_out():
-    algebra = Algebra()
+    algebra = Algebra(boolean=lambda name: False)
     t5 = algebra.poly(compat.parse("0.1 * x").body[0].value, {})
     p = algebra.poly(compat.parse("t5 * x").body[0].value, {"t5": t5})
     assert code(algebra, p) == "0.1 * x * x"
@@ -274,3 +274,22 @@ def shared_under_a_number_seed(x):
 
 def test_operands_sharing_a_gradient_of_the_full_shape():
     assert_grad(astgrad.grad(shared_under_a_number_seed), shared_under_a_number_seed, X)
+
+
+def clipped(x, y):
+    v0 = x * 1.0
+    v0 -= np.tanh(np.maximum(x, 0.1))  # maximum's rule is a sum of comparisons
+    return np.sum(v0 * v0) + np.sum(x * y)
+
+
+def masked(x, m, n):
+    return np.sum(x * m - x * n)  # m and n are boolean masks: m - n is not arithmetic in numpy
+
+
+def test_boolean_factors_are_never_negated_or_subtracted_from_each_other():
+    x = np.array([0.3, -0.2, 0.1])
+    assert_grad(astgrad.grad(clipped, wrt=(0, 1)), clipped, x, x * 2, wrt=(0, 1))
+    m, n = x > 0, x < 0.2
+    np.testing.assert_array_equal(astgrad.grad(masked)(x, m, n), m * 1.0 - n)
+    source = astgrad.grad(masked).source
+    assert "1.0 * m - n" in source, source

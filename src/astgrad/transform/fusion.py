@@ -139,9 +139,11 @@ def _times(k1, k2):
 class Algebra:
     """Converts expressions to and from ``Poly``; atoms get keys in order of first appearance."""
 
-    def __init__(self):
+    def __init__(self, boolean=None):
         self.nodes = {}   # key -> gast expression
         self.keys = {}    # dump -> key
+        # which names may hold booleans (numpy's -b, b - b and b + b are not arithmetic on them)
+        self.boolean_name = boolean or (lambda name: True)
 
     def key(self, node):
         dump = gast.dump(node)
@@ -213,11 +215,28 @@ class Algebra:
                 term = self._product(-c, k)
                 out = compat.binop(out, "Sub", term)
             else:
-                term = self._product(c, k)
+                # a sum starts from a number: 1.0 * m - n, never m - n, for boolean m and n
+                term = self._product(c, k, numeric=out is None and len(terms) > 1)
                 out = term if out is None else compat.binop(out, "Add", term)
         return out
 
-    def _product(self, c, factors, last=None):
+    def _boolean(self, key) -> bool:
+        """Whether atom ``key`` may hold booleans: a comparison, a logical operation, a name that may."""
+        node = self.nodes[key]
+        if isinstance(node, gast.Name):
+            return key >= 0 and self.boolean_name(node.id)  # negative keys: the gradient and shared arrays
+        if isinstance(node, (gast.Compare, gast.BoolOp)) or isinstance(node, gast.Constant) and \
+                isinstance(node.value, bool):
+            return True
+        if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.Not, gast.Invert)):
+            return True
+        if isinstance(node, gast.BinOp) and isinstance(node.op, (gast.BitAnd, gast.BitOr, gast.BitXor)):
+            return True
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute):
+            return node.func.attr.startswith("logical_") or node.func.attr in _BOOLEAN_FUNCTIONS
+        return False
+
+    def _product(self, c, factors, last=None, numeric=False):
         """``c * a * b / d`` (``-a * b`` for ``c == -1``), times ``last`` (a sum) if given.
 
         The coefficient comes first and the gradient (key -1) right after it,
@@ -230,10 +249,14 @@ class Algebra:
         divisor = None
         if isinstance(c, Fraction):  # 2 * x / 3: the exact division the user wrote
             c, divisor = c.numerator, c.denominator
-        if c == -1 and parts:
+        positive = [a for a, p in factors if p > 0]
+        boolean = last is None and bool(positive) and all(self._boolean(a) for a in positive)
+        if c == -1 and parts and not boolean:
             parts[0] = compat.make("UnaryOp", op=gast.USub(), operand=parts[0])
         elif c != 1 or not parts:
-            parts.insert(0, compat.const(c))
+            parts.insert(0, compat.const(float(c) if boolean and c in (1, -1) else c))
+        elif boolean and numeric:
+            parts.insert(0, compat.const(1.0))
         out = parts[0]
         for node in parts[1:]:
             out = compat.binop(out, "Mult", node)
@@ -247,6 +270,10 @@ class Algebra:
         """``g * poly`` as code, ``g`` first among the factors."""
         self.nodes[-1] = compat.name(g)
         return self.expr(Poly.atom(-1) * poly)
+
+
+_BOOLEAN_FUNCTIONS = {"isnan", "isinf", "isfinite", "signbit", "greater", "greater_equal", "less", "less_equal",
+                      "equal", "not_equal", "isclose", "isneginf", "isposinf"}
 
 
 def mentions_symbols(node) -> bool:
@@ -370,7 +397,7 @@ def adjoint(rev, ops, live, head, out) -> bool:
     leaf_names = {a.id for m in ops for a in m.args if rev.is_input(a) and a.id not in internal}
     if leaf_names & (rev.sequences | rev.plan.maybe_sequences):
         return False
-    algebra = Algebra()
+    algebra = Algebra(boolean=lambda name: name not in rev.an.active)  # what is differentiated is not boolean
     env = {}  # temporaries whose value is one term of restorable names: written out
     state = rev.names.snapshot()
     try:
