@@ -38,18 +38,11 @@ def drop_unread_saves(fn_def, adjoint, keep_shape):
     def keep(stmt):
         if _pop_target(stmt) in unread:
             return False
-        if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call):
-            call = stmt.value
-            func = call.func
-            if isinstance(func, gast.Attribute) and func.attr == "append" and isinstance(func.value, gast.Name) \
-                    and func.value.id == "_stack" and len(call.args) == 1:
-                arg = call.args[0]
-                if isinstance(arg, gast.Call) and isinstance(arg.func, gast.Name) and arg.func.id == keep_shape \
-                        and len(arg.args) == 1:
-                    arg = arg.args[0]
-                if isinstance(arg, gast.Name) and arg.id in unread:
-                    return False
-        return True
+        pushed = _push_value(stmt)
+        if isinstance(pushed, gast.Call) and isinstance(pushed.func, gast.Name) and pushed.func.id == keep_shape \
+                and len(pushed.args) == 1:
+            pushed = pushed.args[0]  # _stack.append(only_shape(t4))
+        return not (isinstance(pushed, gast.Name) and pushed.id in unread)
 
     def sweep(stmts):
         out = []
