@@ -12,5 +12,4 @@ def dbranch(x, *, dresult=1.0):
     else:
         # grad of line 24: y = x ** 3
         dx = dy * (3 * x ** 2)
-    del dy, t1
     return dx

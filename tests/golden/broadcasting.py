@@ -11,5 +11,4 @@ def dbroadcasting(a, row, *, dresult=1.0):
     del t1
     da = unbroadcast(dt1 * row * (1 / t4 - 2 * a * t3 / t4 / t4), shape(a))
     drow = unbroadcast(dt1 * (row / t4 + t3 / t4), shape(row))
-    del dt1, t3, t4
     return da, drow

@@ -19,5 +19,4 @@ def dfor_loop(x, n, *, dresult=1.0):
     del y
     # grad of line 29: y = x
     dx = dx + dy
-    del dy
     return dx

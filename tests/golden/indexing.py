@@ -17,5 +17,4 @@ def dindexing(x, *, dresult=1.0):
     dt2 = filled(dt1, t2.shape)
     del dt1, t2
     dx = dx + scatter(dt2, x.shape, np.s_[1:, ::2])
-    del dt2
     return dx

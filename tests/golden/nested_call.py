@@ -21,7 +21,6 @@ def dnested_call(x, y, *, dresult=1.0):
     dx = dx + t5
     del t5
     dy = dy + t6
-    del t6
     return dx, dy
 
 

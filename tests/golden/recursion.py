@@ -13,7 +13,6 @@ def dpower(x, n, *, dresult=1.0):
         dx = unbroadcast(dresult * t2, shape(x))
         dt2 = unbroadcast(dresult * x, shape(t2))
         dx = dx + backward_power(_stack, dt2)
-    del t1
     return dx
 
 

@@ -35,6 +35,5 @@ def dwith_break(x, *, ds=1.0):
         t1 = _stack.pop()
         dx = dx + unbroadcast(dt2 * i, shape(x))
         t2 = _stack.pop()
-    del t1, t2
     i = _saved1
     return dx

@@ -205,7 +205,7 @@ def test_pdb_steps_through_the_generated_adjoint():
     np.testing.assert_allclose(got, numeric_grad(tutorial, (x,), 0), rtol=1e-6)
     text = out.getvalue()
     shown = [line[3:] for line in text.splitlines() if line.startswith("-> ")]
-    assert shown[1:4] == ["dz = dresult / size(x)", "dy = 6 * dz * y", "del y"], text
+    assert shown[1:4] == ["dz = dresult / size(x)", "dy = 6 * dz * y", "dx = dy"], text
     assert "(Pdb) 0.3333333333333333" in text  # p dz: 1 / x.size, a number until dy = 6 * dz * y
 
 

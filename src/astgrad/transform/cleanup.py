@@ -58,6 +58,10 @@ def drop_unread_saves(fn_def, adjoint, keep_shape):
     return fn_def
 
 
+def _is_comment(stmt) -> bool:
+    return isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Name) and stmt.value.id.startswith("__comment_")
+
+
 def _pop_target(stmt):
     """``name`` for a statement ``name = _stack.pop()``, else None."""
     if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) \
@@ -76,7 +80,8 @@ def release(fn_def, keep=(), numbers=(), small=()):
     ``keep`` (the parameters) or the stack.  Names that surely hold numbers
     (computed from ``numbers``, the float seed, and literals) or only a
     shape (assigned a call of one of ``small``: ``size`` and ``only_shape``)
-    are left alone, as are names last copied (``dx = dy``) or only assigned:
+    are left alone, as are names last copied (``dx = dy``) or only assigned,
+    and names last read by the last statement that computes anything:
     freeing them saves nothing.
     """
     body = fn_def.body
@@ -103,11 +108,15 @@ def release(fn_def, keep=(), numbers=(), small=()):
     tiny = {name for name, assigned in values.items()
             if assigned and all(isinstance(v, gast.Call) and isinstance(v.func, gast.Name) and v.func.id in small
                                 or isinstance(v, gast.Name) and v.id in small for v in assigned)}
+    # past the last statement that computes anything, the return frees everything anyway
+    end = len(body)
+    while end and (isinstance(body[end - 1], gast.Return) or _copy_of(body[end - 1]) is not None
+                   or _is_comment(body[end - 1])):
+        end -= 1
     after = {}
     for name, i in last.items():
         if name in keep or name in scalar or name in tiny or name == "_stack" or name not in bound \
-                or bound[name] > i or isinstance(body[i], gast.Return) or name not in loaded[i] \
-                or _copies(body[i], name):
+                or bound[name] > i or i >= end - 1 or name not in loaded[i] or _copies(body[i], name):
             continue
         after.setdefault(i, []).append(name)
     if not after:
