@@ -435,7 +435,7 @@ def adjoint(rev, ops, live, head, out) -> bool:
         return False
     g = rev.adj(r)
     scalar_g = r in rev.lazy
-    if scalar_g and not all(rev.same_shape(v, r, strict=True) for v in derivatives):
+    if scalar_g and not all(rev.an.shapes.holds_shape_of(v, r, strict=True) for v in derivatives):
         head += rev.materialize(live, [r])
         scalar_g = False
     # operands whose gradients are multiples of one array (tanh(a + 2 * b)) share it
@@ -448,7 +448,7 @@ def adjoint(rev, ops, live, head, out) -> bool:
         counts[key] = counts.get(key, 0) + 1
     exprs = {v: algebra.gradient_times(g, p) for v, p in derivatives.items()}
     reads = {n.id for e in exprs.values() for n in gast.walk(e) if isinstance(n, gast.Name)}
-    reads |= {v for v in derivatives if not rev.same_shape(v, r)}  # read for shape(v)
+    reads |= {v for v in derivatives if not rev.an.shapes.holds_shape_of(v, r)}  # read for shape(v)
     old_root = r in leaf_names and r in reads
     if old_root and r not in rev.saved_targets(root):
         rev.names.restore(state)
@@ -470,7 +470,7 @@ def adjoint(rev, ops, live, head, out) -> bool:
     for v in sorted(exprs, key=lambda v: v == r):  # the root's own name last: its adjoint is g
         expr = exprs[v]
         c, rest, key = primitive[v]
-        summed = rev.same_shape(v, r)
+        summed = rev.an.shapes.holds_shape_of(v, r)
         if counts[key] > 1:
             if key not in bound:
                 value = algebra.gradient_times(g, rest)

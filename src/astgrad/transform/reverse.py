@@ -250,7 +250,7 @@ class Reverser:
             code = []
             head = []
             group = groups.get(id(s))
-            done_as_group = group is not None and self.adjoint_group(group, live, head, code)
+            done_as_group = group is not None and fusion.adjoint(self, group, live, head, code)
             if done_as_group:
                 fused.update(id(m) for m in group)
             elif isinstance(s, Op):
@@ -350,24 +350,7 @@ class Reverser:
                 grad, scalar = grad.args[0], True  # the seed of a full reduction, not spread yet
             self.accumulate(arg, grad, live, out, scalar)
 
-    # -- groups of elementwise operations, one adjoint expression each ---------
-
-    def adjoint_group(self, ops, live, head, out) -> bool:
-        """The adjoint of a ``fusion`` group as one expression per operand; False to fall back."""
-        return fusion.adjoint(self, ops, live, head, out)
-
-    def same_shape(self, var, other, strict=False) -> bool:
-        """Whether un-broadcasting a gradient of ``other``'s shape into ``var`` is the identity.
-
-        As in ``Shapes.same``, a name holding a number or p's shape takes a
-        gradient of p's shape unreduced (``strict``: not even that).
-        """
-        mine, theirs = self.an.shapes.symbol.get(var), self.an.shapes.symbol.get(other)
-        if mine is None or theirs is None:
-            return False
-        if mine[0] == "maybe" and not strict:
-            return theirs == ("of", mine[1])
-        return mine[0] == "of" and mine == theirs
+    # -- groups of elementwise operations (fusion.adjoint) ------------------------
 
     def restorable(self, name) -> bool:
         """Whether ``name`` is bound where the adjoint runs and holds the value the primal read there.

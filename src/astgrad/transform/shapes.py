@@ -81,14 +81,20 @@ class Shapes:
             return False
         if all(j == i or _number(a) or isinstance(a, gast.Name) and a.id == this.id for j, a in enumerate(args)):
             return True
-        mine = self.symbol.get(this.id)
-        result = self.symbol.get(op.targets[0])
+        return self.holds_shape_of(this.id, op.targets[0])
+
+    def holds_shape_of(self, name, other, strict=False) -> bool:
+        """Whether un-broadcasting a gradient of ``other``'s shape into ``name`` is surely the identity.
+
+        ``strict``: ``name`` surely has ``other``'s shape (not "a number or p's shape").
+        """
+        mine, result = self.symbol.get(name), self.symbol.get(other)
         if mine is None:
             return False
         if mine[0] == "maybe":
             # a number or p's shape, into a result of p's shape: the number is made of literals only (a
             # constant), so the gradient it gets without un-broadcasting is dropped where it is assigned
-            return result == ("of", mine[1])
+            return not strict and result == ("of", mine[1])
         return mine[0] in ("of", "scalar") and mine == result
 
 
