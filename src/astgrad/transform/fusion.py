@@ -29,7 +29,7 @@ import numpy as np
 
 from . import compat, primitives, runtime
 from .compat import gast
-from .ir import Op, atom_names
+from .ir import For, If, Op, While, atom_names, walk_statements
 
 G = "__astgrad_g__"      # the incoming gradient, as a symbol in an inlined rule
 ANS = "__astgrad_ans__"  # the result, when its name is also an operand's
@@ -359,7 +359,6 @@ def groups(stmts, analysis, temps, reads):
 
 def read_counts(body) -> dict:
     """How often each name is read anywhere in the normalised function."""
-    from .ir import For, If, While, walk_statements
     counts = {}
 
     def add(names):

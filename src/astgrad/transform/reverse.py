@@ -23,7 +23,7 @@ from . import compat, primitives, runtime
 from .inline import rewrite
 from .compat import gast
 from . import fusion
-from .ir import Break, For, If, Op, Raw, While, atom_names, walk_ops
+from .ir import Break, For, If, Op, Raw, While, atom_names, walk_ops, walk_statements
 
 STACK = "_stack"
 _META = ("shape", "size", "ndim")
@@ -86,7 +86,7 @@ class Reverser:
             if self.an.is_active(op):
                 for name in self.an.rule_reads(op):
                     readers.setdefault(name, []).append(op)
-        iters = {n for s in _walk_stmts(body) if isinstance(s, For) for n in atom_names(s.iter)}
+        iters = {n for s in walk_statements(body) if isinstance(s, For) for n in atom_names(s.iter)}
         chosen = {}
 
         def visit(stmts):
@@ -593,17 +593,6 @@ def _merge_repeated(args, grads, live):
                     grads[i] = compat.binop(compat.const(2), "Mult", grad)
                 grads[j] = None
     return grads
-
-
-def _walk_stmts(stmts):
-    for s in stmts:
-        yield s
-        if isinstance(s, If):
-            yield from _walk_stmts(s.body)
-            yield from _walk_stmts(s.orelse)
-        elif isinstance(s, (For, While)):
-            yield from _walk_stmts(getattr(s, "cond", []))
-            yield from _walk_stmts(s.body)
 
 
 def _breaks(stmts) -> bool:
