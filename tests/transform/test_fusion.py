@@ -272,8 +272,19 @@ def shared_under_a_number_seed(x):
     return np.sum(np.tanh(y + w))  # dy and dw share one array
 
 
-def test_operands_sharing_a_gradient_of_the_full_shape():
-    assert_grad(astgrad.grad(shared_under_a_number_seed), shared_under_a_number_seed, X)
+def test_a_number_seed_passes_through_a_group_of_operands_of_its_shape():
+    g = astgrad.grad(shared_under_a_number_seed)
+    assert "filled(" not in g.source  # the sum's seed stays dresult: tanh's group takes a number
+    assert_grad(g, shared_under_a_number_seed, X)
+
+
+def broadcast_under_a_number_seed(x, row):
+    return np.sum(np.tanh(x + row))  # row (3,) broadcast over x (2, 3): the seed must be spread
+
+
+def test_a_number_seed_is_spread_before_a_group_that_broadcasts():
+    g = astgrad.grad(broadcast_under_a_number_seed, wrt=(0, 1))
+    assert_grad(g, broadcast_under_a_number_seed, M, X, wrt=(0, 1))
 
 
 def clipped(x, y):

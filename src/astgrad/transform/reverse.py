@@ -68,6 +68,7 @@ class Reverser:
         self.remat = self._rematerializable(plan.body) if remat else {}
         self.an.saved -= set(self.remat)
         self.read_counts = fusion.read_counts(plan.body)
+        self.group_roots = {}  # the result of a group of elementwise operations -> the group
 
     # -- rematerialisation -------------------------------------------------
     # ``t5 = 0.1 * x`` in a loop, read by the adjoint of a later statement of
@@ -239,6 +240,7 @@ class Reverser:
         last_line = None
         done = set()  # rematerialised names recomputed in this block
         groups = fusion.groups(stmts, self.an, self.names.temps, self.read_counts)
+        self.group_roots.update((ops[-1].targets[0], ops) for ops in groups.values())
         fused = set()  # ops whose adjoint a group's one expression already is
         for s in reversed(stmts):
             if id(s) in fused:
@@ -254,6 +256,8 @@ class Reverser:
             if done_as_group:
                 fused.update(id(m) for m in group)
             elif isinstance(s, Op):
+                if group is not None:  # one rule per operation after all: only those decide on scalar seeds
+                    self.group_roots.pop(s.targets[0], None)
                 self.adjoint_op(s, live, code)
             else:
                 spread = self.materialize(live)
@@ -377,6 +381,11 @@ class Reverser:
             return False
         if op.kind == "copy":
             return True
+        group = self.group_roots.get(var)
+        if group is not None:  # g * P for each operand (fusion.adjoint): exact when each has var's shape
+            internal = {m.targets[0] for m in group}
+            return all(self.an.shapes.holds_shape_of(a.id, var, strict=True)
+                       for m in group for a in m.args if self.is_input(a) and a.id not in internal)
         return op.kind == "prim" and op.fn in _SCALAR_SAFE and not op.kwargs and all(
             self.an.shapes.same(op, i) and self.an.shapes.symbol.get(a.id, ("",))[0] != "maybe"
             for i, a in enumerate(op.args) if self.is_input(a))
