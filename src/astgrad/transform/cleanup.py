@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from . import compat
 from .compat import gast
+from .emit import is_marker
 from .inline import rewrite
 
 
@@ -56,10 +57,6 @@ def drop_unread_saves(fn_def, adjoint, keep_shape):
         return out
     fn_def.body = sweep(fn_def.body)
     return fn_def
-
-
-def _is_comment(stmt) -> bool:
-    return isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Name) and stmt.value.id.startswith("__comment_")
 
 
 def _pop_target(stmt):
@@ -111,7 +108,7 @@ def release(fn_def, keep=(), numbers=(), small=()):
     # past the last statement that computes anything, the return frees everything anyway
     end = len(body)
     while end and (isinstance(body[end - 1], gast.Return) or _copy_of(body[end - 1]) is not None
-                   or _is_comment(body[end - 1])):
+                   or is_marker(body[end - 1])):
         end -= 1
     after = {}
     for name, i in last.items():

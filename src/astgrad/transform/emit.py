@@ -22,6 +22,12 @@ def marker(index: int):
     return compat.expr_stmt(compat.name(f"__comment_{index}__"))
 
 
+def is_marker(stmt) -> bool:
+    """Whether ``stmt`` is a comment marker made by ``marker``."""
+    return isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Name) \
+        and stmt.value.id.startswith("__comment_")
+
+
 def arguments(fn_def, ns, fn, *, first=(), seed=None, seed_default=None, keep_params=True):
     """An ``arguments`` node: ``first`` names, the user's parameters, then the seed."""
     original = fn_def.args

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from . import compat
 from .compat import gast
+from .emit import is_marker
 
 _PURE_BUILTINS = {"range", "len", "min", "reversed", "float", "abs", "tuple"}
 
@@ -109,12 +110,7 @@ def _sweep(stmts, reads, ns, changed):
 
 def _empty(stmts):
     """Nothing but ``pass`` and comment markers (``__comment_3__``)."""
-    return all(isinstance(s, gast.Pass) or _is_marker(s) for s in stmts)
-
-
-def _is_marker(stmt):
-    return isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Name) \
-        and stmt.value.id.startswith("__comment_")
+    return all(isinstance(s, gast.Pass) or is_marker(s) for s in stmts)
 
 
 def _dead(stmt, reads):
