@@ -39,7 +39,7 @@ def drop_unread_saves(fn_def, adjoint, keep_shape):
     def keep(stmt):
         if _pop_target(stmt) in unread:
             return False
-        pushed = _push_value(stmt)
+        pushed = push_value(stmt)
         if isinstance(pushed, gast.Call) and isinstance(pushed.func, gast.Name) and pushed.func.id == keep_shape \
                 and len(pushed.args) == 1:
             pushed = pushed.args[0]  # _stack.append(only_shape(t4))
@@ -244,7 +244,7 @@ def unstack(fn_def):
     body = fn_def.body
     if any(isinstance(s, gast.While) and any(_is_pop(n) for n in compat.walk(s.test)) for s in body):
         return fn_def  # popped once per trip
-    pushes = [i for i, s in enumerate(body) if _push_value(s) is not None]
+    pushes = [i for i, s in enumerate(body) if push_value(s) is not None]
     pops = [(i, n) for i, s in enumerate(body) for n in _top_level_pops(s)]
     if not pushes or len(pushes) != len(pops):
         return fn_def
@@ -254,7 +254,7 @@ def unstack(fn_def):
     for push, (pop_at, pop) in zip(pushes, reversed(pops)):
         if pop_at <= push:
             return fn_def
-        value = _push_value(body[push])
+        value = push_value(body[push])
         between = [n for s in body[push + 1:pop_at] for n in compat.walk(s)]
         if isinstance(value, gast.Name) and not any(
                 isinstance(n, gast.Name) and n.id == value.id and not isinstance(n.ctx, gast.Load) for n in between):
@@ -274,7 +274,7 @@ def unstack(fn_def):
     return fn_def
 
 
-def _push_value(stmt):
+def push_value(stmt):
     """``v`` for ``_stack.append(v)``."""
     if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call) and len(stmt.value.args) == 1:
         func = stmt.value.func

@@ -15,6 +15,7 @@ it has been used instead of living until the gradient returns.
 from __future__ import annotations
 
 from . import compat
+from .cleanup import push_value
 from .compat import gast
 from .emit import is_marker
 
@@ -222,14 +223,10 @@ def shapes_on_stack(fn_def, adjoint, shape_helper, keep_shape):
     if not only:
         return fn_def
     adjoint_ids = {id(stmt) for stmt in adjoint}
-    pushes = (n for stmt in fn_def.body if id(stmt) not in adjoint_ids for n in compat.walk(stmt))
-    for n in pushes:
-        if not isinstance(n, gast.Call) or len(n.args) != 1:
-            continue
-        func, arg = n.func, n.args[0]
-        if isinstance(func, gast.Attribute) and func.attr == "append" and isinstance(func.value, gast.Name) \
-                and func.value.id == "_stack" and isinstance(arg, gast.Name) and arg.id in only:
-            n.args = [compat.call(compat.name(keep_shape), [arg])]
+    for n in (n for stmt in fn_def.body if id(stmt) not in adjoint_ids for n in compat.walk(stmt)):
+        arg = push_value(n)
+        if isinstance(arg, gast.Name) and arg.id in only:
+            n.value.args = [compat.call(compat.name(keep_shape), [arg])]
     return fn_def
 
 
