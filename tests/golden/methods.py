@@ -23,8 +23,10 @@ def dmethods(w, v, *, dresult=1.0):
     del t3
     dt6 = unbroadcast(dt2, shape(t6))
     del dt2
-    dt7 = filled(dt6, t7.shape) * tie_weights(t7, t6, None, False)
-    del dt6, t6, t7
+    hits = t7 == filled(t6, t7.shape)
+    del t6
+    dt7 = filled(dt6 / np.sum(hits, axis=None, keepdims=False), t7.shape) * hits
+    del dt6, hits, t7
     dh = expand_reduced(dt7 / reduced_count(h.shape, 0), h.shape, 0, False)
     del dt7
     dt4 = filled(dt3, t4.shape)

@@ -60,12 +60,15 @@ def average(g, ans, a, axis=None, weights=None, returned=False, keepdims=False):
 
 @defvjp(np.max)
 def np_max(g, ans, a, axis=None, out=None, keepdims=False):
-    return expand_reduced(g, a.shape, axis, keepdims) * tie_weights(a, ans, axis, keepdims)
+    # tied extremes share g evenly; dividing g before spreading it leaves one full-size product
+    hits = a == expand_reduced(ans, a.shape, axis, keepdims)
+    return expand_reduced(g / np.sum(hits, axis=axis, keepdims=keepdims), a.shape, axis, keepdims) * hits
 
 
 @defvjp(np.min)
 def np_min(g, ans, a, axis=None, out=None, keepdims=False):
-    return expand_reduced(g, a.shape, axis, keepdims) * tie_weights(a, ans, axis, keepdims)
+    hits = a == expand_reduced(ans, a.shape, axis, keepdims)
+    return expand_reduced(g / np.sum(hits, axis=axis, keepdims=keepdims), a.shape, axis, keepdims) * hits
 
 
 defvjp(np.amax, np_max)
