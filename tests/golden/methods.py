@@ -3,16 +3,14 @@ def dmethods(w, v, *, dresult=1.0):
     h = np.tanh(w @ v)
     t5 = h.T
     t4 = np.dot(t5, h)
-    t3 = np.sum(t4)
+    t3 = Shaped(reduced_shape(shape(t4), None, False))
     t7 = np.mean(h, axis=0)
     t6 = np.max(t7)
-    t2 = t3 + t6
-    t2 = only_shape(t2)
+    t2 = Shaped(broadcast_shape(shape(t3), shape(t6)))
     t10 = np.reshape(w, -1)
     t9 = t10[2]
     # grad of line 68: return h.T.dot(h).sum() + h.mean(axis=0).max() + w.reshape(-1)[2] ** 2
     dt2 = unbroadcast(dresult, shape(t2))
-    del t2
     dt9 = unbroadcast(2 * dresult * t9, shape(t9))
     del t9
     dt10 = scatter(dt9, t10.shape, 2)
@@ -20,7 +18,6 @@ def dmethods(w, v, *, dresult=1.0):
     dw = np.reshape(dt10, w.shape)
     del dt10
     dt3 = unbroadcast(dt2, shape(t3))
-    del t3
     dt6 = unbroadcast(dt2, shape(t6))
     del dt2
     hits = t7 == filled(t6, t7.shape)
@@ -44,10 +41,10 @@ def dmethods(w, v, *, dresult=1.0):
     dt5 = unbroadcast(t11, shape(t5))
     del t5
     dh = dh + unbroadcast(t12, shape(h))
-    dh = dh + np.transpose(dt5, None)
+    dh = add_into(dh, np.transpose(dt5, None))
     del dt5
     # grad of line 67: h = np.tanh(w @ v)
-    dt1 = dh * (1 - h * h)
+    dt1 = multiply_into(dh, 1 - h * h)
     del dh, h
     if w.ndim == 1 and v.ndim == 1:
         t15 = dt1 * v

@@ -118,3 +118,41 @@ def test_an_accumulator_that_starts_as_a_number():
     assert_grad(g, accumulated, np.array([[0.5, -1.0, 2.0], [0.1, 0.2, -0.3]]), 3)
     assert_grad(g, accumulated, np.array([0.5, -1.0]), 0)
     np.testing.assert_allclose(g(0.5, 2), 3 * 2 * 0.5 ** 2, rtol=1e-12)
+
+
+def weighted_rows(Z, Y, c, axis, keepdims):
+    t = Y * (Z - c)  # read for nothing but its shape once summed
+    s = np.sum(t, axis=axis, keepdims=keepdims)
+    return -np.mean(s * 1.0)
+
+
+SHAPES = [((4, 3), (4, 3), (4, 1)), ((4, 3), (3,), (4, 1)), ((2, 4, 3), (4, 3), ())]
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1, None, (0, 1)])
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("shapes", SHAPES)
+def test_a_broadcast_and_its_reduction_compute_only_their_shapes(axis, keepdims, shapes):
+    rng = np.random.default_rng(5)
+    Z, Y, c = (rng.standard_normal(s) for s in shapes)
+    g = astgrad.grad(weighted_rows, wrt=(0, 2))
+    assert "Shaped(broadcast_shape(shape(Y), shape(Z), shape(c)))" in g.source
+    assert "Shaped(reduced_shape(shape(t), " in g.source
+    assert "    t = Y * (Z - c)\n" not in g.source
+    assert_grad(g, weighted_rows, Z, Y, c, axis, keepdims, wrt=(0, 2))
+
+
+def test_the_value_is_still_computed_when_it_is_returned():
+    rng = np.random.default_rng(6)
+    Z, Y, c = rng.standard_normal((4, 3)), rng.standard_normal((4, 3)), rng.standard_normal((4, 1))
+    value, (dZ, dc) = astgrad.value_and_grad(weighted_rows, wrt=(0, 2))(Z, Y, c, 1, False)
+    assert value == weighted_rows(Z, Y, c, 1, False)
+    np.testing.assert_allclose(dZ, -Y / 4)
+
+
+def test_shape_errors_are_numpys():
+    g = astgrad.grad(weighted_rows, wrt=(0, 2))
+    with pytest.raises(np.exceptions.AxisError, match="axis 2 is out of bounds for array of dimension 2"):
+        g(np.ones((4, 3)), np.ones((4, 3)), np.ones((4, 1)), 2, False)
+    with pytest.raises(ValueError, match="broadcast"):
+        g(np.ones((4, 3)), np.ones((5, 3)), np.ones((4, 1)), 1, False)

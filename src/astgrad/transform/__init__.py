@@ -16,12 +16,13 @@ from .check import check_function
 from .emit import arguments, compile_source, function_def, marker, render
 from .errors import NoRuleTransformError, TransformError, UnsupportedSyntaxError
 from .inline import RuleInliner
+from .inplace import reuse_buffers
 from .ir import Op, walk_ops
 from .namespace import Namespace
 from .naming import Adjoints, Names
 from .normalize import Normalizer, local_names, param_names
 from .cleanup import drop_unread_saves, propagate_copies, release, unstack
-from .optimize import drop_arrays, optimize, shapes_on_stack, unbind
+from .optimize import drop_arrays, optimize, shapes_on_stack, shapes_only, unbind
 from .parse import Dependencies, FunctionSource
 from .reverse import STACK, Reverser, _push, _pop, first_bindings, uses_stack
 
@@ -161,6 +162,7 @@ class ModuleBuilder:
         fn_def = shapes_on_stack(fn_def, adjoint, helpers[0], helpers[2])
         fn_def = optimize(drop_unread_saves(fn_def, adjoint, helpers[2]), self.ns)
         fn_def = drop_arrays(fn_def, primal, adjoint, helpers, plan.names.temps)
+        fn_def = shapes_only(fn_def, self.ns, helpers)
         returned = {n.id for n in compat.walk(fn_def.body[-1]) if isinstance(n, compat.gast.Name)}
         copies = {n.id for stmt in adjoint for n in compat.walk(stmt)
                   if isinstance(n, compat.gast.Name) and isinstance(n.ctx, compat.gast.Store)}
@@ -168,8 +170,10 @@ class ModuleBuilder:
         fn_def = optimize(unstack(fn_def), self.ns)
         params = fn_def.args.args + fn_def.args.kwonlyargs
         numbers = [seed] if mode == "grad" else []  # the seed of a gradient is the number 1.0
+        shaped = self.ns.bind(runtime.Shaped, "Shaped")
         fn_def = release(fn_def, keep=[a.id for a in params], numbers=numbers,
-                         small=(helpers[1], helpers[2]))
+                         small=(helpers[1], helpers[2], shaped))
+        fn_def = reuse_buffers(fn_def, self.ns, numbers=numbers, counts=helpers[1:2])
         self.functions.insert(0, fn_def)
         return name
 

@@ -93,15 +93,7 @@ def release(fn_def, keep=(), numbers=(), small=()):
         for t, value in _assignments(s):
             bound.setdefault(t, i)
             values.setdefault(t, []).append(value)
-    scalar = set(numbers)
-    changed = True
-    while changed:
-        changed = False
-        for name, assigned in values.items():
-            if name not in scalar and all(value is not None and _numeric(value, scalar, small[:1])
-                                          for value in assigned):
-                scalar.add(name)
-                changed = True
+    scalar = surely_numbers(body, numbers, small[:1])
     tiny = {name for name, assigned in values.items()
             if assigned and all(isinstance(v, gast.Call) and isinstance(v.func, gast.Name) and v.func.id in small
                                 or isinstance(v, gast.Name) and v.id in small for v in assigned)}
@@ -131,6 +123,27 @@ def release(fn_def, keep=(), numbers=(), small=()):
     return fn_def
 
 
+def surely_numbers(body, numbers=(), counts=()):
+    """Names every top-level assignment of ``body`` gives a number: from literals, ``numbers``
+    (the float seed) and calls of ``counts`` (``size``); none is assigned inside a block."""
+    values = {}
+    for s in body:
+        for t, value in _assignments(s):
+            values.setdefault(t, []).append(value)
+    nested = {n.id for s in body if isinstance(s, (gast.For, gast.While, gast.If)) for n in compat.walk(s)
+              if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
+    scalar = set(numbers)
+    changed = True
+    while changed:
+        changed = False
+        for name, assigned in values.items():
+            if name not in scalar and name not in nested and all(
+                    value is not None and numeric(value, scalar, counts) for value in assigned):
+                scalar.add(name)
+                changed = True
+    return scalar
+
+
 def _assignments(stmt):
     """``(name, value)`` for every name ``stmt`` binds at its top level (value None when not one expression)."""
     if isinstance(stmt, gast.Assign):
@@ -143,16 +156,16 @@ def _assignments(stmt):
                         yield n.id, None
 
 
-def _numeric(value, scalar, counts=()) -> bool:
+def numeric(value, scalar, counts=()) -> bool:
     """An expression of literals, names holding numbers and ``size(...)`` calls: a number itself."""
     if isinstance(value, gast.Constant):
         return isinstance(value.value, (int, float)) and not isinstance(value.value, bool)
     if isinstance(value, gast.Name):
         return value.id in scalar
     if isinstance(value, gast.UnaryOp):
-        return _numeric(value.operand, scalar, counts)
+        return numeric(value.operand, scalar, counts)
     if isinstance(value, gast.BinOp):
-        return _numeric(value.left, scalar, counts) and _numeric(value.right, scalar, counts)
+        return numeric(value.left, scalar, counts) and numeric(value.right, scalar, counts)
     return isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and value.func.id in counts
 
 

@@ -14,7 +14,9 @@ it has been used instead of living until the gradient returns.
 
 from __future__ import annotations
 
-from . import compat
+import numpy as np
+
+from . import compat, runtime
 from .cleanup import push_value
 from .compat import gast
 from .emit import is_marker
@@ -294,3 +296,180 @@ def drop_arrays(fn_def, primal, adjoint, helpers, temps):
     fn_def.body = body
     return fn_def
 
+
+
+#: reductions whose result shape follows from the input's shape, ``axis`` and ``keepdims``
+_REDUCTIONS = ("sum", "mean", "max", "min", "prod", "amax", "amin")
+
+
+def shapes_only(fn_def, ns, helpers):
+    """Compute only the shape of a primal value that everything reads for its shape.
+
+    ``t7 = Y * (logits - lse)`` and ``t6 = np.sum(t7, axis=1)``, with the
+    adjoint reading nothing but ``shape(t7)`` and ``t6.size``, become
+    ``t7 = Shaped(broadcast_shape(shape(Y), shape(logits), shape(lse)))``
+    and ``t6 = Shaped(reduced_shape(shape(t7), 1, False))``: no array is
+    made.  For local names bound once, at the top level, to an elementwise
+    expression (operators, ufuncs) or a reduction whose ``axis`` and
+    ``keepdims`` are literals or names; a name read by another such one
+    counts as read for its shape when that one is chosen too.  ``helpers``
+    names ``shape``, ``size`` and ``only_shape`` in the module.
+    """
+    shape_fn, size_fn, keep_fn = helpers
+    body = fn_def.body
+    stores, keeps, defs = {}, {}, {}
+    loads, meta = [], set()  # the names read, those read as shape(n), size(n), n.shape, n.size, n.ndim
+    for n in compat.walk(fn_def):
+        if isinstance(n, gast.Name):
+            if isinstance(n.ctx, gast.Store):
+                stores[n.id] = stores.get(n.id, 0) + 1
+            elif isinstance(n.ctx, gast.Load):
+                loads.append(n)
+        elif isinstance(n, gast.Call):
+            if isinstance(n.func, gast.Name) and n.func.id in helpers and len(n.args) == 1 \
+                    and isinstance(n.args[0], gast.Name):
+                meta.add(id(n.args[0]))
+        elif isinstance(n, gast.Attribute) and n.attr in ("shape", "size", "ndim") and isinstance(n.value, gast.Name):
+            meta.add(id(n.value))
+    params = {a.id for a in fn_def.args.args + fn_def.args.kwonlyargs + fn_def.args.posonlyargs}
+    for i, s in enumerate(body):
+        name = _single_target(s)
+        if name is None or name in params:
+            continue
+        if _is_call_of(s.value, keep_fn) and isinstance(s.value.args[0], gast.Name) and s.value.args[0].id == name:
+            keeps[name] = keeps.get(name, 0) + 1
+        elif _shape_expression(s.value, ns, {}) is not None:
+            defs.setdefault(name, []).append(i)
+    chosen = {name for name, where in defs.items() if len(where) == 1 and stores[name] == 1 + keeps.get(name, 0)}
+    if not chosen:
+        return fn_def
+    inside = {}  # a name read for its shape by the definition of a chosen one -> that one
+    for name in chosen:
+        operands = []
+        _shape_expression(body[defs[name][0]].value, ns, {}, operands)
+        for n in operands:
+            inside[id(n)] = name
+    loads = [n for n in loads if n.id in chosen and id(n) not in meta]
+    changed = True
+    while changed:
+        changed = False
+        for n in loads:
+            if n.id in chosen and inside.get(id(n)) not in chosen:
+                chosen.discard(n.id)
+                changed = True
+    if not chosen:
+        return fn_def
+    names = {fn: _helper(ns, fn) for fn in (runtime.Shaped, runtime.broadcast_shape, runtime.reduced_shape)}
+    names[runtime.shape] = shape_fn
+    out = []
+    for i, s in enumerate(body):
+        name = _single_target(s)
+        if name in chosen and i != defs[name][0]:
+            continue  # t7 = only_shape(t7)
+        if name in chosen:
+            shape = _shape_expression(s.value, ns, names)
+            s = compat.assign(name, compat.call(compat.name(names[runtime.Shaped]), [shape]))
+        out.append(s)
+    fn_def.body = out
+    return fn_def
+
+
+def _helper(ns, fn):
+    name = ns.bind(fn, fn.__name__)
+    ns.pure.add(name)
+    return name
+
+
+def _is_call_of(value, fn_name) -> bool:
+    return isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and value.func.id == fn_name \
+        and len(value.args) == 1 and not value.keywords
+
+
+def _shape_expression(expr, ns, names, operands=None):
+    """An expression for the shape of ``expr``'s value without computing it, or None.
+
+    With ``names`` empty, only whether there is one; else ``names`` maps
+    ``runtime.shape``, ``broadcast_shape`` and ``reduced_shape`` to their
+    names in the module.  ``operands`` collects the names read for their
+    shape (not ``axis=a``, read for its value).
+    """
+    if isinstance(expr, gast.Name):
+        if operands is not None:
+            operands.append(expr)
+        return compat.call(compat.name(names[runtime.shape]), [compat.name(expr.id)]) if names else expr
+    if isinstance(expr, gast.Constant) and isinstance(expr.value, (int, float)) and not isinstance(expr.value, bool):
+        return compat.make("Tuple", elts=[], ctx=gast.Load())
+    if isinstance(expr, gast.BinOp) and not isinstance(expr.op, gast.MatMult):
+        arguments = [expr.left, expr.right]
+    elif isinstance(expr, gast.UnaryOp) and isinstance(expr.op, (gast.USub, gast.UAdd, gast.Invert)):
+        arguments = [expr.operand]
+    elif isinstance(expr, gast.Compare) and len(expr.ops) == 1:
+        arguments = [expr.left] + expr.comparators
+    elif isinstance(expr, gast.Call):
+        fn = _numpy_function(expr.func, ns)
+        if isinstance(fn, np.ufunc) and fn.signature is None and not expr.keywords and len(expr.args) == fn.nin \
+                and fn.nout == 1:
+            arguments = expr.args
+        elif fn is not None and fn.__name__ in _REDUCTIONS and fn is getattr(np, fn.__name__):
+            return _reduction_shape(expr, ns, names, operands)
+        else:
+            return None
+    else:
+        return None
+    parts = []
+    for operand in arguments:
+        part = _shape_expression(operand, ns, names, operands)
+        if part is None:
+            return None
+        parts.append(part)
+    if not names:
+        return parts
+    seen, flat = set(), []
+    for part in parts:
+        inner = part.args if _is_call_to(part, names[runtime.broadcast_shape]) else [part]
+        for p in inner:
+            if isinstance(p, gast.Tuple) and not p.elts:
+                continue  # a number broadcasts to anything
+            key = compat.to_source(p)
+            if key not in seen:
+                seen.add(key)
+                flat.append(p)
+    if not flat:
+        return compat.make("Tuple", elts=[], ctx=gast.Load())
+    if len(flat) == 1:
+        return flat[0]
+    return compat.call(compat.name(names[runtime.broadcast_shape]), flat)
+
+
+def _reduction_shape(call, ns, names, operands):
+    """``reduced_shape(shape(x), axis, keepdims)`` for ``np.sum(x, axis, keepdims=...)``.
+
+    The options must be literals or names (read for their value).
+    """
+    if not call.args or len(call.args) > 2:
+        return None
+    options = {"axis": call.args[1] if len(call.args) == 2 else compat.const(None), "keepdims": compat.const(False)}
+    for k in call.keywords:
+        if k.arg not in options or k.arg == "axis" and len(call.args) == 2:
+            return None
+        options[k.arg] = k.value
+    if not all(compat.is_literal(v) or isinstance(v, gast.Name) for v in options.values()):
+        return None
+    inner = _shape_expression(call.args[0], ns, names, operands)
+    if inner is None or not names:
+        return inner
+    return compat.call(compat.name(names[runtime.reduced_shape]),
+                       [inner, compat.clone(options["axis"]), compat.clone(options["keepdims"])])
+
+
+def _is_call_to(node, fn_name) -> bool:
+    return isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.func.id == fn_name
+
+
+def _numpy_function(func, ns):
+    """The numpy function ``np.sum`` (or a name bound to a ufunc) refers to, or None."""
+    if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and ns.globals.get(func.value.id) is np:
+        return getattr(np, func.attr, None)
+    if isinstance(func, gast.Name) and func.id in ns.globals and isinstance(ns.globals[func.id], np.ufunc):
+        return ns.globals[func.id]
+    return None

@@ -15,7 +15,8 @@ from .. import rules
 from ..rules import defvjp, linalg, primitive
 
 __all__ = ["append", "accumulate", "part", "sequence_gradient", "unpacked_gradient", "gradient_tuple",
-           "shape", "size", "unbroadcast", "T", "only_shape"]
+           "shape", "size", "unbroadcast", "T", "only_shape",
+           "add_into", "subtract_into", "multiply_into", "divide_into", "broadcast_shape", "reduced_shape"]
 
 
 @primitive
@@ -168,12 +169,44 @@ FASTER = {rules.unbroadcast: unbroadcast, linalg.T: T}
 
 
 class Shaped:
-    """What the stack keeps of an array that the adjoint reads only for its shape."""
+    """What is kept of an array that the adjoint reads only for its shape."""
 
     __slots__ = ("shape",)
 
     def __init__(self, shape):
         self.shape = shape
+
+    @property
+    def size(self):
+        return math.prod(self.shape)
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def __repr__(self):
+        return f"Shaped({self.shape})"
+
+
+def broadcast_shape(*shapes):
+    """``np.broadcast_shapes(*shapes)``, at once when they are all equal."""
+    first = shapes[0]
+    for other in shapes[1:]:
+        if other != first:
+            return np.broadcast_shapes(*shapes)
+    return first
+
+
+def reduced_shape(shape, axis=None, keepdims=False):
+    """The shape of a reduction (``np.sum``, ``np.max``, ...) of an array of ``shape`` over ``axis``."""
+    ndim = len(shape)
+    for a in (axis if isinstance(axis, (tuple, list)) else () if axis is None else (axis,)):
+        if not -ndim <= a < ndim:
+            raise np.exceptions.AxisError(a, ndim)
+    axes = rules.normalize_axis(axis, ndim)
+    if keepdims:
+        return tuple(1 if i in axes else n for i, n in enumerate(shape))
+    return tuple(n for i, n in enumerate(shape) if i not in axes)
 
 
 def only_shape(value):
@@ -181,3 +214,65 @@ def only_shape(value):
     if type(value) is np.ndarray:
         return Shaped(value.shape)
     return value
+
+
+# -- results written into an operand that is not read again -------------------
+# The generated code calls these only where the transformer proved that
+# ``buffer`` is an array it made itself, that no other name refers to it and
+# that nothing reads it afterwards (``transform.inplace``).  What is left to
+# check at run time is whether the result fits: the operator's own result
+# has ``buffer``'s shape and dtype.  Otherwise the operator runs as written.
+
+#: below this many elements a new array costs less than the checks and ``out=``
+_SMALL = 4096
+
+
+def add_into(buffer, other):
+    """``buffer + other``, written into ``buffer`` when the result has its shape and dtype."""
+    if type(buffer) is np.ndarray and buffer.size > _SMALL and _fits(buffer, other):
+        return np.add(buffer, other, out=buffer)
+    return buffer + other
+
+
+def subtract_into(buffer, other):
+    """``buffer - other``, written into ``buffer`` when the result has its shape and dtype."""
+    if type(buffer) is np.ndarray and buffer.size > _SMALL and _fits(buffer, other):
+        return np.subtract(buffer, other, out=buffer)
+    return buffer - other
+
+
+def multiply_into(buffer, other):
+    """``buffer * other``, written into ``buffer`` when the result has its shape and dtype."""
+    if type(buffer) is np.ndarray and buffer.size > _SMALL and _fits(buffer, other):
+        return np.multiply(buffer, other, out=buffer)
+    return buffer * other
+
+
+def divide_into(buffer, other):
+    """``buffer / other``, written into ``buffer`` when the result has its shape and dtype."""
+    if type(buffer) is np.ndarray and buffer.size > _SMALL and _fits(buffer, other):
+        return np.true_divide(buffer, other, out=buffer)
+    return buffer / other
+
+
+def _fits(buffer, other) -> bool:
+    """Whether ``buffer (op) other`` has ``buffer``'s shape and (floating) dtype and may overwrite it.
+
+    A 0-d array is left alone: the operator gives a numpy scalar there, not an array.
+    """
+    dtype = buffer.dtype
+    if not buffer.ndim or dtype.kind not in "fc" or not buffer.flags.writeable:
+        return False
+    kind = type(other)
+    if kind is float or kind is int:
+        return True  # a Python number takes the array's dtype
+    if kind is not np.ndarray:
+        return isinstance(other, np.generic) and np.result_type(buffer, other) == dtype
+    if other.dtype != dtype and np.result_type(dtype, other.dtype) != dtype:
+        return False
+    have, want = other.shape, buffer.shape
+    if have == want:
+        return True
+    if len(have) > len(want):
+        return False
+    return all(a == b or a == 1 for a, b in zip(reversed(have), reversed(want)))
