@@ -99,16 +99,25 @@ def binop(left, op: str, right):
 
 
 def walk(node):
-    """Every node of a tree, like ``gast.walk`` but depth first and cheaper: for sets and tests, not order."""
-    todo = [node]
-    while todo:
-        n = todo.pop()
-        yield n
+    """Every node of a tree, like ``gast.walk`` but cheaper: a list, for sets and tests, not order.
+
+    (A list grown while it is iterated: half the time of a generator, which
+    every pass over a whole function pays for each node.)
+    """
+    out = [node]
+    append = out.append
+    for n in out:
         for value in n.__dict__.values():
-            if isinstance(value, list):
-                todo.extend(v for v in value if isinstance(v, gast.AST))
-            elif isinstance(value, gast.AST):
-                todo.append(value)
+            if value.__class__ is list:
+                for v in value:
+                    if isinstance(v, _AST):
+                        append(v)
+            elif isinstance(value, _AST):
+                append(value)
+    return out
+
+
+_AST = gast.AST
 
 
 def clone(node):

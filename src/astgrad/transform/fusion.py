@@ -278,7 +278,7 @@ _BOOLEAN_FUNCTIONS = {"isnan", "isinf", "isfinite", "signbit", "greater", "great
 
 def mentions_symbols(node) -> bool:
     """Whether ``node`` mentions the gradient or result symbols, which only stand as factors."""
-    return any(isinstance(n, gast.Name) and n.id in (G, ANS) for n in gast.walk(node))
+    return any(isinstance(n, gast.Name) and n.id in (G, ANS) for n in compat.walk(node))
 
 
 def _common(terms):
@@ -292,7 +292,7 @@ def _common(terms):
 
 def _substituted(node, env, algebra):
     """``node`` with names bound in ``env`` written out (an opaque atom reads the same values)."""
-    if not any(isinstance(n, gast.Name) and n.id in env for n in gast.walk(node)):
+    if not any(isinstance(n, gast.Name) and n.id in env for n in compat.walk(node)):
         return node
     node = compat.clone(node)
 
@@ -446,7 +446,7 @@ def adjoint(rev, ops, live, head, out) -> bool:
     for _, _, key in primitive.values():
         counts[key] = counts.get(key, 0) + 1
     exprs = {v: algebra.gradient_times(g, p) for v, p in derivatives.items()}
-    reads = {n.id for e in exprs.values() for n in gast.walk(e) if isinstance(n, gast.Name)}
+    reads = {n.id for e in exprs.values() for n in compat.walk(e) if isinstance(n, gast.Name)}
     reads |= {v for v in derivatives if not rev.an.shapes.holds_shape_of(v, r)}  # read for shape(v)
     old_root = r in leaf_names and r in reads
     if old_root and r not in rev.saved_targets(root):

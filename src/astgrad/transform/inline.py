@@ -104,7 +104,7 @@ class RuleInliner:
                 continue
             mapping[pname] = self._expr(value)
         stored = set()
-        for node in gast.walk(fd):
+        for node in compat.walk(fd):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                 stored.add(node.id)
             if isinstance(node, (gast.For, gast.While, gast.Try, gast.With, gast.Lambda, gast.Global,
@@ -191,7 +191,7 @@ class _Atom:
 
 def _uses(fd, pname):
     return any(isinstance(n, gast.Name) and n.id == pname and isinstance(n.ctx, gast.Load)
-               for s in fd.body for n in gast.walk(s))
+               for s in fd.body for n in compat.walk(s))
 
 
 def _docstring(s):
@@ -203,7 +203,7 @@ def _is_none(node):
 
 
 def _has_return(stmts):
-    return any(isinstance(n, gast.Return) for s in stmts for n in gast.walk(s))
+    return any(isinstance(n, gast.Return) for s in stmts for n in compat.walk(s))
 
 
 def _returns(stmts):

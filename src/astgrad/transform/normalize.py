@@ -55,7 +55,7 @@ class Normalizer:
     def function(self):
         """(IR body, return atom)."""
         body, result = Structurer(self.names).function_body(self.src.tree.body)
-        self.locals |= {n.id for s in body for n in gast.walk(s)
+        self.locals |= {n.id for s in body for n in compat.walk(s)
                         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
         if result is not None:
             self.locals.add(result)
@@ -208,7 +208,7 @@ class Normalizer:
     def test_name(self, test, body):
         """An atom name for a branch condition not reassigned inside ``body``."""
         atom = self.atomize(test)
-        assigned = {n.id for st in body for n in gast.walk(st)
+        assigned = {n.id for st in body for n in compat.walk(st)
                     if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
         if isinstance(atom, gast.Name) and atom.id not in assigned and (
                 atom.id in self.locals or atom.id in self.temps):
@@ -282,7 +282,7 @@ class Normalizer:
     def for_loop(self, s):
         if not isinstance(s.target, (gast.Name, gast.Tuple)):
             raise self.error(s.target, "for loops must assign a name or a tuple of names")
-        body_assigned = {n.id for st in s.body for n in gast.walk(st)
+        body_assigned = {n.id for st in s.body for n in compat.walk(st)
                          if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
         it = s.iter
         head = []

@@ -441,7 +441,7 @@ class Reverser:
         """
         meta = {}
         for stmt in adjoint:
-            for node in gast.walk(stmt):
+            for node in compat.walk(stmt):
                 name = self._meta_of(node)
                 if name is not None:
                     meta[id(name)] = name.id
@@ -451,7 +451,7 @@ class Reverser:
             if other is not None:
                 stand_ins[name] = other
         if stand_ins:
-            values = {n.id for stmt in body for n in gast.walk(stmt)
+            values = {n.id for stmt in body for n in compat.walk(stmt)
                       if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(n) not in meta}
             stand_ins = {name: other for name, other in stand_ins.items() if name not in values}
 
@@ -638,4 +638,4 @@ def first_bindings(body, params) -> dict:
 
 
 def uses_stack(stmts) -> bool:
-    return any(isinstance(n, gast.Name) and n.id == STACK for s in stmts for n in gast.walk(s))
+    return any(isinstance(n, gast.Name) and n.id == STACK for s in stmts for n in compat.walk(s))
