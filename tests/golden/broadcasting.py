@@ -6,6 +6,6 @@ def dbroadcasting(a, row, *, dresult=1.0):
     t1 = Shaped(broadcast_shape(shape(t2), shape(t4)))
     # grad of line 17: return np.sum((a + row) * row / (1.0 + a * a))
     dt1 = filled(dresult, shape(t1))
-    da = unbroadcast(dt1 * row * (1 / t4 - 2 * a * t3 / t4 / t4), shape(a))
+    da = unbroadcast(dt1 * (1 / t4 - 2 * a * t3 / t4 / t4) * row, shape(a))
     drow = unbroadcast(dt1 * (row / t4 + t3 / t4), shape(row))
     return da, drow

@@ -251,12 +251,17 @@ class Algebra:
             c, divisor = c.numerator, c.denominator
         positive = [a for a, p in factors if p > 0]
         boolean = last is None and bool(positive) and all(self._boolean(a) for a in positive)
+        lead = 1 if positive and positive[0] == -1 else 0  # the gradient, then the other factors
         if c == -1 and parts and not boolean:
             parts[0] = compat.make("UnaryOp", op=gast.USub(), operand=parts[0])
         elif c != 1 or not parts:
             parts.insert(0, compat.const(float(c) if boolean and c in (1, -1) else c))
+            lead += 1
         elif boolean and numeric:
             parts.insert(0, compat.const(1.0))
+            lead += 1
+        if not boolean:
+            parts = _computed_early(parts, lead)
         out = parts[0]
         for node in parts[1:]:
             out = compat.binop(out, "Mult", node)
@@ -270,6 +275,27 @@ class Algebra:
         """``g * poly`` as code, ``g`` first among the factors."""
         self.nodes[-1] = compat.name(g)
         return self.expr(Poly.atom(-1) * poly)
+
+
+def _computed_early(parts, lead):
+    """The first factor that computes something (a call, a sum) moved up to just after the ``lead``
+    ones (the coefficient and the gradient): ``g * (x * np.cos(x) + 2) * x * t2``.
+
+    numpy writes ``a * b`` into ``a``'s or ``b``'s memory when that is a
+    temporary (an array nothing else refers to, above 256 KiB), so once the
+    product holds a temporary, every further factor fills the same array.
+    ``g * x * t2 * (...)`` would allocate one more, for ``g * x``.
+    """
+    for i in range(lead, len(parts)):
+        if not _atom(parts[i]):
+            return parts[:lead] + [parts[i]] + parts[lead:i] + parts[i + 1:]
+    return parts
+
+
+def _atom(node) -> bool:
+    if isinstance(node, gast.UnaryOp):
+        node = node.operand
+    return isinstance(node, (gast.Name, gast.Constant))
 
 
 _BOOLEAN_FUNCTIONS = {"isnan", "isinf", "isfinite", "signbit", "greater", "greater_equal", "less", "less_equal",
