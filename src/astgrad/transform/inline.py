@@ -79,7 +79,7 @@ class RuleInliner:
         if free is None:
             return self._call(vjp, g, ans, op, names, needed, count)
         prelude = [compat.assign(renames[p], compat.clone(mapping[p])) for p in sorted(locals_ & set(mapping))]
-        stmts = [_rename(compat.clone(s), mapping, renames, free) for s in stmts]
+        stmts = [_rename(s, mapping, renames, free) for s in stmts]
         stmts = [_fold_stmt(s, self.ns) for s in stmts]
         stmts = _flatten(stmts)
         if len(stmts) == 1 and isinstance(stmts[-1], gast.Return) or (
@@ -103,14 +103,10 @@ class RuleInliner:
                     return None
                 continue
             mapping[pname] = self._expr(value)
-        stored = set()
-        for node in compat.walk(fd):
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-                stored.add(node.id)
-            if isinstance(node, (gast.For, gast.While, gast.Try, gast.With, gast.Lambda, gast.Global,
-                                 gast.Nonlocal, gast.FunctionDef)) and node is not fd:
-                return None
-        return mapping, stored
+        stored, straight, _ = _rule_facts(fd)
+        if not straight:
+            return None
+        return mapping, set(stored)
 
     def _expr(self, value):
         if isinstance(value, _Atom):
@@ -123,21 +119,20 @@ class RuleInliner:
 
     def _free_names(self, fd, fn, bound_names):
         free = {}
-        for node in gast.walk(fd):
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and node.id not in bound_names:
-                if node.id in free:
-                    continue
-                if node.id in fn.__globals__:
-                    obj = fn.__globals__[node.id]
-                    if isinstance(obj, types.FunctionType):
-                        obj = runtime.FASTER.get(obj, obj)
-                elif hasattr(builtins, node.id):
-                    free[node.id] = node.id
-                    continue
-                else:
-                    return None
-                free[node.id] = self.ns.bind(obj, node.id)
-                self.ns.pure.add(free[node.id])
+        for name in _rule_facts(fd)[2]:
+            if name in bound_names:
+                continue
+            if name in fn.__globals__:
+                obj = fn.__globals__[name]
+                if isinstance(obj, types.FunctionType):
+                    obj = runtime.FASTER.get(obj, obj)
+            elif hasattr(builtins, name):
+                free[name] = name
+                continue
+            else:
+                return None
+            free[name] = self.ns.bind(obj, name)
+            self.ns.pure.add(free[name])
         return free
 
     def _split(self, value, count, needed, names, prelude):
@@ -234,6 +229,7 @@ def _tail_returns(stmts):
 
 
 def _rename(tree, mapping, renames, free):
+    """A copy of the rule's ``tree`` with its parameters replaced by the arguments and its names renamed."""
     def replace(node):
         if isinstance(node, gast.Name):
             if node.id in renames:
@@ -243,7 +239,24 @@ def _rename(tree, mapping, renames, free):
             if node.id in free:
                 return compat.make("Name", id=free[node.id], ctx=node.ctx)
         return None
-    return _transform(tree, replace)
+    return _copy(tree, replace)
+
+
+def _copy(node, replace):
+    """``compat.clone(node)`` with every subtree for which ``replace`` returns a node replaced by it."""
+    new = replace(node)
+    if new is not None:
+        return new
+    copy = node.__class__.__new__(node.__class__)
+    fields = copy.__dict__
+    for key, value in node.__dict__.items():
+        if value.__class__ is list:
+            fields[key] = [_copy(v, replace) if isinstance(v, _AST) else v for v in value]
+        elif isinstance(value, _AST):
+            fields[key] = _copy(value, replace)
+        else:
+            fields[key] = value
+    return copy
 
 
 def rewrite(node, fn):
@@ -255,11 +268,12 @@ def _transform(node, fn):
     new = fn(node)
     if new is not None:
         return new
-    for field, value in gast.iter_fields(node):
-        if isinstance(value, gast.AST):
-            setattr(node, field, _transform(value, fn))
-        elif isinstance(value, list):
-            setattr(node, field, [_transform(v, fn) if isinstance(v, gast.AST) else v for v in value])
+    fields = node.__dict__
+    for field, value in list(fields.items()):
+        if value.__class__ is list:
+            fields[field] = [_transform(v, fn) if isinstance(v, _AST) else v for v in value]
+        elif isinstance(value, _AST):
+            fields[field] = _transform(value, fn)
     return node
 
 
@@ -296,13 +310,18 @@ def _const(node):
 def fold(node, ns):
     """Evaluate the parts of an expression that are constant."""
     def visit(n):
-        for field, value in gast.iter_fields(n):
-            if isinstance(value, gast.AST):
-                setattr(n, field, visit(value))
-            elif isinstance(value, list):
-                setattr(n, field, [visit(v) if isinstance(v, gast.AST) else v for v in value])
-        return _fold_node(n, ns)
+        fields = n.__dict__
+        for field, value in list(fields.items()):
+            if value.__class__ is list:
+                fields[field] = [visit(v) if isinstance(v, _AST) else v for v in value]
+            elif isinstance(value, _AST):
+                fields[field] = visit(value)
+        return _fold_node(n, ns) if n.__class__ in _FOLDABLE else n
     return visit(node)
+
+
+_AST = gast.AST
+_FOLDABLE = {gast.BinOp, gast.Compare, gast.UnaryOp, gast.BoolOp, gast.IfExp, gast.Call}
 
 
 def _fold_node(n, ns):
@@ -362,13 +381,34 @@ def _is_np_where(func, ns):
         and ns.globals.get(func.value.id) is np
 
 
+def _rule_facts(fd):
+    """What a parsed rule's ``def`` binds, whether it is straight-line code, and the names it reads in order.
+
+    Worked out once per rule (rules are parsed once) and kept on the tree.
+    """
+    facts = fd.__dict__.get("_astgrad_facts")
+    if facts is None:
+        stored, straight = set(), True
+        for node in compat.walk(fd):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                stored.add(node.id)
+            if isinstance(node, (gast.For, gast.While, gast.Try, gast.With, gast.Lambda, gast.Global,
+                                 gast.Nonlocal, gast.FunctionDef)) and node is not fd:
+                straight = False
+        reads = dict.fromkeys(n.id for n in gast.walk(fd) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load))
+        facts = (frozenset(stored), straight, tuple(reads))
+        fd.__dict__["_astgrad_facts"] = facts
+    return facts
+
+
 def _fold_stmt(stmt, ns):
-    stmt = fold(stmt, ns)
-    if isinstance(stmt, gast.If):
-        if _const(stmt.test):
-            return [_fold_stmt(s, ns) for s in (stmt.body if stmt.test.value else stmt.orelse)]
-        stmt.body = _flatten([_fold_stmt(s, ns) for s in stmt.body])
-        stmt.orelse = _flatten([_fold_stmt(s, ns) for s in stmt.orelse])
+    if not isinstance(stmt, gast.If):
+        return fold(stmt, ns)
+    stmt.test = fold(stmt.test, ns)  # the branches are folded statement by statement below
+    if _const(stmt.test):
+        return [_fold_stmt(s, ns) for s in (stmt.body if stmt.test.value else stmt.orelse)]
+    stmt.body = _flatten([_fold_stmt(s, ns) for s in stmt.body])
+    stmt.orelse = _flatten([_fold_stmt(s, ns) for s in stmt.orelse])
     return stmt
 
 

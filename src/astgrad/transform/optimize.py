@@ -43,14 +43,16 @@ def _needed(fn_def, ns, keep):
     needed = set(keep)
     for stmt in _statements(fn_def.body):
         if isinstance(stmt, gast.Assign) and all(isinstance(t, gast.Name) or isinstance(t, gast.Tuple) and all(
-                isinstance(e, gast.Name) for e in t.elts) for t in stmt.targets) and _pure(stmt.value, ns):
-            reads = {n.id for n in compat.walk(stmt.value) if isinstance(n, gast.Name)}
-            for t in stmt.targets:
-                for n in ([t] if isinstance(t, gast.Name) else t.elts):
-                    needs.setdefault(n.id, set()).update(reads)
-        else:
-            needed |= {n.id for n in compat.walk(_own_parts(stmt))
-                       if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+                isinstance(e, gast.Name) for e in t.elts) for t in stmt.targets):
+            nodes = compat.walk(stmt.value)
+            if _pure_nodes(nodes, ns):
+                reads = {n.id for n in nodes if isinstance(n, gast.Name)}
+                for t in stmt.targets:
+                    for n in ([t] if isinstance(t, gast.Name) else t.elts):
+                        needs.setdefault(n.id, set()).update(reads)
+                continue
+        needed |= {n.id for n in compat.walk(_own_parts(stmt))
+                   if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
     todo = list(needed)
     while todo:
         for name in needs.get(todo.pop(), ()):
@@ -124,7 +126,12 @@ def _dead(stmt, reads):
 
 def _pure(expr, ns) -> bool:
     """No side effects: names, constants, operators and known pure calls."""
-    for node in compat.walk(expr):
+    return _pure_nodes(compat.walk(expr), ns)
+
+
+def _pure_nodes(nodes, ns) -> bool:
+    """``_pure`` for an expression given as the list of its nodes."""
+    for node in nodes:
         if isinstance(node, gast.Call):
             func = node.func
             root = func
