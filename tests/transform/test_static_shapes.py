@@ -156,3 +156,5 @@ def test_shape_errors_are_numpys():
         g(np.ones((4, 3)), np.ones((4, 3)), np.ones((4, 1)), 2, False)
     with pytest.raises(ValueError, match="broadcast"):
         g(np.ones((4, 3)), np.ones((5, 3)), np.ones((4, 1)), 1, False)
+    with pytest.raises(ValueError, match="duplicate value in 'axis'"):
+        g(np.ones((4, 3)), np.ones((4, 3)), np.ones((4, 1)), (1, -1), False)

@@ -154,9 +154,7 @@ class RuleInliner:
         return obj is None or obj in _rule_functions()
 
     def _helper(self, fn):
-        name = self.ns.bind(fn, fn.__name__)
-        self.ns.pure.add(name)
-        return name
+        return self.ns.helper(fn)
 
     def _call(self, vjp, g, ans, op, names, needed, count):
         if not vjp.__name__.isidentifier():

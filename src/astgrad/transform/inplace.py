@@ -48,12 +48,13 @@ _PASS_FIRST = {runtime.unbroadcast, _support.unbroadcast, runtime.filled, _suppo
                runtime.T, linalg.T, np.reshape, np.transpose, np.squeeze, np.expand_dims, np.broadcast_to,
                np.asarray, np.ravel} | _INTO
 
-#: calls that return a new array (or a number, a shape) and keep no reference to their arguments
+#: of those, the ones that return the array itself or a new one, never a view
 _KEEP_WHOLE = {runtime.unbroadcast, _support.unbroadcast}
 
+#: calls that return a new array (or a number, a shape) and keep no reference to their arguments
 _FRESH = {np.sum, np.mean, np.max, np.min, np.prod, np.dot, np.matmul, np.outer, np.where, np.zeros_like,
-          np.ones_like, np.linalg.norm, _extra.scatter, _extra.scatter_along_axis, runtime.shape, runtime.size, runtime.only_shape, _support.reduced_count,
-          np.shape, np.ndim, np.size, len}
+          np.ones_like, np.linalg.norm, _extra.scatter, _extra.scatter_along_axis, runtime.shape, runtime.size,
+          runtime.only_shape, _support.reduced_count, np.shape, np.ndim, np.size, len}
 
 _META = {"shape", "ndim", "size", "dtype"}
 
@@ -204,9 +205,7 @@ class _Block:
         return None
 
     def call(self, fn, buffer, other):
-        name = self.ns.bind(fn, fn.__name__)
-        self.ns.pure.add(name)
-        return compat.call(compat.name(name), [buffer, other])
+        return compat.call(compat.name(self.ns.helper(fn)), [buffer, other])
 
     def ours(self, name) -> bool:
         array = self.owner.get(name)
@@ -267,12 +266,12 @@ def _parents(root):
 
 
 def _fate(name_node, parent, ns):
-    """What ``stmt`` does with the array ``name_node`` reads.
+    """What its statement does with the array ``name_node`` reads.
 
     ``"used"``: only its values or shape are read (arithmetic, a ufunc, a
     reduction, ``.shape``); ``"passed"``: the statement's value may be that
     array or a view of it; ``"kept"``: anything else, where a reference may
-    outlive the statement.  ``parent`` maps ``id(node)`` to its parent in the statement.
+    outlive the statement.  ``parent`` maps ``id(node)`` to its parent there.
     """
     node = name_node
     while True:

@@ -65,6 +65,12 @@ class Namespace:
         self.order.append(name)
         return name
 
+    def helper(self, fn) -> str:
+        """The name of ``fn``, a side-effect-free function the generated code calls (``shape``, ``add_into``)."""
+        name = self.bind(fn, fn.__name__)
+        self.pure.add(name)
+        return name
+
     def bind_live(self, place, key: str, preferred: str) -> str:
         token = ("live", id(place), key)
         known = self._by_id.get(hash(token))

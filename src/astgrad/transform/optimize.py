@@ -366,7 +366,7 @@ def shapes_only(fn_def, ns, helpers):
                 changed = True
     if not chosen:
         return fn_def
-    names = {fn: _helper(ns, fn) for fn in (runtime.Shaped, runtime.broadcast_shape, runtime.reduced_shape)}
+    names = {fn: ns.helper(fn) for fn in (runtime.Shaped, runtime.broadcast_shape, runtime.reduced_shape)}
     names[runtime.shape] = shape_fn
     out = []
     for i, s in enumerate(body):
@@ -379,12 +379,6 @@ def shapes_only(fn_def, ns, helpers):
         out.append(s)
     fn_def.body = out
     return fn_def
-
-
-def _helper(ns, fn):
-    name = ns.bind(fn, fn.__name__)
-    ns.pure.add(name)
-    return name
 
 
 def _is_call_of(value, fn_name) -> bool:

@@ -512,9 +512,7 @@ class Reverser:
         return compat.assign(self.adj(var), compat.const(None if var in self.sequences else 0.0))
 
     def helper(self, fn):
-        name = self.ns.bind(fn, fn.__name__)
-        self.ns.pure.add(name)
-        return compat.name(name)
+        return compat.name(self.ns.helper(fn))
 
     def adjoint_if(self, s, live):
         body, live_body = self.adjoint(s.body, set(live))

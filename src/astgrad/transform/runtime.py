@@ -204,6 +204,8 @@ def reduced_shape(shape, axis=None, keepdims=False):
         if not -ndim <= a < ndim:
             raise np.exceptions.AxisError(a, ndim)
     axes = rules.normalize_axis(axis, ndim)
+    if len(set(axes)) != len(axes):
+        raise ValueError("duplicate value in 'axis'")
     if keepdims:
         return tuple(1 if i in axes else n for i, n in enumerate(shape))
     return tuple(n for i, n in enumerate(shape) if i not in axes)
