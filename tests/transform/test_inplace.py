@@ -213,6 +213,13 @@ def test_the_right_operand_of_a_difference_is_not():
         c = b * 0.5
         return c
     """,
+    # a number is never the buffer, even times an array
+    """
+    def f(x, dresult=1.0):
+        dz = dresult / size(x)
+        b = dz * np.exp(x)
+        return b
+    """,
     # in a loop: the checks would run on every trip
     """
     def f(x, y):

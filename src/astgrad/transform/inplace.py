@@ -58,7 +58,7 @@ _FRESH = {np.sum, np.mean, np.max, np.min, np.prod, np.dot, np.matmul, np.outer,
 
 _META = {"shape", "ndim", "size", "dtype"}
 
-NUMBER = "number"  # the owner of a name bound to a literal number: nothing to alias
+NUMBER = "number"  # the owner of a name that surely holds a number: nothing to alias or write into
 
 
 def reuse_buffers(fn_def, ns, numbers=(), counts=()):
@@ -128,7 +128,7 @@ class _Block:
             if written is not None:
                 self.owner[target] = written
                 self.whole.add(target)
-            elif _number(value):
+            elif numeric(value, self.numbers, self.counts):
                 self.owner[target] = NUMBER
             elif kind is not None:
                 self.owner[target] = self.new_array()
@@ -226,13 +226,6 @@ def _single_target(stmt):
     if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name):
         return stmt.targets[0].id
     return None
-
-
-def _number(value) -> bool:
-    if isinstance(value, gast.UnaryOp):
-        value = value.operand
-    return isinstance(value, gast.Constant) and isinstance(value.value, (int, float)) \
-        and not isinstance(value.value, bool)
 
 
 def _callee(func, ns):
