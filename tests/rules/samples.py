@@ -8,6 +8,7 @@ without adding a case here fails ``test_every_entry_has_a_case``.
 
 from __future__ import annotations
 
+import builtins
 import math
 from dataclasses import dataclass, field
 
@@ -244,6 +245,21 @@ def _cases():
         Case(rules.eigh_values, [normal(3, 3)], call=eigh_values_symmetric),
         Case(rules.eigh_vectors, [normal(3, 3)], call=eigh_vectors_squared),
         Case(np.linalg.pinv, [normal(3, 2)]),
+    ]
+    cases += [
+        # Python sequences: numpy.array of a list (the tape cannot see inside np.array, so it refuses)
+        Case(np.array, [Arg([normal(3), normal(3)])], tape=False),
+        Case(np.array, [Arg([scalar(), scalar(), scalar()])], name="numbers", tape=False),
+        Case(np.array, [normal(2, 3)], name="copy", tape=False),
+        Case(np.asarray, [normal(3, 2)], tape=False),
+        # builtins (on the tape Python runs them itself; an item max did not pick gets None there, as in PyTorch)
+        Case(builtins.sum, [Arg([normal(2, 3), normal(3), normal(2, 3)])], name="builtin"),
+        Case(builtins.sum, [normal(3, 2)], name="builtin_array"),
+        Case(builtins.max, [Arg([scalar(0.1, 0.5), scalar(1.6, 2.0), scalar(0.6, 0.9)])], name="builtin",
+             tape=False),
+        Case(builtins.max, [spaced(5)], name="builtin_array"),
+        Case(builtins.min, [Arg([scalar(0.6, 0.9), scalar(0.1, 0.5)])], name="builtin", tape=False),
+        Case(builtins.min, [spaced(5)], name="builtin_array"),
     ]
     for fn, maker in ((math.sin, scalar()), (math.cos, scalar()), (math.tan, scalar()), (math.exp, scalar()),
                       (math.log, scalar()), (math.sqrt, scalar()), (math.tanh, scalar())):

@@ -12,6 +12,7 @@ _SECTIONS = (
     ("astgrad.rules.elementwise", "Elementwise functions and `math`"),
     ("astgrad.rules.reductions", "Reductions and scans"),
     ("astgrad.rules.shapes", "Shapes, joining and indexing"),
+    ("astgrad.rules.sequences", "Python sequences: `numpy.array` of lists, builtins over lists"),
     ("astgrad.rules.linalg", "Products and linear algebra"),
     ("astgrad.rules._extra", "Primitives numpy lacks (used by both engines)"),
 )

@@ -1,0 +1,84 @@
+"""Derivative rules for callables that read Python sequences of values.
+
+``np.array([x, 2 * x])`` builds an array from a (nested) list; its gradient
+is the incoming gradient cut back into the same nesting.  The builtins
+``sum``, ``max`` and ``min`` over a list (``sum(losses)``) or over an array
+(its first axis, as Python iterates it) are everyday Python and get rules too.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from ._registry import defvjp
+from ._support import unbroadcast
+
+
+def _integral(dtype) -> bool:
+    """Whether ``dtype`` (``None`` keeps the input's) makes integers or booleans: a zero gradient."""
+    return dtype is not None and np.dtype(dtype).kind in "biu"
+
+
+def _like(g, obj):
+    """``g`` cut into the nesting of ``obj``: lists for lists, ``obj``'s shape for an array or a number."""
+    if isinstance(obj, (list, tuple)):
+        return [_like(g[i], item) for i, item in enumerate(obj)]
+    return np.reshape(g, np.shape(obj))
+
+
+@defvjp(np.array)
+def array(g, ans, object, dtype=None, *args, **kwargs):
+    if _integral(dtype):
+        return _like(np.zeros_like(g), object)
+    return _like(g, object)
+
+
+@defvjp(np.asarray)
+def asarray(g, ans, a, dtype=None, *args, **kwargs):
+    if _integral(dtype):
+        return _like(np.zeros_like(g), a)
+    return _like(g, a)
+
+
+@defvjp(builtins.sum)
+def builtin_sum(g, ans, iterable, start=0):
+    """Every item gets ``g`` (summed back to its own shape); an array's first axis is what is iterated."""
+    if isinstance(iterable, (list, tuple)):
+        return [unbroadcast(g, np.shape(item)) for item in iterable], g
+    return np.broadcast_to(g, np.shape(iterable)), g
+
+
+def _chosen(items, ans):
+    """The position of the item ``max``/``min`` returned: the first one it is, else the first equal one."""
+    for i, item in enumerate(items):
+        if item is ans:
+            return i
+    for i, item in enumerate(items):
+        if np.all(item == ans):
+            return i
+    raise ValueError("astgrad: cannot tell which item max/min returned; use np.max or np.min")
+
+
+def _extreme(g, ans, args):
+    """The gradient of ``max``/``min``: all of it to the item returned, as Python returns the first extreme."""
+    items = args[0] if len(args) == 1 else args
+    k = _chosen(items, ans)
+    if isinstance(items, (list, tuple)):
+        grads = [np.zeros_like(item) for item in items]
+        grads[k] = g
+        return grads if len(args) == 1 else tuple(grads)
+    out = np.zeros(np.shape(items), np.result_type(items))
+    out[k] = g
+    return out
+
+
+@defvjp(builtins.max)
+def builtin_max(g, ans, *args, key=None, default=None):
+    return _extreme(g, ans, args)
+
+
+@defvjp(builtins.min)
+def builtin_min(g, ans, *args, key=None, default=None):
+    return _extreme(g, ans, args)
