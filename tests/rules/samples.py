@@ -39,6 +39,7 @@ class Case:
     call: object = None
     name: str = ""
     tape: bool = True  # False for math.* (Python floats) and list-valued transformer helpers
+    expected: object = None  # edge samples only: gradients for unit output weights (see EDGES)
 
     @property
     def function(self):
@@ -277,3 +278,98 @@ def case_id(case: Case) -> str:
 
 
 MATH = {math.sin, math.cos, math.tan, math.exp, math.log, math.sqrt, math.tanh}
+
+
+# -- edge samples ------------------------------------------------------------------
+# Inputs where a rule is easy to get wrong: zeros for products, ties for
+# max/min/sort, constant reductions, matrices read through one triangle.
+# Each runs through both engines (test_table_edges.py) against central
+# differences, or, at a kink where central differences split the difference,
+# against ``expected``: the gradients for unit output weights, PyTorch's
+# convention.  No NaN and no RuntimeWarning where the derivative exists.
+
+
+def fixed(value):
+    """A differentiated argument with the same value every draw."""
+    return Arg(lambda rng: np.array(value, dtype=np.float64))
+
+
+def fixed_float(value):
+    return Arg(lambda rng: float(value))
+
+
+def eigh_values_squared(a):
+    w, v = np.linalg.eigh(a)
+    return w, v ** 2
+
+
+def eigh_upper(a):
+    w, v = np.linalg.eigh(a, "U")
+    return w, v ** 2
+
+
+def eigh_vectors_only_squared(a):
+    return rules.eigh_vectors(a) ** 2
+
+
+def pinv_hermitian(a):
+    return np.linalg.pinv(a, hermitian=True)
+
+
+LOPSIDED = [[2.0, 0.5, 0.3], [-0.4, 3.0, 0.2], [0.9, 0.1, 4.0]]  # not symmetric: numpy reads one triangle
+SPD_LOPSIDED = [[4.0, 1.0, 0.5], [0.8, 3.0, -0.3], [0.2, 0.6, 2.5]]
+
+
+def _edges():
+    edges = [
+        Case(np.prod, [fixed([0.0, 2.0, 3.0])], name="one_zero"),
+        Case(np.prod, [fixed([0.0, 2.0, 0.0])], name="two_zeros"),
+        Case(np.prod, [fixed([[0.0, 2.0, 3.0], [1.5, 0.0, 0.0], [1.0, 2.0, 0.5]])], {"axis": 1}, name="axis_zeros"),
+        Case(np.prod, [fixed([[[0.0, 2.0], [3.0, 1.0]], [[1.0, 2.0], [0.5, 3.0]]])],
+             {"axis": (1, 2), "keepdims": True}, name="axes_zero"),
+        Case(np.cumprod, [fixed([2.0, 0.0, 3.0, 0.0, 1.5])], name="zeros"),
+        Case(np.cumprod, [fixed([[0.0, 2.0, 3.0], [1.5, 2.0, 0.0]])], {"axis": 1}, name="axis_zeros"),
+        Case(np.cumprod, [fixed([[1.0, 2.0], [0.0, 3.0]])], {"axis": 0}, name="axis0_zero"),
+        Case(np.cumprod, [fixed([[1.0, 2.0], [0.0, 3.0]])], name="flat_zero"),
+        Case(np.std, [fixed([2.0])], name="one_value"),
+        Case(np.std, [fixed([2.0, 2.0, 2.0])], name="equal"),
+        Case(np.std, [fixed([[1.0, 1.0], [1.0, 3.0]])], {"axis": 1}, name="equal_row"),
+        Case(np.std, [fixed([1.0, 1.0])], {"ddof": 1}, name="equal_ddof"),
+        Case(np.var, [fixed([2.0])], name="one_value"),
+        Case(np.var, [fixed([2.0, 2.0, 2.0])], name="equal"),
+        Case(np.max, [fixed([1.0, 3.0, 3.0])], name="tie"),
+        Case(np.max, [fixed([[1.0, 1.0], [0.0, 2.0]])], {"axis": 1}, name="tie_axis"),
+        Case(np.max, [fixed([5.0, 5.0, 5.0, 5.0])], name="all_equal", expected=[[0.25] * 4]),
+        Case(np.min, [fixed([3.0, 1.0, 1.0])], name="tie"),
+        Case(np.amax, [fixed([2.0, 2.0])], name="tie"), Case(np.amin, [fixed([2.0, 2.0])], name="tie"),
+        Case(np.ptp, [fixed([1.0, 3.0, 3.0, 1.0])], name="ties"),
+        Case(np.maximum, [fixed([1.0, 3.0]), fixed([1.0, 2.0])], name="tie"),
+        Case(np.minimum, [fixed([1.0, 3.0]), fixed([1.0, 2.0])], name="tie"),
+        Case(np.fmax, [fixed([1.0, 3.0]), fixed([1.0, 2.0])], name="tie"),
+        Case(np.fmin, [fixed([1.0, 3.0]), fixed([1.0, 2.0])], name="tie"),
+        Case(np.sort, [fixed([2.0, 1.0, 2.0])], name="tie", expected=[[1.0, 1.0, 1.0]]),
+        Case(np.absolute, [fixed([-1.0, 0.0, 2.0])], name="zero"),
+        Case(rules.relu, [fixed([-1.0, 0.0, 2.0])], name="zero", expected=[[0.0, 0.0, 1.0]]),
+        Case(np.clip, [fixed([-1.0, 0.0, 0.5, 2.0]), const(0.0), const(2.0)], name="bounds",
+             expected=[[0.0, 1.0, 1.0, 1.0]]),
+        Case(np.sinc, [fixed([0.0, 0.5])], name="zero"),
+        Case(np.hypot, [fixed([0.0, 3.0]), fixed([0.0, 4.0])], name="origin"),
+        Case(np.linalg.norm, [fixed([0.0, 0.0, 0.0])], name="zero"),
+        Case(np.linalg.norm, [fixed([[0.0, 0.0], [0.0, 0.0]])], name="zero_fro"),
+        Case(np.linalg.norm, [fixed([3.0, -3.0, 1.0])], {"ord": np.inf}, name="inf_tie"),
+        Case(rules.vector_norm, [fixed([[0.0, 0.0], [1.0, 2.0]])], {"ord": 3, "axis": 1}, name="zero_row"),
+        Case(np.linalg.eigh, [fixed(LOPSIDED)], call=eigh_values_squared, name="one_triangle"),
+        Case(np.linalg.eigh, [fixed(LOPSIDED)], call=eigh_upper, name="upper_triangle"),
+        Case(rules.eigh_values, [fixed(LOPSIDED)], name="one_triangle"),
+        Case(rules.eigh_vectors, [fixed(LOPSIDED)], call=eigh_vectors_only_squared, name="one_triangle"),
+        Case(np.linalg.cholesky, [fixed(SPD_LOPSIDED)], name="one_triangle"),
+        Case(np.linalg.pinv, [fixed(SPD_LOPSIDED)], call=pinv_hermitian, name="hermitian_one_triangle"),
+    ]
+    return edges
+
+
+EDGES = _edges()
+
+
+def edge_id(case: Case) -> str:
+    return "edge-" + case_id(case)

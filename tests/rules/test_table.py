@@ -28,9 +28,13 @@ def outputs(result):
     return [o for o in items if np.asarray(o if not hasattr(o, "_data") else o._data).dtype.kind == "f"]
 
 
-def weights_for(values, seed=1):
+def weights_for(values, case=None, seed=1):
+    """Random weights of each output's shape; ones for a case with ``expected`` gradients."""
     rng = np.random.default_rng(seed)
-    return [rng.uniform(0.5, 1.5, np.shape(v._data if hasattr(v, "_data") else v)) for v in values]
+    shapes = [np.shape(v._data if hasattr(v, "_data") else v) for v in values]
+    if case is not None and case.expected is not None:
+        return [np.ones(shape) for shape in shapes]
+    return [rng.uniform(0.5, 1.5, shape) for shape in shapes]
 
 
 def loss_numpy(case, args, weights):
@@ -64,6 +68,14 @@ def numeric_gradients(case, args, diff, weights, eps=1e-6):
             part_grads.append(grad)
         grads.append(part_grads if isinstance(arg, list) else part_grads[0])
     return grads
+
+
+def reference_gradients(case, args, diff, weights):
+    """A case's ``expected`` gradients (one per differentiated argument), else central differences."""
+    if case.expected is None:
+        return numeric_gradients(case, args, diff, weights)
+    expected = iter(case.expected)
+    return [np.asarray(next(expected), dtype=np.float64) if is_diff else None for is_diff in diff]
 
 
 def taped_gradients(case, args, diff, weights, dtype):

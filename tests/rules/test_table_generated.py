@@ -13,7 +13,7 @@ import pytest
 import astgrad
 
 from .samples import CASES, case_id
-from .test_table import draw, numeric_gradients, outputs, weights_for
+from .test_table import draw, outputs, reference_gradients, weights_for
 
 
 # ------------------------------------------------------------ generated engine
@@ -52,32 +52,39 @@ def _case_source(index, case, args, diff, n_outputs):
     return "\n".join(lines) + "\n"
 
 
-@pytest.fixture(scope="module")
-def generated_module(tmp_path_factory):
+def build_module(cases, directory, name):
     """One importable module holding a wrapper function per case."""
     import importlib.util
 
     sources = ["import numpy as np\n"]
-    for index, case in enumerate(CASES):
+    for index, case in enumerate(cases):
         args, diff = draw(case)
         n_outputs = len(outputs(case.function(*args, **case.kwargs)))
         sources.append(_case_source(index, case, args, diff, n_outputs))
-    path = tmp_path_factory.mktemp("table") / "table_cases.py"
+    path = directory / f"{name}.py"
     path.write_text("\n\n".join(sources))
-    spec = importlib.util.spec_from_file_location("table_cases", path)
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
-    for index, case in enumerate(CASES):
+    for index, case in enumerate(cases):
         setattr(module, f"F{index}", case.function)
     spec.loader.exec_module(module)
     return module
 
 
-def generated_against_numeric(index, module, dtype):
-    """(gradients from the generated adjoint, central differences in float64, the wrt arguments)."""
-    case = CASES[index]
+@pytest.fixture(scope="module")
+def generated_module(tmp_path_factory):
+    return build_module(CASES, tmp_path_factory.mktemp("table"), "table_cases")
+
+
+def generated_against_numeric(index, module, dtype, cases=CASES):
+    """(gradients from the generated adjoint, the reference in float64, the wrt arguments).
+
+    The reference is central differences, or a case's ``expected`` gradients (for unit weights).
+    """
+    case = cases[index]
     args, diff = draw(case)
-    weights = weights_for(outputs(case.function(*args, **case.kwargs)))
-    numeric = [g for g in numeric_gradients(case, args, diff, weights) if g is not None]
+    weights = weights_for(outputs(case.function(*args, **case.kwargs)), case)
+    numeric = [g for g in reference_gradients(case, args, diff, weights) if g is not None]
     flat_args, wrt = [], []
     for arg, is_diff in zip(args, diff):
         parts = arg if isinstance(arg, list) and is_diff else [arg]

@@ -210,9 +210,10 @@ def vector_norm_vjp(g, ans, x, ord=2, axis=None, keepdims=False):
         return g * np.where(norm == 0, 0, x / np.where(norm == 0, 1, norm))
     if ord == 1:
         return g * np.sign(x)
-    if ord == np.inf:
-        return g * np.sign(x) * (np.abs(x) == norm)
-    return g * np.sign(x) * np.abs(x) ** (ord - 1) * np.where(norm == 0, 0, norm ** (1 - ord))
+    if ord == np.inf:  # tied largest magnitudes share g evenly, as for np.max
+        hits = np.abs(x) == norm
+        return g * np.sign(x) * hits / np.sum(hits, axis=axis, keepdims=True)
+    return g * np.sign(x) * np.abs(x) ** (ord - 1) * np.where(norm == 0, 0, np.where(norm == 0, 1, norm) ** (1 - ord))
 
 
 @defvjp(astype)

@@ -17,6 +17,8 @@ __all__ = [
     "normalize_axis",
     "tie_weights",
     "within",
+    "product_of_others",
+    "reverse_cumsum",
 ]
 
 
@@ -129,3 +131,22 @@ def within(a, lo, hi):
     if hi is not None:
         inside = inside & (a <= hi)
     return inside
+
+
+def product_of_others(a, axis=None):
+    """Per element of ``a``, the product of the other elements reduced with it over ``axis``.
+
+    The gradient of ``np.prod``, exact where ``a`` has zeros (``ans / a`` is
+    0/0 there): with one zero in a reduction, the zero's entry is the product
+    of the rest and every other entry is 0; with two or more, all are 0.
+    """
+    zero = a == 0
+    zeros = np.sum(zero, axis=axis, keepdims=True)
+    rest = np.prod(np.where(zero, 1, a), axis=axis, keepdims=True)
+    at_nonzero = np.where(zeros == 0, rest, 0) / np.where(zero, 1, a)
+    return np.where(zero, np.where(zeros == 1, rest, 0), at_nonzero)
+
+
+def reverse_cumsum(x, axis):
+    """Sums of ``x`` from each position to the end along ``axis``."""
+    return np.flip(np.cumsum(np.flip(x, axis), axis), axis)

@@ -255,7 +255,9 @@ def arctan2(g, ans, y, x):
 
 @defvjp(np.hypot)
 def hypot(g, ans, x, y):
-    return g * x / ans, g * y / ans
+    # at (0, 0) hypot is not differentiable: the zero subgradient, as for a norm
+    at_zero = ans == 0
+    return g * np.where(at_zero, 0, x / np.where(at_zero, 1, ans)), g * np.where(at_zero, 0, y / np.where(at_zero, 1, ans))
 
 
 @defvjp(np.logaddexp)

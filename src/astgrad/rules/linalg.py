@@ -140,6 +140,20 @@ def cross(g, ans, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
 # ------------------------------------------------------------ linear algebra
 
 
+def one_triangle(g, UPLO="L"):
+    """The gradient of a function of a symmetric matrix that numpy builds from one triangle of its argument.
+
+    ``eigh``, ``cholesky`` and ``pinv(hermitian=True)`` read only the lower
+    (``UPLO="L"``) or upper triangle: an entry off the diagonal there stands
+    for two entries of the symmetric matrix, the other triangle is never read
+    (its gradient is 0).  ``g`` is a gradient with respect to the symmetric matrix.
+    """
+    both = g + T(g)
+    eye = np.eye(np.shape(g)[-1])
+    strict = np.tril(both, -1) if UPLO == "L" else np.triu(both, 1)
+    return strict + g * eye
+
+
 @defvjp(np.linalg.inv)
 def inv(g, ans, a):
     return -T(ans) @ g @ T(ans)
@@ -178,23 +192,23 @@ def cholesky(g, ans, a, upper=False):
     phi = np.tril(inner) - 0.5 * np.eye(np.shape(a)[-1]) * inner
     l_inv = np.linalg.inv(ans)
     sym = T(l_inv) @ phi @ l_inv
-    return 0.5 * (sym + T(sym))
+    return one_triangle(0.5 * (sym + T(sym)), "L")
 
 
 @defvjp(eigh_values)
 def eigh_values_vjp(g, ans, a, UPLO="L"):
-    v = np.linalg.eigh(a)[1]
-    return (v * np.expand_dims(g, -2)) @ T(v)
+    v = np.linalg.eigh(a, UPLO)[1]
+    return one_triangle((v * np.expand_dims(g, -2)) @ T(v), UPLO)
 
 
 @defvjp(eigh_vectors)
 def eigh_vectors_vjp(g, ans, a, UPLO="L"):
-    w = np.linalg.eigh(a)[0]
+    w = np.linalg.eigh(a, UPLO)[0]
     gaps = np.expand_dims(w, -2) - np.expand_dims(w, -1)
     n = np.shape(a)[-1]
     f = np.where(np.eye(n, dtype=bool), 0, 1 / np.where(np.eye(n, dtype=bool), 1, gaps))
     inner = ans @ (f * (T(ans) @ g)) @ T(ans)
-    return 0.5 * (inner + T(inner))
+    return one_triangle(0.5 * (inner + T(inner)), UPLO)
 
 
 @defvjp(np.linalg.eigh)
@@ -211,6 +225,8 @@ def eigh(g, ans, a, UPLO="L"):
 
 @defvjp(np.linalg.pinv)
 def pinv(g, ans, a, rcond=None, hermitian=False, **kwargs):
+    if hermitian:  # numpy reads the lower triangle as a symmetric matrix
+        return one_triangle(pinv(g, ans, np.tril(a) + T(np.tril(a, -1))), "L")
     p = ans
     eye_m = np.eye(np.shape(a)[-2])
     eye_n = np.eye(np.shape(a)[-1])

@@ -11,7 +11,7 @@ import numpy as np
 
 from ._extra import vector_norm_vjp
 from ._registry import defvjp
-from ._support import expand_reduced, reduced_count, tie_weights
+from ._support import expand_reduced, product_of_others, reduced_count, reverse_cumsum, tie_weights
 
 
 @defvjp(np.sum)
@@ -85,7 +85,7 @@ def ptp(g, ans, a, axis=None, out=None, keepdims=False):
 
 @defvjp(np.prod)
 def prod(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
-    return expand_reduced(g * ans, a.shape, axis, keepdims) / a
+    return expand_reduced(g, a.shape, axis, keepdims) * product_of_others(a, axis)
 
 
 @defvjp(np.var)
@@ -98,7 +98,9 @@ def var(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
 def std(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     centered = a - np.mean(a, axis=axis, keepdims=True)
     spread = expand_reduced(ans, a.shape, axis, keepdims)
-    return expand_reduced(g, a.shape, axis, keepdims) * centered / (spread * (reduced_count(a.shape, axis) - ddof))
+    # equal values (one value, or all alike): std is not differentiable there; 0 is its smallest subgradient
+    scaled = centered / (np.where(spread == 0, 1, spread) * (reduced_count(a.shape, axis) - ddof))
+    return expand_reduced(g, a.shape, axis, keepdims) * np.where(spread == 0, 0, scaled)
 
 
 @defvjp(np.cumsum)
@@ -111,8 +113,14 @@ def cumsum(g, ans, a, axis=None, dtype=None, out=None):
 @defvjp(np.cumprod)
 def cumprod(g, ans, a, axis=None, dtype=None, out=None):
     if axis is None:
-        return np.reshape(np.flip(np.cumsum(np.flip(g * ans))), a.shape) / a
-    return np.flip(np.cumsum(np.flip(g * ans, axis), axis), axis) / a
+        return np.reshape(cumprod(np.ravel(g), np.ravel(ans), np.ravel(a), 0), a.shape)
+    # before the first zero along axis, ans / a is exact; at the first zero, the products that skip it;
+    # after it, every product holds that zero: 0
+    zeros_so_far = np.cumsum(a == 0, axis)
+    first_zero = (a == 0) & (zeros_so_far == 1)
+    before = reverse_cumsum(g * ans, axis) / np.where(zeros_so_far == 0, a, 1)
+    skipping = reverse_cumsum(g * np.cumprod(np.where(first_zero, 1, a), axis), axis)
+    return np.where(zeros_so_far == 0, before, np.where(first_zero, skipping, 0))
 
 
 @defvjp(np.trace)

@@ -1,0 +1,50 @@
+"""Edge samples of the derivative table (``samples.EDGES``) through both engines.
+
+Zeros in products, ties in max/min/sort, reductions of equal values, matrices
+read through one triangle: central differences (or the sample's ``expected``
+gradients at a kink) in float64, with no NaN and no RuntimeWarning from the
+engines.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from .samples import EDGES, edge_id
+from .test_table import compare, draw, outputs, reference_gradients, taped_gradients, weights_for
+from .test_table_generated import build_module, generated_against_numeric
+
+
+def test_edge_samples_are_for_shipped_entries():
+    from astgrad import rules
+
+    shipped = {id(r.fn) for r in rules.shipped() if r.differentiable}
+    assert all(id(case.entry) in shipped for case in EDGES)
+
+
+@pytest.mark.parametrize("case", [c for c in EDGES if c.tape], ids=edge_id)
+def test_taped_edge_sample(case):
+    args, diff = draw(case)
+    weights = weights_for(outputs(case.function(*args, **case.kwargs)), case)
+    reference = reference_gradients(case, args, diff, weights)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        taped = taped_gradients(case, args, diff, weights, np.float64)
+    compare(taped, reference, rtol=1e-5, atol=1e-6)
+
+
+@pytest.fixture(scope="module")
+def edge_module(tmp_path_factory):
+    return build_module(EDGES, tmp_path_factory.mktemp("edges"), "edge_cases")
+
+
+@pytest.mark.parametrize("index", range(len(EDGES)), ids=[edge_id(c) for c in EDGES])
+def test_generated_edge_sample(index, edge_module):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        result, reference, _ = generated_against_numeric(index, edge_module, np.float64, EDGES)
+    for got, want in zip(result, reference):
+        np.testing.assert_allclose(np.asarray(got, dtype=np.float64), want, rtol=1e-5, atol=1e-6)
