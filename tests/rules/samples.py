@@ -117,6 +117,29 @@ def slogdet_both(a):
     return logdet
 
 
+def svd_squared(a):
+    """Singular vectors squared: the loss does not depend on the sign LAPACK gives each pair."""
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    return u ** 2, s, vh ** 2
+
+
+def svd_square_full(a):
+    u, s, vh = np.linalg.svd(a)
+    return u ** 2, s ** 2, vh ** 2
+
+
+def svd_values_only(a):
+    return np.linalg.svd(a, compute_uv=False)
+
+
+def svd_u_squared(a):
+    return rules.svd_u(a, False) ** 2
+
+
+def svd_vh_squared(a):
+    return rules.svd_vh(a, False) ** 2
+
+
 UNARY_ANY = [np.negative, np.positive, np.exp, np.exp2, np.expm1, np.sin, np.cos, np.tan, np.arctan, np.sinh,
              np.cosh, np.tanh, np.arcsinh, np.square, np.absolute, np.fabs, np.sinc, np.deg2rad, np.rad2deg,
              np.degrees, np.radians, np.sign, np.floor, np.ceil, np.rint, np.trunc, np.round, np.around, np.fix,
@@ -261,6 +284,17 @@ def _cases():
         Case(builtins.max, [spaced(5)], name="builtin_array"),
         Case(builtins.min, [Arg([scalar(0.6, 0.9), scalar(0.1, 0.5)])], name="builtin", tape=False),
         Case(builtins.min, [spaced(5)], name="builtin_array"),
+    ]
+    cases += [
+        # decompositions
+        Case(np.linalg.svd, [normal(4, 3)], call=svd_squared, name="tall"),
+        Case(np.linalg.svd, [normal(3, 4)], call=svd_squared, name="wide"),
+        Case(np.linalg.svd, [normal(2, 3, 3)], call=svd_square_full, name="batch_full"),
+        Case(np.linalg.svd, [normal(3, 4)], call=svd_values_only, name="values"),
+        Case(np.linalg.svdvals, [normal(4, 3)]),
+        Case(rules.svd_values, [normal(2, 4, 3)]),
+        Case(rules.svd_u, [normal(4, 3)], call=svd_u_squared),
+        Case(rules.svd_vh, [normal(3, 4)], call=svd_vh_squared),
     ]
     for fn, maker in ((math.sin, scalar()), (math.cos, scalar()), (math.tan, scalar()), (math.exp, scalar()),
                       (math.log, scalar()), (math.sqrt, scalar()), (math.tanh, scalar())):

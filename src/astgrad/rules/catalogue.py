@@ -14,6 +14,7 @@ _SECTIONS = (
     ("astgrad.rules.shapes", "Shapes, joining and indexing"),
     ("astgrad.rules.sequences", "Python sequences: `numpy.array` of lists, builtins over lists"),
     ("astgrad.rules.linalg", "Products and linear algebra"),
+    ("astgrad.rules.decompositions", "Matrix decompositions"),
     ("astgrad.rules._extra", "Primitives numpy lacks (used by both engines)"),
 )
 

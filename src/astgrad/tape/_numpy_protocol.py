@@ -97,11 +97,24 @@ def _eigh(func, args, kwargs):
     return _EIGH_RESULT(values, vectors)
 
 
+def _svd(func, args, kwargs):
+    a = args[0]
+    full = args[1] if len(args) > 1 else kwargs.get("full_matrices", True)
+    compute_uv = args[2] if len(args) > 2 else kwargs.get("compute_uv", True)
+    values = apply_op("LinalgSvdBackward0", rules.svd_values, (a,), slots=((0,),))
+    if not compute_uv:
+        return values
+    u = apply_op("LinalgSvdBackward0", rules.svd_u, (a, full), slots=((0,),))
+    vh = apply_op("LinalgSvdBackward0", rules.svd_vh, (a, full), slots=((0,),))
+    return _SVD_RESULT(u, values, vh)
+
+
 _SLOGDET_RESULT = type(np.linalg.slogdet(np.eye(1)))
+_SVD_RESULT = type(np.linalg.svd(np.eye(1)))
 _EIGH_RESULT = type(np.linalg.eigh(np.eye(1)))
 #: numpy functions with several outputs: each output becomes its own node.
 _MULTI_OUTPUT = {np.split: _pieces, np.array_split: _pieces, np.linalg.slogdet: _slogdet,
-                 np.linalg.eigh: _eigh}
+                 np.linalg.eigh: _eigh, np.linalg.svd: _svd}
 
 
 class NumpyProtocol:

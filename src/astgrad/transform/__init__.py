@@ -49,7 +49,7 @@ class Plan:
         for op in walk_ops(self.body):
             if op.kind == "unpack":
                 self.sequences.update(a.id for a in op.args if isinstance(a, compat.gast.Name))
-            elif op.kind == "prim" and _returns_sequence(op.fn):
+            elif op.kind == "prim" and _returns_sequence(op):
                 self.sequences.update(op.targets)
             elif op.kind == "call":
                 self.maybe_sequences.update(op.targets)
@@ -57,11 +57,11 @@ class Plan:
         self.adjoints = Adjoints(self.names)
 
 
-def _returns_sequence(fn) -> bool:
-    from .primitives import SEQUENCE_OUTPUTS
+def _returns_sequence(op) -> bool:
+    from .primitives import returns_sequence
     from .runtime import append
     try:
-        return fn in SEQUENCE_OUTPUTS or fn is append
+        return op.fn is append or returns_sequence(op)
     except TypeError:
         return False
 

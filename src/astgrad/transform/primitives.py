@@ -108,6 +108,16 @@ SEQUENCE_OUTPUTS = {f for f in (
     np.linalg.svd, np.linalg.qr, np.linalg.eig, np.meshgrid, np.broadcast_arrays) if f is not None}
 
 
+def returns_sequence(op) -> bool:
+    """Whether a primitive operation's result is a tuple or list (``np.linalg.svd(a, compute_uv=False)`` is not)."""
+    if op.fn not in SEQUENCE_OUTPUTS:
+        return False
+    if op.fn is np.linalg.svd:
+        flag = op.kwargs.get("compute_uv", op.args[2] if len(op.args) > 2 else None)
+        return not (isinstance(flag, gast.Constant) and not flag.value)
+    return True
+
+
 def needs_unbroadcast(fn) -> bool:
     """Whether a rule's gradients may have the output's (broadcast) shape."""
     if isinstance(fn, np.ufunc):

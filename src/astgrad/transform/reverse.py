@@ -63,7 +63,7 @@ class Reverser:
         self.producers = {t: op for op in plan.body if isinstance(op, Op) for t in op.targets if t in once}
         # names that surely hold tuples or lists (unpacking anything else may unpack an array)
         self.built_sequences = {t for op in walk_ops(plan.body) for t in op.targets
-                                if op.kind == "pack" or op.kind == "prim" and op.fn in primitives.SEQUENCE_OUTPUTS}
+                                if op.kind == "pack" or op.kind == "prim" and primitives.returns_sequence(op)}
         # saved values recomputed in the adjoint instead (name -> defining op)
         self.remat = self._rematerializable(plan.body) if remat else {}
         self.an.saved -= set(self.remat)
