@@ -18,6 +18,7 @@ from . import rules
 from .transform import build, check
 from .transform.emit import compile_source
 from .transform.errors import TransformError
+from .transform.locate import own_signature
 
 __all__ = ["grad", "value_and_grad", "vjp", "show", "TransformError"]
 
@@ -30,7 +31,7 @@ class GradientFunction:
     def __init__(self, fn, wrt, mode, preserve_result):
         self.__astgrad_function__ = fn
         functools.update_wrapper(self, fn)
-        self._signature = inspect.signature(fn)
+        self._signature = own_signature(fn)  # the wrapper's own, not __wrapped__'s
         if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in self._signature.parameters.values()):
             check(fn)  # raises the located error for *args / **kwargs
         self._names, self._single = _wrt_names(fn, self._signature, wrt)

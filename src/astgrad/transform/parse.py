@@ -9,13 +9,13 @@ closure cells, the function's globals, then builtins.
 from __future__ import annotations
 
 import builtins
-import inspect
 import textwrap
 import types
 
 from . import compat
 from .compat import gast
 from .errors import TransformError, UnsupportedSyntaxError
+from .locate import locate
 
 _MISSING = object()
 
@@ -28,19 +28,22 @@ class FunctionSource:
         code = getattr(fn, "__code__", None)
         if code is None:
             raise TypeError(f"astgrad: {fn!r} is not a Python function")
-        self.filename = code.co_filename
-        try:
-            lines, first = inspect.getsourcelines(fn)
-        except (OSError, TypeError) as exc:
-            raise TransformError(
-                f"cannot read the source of {fn.__qualname__}: {exc}", self.filename, code.co_firstlineno,
-                hint="Define the function in a file (not in an interactive prompt or with exec).") from None
-        self.first_line = first
-        raw = "".join(lines)
+        found = locate(fn)  # the text of fn.__code__ itself: never __wrapped__'s, never an edited file's
+        self.filename = found.filename
+        self.first_line = found.first_line
+        raw = "".join(found.lines)
         dedented = textwrap.dedent(raw)
         self.indent = _indent_width(raw) - _indent_width(dedented)
         self.lines = dedented.splitlines()
-        self.tree = self._find_def(compat.parse(dedented), fn)
+        try:
+            module = compat.parse(dedented)
+        except SyntaxError as exc:
+            raise TransformError(f"cannot parse the source of {fn.__qualname__} on its own: {exc.msg}",
+                                 self.filename, self.first_line, hint="Define the function with def at the "
+                                 "start of its own line.") from None
+        self.tree = self._find_def(module, fn, found)
+        if found.class_name:
+            _mangle(self.tree, found.class_name)
         self.closure = {}
         if fn.__closure__:
             self.closure = dict(zip(code.co_freevars, fn.__closure__))
@@ -48,17 +51,16 @@ class FunctionSource:
         self.dependencies = Dependencies()
         self.dependencies.record_attr(fn, "__code__", code)
 
-    def _find_def(self, module, fn):
-        for node in module.body:
-            if isinstance(node, gast.FunctionDef):
-                return node
+    def _find_def(self, module, fn, found):
+        if not found.is_lambda:
+            node = module.body[0]
             if isinstance(node, gast.AsyncFunctionDef):
                 raise self.error(node, "async functions cannot be differentiated",
                                  "Write a plain `def` function.", UnsupportedSyntaxError)
-        lambdas = [n for n in gast.walk(module) if isinstance(n, gast.Lambda)]
-        params = list(fn.__code__.co_varnames[:fn.__code__.co_argcount])
-        for node in lambdas:
-            if [a.id for a in node.args.args] == params:
+            return node
+        for node in gast.walk(module):
+            if isinstance(node, gast.Lambda) and (self.first_line + node.lineno - 1, node.col_offset + self.indent) \
+                    == (found.node_line, found.node_col):
                 body = [compat.make("Return", value=node.body, lineno=node.lineno, col_offset=node.col_offset)]
                 return compat.make("FunctionDef", name=fn.__name__, args=node.args, body=body,
                                    lineno=node.lineno, col_offset=node.col_offset)
@@ -201,6 +203,26 @@ class Dependencies:
             if now is not value:
                 return False
         return True
+
+
+def _mangle(tree, class_name) -> None:
+    """Rename ``__x`` to ``_Class__x`` as Python does for code written in a class body."""
+    owner = class_name.lstrip("_")
+    if not owner:
+        return
+
+    def mangled(identifier):
+        if identifier and identifier.startswith("__") and not identifier.endswith("__"):
+            return f"_{owner}{identifier}"
+        return identifier
+
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Name):
+            node.id = mangled(node.id)
+        elif isinstance(node, gast.Attribute):
+            node.attr = mangled(node.attr)
+        elif isinstance(node, gast.keyword):
+            node.arg = mangled(node.arg)
 
 
 def _code_like(value) -> bool:

@@ -14,13 +14,13 @@ control flow joins paths that disagree.
 
 from __future__ import annotations
 
-import inspect
 
 import numpy as np
 
 from .. import rules
 from . import compat, primitives, runtime
 from .inline import rewrite
+from .locate import own_signature
 from .compat import gast
 from . import fusion
 from .ir import Break, For, If, Op, Raw, While, atom_names, walk_ops, walk_statements
@@ -565,7 +565,7 @@ class Reverser:
 
     def bound_args(self, op):
         try:
-            sig = inspect.signature(op.fn)
+            sig = own_signature(op.fn)
             bound = sig.bind(*op.args, **op.kwargs)
         except (TypeError, ValueError) as exc:
             raise self.plan.source.error(op.node, f"cannot call {op.fn.__name__} this way: {exc}") from None

@@ -1,0 +1,236 @@
+"""Find the source text of the code object that runs, or refuse.
+
+``inspect.getsource`` reads a file as it is now, follows ``__wrapped__`` to
+the function a decorator wrapped, and cannot tell two lambdas on one line
+apart.  Any of these would differentiate code other than the code that runs.
+Here the text is found from the function's own code object: the file's
+current text (as ``linecache`` gives it to tracebacks) is compiled whole,
+the code object compiled at the function's first line is compared with
+``f.__code__`` (bytecode, constants, names, line numbers), and the syntax
+node is picked by line and, for a lambda, by column.  A file edited since
+import, or a second notebook cell registered under the same name, gives a
+different code object: refused, never differentiated.
+"""
+
+from __future__ import annotations
+
+import __future__
+import ast
+import inspect
+import linecache
+import marshal
+import sys
+import types
+
+from .errors import TransformError
+
+_FUTURE_FLAGS = 0
+for _feature in __future__.all_feature_names:
+    _FUTURE_FLAGS |= getattr(__future__, _feature).compiler_flag
+
+_COMPILED: dict = {}  # (filename, rewritten) -> (text, flags, tree, module code, parents); recent files
+_PYTEST_REWRITE = "_pytest.assertion.rewrite"
+_KEEP = 8
+
+
+class Located:
+    """Where a function's text is: the lines of its block and its node's position in them."""
+
+    def __init__(self, filename, first_line, lines, node_line, node_col, is_lambda, class_name):
+        self.filename = filename
+        self.first_line = first_line  # the file's line number of lines[0]
+        self.lines = lines
+        self.node_line = node_line  # the def's (or lambda's) line and column in the file
+        self.node_col = node_col
+        self.is_lambda = is_lambda
+        self.class_name = class_name  # the innermost class around it: Python mangles ``__x`` there
+
+
+def locate(fn) -> Located:
+    """The block of source that compiles to ``fn.__code__``; TransformError when there is none."""
+    code = fn.__code__
+    filename = code.co_filename
+    name = getattr(fn, "__qualname__", code.co_name)
+    linecache.checkcache(filename)
+    module_globals = fn.__globals__ if isinstance(getattr(fn, "__globals__", None), dict) else None
+    lines = linecache.getlines(filename, module_globals)
+    if not lines:
+        raise TransformError(
+            f"cannot read the source of {name}: the file {filename} is not available", filename,
+            code.co_firstlineno, hint="Define the function in a file (not in an interactive prompt or with exec).")
+    rewriters = [None]
+    if module_globals and "@pytest_ar" in module_globals and _PYTEST_REWRITE in sys.modules:
+        rewriters.append(sys.modules[_PYTEST_REWRITE].rewrite_asserts)  # as pytest compiled a test module
+    for rewrite in rewriters:
+        tree, module_code, parents = _compiled(filename, "".join(lines), code.co_flags & _FUTURE_FLAGS, rewrite)
+        compiled = [c for c in _code_objects(module_code)
+                    if c.co_name == code.co_name and c.co_firstlineno == code.co_firstlineno]
+        if tree is not None and any(_same_code(c, code) for c in compiled):
+            break
+    else:
+        raise _stale(name, filename, code.co_firstlineno, lines)
+    if code.co_name == "<lambda>":
+        return _lambda(code, parents, lines, compiled, name)
+    for node in parents:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == code.co_name \
+                and _first_line(node) == code.co_firstlineno:
+            return Located(filename, code.co_firstlineno, lines[code.co_firstlineno - 1:node.end_lineno],
+                           node.lineno, node.col_offset, False, _class_around(node, parents))
+    raise _stale(name, filename, code.co_firstlineno, lines)
+
+
+def _lambda(code, parents, lines, compiled, name):
+    """The lambda at ``code``'s line and column whose own compiled code equals ``code``."""
+    lambdas = [n for n in parents if isinstance(n, ast.Lambda) and n.lineno == code.co_firstlineno]
+    if _spots(code):
+        node = _pick(code, lambdas)
+        found = node is not None and any(_pick(c, lambdas) is node and _same_code(c, code) for c in compiled)
+    elif len(lambdas) == 1 or lambdas and all(_same_code(c, code) for c in compiled):
+        node, found = lambdas[0], any(_same_code(c, code) for c in compiled)
+    elif lambdas:
+        raise TransformError(
+            f"cannot tell which of the lambdas on line {code.co_firstlineno} is {name}", code.co_filename,
+            code.co_firstlineno, 0, lines[code.co_firstlineno - 1].rstrip("\n"),
+            hint="Python runs without column information (-X no_debug_ranges); give the function a "
+                 "name with def, or put each lambda on its own line.")
+    else:
+        found = False
+    if not found:
+        raise _stale(name, code.co_filename, code.co_firstlineno, lines)
+    stmt = node
+    while not isinstance(stmt, ast.stmt):
+        stmt = parents[stmt]
+    first = _first_line(stmt)
+    block = lines[first - 1:stmt.end_lineno]
+    if first == stmt.lineno:  # blank what precedes the statement on its line (`else: g = lambda ...`)
+        chars = len(block[0].encode("utf-8")[:stmt.col_offset].decode("utf-8", "replace"))
+        block[0] = " " * stmt.col_offset + block[0][chars:]  # columns count bytes: keep them
+    return Located(code.co_filename, first, block, node.lineno, node.col_offset, True,
+                   _class_around(node, parents))
+
+
+def _class_around(node, parents):
+    while node in parents:
+        node = parents[node]
+        if isinstance(node, ast.ClassDef):
+            return node.name
+    return None
+
+
+def _pick(code, lambdas):
+    """The innermost of ``lambdas`` whose body holds every instruction of ``code`` (by column)."""
+    spots = _spots(code)
+    holding = [n for n in lambdas if all(_inside(n.body, p) for p in spots)]
+    return max(holding, key=lambda n: (n.body.lineno, n.body.col_offset), default=None)
+
+
+def _spots(code) -> list:
+    """Positions (line, end line, column, end column) of ``code``'s instructions that have a column."""
+    return [p for p in code.co_positions() if p[2] is not None and (p[2], p[3]) != (0, 0)]
+
+
+def _inside(node, position) -> bool:
+    line, end_line, col, end_col = position
+    return (node.lineno, node.col_offset) <= (line, col) and (end_line, end_col) <= (node.end_lineno, node.end_col_offset)
+
+
+def _first_line(node) -> int:
+    """A statement's first line: its first decorator's, if it has any."""
+    decorators = getattr(node, "decorator_list", None)
+    return decorators[0].lineno if decorators else node.lineno
+
+
+def _stale(name, filename, line, lines):
+    text = lines[line - 1].rstrip("\n") if 0 < line <= len(lines) else ""
+    return TransformError(
+        f"the source of {name} no longer matches the code that runs (the file was edited since it was "
+        f"imported, or another source was registered under the name {filename})", filename, line, 0, text,
+        hint="Reload the module (importlib.reload) or run the cell that defines the function again, "
+             "then take the gradient of the new function.")
+
+
+def _compiled(filename, text, flags, rewrite=None):
+    """The file's tree, module code object and each node's parent; None when the text no longer compiles.
+
+    ``rewrite`` is pytest's assertion rewriter, for a test module pytest compiled itself.
+    """
+    key = (filename, rewrite is not None)
+    cached = _COMPILED.get(key)
+    if cached is not None and cached[0] == text and cached[1] == flags:
+        return cached[2:]
+    tree = code = None
+    for extra in (0, ast.PyCF_ALLOW_TOP_LEVEL_AWAIT):  # notebooks compile cells with top-level await
+        try:
+            tree = ast.parse(text, filename)
+            compiled_tree = tree
+            if rewrite is not None:
+                compiled_tree = ast.parse(text, filename)
+                rewrite(compiled_tree, text.encode("utf-8"), filename)
+            code = compile(compiled_tree, filename, "exec", flags | extra, dont_inherit=True)
+            break
+        except (SyntaxError, ValueError):
+            tree = code = None
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)} if tree else {}
+    if len(_COMPILED) >= _KEEP:
+        del _COMPILED[next(iter(_COMPILED))]
+    _COMPILED[key] = (text, flags, tree, code, parents)
+    return tree, code, parents
+
+
+def _code_objects(code):
+    if code is None:
+        return
+    for const in code.co_consts:
+        if hasattr(const, "co_code"):
+            yield const
+            yield from _code_objects(const)
+
+
+def _same_code(a, b) -> bool:
+    """Whether two code objects do the same: bytecode, constants, names, flags and line numbers."""
+    if (a.co_code, a.co_names, a.co_varnames, a.co_freevars, a.co_cellvars, a.co_flags, a.co_argcount,
+            a.co_posonlyargcount, a.co_kwonlyargcount, a.co_firstlineno) != (
+            b.co_code, b.co_names, b.co_varnames, b.co_freevars, b.co_cellvars, b.co_flags, b.co_argcount,
+            b.co_posonlyargcount, b.co_kwonlyargcount, b.co_firstlineno):
+        return False
+    if [line for _, _, line in a.co_lines()] != [line for _, _, line in b.co_lines()]:
+        return False
+    if len(a.co_consts) != len(b.co_consts):
+        return False
+    return all(_same_const(x, y) for x, y in zip(a.co_consts, b.co_consts))
+
+
+def _same_const(x, y) -> bool:
+    if hasattr(x, "co_code") or hasattr(y, "co_code"):
+        return hasattr(x, "co_code") and hasattr(y, "co_code") and _same_code(x, y)
+    try:  # exact: tells 0.0 from -0.0 and 1 from 1.0 and True
+        return marshal.dumps(x) == marshal.dumps(y)
+    except ValueError:
+        return type(x) is type(y) and x == y
+
+
+def own_signature(fn) -> inspect.Signature:
+    """``fn``'s own parameters, as its code takes them.
+
+    ``inspect.signature`` reports the parameters of ``fn.__wrapped__`` (what
+    ``functools.wraps`` points at) or of a ``__signature__`` attribute;
+    neither is what a call of ``fn`` binds.
+    """
+    plain = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    plain.__kwdefaults__ = fn.__kwdefaults__
+    return inspect.signature(plain)
+
+
+def in_wrapper(fn, error) -> TransformError:
+    """``error``, raised in the code of a decorator's wrapper, saying so and what to do instead."""
+    code = fn.__code__
+    last = max((line for _, _, line in code.co_lines() if line is not None), default=code.co_firstlineno)
+    if getattr(fn, "__wrapped__", None) is None or error.filename != code.co_filename \
+            or not code.co_firstlineno <= error.lineno <= last:
+        return error
+    return type(error)(
+        f"{error.reason}; this is the wrapper a decorator put around {fn.__qualname__}, which is the function "
+        f"that runs, so it is what astgrad differentiates (never the function it wraps)",
+        error.filename, error.lineno, error.col, error.source_line,
+        (error.hint + "\n" if error.hint else "") + "To differentiate the undecorated function, pass it "
+        "explicitly, e.g. grad(f.__wrapped__), or write the wrapper with named parameters.")

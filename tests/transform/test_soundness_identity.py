@@ -1,0 +1,236 @@
+"""The source transformed is the source of the code that runs, or a located refusal.
+
+Each test builds a way a user could get the gradient of some other code than
+the one that runs (a neighbouring lambda, the function a decorator wraps, a
+file edited since import, a notebook cell that reused a name) and asserts
+the right number against a closed form, or the documented error.
+"""
+
+import functools
+import importlib.util
+import linecache
+import os
+
+import numpy as np
+import pytest
+
+from astgrad import TransformError, grad
+
+
+# -- lambdas: told apart by line and column ---------------------------------
+
+def test_two_lambdas_on_one_line_each_get_their_own_gradient():
+    ga, gb = grad(lambda w: w * 2.0), grad(lambda w: w * 3.0)
+    assert ga(1.0) == 2.0
+    assert gb(1.0) == 3.0
+
+
+def test_lambdas_with_the_same_parameters_in_one_expression():
+    fs = [lambda w: np.sin(w), lambda w: w ** 3]
+    assert grad(fs[0])(0.5) == pytest.approx(np.cos(0.5))
+    assert grad(fs[1])(2.0) == pytest.approx(12.0)
+
+
+def test_a_lambda_returned_by_a_lambda_is_the_inner_one():
+    make = lambda k: lambda w: k * w * w  # noqa: E731
+    inner = make(5.0)
+    assert grad(inner)(1.5) == pytest.approx(15.0)
+
+
+def test_a_lambda_after_else_on_one_line():
+    if False:
+        f = None
+    else: f = lambda w: w * w * w  # noqa: E701, E731
+    assert grad(f)(2.0) == pytest.approx(12.0)
+
+
+def _apply(fn, x):
+    return fn(x)
+
+
+def test_a_lambda_spread_over_lines_inside_a_call():
+    g = grad(
+        lambda w:
+            w * 4.0)
+    assert g(3.0) == 4.0
+    assert _apply(lambda w: w * 7.0, 1.0) == 7.0  # a neighbour on another line is not confused
+
+
+# -- decorators: the wrapper that runs is differentiated --------------------
+
+def _times_ten(fn):
+    @functools.wraps(fn)
+    def wrapper(x):
+        return 10.0 * fn(x)
+    return wrapper
+
+
+def _by_args(fn):
+    @functools.wraps(fn)
+    def wrapper(*args):
+        return 10.0 * fn(*args)
+    return wrapper
+
+
+@_times_ten
+def scaled_square(x):
+    return x * x
+
+
+@_by_args
+def square_through_args(x):
+    return x * x
+
+
+def test_a_wrapping_decorator_is_differentiated_as_it_runs():
+    assert scaled_square(3.0) == 90.0
+    assert grad(scaled_square)(3.0) == pytest.approx(60.0)  # d(10 x^2)/dx, not 2x
+
+
+def test_the_wrapped_function_is_differentiated_when_asked_for():
+    assert grad(scaled_square.__wrapped__)(3.0) == pytest.approx(6.0)
+
+
+def test_a_wrapper_that_cannot_be_transformed_says_it_is_a_wrapper():
+    with pytest.raises(TransformError) as info:
+        grad(square_through_args)
+    text = str(info.value)
+    assert "wrapper a decorator put around square_through_args" in text
+    assert "__wrapped__" in text
+    assert info.value.filename == __file__
+    assert "def wrapper(*args):" in info.value.source_line
+    assert grad(square_through_args.__wrapped__)(3.0) == pytest.approx(6.0)
+
+
+def test_a_signature_attribute_does_not_change_what_is_bound():
+    def f(x, y):
+        return x * y
+    f.__signature__ = __import__("inspect").signature(lambda y, x: None)
+    assert grad(f)(2.0, 5.0) == 5.0  # d(x*y)/dx with x=2, y=5: by f's own parameter order
+
+
+# -- files edited after import, cells reusing a name -------------------------
+
+def _import(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _rewrite(path, text):
+    stat = os.stat(path)
+    path.write_text(text)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+
+
+def test_a_module_edited_after_import_is_refused(tmp_path):
+    path = tmp_path / "edited_after_import.py"
+    path.write_text("def h(x):\n    return x * x\n")
+    module = _import(path, "edited_after_import")
+    _rewrite(path, "def h(x):\n    return x * x * x\n")
+    with pytest.raises(TransformError, match="the source of h no longer matches the code that runs") as info:
+        grad(module.h)
+    assert "Reload the module" in str(info.value)
+    assert info.value.filename == str(path) and info.value.lineno == 1
+    fresh = _import(path, "edited_after_import")
+    assert grad(fresh.h)(2.0) == pytest.approx(12.0)
+
+
+def test_a_function_moved_down_by_an_edit_is_refused(tmp_path):
+    path = tmp_path / "moved_by_edit.py"
+    path.write_text("def h(x):\n    return x * x\n\n\ndef k(x):\n    return x * 5.0\n")
+    module = _import(path, "moved_by_edit")
+    _rewrite(path, "# a comment\ndef h(x):\n    return x * x\n\n\ndef k(x):\n    return x * 5.0\n")
+    for fn in (module.h, module.k):
+        with pytest.raises(TransformError, match="no longer matches"):
+            grad(fn)
+
+
+def test_an_edit_elsewhere_in_the_file_changes_nothing(tmp_path):
+    path = tmp_path / "edited_elsewhere.py"
+    path.write_text("def h(x):\n    return x * x\n\n\ndef k(x):\n    return x * 5.0\n")
+    module = _import(path, "edited_elsewhere")
+    _rewrite(path, "def h(x):\n    return x * x\n\n\ndef k(x):\n    return x * 6.0 + 1.0\n")
+    assert grad(module.h)(3.0) == pytest.approx(6.0)
+    with pytest.raises(TransformError, match="no longer matches"):
+        grad(module.k)
+
+
+@pytest.fixture
+def cells():
+    """exec a source registered in linecache under one name, as IPython registers cells."""
+    names = []
+
+    def run(source, filename="<cell reused>"):
+        names.append(filename)
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        namespace = {"np": np}
+        exec(compile(source, filename, "exec"), namespace)
+        return namespace
+
+    yield run
+    for filename in names:
+        linecache.cache.pop(filename, None)
+
+
+def test_an_earlier_cell_under_a_reused_name_is_refused(cells):
+    first = cells("def c(x):\n    return x * 2.0\n")
+    second = cells("def c(x):\n    return x * 5.0\n")
+    with pytest.raises(TransformError, match="the source of c no longer matches"):
+        grad(first["c"])
+    assert grad(second["c"])(1.0) == 5.0
+
+
+def test_swapped_lambdas_in_a_later_cell_are_refused(cells):
+    first = cells("ga, gb = (lambda w: w * 2.0), (lambda w: w * 3.0)\n")
+    cells("ga, gb = (lambda w: w * 3.0), (lambda w: w * 2.0)\n")
+    for fn in (first["ga"], first["gb"]):
+        with pytest.raises(TransformError, match="no longer matches"):
+            grad(fn)
+
+
+def test_a_cell_with_the_same_text_is_differentiated(cells):
+    first = cells("def c(x):\n    return np.sin(x)\n")
+    cells("def c(x):\n    return np.sin(x)\n")
+    assert grad(first["c"])(0.3) == pytest.approx(np.cos(0.3))
+
+
+def test_a_closure_and_a_method_in_a_cell_are_found(cells):
+    namespace = cells(
+        "def make(k):\n"
+        "    def f(x):\n"
+        "        return k * x * x\n"
+        "    return f\n"
+        "class Model:\n"
+        "    __scale = 3.0\n"
+        "    def loss(self, x):\n"
+        "        return self.__scale * x\n")
+    assert grad(namespace["make"](2.0))(1.5) == pytest.approx(6.0)
+    assert grad(namespace["Model"].loss, wrt=1)(namespace["Model"](), 2.0) == pytest.approx(3.0)
+
+
+def test_a_function_without_source_is_refused_with_its_location():
+    namespace = {}
+    exec(compile("def nowhere(x):\n    return x\n", "<no source>", "exec"), namespace)
+    with pytest.raises(TransformError, match="cannot read the source of nowhere"):
+        grad(namespace["nowhere"])
+
+
+def test_replacing_code_differentiates_the_new_code():
+    def f(x):
+        return x * x
+
+    def g(x):
+        return x * x * x
+    f.__code__ = g.__code__
+    assert grad(f)(2.0) == pytest.approx(12.0)
+
+
+def checked_square(x):
+    assert x > 0, "positive inputs only"
+    return x * x
+
+
+def test_a_test_module_that_pytest_rewrote_is_matched_as_pytest_compiled_it():
+    assert grad(checked_square)(3.0) == pytest.approx(6.0)  # pytest rewrote the assert above
