@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 
 from . import compat, runtime
-from .aliasing import check_item_assignments
+from .aliasing import check_writes
 from .analyse import Analysis
 from .check import check_function
 from .emit import arguments, compile_source, function_def, marker, render
@@ -42,7 +42,7 @@ class Plan:
         normalizer = Normalizer(self.source, self.names, builder.ns)
         self.body, self.ret = normalizer.function()
         self.params = param_names(self.source.tree)
-        check_item_assignments(self.body, self.ret, self.params, local_names(self.source.tree), self.source)
+        check_writes(self.body, self.ret, self.params, local_names(self.source.tree), self.source)
         self.wrt = list(wrt)
         self.locals = set(normalizer.locals) | _assigned(self.body)
         self.sequences = set(normalizer.sequences)

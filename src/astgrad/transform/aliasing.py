@@ -1,14 +1,19 @@
-"""Reject item assignments whose effect Python would share with another name.
+"""Reject writes into memory that Python would share with another name.
 
-The generated code turns ``x[i] = v`` into ``x = setitem(x, i, v)``, a new
-array, so the adjoint still has the old value.  That equals Python's
-in-place write only while no other name refers to the array ``x`` holds.
-This check proves that, or raises a located error saying where to copy:
+The user's code writes into an array's memory with ``x[i] = v``, ``x += v``
+(and the other augmented assignments), ``out=x`` and in-place methods such
+as ``x.sort()``.  The generated code rebinds instead: ``x = setitem(x, i,
+v)``, ``x = x + v``, a new array each time, so the adjoint still has the old
+value.  That equals numpy's write only while no other name refers to the
+memory ``x`` holds.  This check proves that, or raises a located error
+saying where to copy or what to write instead:
 
-* ``x`` must be a local of the function, not a parameter (the caller's
-  array) or a global, unless a fresh value was assigned to it first;
-* every value assigned to ``x`` must be a fresh array (``np.zeros``,
-  ``x.copy()``, arithmetic, reductions), not a view or another name;
+* ``x`` must be a local of the function; a parameter (the caller's array)
+  may be written only after a fresh value was assigned to it;
+* every value of ``x`` that may reach the write must be a fresh array
+  (``np.zeros``, ``x.copy()``, arithmetic, reductions), not a view or
+  another name, unless every such value is surely a number (``k = 0``,
+  ``k += 1``), which no write can share;
 * a name that may share memory with ``x`` (``y = x``, ``y = x[0]``,
   ``y = x.T``, ``lst.append(x)``, ``f(x)``) must not be read after a later
   write to ``x``.
@@ -22,9 +27,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import rules
+from . import compat
 from .compat import gast
 from .errors import UnsupportedSyntaxError
-from .ir import For, If, Op, While, atom_names, walk_ops
+from .ir import For, If, Op, While, atom_names
 
 _FRESH_NAMES = (
     "zeros ones empty full zeros_like ones_like empty_like full_like array copy eye identity arange "
@@ -42,14 +48,14 @@ class _Site:
         self.op, self.pos, self.loops, self.path = op, pos, loops, path
 
 
-def check_item_assignments(body, ret, params, local_names, source) -> None:
+def check_writes(body, ret, params, local_names, source) -> None:
+    """Raise UnsupportedSyntaxError where a write into ``x`` may reach memory another name sees."""
     sites = []
     _flatten(body, (), (), sites)
     writes = {}
     for s in sites:
-        if s.op.fn is rules.setitem and isinstance(s.op.node, gast.Subscript) \
-                and s.op.args and isinstance(s.op.args[0], gast.Name):  # x[i] = v, not a call of setitem
-            writes.setdefault(s.op.args[0].id, []).append(s)
+        if s.op.inplace:
+            writes.setdefault(s.op.targets[0], []).append(s)
     if not writes:
         return
     defs = {}
@@ -58,28 +64,105 @@ def check_item_assignments(body, ret, params, local_names, source) -> None:
             defs.setdefault(t, []).append(s)
     end = _Site(None, len(sites), (), ())
     for x, ws in writes.items():
-        first = ws[0]
         if x not in local_names:
-            raise _error(source, first, f"{x}[...] = ... would change the array {x} outside the function; "
-                         "astgrad's item assignment writes to a copy",
+            raise _error(source, ws[0], f"{_what(ws[0])} would change the array {x} outside the function; "
+                         f"astgrad's {_what(ws[0])} writes to a copy",
                          f"Copy first: {x.lower()}_copy = {x}.copy(), and write into the copy.")
-        if x in params and not _rebound_before(body, x, first.op):
-            raise _error(source, first, f"{x}[...] = ... would change the caller's array {x}; "
-                         "astgrad's item assignment writes to a copy",
-                         f"Copy first: {x} = {x}.copy()")
-        for d in defs.get(x, []):
-            if d.op.fn is not rules.setitem and not _fresh(d.op, defs):
-                raise _error(source, d, f"{x} may share memory with another array here, so {x}[...] = ... "
-                             f"on line {first.op.line} would change that array too; astgrad's item "
-                             "assignment writes to a copy", f"Copy first: {x} = ....copy()")
-        _check_aliases(x, ws, sites, defs, ret, end, source)
+        risky = []
+        entry = _Site(None, -1, (), ()) if x in params else None
+        for w in ws:
+            reaching = _reaching(defs.get(x, []), w, entry)
+            if entry not in reaching and all(_number(d.op, defs, set()) for d in reaching):
+                continue  # a number: nothing else can see the write
+            risky.append(w)
+            if entry in reaching:
+                raise _error(source, w, f"{_what(w)} would change the caller's array {x}; "
+                             f"astgrad's {_what(w)} writes to a copy",
+                             f"Copy first: {x} = {x}.copy(){_instead(w)}")
+            for d in reaching:
+                if not d.op.inplace and not _fresh(d.op, defs):
+                    raise _error(source, d, f"{x} may share memory with another array here, so {_what(w)} "
+                                 f"on line {w.op.line} would change that array too; astgrad's {_what(w)} "
+                                 "writes to a copy", _copy_hint(x, d, w))
+        if risky:
+            _check_aliases(x, risky, sites, defs, entry, ret, end, source)
 
 
-def _check_aliases(x, writes, sites, defs, ret, end, source):
-    work = [(t, s) for s in sites if x in _reads(s.op) and _aliases(s.op) for t in s.op.targets]
+def _what(site) -> str:
+    return site.op.inplace[0]
+
+
+def _instead(site) -> str:
+    instead = site.op.inplace[1]
+    return f", or write {instead} (a new array; nothing else changes)" if instead else ""
+
+
+def _copy_hint(x, d, w) -> str:
+    if d.op.text.lstrip().startswith("for ") and w.op.inplace[1]:  # an item of the loop's sequence
+        return f"Write {w.op.inplace[1]} (a new array; nothing else changes)."
+    return f"Copy first: {x} = {_copied(d)}{_instead(w)}"
+
+
+def _copied(site) -> str:
+    node = site.op.node
+    if node is None or not isinstance(node, gast.expr):
+        return "....copy()"
+    text = compat.to_source(node).strip()
+    return f"({text}).copy()" if not isinstance(node, (gast.Name, gast.Subscript, gast.Call, gast.Attribute)) \
+        else f"{text}.copy()"
+
+
+def _reaching(defs, write, entry) -> list:
+    """The definitions of the written name whose value may be the one ``write`` writes into."""
+    found = [d for d in defs if _may_follow(d, write)] + ([entry] if entry else [])
+    kills = [k for k in defs if k.pos < write.pos and write.path[:len(k.path)] == k.path]
+    return [d for d in found if not any(_kills(k, d, write) for k in kills)]
+
+
+def _kills(k, d, write) -> bool:
+    """Every path from ``d`` to ``write`` passes ``k`` (``k`` sits before ``write`` in a block around it)."""
+    if d is k:
+        return False
+    if d.pos < k.pos:
+        return True
+    return d.pos > write.pos and set(d.loops) & set(write.loops) <= set(k.loops)
+
+
+def _number(op, defs, seen) -> bool:
+    """Whether ``op`` surely binds a number (immutable: a write to it is a rebinding)."""
+    if op.kind == "nondiff" and op.fn is None:
+        return isinstance(op.expr, gast.Constant) and type(op.expr.value) in (int, float, bool)
+    if op.kind == "nondiff":
+        return op.fn in (len, int)
+    if op.kind == "copy":
+        if isinstance(op.expr, gast.Name):
+            return _number_name(op.expr.id, defs, seen)
+        node = op.node.func if isinstance(op.node, gast.Call) else None
+        return (node.attr if isinstance(node, gast.Attribute) else getattr(node, "id", "")) in ("float", "item")
+    if op.kind == "prim" and isinstance(op.expr, (gast.BinOp, gast.UnaryOp)):
+        return all(_number_name(a.id, defs, seen) if isinstance(a, gast.Name) else
+                   isinstance(a, gast.Constant) and type(a.value) in (int, float) for a in op.args)
+    return False
+
+
+def _number_name(name, defs, seen) -> bool:
+    if name in seen:  # a cycle through arithmetic (k = k + 1): numbers if its other values are
+        return True
+    seen.add(name)
+    return bool(defs.get(name)) and all(_number(d.op, defs, seen) for d in defs[name])
+
+
+def _check_aliases(x, writes, sites, defs, entry, ret, end, source):
+    written = {id(w): _buffers(x, w, defs, entry) for w in writes}
+    work = []
+    for s in sites:
+        if x in _reads(s.op) and _aliases(s.op):
+            shared = _buffers(x, s, defs, entry)  # the values of x that s may read
+            hit = tuple(w for w in writes if shared & written[id(w)])
+            work += [(t, s, hit) for t in s.op.targets if hit]
     seen = set()
     while work:
-        name, made = work.pop()
+        name, made, hit = work.pop()
         if (name, id(made)) in seen:
             continue
         seen.add((name, id(made)))
@@ -88,15 +171,28 @@ def _check_aliases(x, writes, sites, defs, ret, end, source):
             uses.append(end)
         single = len(defs.get(name, [])) == 1
         for use in uses:
-            for w in writes:
+            for w in hit:
                 if w is not use and _between(made, w, use, single):
                     raise _error(source, made, f"{made.op.text!r} makes a name that shares memory with {x}, "
-                                 f"and {x}[...] = ... on line {w.op.line} changes {x} before it is read; "
-                                 "astgrad's item assignment writes to a copy, so the two would differ",
+                                 f"and {_what(w)} on line {w.op.line} changes {x} before it is read; "
+                                 f"astgrad's {_what(w)} writes to a copy, so the two would differ",
                                  f"Copy first (`{x}.copy()` where the second name is made), or finish "
-                                 f"writing {x} before taking views of it.")
+                                 f"writing {x} before taking views of it{_instead(w)}.")
             if use.op is not None and _aliases(use.op):
-                work += [(t, use) for t in use.op.targets]
+                work += [(t, use, hit) for t in use.op.targets]
+
+
+def _buffers(x, site, defs, entry) -> set:
+    """The definitions of ``x`` whose array ``x`` may hold at ``site``: a write keeps the array it wrote."""
+    found, seen, todo = set(), set(), [site]
+    while todo:
+        for d in _reaching(defs.get(x, []), todo.pop(), entry):
+            if d.op is None or not d.op.inplace:
+                found.add(id(d))
+            elif id(d) not in seen:  # a write in a loop reaches itself
+                seen.add(id(d))
+                todo.append(d)
+    return found
 
 
 def _between(made, write, use, single) -> bool:
@@ -171,16 +267,6 @@ def _fresh(op, defs, depth=0) -> bool:
         return op.fn is rules.setitem or _is_fresh_fn(op.fn)
     if op.kind in ("nondiff", "pack") and op.fn is None:
         return not isinstance(op.expr, gast.Name)
-    return False
-
-
-def _rebound_before(body, x, write) -> bool:
-    """A top-level statement assigns ``x`` a fresh value before any statement holding ``write``."""
-    for s in body:
-        if any(op is write for op in walk_ops([s])) or s is write:
-            return False
-        if isinstance(s, Op) and x in s.targets and s.fn is not rules.setitem:
-            return True
     return False
 
 

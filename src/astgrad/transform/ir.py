@@ -37,6 +37,7 @@ class Op:
     kwargs: dict = field(default_factory=dict)    # name -> atom
     error: Any = None              # (message, hint) raised if active
     sequence: bool = False         # pack into a list rather than a tuple
+    inplace: Any = None            # (what, instead): the user's code writes into the target's memory
 
 
 @dataclass

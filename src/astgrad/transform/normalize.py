@@ -180,6 +180,12 @@ class Normalizer:
             value = compat.make("BinOp", left=load, op=s.op, right=s.value,
                                 lineno=s.lineno, col_offset=s.col_offset)
             self.store(s.target, value)
+            if isinstance(s.target, gast.Name):  # numpy's x += y writes into x's memory
+                x, sym = s.target.id, _SYMBOLS.get(type(s.op), "?")
+                right = compat.to_source(s.value).strip()
+                if isinstance(s.value, gast.Constant):
+                    right = right.strip("()")
+                self.out[-1].inplace = (f"{x} {sym}= ...", f"{x} = {x} {sym} {right}")
         elif isinstance(s, gast.AnnAssign):
             if s.value is not None:
                 self.store(s.target, s.value)
@@ -241,8 +247,8 @@ class Normalizer:
             index, index_arg = self.index(target.slice)
             item = self.atomize(value)
             expr = compat.call(self.ns.ref(rules.setitem), [base, index_arg, item])
-            self.emit([target.value.id], "prim", expr, target, rules.setitem,
-                      [base, index_arg, item])
+            self.emit([target.value.id], "prim", expr, target, rules.setitem, [base, index_arg, item])
+            self.out[-1].inplace = (f"{target.value.id}[...] = ...", "")
         else:
             raise self.error(target, "unsupported assignment target")
 
@@ -378,6 +384,11 @@ class Normalizer:
     def assign(self, target: str, expr):
         from .expressions import assign_expression
         assign_expression(self, target, expr)
+
+
+_SYMBOLS = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**", gast.MatMult: "@",
+            gast.FloorDiv: "//", gast.Mod: "%", gast.BitOr: "|", gast.BitAnd: "&", gast.BitXor: "^",
+            gast.LShift: "<<", gast.RShift: ">>"}
 
 
 def _np():

@@ -1,0 +1,235 @@
+"""Writes through shared memory: numpy's values and true gradients, or a located refusal.
+
+numpy's ``x += v`` (and ``-=``, ``*=``, ``/=``, ``**=``, ``@=``) writes into the array ``x`` holds, so
+every other name sharing that memory (a view, a plain alias, a list holding it, the caller's
+argument) sees the change.  The generated code computes ``x = x + v``, a new array; each case below
+either gives numpy's own value and the gradient finite differences give, or is refused when
+transformed, at the line that makes the sharing name, with what to write instead.
+"""
+
+import numpy as np
+import pytest
+
+import astgrad
+from _numeric import numeric_grad
+
+X = np.array([0.3, -0.2, 0.5, 1.1])
+
+
+def _matches_numpy(fn, *args):
+    expected = fn(*[a.copy() for a in args])
+    given = [a.copy() for a in args]
+    value, grad = astgrad.value_and_grad(fn)(*given)
+    np.testing.assert_allclose(value, expected, rtol=1e-12)
+    np.testing.assert_allclose(grad, numeric_grad(fn, [a.copy() for a in args], 0), rtol=1e-5, atol=1e-6)
+    for a, g in zip(args, given):
+        np.testing.assert_array_equal(a, g)
+
+
+# -- supported: the written name owns fresh memory, or holds a number --------------------------
+
+def every_operator_on_a_fresh_product(x):
+    y = x * 2.0
+    y += x
+    y -= 0.5
+    y *= x
+    y /= 3.0
+    y **= 2
+    m = np.outer(y, x)
+    m @= np.eye(4) * x
+    return np.sum(m)
+
+
+def numbers_count_and_accumulate(x):
+    k = 0
+    s = 0.0
+    for i in range(4):
+        prev = s
+        s += float(x[i] * x[i])
+        k += 1
+        s -= prev * 0.1
+    return s * k
+
+
+def aliases_of_an_old_value(x):
+    v = np.sin(x)
+    z = v
+    v = x * 1.0
+    v += 1.0
+    return np.sum(z * v)
+
+
+def parameter_rebound_first(x):
+    x = x * 1.0
+    x += np.tanh(x)
+    return np.sum(x * x)
+
+
+def accumulator_in_a_loop(x):
+    acc = np.zeros(4)
+    for i in range(3):
+        acc += x * (i + 1.0)
+        acc *= np.cos(x)
+    return np.sum(acc)
+
+
+def alias_read_before_the_write(x):
+    y = x * 2.0
+    z = y
+    s = np.sum(z * x)
+    y += x
+    return s + np.sum(y * y)
+
+
+def fresh_on_both_branches(x):
+    if np.sum(x) > 0:
+        y = x * 2.0
+    else:
+        y = np.exp(x)
+    y += x * x
+    return np.sum(y)
+
+
+@pytest.mark.parametrize("fn", [every_operator_on_a_fresh_product, numbers_count_and_accumulate,
+                                aliases_of_an_old_value, parameter_rebound_first, accumulator_in_a_loop,
+                                alias_read_before_the_write, fresh_on_both_branches])
+def test_augmented_assignment_on_fresh_memory_matches_numpy_and_finite_differences(fn):
+    _matches_numpy(fn, X)
+    _matches_numpy(fn, -X)
+
+
+# -- refused: numpy would write into memory another name sees ----------------------------------
+
+def through_a_slice(x):
+    y = x * 2.0
+    tail = y[1:]
+    tail *= 3.0
+    return np.sum(y * y)
+
+
+def through_a_plain_alias(x):
+    y = x * 2.0
+    z = y
+    y += x
+    return np.sum(z * x)
+
+
+def through_a_list(x):
+    h = x * 2.0
+    items = []
+    items.append(h)
+    h += 1.0
+    return np.sum(items[0] * x)
+
+
+def through_a_tuple(x):
+    y = x * 2.0
+    pair = (y, x)
+    y *= x
+    return np.sum(pair[0])
+
+
+def through_a_transpose(x):
+    m = np.outer(x, x)
+    t = m.T
+    t -= 1.0
+    return np.sum(m * m)
+
+
+def through_a_reshape(x):
+    y = x * 1.0
+    r = y.reshape(2, 2)
+    r /= 2.0
+    return np.sum(y * x)
+
+
+def the_callers_array(x):
+    x += 1.0
+    return np.sum(x * x)
+
+
+def adds_to_its_argument(a):
+    a += 1.0
+    return np.sum(a)
+
+
+def caller_of_a_helper_that_adds(x):
+    y = x * 2.0
+    s = adds_to_its_argument(y)
+    return s + np.sum(y * x)
+
+
+def a_row_of_a_matrix(x):
+    m = np.outer(x, x)
+    row = m[0]
+    row += x
+    return np.sum(m)
+
+
+def rows_in_a_loop(x):
+    m = np.outer(x, x)
+    for row in m:
+        row *= 2.0
+    return np.sum(m)
+
+
+def alias_from_the_previous_iteration(x):
+    y = x * 1.0
+    prev = x * 0.0
+    s = 0.0
+    for i in range(3):
+        s = s + np.sum(prev * x)
+        prev = y
+        y += x
+    return s
+
+
+def alias_made_in_a_branch(x):
+    y = x * 1.0
+    z = x * 0.0
+    if np.sum(x) > 0:
+        z = y
+    y *= 2.0
+    return np.sum(z * x)
+
+
+def number_or_view(x):
+    s = x[0]  # a view when x has two dimensions
+    s += 1.0
+    return np.sum(x) * s
+
+
+@pytest.mark.parametrize("fn, snippet, advice", [
+    (through_a_slice, "tail = y[1:]", "Copy first: tail = y[1:].copy(), or write tail = tail * 3.0"),
+    (through_a_plain_alias, "z = y", "y = y + x"),
+    (through_a_list, "items.append(h)", "h = h + 1.0"),
+    (through_a_tuple, "pair = (y, x)", "y = y * x"),
+    (through_a_transpose, "t = m.T", "m.T.copy()"),
+    (through_a_reshape, "r = y.reshape(2, 2)", "r = r / 2.0"),
+    (the_callers_array, "x += 1.0", "Copy first: x = x.copy(), or write x = x + 1.0"),
+    (caller_of_a_helper_that_adds, "a += 1.0", "Copy first: a = a.copy()"),
+    (a_row_of_a_matrix, "row = m[0]", "row = m[0].copy()"),
+    (rows_in_a_loop, "for row in m:", "Write row = row * 2.0"),
+    (alias_from_the_previous_iteration, "prev = y", "y = y + x"),
+    (alias_made_in_a_branch, "z = y", "y = y * 2.0"),
+    (number_or_view, "s = x[0]", "s = s + 1.0"),
+])
+def test_writes_another_name_would_see_are_refused_where_the_sharing_starts(fn, snippet, advice):
+    with pytest.raises(astgrad.TransformError) as info:
+        astgrad.grad(fn)
+    text = str(info.value)
+    assert "test_soundness_aliasing.py:" in text and "^" in text
+    assert snippet in text, text
+    assert advice in text, text
+    assert "writes to a copy" in text
+
+
+def test_the_issue_example_numpy_computes_472_and_the_transform_refuses():
+    def f(x):
+        y = x * 2.0
+        tail = y[1:]
+        tail *= 3.0
+        return np.sum(y * y)
+    assert f(np.array([1.0, 2.0, 3.0])) == 4.0 + 144.0 + 324.0
+    with pytest.raises(astgrad.TransformError, match="tail may share memory"):
+        astgrad.grad(f)
