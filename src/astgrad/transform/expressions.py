@@ -13,6 +13,7 @@ from . import compat, primitives
 from .compat import gast
 from .ir import If
 from .parse import MISSING
+from .writes import write_call
 
 
 def assign_expression(n, target: str, expr):
@@ -174,6 +175,8 @@ def _call(n, target, expr):
     func = expr.func
     if isinstance(func, gast.Name) and func.id in n.lambdas:
         _inline_lambda(n, target, expr, n.lambdas[func.id])
+        return
+    if write_call(n, target, expr):
         return
     args = [n.atomize(a) for a in expr.args]
     kwargs = {kw.arg: n.atomize(kw.value) for kw in expr.keywords}

@@ -19,6 +19,7 @@ from .errors import UnsupportedSyntaxError
 from .ir import Break, For, If, Op, Raw, While, atom_names
 from .parse import MISSING
 from .structure import Structurer
+from .writes import write_call
 
 
 def local_names(fn_node) -> set[str]:
@@ -264,6 +265,8 @@ class Normalizer:
             self.sequences.add(lst)
             expr = compat.call(self.ns.ref(_append()), [compat.name(lst), item])
             self.emit([lst], "prim", expr, value, _append(), [compat.name(lst), item])
+            return
+        if isinstance(value, gast.Call) and write_call(self, None, value):
             return
         if isinstance(value, gast.Call):
             atom = self.atomize(value)

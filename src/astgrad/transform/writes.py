@@ -1,0 +1,161 @@
+"""Calls that write into an existing array: ``out=``, ``x.sort()``, ``x.fill(v)``, ``np.copyto``.
+
+numpy stores their result in memory that already belongs to an array.  The
+generated code keeps old values for the adjoint and cannot do that, so each
+becomes the item assignment ``x[...] = value``, a new array under the same
+name, which the aliasing check then proves no other name sees (or refuses).
+Calls that write in place in ways one item assignment does not express
+(``x.put``, ``np.add.at``, ``x.resize``, ...) are refused here, located,
+with what to write instead.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import compat, primitives
+from .compat import gast
+from .parse import MISSING
+
+#: ndarray methods that change the array in place and have no rewrite here
+_REFUSED_METHODS = {
+    "put": "Write {x}[indices] = values instead.",
+    "itemset": "Write {x}[index] = value instead.",
+    "partition": "Write {x} = np.partition({x}, kth) (a new array) instead.",
+    "resize": "Write {x} = np.resize({x}, shape) (a new array) instead.",
+    "setfield": "Build a new array instead.",
+    "byteswap": "Write {x} = {x}.byteswap() (a new array) instead.",
+}
+_REWRITTEN_METHODS = ("sort", "fill")
+
+
+_REFUSED_FUNCTIONS = {
+    np.put: "Write a[indices] = values instead.",
+    np.place: "Write a = np.where(mask, values, a) instead.",
+    np.putmask: "Write a = np.where(mask, values, a) instead.",
+    np.fill_diagonal: "Write a[np.arange(n), np.arange(n)] = value instead.",
+    np.put_along_axis: "Build the result as a new array instead.",
+    np.random.shuffle: "Write x = x[np.random.permutation(len(x))] instead.",
+}
+
+
+def write_call(n, target, expr) -> bool:
+    """Emit ``expr``, a call that may write into an array, on normalizer ``n``; False if it writes nowhere.
+
+    ``target`` receives what the call returns (``None`` when the call is a statement).
+    """
+    func = expr.func
+    obj = n.static(func)
+    if obj is MISSING and isinstance(func, gast.Attribute):
+        owner = n.static(func.value)
+        if isinstance(owner, np.ufunc) and func.attr == "at":
+            raise n.error(expr, f"np.{owner.__name__}.at writes into its first argument in place, which "
+                          "astgrad's generated code does not reproduce",
+                          "Build the result as a new array (for example a[idx] = a[idx] + v when idx "
+                          "has no repeats).")
+        if (owner is MISSING or isinstance(owner, np.ndarray)) and (func.attr in _REFUSED_METHODS or func.attr in _REWRITTEN_METHODS):
+            return _method(n, target, expr, func.attr)
+    elif obj is not MISSING:
+        _refuse_function(n, expr, obj)
+        if _same(obj, np.copyto):
+            return _copyto(n, target, expr)
+    out = _out_argument(n, expr, obj)
+    if out is None:
+        return False
+    name, call = out
+    _write_into(n, expr, name, call, f"out={name}", f"{name} = {compat.to_source(call).strip()}")
+    if target is not None:
+        n.emit([target], "copy", compat.name(name), expr, args=[compat.name(name)])
+    return True
+
+
+def _method(n, target, expr, method):
+    base = expr.func.value
+    if not isinstance(base, gast.Name):
+        raise n.error(expr, f".{method}() writes into the array it is called on, which is not a name here",
+                      "Assign the array to a name first.")
+    x = base.id
+    if method in _REFUSED_METHODS:
+        raise n.error(expr, f"{x}.{method}(...) writes into {x}'s memory, which astgrad's generated code "
+                      "does not reproduce", _REFUSED_METHODS[method].format(x=x))
+    if method == "fill":
+        if len(expr.args) != 1 or expr.keywords:
+            raise n.error(expr, f"{x}.fill takes one value here")
+        value = expr.args[0]
+        instead = f"{x} = {x} * 0.0 + {compat.to_source(value).strip()}"
+    else:
+        args = [compat.name(x)] + [n.atomize(a) for a in expr.args]
+        kwargs = {kw.arg: n.atomize(kw.value) for kw in expr.keywords}
+        value = compat.name(n.temp())
+        n.emit([value.id], "prim", compat.call(n.ns.ref(np.sort), args, kwargs), expr, np.sort, args, kwargs)
+        instead = f"{x} = np.sort({x})"
+    _write_into(n, expr, x, value, f"{x}.{method}(...)", instead)
+    if target is not None:
+        n.emit([target], "nondiff", compat.const(None), expr)
+    return True
+
+
+def _copyto(n, target, expr):
+    if len(expr.args) != 2 or expr.keywords or not isinstance(expr.args[0], gast.Name):
+        raise n.error(expr, "np.copyto is supported as np.copyto(name, value) only",
+                      "Write name[...] = value (item assignment) instead.")
+    x = expr.args[0].id
+    _write_into(n, expr, x, expr.args[1], f"np.copyto({x}, ...)", "")
+    if target is not None:
+        n.emit([target], "nondiff", compat.const(None), expr)
+    return True
+
+
+def _refuse_function(n, expr, obj):
+    for fn, hint in _REFUSED_FUNCTIONS.items():
+        if _same(obj, fn):
+            raise n.error(expr, f"np.{fn.__name__} writes into an array in place, which astgrad's generated "
+                          "code does not reproduce", hint)
+
+
+def _same(obj, fn) -> bool:
+    """``obj`` is ``fn`` (bound methods such as ``np.random.shuffle`` are new objects on each access)."""
+    return obj is fn or type(obj) is type(fn) and obj == fn
+
+
+def _out_argument(n, expr, obj):
+    """(name of the array written, the call without its output) or None when the call has no ``out``."""
+    if obj is not MISSING and not _numpy_callable(obj):
+        return None
+    value, keywords, args = None, list(expr.keywords), list(expr.args)
+    for kw in keywords:
+        if kw.arg == "out":
+            value = kw.value
+            keywords.remove(kw)
+            break
+    if value is None and isinstance(obj, np.ufunc) and len(args) > obj.nin:
+        value = args[obj.nin] if len(args) == obj.nin + 1 else compat.tuple_(args[obj.nin:])
+        args = args[:obj.nin]
+    if value is None or isinstance(value, gast.Constant) and value.value is None:
+        return None
+    if isinstance(value, gast.Tuple) and len(value.elts) == 1:
+        value = value.elts[0]
+    if not isinstance(value, gast.Name):
+        raise n.error(expr, "out= must name one array",
+                      "Assign the result to a name instead of passing out=.")
+    if any(kw.arg == "where" for kw in keywords):
+        raise n.error(expr, f"out={value.id} with where= keeps part of {value.id}'s old values, which "
+                      "astgrad does not reproduce", f"Write {value.id} = np.where(mask, result, {value.id}) instead.")
+    return value.id, compat.make("Call", func=expr.func, args=args, keywords=keywords,
+                                 lineno=expr.lineno, col_offset=expr.col_offset)
+
+
+def _numpy_callable(obj) -> bool:
+    if isinstance(obj, np.ufunc) or isinstance(getattr(obj, "__self__", None), (np.ufunc, np.ndarray)):
+        return True
+    if primitives.is_user_function(obj):
+        return False
+    return (getattr(obj, "__module__", None) or "").split(".")[0] == "numpy"
+
+
+def _write_into(n, expr, x, value, what, instead):
+    """``x[...] = value``: the aliasing check sees it as the write into ``x`` it stands for."""
+    target = compat.make("Subscript", value=compat.name(x), slice=compat.const(Ellipsis), ctx=gast.Store(),
+                         lineno=expr.lineno, col_offset=expr.col_offset)
+    n.store(target, value)
+    n.out[-1].inplace = (what, instead)

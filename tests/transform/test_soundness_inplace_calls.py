@@ -1,0 +1,218 @@
+"""Calls that write into an existing array: ``out=``, ``x.sort()``, ``x.fill(v)``, ``np.copyto``.
+
+Each is reproduced as the item assignment ``x[...] = value`` (numpy's value and the true gradient),
+refused where the written array may be shared (as ``x[i] = v`` is), or, for writes one item
+assignment cannot express (``x.put``, ``np.add.at``, ``x.resize``), refused outright, located.
+"""
+
+import numpy as np
+import pytest
+
+import astgrad
+from _numeric import numeric_grad
+
+X = np.array([0.3, -0.2, 0.5, 1.1])
+
+
+def _matches_numpy(fn, x):
+    expected = fn(x.copy())
+    given = x.copy()
+    value, grad = astgrad.value_and_grad(fn)(given)
+    np.testing.assert_allclose(value, expected, rtol=1e-12)
+    np.testing.assert_allclose(grad, numeric_grad(fn, [x.copy()], 0), rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(given, x)
+
+
+def out_keyword(x):
+    y = x * 2.0
+    np.multiply(y, x, out=y)
+    return np.sum(y)
+
+
+def out_positional_and_returned(x):
+    y = np.exp(x)
+    z = np.add(y, x, y)
+    return np.sum(z * x)
+
+
+def out_broadcasts_into_its_shape(x):
+    c = np.zeros((3, 4))
+    np.multiply(x, 2.0, out=c)
+    return np.sum(c * c)
+
+
+def out_of_a_reduction_and_a_method(x):
+    m = np.outer(x, x)
+    s = np.zeros(4)
+    np.sum(m, axis=0, out=s)
+    m.clip(-0.13, 0.29, out=m)
+    return np.sum(s * s) + np.sum(m)
+
+
+def out_as_a_one_tuple(x):
+    y = x * 1.0
+    np.sin(y, out=(y,))
+    return np.sum(y * x)
+
+
+def sort_in_place(x):
+    y = x[[3, 0, 2, 1]] * 1.0
+    y.sort()
+    return np.sum(y * np.arange(4.0))
+
+
+def fill_then_use(x):
+    y = x * 3.0
+    s = np.sum(y * y)
+    y.fill(x[0])
+    return s + np.sum(y * x)
+
+
+def copyto_a_fresh_array(x):
+    y = np.zeros(4)
+    np.copyto(y, np.tanh(x))
+    return np.sum(y * x)
+
+
+@pytest.mark.parametrize("fn", [out_keyword, out_positional_and_returned, out_broadcasts_into_its_shape,
+                                out_of_a_reduction_and_a_method, out_as_a_one_tuple, sort_in_place,
+                                fill_then_use, copyto_a_fresh_array])
+def test_writes_into_fresh_arrays_match_numpy_and_finite_differences(fn):
+    _matches_numpy(fn, X)
+    _matches_numpy(fn, X[::-1] * 1.7)
+
+
+def out_into_a_view(x):
+    y = x * 2.0
+    z = y[1:]
+    np.add(z, 1.0, out=z)
+    return np.sum(y * y)
+
+
+def out_into_the_argument(x):
+    np.multiply(x, 2.0, out=x)
+    return np.sum(x * x)
+
+
+def sort_an_alias(x):
+    y = x * 2.0
+    z = y
+    y.sort()
+    return np.sum(z * np.arange(4.0))
+
+
+def fill_a_row(x):
+    m = np.outer(x, x)
+    row = m[1]
+    row.fill(0.0)
+    return np.sum(m)
+
+
+def copyto_the_argument(x):
+    np.copyto(x, np.sin(x))
+    return np.sum(x)
+
+
+def result_of_out_read_after_a_later_write(x):
+    y = x * 1.0
+    r = np.exp(x, out=y)
+    y += 1.0
+    return np.sum(r)
+
+
+@pytest.mark.parametrize("fn, snippet, advice", [
+    (out_into_a_view, "z = y[1:]", "z = y[1:].copy()"),
+    (out_into_the_argument, "np.multiply(x, 2.0, out=x)", "x = x.copy()"),
+    (sort_an_alias, "z = y", "y = np.sort(y)"),
+    (fill_a_row, "row = m[1]", "row = m[1].copy()"),
+    (copyto_the_argument, "np.copyto(x, np.sin(x))", "x = x.copy()"),
+    (result_of_out_read_after_a_later_write, "r = np.exp(x, out=y)", "y = y + 1.0"),
+])
+def test_writes_into_shared_arrays_are_refused(fn, snippet, advice):
+    with pytest.raises(astgrad.TransformError) as info:
+        astgrad.grad(fn)
+    text = str(info.value)
+    assert "test_soundness_inplace_calls.py:" in text and "^" in text
+    assert snippet in text and advice in text, text
+    assert "writes to a copy" in text
+
+
+def puts(x):
+    y = x * 1.0
+    y.put([0], 5.0)
+    return np.sum(y * x)
+
+
+def adds_at(x):
+    y = x * 1.0
+    np.add.at(y, [0, 0], x[:2])
+    return np.sum(y * x)
+
+
+def resizes(x):
+    y = x * 1.0
+    y.resize((2, 2))
+    return np.sum(y)
+
+
+def fills_the_diagonal(x):
+    m = np.outer(x, x)
+    np.fill_diagonal(m, 0.0)
+    return np.sum(m)
+
+
+def partitions(x):
+    y = x * 1.0
+    y.partition(2)
+    return np.sum(y * np.arange(4.0))
+
+
+def out_with_where(x):
+    y = x * 1.0
+    np.exp(x, out=y, where=x > 0)
+    return np.sum(y)
+
+
+def out_into_an_expression(x):
+    y = [x * 1.0]
+    np.exp(x, out=y[0])
+    return np.sum(y[0])
+
+
+@pytest.mark.parametrize("fn, snippet, advice", [
+    (puts, "y.put([0], 5.0)", "y[indices] = values"),
+    (adds_at, "np.add.at(y, [0, 0], x[:2])", "new array"),
+    (resizes, "y.resize((2, 2))", "np.resize(y, shape)"),
+    (fills_the_diagonal, "np.fill_diagonal(m, 0.0)", "np.arange(n)"),
+    (partitions, "y.partition(2)", "np.partition(y, kth)"),
+    (out_with_where, "out=y, where=x > 0", "np.where(mask, result, y)"),
+    (out_into_an_expression, "out=y[0]", "Assign the result to a name"),
+])
+def test_writes_no_item_assignment_expresses_are_refused(fn, snippet, advice):
+    with pytest.raises(astgrad.TransformError) as info:
+        astgrad.grad(fn)
+    text = str(info.value)
+    assert "test_soundness_inplace_calls.py:" in text and "^" in text
+    assert snippet in text and advice in text, text
+
+
+W = np.array([0.5, -1.0, 2.0, 0.25])
+
+
+def sorts_a_global(x):
+    W.sort()
+    return np.sum(W * x)
+
+
+def shuffles(x):
+    y = x * 1.0
+    np.random.shuffle(y)
+    return np.sum(y * np.arange(4.0))
+
+
+@pytest.mark.parametrize("fn, snippet", [(sorts_a_global, "W.sort()"), (shuffles, "np.random.shuffle(y)")])
+def test_writes_into_globals_and_shuffles_are_refused(fn, snippet):
+    with pytest.raises(astgrad.TransformError) as info:
+        astgrad.grad(fn)
+    assert snippet in str(info.value)
+    np.testing.assert_array_equal(W, [0.5, -1.0, 2.0, 0.25])
