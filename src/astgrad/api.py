@@ -221,9 +221,11 @@ def _finish(grad, original):
     if grad is None:
         grad = 0.0
     if isinstance(original, (float, int)) and not isinstance(original, bool):
-        return float(np.sum(grad)) if np.ndim(grad) else float(grad)
+        return float(np.real(np.sum(grad)))
     shape = np.shape(original)
     dtype = np.result_type(original) if np.issubdtype(np.result_type(original), np.inexact) else np.float64
+    if np.iscomplexobj(grad) and np.dtype(dtype).kind != "c":
+        grad = np.real(grad)  # a real argument's gradient is the real part (docs/rules.md)
     out = np.array(grad, dtype=dtype, copy=True)
     if out.shape != shape:
         out = np.array(np.broadcast_to(out, shape), dtype=dtype)

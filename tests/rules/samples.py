@@ -143,7 +143,7 @@ def svd_vh_squared(a):
 UNARY_ANY = [np.negative, np.positive, np.exp, np.exp2, np.expm1, np.sin, np.cos, np.tan, np.arctan, np.sinh,
              np.cosh, np.tanh, np.arcsinh, np.square, np.absolute, np.fabs, np.sinc, np.deg2rad, np.rad2deg,
              np.degrees, np.radians, np.sign, np.floor, np.ceil, np.rint, np.trunc, np.round, np.around, np.fix,
-             np.cbrt, rules.sigmoid, rules.relu]
+             np.cbrt, rules.sigmoid, rules.relu, np.conjugate, np.real, np.imag]
 UNARY_POSITIVE = [np.log, np.log2, np.log10, np.log1p, np.sqrt, np.reciprocal]
 UNARY_UNIT = [np.arcsin, np.arccos, np.arctanh]
 BINARY = [np.add, np.subtract, np.multiply, np.divide, np.maximum, np.minimum, np.fmax, np.fmin, np.arctan2,

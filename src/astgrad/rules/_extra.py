@@ -204,16 +204,17 @@ def min_along_vjp(g, ans, a, axis, keepdims=False):
 
 @defvjp(vector_norm)
 def vector_norm_vjp(g, ans, x, ord=2, axis=None, keepdims=False):
-    g = expand_reduced(g, x.shape, axis, keepdims)
+    g = expand_reduced(np.real(g), x.shape, axis, keepdims)
     norm = expand_reduced(ans, x.shape, axis, keepdims)
     if ord == 2:
-        return g * np.where(norm == 0, 0, x / np.where(norm == 0, 1, norm))
+        return g * np.where(norm == 0, 0, np.conj(x) / np.where(norm == 0, 1, norm))
     if ord == 1:
-        return g * np.sign(x)
+        return g * np.conj(np.sign(x))
     if ord == np.inf:  # tied largest magnitudes share g evenly, as for np.max
         hits = np.abs(x) == norm
-        return g * np.sign(x) * hits / np.sum(hits, axis=axis, keepdims=True)
-    return g * np.sign(x) * np.abs(x) ** (ord - 1) * np.where(norm == 0, 0, np.where(norm == 0, 1, norm) ** (1 - ord))
+        return g * np.conj(np.sign(x)) * hits / np.sum(hits, axis=axis, keepdims=True)
+    return (g * np.conj(np.sign(x)) * np.abs(x) ** (ord - 1)
+            * np.where(norm == 0, 0, np.where(norm == 0, 1, norm) ** (1 - ord)))
 
 
 @defvjp(astype)

@@ -83,7 +83,7 @@ def reciprocal(g, ans, x):
 
 @defvjp(np.absolute)
 def absolute(g, ans, x):
-    return g * np.sign(x)
+    return np.real(g) * np.conj(np.sign(x))
 
 
 @defvjp(np.fabs)
@@ -175,7 +175,16 @@ def step(g, ans, x, *args, **kwargs):
     return g * 0
 
 
-for _step in (np.sign, np.floor, np.ceil, np.rint, np.trunc, np.round, np.around, np.fix):
+@defvjp(np.sign)
+def sign(g, ans, x):
+    """Zero for real ``x``; ``z / |z|`` of a complex ``z`` is smooth away from 0 (docs/rules.md)."""
+    if x.dtype.kind != "c":
+        return g * 0
+    modulus = np.abs(x)
+    return np.where(modulus == 0, 0, (g - np.real(g * ans) * np.conj(ans)) / np.where(modulus == 0, 1, modulus))
+
+
+for _step in (np.floor, np.ceil, np.rint, np.trunc, np.round, np.around, np.fix):
     defvjp(_step, step)
 
 # --------------------------------------------------------------- binary ufuncs

@@ -41,7 +41,7 @@ def dot(g, ans, a, b):
 
 @defvjp(np.vdot)
 def vdot(g, ans, a, b):
-    return np.reshape(g * np.ravel(b), np.shape(a)), np.reshape(g * np.ravel(a), np.shape(b))
+    return np.reshape(np.conj(g * np.ravel(b)), np.shape(a)), np.reshape(g * np.conj(np.ravel(a)), np.shape(b))
 
 
 @defvjp(np.inner)

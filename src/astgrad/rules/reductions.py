@@ -91,7 +91,7 @@ def prod(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
 @defvjp(np.var)
 def var(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     centered = a - np.mean(a, axis=axis, keepdims=True)
-    return expand_reduced(g, a.shape, axis, keepdims) * 2 * centered / (reduced_count(a.shape, axis) - ddof)
+    return expand_reduced(np.real(g), a.shape, axis, keepdims) * 2 * np.conj(centered) / (reduced_count(a.shape, axis) - ddof)
 
 
 @defvjp(np.std)
@@ -99,8 +99,8 @@ def std(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     centered = a - np.mean(a, axis=axis, keepdims=True)
     spread = expand_reduced(ans, a.shape, axis, keepdims)
     # equal values (one value, or all alike): std is not differentiable there; 0 is its smallest subgradient
-    scaled = centered / (np.where(spread == 0, 1, spread) * (reduced_count(a.shape, axis) - ddof))
-    return expand_reduced(g, a.shape, axis, keepdims) * np.where(spread == 0, 0, scaled)
+    scaled = np.conj(centered) / (np.where(spread == 0, 1, spread) * (reduced_count(a.shape, axis) - ddof))
+    return expand_reduced(np.real(g), a.shape, axis, keepdims) * np.where(spread == 0, 0, scaled)
 
 
 @defvjp(np.cumsum)

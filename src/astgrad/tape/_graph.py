@@ -295,12 +295,12 @@ class FunctionNode(Node):
             shape, dtype = meta
             if type(g) is np.ndarray and g.shape == shape:  # the common case: nothing to reduce
                 if dtype is not None and g.dtype != dtype:
-                    g = g.astype(dtype)
+                    g = _cast(g, dtype)
                 grads.append(g)
                 continue
             g = unbroadcast(g, shape)
             if dtype is not None and getattr(g, "dtype", None) != dtype:
-                g = g.astype(dtype) if hasattr(g, "astype") else np.asarray(g, dtype=dtype)
+                g = _cast(g, dtype) if hasattr(g, "astype") else _cast(np.asarray(g), dtype)
             grads.append(g)
         return grads
 
@@ -339,6 +339,13 @@ for _cls in (Node, FunctionNode, AccumulateGrad):
 
 
 # ---------------------------------------------------------------- helpers
+
+
+def _cast(g, dtype):
+    """``g`` as ``dtype``; a real argument takes the real part of a complex gradient (docs/rules.md)."""
+    if g.dtype.kind == "c" and np.dtype(dtype).kind != "c":
+        g = g.real
+    return g.astype(dtype)
 
 
 def _raw(value):

@@ -78,8 +78,8 @@ def torch_result_dtype(out_dtype: np.dtype, promoted: np.dtype | None) -> np.dty
     """numpy's result dtype corrected to PyTorch's promotion."""
     if promoted is None or out_dtype.kind == "b":
         return out_dtype
-    if out_dtype.kind == "f":
-        return promoted if promoted.kind in "fc" else np.dtype(np.float32)
+    if out_dtype.kind == "f":  # a real result of complex inputs (abs, real, angle) stays real
+        return promoted if promoted.kind == "f" else out_dtype if promoted.kind == "c" else np.dtype(np.float32)
     if out_dtype.kind in "iu":
         return promoted if promoted.kind in "iu" else out_dtype
     return out_dtype

@@ -1,0 +1,146 @@
+"""Complex inputs: both engines return dL/dx - i dL/dy for z = x + iy (docs/rules.md).
+
+The reference is computed here from central differences along the real and
+the imaginary axis of each element, independently of the rule table.  The
+functions mix holomorphic steps (products, exp, sin) with the ones that are
+not (abs, conj, real, imag, vdot, var, norm): a rule that forgot to
+conjugate gives the mirror image, which both engines would share.
+"""
+
+import numpy as np
+import pytest
+
+import astgrad
+from astgrad.tape import tensor
+
+Z = np.array([1.0 + 2.0j, -0.5 + 0.3j, 0.7 - 1.1j])
+
+
+def convention(f, z, eps=1e-6):
+    """dL/dx - i dL/dy of real-valued ``f`` at each element of ``z``."""
+    out = np.zeros_like(z)
+    for i in np.ndindex(z.shape):
+        step = np.zeros_like(z)
+        step[i] = eps
+        dx = (f(z + step) - f(z - step)) / (2 * eps)
+        dy = (f(z + 1j * step) - f(z - 1j * step)) / (2 * eps)
+        out[i] = dx - 1j * dy
+    return out
+
+
+def squared_modulus(z):
+    return np.sum(np.abs(z) ** 2)
+
+
+def real_of_product_with_conjugate(z):
+    return np.sum(np.real(z * np.conj(z)))
+
+
+def real_of_exp(z):
+    return np.sum(np.real(np.exp(z)))
+
+
+def modulus_of_sine(z):
+    return np.sum(np.abs(np.sin(z)))
+
+
+def modulus_of_square(z):
+    return np.sum(np.abs(z * z))
+
+
+def imaginary_part_of_cube(z):
+    return np.sum(np.imag(z * z * z))
+
+
+def modulus_of_vdot(z):
+    return np.abs(np.vdot(z * (1 + 0.5j), z + 1))
+
+
+def variance(z):
+    return np.var(z * z)
+
+
+def standard_deviation(z):
+    return np.std(np.exp(z))
+
+
+def norm_of_exp(z):
+    return np.linalg.norm(np.exp(z))
+
+
+FUNCTIONS = [
+    squared_modulus, real_of_product_with_conjugate, real_of_exp, modulus_of_sine, modulus_of_square,
+    imaginary_part_of_cube, modulus_of_vdot, variance, standard_deviation, norm_of_exp,
+]
+
+
+@pytest.mark.parametrize("f", FUNCTIONS, ids=lambda f: f.__name__)
+def test_both_engines_follow_the_documented_convention(f):
+    expected = convention(f, Z)
+    generated = astgrad.grad(f)(Z)
+    leaf = tensor(Z, requires_grad=True)
+    f(leaf).backward()
+    taped = leaf.grad.numpy()
+    np.testing.assert_allclose(generated, expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(taped, expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(generated, taped, rtol=1e-12, atol=1e-14)
+
+
+def test_squared_modulus_is_twice_the_conjugate():
+    np.testing.assert_allclose(astgrad.grad(squared_modulus)(Z), 2 * np.conj(Z))
+
+
+def test_real_argument_through_complex_values_gets_the_real_part(recwarn):
+    def f(x):
+        return np.sum(np.abs(x * (1 + 2j)) ** 2)
+
+    x = np.array([1.0, -2.0])
+    generated = astgrad.grad(f)(x)
+    leaf = tensor(x, requires_grad=True)
+    f(leaf).backward()
+    assert generated.dtype == np.float64 and leaf.grad.dtype == leaf.dtype
+    np.testing.assert_allclose(generated, 10 * x)
+    np.testing.assert_allclose(leaf.grad.numpy(), 10 * x)
+    assert astgrad.grad(f)(1.5) == pytest.approx(15.0)
+    assert not [w for w in recwarn if issubclass(w.category, np.exceptions.ComplexWarning)]
+
+
+def test_second_order_on_the_tape_conjugates_too():
+    leaf = tensor(Z, requires_grad=True)
+    (grad,) = astgrad.autograd.grad(squared_modulus(leaf), leaf, create_graph=True)
+    np.testing.assert_allclose(grad.detach().numpy(), 2 * np.conj(Z))
+    # grad = 2 conj(z), so sum(Re(w * grad)) = 2 sum(a x + b y) for w = a + ib:
+    # its gradient in the convention is 2 (a - ib) = 2 conj(w)
+    w = np.array([0.5 - 1.0j, 2.0 + 0.0j, -1.0 + 0.25j])
+    np.real(np.sum(grad * w)).backward()
+    np.testing.assert_allclose(leaf.grad.numpy(), 2 * np.conj(w))
+
+
+def sign_times(z):
+    return np.sum(np.real(np.sign(z) * np.array([1.0 - 2.0j, 0.5j, 3.0])))
+
+
+def test_sign_of_complex_values_is_differentiated():
+    expected = convention(sign_times, Z)
+    leaf = tensor(Z, requires_grad=True)
+    sign_times(leaf).backward()
+    np.testing.assert_allclose(astgrad.grad(sign_times)(Z), expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(leaf.grad.numpy(), expected, rtol=1e-6, atol=1e-8)
+
+
+def test_second_order_of_modulus_on_the_tape():
+    weights = np.array([1.0, 1.0j, 2.0 - 1.0j])
+
+    def outer(z):  # the reference: a real function of the generated first derivative
+        return np.sum(np.real(astgrad.grad(modulus_of_square)(z) * weights))
+
+    leaf = tensor(Z, requires_grad=True)
+    (first,) = astgrad.autograd.grad(modulus_of_square(leaf), leaf, create_graph=True)
+    np.sum(np.real(first * weights)).backward()
+    np.testing.assert_allclose(leaf.grad.numpy(), convention(outer, Z, eps=1e-5), rtol=1e-5, atol=1e-7)
+
+
+def test_modulus_on_the_tape_is_real_as_in_numpy():
+    leaf = tensor(Z, requires_grad=True)
+    assert np.abs(leaf).dtype == np.abs(Z).dtype
+    assert abs(leaf.to(np.complex64)).dtype == np.float32
