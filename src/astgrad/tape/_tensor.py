@@ -9,6 +9,7 @@ protocols in ``_numpy_protocol``; every recorded operation goes through
 
 from __future__ import annotations
 
+import threading
 import warnings
 import weakref
 
@@ -203,10 +204,11 @@ class Tensor(TensorMethods, ShapeMethods, InplaceMethods, NumpyProtocol):
 
     def _store_retained_grad(self, grad) -> None:
         grad = grad if isinstance(grad, Tensor) else Tensor._make(np.array(grad, dtype=self._data.dtype))
-        if self._grad is None:
-            self._grad = Tensor._make(grad._data.copy()) if not grad._requires_grad else grad
-        else:
-            self._grad = self._grad + grad
+        with _ACCUMULATING:
+            if self._grad is None:
+                self._grad = Tensor._make(grad._data.copy()) if not grad._requires_grad else grad
+            else:
+                self._grad = self._grad + grad
 
     def register_hook(self, hook):
         """Call ``hook(grad)`` when the gradient for this tensor is computed."""
@@ -277,6 +279,10 @@ class Tensor(TensorMethods, ShapeMethods, InplaceMethods, NumpyProtocol):
             array = np.asarray(grad)
         if array.dtype != self._data.dtype:
             array = array.astype(self._data.dtype)
+        with _ACCUMULATING:  # threads backpropagating into one leaf: each addition lands
+            self._add_to_grad(grad, array, create_graph)
+
+    def _add_to_grad(self, grad, array, create_graph: bool) -> None:
         if self._grad is None:
             if create_graph and isinstance(grad, Tensor) and grad._requires_grad:
                 from ._record import apply_op
@@ -451,6 +457,7 @@ class _Device:
 
 
 _CPU = _Device()
+_ACCUMULATING = threading.Lock()  # around every read-modify-write of a .grad during backward
 _warned: set = set()
 
 
