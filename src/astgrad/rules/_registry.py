@@ -23,8 +23,10 @@ derivatives on the tape work without a second set of formulas.
 from __future__ import annotations
 
 import ast
+import builtins
 import functools
 import inspect
+import sys
 import textwrap
 from typing import Any, Callable
 
@@ -133,7 +135,15 @@ def _key(fn: Callable) -> Any:
 
 
 def qualified_name(fn: Callable) -> str:
-    """A name a user recognises: ``numpy.sin``, ``numpy.linalg.norm``."""
+    """A name a user recognises: ``numpy.sin``, ``numpy.linalg.norm``.
+
+    A callable without a name of its own (a ``functools.partial``, an instance
+    of a class with ``__call__``) is described, never shown by its ``repr``.
+    """
+    if isinstance(fn, functools.partial):
+        return f"functools.partial({qualified_name(fn.func)}, ...)"
+    if not hasattr(fn, "__qualname__") and not hasattr(fn, "__name__"):
+        return f"a {qualified_name(type(fn))} instance"
     module = getattr(fn, "__module__", None) or ""
     if isinstance(fn, type(abs)) and module in ("", "builtins") and hasattr(fn, "__self__"):
         module = ""
@@ -176,14 +186,47 @@ def lookup(fn: Callable) -> Rule:
     except TypeError:  # unhashable callable
         rule = None
     if rule is None:
-        name = qualified_name(fn)
-        raise NoRuleError(
+        raise NoRuleError(_no_rule_advice(fn))
+    return rule
+
+
+def _no_rule_advice(fn: Callable) -> str:
+    """Why ``fn`` has no rule and what to write: the ``defvjp`` call only when ``fn`` has a name to write."""
+    name = qualified_name(fn)
+    if _names(name, fn):
+        return (
             f"no gradient rule for {name}. Register one with "
             f"astgrad.defvjp({name}, rule), where rule(g, ans, *args, **kwargs) "
             f"returns the gradient of each argument, or declare it "
             f"non-differentiable with astgrad.defnondiff({name})."
         )
-    return rule
+    if isinstance(fn, functools.partial):
+        inner = qualified_name(fn.func)
+        fix = (f"call {inner} with all its arguments, or register a rule for {inner} itself "
+               f"(astgrad.defvjp({inner}, rule)) if it has none" if _names(inner, fn.func)
+               else "write the computation as a module-level function")
+    else:
+        fix = ("write the computation as a module-level function decorated with @astgrad.primitive "
+               "and register its rule with astgrad.defvjp(that_function, rule)")
+    return (f"no gradient rule for {name}: rules are registered on a named function, and this callable "
+            f"has no name that leads back to it. Instead, {fix}.")
+
+
+def _names(name: str, fn) -> bool:
+    """Does the dotted ``name`` (``numpy.linalg.norm``) lead back to ``fn`` through ``sys.modules``?"""
+    parts = name.split(".")
+    if not all(part.isidentifier() for part in parts):
+        return False
+    if len(parts) == 1:
+        return getattr(builtins, name, None) is fn
+    for split in range(len(parts) - 1, 0, -1):
+        value = sys.modules.get(".".join(parts[:split]))
+        if value is None:
+            continue
+        for part in parts[split:]:
+            value = getattr(value, part, None)
+        return value is fn or (value is not None and value == fn)
+    return False
 
 
 def find(fn: Callable) -> Rule | None:
