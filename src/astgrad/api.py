@@ -18,7 +18,7 @@ from . import rules
 from .transform import build, check
 from .transform.emit import compile_source
 from .transform.errors import TransformError
-from .transform.locate import own_signature
+from .transform.locate import bind_now, own_signature
 
 __all__ = ["grad", "value_and_grad", "vjp", "show", "TransformError"]
 
@@ -79,8 +79,7 @@ class GradientFunction:
                 raise TypeError("a vjp is called as df(*args, seed)")
             *args, seed_value = args
             seed = {self._seed: _unwrap(seed_value)}
-        bound = self._signature.bind(*args, **kwargs)
-        bound.apply_defaults()
+        bound = bind_now(self.__wrapped__, self._signature, args, kwargs)  # defaults as they are now
         originals = {name: bound.arguments.get(name) for name in self._names}
         for name, value in originals.items():
             if isinstance(value, (list, tuple)):
@@ -88,8 +87,8 @@ class GradientFunction:
                     f"astgrad.{self._mode}: the wrt argument {name!r} of {self.__wrapped__.__qualname__} is a "
                     f"{type(value).__name__}; a wrt argument must be an array, a number or a Tensor. "
                     f"Pass the arrays as separate parameters (wrt=(...)), or stack them: np.stack({name}).")
-        args = [_unwrap(a) for a in args]
-        kwargs = {k: _unwrap(v) for k, v in kwargs.items()}
+        args = [_unwrap(a) for a in bound.args]
+        kwargs = {k: _unwrap(v) for k, v in bound.kwargs.items()}
         out = self._generated.function(*args, **kwargs, **seed)
         value = None
         if self._preserve or self._mode == "value_and_grad":

@@ -234,3 +234,82 @@ def checked_square(x):
 
 def test_a_test_module_that_pytest_rewrote_is_matched_as_pytest_compiled_it():
     assert grad(checked_square)(3.0) == pytest.approx(6.0)  # pytest rewrote the assert above
+
+
+# -- defaults: read from the function object at each call -------------------
+
+def test_defaults_reassigned_before_grad_are_used():
+    def f(x, a=2.0):
+        return a * x * x
+    f.__defaults__ = (7.0,)
+    assert grad(f)(1.0) == pytest.approx(14.0)
+    assert grad(f, wrt="a")(3.0) == pytest.approx(9.0)
+
+
+def test_defaults_reassigned_after_grad_are_used_at_the_next_call():
+    def f(x, a=2.0):
+        return a * x
+    df = grad(f)
+    assert df(1.0) == 2.0
+    f.__defaults__ = (9.0,)
+    assert df(1.0) == 9.0
+    assert df(1.0, 4.0) == 4.0  # a given argument still wins
+
+
+def test_keyword_defaults_reassigned_or_edited_in_place_are_used():
+    def f(x, *, a=2.0):
+        return a * x
+    df = grad(f)
+    f.__kwdefaults__ = {"a": 7.0}
+    assert df(1.0) == 7.0
+    f.__kwdefaults__["a"] = 5.0
+    assert df(1.0) == 5.0
+
+
+def test_a_default_given_to_a_parameter_that_had_none():
+    def f(x, a=2.0):
+        return a * x * x
+    f.__defaults__ = (3.0, 10.0)  # now x defaults to 3.0 too, as Python binds it
+    assert f() == 90.0
+    assert grad(f)() == pytest.approx(60.0)
+
+
+def test_a_missing_argument_is_a_type_error_naming_it():
+    def f(x, a=2.0):
+        return a * x
+    f.__defaults__ = None
+    with pytest.raises(TypeError, match="missing 1 required argument: 'a'"):
+        grad(f)(1.0)
+
+
+def _scaled(x, a=2.0):
+    return a * x
+
+
+def _capped(x, cap=np.inf):
+    return np.minimum(x, cap)
+
+
+def _keyword_scaled(x, *, a=2.0):
+    return a * x
+
+
+def test_a_callee_default_reassigned_before_the_transform_is_used():
+    def outer(x):
+        return _scaled(x) + _keyword_scaled(x) + _capped(x)
+    saved = _scaled.__defaults__, _keyword_scaled.__kwdefaults__
+    try:
+        _scaled.__defaults__ = (7.0,)
+        _keyword_scaled.__kwdefaults__ = {"a": -3.0}
+        assert grad(outer)(1.0) == pytest.approx(7.0 - 3.0 + 1.0)
+    finally:
+        _scaled.__defaults__, _keyword_scaled.__kwdefaults__ = saved
+
+
+def test_an_array_default_is_the_array_object():
+    weights = np.array([1.0, 2.0, 3.0])
+
+    def f(x, w=weights):
+        return np.sum(w * x)
+    weights[0] = 10.0  # the default is the object: Python sees the edit
+    np.testing.assert_allclose(grad(f)(np.ones(3)), [10.0, 2.0, 3.0])

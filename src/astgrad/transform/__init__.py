@@ -154,7 +154,7 @@ class ModuleBuilder:
         if uses_stack(body):
             body = [compat.assign(STACK, compat.make("List", elts=[], ctx=compat.gast.Load()))] + body
         args = arguments(plan.source.tree, self.ns, fn, seed=seed,
-                         seed_default=1.0 if mode == "grad" else None)
+                         seed_default=1.0 if mode == "grad" else None, defaults=False)
         fn_def = optimize(function_def(name, args, body), self.ns)
         if rev.static_shapes(fn_def.body, adjoint):
             fn_def = optimize(fn_def, self.ns)

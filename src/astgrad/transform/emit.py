@@ -28,31 +28,45 @@ def is_marker(stmt) -> bool:
         and stmt.value.id.startswith("__comment_")
 
 
-def arguments(fn_def, ns, fn, *, first=(), seed=None, seed_default=None, keep_params=True):
-    """An ``arguments`` node: ``first`` names, the user's parameters, then the seed."""
+def arguments(fn_def, ns, fn, *, first=(), seed=None, seed_default=None, keep_params=True, defaults=True):
+    """An ``arguments`` node: ``first`` names, the user's parameters, then the seed.
+
+    Defaults are ``fn``'s as they are now (``fn.__defaults__``, not the source's
+    text), for a callee; an entry function gets none: its caller binds them
+    at each call, as Python does.
+    """
     original = fn_def.args
     args = [compat.make("Name", id=n, ctx=gast.Param()) for n in first]
-    kwonly, kw_defaults, defaults = [], [], []
+    kwonly, kw_defaults, values = [], [], []
     if keep_params:
-        args += [compat.make("Name", id=a.id, ctx=gast.Param()) for a in list(original.posonlyargs or []) + list(original.args)]
-        values = list(fn.__defaults__ or ())
-        defaults = [_default(node, value, ns, a) for node, value, a in
-                    zip(original.defaults, values, original.args[len(original.args) - len(values):])]
-        kwvalues = fn.__kwdefaults__ or {}
-        for a, node in zip(original.kwonlyargs, original.kw_defaults):
+        positional = list(original.posonlyargs or []) + list(original.args)
+        args += [compat.make("Name", id=a.id, ctx=gast.Param()) for a in positional]
+        live = list(fn.__defaults__ or ())[-len(positional):] if defaults and positional else []
+        values = [_default(value, ns, a) for a, value in zip(positional[len(positional) - len(live):], live)]
+        kwvalues = (fn.__kwdefaults__ or {}) if defaults else {}
+        for a in original.kwonlyargs:
             kwonly.append(compat.make("Name", id=a.id, ctx=gast.Param()))
-            kw_defaults.append(None if node is None else _default(node, kwvalues.get(a.id), ns, a))
+            kw_defaults.append(_default(kwvalues[a.id], ns, a) if a.id in kwvalues else None)
     if seed is not None:
         kwonly.append(compat.make("Name", id=seed, ctx=gast.Param()))
         kw_defaults.append(None if seed_default is None else compat.const(seed_default))
     return compat.make("arguments", args=args, posonlyargs=[], vararg=None, kwonlyargs=kwonly,
-                       kw_defaults=kw_defaults, kwarg=None, defaults=defaults)
+                       kw_defaults=kw_defaults, kwarg=None, defaults=values)
 
 
-def _default(node, value, ns, param):
-    if compat.is_literal(node):
-        return compat.clone(node)
+def _default(value, ns, param):
+    """A default as a literal when it is a plain number, string or None; else bound by name."""
+    if _plain(value):
+        return compat.tuple_([compat.const(v) for v in value]) if type(value) is tuple else compat.const(value)
     return compat.name(ns.bind(value, f"{param.id}_default"))
+
+
+def _plain(value) -> bool:
+    if type(value) is tuple:
+        return all(type(v) is not tuple and _plain(v) for v in value)
+    if type(value) in (int, float, complex):
+        return value == value and abs(value) != float("inf")  # nan and inf have no literal
+    return value is None or type(value) in (bool, str)
 
 
 def function_def(name, args, body):

@@ -234,3 +234,35 @@ def in_wrapper(fn, error) -> TransformError:
         error.filename, error.lineno, error.col, error.source_line,
         (error.hint + "\n" if error.hint else "") + "To differentiate the undecorated function, pass it "
         "explicitly, e.g. grad(f.__wrapped__), or write the wrapper with named parameters.")
+
+
+def bind_now(fn, signature, args, kwargs) -> inspect.BoundArguments:
+    """``args`` and ``kwargs`` bound to ``signature`` with ``fn``'s defaults as they are at this call.
+
+    Python reads ``fn.__defaults__`` and ``fn.__kwdefaults__`` at each call, so
+    a default reassigned after definition (or after ``grad(fn)``) is the one
+    used; never the literal in the source, never a copy taken earlier.
+    """
+    bound = signature.bind_partial(*args, **kwargs)
+    given = bound.arguments
+    positional = [p.name for p in signature.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    defaults = fn.__defaults__ or ()
+    kwdefaults = fn.__kwdefaults__ or {}
+    start = len(positional) - len(defaults)
+    missing = []
+    for i, name in enumerate(positional):
+        if name not in given:
+            if i >= start:
+                given[name] = defaults[i - start]
+            else:
+                missing.append(name)
+    for p in signature.parameters.values():
+        if p.kind is p.KEYWORD_ONLY and p.name not in given:
+            if p.name in kwdefaults:
+                given[p.name] = kwdefaults[p.name]
+            else:
+                missing.append(p.name)
+    if missing:
+        raise TypeError(f"{fn.__qualname__}() missing {len(missing)} required argument"
+                        f"{'s' if len(missing) > 1 else ''}: {', '.join(map(repr, missing))}")
+    return bound
