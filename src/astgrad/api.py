@@ -18,6 +18,7 @@ from . import rules
 from .transform import build, check
 from .transform.emit import compile_source
 from .transform.errors import TransformError
+from ._callables import split
 from .transform.locate import bind_now, own_signature
 
 __all__ = ["grad", "value_and_grad", "vjp", "show", "TransformError"]
@@ -235,12 +236,13 @@ def _finish(grad, original):
 
 def _cached(fn, wrt, mode, preserve_result):
     fn = getattr(fn, "__astgrad_function__", fn)
+    fn, wrt, rebind = split(fn, wrt, mode)  # a bound method or partial: its function, rebound below
     key = (fn.__code__, _freeze(wrt), mode, preserve_result, rules.generation())
     per_fn = _CACHE.setdefault(fn, {})
     cached = per_fn.get(key)
     if cached is None or not cached._generated.current():
         per_fn[key] = cached = GradientFunction(fn, wrt, mode, preserve_result)
-    return cached
+    return rebind(cached)
 
 
 def _freeze(wrt):

@@ -14,6 +14,7 @@ import os
 import numpy as np
 import pytest
 
+import astgrad
 from astgrad import TransformError, grad
 
 
@@ -313,3 +314,81 @@ def test_an_array_default_is_the_array_object():
         return np.sum(w * x)
     weights[0] = 10.0  # the default is the object: Python sees the edit
     np.testing.assert_allclose(grad(f)(np.ones(3)), [10.0, 2.0, 3.0])
+
+
+# -- bound methods, partials, callable objects: the bound arguments are constants
+
+class Quadratic:
+    def __init__(self, k):
+        self.k = k
+        self.__offset = 1.0
+
+    def value(self, x, y):
+        return self.k * x * x * y + self.__offset * y
+
+    def __call__(self, x):
+        return self.k * x ** 3
+
+    @classmethod
+    def scaled(cls, x):
+        return cls.factor * x * x
+
+    factor = 4.0
+
+
+def test_a_bound_method_treats_self_as_a_constant_read_at_each_call():
+    model = Quadratic(3.0)
+    dvalue = grad(model.value)
+    assert dvalue(2.0, 5.0) == pytest.approx(2 * 3.0 * 2.0 * 5.0)
+    model.k = 10.0
+    assert dvalue(2.0, 5.0) == pytest.approx(2 * 10.0 * 2.0 * 5.0)
+
+
+def test_wrt_counts_the_parameters_a_bound_method_still_takes():
+    model = Quadratic(3.0)
+    assert grad(model.value, wrt=1)(2.0, 5.0) == pytest.approx(3.0 * 4.0 + 1.0)
+    dx, dy = grad(model.value, wrt=("x", "y"))(2.0, 5.0)
+    assert (dx, dy) == (pytest.approx(60.0), pytest.approx(13.0))
+    with pytest.raises(ValueError, match="fixes 'self'"):
+        grad(model.value, wrt="self")
+
+
+def test_value_and_grad_and_vjp_of_a_bound_method():
+    model = Quadratic(2.0)
+    value, slope = astgrad.value_and_grad(model.value)(1.0, 3.0)
+    assert (value, slope) == (pytest.approx(9.0), pytest.approx(12.0))
+    assert astgrad.vjp(model.value)(1.0, 3.0, 2.0) == pytest.approx(24.0)
+
+
+def test_a_classmethod_binds_the_class():
+    assert grad(Quadratic.scaled)(3.0) == pytest.approx(24.0)
+
+
+def test_a_callable_object_is_its_call_method_bound():
+    assert grad(Quadratic(2.0))(1.5) == pytest.approx(3 * 2.0 * 1.5 ** 2)
+
+
+def _weighted(a, x, *, w=1.0):
+    return a * w * x * x
+
+
+def test_a_partial_fixes_its_arguments_as_constants():
+    g = grad(functools.partial(_weighted, 3.0, w=2.0))  # wrt=0 is x: a is fixed
+    assert g(1.5) == pytest.approx(2 * 3.0 * 2.0 * 1.5)
+    assert g(1.5, w=1.0) == pytest.approx(2 * 3.0 * 1.5)  # a keyword a partial fixed may still be given
+    assert grad(functools.partial(_weighted, w=2.0), wrt="w")(3.0, 1.5) == pytest.approx(3.0 * 1.5 ** 2)
+    with pytest.raises(ValueError, match="fixes 'a'"):
+        grad(functools.partial(_weighted, 3.0), wrt="a")
+
+
+def test_a_partial_of_a_bound_method():
+    g = grad(functools.partial(Quadratic(3.0).value, y=5.0))
+    assert g(2.0) == pytest.approx(60.0)
+
+
+@pytest.mark.parametrize("given, named", [
+    (np.sin, "ufunc sin"), (Quadratic, "the class Quadratic"), (len, "builtin_function_or_method len"),
+    (np.ones(3).sum, "builtin_function_or_method ndarray.sum"), (3.0, "float object 3.0")])
+def test_what_is_not_python_code_is_a_type_error_saying_what_was_given(given, named):
+    with pytest.raises(TypeError, match=f"it was given a {named}|it was given {named}"):
+        grad(given)
