@@ -140,6 +140,26 @@ def svd_vh_squared(a):
     return rules.svd_vh(a, False) ** 2
 
 
+def hsplit_in_two(a):
+    return np.hsplit(a, 2)
+
+
+def vsplit_at(a):
+    return np.vsplit(a, [1])
+
+
+def dsplit_in_two(a):
+    return np.dsplit(a, 2)
+
+
+def select_first_true(a, b, c):
+    return np.select([a > 0, b > 0.5], [a * 2.0, b], c)
+
+
+def linspace_along_axis1(start, stop):
+    return np.linspace(start, stop, 5, axis=1)
+
+
 UNARY_ANY = [np.negative, np.positive, np.exp, np.exp2, np.expm1, np.sin, np.cos, np.tan, np.arctan, np.sinh,
              np.cosh, np.tanh, np.arcsinh, np.square, np.absolute, np.fabs, np.sinc, np.deg2rad, np.rad2deg,
              np.degrees, np.radians, np.sign, np.floor, np.ceil, np.rint, np.trunc, np.round, np.around, np.fix,
@@ -295,6 +315,24 @@ def _cases():
         Case(rules.svd_values, [normal(2, 4, 3)]),
         Case(rules.svd_u, [normal(4, 3)], call=svd_u_squared),
         Case(rules.svd_vh, [normal(3, 4)], call=svd_vh_squared),
+    ]
+    cases += [
+        # more joining, splitting and axis moves
+        Case(np.append, [normal(2, 3), normal(4)]),
+        Case(np.append, [normal(2, 3), normal(1, 3)], {"axis": 0}, name="axis0"),
+        Case(np.column_stack, [Arg([normal(3), normal(3, 2)])]),
+        Case(np.hsplit, [normal(3, 4)], call=hsplit_in_two), Case(np.vsplit, [normal(3, 4)], call=vsplit_at),
+        Case(np.dsplit, [normal(2, 2, 4)], call=dsplit_in_two),
+        Case(np.atleast_3d, [normal(3)]), Case(np.atleast_3d, [normal(2, 3)], name="2d"),
+        Case(np.rollaxis, [normal(2, 3, 4), const(2)]),
+        Case(np.rollaxis, [normal(2, 3, 4), const(0), const(2)], name="start"),
+        # choosing values, grids
+        Case(np.select, [normal(3, 4), normal(4), normal(3, 4)], call=select_first_true),
+        Case(np.partition, [spaced(3, 5), const(2)]),
+        Case(np.partition, [spaced(4, 3), const(1)], {"axis": 0}, name="axis0"),
+        Case(np.nan_to_num, [normal(3, 4)]),
+        Case(np.linspace, [normal(), normal(), const(4)]),
+        Case(np.linspace, [normal(2), normal(2)], call=linspace_along_axis1, name="axis1"),
     ]
     for fn, maker in ((math.sin, scalar()), (math.cos, scalar()), (math.tan, scalar()), (math.exp, scalar()),
                       (math.log, scalar()), (math.sqrt, scalar()), (math.tanh, scalar())):

@@ -106,6 +106,42 @@ class Rule:
             self._specialized[needed] = variant
         return variant
 
+    def bind_keywords(self, args: tuple, kwargs: dict, wanted) -> tuple[tuple, dict] | None:
+        """``(args, kwargs)`` with the keyword arguments ``wanted`` moved into their positions.
+
+        A rule returns gradients for positional arguments only, so a value
+        that needs one and was passed by keyword (``np.select(c, v,
+        default=y)``) must reach the rule by position.  The keywords before
+        it move along; parameters skipped on the way take the rule's
+        default.  Returns ``None`` when a wanted keyword is not a positional
+        parameter of the rule.
+        """
+        params = self._positional_parameters()
+        names = [p.name for p in params]
+        if not all(key in names for key in wanted):
+            return None
+        last = max(names.index(key) for key in wanted)
+        args, kwargs = list(args), dict(kwargs)
+        for param in params[len(args):last + 1]:
+            if param.name in kwargs:
+                args.append(kwargs.pop(param.name))
+            elif param.default is not param.empty:
+                args.append(param.default)
+            else:
+                return None
+        return tuple(args), kwargs
+
+    def _positional_parameters(self) -> list:
+        """The rule's parameters after ``g`` and ``ans`` that can be given by position."""
+        params = list(inspect.signature(self.vjp).parameters.values())[2:]
+        kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        positional = []
+        for param in params:
+            if param.kind not in kinds:
+                break
+            positional.append(param)
+        return positional
+
     def __repr__(self) -> str:
         kind = "vjp" if self.vjp else "non-differentiable"
         return f"<Rule {self.name} ({kind})>"

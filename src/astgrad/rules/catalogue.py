@@ -12,6 +12,8 @@ _SECTIONS = (
     ("astgrad.rules.elementwise", "Elementwise functions and `math`"),
     ("astgrad.rules.reductions", "Reductions and scans"),
     ("astgrad.rules.shapes", "Shapes, joining and indexing"),
+    ("astgrad.rules.joining", "More joining, splitting and axis moves"),
+    ("astgrad.rules.selection", "Choosing values, grids"),
     ("astgrad.rules.sequences", "Python sequences: `numpy.array` of lists, builtins over lists"),
     ("astgrad.rules.linalg", "Products and linear algebra"),
     ("astgrad.rules.decompositions", "Matrix decompositions"),

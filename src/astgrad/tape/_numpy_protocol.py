@@ -84,6 +84,14 @@ def _pieces(func, args, kwargs):
     return pieces
 
 
+def _split_along(axis_of):
+    """``np.hsplit``/``vsplit``/``dsplit``: ``np.split`` along the axis each one picks."""
+    def pieces(func, args, kwargs):
+        sections = args[1] if len(args) > 1 else kwargs["indices_or_sections"]
+        return _pieces(np.split, (args[0], sections, axis_of(args[0].ndim)), {})
+    return pieces
+
+
 def _slogdet(func, args, kwargs):
     (a,) = args
     sign = apply_nondiff(lambda x: np.linalg.slogdet(x)[0], (a,))
@@ -114,7 +122,9 @@ _SVD_RESULT = type(np.linalg.svd(np.eye(1)))
 _EIGH_RESULT = type(np.linalg.eigh(np.eye(1)))
 #: numpy functions with several outputs: each output becomes its own node.
 _MULTI_OUTPUT = {np.split: _pieces, np.array_split: _pieces, np.linalg.slogdet: _slogdet,
-                 np.linalg.eigh: _eigh, np.linalg.svd: _svd}
+                 np.linalg.eigh: _eigh, np.linalg.svd: _svd,
+                 np.hsplit: _split_along(lambda ndim: 1 if ndim > 1 else 0),
+                 np.vsplit: _split_along(lambda ndim: 0), np.dsplit: _split_along(lambda ndim: 2)}
 
 
 class NumpyProtocol:
@@ -158,6 +168,8 @@ def _apply_function(fn, args, kwargs):
         lookup(fn)  # raises, naming the function and defvjp
     if rule is None or rule.vjp is None:
         return apply_nondiff(fn, args, kwargs)
+    if kwargs:
+        args, kwargs = _bind_keywords(rule, args, kwargs)
     name = entry[2]
     if isinstance(name, tuple):
         name = name[0] if kwargs.get("axis") is None else name[1]
@@ -168,6 +180,18 @@ def _apply_function(fn, args, kwargs):
     else:
         slots = _array_slots(args)
     return apply_op(name, fn, args, kwargs, slots=slots, rule=rule, impl=entry[3])
+
+
+def _bind_keywords(rule, args, kwargs):
+    """Tensors passed by keyword (``np.select(c, v, default=t)``) moved to the positions the rule differentiates."""
+    wanted = [key for key, value in kwargs.items() if _requires_grad((value,))]
+    if not wanted:
+        return args, kwargs
+    bound = rule.bind_keywords(args, kwargs, wanted)
+    if bound is None:
+        raise TypeError(f"astgrad: {rule.name} gives no gradient to {wanted[0]}= passed by keyword; "
+                        "pass that argument by position")
+    return bound
 
 
 _functions: dict = {}

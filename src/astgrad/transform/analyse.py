@@ -16,6 +16,7 @@ from __future__ import annotations
 import inspect
 
 from . import primitives
+from . import compat
 from .compat import gast
 from .errors import NoRuleTransformError
 from .ir import For, If, Op, While, atom_names, walk_ops
@@ -37,6 +38,8 @@ class Analysis:
             if op.kind == "opaque" and self.is_active(op):
                 message, hint = op.error or ("no gradient rule", "")
                 raise source.error(op.node, message, hint, NoRuleTransformError)
+            if op.kind == "prim" and op.kwargs and self.is_active(op):
+                _bind_active_keywords(op, self.active, source)
         self.counts = self._assignment_counts(body, params)
         self.shapes = Shapes(body, params, self.counts, self.locals | set(params))
         self.reads = self._adjoint_reads(body)
@@ -144,3 +147,17 @@ class Analysis:
         if usage.get(ans_name, "value") not in skip or not usage:
             reads.update(op.targets)
         return reads & self.locals
+
+
+def _bind_active_keywords(op, active, source):
+    """Move active keyword arguments (``np.select(c, v, default=y)``) to the positions the rule differentiates."""
+    wanted = [key for key, atom in op.kwargs.items() if set(atom_names(atom)) & active]
+    if not wanted:
+        return
+    rule = primitives.classify(op.fn)[1]
+    bound = rule.bind_keywords(op.args, op.kwargs, wanted)
+    if bound is None:
+        raise source.error(op.node, f"{rule.name} gives no gradient to {wanted[0]}= passed by keyword",
+                           "pass that argument by position")
+    args, op.kwargs = bound
+    op.args = [a if isinstance(a, gast.AST) else compat.const(a) for a in args]

@@ -86,9 +86,13 @@ def unpacked_gradient(parts, value):
 
 
 def gradient_tuple(value, count):
-    """A rule's return value as one gradient per positional argument."""
-    if isinstance(value, tuple) and len(value) == count:
-        return value
+    """A rule's return value as one gradient per positional argument.
+
+    A tuple is one gradient per parameter; parameters the call left out
+    (``np.select(c, v)`` has no ``default``) are cut off.
+    """
+    if isinstance(value, tuple) and len(value) >= count:
+        return value[:count]
     return (value,) + (None,) * (count - 1)
 
 

@@ -1,0 +1,66 @@
+"""Derivative rules for more joining, splitting and axis moves.
+
+``np.append``, ``np.column_stack``, ``np.hsplit``/``vsplit``/``dsplit``,
+``np.atleast_3d`` and ``np.rollaxis`` only move elements, so each gradient
+moves the incoming one back, as the rules in ``shapes`` do.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._registry import defvjp
+from .shapes import split
+
+
+@defvjp(np.append)
+def append(g, ans, arr, values, axis=None):
+    if axis is None:
+        head = np.size(arr)
+        return np.reshape(g[:head], np.shape(arr)), np.reshape(g[head:], np.shape(values))
+    cut = np.shape(arr)[axis]
+    g_arr, g_values = np.split(g, [cut], axis=axis)
+    return g_arr, g_values
+
+
+@defvjp(np.column_stack)
+def column_stack(g, ans, tup):
+    widths = [np.shape(x)[1] if np.ndim(x) == 2 else 1 for x in tup]
+    pieces = np.split(g, np.cumsum(widths)[:-1], axis=1)
+    return [np.reshape(piece, np.shape(x)) for piece, x in zip(pieces, tup)]
+
+
+@defvjp(np.hsplit)
+def hsplit(g, ans, ary, indices_or_sections):
+    return split(g, ans, ary, indices_or_sections, 1 if np.ndim(ary) > 1 else 0)
+
+
+@defvjp(np.vsplit)
+def vsplit(g, ans, ary, indices_or_sections):
+    return split(g, ans, ary, indices_or_sections, 0)
+
+
+@defvjp(np.dsplit)
+def dsplit(g, ans, ary, indices_or_sections):
+    return split(g, ans, ary, indices_or_sections, 2)
+
+
+@defvjp(np.atleast_3d)
+def atleast_3d(g, ans, ary):
+    return np.reshape(g, np.shape(ary))
+
+
+def _rolled_axes(ndim, axis, start):
+    """The permutation ``np.rollaxis(a, axis, start)`` applies, as numpy computes it."""
+    axis = axis % ndim
+    start = start + ndim if start < 0 else start
+    if axis < start:
+        start -= 1
+    axes = [i for i in range(ndim) if i != axis]
+    axes.insert(start, axis)
+    return axes
+
+
+@defvjp(np.rollaxis)
+def rollaxis(g, ans, a, axis, start=0):
+    return np.transpose(g, np.argsort(_rolled_axes(np.ndim(a), axis, start)))
