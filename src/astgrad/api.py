@@ -29,7 +29,7 @@ _CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 class GradientFunction:
     """A generated gradient, callable like the function it differentiates."""
 
-    def __init__(self, fn, wrt, mode, preserve_result):
+    def __init__(self, fn, wrt, mode, preserve_result, has_aux=False):
         self.__astgrad_function__ = fn
         functools.update_wrapper(self, fn)
         self._signature = own_signature(fn)  # the wrapper's own, not __wrapped__'s
@@ -43,13 +43,15 @@ class GradientFunction:
         self._positions = [[p.name for p in params].index(n) for n in self._names] if plain else []
         self._mode = mode
         self._preserve = preserve_result
+        self._aux = has_aux  # f returns (loss, aux); the generated function returns the pair as its value
         self._rebuild()
 
     def _rebuild(self):
         """Transform again: at first, and after a callee (or ``f.__code__``) was rebound."""
         self._generated = build(self.__astgrad_function__, self._names,
                                 mode="vjp" if self._mode == "vjp" else "grad",
-                                preserve_result=self._preserve or self._mode == "value_and_grad")
+                                preserve_result=self._preserve or self._aux or self._mode == "value_and_grad",
+                                has_aux=self._aux)
         self._seed = _seed_name(self._generated.function)
         self._entry = _compile_entry(self) if self._arity >= 0 else GradientFunction._call_general
 
@@ -92,7 +94,7 @@ class GradientFunction:
         kwargs = {k: _unwrap(v) for k, v in bound.kwargs.items()}
         out = self._generated.function(*args, **kwargs, **seed)
         value = None
-        if self._preserve or self._mode == "value_and_grad":
+        if self._preserve or self._aux or self._mode == "value_and_grad":
             out, value = out
         grads = out if len(self._names) > 1 else (out,)
         grads = tuple(_finish(g, originals[name]) for g, name in zip(grads, self._names))
@@ -101,6 +103,8 @@ class GradientFunction:
             return value, result
         if self._preserve:
             return result, value
+        if self._aux:
+            return result, value[1]
         return result
 
 
@@ -150,7 +154,7 @@ def _compile_entry(gf):
     if gf._mode == "vjp":  # the seed is the last argument, a keyword of the generated function
         call = f"{', '.join(args[:-1])}, {gf._seed}={args[-1]}"
     unpack = ", ".join(grads)  # one gradient is not a tuple
-    if gf._preserve or gf._mode == "value_and_grad":
+    if gf._preserve or gf._aux or gf._mode == "value_and_grad":
         unpack = f"({unpack}), value"
     keep = "".join(_KEEP.format(g=g, a=args[i], t=f"t{i}",
                                 others=" and ".join(f"{g} is not {o}" for o in args + grads[:n]))
@@ -160,6 +164,8 @@ def _compile_entry(gf):
         result = f"value, {result}"
     elif gf._preserve:
         result = f"{result}, value"
+    elif gf._aux:
+        result = f"{result}, value[1]"
     source = _ENTRY.format(arity=gf._arity, args=", ".join(args), call=call, unpack=unpack, keep=keep.rstrip(),
                            plain=" and ".join(f"(t{i} := type({a})) in _PLAIN" for i, a in enumerate(args)),
                            current=gf._generated.dependencies.test_source(namespace), result=result)
@@ -234,39 +240,72 @@ def _finish(grad, original):
     return out
 
 
-def _cached(fn, wrt, mode, preserve_result):
-    fn = getattr(fn, "__astgrad_function__", fn)
+def _cached(fn, wrt, mode, preserve_result, has_aux=False):
+    generated = _generated_inside(fn)
+    if generated is not None:
+        raise _higher_order_error(fn, generated, mode)
     fn, wrt, rebind = split(fn, wrt, mode)  # a bound method or partial: its function, rebound below
-    key = (fn.__code__, _freeze(wrt), mode, preserve_result, rules.generation())
+    key = (fn.__code__, _freeze(wrt), mode, preserve_result, has_aux, rules.generation())
     per_fn = _CACHE.setdefault(fn, {})
     cached = per_fn.get(key)
     if cached is None or not cached._generated.current():
-        per_fn[key] = cached = GradientFunction(fn, wrt, mode, preserve_result)
+        per_fn[key] = cached = GradientFunction(fn, wrt, mode, preserve_result, has_aux)
     return rebind(cached)
+
+
+def _generated_inside(fn):
+    """The generated gradient ``fn`` is or wraps (``functools.wraps``, ``functools.partial``), if any."""
+    seen = set()
+    while fn is not None and id(fn) not in seen:
+        if isinstance(fn, GradientFunction):
+            return fn
+        seen.add(id(fn))
+        fn = fn.func if isinstance(fn, functools.partial) else getattr(fn, "__wrapped__", None)
+    return None
+
+
+def _higher_order_error(fn, gf, mode) -> TypeError:
+    """Differentiating a generated gradient again: refused, never the lower-order answer."""
+    inner = gf.__wrapped__.__qualname__
+    given = repr(gf) if fn is gf else f"{getattr(fn, '__qualname__', fn)!r}, which wraps {gf!r}"
+    return TypeError(
+        f"astgrad.{mode} was given {given}, a function astgrad generated; differentiating generated "
+        f"code again (a higher derivative) is not supported by the generated engine, and differentiating "
+        f"{inner} instead would give a lower-order derivative. For higher derivatives use the tape: "
+        f"x = astgrad.tensor(x0, dtype=np.float64, requires_grad=True); (g,) = astgrad.autograd.grad({inner}(x), x, "
+        f"create_graph=True); (h,) = astgrad.autograd.grad(g, x)  (for an array x, differentiate g.sum() "
+        f"or a component g[i]).")
 
 
 def _freeze(wrt):
     return tuple(wrt) if isinstance(wrt, list) else wrt
 
 
-def grad(f=None, wrt=0, *, preserve_result=False):
+def grad(f=None, wrt=0, *, preserve_result=False, has_aux=False):
     """The gradient of a scalar function ``f`` by generated code.
 
     ``wrt`` is a parameter position, a parameter name, or a tuple of them.
     The result takes ``f``'s arguments and returns the gradient (a tuple for
     a tuple ``wrt``); with ``preserve_result=True`` it returns
-    ``(gradient, value)``.  Usable as ``@grad`` and ``@grad(wrt=(0, 1))``.
+    ``(gradient, value)``.  ``f`` must return a number (a float, int or 0-d
+    array; anything else raises TypeError when called); with
+    ``has_aux=True`` it returns ``(loss, aux)``, only ``loss`` is
+    differentiated, and the result is ``(gradient, aux)``.  Usable as
+    ``@grad`` and ``@grad(wrt=(0, 1))``.
     """
+    if preserve_result and has_aux:
+        raise ValueError("grad: preserve_result=True and has_aux=True together are not supported; "
+                         "use value_and_grad(f, has_aux=True), which returns ((loss, aux), gradient)")
     if f is None:
-        return lambda fn: grad(fn, wrt, preserve_result=preserve_result)
-    return _cached(f, wrt, "grad", preserve_result)
+        return lambda fn: grad(fn, wrt, preserve_result=preserve_result, has_aux=has_aux)
+    return _cached(f, wrt, "grad", preserve_result, has_aux)
 
 
-def value_and_grad(f=None, wrt=0):
-    """Like :func:`grad`, returning ``(value, gradient)``."""
+def value_and_grad(f=None, wrt=0, *, has_aux=False):
+    """Like :func:`grad`, returning ``(value, gradient)``; ``((loss, aux), gradient)`` with ``has_aux``."""
     if f is None:
-        return lambda fn: value_and_grad(fn, wrt)
-    return _cached(f, wrt, "value_and_grad", False)
+        return lambda fn: value_and_grad(fn, wrt, has_aux=has_aux)
+    return _cached(f, wrt, "value_and_grad", False, has_aux)
 
 
 def vjp(f=None, wrt=0):

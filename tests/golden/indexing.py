@@ -4,6 +4,9 @@ def dindexing(x, *, dresult=1.0):
     t1 = Shaped(reduced_shape(shape(t2), None, False))
     t4 = x[0, 1]
     t5 = x[1, 0]
+    result = Shaped(broadcast_shape(shape(t1), shape(t4), shape(t5)))
+    if shape(result):
+        not_scalar(shape(result), 'indexing (golden_functions.py:75)')
     # grad of line 76: return np.sum(x[1:, ::2]) + x[0, 1] * x[1, 0]
     dt1 = unbroadcast(dresult, shape(t1))
     dt4 = unbroadcast(dresult * t5, shape(t4))

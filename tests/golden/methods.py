@@ -9,6 +9,9 @@ def dmethods(w, v, *, dresult=1.0):
     t2 = Shaped(broadcast_shape(shape(t3), shape(t6)))
     t10 = np.reshape(w, -1)
     t9 = t10[2]
+    result = Shaped(broadcast_shape(shape(t2), shape(t9)))
+    if shape(result):
+        not_scalar(shape(result), 'methods (golden_functions.py:66)')
     # grad of line 68: return h.T.dot(h).sum() + h.mean(axis=0).max() + w.reshape(-1)[2] ** 2
     dt2 = unbroadcast(dresult, shape(t2))
     dt9 = unbroadcast(2 * dresult * t9, shape(t9))

@@ -2,9 +2,13 @@
 def dpower(x, n, *, dresult=1.0):
     _stack = []
     t1 = n == 0
-    if not t1:
+    if t1:
+        result = 1.0
+    else:
         t3 = n - 1
         t2 = forward_power(_stack, x, t3)
+        result = x * t2
+    scalar_output(result, 'power (golden_functions.py:60)')
     # grad of line 61: if n == 0:
     if t1:
         dx = 0.0

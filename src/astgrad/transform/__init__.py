@@ -24,6 +24,7 @@ from .normalize import Normalizer, local_names, param_names
 from .cleanup import drop_unread_saves, propagate_copies, release, unstack
 from .optimize import drop_arrays, optimize, shapes_on_stack, shapes_only, unbind
 from .locate import in_wrapper
+from .outputs import scalar_checks, unpack_aux
 from .parse import Dependencies, FunctionSource
 from .reverse import STACK, Reverser, _push, _pop, first_bindings, uses_stack
 
@@ -33,7 +34,7 @@ __all__ = ["build", "check", "TransformError", "UnsupportedSyntaxError", "NoRule
 class Plan:
     """One user function, normalised and analysed for one set of wrt parameters."""
 
-    def __init__(self, builder, fn, wrt):
+    def __init__(self, builder, fn, wrt, outputs=None):
         self.fn = fn
         self.source = FunctionSource(fn)
         builder.sources.append(self.source)
@@ -43,6 +44,11 @@ class Plan:
         self.body, self.ret = normalizer.function()
         self.params = param_names(self.source.tree)
         check_writes(self.body, self.ret, self.params, local_names(self.source.tree), self.source)
+        self.pair = None  # with has_aux, the atom of the pair (loss, aux) f returns
+        if outputs == "aux":
+            self.pair = self.ret
+            unpack, self.ret = unpack_aux(self.body, self.ret, builder.ns, self.names, fn)
+            self.body = self.body + unpack
         self.wrt = list(wrt)
         self.locals = set(normalizer.locals) | _assigned(self.body)
         self.sequences = set(normalizer.sequences)
@@ -56,6 +62,9 @@ class Plan:
                 self.maybe_sequences.update(op.targets)
         self.analysis = Analysis(self.body, self.ret, self.wrt, self.params, self.locals, self.source)
         self.adjoints = Adjoints(self.names)
+        if outputs is not None:  # the entry of grad or value_and_grad: the output must be a number
+            before, after = scalar_checks(self.body, self.ret, self.params, self.analysis.shapes, builder.ns, fn)
+            self.body = before + self.body + after
 
 
 def _returns_sequence(op) -> bool:
@@ -126,8 +135,8 @@ class ModuleBuilder:
 
     # functions -----------------------------------------------------------
 
-    def entry(self, fn, wrt, mode, preserve_result):
-        plan = Plan(self, fn, wrt)
+    def entry(self, fn, wrt, mode, preserve_result, has_aux=False):
+        plan = Plan(self, fn, wrt, outputs=None if mode == "vjp" else "aux" if has_aux else "scalar")
         name = self.names.fresh("d" + _ident(fn))
         rev = Reverser(self, plan, remat=True)
         primal = rev.primal(plan.body)
@@ -139,11 +148,12 @@ class ModuleBuilder:
         else:
             seed = plan.names.fresh("dresult")
             live = set()
-        value = ret
+        value = plan.pair or ret  # with has_aux the value is the pair (loss, aux)
         tail = []
-        if preserve_result and isinstance(ret, compat.gast.Name) and ret.id in an.saved:
-            value = compat.name(plan.names.fresh("value"))
-            tail.append(compat.assign(value.id, compat.name(ret.id)))
+        if preserve_result and isinstance(value, compat.gast.Name) and value.id in an.saved:
+            kept = compat.name(plan.names.fresh("value"))
+            tail.append(compat.assign(kept.id, compat.name(value.id)))
+            value = kept
         adjoint, live = rev.adjoint(plan.body, live)
         adjoint += rev.materialize(live)
         grads = [compat.name(plan.adjoints(p)) if p in live else compat.const(0.0) for p in plan.wrt]
@@ -227,11 +237,17 @@ def check(fn) -> None:
         raise in_wrapper(fn, exc) from None
 
 
-def build(fn, wrt, mode="grad", preserve_result=False) -> Generated:
-    """Transform ``fn``; ``wrt`` lists parameter names."""
+def build(fn, wrt, mode="grad", preserve_result=False, has_aux=False) -> Generated:
+    """Transform ``fn``; ``wrt`` lists parameter names.
+
+    In mode "grad" the generated function raises unless ``fn`` returns a
+    scalar (with ``has_aux``, a pair whose first item is one); with
+    ``has_aux`` it returns the pair as the value (``preserve_result`` is then
+    required).
+    """
     builder = ModuleBuilder()
     try:
-        name = builder.entry(fn, wrt, mode, preserve_result)
+        name = builder.entry(fn, wrt, mode, preserve_result, has_aux)
     except TransformError as exc:
         raise in_wrapper(fn, exc) from None
     code = fn.__code__
@@ -240,7 +256,7 @@ def build(fn, wrt, mode="grad", preserve_result=False) -> Generated:
               f"({os.path.basename(code.co_filename)}:{code.co_firstlineno}) "
               f"with respect to {', '.join(wrt)}."]
     source = render(builder.functions, builder.comments, header)
-    variant = f"{'vjp' if mode == 'vjp' else 'grad'} wrt {','.join(wrt)}{' +value' if preserve_result else ''}"
+    variant = f"{'vjp' if mode == 'vjp' else 'grad'} wrt {','.join(wrt)}{' +value' if preserve_result else ''}{' +aux' if has_aux else ''}"
     filename = f"<astgrad {fn.__qualname__} {variant} {os.path.basename(code.co_filename)}:{code.co_firstlineno}>"
     namespace = builder.ns.globals
     compile_source(source, filename, namespace)

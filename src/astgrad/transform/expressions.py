@@ -199,7 +199,9 @@ def _call(n, target, expr):
             node = compat.call(n.static_ref(func), args, kwargs)
             n.emit([target], "opaque", node, expr, error=(
                 "calling a generated gradient inside a differentiated function is not supported",
-                "Differentiate the underlying function, or compute the inner gradient outside."))
+                "Its derivative would be a higher derivative, which the generated engine does not compute "
+                "(differentiating the underlying function instead would be a lower order). Compute the inner "
+                "gradient outside, or use the tape: astgrad.autograd.grad(..., create_graph=True)."))
             return
         obj = inner  # a decorated function calling itself by name: recursion on the primal
     callee = n.static_ref(func) if obj is n.static(func) else n.ns.ref(obj)
