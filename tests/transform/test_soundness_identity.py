@@ -392,3 +392,29 @@ def test_a_partial_of_a_bound_method():
 def test_what_is_not_python_code_is_a_type_error_saying_what_was_given(given, named):
     with pytest.raises(TypeError, match=f"it was given a {named}|it was given {named}"):
         grad(given)
+
+
+# -- names: what a user sets as a name cannot become code -------------------
+
+def test_a_qualname_with_a_line_break_stays_in_its_comment():
+    def f(x):
+        return x * x
+    f.__qualname__ = 'x");\nimport os; os.environ["ASTGRAD_INJECTED"] = "1"; ("'
+    f.__name__ = "x\nimport os"
+    g = grad(f)
+    assert g(3.0) == 6.0
+    tree = __import__("ast").parse(g.source)
+    assert [type(node).__name__ for node in tree.body] == ["FunctionDef"]  # nothing but the adjoint
+    assert "ASTGRAD_INJECTED" not in os.environ
+    assert "\n" not in g._generated.filename
+
+
+def test_names_that_are_not_identifiers_give_identifiers():
+    def helper(x):
+        return x * x * x
+
+    def f(x):
+        return helper(x) * 2.0
+    f.__name__ = "f\u00b2 \u00e9"  # a superscript two is alphanumeric but no identifier character
+    helper.__name__ = "class"
+    assert grad(f)(1.0) == pytest.approx(6.0)

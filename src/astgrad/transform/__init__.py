@@ -13,7 +13,7 @@ from . import compat, runtime
 from .aliasing import check_writes
 from .analyse import Analysis
 from .check import check_function
-from .emit import arguments, compile_source, function_def, marker, render
+from .emit import arguments, compile_source, function_def, marker, printable, render
 from .errors import NoRuleTransformError, TransformError, UnsupportedSyntaxError
 from .inline import RuleInliner
 from .inplace import reuse_buffers
@@ -78,7 +78,7 @@ def _returns_sequence(op) -> bool:
 
 def _ident(fn) -> str:
     """``fn``'s name as it can appear in an identifier (``<lambda>`` -> ``lambda``)."""
-    return "".join(c for c in fn.__name__ if c.isalnum() or c == "_") or "fn"
+    return "".join(c for c in str(fn.__name__) if c.isascii() and (c.isalnum() or c == "_")) or "fn"
 
 
 def _assigned(stmts) -> set:
@@ -257,7 +257,7 @@ def build(fn, wrt, mode="grad", preserve_result=False, has_aux=False) -> Generat
               f"with respect to {', '.join(wrt)}."]
     source = render(builder.functions, builder.comments, header)
     variant = f"{'vjp' if mode == 'vjp' else 'grad'} wrt {','.join(wrt)}{' +value' if preserve_result else ''}{' +aux' if has_aux else ''}"
-    filename = f"<astgrad {fn.__qualname__} {variant} {os.path.basename(code.co_filename)}:{code.co_firstlineno}>"
+    filename = printable(f"<astgrad {fn.__qualname__} {variant} {os.path.basename(code.co_filename)}:{code.co_firstlineno}>")
     namespace = builder.ns.globals
     compile_source(source, filename, namespace)
     dependencies = Dependencies()

@@ -78,7 +78,12 @@ def render(functions, comments, header) -> str:
     text = compat.to_source(module)
     text = _MARKER.sub(lambda m: f"{m.group(1)}# {comments[int(m.group(2))]}", text)
     text = re.sub(r"\n\n\ndef ", "\n\n\ndef ", text)
-    return "".join(f"# {line}\n" for line in header) + text
+    return "".join(f"# {printable(line)}\n" for line in header) + text
+
+
+def printable(text: str) -> str:
+    """``text`` on one line: a line break in a name (``f.__qualname__``) cannot end a comment early."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def compile_source(source: str, filename: str, namespace) -> None:

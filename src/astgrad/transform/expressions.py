@@ -181,7 +181,7 @@ def _call(n, target, expr):
     args = [n.atomize(a) for a in expr.args]
     kwargs = {kw.arg: n.atomize(kw.value) for kw in expr.keywords}
     obj = n.static(func)
-    if obj is MISSING and isinstance(func, gast.Name) and func.id == n.src.fn.__name__ \
+    if obj is MISSING and isinstance(func, gast.Name) and func.id == n.src.fn.__code__.co_name \
             and func.id not in n.locals:
         obj = n.src.fn  # a decorated function calling itself while being decorated
     if obj is MISSING and isinstance(func, gast.Attribute):

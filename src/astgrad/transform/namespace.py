@@ -20,7 +20,7 @@ from . import compat
 
 def identifier(text: str) -> str:
     """``text`` made into a usable Python name (``<lambda>`` -> ``lambda_``)."""
-    name = "".join(c if c.isalnum() or c == "_" else "" for c in text) or "fn"
+    name = "".join(c for c in str(text) if c.isascii() and (c.isalnum() or c == "_")) or "fn"
     if name[0].isdigit() or keyword.iskeyword(name):
         name = name + "_"
     return name
