@@ -68,9 +68,27 @@ def norm_of_exp(z):
     return np.linalg.norm(np.exp(z))
 
 
+def angle_of_square(z):
+    return np.sum(np.angle(z * z) * np.array([1.0, 2.0, 3.0]))
+
+
+def angle_in_degrees(z):
+    return np.sum(np.angle(np.exp(z), deg=True))
+
+
+def real_if_close_of_product(z):
+    # z * conj(z) has no imaginary part: numpy returns the real array
+    return np.sum(np.real_if_close(z * np.conj(z)) * np.array([1.0, 2.0, 3.0]))
+
+
+def real_if_close_kept_complex(z):
+    return np.sum(np.abs(np.real_if_close(z * z)))
+
+
 FUNCTIONS = [
     squared_modulus, real_of_product_with_conjugate, real_of_exp, modulus_of_sine, modulus_of_square,
     imaginary_part_of_cube, modulus_of_vdot, variance, standard_deviation, norm_of_exp,
+    angle_of_square, angle_in_degrees, real_if_close_of_product, real_if_close_kept_complex,
 ]
 
 

@@ -334,6 +334,7 @@ def _cases():
         Case(np.linspace, [normal(), normal(), const(4)]),
         Case(np.linspace, [normal(2), normal(2)], call=linspace_along_axis1, name="axis1"),
     ]
+    cases += [Case(np.angle, [normal(3, 4)]), Case(np.real_if_close, [normal(3, 4)])]
     for fn, maker in ((math.sin, scalar()), (math.cos, scalar()), (math.tan, scalar()), (math.exp, scalar()),
                       (math.log, scalar()), (math.sqrt, scalar()), (math.tanh, scalar())):
         cases.append(Case(fn, [maker], tape=False))

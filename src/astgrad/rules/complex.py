@@ -26,3 +26,15 @@ def real(g, ans, val):
 @defvjp(np.imag)
 def imag(g, ans, val):
     return np.real(g) * -1j * np.ones_like(val)
+
+
+@defvjp(np.angle)
+def angle(g, ans, z, deg=False):
+    scale = 180 / np.pi if deg else 1.0
+    return -1j * np.real(g) * scale * np.conj(z) / np.abs(z) ** 2
+
+
+@defvjp(np.real_if_close)
+def real_if_close(g, ans, a, tol=100):
+    """The real part when numpy dropped a negligible imaginary part (as ``np.real``), else the identity."""
+    return np.real(g) if np.iscomplexobj(a) and not np.iscomplexobj(ans) else g
