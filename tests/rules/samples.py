@@ -160,6 +160,32 @@ def linspace_along_axis1(start, stop):
     return np.linspace(start, stop, 5, axis=1)
 
 
+def qr_squared(a):
+    q, r = np.linalg.qr(a)
+    return q ** 2, r ** 2
+
+
+def qr_r_only(a):
+    return np.linalg.qr(a, mode="r") ** 2
+
+
+def qr_q_squared(a):
+    return rules.qr_q(a) ** 2
+
+
+def qr_r_squared(a):
+    return rules.qr_r(a) ** 2
+
+
+def lstsq_outputs(a, b):
+    x, residuals, rank, s = np.linalg.lstsq(a, b)
+    return x, residuals, s
+
+
+def eigvalsh_symmetric(a):
+    return np.linalg.eigvalsh((a + np.swapaxes(a, -1, -2)) / 2)
+
+
 UNARY_ANY = [np.negative, np.positive, np.exp, np.exp2, np.expm1, np.sin, np.cos, np.tan, np.arctan, np.sinh,
              np.cosh, np.tanh, np.arcsinh, np.square, np.absolute, np.fabs, np.sinc, np.deg2rad, np.rad2deg,
              np.degrees, np.radians, np.sign, np.floor, np.ceil, np.rint, np.trunc, np.round, np.around, np.fix,
@@ -333,6 +359,21 @@ def _cases():
         Case(np.nan_to_num, [normal(3, 4)]),
         Case(np.linspace, [normal(), normal(), const(4)]),
         Case(np.linspace, [normal(2), normal(2)], call=linspace_along_axis1, name="axis1"),
+    ]
+    cases += [
+        Case(np.linalg.qr, [normal(4, 3)], call=qr_squared, name="tall"),
+        Case(np.linalg.qr, [normal(3, 5)], call=qr_squared, name="wide"),
+        Case(np.linalg.qr, [normal(2, 3, 3)], call=qr_squared, name="batch"),
+        Case(np.linalg.qr, [normal(4, 3)], call=qr_r_only, name="r"),
+        Case(rules.qr_q, [normal(4, 3)], call=qr_q_squared), Case(rules.qr_r, [normal(3, 4)], call=qr_r_squared),
+        Case(np.linalg.lstsq, [normal(5, 3), normal(5)], call=lstsq_outputs),
+        Case(np.linalg.lstsq, [normal(5, 2), normal(5, 2)], call=lstsq_outputs, name="matrix"),
+        Case(np.linalg.lstsq, [normal(2, 4), normal(2)], call=lstsq_outputs, name="wide"),
+        Case(rules.lstsq_solution, [normal(5, 3), normal(5)]), Case(rules.lstsq_residuals, [normal(5, 3), normal(5)]),
+        Case(np.linalg.eigvalsh, [normal(3, 3)], call=eigvalsh_symmetric),
+        Case(np.linalg.matrix_power, [normal(3, 3), const(3)]),
+        Case(np.linalg.matrix_power, [well_conditioned(3), const(-2)], name="inverse"),
+        Case(np.linalg.matrix_power, [normal(2, 3, 3), const(1)], name="batch"),
     ]
     cases += [Case(np.angle, [normal(3, 4)]), Case(np.real_if_close, [normal(3, 4)])]
     for fn, maker in ((math.sin, scalar()), (math.cos, scalar()), (math.tan, scalar()), (math.exp, scalar()),

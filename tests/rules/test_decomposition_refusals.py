@@ -52,3 +52,34 @@ def test_singular_values_of_the_identity_still_have_their_gradient(engine):
     a = np.eye(3)
     run = astgrad.grad(uses_values) if engine == "generated" else (lambda a: taped(uses_values, a))
     np.testing.assert_allclose(run(a), np.eye(3), atol=1e-12)
+
+
+def qr_of(a):
+    q, r = np.linalg.qr(a)
+    return np.sum(q ** 3) + np.sum(r)
+
+
+def least_squares(a):
+    x, residuals, rank, s = np.linalg.lstsq(a, np.array([1.0, 2.0, 3.0]))
+    return np.sum(x)
+
+
+@pytest.mark.parametrize("engine", ["generated", "tape"])
+def test_qr_and_lstsq_refuse_dependent_columns(engine):
+    dependent = np.array([[1.0, 2.0], [2.0, 4.0], [3.0, 6.0]])
+    for f, message in ((qr_of, "linearly dependent"), (least_squares, "rank-deficient")):
+        run = astgrad.grad(f) if engine == "generated" else (lambda a, f=f: taped(f, a))
+        with pytest.raises(ValueError, match=message):
+            run(dependent)
+
+
+def test_matrix_power_closed_form():
+    # d sum(A^2 * W) / dA = W A^T + A^T W
+    a = np.array([[1.0, 2.0], [-0.5, 3.0]])
+    w = np.array([[0.5, -1.0], [2.0, 1.5]])
+
+    def f(a):
+        return np.sum(np.linalg.matrix_power(a, 2) * w)
+
+    np.testing.assert_allclose(astgrad.grad(f)(a), w @ a.T + a.T @ w)
+    np.testing.assert_allclose(taped(f, a), w @ a.T + a.T @ w)

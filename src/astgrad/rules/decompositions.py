@@ -16,9 +16,9 @@ from __future__ import annotations
 import numpy as np
 
 from ._registry import defvjp, primitive
-from .linalg import T
+from .linalg import T, eigh_values_vjp, pinv
 
-__all__ = ["svd_values", "svd_u", "svd_vh"]
+__all__ = ["svd_values", "svd_u", "svd_vh", "qr_q", "qr_r", "lstsq_solution", "lstsq_residuals"]
 
 
 def _eye(n, like):
@@ -129,3 +129,148 @@ def svd_u_vjp(g, ans, a, full_matrices=True):
 def svd_vh_vjp(g, ans, a, full_matrices=True):
     u, s, _ = np.linalg.svd(a, full_matrices)
     return _svd_gradient(a, u, s, ans, None, None, g, full_matrices)
+
+
+# ---------------------------------------------------------------- QR
+
+
+def _qr_gradient(a, q, r, g_q, g_r, mode):
+    """The gradient of ``a`` from those of ``q`` and ``r`` (either ``None``), after Walter & Lehmann."""
+    m, n = np.shape(a)[-2:]
+    k = min(m, n)
+    if np.iscomplexobj(a):
+        raise ValueError("astgrad: no gradient for numpy.linalg.qr of a complex matrix")
+    if mode == "complete" and m > n and g_q is not None:
+        raise ValueError("astgrad: no gradient for Q of numpy.linalg.qr(mode='complete') on a tall matrix: "
+                         "its extra columns are arbitrary; use mode='reduced'")
+    q = q[..., :, :k]
+    g_q = np.zeros(np.shape(q)) if g_q is None else g_q[..., :, :k]
+    g_r = np.zeros(np.shape(r)) if g_r is None else g_r
+    diagonal = np.abs(np.diagonal(r[..., :k, :k], axis1=-2, axis2=-1))
+    if np.any(diagonal <= np.finfo(np.result_type(r, np.float32)).eps * 16 * np.max(np.abs(r), initial=0.0)):
+        raise ValueError("astgrad: no gradient for numpy.linalg.qr of a matrix whose first min(m, n) columns "
+                         "are linearly dependent: Q is not determined there")
+    square_r, rest_r = r[..., :, :k], r[..., :, k:]
+    g_square_r, g_rest_r = g_r[..., :, :k], g_r[..., :, k:]
+    if n > m:  # a = [x | y] with x = q square_r and y = q rest_r
+        g_q = g_q + a[..., :, k:] @ T(g_rest_r)
+    m_ = square_r @ T(g_square_r) - T(g_q) @ q
+    copied = np.tril(m_) + T(np.tril(m_, -1))
+    g_x = T(np.linalg.solve(square_r, T(g_q + q @ copied)))
+    if n > m:
+        return np.concatenate([g_x, q @ g_rest_r], axis=-1)
+    return g_x
+
+
+@defvjp(np.linalg.qr)
+def qr(g, ans, a, mode="reduced"):
+    """``g`` is (gradient of q, gradient of r), or that of r alone for ``mode='r'``."""
+    if mode == "r":
+        if isinstance(g, (list, tuple)):
+            raise ValueError("astgrad: pass mode='r' to numpy.linalg.qr as a literal, so the transformer "
+                             "knows it returns one array")
+        return _qr_gradient(a, np.linalg.qr(a)[0], ans, None, g, mode)
+    if mode not in ("reduced", "complete"):
+        raise ValueError(f"astgrad: no gradient for numpy.linalg.qr(mode={mode!r})")
+    return _qr_gradient(a, ans[0], ans[1], g[0], g[1], mode)
+
+
+@primitive
+def qr_q(a, mode="reduced"):
+    """Q of ``np.linalg.qr`` (its first output)."""
+    return np.linalg.qr(a, mode)[0]
+
+
+@primitive
+def qr_r(a, mode="reduced"):
+    """R of ``np.linalg.qr`` (its second output, or its only one for ``mode='r'``)."""
+    return np.linalg.qr(a, mode) if mode == "r" else np.linalg.qr(a, mode)[1]
+
+
+@defvjp(qr_q)
+def qr_q_vjp(g, ans, a, mode="reduced"):
+    return _qr_gradient(a, ans, np.linalg.qr(a, mode)[1], g, None, mode)
+
+
+@defvjp(qr_r)
+def qr_r_vjp(g, ans, a, mode="reduced"):
+    return _qr_gradient(a, np.linalg.qr(a)[0], ans, None, g, mode)
+
+
+# ------------------------------------------------- least squares, eigvalsh, powers
+
+
+def _lstsq_gradient(a, b, x, g_x, g_res, rank):
+    """Gradients of ``a`` and ``b`` for ``x = pinv(a) @ b`` and the residuals ``|a x - b|^2``."""
+    if np.any(rank < min(np.shape(a)[-2:])):
+        raise ValueError("astgrad: no gradient for numpy.linalg.lstsq of a rank-deficient matrix: the "
+                         "solution jumps with the rank")
+    vector = np.ndim(b) == 1
+    g_a, g_b = 0, 0
+    if g_x is not None:
+        p = np.linalg.pinv(a)
+        g_p = np.outer(g_x, b) if vector else g_x @ T(b)
+        g_a = pinv(g_p, p, a)
+        g_b = T(p) @ g_x
+    if g_res is not None and np.size(g_res):  # at the minimum, d|a x - b|^2 is its partial derivative
+        r = a @ x - b
+        g_a = g_a + 2 * (np.outer(r, x) * g_res if vector else (r * g_res) @ T(x))
+        g_b = g_b - 2 * r * g_res
+    return g_a, g_b
+
+
+@defvjp(np.linalg.lstsq)
+def lstsq(g, ans, a, b, rcond=None):
+    """``g`` is (gradient of x, of the residuals, of the rank, of the singular values)."""
+    x, residuals, rank, s = ans
+    g_x, g_res, g_rank, g_s = g
+    g_a, g_b = _lstsq_gradient(a, b, x, g_x, g_res, rank)
+    if g_s is not None:
+        g_a = g_a + svd_values_vjp(g_s, s, a)
+    return g_a, g_b
+
+
+@primitive
+def lstsq_solution(a, b, rcond=None):
+    """x of ``np.linalg.lstsq`` (its first output)."""
+    return np.linalg.lstsq(a, b, rcond)[0]
+
+
+@primitive
+def lstsq_residuals(a, b, rcond=None):
+    """The residuals of ``np.linalg.lstsq`` (its second output)."""
+    return np.linalg.lstsq(a, b, rcond)[1]
+
+
+@defvjp(lstsq_solution)
+def lstsq_solution_vjp(g, ans, a, b, rcond=None):
+    _, _, rank, _ = np.linalg.lstsq(a, b, rcond)
+    g_a, g_b = _lstsq_gradient(a, b, ans, g, None, rank)
+    return g_a, g_b
+
+
+@defvjp(lstsq_residuals)
+def lstsq_residuals_vjp(g, ans, a, b, rcond=None):
+    x, _, rank, _ = np.linalg.lstsq(a, b, rcond)
+    g_a, g_b = _lstsq_gradient(a, b, x, None, g, rank)
+    return g_a, g_b
+
+
+@defvjp(np.linalg.eigvalsh)
+def eigvalsh(g, ans, a, UPLO="L"):
+    return eigh_values_vjp(g, ans, a, UPLO)
+
+
+@defvjp(np.linalg.matrix_power)
+def matrix_power(g, ans, a, n):
+    """``sum over k of (a^T)^k g (a^T)^(n-1-k)``; a negative power is a power of the inverse."""
+    if n < 0:
+        b = np.linalg.inv(a)
+        return -T(b) @ matrix_power(g, None, b, -n) @ T(b)
+    powers = [np.broadcast_to(np.eye(np.shape(a)[-1]), np.shape(a))]
+    for _ in range(n - 1):
+        powers.append(powers[-1] @ T(a))
+    total = np.zeros(np.shape(a), np.result_type(a, g))
+    for k in range(n):
+        total = total + powers[k] @ g @ powers[n - 1 - k]
+    return total

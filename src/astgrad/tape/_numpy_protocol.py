@@ -117,12 +117,32 @@ def _svd(func, args, kwargs):
     return _SVD_RESULT(u, values, vh)
 
 
+def _qr(func, args, kwargs):
+    a = args[0]
+    mode = args[1] if len(args) > 1 else kwargs.get("mode", "reduced")
+    r = apply_op("LinalgQrBackward0", rules.qr_r, (a, mode), slots=((0,),))
+    if mode == "r":
+        return r
+    return _QR_RESULT(apply_op("LinalgQrBackward0", rules.qr_q, (a, mode), slots=((0,),)), r)
+
+
+def _lstsq(func, args, kwargs):
+    a, b = args[0], args[1] if len(args) > 1 else kwargs["b"]
+    rcond = args[2] if len(args) > 2 else kwargs.get("rcond", None)
+    x = apply_op("LinalgLstsqBackward0", rules.lstsq_solution, (a, b, rcond), slots=((0,), (1,)))
+    residuals = apply_op("LinalgLstsqBackward0", rules.lstsq_residuals, (a, b, rcond), slots=((0,), (1,)))
+    rank = np.linalg.matrix_rank(a.detach().numpy() if is_tensor(a) else a)
+    values = apply_op("LinalgSvdBackward0", rules.svd_values, (a,), slots=((0,),))
+    return x, residuals, rank, values
+
+
 _SLOGDET_RESULT = type(np.linalg.slogdet(np.eye(1)))
+_QR_RESULT = type(np.linalg.qr(np.eye(1)))
 _SVD_RESULT = type(np.linalg.svd(np.eye(1)))
 _EIGH_RESULT = type(np.linalg.eigh(np.eye(1)))
 #: numpy functions with several outputs: each output becomes its own node.
 _MULTI_OUTPUT = {np.split: _pieces, np.array_split: _pieces, np.linalg.slogdet: _slogdet,
-                 np.linalg.eigh: _eigh, np.linalg.svd: _svd,
+                 np.linalg.eigh: _eigh, np.linalg.svd: _svd, np.linalg.qr: _qr, np.linalg.lstsq: _lstsq,
                  np.hsplit: _split_along(lambda ndim: 1 if ndim > 1 else 0),
                  np.vsplit: _split_along(lambda ndim: 0), np.dsplit: _split_along(lambda ndim: 2)}
 

@@ -105,7 +105,8 @@ def classify(fn):
 SEQUENCE_OUTPUTS = {f for f in (
     getattr(np, "split", None), getattr(np, "array_split", None), getattr(np, "hsplit", None),
     getattr(np, "vsplit", None), getattr(np, "dsplit", None), np.linalg.eigh, np.linalg.slogdet,
-    np.linalg.svd, np.linalg.qr, np.linalg.eig, np.meshgrid, np.broadcast_arrays) if f is not None}
+    np.linalg.svd, np.linalg.qr, np.linalg.eig, np.linalg.lstsq, np.meshgrid, np.broadcast_arrays)
+    if f is not None}
 
 
 def returns_sequence(op) -> bool:
@@ -115,6 +116,9 @@ def returns_sequence(op) -> bool:
     if op.fn is np.linalg.svd:
         flag = op.kwargs.get("compute_uv", op.args[2] if len(op.args) > 2 else None)
         return not (isinstance(flag, gast.Constant) and not flag.value)
+    if op.fn is np.linalg.qr:
+        mode = op.kwargs.get("mode", op.args[1] if len(op.args) > 1 else None)
+        return not (isinstance(mode, gast.Constant) and mode.value == "r")
     return True
 
 
