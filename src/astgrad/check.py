@@ -84,8 +84,12 @@ def _positions(f, wrt) -> tuple:
 
 
 def _as_float64(value):
+    """The argument in double precision: complex128 for complex values (docs/rules.md)."""
     if isinstance(value, (float, int, np.floating)) and not isinstance(value, bool):
         return float(value)
+    if np.iscomplexobj(value):
+        return complex(value) if np.ndim(value) == 0 and not isinstance(value, np.ndarray) else np.asarray(
+            value, dtype=np.complex128)
     return np.asarray(value, dtype=np.float64)
 
 
@@ -98,8 +102,20 @@ def _projection(output, seed):
 
 
 def _scalarize(output, u):
-    value = np.asarray(output, dtype=np.float64)
-    return float(value) if u is None else float(np.sum(value * u))
+    """``F = Re(sum(u * f))``: the real function whose gradient a vjp with cotangent ``u`` is."""
+    value = _double(output)
+    return float(np.real(value)) if u is None else float(np.real(np.sum(value * u)))
+
+
+def _double(value):
+    """``value`` as a float64 array, or complex128 when it is complex."""
+    return np.asarray(value, dtype=np.complex128 if np.iscomplexobj(value) else np.float64)
+
+
+def _direction(rng, x):
+    """A random direction for the directional test: complex for a complex argument."""
+    v = rng.standard_normal(np.shape(x))
+    return v + 1j * rng.standard_normal(np.shape(x)) if np.iscomplexobj(x) else v
 
 
 # ---------------------------------------------------------------- the methods
@@ -114,6 +130,9 @@ def _numeric(f, args, positions, u, eps, directions):
             new[p] = shifted
             return _scalarize(f(*new), u)
 
+        if np.iscomplexobj(x):
+            grads.append(_complex_difference(at, x, eps, None if directions is None else directions[k]))
+            continue
         if directions is not None:
             v = directions[k]
             grads.append((at(x + eps * v) - at(x - eps * v)) / (2 * eps))
@@ -130,6 +149,25 @@ def _numeric(f, args, positions, u, eps, directions):
     return grads
 
 
+def _complex_difference(at, z, eps, direction):
+    """``dF/dx - i dF/dy`` at each element of ``z = x + iy`` (the convention, docs/rules.md).
+
+    With a random ``direction`` v, the real number ``Re(<conj(grad), v>)``:
+    the directional derivative of F along v, which is what the other methods
+    are projected to.
+    """
+    if direction is not None:
+        return (at(z + eps * direction) - at(z - eps * direction)) / (2 * eps)
+    grad = np.zeros(np.shape(z), dtype=np.complex128)
+    for index in np.ndindex(np.shape(z)):
+        step = np.zeros(np.shape(z), dtype=np.complex128)
+        step[index] = eps
+        along_x = (at(z + step) - at(z - step)) / (2 * eps)
+        along_y = (at(z + 1j * step) - at(z - 1j * step)) / (2 * eps)
+        grad[index] = along_x - 1j * along_y
+    return grad if np.ndim(z) else complex(grad)
+
+
 def _generated(f, args, positions, u):
     from . import api
 
@@ -141,6 +179,14 @@ def _generated(f, args, positions, u):
 
 
 def _taped(f, args, positions, u):
+    """``f`` run on Tensors; array methods keep numpy's meaning (``x.var()`` is ddof=0, docs/testing.md)."""
+    from .tape._modes import numpy_methods
+
+    with numpy_methods():
+        return _taped_run(f, args, positions, u)
+
+
+def _taped_run(f, args, positions, u):
     from .tape import Tensor, tensor
 
     floats = [p for p in positions if isinstance(args[p], float)]
@@ -152,7 +198,8 @@ def _taped(f, args, positions, u):
     call_args = list(args)
     leaves = []
     for p in positions:
-        leaf = tensor(np.asarray(args[p], dtype=np.float64), requires_grad=True)
+        dtype = np.complex128 if np.iscomplexobj(args[p]) else np.float64
+        leaf = tensor(np.asarray(args[p], dtype=dtype), requires_grad=True)
         leaves.append(leaf)
         call_args[p] = leaf
     out = f(*call_args)
@@ -206,7 +253,7 @@ def check_grads(f, *args, wrt=0, rtol=1e-5, atol=1e-6, modes=MODES, eps=1e-6, se
     directions = None
     if large and "numeric" in modes:
         rng = np.random.default_rng(seed + 1)
-        directions = [rng.standard_normal(np.shape(args[p])) for p in positions]
+        directions = [_direction(rng, args[p]) for p in positions]
         report.directional = True
     runners = {
         "generated": lambda: _generated(f, args, positions, u),
@@ -225,7 +272,7 @@ def check_grads(f, *args, wrt=0, rtol=1e-5, atol=1e-6, modes=MODES, eps=1e-6, se
             report.skipped[mode] = f"{type(error).__name__}: {error}"
             continue
         if directions is not None and mode != "numeric":
-            grads = [float(np.sum(np.asarray(g, dtype=np.float64) * v)) for g, v in zip(grads, directions)]
+            grads = [float(np.real(np.sum(_double(g) * v))) for g, v in zip(grads, directions)]
         report.gradients[mode] = grads
     _compare(report, f, positions, rtol, atol, report.numeric_noise)
     if len(report.gradients) < 2:
@@ -237,7 +284,7 @@ def check_grads(f, *args, wrt=0, rtol=1e-5, atol=1e-6, modes=MODES, eps=1e-6, se
 
 def _difference_noise(value, u, eps) -> float:
     """The rounding error of a central difference of ``<u, f>`` (about 10 ulps of F over 2 eps)."""
-    magnitude = np.nanmax(np.abs(np.asarray(value, dtype=np.float64))) if np.size(value) else 0.0
+    magnitude = np.nanmax(np.abs(_double(value))) if np.size(value) else 0.0
     if u is not None:
         magnitude = magnitude * float(np.sum(np.abs(u)))
     return 10 * np.finfo(np.float64).eps * float(magnitude) / (2 * eps)
@@ -250,8 +297,8 @@ def _compare(report, f, positions, rtol, atol, numeric_noise=0.0):
         name = names[p] if p < len(names) else f"args[{p}]"
         for i, first in enumerate(ran):
             for second in ran[i + 1:]:
-                a = np.asarray(report.gradients[first][k], dtype=np.float64)
-                b = np.asarray(report.gradients[second][k], dtype=np.float64)
+                a = _double(report.gradients[first][k])
+                b = _double(report.gradients[second][k])
                 if a.shape != b.shape:
                     report.rows.append((name, f"{first} vs {second}", np.inf, np.inf,
                                         f"shapes {a.shape} vs {b.shape}", False))

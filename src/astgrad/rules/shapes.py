@@ -15,13 +15,17 @@ from ._support import within
 
 
 @defvjp(np.reshape)
-def reshape(g, ans, a, *args, **kwargs):
-    return np.reshape(g, a.shape)
+def reshape(g, ans, a, shape=None, order="C", *, newshape=None, copy=None):
+    if order not in ("C", "F"):
+        raise ValueError(f"astgrad: no gradient for numpy.reshape(order={order!r}); write order='C' or 'F'")
+    return np.reshape(g, a.shape, order=order)
 
 
 @defvjp(np.ravel)
 def ravel(g, ans, a, order="C"):
-    return np.reshape(g, a.shape)
+    if order not in ("C", "F"):
+        raise ValueError(f"astgrad: no gradient for numpy.ravel(order={order!r}); write order='C' or 'F'")
+    return np.reshape(g, a.shape, order=order)
 
 
 @defvjp(np.squeeze)

@@ -13,7 +13,8 @@ import collections
 import numpy as np
 
 from .. import rules
-from . import _kernels
+from . import _kernels, _ndarray
+from ._modes import _state
 from ._record import FIRST, SECOND, apply_binary, apply_nondiff, apply_op, apply_unary, is_tensor, unwrap
 
 max_result = collections.namedtuple("max", ["values", "indices"])
@@ -273,14 +274,14 @@ class TensorMethods:
 
     # ----------------------------------------------------------- reductions
 
-    def sum(self, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
+    def _torch_sum(self, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
         axis = _axis(dim, axis)
         keep = bool(keepdims if keepdims is not None else keepdim)
         name = "SumBackward0" if axis is None else "SumBackward1"
         out = apply_op(name, np.sum, (self,), {"axis": axis, "keepdims": keep})
         return out if dtype is None else out.to(dtype)
 
-    def mean(self, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
+    def _torch_mean(self, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
         if dtype is None:
             _check_mean_dtype(self)
         source = self if dtype is None else self.to(dtype)
@@ -289,21 +290,59 @@ class TensorMethods:
         name = "MeanBackward0" if axis is None else "MeanBackward1"
         return apply_op(name, np.mean, (source,), {"axis": axis, "keepdims": keep}, impl=_kernels.mean)
 
-    def prod(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    def _torch_prod(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         keep = bool(keepdims if keepdims is not None else keepdim)
         return apply_op("ProdBackward0", np.prod, (self,), {"axis": _axis(dim, axis), "keepdims": keep})
 
-    def var(self, dim=None, unbiased=True, keepdim=False, *, correction=None, axis=None, ddof=None,
+    def _torch_var(self, dim=None, unbiased=True, keepdim=False, *, correction=None, axis=None, ddof=None,
             keepdims=None):
         ddof = ddof if ddof is not None else (correction if correction is not None else int(bool(unbiased)))
         keep = bool(keepdims if keepdims is not None else keepdim)
         return apply_op("VarBackward0", np.var, (self,), {"axis": _axis(dim, axis), "ddof": ddof, "keepdims": keep})
 
-    def std(self, dim=None, unbiased=True, keepdim=False, *, correction=None, axis=None, ddof=None,
+    def _torch_std(self, dim=None, unbiased=True, keepdim=False, *, correction=None, axis=None, ddof=None,
             keepdims=None):
         ddof = ddof if ddof is not None else (correction if correction is not None else int(bool(unbiased)))
         keep = bool(keepdims if keepdims is not None else keepdim)
         return apply_op("StdBackward0", np.std, (self,), {"axis": _axis(dim, axis), "ddof": ddof, "keepdims": keep})
+
+    # numpy code run on the tape for cross-checking (check_grads) gets numpy's meaning of these
+    # methods; everything else gets PyTorch's (see _ndarray)
+
+    def sum(self, *args, **kwargs):
+        if _state.numpy_methods:
+            return _ndarray.sum(self, *args, **kwargs)
+        return self._torch_sum(*args, **kwargs)
+
+    def mean(self, *args, **kwargs):
+        if _state.numpy_methods:
+            return _ndarray.mean(self, *args, **kwargs)
+        return self._torch_mean(*args, **kwargs)
+
+    def prod(self, *args, **kwargs):
+        if _state.numpy_methods:
+            return _ndarray.prod(self, *args, **kwargs)
+        return self._torch_prod(*args, **kwargs)
+
+    def var(self, *args, **kwargs):
+        if _state.numpy_methods:
+            return _ndarray.var(self, *args, **kwargs)
+        return self._torch_var(*args, **kwargs)
+
+    def std(self, *args, **kwargs):
+        if _state.numpy_methods:
+            return _ndarray.std(self, *args, **kwargs)
+        return self._torch_std(*args, **kwargs)
+
+    def max(self, *args, **kwargs):
+        if _state.numpy_methods:
+            return _ndarray.extreme(self, True, *args, **kwargs)
+        return self._torch_max(*args, **kwargs)
+
+    def min(self, *args, **kwargs):
+        if _state.numpy_methods:
+            return _ndarray.extreme(self, False, *args, **kwargs)
+        return self._torch_min(*args, **kwargs)
 
     def _extreme(self, dim, keepdim, axis, keepdims, other, largest):
         kind = "Max" if largest else "Min"
@@ -323,12 +362,12 @@ class TensorMethods:
         indices = apply_nondiff(find, (self,), {"axis": dim, "keepdims": keep})
         return (max_result if largest else min_result)(values, indices)
 
-    def max(self, dim=None, keepdim=False, *, axis=None, keepdims=False, other=None):
+    def _torch_max(self, dim=None, keepdim=False, *, axis=None, keepdims=False, other=None):
         if is_tensor(dim) or isinstance(dim, np.ndarray):
             dim, other = None, dim
         return self._extreme(dim, keepdim, axis, keepdims, other, True)
 
-    def min(self, dim=None, keepdim=False, *, axis=None, keepdims=False, other=None):
+    def _torch_min(self, dim=None, keepdim=False, *, axis=None, keepdims=False, other=None):
         if is_tensor(dim) or isinstance(dim, np.ndarray):
             dim, other = None, dim
         return self._extreme(dim, keepdim, axis, keepdims, other, False)

@@ -19,6 +19,7 @@ __all__ = ["is_grad_enabled", "no_grad", "enable_grad", "set_grad_enabled", "inf
 
 class _State(threading.local):
     enabled = True  # each thread starts with grad enabled; a class default is read without a miss
+    numpy_methods = False  # array methods keep numpy's meaning (check_grads running numpy code)
 
 
 _state = _State()
@@ -31,6 +32,23 @@ def is_grad_enabled() -> bool:
 
 def _set_enabled(mode: bool) -> None:
     _state.enabled = bool(mode)
+
+
+class numpy_methods:
+    """Inside the block, Tensor methods whose meaning differs mean what numpy's mean.
+
+    ``x.var()`` is numpy's (``ddof=0``), ``x.max(0)`` returns values only,
+    ``x.size`` is a number... so numpy code taped for cross-checking computes
+    what it computes on arrays.  Per thread, like the grad mode.
+    """
+
+    def __enter__(self):
+        self._prev = _state.numpy_methods
+        _state.numpy_methods = True
+
+    def __exit__(self, exc_type, exc, tb):
+        _state.numpy_methods = self._prev
+        return False
 
 
 try:  # numpy >= 2: errstate is a context variable; setting it directly costs a tenth of np.errstate

@@ -11,10 +11,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import rules
+from . import _ndarray
 from ._dtypes import as_numpy_dtype
 from ._inplace import VIEW_OF_LEAF_INPLACE
 from ._methods import _axis, _sizes
-from ._modes import is_grad_enabled
+from ._modes import _state, is_grad_enabled
 from ._record import apply_op, is_tensor, unwrap
 
 T_WARNING = (
@@ -62,8 +63,16 @@ class ShapeMethods:
     # ------------------------------------------------------------ shape ops
 
     def reshape(self, *shape, order="C"):
-        """A view when the layout allows (``ViewBackward0``), else a copy (``UnsafeViewBackward0``)."""
+        """A view when the layout allows (``ViewBackward0``), else a copy (``UnsafeViewBackward0``).
+
+        numpy's ``order="F"`` (and ``"A"`` on a Fortran-ordered array) reads and
+        writes the elements first index fastest: reshaping the reversed axes.
+        """
         shape = _sizes(shape)
+        if order not in ("C", "F", "A"):
+            raise ValueError(f"reshape: order must be one of 'C', 'F', 'A', got {order!r}")
+        if order == "F" or order == "A" and self._data.flags.f_contiguous and not self._data.flags.c_contiguous:
+            return self.transpose().reshape(shape[::-1]).transpose()
         try:
             viewed = np.reshape(self._data, shape)
         except ValueError:
@@ -88,6 +97,8 @@ class ShapeMethods:
         return self.reshape(other.shape)
 
     def flatten(self, start_dim=0, end_dim=-1):
+        if _state.numpy_methods:
+            return _ndarray.flatten(self, *(() if start_dim == 0 else (start_dim,)))
         if self._data.ndim <= 1:
             return self
         shape = self._data.shape
@@ -95,8 +106,8 @@ class ShapeMethods:
         merged = int(np.prod(shape[start:end + 1]))
         return self.reshape(shape[:start] + (merged,) + shape[end + 1:])
 
-    def ravel(self):
-        return self.reshape(-1)
+    def ravel(self, order="C"):
+        return self.reshape(-1, order=order)
 
     def t(self):
         if self._data.ndim > 2:
@@ -105,7 +116,7 @@ class ShapeMethods:
 
     @property
     def T(self):
-        if self._data.ndim != 2:
+        if self._data.ndim != 2 and not _state.numpy_methods:
             from ._tensor import _warn_once
 
             _warn_once("T", T_WARNING)
@@ -129,6 +140,8 @@ class ShapeMethods:
     def transpose(self, *dims):
         """PyTorch's ``transpose(dim0, dim1)`` swaps two dimensions; numpy's
         ``transpose()`` reverses them and ``transpose(axes)`` permutes them."""
+        if _state.numpy_methods:
+            return _ndarray.transpose(self, *dims)
         if len(dims) == 2 and all(isinstance(d, (int, np.integer)) for d in dims):
             return self.swapaxes(*dims)
         if not dims or dims == (None,):

@@ -15,7 +15,7 @@ import weakref
 
 import numpy as np
 
-from . import _autograd, _dtypes, _graph, _record
+from . import _autograd, _dtypes, _graph, _modes, _record
 from ._format import format_tensor, legacy_type_name
 from ._graph import AccumulateGrad
 from ._inplace import InplaceMethods
@@ -378,7 +378,14 @@ class Tensor(TensorMethods, ShapeMethods, InplaceMethods, NumpyProtocol):
     def shape(self) -> _dtypes.Size:
         return _dtypes.Size(self._data.shape)
 
-    def size(self, dim: int | None = None):
+    @property
+    def size(self):
+        """PyTorch's method ``size(dim=None)``; numpy's element count inside ``numpy_methods()``."""
+        if _modes._state.numpy_methods:
+            return int(self._data.size)
+        return self._size
+
+    def _size(self, dim: int | None = None):
         if dim is None:
             return _dtypes.Size(self._data.shape)
         return self._data.shape[dim]
