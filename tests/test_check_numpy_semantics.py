@@ -152,3 +152,14 @@ def test_large_complex_arguments_use_a_complex_direction():
     z = np.random.default_rng(2).standard_normal(300) * (1 + 0.5j)
     report = astgrad.check_grads(lambda v: np.sum(np.abs(np.exp(v)) ** 2), z)
     assert report.directional and report.ok
+
+
+def test_reshape_in_memory_order_is_refused_by_both_engines():
+    def f(x):
+        return np.sum(np.reshape(x, (4, 3), order="A") * WEIGHTS)
+
+    with pytest.raises(ValueError, match="order='A'"):
+        astgrad.grad(f)(X)
+    leaf = tensor(X, requires_grad=True)
+    with pytest.raises(ValueError, match="order='A'"):
+        f(leaf).backward()

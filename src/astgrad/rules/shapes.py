@@ -16,16 +16,24 @@ from ._support import within
 
 @defvjp(np.reshape)
 def reshape(g, ans, a, shape=None, order="C", *, newshape=None, copy=None):
-    if order not in ("C", "F"):
-        raise ValueError(f"astgrad: no gradient for numpy.reshape(order={order!r}); write order='C' or 'F'")
-    return np.reshape(g, a.shape, order=order)
+    if order == "C":
+        return np.reshape(g, a.shape)
+    return np.reshape(g, a.shape, order=fortran_order(order))
 
 
 @defvjp(np.ravel)
 def ravel(g, ans, a, order="C"):
-    if order not in ("C", "F"):
-        raise ValueError(f"astgrad: no gradient for numpy.ravel(order={order!r}); write order='C' or 'F'")
-    return np.reshape(g, a.shape, order=order)
+    if order == "C":
+        return np.reshape(g, a.shape)
+    return np.reshape(g, a.shape, order=fortran_order(order))
+
+
+def fortran_order(order):
+    """``"F"``; numpy's ``"A"`` and ``"K"`` follow the memory layout, which a gradient does not share."""
+    if order != "F":
+        raise ValueError(f"astgrad: no gradient for a reshape with order={order!r}, which depends on memory "
+                         "layout; write order='C' or 'F'")
+    return order
 
 
 @defvjp(np.squeeze)
