@@ -8,7 +8,7 @@ def dfor_loop(x, n, *, dresult=1.0):
         _stack.append(y)
         y = t1 + t2
     # grad of line 32: return np.sum(y)
-    dy = filled(dresult, y.shape)
+    dy = filled(dresult, shape(y))
     # grad of line 30: for i in range(n):
     dx = 0.0
     for i in reversed(range(n)):

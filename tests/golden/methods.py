@@ -16,26 +16,26 @@ def dmethods(w, v, *, dresult=1.0):
     dt2 = unbroadcast(dresult, shape(t2))
     dt9 = unbroadcast(2 * dresult * t9, shape(t9))
     del t9
-    dt10 = scatter(dt9, t10.shape, 2)
+    dt10 = scatter(dt9, shape(t10), 2)
     del dt9, t10
-    dw = np.reshape(dt10, w.shape)
+    dw = np.reshape(dt10, shape(w))
     del dt10
     dt3 = unbroadcast(dt2, shape(t3))
     dt6 = unbroadcast(dt2, shape(t6))
     del dt2
-    hits = t7 == filled(t6, t7.shape)
+    hits = t7 == filled(t6, shape(t7))
     del t6
-    dt7 = filled(dt6 / np.sum(hits, axis=None, keepdims=False), t7.shape) * hits
+    dt7 = filled(dt6 / np.sum(hits, axis=None, keepdims=False), shape(t7)) * hits
     del dt6, hits, t7
-    dh = expand_reduced(dt7 / reduced_count(h.shape, 0), h.shape, 0, False)
+    dh = expand_reduced(dt7 / reduced_count(shape(h), 0), shape(h), 0, False)
     del dt7
-    dt4 = filled(dt3, t4.shape)
+    dt4 = filled(dt3, shape(t4))
     del dt3
-    if np.ndim(t5) == 0 or np.ndim(h) == 0:
+    if ndim(t5) == 0 or ndim(h) == 0:
         t11 = dt4 * h
         t12 = dt4 * t5
     else:
-        if np.ndim(h) > 2:
+        if ndim(h) > 2:
             raise ValueError('astgrad: no gradient for numpy.dot with a 3-D or higher second argument; use np.matmul or np.tensordot')
         t13, t14 = gradient_tuple(matmul(dt4, t4, t5, h), 2)
         t11 = t13
@@ -49,13 +49,13 @@ def dmethods(w, v, *, dresult=1.0):
     # grad of line 67: h = np.tanh(w @ v)
     dt1 = multiply_into(dh, 1 - h * h)
     del dh, h
-    if w.ndim == 1 and v.ndim == 1:
+    if ndim(w) == 1 and ndim(v) == 1:
         t15 = dt1 * v
         t16 = dt1 * w
-    elif v.ndim == 1:
+    elif ndim(v) == 1:
         t15 = np.expand_dims(dt1, -1) * v
-        t16 = np.sum(w * np.expand_dims(dt1, -1), axis=tuple(range(w.ndim - 1)))
-    elif w.ndim == 1:
+        t16 = np.sum(w * np.expand_dims(dt1, -1), axis=tuple(range(ndim(w) - 1)))
+    elif ndim(w) == 1:
         t15 = np.squeeze(np.expand_dims(dt1, -2) @ T(v), -2)
         t16 = np.expand_dims(w, -1) * np.expand_dims(dt1, -2)
     else:

@@ -5,7 +5,7 @@ def dnested_call(x, y, *, dresult=1.0):
     t2 = forward_inner(_stack, y, x)
     z = Shaped(broadcast_shape(shape(t1), shape(t2)))
     # grad of line 57: return np.sum(z)
-    dz = filled(dresult, z.shape)
+    dz = filled(dresult, shape(z))
     # grad of line 56: z = inner(x, y) + inner(y, x)
     dt1 = unbroadcast(dz, shape(t1))
     del t1

@@ -7,12 +7,12 @@ def dwhile_loop(x, *, dresult=1.0):
     while t3:
         _trips = _trips + 1
         t4 = y * 2
-        _stack.append(y)
+        _stack.append(only_shape(y))
         y = t4
         t3 = np.linalg.norm(y) < 1000
     del t3
     # grad of line 39: return np.sum(y)
-    dy = filled(dresult, y.shape)
+    dy = filled(dresult, shape(y))
     # grad of line 37: while np.linalg.norm(y) < 1000:
     for _ in range(_trips):
         # grad of line 38: y = y * 2

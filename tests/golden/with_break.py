@@ -10,7 +10,7 @@ def dwith_break(x, *, ds=1.0):
     _trips = 0
     for i in range(10):
         _trips = _trips + 1
-        _stack.append(t2)
+        _stack.append(only_shape(t2))
         t2 = x * i
         _stack.append(only_shape(t1))
         t1 = np.sum(t2)
@@ -31,7 +31,7 @@ def dwith_break(x, *, ds=1.0):
         s = _stack.pop()
         ds = unbroadcast(dt3, shape(s))
         dt1 = unbroadcast(dt3, shape(t1))
-        dt2 = filled(dt1, t2.shape)
+        dt2 = filled(dt1, shape(t2))
         t1 = _stack.pop()
         dx = dx + unbroadcast(dt2 * i, shape(x))
         t2 = _stack.pop()

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from astgrad import rules
-from astgrad.transform.runtime import append
+from astgrad.transform.runtime import append, as_column
 
 
 @dataclass
@@ -287,6 +287,9 @@ def _cases():
         Case(rules.mse_loss, [normal(3, 4), normal(3, 4), const("none")], name="none"),
         # the transformer's functional list append: on the tape a Python list.append needs no node
         Case(append, [Arg([normal(2), normal(2)]), normal(2)], tape=False),
+        # an item of np.c_[...] in generated code
+        Case(as_column, [normal(3)]), Case(as_column, [normal()], name="number"),
+        Case(as_column, [normal(2, 3)], name="matrix"),
         # products and linear algebra
         Case(np.matmul, [normal(2, 3), normal(3, 4)]), Case(np.matmul, [normal(3), normal(3)], name="vv"),
         Case(np.matmul, [normal(2, 3, 4), normal(4)], name="batched_mv"),

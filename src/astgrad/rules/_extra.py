@@ -204,8 +204,8 @@ def min_along_vjp(g, ans, a, axis, keepdims=False):
 
 @defvjp(vector_norm)
 def vector_norm_vjp(g, ans, x, ord=2, axis=None, keepdims=False):
-    g = expand_reduced(np.real(g), x.shape, axis, keepdims)
-    norm = expand_reduced(ans, x.shape, axis, keepdims)
+    g = expand_reduced(np.real(g), np.shape(x), axis, keepdims)  # np.shape: np.linalg.norm([a, b]) passes a list
+    norm = expand_reduced(ans, np.shape(x), axis, keepdims)
     if ord == 2:
         return g * np.where(norm == 0, 0, np.conj(x) / np.where(norm == 0, 1, norm))
     if ord == 1:

@@ -20,11 +20,11 @@ def T(x):
 
 @defvjp(np.matmul)
 def matmul(g, ans, a, b):
-    if a.ndim == 1 and b.ndim == 1:
+    if np.ndim(a) == 1 and np.ndim(b) == 1:
         return g * b, g * a
-    if b.ndim == 1:
-        return np.expand_dims(g, -1) * b, np.sum(a * np.expand_dims(g, -1), axis=tuple(range(a.ndim - 1)))
-    if a.ndim == 1:
+    if np.ndim(b) == 1:
+        return np.expand_dims(g, -1) * b, np.sum(a * np.expand_dims(g, -1), axis=tuple(range(np.ndim(a) - 1)))
+    if np.ndim(a) == 1:
         return np.squeeze(np.expand_dims(g, -2) @ T(b), -2), np.expand_dims(a, -1) * np.expand_dims(g, -2)
     return g @ T(b), T(a) @ g
 

@@ -26,7 +26,7 @@ def nansum(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
 
 @defvjp(np.mean)
 def mean(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
-    return expand_reduced(g / reduced_count(a.shape, axis), a.shape, axis, keepdims)
+    return expand_reduced(g / reduced_count(np.shape(a), axis), np.shape(a), axis, keepdims)
 
 
 @defvjp(np.nanmean)
@@ -132,7 +132,7 @@ def trace(g, ans, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
 
 @defvjp(np.diff)
 def diff(g, ans, a, n=1, axis=-1, prepend=None, append=None):
-    widths = [(0, 0)] * a.ndim
+    widths = [(0, 0)] * np.ndim(a)
     widths[axis] = (1, 1)
     for _ in range(n):
         g = -np.diff(np.pad(g, widths), axis=axis)
@@ -141,7 +141,7 @@ def diff(g, ans, a, n=1, axis=-1, prepend=None, append=None):
 
 @defvjp(np.linalg.norm)
 def norm(g, ans, x, ord=None, axis=None, keepdims=False):
-    matrix_norm = isinstance(axis, tuple) or (axis is None and x.ndim == 2 and ord is not None)
+    matrix_norm = isinstance(axis, tuple) or (axis is None and np.ndim(x) == 2 and ord is not None)
     if matrix_norm and ord != "fro":
         raise ValueError(f"astgrad: no gradient for the matrix norm numpy.linalg.norm(ord={ord!r}); "
                          "use a vector norm (axis=int) or the Frobenius norm (ord=None)")

@@ -170,7 +170,7 @@ class ModuleBuilder:
             fn_def = optimize(fn_def, self.ns)
         fn_def = unbind(fn_def, primal, plan.names.temps, self.ns)
         helpers = tuple(rev.helper(fn).id for fn in (runtime.shape, runtime.size, runtime.only_shape))
-        fn_def = shapes_on_stack(fn_def, adjoint, helpers[0], helpers[2])
+        fn_def = shapes_on_stack(fn_def, adjoint, helpers[:2], helpers[2])
         fn_def = optimize(drop_unread_saves(fn_def, adjoint, helpers[2]), self.ns)
         fn_def = drop_arrays(fn_def, primal, adjoint, helpers, plan.names.temps)
         fn_def = shapes_only(fn_def, self.ns, helpers)

@@ -8,6 +8,8 @@ the order the rule expects them.
 
 from __future__ import annotations
 
+import numpy as _np
+
 from .. import rules
 from . import compat, primitives
 from .compat import gast
@@ -113,10 +115,54 @@ def _sequence(n, target, expr):
 
 
 def _subscript(n, target, expr):
+    if isinstance(expr.value, gast.Attribute):
+        concatenator = n.static(expr.value)
+        if concatenator is _np.r_ or concatenator is _np.c_:
+            _index_concatenation(n, target, expr, columns=concatenator is _np.c_)
+            return
     base = n.atomize(expr.value)
     index, arg = n.index(expr.slice)
     node = compat.make("Subscript", value=base, slice=index, ctx=gast.Load())
     _primitive(n, target, node, expr, rules.getitem, [base, arg], {})
+
+
+def _index_concatenation(n, target, expr, columns):
+    """``np.r_[a, 0:3, b]`` is ``np.concatenate([np.atleast_1d(a), np.r_[0:3], np.atleast_1d(b)])``.
+
+    ``np.c_`` makes each item a column (``runtime.as_column``) and joins them
+    along the last axis.  A slice is a range of numbers: a constant.  The
+    string directives (``np.r_['0,2', a, b]``) are refused.
+    """
+    name = "np.c_" if columns else "np.r_"
+    items = expr.slice.elts if isinstance(expr.slice, gast.Tuple) else [expr.slice]
+    pieces = []
+    for item in items:
+        if isinstance(item, gast.Constant) and isinstance(item.value, str):
+            raise n.error(item, f"{name}[...] with the directive {item.value!r} is not supported",
+                          "Join the arrays with np.concatenate, np.stack or np.column_stack.")
+        piece = n.temp()
+        if isinstance(item, gast.Slice):
+            index, _ = n.index(item)
+            node = compat.make("Subscript", value=compat.attr(compat.name(n.ns.bind(_np, "np")),
+                                                              "c_" if columns else "r_"),
+                               slice=index, ctx=gast.Load())
+            n.emit([piece], "nondiff", node, expr)
+        else:
+            atom = n.atomize(item)
+            fn = _as_column() if columns else _np.atleast_1d
+            _primitive(n, piece, compat.call(n.ns.ref(fn), [atom]), expr, fn, [atom], {})
+        pieces.append(compat.name(piece))
+    joined = n.temp()
+    n.emit([joined], "pack", compat.make("List", elts=pieces, ctx=gast.Load()), expr, args=pieces, sequence=True)
+    n.sequences.add(joined)
+    axis = compat.const(-1 if columns else 0)
+    node = compat.call(n.ns.ref(_np.concatenate), [compat.name(joined)], {"axis": axis})
+    _primitive(n, target, node, expr, _np.concatenate, [compat.name(joined)], {"axis": axis})
+
+
+def _as_column():
+    from .runtime import as_column
+    return as_column
 
 
 def _attribute(n, target, expr):

@@ -79,7 +79,7 @@ class RuleInliner:
         if free is None:
             return self._call(vjp, g, ans, op, names, needed, count)
         prelude = [compat.assign(renames[p], compat.clone(mapping[p])) for p in sorted(locals_ & set(mapping))]
-        stmts = [_rename(s, mapping, renames, free) for s in stmts]
+        stmts = [_rename(s, mapping, renames, free, self._meta_helper) for s in stmts]
         stmts = [_fold_stmt(s, self.ns) for s in stmts]
         stmts = _flatten(stmts)
         if len(stmts) == 1 and isinstance(stmts[-1], gast.Return) or (
@@ -156,6 +156,15 @@ class RuleInliner:
     def _helper(self, fn):
         return self.ns.helper(fn)
 
+    def _meta_helper(self, attr):
+        """The runtime function reading ``attr`` (shape, size, ndim) of any value: a list or a number too.
+
+        ``None`` gives the generated module's name for numpy.
+        """
+        if attr is None:
+            return self.ns.bind(np, "np")
+        return self._helper(_META_HELPERS[attr])
+
     def _call(self, vjp, g, ans, op, names, needed, count):
         if not vjp.__name__.isidentifier():
             name = self.ns.bind(vjp, getattr(op.fn, "__name__", "rule") + "_vjp")
@@ -226,9 +235,25 @@ def _tail_returns(stmts):
     return None
 
 
-def _rename(tree, mapping, renames, free):
-    """A copy of the rule's ``tree`` with its parameters replaced by the arguments and its names renamed."""
+_META_HELPERS = {"shape": runtime.shape, "size": runtime.size, "ndim": runtime.ndim}
+
+
+def _rename(tree, mapping, renames, free, meta_helper):
+    """A copy of the rule's ``tree`` with its parameters replaced by the arguments and its names renamed.
+
+    ``a.shape``, ``a.size`` and ``a.ndim`` of a parameter become ``shape(x)``,
+    ``size(x)``, ``ndim(x)``: the argument may be a Python number or a list
+    (``np.sum([x, 2 * x])``), which numpy takes where an array goes.
+    """
     def replace(node):
+        if isinstance(node, gast.Attribute) and node.attr in _META_HELPERS and isinstance(node.value, gast.Name) \
+                and node.value.id in mapping and node.value.id not in renames and isinstance(node.ctx, gast.Load):
+            return compat.call(compat.name(meta_helper(node.attr)), [compat.clone(mapping[node.value.id])])
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and node.func.attr in _META_HELPERS \
+                and isinstance(node.func.value, gast.Name) and free.get(node.func.value.id) == meta_helper(None) \
+                and len(node.args) == 1 and not node.keywords and isinstance(node.args[0], gast.Name) \
+                and node.args[0].id in mapping and node.args[0].id not in renames:  # np.shape(a): shape(x)
+            return compat.call(compat.name(meta_helper(node.func.attr)), [compat.clone(mapping[node.args[0].id])])
         if isinstance(node, gast.Name):
             if node.id in renames:
                 return compat.make("Name", id=renames[node.id], ctx=node.ctx)
@@ -369,8 +394,9 @@ def _fold_reduction_helper(n, ns):
         ns.pure.add(name)
         return compat.call(compat.name(name), n.args[:2])
     if fn is _support.reduced_count and len(n.args) == 2 and n.args[1].value is None \
-            and isinstance(n.args[0], gast.Attribute) and n.args[0].attr == "shape":
-        return compat.attr(n.args[0].value, "size")
+            and isinstance(n.args[0], gast.Call) and isinstance(n.args[0].func, gast.Name) \
+            and ns.globals.get(n.args[0].func.id) is runtime.shape and len(n.args[0].args) == 1:
+        return compat.call(compat.name(ns.helper(runtime.size)), n.args[0].args)
     return None
 
 

@@ -211,8 +211,9 @@ def _replace_name(tree, name, value):
     return tree
 
 
-def shapes_on_stack(fn_def, adjoint, shape_helper, keep_shape):
-    """Push ``keep_shape(t)`` instead of ``t`` where the ``adjoint`` statements read ``t`` only as ``shape(t)``.
+def shapes_on_stack(fn_def, adjoint, shape_helpers, keep_shape):
+    """Push ``keep_shape(t)`` instead of ``t`` where the ``adjoint`` statements read ``t`` only as ``shape(t)``
+    (or ``size(t)``: ``shape_helpers`` names both).
 
     ``t5 = h @ Wh`` in a loop is saved for ``unbroadcast(dt4, shape(t5))``:
     the stack then holds its shape, not the array.
@@ -221,7 +222,7 @@ def shapes_on_stack(fn_def, adjoint, shape_helper, keep_shape):
     for stmt in adjoint:
         inside = set()
         for n in compat.walk(stmt):
-            if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id == shape_helper \
+            if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id in shape_helpers \
                     and len(n.args) == 1 and isinstance(n.args[0], gast.Name):
                 inside.add(id(n.args[0]))
                 shape_reads.add(n.args[0].id)
@@ -259,7 +260,7 @@ def drop_arrays(fn_def, primal, adjoint, helpers, temps):
             continue
         inside = {}
         for n in compat.walk(stmt) if id(stmt) in adjoint_ids else ():
-            if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id == shape_fn \
+            if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id in (shape_fn, size_fn) \
                     and len(n.args) == 1 and isinstance(n.args[0], gast.Name):
                 inside[id(n.args[0])] = None
             elif isinstance(n, gast.Attribute) and n.attr in ("shape", "size") and isinstance(n.value, gast.Name):

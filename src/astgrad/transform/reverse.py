@@ -477,7 +477,8 @@ class Reverser:
         if isinstance(node, gast.Call) and len(node.args) == 1 and not node.keywords \
                 and isinstance(node.args[0], gast.Name):
             func = node.func
-            if isinstance(func, gast.Name) and self.ns.globals.get(func.id) is runtime.shape:
+            if isinstance(func, gast.Name) and self.ns.globals.get(func.id) in (runtime.shape, runtime.size,
+                                                                                 runtime.ndim):
                 return node.args[0]
             if isinstance(func, gast.Attribute) and func.attr == "shape" and isinstance(func.value, gast.Name) \
                     and self.ns.globals.get(func.value.id) is np:

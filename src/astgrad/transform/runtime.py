@@ -14,8 +14,8 @@ import numpy as np
 from .. import rules
 from ..rules import defvjp, linalg, primitive
 
-__all__ = ["append", "accumulate", "part", "sequence_gradient", "unpacked_gradient", "gradient_tuple",
-           "shape", "size", "unbroadcast", "T", "only_shape",
+__all__ = ["append", "as_column", "accumulate", "part", "sequence_gradient", "unpacked_gradient", "gradient_tuple",
+           "shape", "size", "ndim", "unbroadcast", "T", "only_shape",
            "add_into", "subtract_into", "multiply_into", "divide_into", "broadcast_shape", "reduced_shape"]
 
 
@@ -28,6 +28,22 @@ def append(items, item):
 @defvjp(append)
 def append_vjp(g, ans, items, item):
     return g[:-1], part(g, -1)  # an appended item nothing read later has no gradient (None)
+
+
+@primitive
+def as_column(a):
+    """An item of ``np.c_[...]``: a number as a 1x1 array, a vector as a column, anything else as it is."""
+    a = np.asarray(a)
+    if a.ndim == 0:
+        return np.reshape(a, (1, 1))
+    if a.ndim == 1:
+        return np.reshape(a, (-1, 1))
+    return a
+
+
+@defvjp(as_column)
+def as_column_vjp(g, ans, a):
+    return np.reshape(g, np.shape(a))
 
 
 def accumulate(total, grad):
@@ -44,7 +60,13 @@ def accumulate(total, grad):
 
 
 def part(grad, i):
-    """Item ``i`` of a sequence gradient; 0.0 where nothing flowed."""
+    """Item ``i`` of a sequence gradient; 0.0 where nothing flowed.
+
+    A list that numpy read as an array (``np.sum([a, b])``) gets an array
+    gradient: item ``i`` is its row ``i``.
+    """
+    if type(grad) is np.ndarray:
+        return grad[i]
     if grad is None or not isinstance(grad, (list, tuple)):
         return 0.0
     value = grad[i]
@@ -141,6 +163,16 @@ def size(value):
     if kind is Shaped:
         return math.prod(value.shape)
     return np.size(value)
+
+
+def ndim(value):
+    """``np.ndim(value)``: the number of axes."""
+    kind = type(value)
+    if kind is np.ndarray or kind is Shaped:
+        return len(value.shape)
+    if kind is float or kind is int:
+        return 0
+    return np.ndim(value)
 
 
 def unbroadcast(g, to):
