@@ -415,6 +415,19 @@ def _parameter_usage(rule: Callable) -> dict[str, str]:
     return _usage_in(func, params)
 
 
+def _numpy_meta_call(call, node) -> bool:
+    """``np.shape(a)``, ``np.ndim(a)``, ``np.size(a)``: numpy reads ``a.shape`` (``.ndim``, ``.size``) first."""
+    return (
+        isinstance(call, ast.Call)
+        and call.args == [node]
+        and not call.keywords
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr in ("shape", "ndim", "size")
+        and isinstance(call.func.value, ast.Name)
+        and call.func.value.id in ("np", "numpy")
+    )
+
+
 def _usage_in(func: ast.FunctionDef, params: list[str]) -> dict[str, str]:
     """Per parameter: read as a value, only for its metadata, or not at all."""
     body = ast.Module(body=func.body, type_ignores=[])
@@ -430,7 +443,7 @@ def _usage_in(func: ast.FunctionDef, params: list[str]) -> dict[str, str]:
                 isinstance(parent, ast.Attribute)
                 and parent.value is node
                 and parent.attr in META_ATTRIBUTES
-            )
+            ) or _numpy_meta_call(parent, node)
             if not meta:
                 usage[node.id] = "value"
             elif usage[node.id] == "unused":
