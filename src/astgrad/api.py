@@ -85,7 +85,7 @@ class GradientFunction:
         bound = bind_now(self.__wrapped__, self._signature, args, kwargs)  # defaults as they are now
         originals = {name: bound.arguments.get(name) for name in self._names}
         for name, value in originals.items():
-            if isinstance(value, (list, tuple)):
+            if isinstance(value, (list, tuple, dict)):
                 raise TypeError(
                     f"astgrad.{self._mode}: the wrt argument {name!r} of {self.__wrapped__.__qualname__} is a "
                     f"{type(value).__name__}; a wrt argument must be an array, a number or a Tensor. "

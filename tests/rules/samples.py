@@ -433,6 +433,11 @@ def pinv_hermitian(a):
     return np.linalg.pinv(a, hermitian=True)
 
 
+def svd_hermitian(a):
+    u, s, vh = np.linalg.svd(a, hermitian=True)
+    return s, u ** 2, vh ** 2
+
+
 LOPSIDED = [[2.0, 0.5, 0.3], [-0.4, 3.0, 0.2], [0.9, 0.1, 4.0]]  # not symmetric: numpy reads one triangle
 SPD_LOPSIDED = [[4.0, 1.0, 0.5], [0.8, 3.0, -0.3], [0.2, 0.6, 2.5]]
 
@@ -481,6 +486,8 @@ def _edges():
         Case(rules.eigh_vectors, [fixed(LOPSIDED)], call=eigh_vectors_only_squared, name="one_triangle"),
         Case(np.linalg.cholesky, [fixed(SPD_LOPSIDED)], name="one_triangle"),
         Case(np.linalg.pinv, [fixed(SPD_LOPSIDED)], call=pinv_hermitian, name="hermitian_one_triangle"),
+        Case(np.linalg.svd, [fixed(SPD_LOPSIDED)], call=svd_hermitian, name="hermitian_one_triangle"),
+        Case(rules.svd_values, [fixed(SPD_LOPSIDED)], {"hermitian": True}, name="hermitian_one_triangle"),
     ]
     return edges
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._registry import defvjp, primitive
-from .linalg import T, eigh_values_vjp, pinv
+from .linalg import T, eigh_values_vjp, one_triangle, pinv
 
 __all__ = ["svd_values", "svd_u", "svd_vh", "qr_q", "qr_r", "lstsq_solution", "lstsq_residuals"]
 
@@ -74,6 +74,8 @@ def _svd_gradient(a, u, s, vh, g_u, g_s, g_vh, full_matrices):
 @defvjp(np.linalg.svd)
 def svd(g, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
     """``g`` is (gradient of u, of s, of vh), or that of s alone when ``compute_uv=False``."""
+    if hermitian:  # numpy decomposes the symmetric matrix it reads from the lower triangle (ans pairs with it)
+        return one_triangle(svd(g, ans, _read_by_hermitian(a), full_matrices, compute_uv), "L")
     if not compute_uv:
         if isinstance(g, (list, tuple)):
             raise ValueError("astgrad: pass compute_uv=False to numpy.linalg.svd as a literal, or call "
@@ -96,38 +98,52 @@ def svdvals(g, ans, x):
 
 
 @primitive
-def svd_values(a):
+def svd_values(a, hermitian=False):
     """The singular values (second output of ``np.linalg.svd``)."""
-    return np.linalg.svd(a, compute_uv=False)
+    return np.linalg.svd(a, compute_uv=False, hermitian=hermitian)
 
 
 @primitive
-def svd_u(a, full_matrices=True):
+def svd_u(a, full_matrices=True, hermitian=False):
     """The left singular vectors (first output of ``np.linalg.svd``)."""
-    return np.linalg.svd(a, full_matrices)[0]
+    return np.linalg.svd(a, full_matrices, hermitian=hermitian)[0]
 
 
 @primitive
-def svd_vh(a, full_matrices=True):
+def svd_vh(a, full_matrices=True, hermitian=False):
     """The right singular vectors, transposed (third output of ``np.linalg.svd``)."""
-    return np.linalg.svd(a, full_matrices)[2]
+    return np.linalg.svd(a, full_matrices, hermitian=hermitian)[2]
+
+
+def _read_by_hermitian(a):
+    """The symmetric matrix ``svd(hermitian=True)`` decomposes: its lower triangle mirrored."""
+    if np.iscomplexobj(a):
+        raise ValueError("astgrad: no gradient for numpy.linalg.svd(hermitian=True) of a complex matrix; "
+                         "pass hermitian=False")
+    return np.tril(a) + T(np.tril(a, -1))
 
 
 @defvjp(svd_values)
-def svd_values_vjp(g, ans, a):
+def svd_values_vjp(g, ans, a, hermitian=False):
+    if hermitian:
+        return one_triangle(svd_values_vjp(g, ans, _read_by_hermitian(a)), "L")
     u, _, vh = np.linalg.svd(a, full_matrices=False)
     return _svd_gradient(a, u, ans, vh, None, g, None, False)
 
 
 @defvjp(svd_u)
-def svd_u_vjp(g, ans, a, full_matrices=True):
-    _, s, vh = np.linalg.svd(a, full_matrices)
+def svd_u_vjp(g, ans, a, full_matrices=True, hermitian=False):
+    _, s, vh = np.linalg.svd(a, full_matrices, hermitian=hermitian)  # the vectors numpy paired with ans
+    if hermitian:
+        return one_triangle(_svd_gradient(_read_by_hermitian(a), ans, s, vh, g, None, None, full_matrices), "L")
     return _svd_gradient(a, ans, s, vh, g, None, None, full_matrices)
 
 
 @defvjp(svd_vh)
-def svd_vh_vjp(g, ans, a, full_matrices=True):
-    u, s, _ = np.linalg.svd(a, full_matrices)
+def svd_vh_vjp(g, ans, a, full_matrices=True, hermitian=False):
+    u, s, _ = np.linalg.svd(a, full_matrices, hermitian=hermitian)
+    if hermitian:
+        return one_triangle(_svd_gradient(_read_by_hermitian(a), u, s, ans, None, None, g, full_matrices), "L")
     return _svd_gradient(a, u, s, ans, None, None, g, full_matrices)
 
 

@@ -87,6 +87,26 @@ def tensordot(g, ans, a, b, axes=2):
     return g_a, g_b
 
 
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _einsum_sublists(first, rest):
+    """``np.einsum(a, [0, 1], b, [1, 2], [0, 2])`` as subscripts ``"ab,bc->ac"`` and the arrays ``(a, b)``."""
+    items = (first,) + tuple(rest)
+    output = items[-1] if len(items) % 2 else None
+    pairs = items[:len(items) - len(items) % 2]
+    arrays, sublists = pairs[0::2], pairs[1::2]
+
+    def letters(sublist):
+        if any(i is Ellipsis for i in sublist):
+            raise ValueError("astgrad: no gradient for numpy.einsum with '...'; write the axes out")
+        return "".join(_LETTERS[int(i)] for i in sublist)
+    text = ",".join(letters(s) for s in sublists)
+    if output is not None:
+        text += "->" + letters(output)
+    return text, arrays
+
+
 def _einsum_parts(subscripts, count):
     inputs, _, output = subscripts.replace(" ", "").partition("->")
     inputs = inputs.split(",")
@@ -102,6 +122,11 @@ def _einsum_parts(subscripts, count):
 
 @defvjp(np.einsum)
 def einsum(g, ans, subscripts, *operands, **kwargs):
+    if not isinstance(subscripts, str):  # the sublist form: arrays at even positions, their axes after each
+        text, arrays = _einsum_sublists(subscripts, operands)
+        grads = [None] * (len(operands) + 1)
+        grads[0:2 * len(arrays):2] = einsum(g, ans, text, *arrays, **kwargs)[1:]
+        return tuple(grads)
     inputs, output = _einsum_parts(subscripts, len(operands))
     grads = [None]
     for i, (spec, operand) in enumerate(zip(inputs, operands)):

@@ -117,23 +117,28 @@ def _split_like(g, arrays, axis):
 
 
 @defvjp(np.concatenate)
-def concatenate(g, ans, arrays, axis=0):
+def concatenate(g, ans, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+    if axis is None:  # the arrays flattened, one after the other
+        pieces = np.split(g, np.cumsum([np.size(x) for x in arrays])[:-1])
+        return [np.reshape(piece, np.shape(x)) for piece, x in zip(pieces, arrays)]
     return _split_like(g, arrays, axis)
 
 
 @defvjp(np.stack)
-def stack(g, ans, arrays, axis=0):
+def stack(g, ans, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     return list(np.moveaxis(g, axis, 0))
 
 
 @defvjp(np.hstack)
-def hstack(g, ans, tup):
-    axis = 0 if np.ndim(tup[0]) == 1 else 1
-    return _split_like(g, [np.atleast_1d(x) for x in tup], axis)
+def hstack(g, ans, tup, dtype=None, casting="same_kind"):
+    # numpy joins along the first axis when the first item is a number or a vector
+    axis = 0 if np.ndim(tup[0]) <= 1 else 1
+    pieces = _split_like(g, [np.atleast_1d(x) for x in tup], axis)
+    return [np.reshape(piece, np.shape(x)) for piece, x in zip(pieces, tup)]
 
 
 @defvjp(np.vstack)
-def vstack(g, ans, tup):
+def vstack(g, ans, tup, dtype=None, casting="same_kind"):
     pieces = _split_like(g, [np.atleast_2d(x) for x in tup], 0)
     return [np.reshape(piece, np.shape(x)) for piece, x in zip(pieces, tup)]
 

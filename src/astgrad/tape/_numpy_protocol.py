@@ -109,11 +109,12 @@ def _svd(func, args, kwargs):
     a = args[0]
     full = args[1] if len(args) > 1 else kwargs.get("full_matrices", True)
     compute_uv = args[2] if len(args) > 2 else kwargs.get("compute_uv", True)
-    values = apply_op("LinalgSvdBackward0", rules.svd_values, (a,), slots=((0,),))
+    hermitian = args[3] if len(args) > 3 else kwargs.get("hermitian", False)
+    values = apply_op("LinalgSvdBackward0", rules.svd_values, (a, hermitian), slots=((0,),))
     if not compute_uv:
         return values
-    u = apply_op("LinalgSvdBackward0", rules.svd_u, (a, full), slots=((0,),))
-    vh = apply_op("LinalgSvdBackward0", rules.svd_vh, (a, full), slots=((0,),))
+    u = apply_op("LinalgSvdBackward0", rules.svd_u, (a, full, hermitian), slots=((0,),))
+    vh = apply_op("LinalgSvdBackward0", rules.svd_vh, (a, full, hermitian), slots=((0,),))
     return _SVD_RESULT(u, values, vh)
 
 
