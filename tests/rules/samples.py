@@ -488,6 +488,15 @@ def _edges():
         Case(np.linalg.pinv, [fixed(SPD_LOPSIDED)], call=pinv_hermitian, name="hermitian_one_triangle"),
         Case(np.linalg.svd, [fixed(SPD_LOPSIDED)], call=svd_hermitian, name="hermitian_one_triangle"),
         Case(rules.svd_values, [fixed(SPD_LOPSIDED)], {"hermitian": True}, name="hermitian_one_triangle"),
+        Case(np.linalg.det, [fixed([[1.0, 2.0], [2.0, 4.0]])], name="singular"),
+        Case(np.linalg.det, [fixed([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.5, 1.0, 2.0]])], name="singular_3"),
+        Case(np.linalg.det, [fixed([[0.0, 0.0], [0.0, 0.0]])], name="zero"),
+        Case(np.nansum, [fixed([1.0, np.nan, 2.0])], name="nan", expected=[[1.0, 0.0, 1.0]]),
+        Case(np.nanmean, [fixed([1.0, np.nan, 3.0])], name="nan", expected=[[0.5, 0.0, 0.5]]),
+        Case(rules.max_along, [fixed([[2.0, 2.0, 1.0]])], {"axis": 1}, name="tie_first", expected=[[[1.0, 0.0, 0.0]]]),
+        Case(rules.min_along, [fixed([[1.0, 3.0, 1.0]])], {"axis": 1}, name="tie_first", expected=[[[1.0, 0.0, 0.0]]]),
+        Case(builtins.max, [fixed([2.0, 3.0, 3.0])], name="builtin_tie_first", expected=[[0.0, 1.0, 0.0]]),
+        Case(builtins.min, [fixed([2.0, 1.0, 1.0])], name="builtin_tie_first", expected=[[0.0, 1.0, 0.0]]),
     ]
     return edges
 

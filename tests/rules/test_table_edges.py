@@ -48,3 +48,24 @@ def test_generated_edge_sample(index, edge_module):
         result, reference, _ = generated_against_numeric(index, edge_module, np.float64, EDGES)
     for got, want in zip(result, reference):
         np.testing.assert_allclose(np.asarray(got, dtype=np.float64), want, rtol=1e-5, atol=1e-6)
+
+
+def eigenvectors_of(a):
+    return np.sum(np.linalg.eigh(a)[1] ** 3)
+
+
+def eigenvalues_of(a):
+    w, v = np.linalg.eigh(a)
+    return np.sum(w * np.array([1.0, 1.0, 2.0]))
+
+
+def test_eigenvectors_of_repeated_eigenvalues_are_refused_in_both_engines():
+    a = np.diag([1.0, 1.0, 2.0])
+    import astgrad
+
+    with pytest.raises(ValueError, match="two eigenvalues are equal"):
+        astgrad.grad(eigenvectors_of)(a)
+    with pytest.raises(ValueError, match="two eigenvalues are equal"):
+        eigenvectors_of(astgrad.tensor(a, requires_grad=True)).backward()
+    # the eigenvalues alone have a gradient (equal weights on the repeated pair)
+    np.testing.assert_allclose(astgrad.grad(eigenvalues_of)(a), np.diag([1.0, 1.0, 2.0]), atol=1e-12)

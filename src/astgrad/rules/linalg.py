@@ -11,6 +11,7 @@ import numpy as np
 
 from ._extra import eigh_values, eigh_vectors, logabsdet
 from ._registry import defvjp
+from ._support import product_of_others
 
 
 def T(x):
@@ -186,7 +187,20 @@ def inv(g, ans, a):
 
 @defvjp(np.linalg.det)
 def det(g, ans, a):
-    return np.expand_dims(g * ans, (-1, -2)) * T(np.linalg.inv(a))
+    if np.all(ans != 0):
+        return np.expand_dims(g * ans, (-1, -2)) * T(np.linalg.inv(a))
+    return np.expand_dims(g, (-1, -2)) * T(adjugate(a))
+
+
+def adjugate(a):
+    """``det(a) * inv(a)``, also where ``a`` is singular (the gradient of det there is not 0/0).
+
+    From the SVD ``a = u s vh``: ``adj(a) = det(u) det(vh) vh.T diag(prod of the other s) u.T``.
+    """
+    u, s, vh = np.linalg.svd(a)
+    sign = np.linalg.det(u) * np.linalg.det(vh)
+    others = product_of_others(s, -1)
+    return np.expand_dims(sign, (-1, -2)) * (T(vh) * np.expand_dims(others, -2)) @ T(u)
 
 
 @defvjp(np.linalg.slogdet)
@@ -231,6 +245,11 @@ def eigh_vectors_vjp(g, ans, a, UPLO="L"):
     w = np.linalg.eigh(a, UPLO)[0]
     gaps = np.expand_dims(w, -2) - np.expand_dims(w, -1)
     n = np.shape(a)[-1]
+    tol = np.finfo(np.result_type(w, np.float32)).eps * 16 * np.max(np.abs(w), initial=1.0)
+    if np.any((np.abs(gaps) <= tol) & ~np.eye(n, dtype=bool)):
+        raise ValueError("astgrad: no gradient for the eigenvectors of numpy.linalg.eigh: two eigenvalues are "
+                         "equal, so the vectors are not determined; a loss of the eigenvalues alone "
+                         "(np.linalg.eigvalsh, or eigh(a)[0]) has a gradient")
     f = np.where(np.eye(n, dtype=bool), 0, 1 / np.where(np.eye(n, dtype=bool), 1, gaps))
     inner = ans @ (f * (T(ans) @ g)) @ T(ans)
     return one_triangle(0.5 * (inner + T(inner)), UPLO)
