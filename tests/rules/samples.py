@@ -493,6 +493,8 @@ def _edges():
         Case(np.linalg.det, [fixed([[0.0, 0.0], [0.0, 0.0]])], name="zero"),
         Case(np.nansum, [fixed([1.0, np.nan, 2.0])], name="nan", expected=[[1.0, 0.0, 1.0]]),
         Case(np.nanmean, [fixed([1.0, np.nan, 3.0])], name="nan", expected=[[0.5, 0.0, 0.5]]),
+        Case(np.nan_to_num, [fixed([1.0, np.nan, np.inf, -np.inf])], name="non_finite",
+             expected=[[1.0, 0.0, 0.0, 0.0]]),
         Case(rules.max_along, [fixed([[2.0, 2.0, 1.0]])], {"axis": 1}, name="tie_first", expected=[[[1.0, 0.0, 0.0]]]),
         Case(rules.min_along, [fixed([[1.0, 3.0, 1.0]])], {"axis": 1}, name="tie_first", expected=[[[1.0, 0.0, 0.0]]]),
         Case(builtins.max, [fixed([2.0, 3.0, 3.0])], name="builtin_tie_first", expected=[[0.0, 1.0, 0.0]]),

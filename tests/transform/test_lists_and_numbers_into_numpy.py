@@ -163,3 +163,26 @@ def test_index_concatenation_directive_is_refused_where_it_is_written():
 def test_the_tape_refuses_index_concatenation_of_tensors():
     with pytest.raises(RuntimeError, match="requires grad"):
         r_twice(astgrad.tensor(np.array([1.0, 2.0]), requires_grad=True))
+
+
+def dot_of_lists(x):
+    return np.dot([x, 1.0], [2.0, x])
+
+
+def product_of_lists(a):
+    return np.sum(np.multiply([a, 2.0 * a], (3.0, a)))
+
+
+def sin_of_list(a):
+    return np.sum(np.sin([a, a * a]))
+
+
+@pytest.mark.parametrize("f, x, expected", [
+    (dot_of_lists, 1.5, 3.0),
+    (product_of_lists, 1.5, 3.0 + 4 * 1.5),
+    (sin_of_list, 0.5, np.cos(0.5) + 2 * 0.5 * np.cos(0.25)),
+], ids=["dot", "multiply", "sin"])
+def test_lists_into_products_and_ufuncs(f, x, expected):
+    got = astgrad.grad(f)(x)
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+    np.testing.assert_allclose(got, numeric_grad(f, [x], 0), rtol=1e-6)

@@ -48,6 +48,11 @@ def catalogue() -> str:
         "`numpy.matmul`, `x[i]` is `astgrad.rules.getitem`), and array methods to the "
         "functions of the same name (`x.sum(axis=0)` is `numpy.sum`).",
         "",
+        "At zeros of products, ties of maxima, reductions of equal values and matrices numpy reads "
+        "through one triangle (`eigh`, `cholesky`, `hermitian=True`), the gradients follow the "
+        "conventions in [rules.md](rules.md#where-a-function-has-an-edge); each such entry has an "
+        "edge sample in the table's tests.",
+        "",
     ]
     titles = dict(_SECTIONS)
     for key in [k for k, _ in _SECTIONS] + ["other"]:

@@ -251,8 +251,10 @@ def _call(n, target, expr):
             return
         obj = inner  # a decorated function calling itself by name: recursion on the primal
     callee = n.static_ref(func) if obj is n.static(func) else n.ns.ref(obj)
-    node = compat.call(callee, args, kwargs)
     kind, info = primitives.classify(obj)
+    if kind == "prim" and (isinstance(obj, _np.ufunc) or obj in primitives.ARRAY_ARGUMENTS):
+        args = [_as_array(n, a, expr) for a in args]
+    node = compat.call(callee, args, kwargs)
     if kind == "prim":
         _primitive(n, target, node, expr, obj, args, kwargs, rule=info)
     elif kind == "opaque":
@@ -264,6 +266,19 @@ def _call(n, target, expr):
         n.emit([target], "copy", node, expr, args=args)
     else:
         n.emit([target], kind, node, expr, fn=obj, args=args, kwargs=kwargs)
+
+
+def _as_array(n, atom, expr):
+    """A list or tuple given where numpy takes an array, as the array numpy makes of it (``np.asarray``).
+
+    ``np.dot([x, 1.0], w)``: the rule then computes with an array, never with the list
+    (``g * [x, 1.0]`` is no product), and the list gets its gradient back through asarray's rule.
+    """
+    if not isinstance(atom, gast.Name) or atom.id not in n.sequences:
+        return atom
+    temp = n.temp()
+    _primitive(n, temp, compat.call(n.ns.ref(_np.asarray), [atom]), expr, _np.asarray, [atom], {})
+    return compat.name(temp)
 
 
 def _rule_hint(message: str) -> str:

@@ -122,6 +122,11 @@ def returns_sequence(op) -> bool:
     return True
 
 
+#: numpy functions (besides ufuncs) whose array arguments the rules compute with: a list given there is
+#: passed as ``np.asarray(list)``, which is what numpy makes of it
+ARRAY_ARGUMENTS = {np.dot, np.vdot, np.inner, np.outer, np.kron, np.cross, np.tensordot}
+
+
 def needs_unbroadcast(fn) -> bool:
     """Whether a rule's gradients may have the output's (broadcast) shape."""
     if isinstance(fn, np.ufunc):
