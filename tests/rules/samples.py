@@ -485,6 +485,8 @@ def _edges():
         Case(rules.eigh_values, [fixed(LOPSIDED)], name="one_triangle"),
         Case(rules.eigh_vectors, [fixed(LOPSIDED)], call=eigh_vectors_only_squared, name="one_triangle"),
         Case(np.linalg.cholesky, [fixed(SPD_LOPSIDED)], name="one_triangle"),
+        Case(np.linalg.eigvalsh, [fixed(LOPSIDED)], name="one_triangle"),
+        Case(np.linalg.eigvalsh, [fixed(LOPSIDED)], {"UPLO": "U"}, name="upper_triangle"),
         Case(np.linalg.pinv, [fixed(SPD_LOPSIDED)], call=pinv_hermitian, name="hermitian_one_triangle"),
         Case(np.linalg.svd, [fixed(SPD_LOPSIDED)], call=svd_hermitian, name="hermitian_one_triangle"),
         Case(rules.svd_values, [fixed(SPD_LOPSIDED)], {"hermitian": True}, name="hermitian_one_triangle"),
