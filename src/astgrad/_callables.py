@@ -22,6 +22,8 @@ def split(f, wrt, mode):
     """``(function, wrt, rebind)``: what to differentiate, and how to bind the gradient as ``f`` is bound."""
     if isinstance(f, types.FunctionType):
         return f, wrt, _same
+    if isinstance(f, staticmethod):  # as found in a class's __dict__
+        return split(f.__func__, wrt, mode)
     if isinstance(f, types.MethodType):
         params = _parameters(f.__func__, f, mode)
         if not params or params[0].kind not in (params[0].POSITIONAL_ONLY, params[0].POSITIONAL_OR_KEYWORD):

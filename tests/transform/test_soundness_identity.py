@@ -88,6 +88,12 @@ def test_a_wrapping_decorator_is_differentiated_as_it_runs():
     assert grad(scaled_square)(3.0) == pytest.approx(60.0)  # d(10 x^2)/dx, not 2x
 
 
+def test_a_wrapped_callee_is_differentiated_as_it_runs():
+    def outer(x):
+        return scaled_square(x) + x
+    assert grad(outer)(3.0) == pytest.approx(61.0)
+
+
 def test_the_wrapped_function_is_differentiated_when_asked_for():
     assert grad(scaled_square.__wrapped__)(3.0) == pytest.approx(6.0)
 
@@ -237,6 +243,10 @@ def test_a_test_module_that_pytest_rewrote_is_matched_as_pytest_compiled_it():
     assert grad(checked_square)(3.0) == pytest.approx(6.0)  # pytest rewrote the assert above
 
 
+def test_a_lambda_inside_an_assert_that_pytest_rewrote():
+    assert grad(lambda w: w * w * 5.0)(1.0) == 10.0 and grad(lambda w: w * 3.0)(1.0) == 3.0
+
+
 # -- defaults: read from the function object at each call -------------------
 
 def test_defaults_reassigned_before_grad_are_used():
@@ -358,6 +368,14 @@ def test_value_and_grad_and_vjp_of_a_bound_method():
     value, slope = astgrad.value_and_grad(model.value)(1.0, 3.0)
     assert (value, slope) == (pytest.approx(9.0), pytest.approx(12.0))
     assert astgrad.vjp(model.value)(1.0, 3.0, 2.0) == pytest.approx(24.0)
+
+
+def test_a_staticmethod_from_a_class_dict_is_its_function():
+    class Holder:
+        @staticmethod
+        def cube(x):
+            return x * x * x
+    assert grad(Holder.__dict__["cube"])(2.0) == pytest.approx(12.0)
 
 
 def test_a_classmethod_binds_the_class():

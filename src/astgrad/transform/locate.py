@@ -23,11 +23,12 @@ import types
 
 from .errors import TransformError
 
-_FUTURE_FLAGS = 0
-for _feature in __future__.all_feature_names:
-    _FUTURE_FLAGS |= getattr(__future__, _feature).compiler_flag
+_FUTURE_FLAGS = 0  # the __future__ imports that still change compilation (annotations, not nested_scopes)
+for _feature in map(__future__.__dict__.get, __future__.all_feature_names):
+    if _feature.getMandatoryRelease() is None or _feature.getMandatoryRelease() > sys.version_info:
+        _FUTURE_FLAGS |= _feature.compiler_flag
 
-_COMPILED: dict = {}  # (filename, rewritten) -> (text, flags, tree, module code, parents); recent files
+_COMPILED: dict = {}  # (filename, rewritten) -> (text, flags, tree, module code); recent files
 _PYTEST_REWRITE = "_pytest.assertion.rewrite"
 _KEEP = 8
 
@@ -61,13 +62,13 @@ def locate(fn) -> Located:
     if module_globals and "@pytest_ar" in module_globals and _PYTEST_REWRITE in sys.modules:
         rewriters.append(sys.modules[_PYTEST_REWRITE].rewrite_asserts)  # as pytest compiled a test module
     for rewrite in rewriters:
-        tree, module_code, parents = _compiled(filename, "".join(lines), code.co_flags & _FUTURE_FLAGS, rewrite)
-        compiled = [c for c in _code_objects(module_code)
-                    if c.co_name == code.co_name and c.co_firstlineno == code.co_firstlineno]
+        tree, module_code = _compiled(filename, "".join(lines), code.co_flags & _FUTURE_FLAGS, rewrite)
+        compiled = [c for c in _code_objects(module_code, code.co_firstlineno) if c.co_name == code.co_name]
         if tree is not None and any(_same_code(c, code) for c in compiled):
             break
     else:
         raise _stale(name, filename, code.co_firstlineno, lines)
+    parents = _covering(tree, code.co_firstlineno)
     if code.co_name == "<lambda>":
         return _lambda(code, parents, lines, compiled, name)
     for node in parents:
@@ -108,6 +109,20 @@ def _lambda(code, parents, lines, compiled, name):
                    _class_around(node, parents))
 
 
+def _covering(tree, line) -> dict:
+    """Each node whose lines include ``line``, mapped to its parent: the paths down to that line."""
+    parents = {}
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if hasattr(child, "lineno") and not _first_line(child) <= line <= (child.end_lineno or child.lineno):
+                continue
+            parents[child] = node
+            stack.append(child)
+    return parents
+
+
 def _class_around(node, parents):
     while node in parents:
         node = parents[node]
@@ -143,13 +158,14 @@ def _stale(name, filename, line, lines):
     text = lines[line - 1].rstrip("\n") if 0 < line <= len(lines) else ""
     return TransformError(
         f"the source of {name} no longer matches the code that runs (the file was edited since it was "
-        f"imported, or another source was registered under the name {filename})", filename, line, 0, text,
+        f"imported, another source was registered under the name {filename}, or an import hook compiled "
+        f"something other than the file's text)", filename, line, 0, text,
         hint="Reload the module (importlib.reload) or run the cell that defines the function again, "
              "then take the gradient of the new function.")
 
 
 def _compiled(filename, text, flags, rewrite=None):
-    """The file's tree, module code object and each node's parent; None when the text no longer compiles.
+    """The file's tree and module code object; None when the text no longer compiles.
 
     ``rewrite`` is pytest's assertion rewriter, for a test module pytest compiled itself.
     """
@@ -157,32 +173,35 @@ def _compiled(filename, text, flags, rewrite=None):
     cached = _COMPILED.get(key)
     if cached is not None and cached[0] == text and cached[1] == flags:
         return cached[2:]
-    tree = code = None
+    try:
+        tree = ast.parse(text, filename)
+        compiled_tree = tree
+        if rewrite is not None:  # rewrites the asserts in place: our tree keeps the user's text
+            compiled_tree = ast.parse(text, filename)
+            rewrite(compiled_tree, text.encode("utf-8"), filename)
+    except (SyntaxError, ValueError):
+        tree = compiled_tree = None
+    code = None
     for extra in (0, ast.PyCF_ALLOW_TOP_LEVEL_AWAIT):  # notebooks compile cells with top-level await
         try:
-            tree = ast.parse(text, filename)
-            compiled_tree = tree
-            if rewrite is not None:
-                compiled_tree = ast.parse(text, filename)
-                rewrite(compiled_tree, text.encode("utf-8"), filename)
-            code = compile(compiled_tree, filename, "exec", flags | extra, dont_inherit=True)
+            code = tree and compile(compiled_tree, filename, "exec", flags | extra, dont_inherit=True)
             break
         except (SyntaxError, ValueError):
-            tree = code = None
-    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)} if tree else {}
+            pass
+    tree = tree if code else None
     if len(_COMPILED) >= _KEEP:
         del _COMPILED[next(iter(_COMPILED))]
-    _COMPILED[key] = (text, flags, tree, code, parents)
-    return tree, code, parents
+    _COMPILED[key] = (text, flags, tree, code)
+    return tree, code
 
 
-def _code_objects(code):
-    if code is None:
-        return
-    for const in code.co_consts:
-        if hasattr(const, "co_code"):
-            yield const
-            yield from _code_objects(const)
+def _code_objects(code, line):
+    """The code objects inside ``code`` that start on ``line`` (those that do not end before it, searched)."""
+    for const in code.co_consts if code is not None else ():
+        if isinstance(const, types.CodeType) and (const.co_firstlineno <= line):
+            if const.co_firstlineno == line:
+                yield const
+            yield from _code_objects(const, line)
 
 
 def _same_code(a, b) -> bool:
