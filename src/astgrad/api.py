@@ -1,20 +1,22 @@
 """The public face of the source transformer: grad, value_and_grad, vjp, show.
 
 Each returns a callable with the user function's signature whose work is
-done by generated code (``.source``).  Transformations are cached per
-function object and code object, so ``grad(f)`` twice costs one transform,
-and redefining ``f`` gives a fresh one.
+done by generated code (``.source``).  Transformations are cached on the
+function object, so ``grad(f)`` twice costs one transform, and go when ``f``
+and its gradients are no longer referenced.  A gradient transforms again,
+on its next call, once anything it was built from changed (see
+transform.parse.Dependencies).
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
+import types
 import weakref
 
 import numpy as np
 
-from . import rules
 from .transform import build, check
 from .transform.emit import compile_source
 from .transform.errors import TransformError
@@ -23,7 +25,8 @@ from .transform.locate import bind_now, own_signature
 
 __all__ = ["grad", "value_and_grad", "vjp", "show", "TransformError"]
 
-_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+#: the attribute of a function holding ``(weakref to the function, {key: GradientFunction})``
+_CACHE = "__astgrad_gradients__"
 
 
 class GradientFunction:
@@ -32,26 +35,33 @@ class GradientFunction:
     def __init__(self, fn, wrt, mode, preserve_result, has_aux=False):
         self.__astgrad_function__ = fn
         functools.update_wrapper(self, fn)
-        self._signature = own_signature(fn)  # the wrapper's own, not __wrapped__'s
-        if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in self._signature.parameters.values()):
-            check(fn)  # raises the located error for *args / **kwargs
-        self._names, self._single = _wrt_names(fn, self._signature, wrt)
-        params = list(self._signature.parameters.values())
-        plain = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
-        # positional calls with every argument given skip Signature.bind
-        self._arity = len(params) + (mode == "vjp") if plain else -1
-        self._positions = [[p.name for p in params].index(n) for n in self._names] if plain else []
+        self.__dict__.pop(_CACHE, None)  # fn's own gradients, copied with fn.__dict__
+        self._wrt = wrt
         self._mode = mode
         self._preserve = preserve_result
         self._aux = has_aux  # f returns (loss, aux); the generated function returns the pair as its value
         self._rebuild()
 
     def _rebuild(self):
-        """Transform again: at first, and after a callee (or ``f.__code__``) was rebound."""
-        self._generated = build(self.__astgrad_function__, self._names,
-                                mode="vjp" if self._mode == "vjp" else "grad",
-                                preserve_result=self._preserve or self._aux or self._mode == "value_and_grad",
-                                has_aux=self._aux)
+        """Transform again: at first, and once anything the transform read changed (``current()``).
+
+        The signature is read again too: ``f.__code__`` may have been replaced.
+        """
+        fn, mode = self.__astgrad_function__, self._mode
+        signature = own_signature(fn)  # the wrapper's own, not __wrapped__'s
+        if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in signature.parameters.values()):
+            check(fn)  # raises the located error for *args / **kwargs
+        names, single = _wrt_names(fn, signature, self._wrt)
+        params = list(signature.parameters.values())
+        plain = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+        generated = build(fn, names, mode="vjp" if mode == "vjp" else "grad",
+                          preserve_result=self._preserve or self._aux or mode == "value_and_grad",
+                          has_aux=self._aux)
+        self._signature, self._names, self._single = signature, names, single
+        # positional calls with every argument given skip Signature.bind
+        self._arity = len(params) + (mode == "vjp") if plain else -1
+        self._positions = [[p.name for p in params].index(n) for n in names] if plain else []
+        self._generated = generated
         self._seed = _seed_name(self._generated.function)
         self._entry = _compile_entry(self) if self._arity >= 0 else GradientFunction._call_general
 
@@ -245,12 +255,35 @@ def _cached(fn, wrt, mode, preserve_result, has_aux=False):
     if generated is not None:
         raise _higher_order_error(fn, generated, mode)
     fn, wrt, rebind = split(fn, wrt, mode)  # a bound method or partial: its function, rebound below
-    key = (fn.__code__, _freeze(wrt), mode, preserve_result, has_aux, rules.generation())
-    per_fn = _CACHE.setdefault(fn, {})
+    code = fn.__code__
+    key = (code, _freeze(wrt), mode, preserve_result, has_aux)
+    per_fn = _gradients_of(fn)
     cached = per_fn.get(key)
-    if cached is None or not cached._generated.current():
+    if cached is None:
+        for old in [k for k in per_fn if k[0] is not code]:  # built for code fn no longer runs
+            del per_fn[old]
         per_fn[key] = cached = GradientFunction(fn, wrt, mode, preserve_result, has_aux)
+    elif not cached._generated.current():
+        cached._rebuild()
     return rebind(cached)
+
+
+def _gradients_of(fn) -> dict:
+    """The cache of ``fn``'s gradients, kept on ``fn`` itself.
+
+    A cache outside ``fn`` would hold each gradient, and each gradient holds
+    ``fn``: neither could be freed.  On ``fn`` the two form a cycle that the
+    garbage collector frees with ``fn``.  The cache checks that it belongs to
+    ``fn`` (``functools.wraps`` copies it to wrappers).  ``fn`` is a plain
+    function (``split`` took bound methods and partials apart); anything
+    else would get a new gradient each time.
+    """
+    if type(fn) is not types.FunctionType:
+        return {}
+    owned = fn.__dict__.get(_CACHE)
+    if owned is None or owned[0]() is not fn:
+        owned = fn.__dict__[_CACHE] = (weakref.ref(fn), {})
+    return owned[1]
 
 
 def _generated_inside(fn):

@@ -149,6 +149,10 @@ class Rule:
 
 _TABLE: dict[Any, Rule] = {}
 _generation = 0
+#: replaced (never changed in place) with every change to the table: code built
+#: against the table holds the object it saw and tests ``_registry.version is
+#: seen``, one attribute read, on each call (see transform.parse.Dependencies)
+version = object()
 
 
 def generation() -> int:
@@ -161,9 +165,15 @@ def generation() -> int:
 
 
 def _store(fn: Callable, rule: Rule) -> None:
-    global _generation
     _TABLE[_key(fn)] = rule
+    changed()
+
+
+def changed() -> None:
+    """Note a change to the table: everything built against it is out of date."""
+    global _generation, version
     _generation += 1
+    version = object()
 
 
 def _key(fn: Callable) -> Any:

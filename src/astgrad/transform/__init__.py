@@ -115,7 +115,9 @@ class ModuleBuilder:
     def __init__(self):
         self.names = Names()
         self.ns = Namespace(self.names)
-        self.inliner = RuleInliner(self.ns)
+        self.dependencies = Dependencies()  # besides what each Plan's FunctionSource records
+        self.dependencies.record_rule_table()  # before the first lookup
+        self.inliner = RuleInliner(self.ns, self.dependencies)
         self.comments: list[str] = []
         self.functions: list = []
         self.variants: dict = {}
@@ -196,6 +198,7 @@ class ModuleBuilder:
         names = (self.names.fresh(f"forward_{base}"), self.names.fresh(f"backward_{base}"), tuple(active))
         self.variants[key] = names
         plan = Plan(self, fn, active)
+        plan.source.dependencies.record_defaults(fn)  # the forward function below has them
         rev = Reverser(self, plan)
         rev.lazy_ok = False
         rev.backward_only = True
@@ -260,7 +263,7 @@ def build(fn, wrt, mode="grad", preserve_result=False, has_aux=False) -> Generat
     filename = printable(f"<astgrad {fn.__qualname__} {variant} {os.path.basename(code.co_filename)}:{code.co_firstlineno}>")
     namespace = builder.ns.globals
     compile_source(source, filename, namespace)
-    dependencies = Dependencies()
+    dependencies = builder.dependencies
     for used in builder.sources:
         dependencies.update(used.dependencies)
     return Generated(source, namespace[name], filename, namespace, dependencies)

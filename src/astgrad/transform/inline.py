@@ -40,8 +40,9 @@ _PARSED = weakref.WeakKeyDictionary()
 
 
 class RuleInliner:
-    def __init__(self, ns):
+    def __init__(self, ns, dependencies):
         self.ns = ns
+        self.dependencies = dependencies  # the rules' globals it binds: read once, checked on each call
         self._parsed = _PARSED
 
     def _parse(self, rule_fn):
@@ -119,14 +120,20 @@ class RuleInliner:
 
     def _free_names(self, fd, fn, bound_names):
         free = {}
+        # a user's rule may read globals the user changes later; astgrad's own do not
+        watch = not str(fn.__globals__.get("__name__")).startswith("astgrad.")
         for name in _rule_facts(fd)[2]:
             if name in bound_names:
                 continue
             if name in fn.__globals__:
                 obj = fn.__globals__[name]
+                if watch:  # data too: bound here, not read at call time
+                    self.dependencies.record_key(fn.__globals__, name, obj, always=True)
                 if isinstance(obj, types.FunctionType):
                     obj = runtime.FASTER.get(obj, obj)
             elif hasattr(builtins, name):
+                if watch:
+                    self.dependencies.record_absent(fn.__globals__, name)
                 free[name] = name
                 continue
             else:

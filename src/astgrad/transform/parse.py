@@ -49,7 +49,7 @@ class FunctionSource:
             self.closure = dict(zip(code.co_freevars, fn.__closure__))
         self.globals = fn.__globals__
         self.dependencies = Dependencies()
-        self.dependencies.record_attr(fn, "__code__", code)
+        self.dependencies.record_attr(fn, "__code__", code, always=True)
 
     def _find_def(self, module, fn, found):
         if not found.is_lambda:
@@ -101,6 +101,8 @@ class FunctionSource:
             value = self.globals[identifier]
             self.dependencies.record_key(self.globals, identifier, value)
             return value
+        # a builtin, until a global of that name appears (``abs = np.square`` later in the module)
+        self.dependencies.record_absent(self.globals, identifier)
         return getattr(builtins, identifier, _MISSING)
 
     def live_source(self, identifier: str):
@@ -129,28 +131,56 @@ class FunctionSource:
 
 
 class Dependencies:
-    """The functions and modules a transform resolved by name, to notice rebinding.
+    """Everything a transform read once and built into the generated code, to notice a change.
 
-    Only callables and modules are recorded: data read from globals is looked
-    up live by the generated code, so rebinding a global weight needs no new
-    transform.  ``current()`` checks them in a loop; ``test_source`` gives the
-    same tests as one expression for generated callers to inline.
+    Names that resolved to callables, classes and modules (the generated code
+    binds those objects), a name that resolved to a builtin (a global of that
+    name may appear), each function's code and defaults, the rule table, and
+    the globals an inlined rule reads.  Data read from globals and closures is
+    looked up live by the generated code, so rebinding a global weight needs
+    no new transform and is not recorded.  ``current()`` checks the entries in
+    a loop; ``test_source`` gives the same tests as one expression for
+    generated callers to inline.  Every test is ``is``: an entry holds the
+    object it saw, so a place changed and changed back is still current.
     """
 
     def __init__(self):
         self.entries: dict = {}
 
-    def record_key(self, mapping, key, value):
-        if _code_like(value):
+    def record_key(self, mapping, key, value, *, always=False):
+        if always or _code_like(value):
             self.entries[("key", id(mapping), key)] = (mapping, key, value)
+
+    def record_absent(self, mapping, key):
+        """``key`` is not in ``mapping`` (a name found among the builtins instead)."""
+        self.record_key(mapping, key, _MISSING, always=True)
 
     def record_cell(self, cell, value):
         if _code_like(value):
             self.entries[("cell", id(cell), None)] = (cell, None, value)
 
-    def record_attr(self, obj, name, value):
-        if _code_like(value) or name == "__code__":
+    def record_attr(self, obj, name, value, *, always=False):
+        if always or _code_like(value):
             self.entries[("attr", id(obj), name)] = (obj, name, value)
+
+    def record_defaults(self, fn):
+        """``fn.__defaults__`` (a tuple, replaced to change) and each keyword-only default.
+
+        For a callee, whose generated forward function has them as defaults;
+        the entry function has none (the gradient binds ``f``'s at each call).
+        """
+        self.record_attr(fn, "__defaults__", fn.__defaults__, always=True)
+        if not fn.__code__.co_kwonlyargcount:
+            return
+        kwdefaults = fn.__kwdefaults__
+        self.record_attr(fn, "__kwdefaults__", kwdefaults, always=True)
+        for name, value in (kwdefaults or {}).items():  # the dict can change in place
+            self.record_key(kwdefaults, name, value, always=True)
+
+    def record_rule_table(self):
+        """The rule table as it is: any ``defvjp`` or ``defnondiff`` later makes this out of date."""
+        from ..rules import _registry
+        self.record_attr(_registry, "version", _registry.version, always=True)
 
     def update(self, other):
         self.entries.update(other.entries)
@@ -226,8 +256,8 @@ def _mangle(tree, class_name) -> None:
 
 
 def _code_like(value) -> bool:
-    return isinstance(value, (types.FunctionType, types.ModuleType)) or (
-        callable(value) and not isinstance(value, type))
+    """What generated code binds at transform time instead of reading at call time (normalize.load_name)."""
+    return callable(value) or isinstance(value, types.ModuleType)
 
 
 def _indent_width(text: str) -> int:
