@@ -18,7 +18,7 @@ import weakref
 import numpy as np
 
 from .transform import build, check
-from .transform.emit import compile_source
+from .transform.emit import compile_source, drop_lines_with
 from .transform.errors import TransformError
 from ._callables import split
 from .transform.locate import bind_now, own_signature
@@ -179,7 +179,8 @@ def _compile_entry(gf):
     source = _ENTRY.format(arity=gf._arity, args=", ".join(args), call=call, unpack=unpack, keep=keep.rstrip(),
                            plain=" and ".join(f"(t{i} := type({a})) in _PLAIN" for i, a in enumerate(args)),
                            current=gf._generated.dependencies.test_source(namespace), result=result)
-    compile_source(source, gf._generated.filename[:-1] + " entry>", namespace)
+    filename = compile_source(source, gf._generated.filename[:-1] + " entry>", namespace)
+    drop_lines_with(gf._generated, filename)
     return namespace["entry"]
 
 

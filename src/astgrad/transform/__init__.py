@@ -13,7 +13,7 @@ from . import compat, runtime
 from .aliasing import check_writes
 from .analyse import Analysis
 from .check import check_function
-from .emit import arguments, compile_source, function_def, marker, printable, render
+from .emit import arguments, compile_source, drop_lines_with, function_def, marker, printable, render
 from .errors import NoRuleTransformError, TransformError, UnsupportedSyntaxError
 from .inline import RuleInliner
 from .inplace import reuse_buffers
@@ -262,8 +262,10 @@ def build(fn, wrt, mode="grad", preserve_result=False, has_aux=False) -> Generat
     variant = f"{'vjp' if mode == 'vjp' else 'grad'} wrt {','.join(wrt)}{' +value' if preserve_result else ''}{' +aux' if has_aux else ''}"
     filename = printable(f"<astgrad {fn.__qualname__} {variant} {os.path.basename(code.co_filename)}:{code.co_firstlineno}>")
     namespace = builder.ns.globals
-    compile_source(source, filename, namespace)
+    filename = compile_source(source, filename, namespace)
     dependencies = builder.dependencies
     for used in builder.sources:
         dependencies.update(used.dependencies)
-    return Generated(source, namespace[name], filename, namespace, dependencies)
+    generated = Generated(source, namespace[name], filename, namespace, dependencies)
+    drop_lines_with(generated, filename)
+    return generated

@@ -3,14 +3,15 @@
 Comments cannot live in an AST, so the passes insert marker statements
 (``__comment_3__``) that are replaced by ``# grad of line N: ...`` after
 astor renders the module.  The text is registered in ``linecache`` under a
-stable pseudo-filename before compiling, so tracebacks and pdb show the
-generated lines.
+pseudo-filename before compiling, so tracebacks and pdb show the generated
+lines; the entry goes when the code's owner is freed (``drop_lines_with``).
 """
 
 from __future__ import annotations
 
 import linecache
 import re
+import weakref
 
 from . import compat
 from .compat import gast
@@ -86,9 +87,34 @@ def printable(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
-def compile_source(source: str, filename: str, namespace) -> None:
-    """Execute ``source`` into ``namespace``, registered for tracebacks and pdb."""
+def compile_source(source: str, filename: str, namespace) -> str:
+    """Execute ``source`` into ``namespace``, registered for tracebacks and pdb.
+
+    Returns the filename used: ``filename``, or ``filename`` numbered (``#2``)
+    when a live entry has it (the same function transformed twice, such as two
+    closures of one ``def``), so each text keeps its own lines.
+    """
+    filename = _unused(filename)
     lines = source.splitlines(True)
     linecache.cache[filename] = (len(source), None, lines, filename)
     code = compile(source, filename, "exec")
     exec(code, namespace)
+    return filename
+
+
+def drop_lines_with(owner, filename: str) -> None:
+    """Forget ``filename``'s lines in ``linecache`` once ``owner`` (what runs the code) is freed."""
+    weakref.finalize(owner, _drop, filename, linecache.cache[filename])
+
+
+def _drop(filename, entry):
+    if linecache.cache.get(filename) is entry:
+        del linecache.cache[filename]
+
+
+def _unused(filename: str) -> str:
+    number, name = 1, filename
+    while name in linecache.cache:
+        number += 1
+        name = f"{filename[:-1]} #{number}>"
+    return name
