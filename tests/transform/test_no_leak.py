@@ -96,3 +96,23 @@ def test_a_gradient_transformed_again_drops_the_old_lines(monkeypatch):
     np.testing.assert_allclose(g(np.ones(2)), np.exp(np.ones(2)))
     gc.collect()
     assert old not in linecache.cache and g._generated.filename in linecache.cache
+
+
+class Model:
+    def __init__(self, weights):
+        self.weights = weights
+
+    def loss(self, x):
+        return np.sum(self.weights * x * x)
+
+
+def test_gradients_of_bound_methods_keep_no_object():
+    x = np.ones(20000)
+    objects = []
+    for step in range(10):
+        model = Model(np.full(20000, float(step)))
+        np.testing.assert_allclose(astgrad.grad(model.loss)(x)[:2], 2.0 * step)
+        objects.append(weakref.ref(model))
+        del model
+    gc.collect()
+    assert sum(r() is not None for r in objects) == 0
