@@ -34,9 +34,11 @@ def dmethods(w, v, *, dresult=1.0):
     if ndim(t5) == 0 or ndim(h) == 0:
         t11 = dt4 * h
         t12 = dt4 * t5
+    elif ndim(h) > 2:
+        g_a, g_b = tensordot(dt4, t4, t5, h, ([ndim(t5) - 1], [ndim(h) - 2]))
+        t11 = g_a
+        t12 = g_b
     else:
-        if ndim(h) > 2:
-            raise ValueError('astgrad: no gradient for numpy.dot with a 3-D or higher second argument; use np.matmul or np.tensordot')
         t13, t14 = gradient_tuple(matmul(dt4, t4, t5, h), 2)
         t11 = t13
         t12 = t14

@@ -378,6 +378,21 @@ def _cases():
         Case(np.linalg.matrix_power, [well_conditioned(3), const(-2)], name="inverse"),
         Case(np.linalg.matrix_power, [normal(2, 3, 3), const(1)], name="batch"),
     ]
+    cases += [
+        # matrix norms, products off the last axes, einsum with ... and repeated letters
+        Case(np.linalg.norm, [normal(3, 4)], {"ord": 2}, name="ord2"),
+        Case(np.linalg.norm, [normal(3, 4)], {"ord": -2}, name="ord_minus2"),
+        Case(np.linalg.norm, [normal(2, 3, 4)], {"ord": "nuc", "axis": (2, 0)}, name="nuc_axes"),
+        Case(np.linalg.norm, [spaced(3, 4)], {"ord": 1, "axis": (0, 1), "keepdims": True}, name="ord1_matrix"),
+        Case(np.linalg.norm, [spaced(3, 4)], {"ord": -np.inf, "axis": (0, 1)}, name="ord_minus_inf_matrix"),
+        Case(np.dot, [normal(2, 3), normal(4, 3, 2)], name="nd"),
+        Case(np.cross, [normal(3, 4), normal(4, 3)], {"axisa": 0, "axisc": 0}, name="axes"),
+        Case(np.cross, [normal(3, 4), normal(3, 1)], {"axis": 0}, name="axis"),
+        Case(np.einsum, [const("ii->"), normal(3, 3)], name="trace"),
+        Case(np.einsum, [const("iij,j->i"), normal(3, 3, 2), normal(2)], name="diagonal"),
+        Case(np.einsum, [const("...ij,...jk->...ik"), normal(2, 3, 4), normal(4, 2)], name="ellipsis"),
+        Case(np.einsum, [const("...j,...j"), normal(1, 3), normal(4, 3)], name="ellipsis_implicit"),
+    ]
     cases += [Case(np.angle, [normal(3, 4)]), Case(np.real_if_close, [normal(3, 4)])]
     for fn, maker in ((math.sin, scalar()), (math.cos, scalar()), (math.tan, scalar()), (math.exp, scalar()),
                       (math.log, scalar()), (math.sqrt, scalar()), (math.tanh, scalar())):

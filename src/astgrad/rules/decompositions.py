@@ -290,3 +290,47 @@ def matrix_power(g, ans, a, n):
     for k in range(n):
         total = total + powers[k] @ g @ powers[n - 1 - k]
     return total
+
+
+# ------------------------------------------------------------- matrix norms
+
+
+def _even_share(values, extreme, tol):
+    """1 / (how many) where ``values`` is within ``tol`` of ``extreme`` along the last axis, else 0."""
+    hits = np.abs(values - np.expand_dims(extreme, -1)) <= np.expand_dims(tol, -1)
+    return hits / np.sum(hits, axis=-1, keepdims=True)
+
+
+def matrix_norm_vjp(g, ans, x, ord, axis=None, keepdims=False):
+    """The gradient of ``np.linalg.norm(x, ord, axis)`` for a matrix ``ord`` (2, -2, 'nuc', 1, -1, inf, -inf).
+
+    Where the norm has no derivative, the gradient is a documented
+    subgradient: tied extremes (singular values, column or row sums) share
+    it evenly, and the nuclear norm gives zero singular values none.
+    """
+    rows, cols = (-2, -1) if axis is None else axis
+    rows, cols = rows % np.ndim(x), cols % np.ndim(x)
+    m = np.moveaxis(x, (rows, cols), (-2, -1))
+    if keepdims:
+        g = np.squeeze(g, (rows, cols))
+    if np.iscomplexobj(m):
+        raise ValueError(f"astgrad: no gradient for the matrix norm numpy.linalg.norm(ord={ord!r}) of a "
+                         "complex matrix")
+    if ord in (2, -2, "nuc"):
+        u, s, vh = np.linalg.svd(m, full_matrices=False)
+        tol = _tolerance(s) * np.ones(np.shape(s)[:-1])
+        if ord == "nuc":
+            weights = s > np.expand_dims(tol, -1)
+        else:
+            weights = _even_share(s, np.max(s, axis=-1) if ord == 2 else np.min(s, axis=-1), tol)
+        g_m = (u * np.expand_dims(np.expand_dims(g, -1) * weights, -2)) @ vh
+    elif ord in (1, -1, np.inf, -np.inf):
+        along = -2 if ord in (1, -1) else -1  # 1: largest column sum; inf: largest row sum
+        sums = np.sum(np.abs(m), axis=along)
+        extreme = np.max(sums, axis=-1) if ord > 0 else np.min(sums, axis=-1)
+        tol = np.finfo(np.result_type(m, np.float32)).eps * 16 * np.max(sums, axis=-1)
+        share = np.expand_dims(_even_share(sums, extreme, tol), along)
+        g_m = np.expand_dims(np.expand_dims(g, -1), -1) * share * np.sign(m)
+    else:
+        raise ValueError(f"astgrad: no gradient for the matrix norm numpy.linalg.norm(ord={ord!r})")
+    return np.moveaxis(g_m, (-2, -1), (rows, cols))

@@ -7,11 +7,13 @@ as numpy's ``linalg`` functions do; ``T`` below swaps the last two axes.
 from __future__ import annotations
 
 
+import string
+
 import numpy as np
 
 from ._extra import eigh_values, eigh_vectors, logabsdet
 from ._registry import defvjp
-from ._support import product_of_others
+from ._support import product_of_others, unbroadcast
 
 
 def T(x):
@@ -34,9 +36,9 @@ def matmul(g, ans, a, b):
 def dot(g, ans, a, b):
     if np.ndim(a) == 0 or np.ndim(b) == 0:
         return g * b, g * a
-    if np.ndim(b) > 2:
-        raise ValueError("astgrad: no gradient for numpy.dot with a 3-D or higher second argument; use np.matmul "
-                         "or np.tensordot")
+    if np.ndim(b) > 2:  # a's last axis against b's second to last: a tensordot
+        g_a, g_b = tensordot(g, ans, a, b, ([np.ndim(a) - 1], [np.ndim(b) - 2]))
+        return g_a, g_b
     return matmul(g, ans, a, b)
 
 
@@ -99,26 +101,58 @@ def _einsum_sublists(first, rest):
     arrays, sublists = pairs[0::2], pairs[1::2]
 
     def letters(sublist):
-        if any(i is Ellipsis for i in sublist):
-            raise ValueError("astgrad: no gradient for numpy.einsum with '...'; write the axes out")
-        return "".join(_LETTERS[int(i)] for i in sublist)
+        return "".join("..." if i is Ellipsis else _LETTERS[int(i)] for i in sublist)
     text = ",".join(letters(s) for s in sublists)
     if output is not None:
         text += "->" + letters(output)
     return text, arrays
 
 
-def _einsum_parts(subscripts, count):
-    inputs, _, output = subscripts.replace(" ", "").partition("->")
+def _einsum_parts(subscripts, operands):
+    """Each operand's letters and the output's, with ``...`` written out and an implicit output made explicit."""
+    text = subscripts.replace(" ", "")
+    inputs, arrow, output = text.partition("->")
     inputs = inputs.split(",")
-    if "." in subscripts:
-        raise ValueError("astgrad: no gradient for numpy.einsum with '...'; write the axes out")
-    if not _:
-        letters = "".join(inputs)
-        output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
-    if len(inputs) != count:
-        raise ValueError(f"einsum: {subscripts!r} names {len(inputs)} operands, got {count}")
+    if len(inputs) != len(operands):
+        raise ValueError(f"einsum: {subscripts!r} names {len(inputs)} operands, got {len(operands)}")
+    letters = "".join(inputs).replace(".", "")
+    singles = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    dots = ""
+    if "." in text:  # the broadcast axes get unused letters, lined up from the right as numpy does
+        spare = [c for c in string.ascii_letters if c not in text]
+        widths = [np.ndim(op) - len(spec) + 3 if "..." in spec else 0 for spec, op in zip(inputs, operands)]
+        dots = "".join(spare[:max(widths)])
+        inputs = [spec.replace("...", dots[len(dots) - w:]) for spec, w in zip(inputs, widths)]
+        output = output.replace("...", dots)
+    if not arrow:
+        output = dots + singles
     return inputs, output
+
+
+def _einsum_operand_gradient(g, output, spec, operand, others):
+    """The gradient of one operand: ``g`` contracted with the others, spread where ``spec`` repeats a letter."""
+    unique = "".join(dict.fromkeys(spec))
+    known = set(output).union(*[set(s) for s, _ in others])
+    kept = "".join(c for c in unique if c in known)
+    terms = ",".join([output] + [s for s, _ in others])
+    g_i = np.einsum(f"{terms}->{kept}", g, *[o for _, o in others])
+    size = {c: np.shape(operand)[spec.index(c)] for c in unique}
+    missing = tuple(k for k, c in enumerate(unique) if c not in known)
+    if missing:  # letters only this operand has are summed: every element gets the gradient
+        g_i = np.broadcast_to(np.expand_dims(g_i, missing), [size[c] for c in unique])
+    if unique == spec:
+        return g_i
+    spare = iter(c for c in string.ascii_letters if c not in spec)
+    written, diagonals, eyes = "", [], []
+    for k, c in enumerate(spec):  # a repeated letter reads a diagonal: put the gradient back on it
+        if c in spec[:k]:
+            fresh = next(spare)
+            written += fresh
+            diagonals.append(c + fresh)
+            eyes.append(np.eye(size[c]))
+        else:
+            written += c
+    return np.einsum(",".join([unique] + diagonals) + "->" + written, g_i, *eyes)
 
 
 @defvjp(np.einsum)
@@ -128,20 +162,11 @@ def einsum(g, ans, subscripts, *operands, **kwargs):
         grads = [None] * (len(operands) + 1)
         grads[0:2 * len(arrays):2] = einsum(g, ans, text, *arrays, **kwargs)[1:]
         return tuple(grads)
-    inputs, output = _einsum_parts(subscripts, len(operands))
+    inputs, output = _einsum_parts(subscripts, operands)
     grads = [None]
     for i, (spec, operand) in enumerate(zip(inputs, operands)):
-        if len(set(spec)) != len(spec):
-            raise ValueError(f"astgrad: no gradient for numpy.einsum with a repeated index in {spec!r}")
         others = [(s, o) for j, (s, o) in enumerate(zip(inputs, operands)) if j != i]
-        known = set(output).union(*[set(s) for s, _ in others])
-        kept = "".join(c for c in spec if c in known)
-        terms = ",".join([output] + [s for s, _ in others])
-        g_i = np.einsum(f"{terms}->{kept}", g, *[o for _, o in others])
-        missing = tuple(k for k, c in enumerate(spec) if c not in known)
-        if missing:
-            g_i = np.broadcast_to(np.expand_dims(g_i, missing), np.shape(operand))
-        grads.append(g_i)
+        grads.append(_einsum_operand_gradient(g, output, spec, operand, others))
     return tuple(grads)
 
 
@@ -158,9 +183,14 @@ def kron(g, ans, a, b):
 
 @defvjp(np.cross)
 def cross(g, ans, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
-    if axis is not None or (axisa, axisb, axisc) != (-1, -1, -1):
-        raise ValueError("astgrad: the gradient of numpy.cross supports vectors along the last axis only")
-    return np.cross(b, g), np.cross(g, a)
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    if (axisa, axisb, axisc) == (-1, -1, -1):
+        return np.cross(b, g), np.cross(g, a)
+    a_last, b_last, g_last = np.moveaxis(a, axisa, -1), np.moveaxis(b, axisb, -1), np.moveaxis(g, axisc, -1)
+    g_a = unbroadcast(np.cross(b_last, g_last), np.shape(a_last))
+    g_b = unbroadcast(np.cross(g_last, a_last), np.shape(b_last))
+    return np.moveaxis(g_a, -1, axisa), np.moveaxis(g_b, -1, axisb)
 
 
 # ------------------------------------------------------------ linear algebra

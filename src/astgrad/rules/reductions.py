@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._extra import vector_norm_vjp
+from .decompositions import matrix_norm_vjp
 from ._registry import defvjp
 from ._support import expand_reduced, product_of_others, reduced_count, reverse_cumsum, tie_weights
 
@@ -142,7 +143,6 @@ def diff(g, ans, a, n=1, axis=-1, prepend=None, append=None):
 @defvjp(np.linalg.norm)
 def norm(g, ans, x, ord=None, axis=None, keepdims=False):
     matrix_norm = isinstance(axis, tuple) or (axis is None and np.ndim(x) == 2 and ord is not None)
-    if matrix_norm and ord != "fro":
-        raise ValueError(f"astgrad: no gradient for the matrix norm numpy.linalg.norm(ord={ord!r}); "
-                         "use a vector norm (axis=int) or the Frobenius norm (ord=None)")
+    if matrix_norm and ord not in (None, "fro"):
+        return matrix_norm_vjp(g, ans, x, ord, axis, keepdims)
     return vector_norm_vjp(g, ans, x, 2 if ord in (None, "fro") else ord, axis, keepdims)
