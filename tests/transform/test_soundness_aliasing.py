@@ -199,7 +199,39 @@ def number_or_view(x):
     return np.sum(x) * s
 
 
+def chained_assignment(x):
+    a = b = x * 2.0
+    a += 1.0
+    return np.sum(b * x)
+
+
+def array_without_a_copy(x):
+    y = x * 2.0
+    z = np.array(y, copy=False)
+    z += 1.0
+    return np.sum(y * x)
+
+
+def unpacked_from_a_tuple(x):
+    y = x * 2.0
+    a, b = y, x
+    a += 1.0
+    return np.sum(y * x)
+
+
+def swapped(x):
+    y = x * 2.0
+    z = x * 3.0
+    y, z = z, y
+    y += 1.0
+    return np.sum(z * x)
+
+
 @pytest.mark.parametrize("fn, snippet, advice", [
+    (chained_assignment, "a = b = x * 2.0", "a = a + 1.0"),
+    (array_without_a_copy, "z = np.array(y, copy=False)", "z = z + 1.0"),
+    (unpacked_from_a_tuple, "a, b = y, x", "a = a + 1.0"),
+    (swapped, "y, z = z, y", "y = y + 1.0"),
     (through_a_slice, "tail = y[1:]", "Copy first: tail = y[1:].copy(), or write tail = tail * 3.0"),
     (through_a_plain_alias, "z = y", "y = y + x"),
     (through_a_list, "items.append(h)", "h = h + 1.0"),

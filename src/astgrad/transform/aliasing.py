@@ -24,6 +24,8 @@ not strictly needed, never the other way round.
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 
 from .. import rules
@@ -105,8 +107,8 @@ def _copy_hint(x, d, w) -> str:
 
 def _copied(site) -> str:
     node = site.op.node
-    if node is None or not isinstance(node, gast.expr):
-        return "....copy()"
+    if not isinstance(node, gast.expr) or getattr(node, "lineno", None) is None:  # the normalizer's name
+        return "(...).copy()"
     text = compat.to_source(node).strip()
     return f"({text}).copy()" if not isinstance(node, (gast.Name, gast.Subscript, gast.Call, gast.Attribute)) \
         else f"{text}.copy()"
@@ -264,6 +266,9 @@ def _fresh(op, defs, depth=0) -> bool:
         return depth < 8 and source is not None and all(
             _fresh(d.op, defs, depth + 1) for d in defs.get(source, []))
     if op.kind in ("prim", "nondiff", "opaque") and op.fn is not None:
+        copy = op.kwargs.get("copy")  # np.array(y, copy=False) or copy=None may return y itself
+        if copy is not None and not (isinstance(copy, gast.Constant) and copy.value is True):
+            return False
         return op.fn is rules.setitem or _is_fresh_fn(op.fn)
     if op.kind in ("nondiff", "pack") and op.fn is None:
         return not isinstance(op.expr, gast.Name)
@@ -271,4 +276,9 @@ def _fresh(op, defs, depth=0) -> bool:
 
 
 def _error(source, site, message, hint):
-    return source.error(site.op.node, message, hint, UnsupportedSyntaxError)
+    node = site.op.node
+    if getattr(node, "lineno", None) is None:  # a name the normalizer made: point at the user's line
+        lineno = site.op.line - source.first_line + 1
+        text = source.lines[lineno - 1] if 0 < lineno <= len(source.lines) else ""
+        node = types.SimpleNamespace(lineno=lineno, col_offset=len(text) - len(text.lstrip()))
+    return source.error(node, message, hint, UnsupportedSyntaxError)
