@@ -74,7 +74,23 @@ def copyto_a_fresh_array(x):
     return np.sum(y * x)
 
 
-@pytest.mark.parametrize("fn", [out_keyword, out_positional_and_returned, out_broadcasts_into_its_shape,
+def out_by_position_to_a_method(x):
+    m = np.outer(x, x)
+    m.clip(-0.13, 0.29, m)
+    return np.sum(m * x)
+
+
+def out_by_position_to_dot_and_sum(x):
+    a = np.outer(x, x)
+    c = np.zeros(4)
+    np.dot(a, x, c)
+    s = np.zeros(4)
+    np.sum(a, 0, None, s)
+    return np.sum(c * x) + np.sum(s * s)
+
+
+@pytest.mark.parametrize("fn", [out_by_position_to_a_method, out_by_position_to_dot_and_sum,
+                                out_keyword, out_positional_and_returned, out_broadcasts_into_its_shape,
                                 out_of_a_reduction_and_a_method, out_as_a_one_tuple, sort_in_place,
                                 fill_then_use, copyto_a_fresh_array])
 def test_writes_into_fresh_arrays_match_numpy_and_finite_differences(fn):

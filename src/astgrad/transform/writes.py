@@ -11,6 +11,8 @@ with what to write instead.
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from . import compat, primitives
@@ -128,9 +130,13 @@ def _out_argument(n, expr, obj):
             value = kw.value
             keywords.remove(kw)
             break
-    if value is None and isinstance(obj, np.ufunc) and len(args) > obj.nin:
-        value = args[obj.nin] if len(args) == obj.nin + 1 else compat.tuple_(args[obj.nin:])
-        args = args[:obj.nin]
+    at = _out_position(obj, expr.func)
+    if value is None and at is not None and len(args) > at:
+        if len(args) > at + 1 and not isinstance(obj, np.ufunc):
+            raise n.error(expr, "an output array passed by position, followed by more arguments",
+                          "Pass out= and the arguments after it by keyword.")
+        value = args[at] if len(args) == at + 1 else compat.tuple_(args[at:])
+        args = args[:at]
     if value is None or isinstance(value, gast.Constant) and value.value is None:
         return None
     if isinstance(value, gast.Tuple) and len(value.elts) == 1:
@@ -143,6 +149,28 @@ def _out_argument(n, expr, obj):
                       "astgrad does not reproduce", f"Write {value.id} = np.where(mask, result, {value.id}) instead.")
     return value.id, compat.make("Call", func=expr.func, args=args, keywords=keywords,
                                  lineno=expr.lineno, col_offset=expr.col_offset)
+
+
+def _out_position(obj, func):
+    """Where ``obj`` (or the method ``func`` names) takes its output array by position, or None."""
+    shift = 0
+    if obj is MISSING:  # x.sum(0, None, out): the method of an array, numpy's function without ``a``
+        entry = primitives.METHODS.get(getattr(func, "attr", None))
+        if entry is None or entry[1]:
+            return None
+        obj, shift = entry[0], 1
+    if isinstance(obj, np.ufunc):
+        return obj.nin - shift
+    try:
+        params = list(inspect.signature(obj).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    for i, p in enumerate(params):
+        if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            return None
+        if p.name == "out":
+            return i - shift
+    return None
 
 
 def _numpy_callable(obj) -> bool:
