@@ -227,7 +227,16 @@ def swapped(x):
     return np.sum(z * x)
 
 
+def parameter_through_names(x, y):
+    y = x
+    v = y
+    x = x
+    x += v * x  # numpy writes into the caller's x: a cycle of copies is no number
+    return np.sum(x * y)
+
+
 @pytest.mark.parametrize("fn, snippet, advice", [
+    (parameter_through_names, "x = x", "Copy first: x = x.copy(), or write x = x + (v * x)"),
     (chained_assignment, "a = b = x * 2.0", "a = a + 1.0"),
     (array_without_a_copy, "z = np.array(y, copy=False)", "z = z + 1.0"),
     (unpacked_from_a_tuple, "a, b = y, x", "a = a + 1.0"),

@@ -74,7 +74,7 @@ def check_writes(body, ret, params, local_names, source) -> None:
         entry = _Site(None, -1, (), ()) if x in params else None
         for w in ws:
             reaching = _reaching(defs.get(x, []), w, entry)
-            if entry not in reaching and all(_number(d.op, defs, set()) for d in reaching):
+            if entry not in reaching and all(_number(d.op, defs, dict.fromkeys(params, False)) for d in reaching):
                 continue  # a number: nothing else can see the write
             risky.append(w)
             if entry in reaching:
@@ -148,9 +148,10 @@ def _number(op, defs, seen) -> bool:
 
 
 def _number_name(name, defs, seen) -> bool:
-    if name in seen:  # a cycle through arithmetic (k = k + 1): numbers if its other values are
-        return True
-    seen.add(name)
+    """``seen`` starts with the parameters, False: the caller's values are not known to be numbers."""
+    if name in seen:  # True on a cycle through arithmetic (k = k + 1): numbers if its other values are
+        return seen[name]
+    seen[name] = True
     return bool(defs.get(name)) and all(_number(d.op, defs, seen) for d in defs[name])
 
 
