@@ -80,6 +80,11 @@ def out_by_position_to_a_method(x):
     return np.sum(m * x)
 
 
+def out_none_by_position(x):
+    m = np.outer(x, x)
+    return np.sum(m.var(1, None, None, 1)) + np.sum(np.sum(m, 0, None, None) * x)
+
+
 def out_by_position_to_dot_and_sum(x):
     a = np.outer(x, x)
     c = np.zeros(4)
@@ -89,7 +94,7 @@ def out_by_position_to_dot_and_sum(x):
     return np.sum(c * x) + np.sum(s * s)
 
 
-@pytest.mark.parametrize("fn", [out_by_position_to_a_method, out_by_position_to_dot_and_sum,
+@pytest.mark.parametrize("fn", [out_none_by_position, out_by_position_to_a_method, out_by_position_to_dot_and_sum,
                                 out_keyword, out_positional_and_returned, out_broadcasts_into_its_shape,
                                 out_of_a_reduction_and_a_method, out_as_a_one_tuple, sort_in_place,
                                 fill_then_use, copyto_a_fresh_array])

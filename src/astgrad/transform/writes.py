@@ -131,13 +131,13 @@ def _out_argument(n, expr, obj):
             keywords.remove(kw)
             break
     at = _out_position(obj, expr.func)
-    if value is None and at is not None and len(args) > at:
+    if value is None and at is not None and len(args) > at and not _none(args[at]):
         if len(args) > at + 1 and not isinstance(obj, np.ufunc):
             raise n.error(expr, "an output array passed by position, followed by more arguments",
                           "Pass out= and the arguments after it by keyword.")
         value = args[at] if len(args) == at + 1 else compat.tuple_(args[at:])
         args = args[:at]
-    if value is None or isinstance(value, gast.Constant) and value.value is None:
+    if value is None or _none(value):
         return None
     if isinstance(value, gast.Tuple) and len(value.elts) == 1:
         value = value.elts[0]
@@ -149,6 +149,10 @@ def _out_argument(n, expr, obj):
                       "astgrad does not reproduce", f"Write {value.id} = np.where(mask, result, {value.id}) instead.")
     return value.id, compat.make("Call", func=expr.func, args=args, keywords=keywords,
                                  lineno=expr.lineno, col_offset=expr.col_offset)
+
+
+def _none(node) -> bool:
+    return isinstance(node, gast.Constant) and node.value is None
 
 
 def _out_position(obj, func):
