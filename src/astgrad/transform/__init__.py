@@ -8,6 +8,7 @@ module's source and its entry function.  Each pass lives in its own module.
 from __future__ import annotations
 
 import os
+import types
 
 from . import compat, runtime
 from .aliasing import check_writes
@@ -19,14 +20,14 @@ from .inline import RuleInliner
 from .inplace import reuse_buffers
 from .ir import Op, walk_ops
 from .namespace import Namespace
-from .naming import Adjoints, Names
+from .naming import Adjoints, Names, UserNames
 from .normalize import Normalizer, local_names, param_names
 from .cleanup import drop_unread_saves, propagate_copies, release, unstack
 from .optimize import drop_arrays, optimize, shapes_on_stack, shapes_only, unbind
 from .locate import in_wrapper
 from .outputs import scalar_checks, unpack_aux
 from .parse import Dependencies, FunctionSource
-from .reverse import STACK, Reverser, _push, _pop, first_bindings, uses_stack
+from .reverse import Reverser, _push, _pop, first_bindings, uses_stack
 
 __all__ = ["build", "check", "TransformError", "UnsupportedSyntaxError", "NoRuleTransformError", "Generated"]
 
@@ -38,6 +39,8 @@ class Plan:
         self.fn = fn
         self.source = FunctionSource(fn)
         builder.sources.append(self.source)
+        builder.met.add_tree(self.source.tree)  # before any pass adds generated names to it
+        builder.met.add_code(fn.__code__, fn.__globals__)
         check_function(self.source)
         self.names = builder.names.child()
         normalizer = Normalizer(self.source, self.names, builder.ns)
@@ -112,8 +115,9 @@ class Generated:
 
 
 class ModuleBuilder:
-    def __init__(self):
-        self.names = Names()
+    def __init__(self, user: UserNames):
+        self.names = Names(user=user)
+        self.met = UserNames()  # the names of the user functions transformed, as met
         self.ns = Namespace(self.names)
         self.dependencies = Dependencies()  # besides what each Plan's FunctionSource records
         self.dependencies.record_rule_table()  # before the first lookup
@@ -163,8 +167,9 @@ class ModuleBuilder:
         if preserve_result:
             result = compat.tuple_([result, compat.clone(value)])
         body = self._inits(plan) + primal + tail + adjoint + [compat.ret(result)]
-        if uses_stack(body):
-            body = [compat.assign(STACK, compat.make("List", elts=[], ctx=compat.gast.Load()))] + body
+        stack = self.ns.stack
+        if uses_stack(body, stack):
+            body = [compat.assign(stack, compat.make("List", elts=[], ctx=compat.gast.Load()))] + body
         args = arguments(plan.source.tree, self.ns, fn, seed=seed,
                          seed_default=1.0 if mode == "grad" else None, defaults=False)
         fn_def = optimize(function_def(name, args, body), self.ns)
@@ -172,19 +177,19 @@ class ModuleBuilder:
             fn_def = optimize(fn_def, self.ns)
         fn_def = unbind(fn_def, primal, plan.names.temps, self.ns)
         helpers = tuple(rev.helper(fn).id for fn in (runtime.shape, runtime.size, runtime.only_shape))
-        fn_def = shapes_on_stack(fn_def, adjoint, helpers[:2], helpers[2])
-        fn_def = optimize(drop_unread_saves(fn_def, adjoint, helpers[2]), self.ns)
+        fn_def = shapes_on_stack(fn_def, adjoint, helpers[:2], helpers[2], stack)
+        fn_def = optimize(drop_unread_saves(fn_def, adjoint, helpers[2], stack), self.ns)
         fn_def = drop_arrays(fn_def, primal, adjoint, helpers, plan.names.temps)
         fn_def = shapes_only(fn_def, self.ns, helpers)
         returned = {n.id for n in compat.walk(fn_def.body[-1]) if isinstance(n, compat.gast.Name)}
         copies = {n.id for stmt in adjoint for n in compat.walk(stmt)
                   if isinstance(n, compat.gast.Name) and isinstance(n.ctx, compat.gast.Store)}
         fn_def = propagate_copies(fn_def, copies - returned)
-        fn_def = optimize(unstack(fn_def), self.ns)
+        fn_def = optimize(unstack(fn_def, stack), self.ns)
         params = fn_def.args.args + fn_def.args.kwonlyargs
         numbers = [seed] if mode == "grad" else []  # the seed of a gradient is the number 1.0
         shaped = self.ns.bind(runtime.Shaped, "Shaped")
-        fn_def = release(fn_def, keep=[a.id for a in params], numbers=numbers,
+        fn_def = release(fn_def, keep=[a.id for a in params] + [stack], numbers=numbers,
                          small=(helpers[1], helpers[2], shaped))
         fn_def = reuse_buffers(fn_def, self.ns, numbers=numbers, counts=helpers[1:2])
         self.functions.insert(0, fn_def)
@@ -214,13 +219,13 @@ class ModuleBuilder:
         backward_body = []
         if keep:
             packed = state[0] if len(state) == 1 else compat.tuple_(state)
-            forward_body.append(_push(packed))
-            backward_body.append(compat.assign(keep if len(keep) > 1 else keep[0], _pop()))
+            forward_body.append(_push(self.ns.stack, packed))
+            backward_body.append(compat.assign(keep if len(keep) > 1 else keep[0], _pop(self.ns.stack)))
         forward_body.append(compat.ret(compat.clone(ret)))
         grads = [compat.name(plan.adjoints(p)) if p in live else compat.const(0.0) for p in active]
         backward_body += adjoint + [compat.ret(grads[0] if len(grads) == 1 else compat.tuple_(grads))]
-        forward = function_def(names[0], arguments(plan.source.tree, self.ns, fn, first=[STACK]), forward_body)
-        backward = function_def(names[1], arguments(plan.source.tree, self.ns, fn, first=[STACK, seed],
+        forward = function_def(names[0], arguments(plan.source.tree, self.ns, fn, first=[self.ns.stack]), forward_body)
+        backward = function_def(names[1], arguments(plan.source.tree, self.ns, fn, first=[self.ns.stack, seed],
                                                     keep_params=False), backward_body)
         self.functions += [optimize(forward, self.ns), optimize(backward, self.ns)]
         return names
@@ -247,12 +252,23 @@ def build(fn, wrt, mode="grad", preserve_result=False, has_aux=False) -> Generat
     scalar (with ``has_aux``, a pair whose first item is one); with
     ``has_aux`` it returns the pair as the value (``preserve_result`` is then
     required).
+
+    Generated names must avoid every name of every user function the module
+    transforms, known before the first name is made: the code objects of
+    ``fn`` and of the functions it may call tell them cheaply.  Should the
+    transform meet a name they did not (a callee reached another way, a name
+    in code the compiler dropped), it runs again knowing it.
     """
-    builder = ModuleBuilder()
-    try:
-        name = builder.entry(fn, wrt, mode, preserve_result, has_aux)
-    except TransformError as exc:
-        raise in_wrapper(fn, exc) from None
+    user = _user_names(fn)
+    while True:
+        builder = ModuleBuilder(user)
+        try:
+            name = builder.entry(fn, wrt, mode, preserve_result, has_aux)
+        except TransformError as exc:
+            raise in_wrapper(fn, exc) from None
+        if user.covers(builder.met):
+            break
+        user = user.union(builder.met)
     code = fn.__code__
     what = "vector-Jacobian product" if mode == "vjp" else "gradient"
     header = [f"Generated by astgrad: the {what} of {fn.__qualname__} "
@@ -269,3 +285,46 @@ def build(fn, wrt, mode="grad", preserve_result=False, has_aux=False) -> Generat
     generated = Generated(source, namespace[name], filename, namespace, dependencies)
     drop_lines_with(generated, filename)
     return generated
+
+
+def _user_names(fn) -> UserNames:
+    """The names of ``fn`` and of the user functions it may call, from their code objects."""
+    found = UserNames()
+    seen = set()
+    todo = [fn]
+    while todo:
+        f = todo.pop()
+        code = f.__code__
+        if code in seen:
+            continue
+        seen.add(code)
+        found.add_code(code, f.__globals__)
+        todo += _callees(f, code)
+    return found
+
+
+def _callees(fn, code) -> list:
+    """Functions ``fn`` names (a global, a closure variable, a module's attribute) that a transform would enter."""
+    from .primitives import classify, is_user_function, unwrap_gradient_object
+    names = set()
+    codes = [code]
+    for c in codes:
+        names.update(c.co_names)
+        codes += [k for k in c.co_consts if isinstance(k, types.CodeType)]
+    values = [fn.__globals__[name] for name in names if name in fn.__globals__]
+    for cell in fn.__closure__ or ():
+        try:
+            values.append(cell.cell_contents)
+        except ValueError:
+            pass
+    found = []
+    try:  # a guess, never a new way to fail: what it misses, build() meets and runs again for
+        for module in [v for v in values if isinstance(v, types.ModuleType)]:
+            values += [getattr(module, name, None) for name in names]
+        for value in values:
+            value = unwrap_gradient_object(value)
+            if is_user_function(value) and classify(value)[0] == "call":  # transformed, not a rule
+                found.append(value)
+    except Exception:
+        pass
+    return found

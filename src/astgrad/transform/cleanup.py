@@ -15,7 +15,7 @@ from .emit import is_marker
 from .inline import rewrite
 
 
-def drop_unread_saves(fn_def, adjoint, keep_shape):
+def drop_unread_saves(fn_def, adjoint, keep_shape, stack):
     """Stop saving a name no ``adjoint`` statement reads: its pushes and its pops go together.
 
     The analysis saves what the rules read; a group of elementwise operations
@@ -29,7 +29,7 @@ def drop_unread_saves(fn_def, adjoint, keep_shape):
     popped = set()
     for stmt in adjoint:
         for n in compat.walk(stmt):
-            name = _pop_target(n)
+            name = _pop_target(n, stack)
             if name is not None:
                 popped.add(name)
     unread = popped - loads
@@ -37,9 +37,9 @@ def drop_unread_saves(fn_def, adjoint, keep_shape):
         return fn_def
 
     def keep(stmt):
-        if _pop_target(stmt) in unread:
+        if _pop_target(stmt, stack) in unread:
             return False
-        pushed = push_value(stmt)
+        pushed = push_value(stmt, stack)
         if isinstance(pushed, gast.Call) and isinstance(pushed.func, gast.Name) and pushed.func.id == keep_shape \
                 and len(pushed.args) == 1:
             pushed = pushed.args[0]  # _stack.append(only_shape(t4))
@@ -59,10 +59,10 @@ def drop_unread_saves(fn_def, adjoint, keep_shape):
     return fn_def
 
 
-def _pop_target(stmt):
+def _pop_target(stmt, stack):
     """``name`` for a statement ``name = _stack.pop()``, else None."""
     if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) \
-            and _is_pop(stmt.value):
+            and _is_pop(stmt.value, stack):
         return stmt.targets[0].id
     return None
 
@@ -74,7 +74,7 @@ def release(fn_def, keep=(), numbers=(), small=()):
     written by hand drops (or overwrites) an array once it is used up, and
     so does the generated code.  Only names a top-level assignment binds
     before that statement are released (they are surely bound there), never
-    ``keep`` (the parameters) or the stack.  Names that surely hold numbers
+    ``keep`` (the parameters and the stack).  Names that surely hold numbers
     (computed from ``numbers``, the float seed, and literals) or only a
     shape (assigned a call of one of ``small``: ``size`` and ``only_shape``)
     are left alone, as are names last copied (``dx = dy``) or only assigned,
@@ -104,7 +104,7 @@ def release(fn_def, keep=(), numbers=(), small=()):
         end -= 1
     after = {}
     for name, i in last.items():
-        if name in keep or name in scalar or name in tiny or name == "_stack" or name not in bound \
+        if name in keep or name in scalar or name in tiny or name not in bound \
                 or bound[name] > i or i >= end - 1 or name not in loaded[i] or _copies(body[i], name):
             continue
         after.setdefault(i, []).append(name)
@@ -244,7 +244,7 @@ def _propagate(stmts, i, a, b, loads) -> bool:
     return True
 
 
-def unstack(fn_def):
+def unstack(fn_def, stack):
     """Keep what the function's top level saves in locals, not on ``_stack``.
 
     A value pushed outside every loop is popped outside every loop, once:
@@ -255,10 +255,10 @@ def unstack(fn_def):
     ``_saved_n = value``.  Without pushes left, ``_stack = []`` goes too.
     """
     body = fn_def.body
-    if any(isinstance(s, gast.While) and any(_is_pop(n) for n in compat.walk(s.test)) for s in body):
+    if any(isinstance(s, gast.While) and any(_is_pop(n, stack) for n in compat.walk(s.test)) for s in body):
         return fn_def  # popped once per trip
-    pushes = [i for i, s in enumerate(body) if push_value(s) is not None]
-    pops = [(i, n) for i, s in enumerate(body) for n in _top_level_pops(s)]
+    pushes = [i for i, s in enumerate(body) if push_value(s, stack) is not None]
+    pops = [(i, n) for i, s in enumerate(body) for n in _top_level_pops(s, stack)]
     if not pushes or len(pushes) != len(pops):
         return fn_def
     taken = {n.id for n in compat.walk(fn_def) if isinstance(n, gast.Name)}
@@ -267,7 +267,7 @@ def unstack(fn_def):
     for push, (pop_at, pop) in zip(pushes, reversed(pops)):
         if pop_at <= push:
             return fn_def
-        value = push_value(body[push])
+        value = push_value(body[push], stack)
         between = [n for s in body[push + 1:pop_at] for n in compat.walk(s)]
         if isinstance(value, gast.Name) and not any(
                 isinstance(n, gast.Name) and n.id == value.id and not isinstance(n.ctx, gast.Load) for n in between):
@@ -287,24 +287,24 @@ def unstack(fn_def):
     return fn_def
 
 
-def push_value(stmt):
-    """``v`` for ``_stack.append(v)``."""
+def push_value(stmt, stack):
+    """``v`` for ``_stack.append(v)``, where ``stack`` names the stack (``_stack``)."""
     if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call) and len(stmt.value.args) == 1:
         func = stmt.value.func
         if isinstance(func, gast.Attribute) and func.attr == "append" and isinstance(func.value, gast.Name) \
-                and func.value.id == "_stack":
+                and func.value.id == stack:
             return stmt.value.args[0]
     return None
 
 
-def _is_pop(node) -> bool:
+def _is_pop(node, stack) -> bool:
     return isinstance(node, gast.Call) and not node.args and isinstance(node.func, gast.Attribute) \
-        and node.func.attr == "pop" and isinstance(node.func.value, gast.Name) and node.func.value.id == "_stack"
+        and node.func.attr == "pop" and isinstance(node.func.value, gast.Name) and node.func.value.id == stack
 
 
-def _top_level_pops(stmt):
+def _top_level_pops(stmt, stack):
     """``_stack.pop()`` calls ``stmt`` makes once: not inside the body of a loop or branch."""
     if isinstance(stmt, (gast.For, gast.While, gast.If)):
         head = stmt.iter if isinstance(stmt, gast.For) else stmt.test
-        return [] if isinstance(stmt, gast.While) else [n for n in compat.walk(head) if _is_pop(n)]
-    return [n for n in compat.walk(stmt) if _is_pop(n)]
+        return [] if isinstance(stmt, gast.While) else [n for n in compat.walk(head) if _is_pop(n, stack)]
+    return [n for n in compat.walk(stmt) if _is_pop(n, stack)]

@@ -356,5 +356,5 @@ _HANDLERS = {
     "Compare": _compare, "BoolOp": _boolop, "IfExp": _ifexp, "Tuple": _sequence,
     "List": _sequence, "Subscript": _subscript, "Attribute": _attribute,
     "Lambda": _lambda, "ListComp": _listcomp, "Call": _call,
-    "JoinedStr": lambda n, t, e: n.emit([t], "nondiff", e, e),
+    "JoinedStr": lambda n, t, e: n.emit([t], "nondiff", n.kept_as_written(e), e),
 }

@@ -488,7 +488,7 @@ def adjoint(rev, ops, live, head, out) -> bool:
             live.discard(t)
             rev.lazy.discard(t)
             if t in rev.saved_targets(m):
-                pops.append(compat.assign(t, _pop()))
+                pops.append(compat.assign(t, _pop(rev.ns.stack)))
     if old_root:  # the gradient reads the value ``r`` had before the root overwrote it
         head.append(pops.pop(0))
     bound = {}

@@ -131,11 +131,10 @@ class RuleInliner:
                     self.dependencies.record_key(fn.__globals__, name, obj, always=True)
                 if isinstance(obj, types.FunctionType):
                     obj = runtime.FASTER.get(obj, obj)
-            elif hasattr(builtins, name):
+            elif hasattr(builtins, name):  # bound like any other: a user's ``len`` must not answer
                 if watch:
                     self.dependencies.record_absent(fn.__globals__, name)
-                free[name] = name
-                continue
+                obj = getattr(builtins, name)
             else:
                 return None
             free[name] = self.ns.bind(obj, name)

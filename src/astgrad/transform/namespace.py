@@ -4,7 +4,9 @@ Callables and modules are bound once, at transform time, under their own
 names (``np``, ``expand_reduced``) or a numbered variant if that name is
 taken.  Data that the user's code reads from globals or closures is looked
 up live at call time, so a training loop that updates a global weight sees
-the new value without re-transforming.
+the new value without re-transforming.  Every global name generated code
+reads is bound here, builtins too, so none falls through to a name of the
+user's (see ``naming``).
 """
 
 from __future__ import annotations
@@ -50,9 +52,10 @@ class Namespace:
     def __init__(self, names):
         self.names = names
         self.globals = LiveGlobals()
-        self._by_id: dict[int, str] = {}
+        self._by_id: dict = {}  # id(obj), or ("live", id(place), key) -> name
         self.order: list[str] = []
         self.pure: set[str] = set()  # names of side-effect-free callables
+        self.stack = names.local_everywhere("_stack")  # the stack every generated function may use
 
     def bind(self, obj, preferred: str) -> str:
         """The name under which ``obj`` is reachable from generated code."""
@@ -73,12 +76,12 @@ class Namespace:
 
     def bind_live(self, place, key: str, preferred: str) -> str:
         token = ("live", id(place), key)
-        known = self._by_id.get(hash(token))
+        known = self._by_id.get(token)
         if known is not None:
             return known
         name = self.names.fresh(preferred)
         self.globals.live[name] = (place, key)
-        self._by_id[hash(token)] = name
+        self._by_id[token] = name
         return name
 
     def ref(self, obj):

@@ -1,22 +1,95 @@
-"""Deterministic names for generated code.
+"""Deterministic names for generated code, none of which meets a user's name.
 
 Temporaries are ``t1, t2, ...``, adjoints are ``d`` + the primal name, and
 names taken from rules or the generated module namespace keep their own name
 unless it is taken.  The same function always gets the same names, which is
 what makes golden tests of generated source possible.
+
+Hygiene: one generated module holds the entry function and a forward and
+backward variant of every user function it calls, so the root ``Names`` of a
+module is told, before anything is named, every identifier of every user
+function it will transform (``UserNames``).  A name local to one generated
+function (a temporary, an adjoint, a seed, the stack) avoids all of them, so
+it can neither shadow a global or closure variable the user's code reads
+nor overwrite one of its locals.  A module-level name (``np``, a runtime
+helper, ``forward_f``) avoids the user's locals only: a free name such as
+``np`` or a global ``w`` keeps its own name, bound once in the namespace.
 """
 
 from __future__ import annotations
 
+import builtins
 import itertools
+import types
+
+from . import compat
+from .compat import gast
+
+class UserNames:
+    """Identifiers of user functions: ``all`` of them, and the ``locals`` among them."""
+
+    def __init__(self, all=(), locals=()):
+        self.all = set(all)
+        self.locals = set(locals)
+
+    def add_code(self, code, namespace):
+        """A code object's names, through every nested code object (lambdas, comprehensions).
+
+        ``co_names`` mixes global names with attribute names; only those
+        ``namespace`` (the function's globals) or the builtins define can be
+        read as globals, and a global the transform reads must be defined.
+        """
+        self.locals.update(code.co_varnames, code.co_cellvars)
+        self.all.update(code.co_varnames, code.co_cellvars, code.co_freevars)
+        self.all.update(n for n in code.co_names if n in namespace or hasattr(builtins, n))
+        for const in code.co_consts:
+            if isinstance(const, types.CodeType):
+                self.add_code(const, namespace)
+
+    def add_tree(self, fn_def):
+        """The names of a function's parameters and body: every Name and nested definition.
+
+        (Its decorators, defaults and annotations are evaluated outside it.)
+        """
+        args = fn_def.args
+        params = list(args.posonlyargs or []) + list(args.args) + list(args.kwonlyargs)
+        params += [a for a in (args.vararg, args.kwarg) if a is not None]
+        self.all.update(a.id for a in params)
+        self.locals.update(a.id for a in params)
+        for node in (n for stmt in fn_def.body for n in compat.walk(stmt)):
+            if isinstance(node, gast.Name):
+                self.all.add(node.id)
+                if not isinstance(node.ctx, gast.Load):
+                    self.locals.add(node.id)
+            elif isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+                self.all.add(node.name)
+                self.locals.add(node.name)
+            elif isinstance(node, (gast.Global, gast.Nonlocal)):
+                self.all.update(node.names)
+            elif isinstance(node, gast.alias):
+                self.all.add((node.asname or node.name).split(".")[0])
+                self.locals.add((node.asname or node.name).split(".")[0])
+
+    def covers(self, other: "UserNames") -> bool:
+        return other.all <= self.all and other.locals <= self.locals
+
+    def union(self, other: "UserNames") -> "UserNames":
+        return UserNames(self.all | other.all, self.locals | other.locals)
 
 
 class Names:
-    """Hands out names that do not collide with anything already used."""
+    """Hands out names that do not collide with anything already used.
 
-    def __init__(self, taken=(), parent: "Names | None" = None):
+    The root of a module's pools names module-level things; each generated
+    function has a ``child`` pool for its locals.  A name is taken when the
+    pool, its root or (for the root) any child holds it, and as said above
+    when the user's functions use it.
+    """
+
+    def __init__(self, taken=(), parent: "Names | None" = None, user: UserNames | None = None):
         self.taken = set(taken)
         self.parent = parent
+        self.user = user if user is not None else (parent.user if parent is not None else UserNames())
         self.children: list[Names] = []
         if parent is not None:
             parent.children.append(self)
@@ -28,21 +101,31 @@ class Names:
         return Names(taken, parent=self)
 
     def is_taken(self, name: str) -> bool:
-        if name in self.taken or (self.parent is not None and name in self.parent.taken):
+        if name in self.taken:
             return True
-        return any(name in c.taken for c in self.children)
+        if self.parent is not None:  # a local of one generated function
+            return name in self.user.all or name in self.parent.taken
+        return name in self.user.locals or any(name in c.taken for c in self.children)
 
     def reserve(self, *names):
         self.taken.update(names)
 
     def fresh(self, base: str) -> str:
         """``base`` if free, else ``base_2``, ``base_3``, ..."""
-        if not self.is_taken(base):
+        return self._first_free(base, self.is_taken)
+
+    def local_everywhere(self, base: str) -> str:
+        """A root name that every generated function may use as a local (the stack)."""
+        assert self.parent is None
+        return self._first_free(base, lambda name: name in self.user.all or self.is_taken(name))
+
+    def _first_free(self, base, taken) -> str:
+        if not taken(base):
             self.taken.add(base)
             return base
         for n in itertools.count(2):
             candidate = f"{base}_{n}"
-            if not self.is_taken(candidate):
+            if not taken(candidate):
                 self.taken.add(candidate)
                 return candidate
         raise AssertionError("unreachable")

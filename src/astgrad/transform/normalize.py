@@ -137,6 +137,15 @@ class Normalizer:
             return compat.name(self.ns.bind(obj, node.id))
         return compat.name(self.ns.bind_live(place, node.id, node.id))
 
+    def kept_as_written(self, tree):
+        """A copy of ``tree`` (an assert, an f-string) with its free names bound like every other's."""
+        tree = compat.clone(tree)
+        inner = {n.id for n in compat.walk(tree) if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
+        for node in compat.walk(tree):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and node.id not in inner:
+                node.id = self.load_name(node).id
+        return tree
+
     def atomize(self, expr):
         if isinstance(expr, gast.Name):
             return self.load_name(expr)
@@ -205,7 +214,7 @@ class Normalizer:
         elif isinstance(s, gast.Pass):
             pass
         elif isinstance(s, gast.Assert):
-            self.out.append(Raw(s, self.src.user_line(s), self.src.line_text(s)))
+            self.out.append(Raw(self.kept_as_written(s), self.src.user_line(s), self.src.line_text(s)))
         elif isinstance(s, gast.With):
             self.with_block(s)
         else:

@@ -21,7 +21,7 @@ from .cleanup import push_value
 from .compat import gast
 from .emit import is_marker
 
-_PURE_BUILTINS = {"range", "len", "min", "reversed", "float", "abs", "tuple"}
+_PURE_BUILTINS = (range, len, min, reversed, float, abs, tuple)  # by identity: a name may be the user's
 
 
 def optimize(fn_def, ns, keep=()):
@@ -139,10 +139,10 @@ def _pure_nodes(nodes, ns) -> bool:
                 root = root.value
             if not isinstance(root, gast.Name):
                 return False
-            if root.id == "_stack":
+            if root.id == ns.stack:
                 return False
             obj = ns.globals.get(root.id)
-            if root.id in ns.pure or root.id in _PURE_BUILTINS:
+            if root.id in ns.pure or any(obj is b for b in _PURE_BUILTINS):
                 continue
             if getattr(obj, "__name__", "") in ("numpy", "math") and not _random(func):
                 continue
@@ -211,7 +211,7 @@ def _replace_name(tree, name, value):
     return tree
 
 
-def shapes_on_stack(fn_def, adjoint, shape_helpers, keep_shape):
+def shapes_on_stack(fn_def, adjoint, shape_helpers, keep_shape, stack):
     """Push ``keep_shape(t)`` instead of ``t`` where the ``adjoint`` statements read ``t`` only as ``shape(t)``
     (or ``size(t)``: ``shape_helpers`` names both).
 
@@ -234,7 +234,7 @@ def shapes_on_stack(fn_def, adjoint, shape_helpers, keep_shape):
         return fn_def
     adjoint_ids = {id(stmt) for stmt in adjoint}
     for n in (n for stmt in fn_def.body if id(stmt) not in adjoint_ids for n in compat.walk(stmt)):
-        arg = push_value(n)
+        arg = push_value(n, stack)
         if isinstance(arg, gast.Name) and arg.id in only:
             n.value.args = [compat.call(compat.name(keep_shape), [arg])]
     return fn_def

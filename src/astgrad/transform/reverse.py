@@ -25,7 +25,6 @@ from .compat import gast
 from . import fusion
 from .ir import Break, For, If, Op, Raw, While, atom_names, walk_ops, walk_statements
 
-STACK = "_stack"
 _META = ("shape", "size", "ndim")
 # rules that are elementwise expressions of the gradient and the operands: a
 # gradient that only broadcasts to the result's shape gives arguments'
@@ -35,12 +34,13 @@ _SCALAR_SAFE = (np.add, np.subtract, np.multiply, np.negative, np.divide)
 _REMAT = (np.add, np.subtract, np.multiply, np.negative)
 
 
-def _push(value):
-    return compat.expr_stmt(compat.call(compat.attr(compat.name(STACK), "append"), [value]))
+def _push(stack, value):
+    """``stack.append(value)``; ``stack`` is the module's name for the stack (``ns.stack``)."""
+    return compat.expr_stmt(compat.call(compat.attr(compat.name(stack), "append"), [value]))
 
 
-def _pop():
-    return compat.call(compat.attr(compat.name(STACK), "pop"))
+def _pop(stack):
+    return compat.call(compat.attr(compat.name(stack), "pop"))
 
 
 class Reverser:
@@ -167,7 +167,7 @@ class Reverser:
                 node = compat.if_stmt(compat.name(s.test), self.primal(s.body), self.primal(s.orelse))
                 out.append(node)
                 if self.needed(s):
-                    out.append(_push(compat.name(s.test)))
+                    out.append(_push(self.ns.stack, compat.name(s.test)))
             elif isinstance(s, For):
                 out += self.primal_for(s)
             elif isinstance(s, While):
@@ -179,11 +179,11 @@ class Reverser:
         return out
 
     def primal_op(self, op):
-        out = [_push(compat.name(t)) for t in self.saved_targets(op)]
+        out = [_push(self.ns.stack, compat.name(t)) for t in self.saved_targets(op)]
         expr = op.expr
         if op.kind == "call" and self.an.is_active(op):
             forward, _, _ = self.call_variant(op)
-            expr = compat.call(compat.name(forward), [compat.name(STACK)] + [compat.clone(a) for a in op.args],
+            expr = compat.call(compat.name(forward), [compat.name(self.ns.stack)] + [compat.clone(a) for a in op.args],
                                {k: compat.clone(v) for k, v in op.kwargs.items()})
         target = op.targets if op.kind == "unpack" else op.targets[0]
         out.append(compat.assign(target, compat.clone(expr)))
@@ -192,7 +192,7 @@ class Reverser:
     def primal_for(self, s):
         out = []
         if s.target in self.an.saved:
-            out.append(_push(compat.name(s.target)))
+            out.append(_push(self.ns.stack, compat.name(s.target)))
         body = self.primal(s.body)
         counted = self.needed(s) and _breaks(s.body)
         if counted:
@@ -201,7 +201,7 @@ class Reverser:
             body = [compat.assign(trips, compat.binop(compat.name(trips), "Add", compat.const(1)))] + body
         out.append(compat.for_stmt(s.target, compat.clone(s.iter), body))
         if counted:
-            out.append(_push(compat.name(trips)))
+            out.append(_push(self.ns.stack, compat.name(trips)))
         return out
 
     def primal_while(self, s):
@@ -213,7 +213,7 @@ class Reverser:
         out.append(compat.assign(trips, compat.const(0)))
         body = [compat.assign(trips, compat.binop(compat.name(trips), "Add", compat.const(1)))] + body
         out.append(compat.while_stmt(compat.name(s.test), body))
-        out.append(_push(compat.name(trips)))
+        out.append(_push(self.ns.stack, compat.name(trips)))
         return out
 
     def needed(self, s) -> bool:
@@ -309,7 +309,7 @@ class Reverser:
             live.discard(t)
             self.lazy.discard(t)
             if t in saved:
-                out.append(compat.assign(t, _pop()))
+                out.append(compat.assign(t, _pop(self.ns.stack)))
 
     def adjoint_prim(self, op, live, out):
         target = op.targets[0]
@@ -419,7 +419,7 @@ class Reverser:
         _, backward, active = self.call_variant(op)
         target = op.targets[0]
         seed = compat.name(self.adj(target)) if target in live else compat.const(0.0)
-        value = compat.call(compat.name(backward), [compat.name(STACK), seed])
+        value = compat.call(compat.name(backward), [compat.name(self.ns.stack), seed])
         atoms = [self.bound_args(op)[p] for p in active]
         if len(atoms) == 1:
             self.accumulate(atoms[0], value, live, out)
@@ -523,7 +523,7 @@ class Reverser:
         orelse += [self.zero(v) for v in sorted(union - live_else)]
         live.clear()
         live.update(union)
-        return [compat.if_stmt(_pop(), body, orelse)]
+        return [compat.if_stmt(_pop(self.ns.stack), body, orelse)]
 
     def loop_body(self, body, live):
         """Adjoint of a loop body whose live set is the same on entry and exit."""
@@ -548,17 +548,17 @@ class Reverser:
         iterable = compat.clone(s.iter)
         if self.needed(s) and _breaks(s.body):
             iterable = compat.make("Subscript", value=iterable, slice=compat.make(
-                "Slice", lower=None, upper=_pop(), step=None), ctx=gast.Load())
+                "Slice", lower=None, upper=_pop(self.ns.stack), step=None), ctx=gast.Load())
         iterable = compat.call(compat.name(self.ns.bind(reversed, "reversed")), [iterable])
         out = before + [compat.for_stmt(s.target, iterable, body)]
         if s.target in self.an.saved:
-            out.append(compat.assign(s.target, _pop()))
+            out.append(compat.assign(s.target, _pop(self.ns.stack)))
         return out
 
     def adjoint_while(self, s, live):
         before, body = self.loop_body(s.body, live)
-        count = compat.call(compat.name(self.ns.bind(range, "range")), [_pop()])
-        out = before + [compat.for_stmt("_", count, body)]
+        count = compat.call(compat.name(self.ns.bind(range, "range")), [_pop(self.ns.stack)])
+        out = before + [compat.for_stmt(self.names.fresh("_"), count, body)]
         tail, _ = self.adjoint(s.cond, live)
         return out + tail
 
@@ -636,5 +636,5 @@ def first_bindings(body, params) -> dict:
     return found
 
 
-def uses_stack(stmts) -> bool:
-    return any(isinstance(n, gast.Name) and n.id == STACK for s in stmts for n in compat.walk(s))
+def uses_stack(stmts, stack) -> bool:
+    return any(isinstance(n, gast.Name) and n.id == stack for s in stmts for n in compat.walk(s))
