@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import inspect
 import types
-import weakref
 
 import numpy as np
 
@@ -25,7 +24,7 @@ from .transform.locate import bind_now, own_signature
 
 __all__ = ["grad", "value_and_grad", "vjp", "show", "TransformError"]
 
-#: the attribute of a function holding ``(weakref to the function, {key: GradientFunction})``
+#: the attribute of a function holding its _Gradients
 _CACHE = "__astgrad_gradients__"
 
 
@@ -281,10 +280,24 @@ def _gradients_of(fn) -> dict:
     """
     if type(fn) is not types.FunctionType:
         return {}
-    owned = fn.__dict__.get(_CACHE)
-    if owned is None or owned[0]() is not fn:
-        owned = fn.__dict__[_CACHE] = (weakref.ref(fn), {})
-    return owned[1]
+    cache = fn.__dict__.get(_CACHE)
+    if getattr(cache, "owner", None) is not fn:
+        cache = fn.__dict__[_CACHE] = _Gradients()
+        cache.owner = fn
+    return cache
+
+
+class _Gradients(dict):
+    """A function's gradients by (code, wrt, options).
+
+    Pickled empty and ownerless: cloudpickle copies a closure's ``__dict__``,
+    and a gradient (compiled code) cannot be pickled.
+    """
+
+    __slots__ = ("owner",)
+
+    def __reduce__(self):
+        return _Gradients, ()
 
 
 def _generated_inside(fn):

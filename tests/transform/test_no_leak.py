@@ -10,9 +10,11 @@ linecache for tracebacks and pdb.
 
 import gc
 import linecache
+import pickle
 import weakref
 
 import numpy as np
+import pytest
 
 import astgrad
 
@@ -116,3 +118,15 @@ def test_gradients_of_bound_methods_keep_no_object():
         del model
     gc.collect()
     assert sum(r() is not None for r in objects) == 0
+
+
+def test_a_differentiated_closure_still_pickles_by_value():
+    # cloudpickle (multiprocessing, dask) copies a closure's __dict__, where its gradients are cached
+    loss = make_loss(np.arange(3.0))
+    astgrad.grad(loss)(np.ones(3))
+    state = pickle.loads(pickle.dumps(dict(loss.__dict__)))
+    assert all(len(v) == 0 for v in state.values())
+    cloudpickle = pytest.importorskip("cloudpickle")
+    copy = pickle.loads(cloudpickle.dumps(loss))
+    np.testing.assert_allclose(astgrad.grad(copy)(np.ones(3)), 2 * np.arange(3.0) ** 2)
+    assert astgrad.grad(copy) is not astgrad.grad(loss)
