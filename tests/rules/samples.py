@@ -186,6 +186,25 @@ def eigvalsh_symmetric(a):
     return np.linalg.eigvalsh((a + np.swapaxes(a, -1, -2)) / 2)
 
 
+def eig_real_spectrum(a):
+    """A matrix near diag(1, 3, 5): its eigenvalues are real and apart (Gershgorin), its vectors real."""
+    w, v = np.linalg.eig(a * 0.15 + np.diag([1.0, 3.0, 5.0]))
+    return w, v ** 2
+
+
+def eigvals_modulus(a):
+    """Eigenvalues that may be complex, through a real function of them."""
+    return np.abs(np.linalg.eigvals(a))
+
+
+def eig_values_real(a):
+    return np.real(rules.eig_values(a * 0.15 + np.diag([1.0, 3.0, 5.0])))
+
+
+def eig_vectors_squared(a):
+    return rules.eig_vectors(a * 0.15 + np.diag([1.0, 3.0, 5.0])) ** 2
+
+
 UNARY_ANY = [np.negative, np.positive, np.exp, np.exp2, np.expm1, np.sin, np.cos, np.tan, np.arctan, np.sinh,
              np.cosh, np.tanh, np.arcsinh, np.square, np.absolute, np.fabs, np.sinc, np.deg2rad, np.rad2deg,
              np.degrees, np.radians, np.sign, np.floor, np.ceil, np.rint, np.trunc, np.round, np.around, np.fix,
@@ -392,6 +411,12 @@ def _cases():
         Case(np.einsum, [const("iij,j->i"), normal(3, 3, 2), normal(2)], name="diagonal"),
         Case(np.einsum, [const("...ij,...jk->...ik"), normal(2, 3, 4), normal(4, 2)], name="ellipsis"),
         Case(np.einsum, [const("...j,...j"), normal(1, 3), normal(4, 3)], name="ellipsis_implicit"),
+    ]
+    cases += [
+        Case(np.linalg.eig, [normal(3, 3)], call=eig_real_spectrum),
+        Case(np.linalg.eigvals, [normal(3, 3)], call=eigvals_modulus),
+        Case(rules.eig_values, [normal(3, 3)], call=eig_values_real),
+        Case(rules.eig_vectors, [normal(3, 3)], call=eig_vectors_squared),
     ]
     cases += [Case(np.angle, [normal(3, 4)]), Case(np.real_if_close, [normal(3, 4)])]
     for fn, maker in ((math.sin, scalar()), (math.cos, scalar()), (math.tan, scalar()), (math.exp, scalar()),

@@ -83,3 +83,28 @@ def test_matrix_power_closed_form():
 
     np.testing.assert_allclose(astgrad.grad(f)(a), w @ a.T + a.T @ w)
     np.testing.assert_allclose(taped(f, a), w @ a.T + a.T @ w)
+
+
+def eig_vectors_used(a):
+    w, v = np.linalg.eig(a)
+    return np.sum(np.abs(v) ** 2 * np.arange(9.0).reshape(3, 3))
+
+
+def eig_values_weighted(a):
+    return np.sum(np.real(np.linalg.eigvals(a)) * np.array([1.0, 2.0, 3.0]))
+
+
+def eig_values_summed(a):
+    return np.sum(np.real(np.linalg.eigvals(a)))
+
+
+@pytest.mark.parametrize("engine", ["generated", "tape"])
+def test_eig_refuses_complex_vectors_and_single_repeated_values_but_not_their_sum(engine):
+    rotation = np.array([[0.0, -2.0, 0.3], [1.5, 0.1, 0.2], [0.1, 0.4, 3.0]])  # a complex pair
+    run = (lambda f, a: astgrad.grad(f)(a)) if engine == "generated" else taped
+    with pytest.raises(ValueError, match="complex"):
+        run(eig_vectors_used, rotation)
+    with pytest.raises(ValueError, match="repeated eigenvalues"):
+        run(eig_values_weighted, np.diag([2.0, 2.0, 1.0]))
+    # the trace is the sum of the eigenvalues: its gradient is the identity, repeated or not
+    np.testing.assert_allclose(run(eig_values_summed, np.diag([2.0, 2.0, 1.0])), np.eye(3), atol=1e-12)

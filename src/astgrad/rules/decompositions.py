@@ -18,7 +18,8 @@ import numpy as np
 from ._registry import defvjp, primitive
 from .linalg import T, eigh_values_vjp, one_triangle, pinv
 
-__all__ = ["svd_values", "svd_u", "svd_vh", "qr_q", "qr_r", "lstsq_solution", "lstsq_residuals"]
+__all__ = ["svd_values", "svd_u", "svd_vh", "qr_q", "qr_r", "lstsq_solution", "lstsq_residuals", "eig_values",
+           "eig_vectors"]
 
 
 def _eye(n, like):
@@ -334,3 +335,77 @@ def matrix_norm_vjp(g, ans, x, ord, axis=None, keepdims=False):
     else:
         raise ValueError(f"astgrad: no gradient for the matrix norm numpy.linalg.norm(ord={ord!r})")
     return np.moveaxis(g_m, (-2, -1), (rows, cols))
+
+
+# ------------------------------------------------------ general eigenproblem
+
+
+def _eig_gradient(a, w, v, g_w, g_v):
+    """The gradient of ``a`` from those of the eigenvalues ``w`` and the unit eigenvectors ``v``.
+
+    ``a = v diag(w) v^-1``: the eigenvalues are holomorphic in ``a`` (no
+    conjugation, as for every holomorphic rule); a real ``a`` gets the real
+    part.  Eigenvectors are differentiated only where they are real and
+    the eigenvalues distinct: a complex eigenvector has an arbitrary phase.
+    """
+    n = np.shape(a)[-1]
+    diagonal = np.eye(n, dtype=bool)
+    gaps = np.expand_dims(w, -2) - np.expand_dims(w, -1)  # gaps[i, j] = w_j - w_i
+    tol = np.finfo(np.result_type(a, np.float32)).eps * 64 * np.max(np.abs(w), initial=1.0)
+    tied = (np.abs(gaps) <= tol) & ~diagonal
+    if np.linalg.cond(v) * np.finfo(np.result_type(a, np.float32)).eps > 1e-2:
+        raise ValueError("astgrad: no gradient for numpy.linalg.eig of a matrix that is not diagonalizable "
+                         "(its eigenvectors are dependent)")
+    inner = 0
+    if g_w is not None:
+        if np.any(tied & (np.expand_dims(g_w, -2) != np.expand_dims(g_w, -1))):
+            raise ValueError("astgrad: no gradient for single repeated eigenvalues of numpy.linalg.eig; a "
+                             "symmetric function of them (their sum) has one")
+        inner = g_w[..., None] * diagonal
+    if g_v is not None:
+        if np.iscomplexobj(v) or np.any(tied):
+            raise ValueError("astgrad: no gradient for the eigenvectors of numpy.linalg.eig where they are "
+                             "complex (their phase is arbitrary) or their eigenvalues repeat; use eigh for a "
+                             "symmetric matrix, or a loss of the eigenvalues")
+        f = np.where(diagonal, 0, 1 / np.where(diagonal, 1, gaps))
+        vg = T(v) @ g_v
+        h = vg - (T(v) @ v) * np.expand_dims(np.diagonal(vg, axis1=-2, axis2=-1), -2)
+        inner = inner + f * h
+    g_a = np.linalg.solve(T(v), inner @ T(v))
+    return g_a if np.iscomplexobj(a) else np.real(g_a)
+
+
+@defvjp(np.linalg.eig)
+def eig(g, ans, a):
+    """``g`` is (gradient of the eigenvalues, gradient of the eigenvectors)."""
+    return _eig_gradient(a, ans[0], ans[1], g[0], g[1])
+
+
+@defvjp(np.linalg.eigvals)
+def eigvals(g, ans, a):
+    w, v = np.linalg.eig(a)
+    return _eig_gradient(a, w, v, g, None)
+
+
+@primitive
+def eig_values(a):
+    """The eigenvalues (first output of ``np.linalg.eig``)."""
+    return np.linalg.eig(a)[0]
+
+
+@primitive
+def eig_vectors(a):
+    """The unit eigenvectors (second output of ``np.linalg.eig``)."""
+    return np.linalg.eig(a)[1]
+
+
+@defvjp(eig_values)
+def eig_values_vjp(g, ans, a):
+    w, v = np.linalg.eig(a)
+    return _eig_gradient(a, w, v, g, None)
+
+
+@defvjp(eig_vectors)
+def eig_vectors_vjp(g, ans, a):
+    w, v = np.linalg.eig(a)
+    return _eig_gradient(a, w, v, None, g)

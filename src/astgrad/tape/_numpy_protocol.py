@@ -137,13 +137,21 @@ def _lstsq(func, args, kwargs):
     return x, residuals, rank, values
 
 
+def _eig(func, args, kwargs):
+    (a,) = args
+    values = apply_op("LinalgEigBackward0", rules.eig_values, (a,), slots=((0,),))
+    return _EIG_RESULT(values, apply_op("LinalgEigBackward0", rules.eig_vectors, (a,), slots=((0,),)))
+
+
 _SLOGDET_RESULT = type(np.linalg.slogdet(np.eye(1)))
+_EIG_RESULT = type(np.linalg.eig(np.eye(1)))
 _QR_RESULT = type(np.linalg.qr(np.eye(1)))
 _SVD_RESULT = type(np.linalg.svd(np.eye(1)))
 _EIGH_RESULT = type(np.linalg.eigh(np.eye(1)))
 #: numpy functions with several outputs: each output becomes its own node.
 _MULTI_OUTPUT = {np.split: _pieces, np.array_split: _pieces, np.linalg.slogdet: _slogdet,
                  np.linalg.eigh: _eigh, np.linalg.svd: _svd, np.linalg.qr: _qr, np.linalg.lstsq: _lstsq,
+                 np.linalg.eig: _eig,
                  np.hsplit: _split_along(lambda ndim: 1 if ndim > 1 else 0),
                  np.vsplit: _split_along(lambda ndim: 0), np.dsplit: _split_along(lambda ndim: 2)}
 
