@@ -177,11 +177,16 @@ def sin_of_list(a):
     return np.sum(np.sin([a, a * a]))
 
 
+def clip_of_list(a):
+    return np.sum(np.clip([a, -a, 0.5 * a], -1.0, 1.0) * np.array([1.0, 2.0, 3.0]))
+
+
 @pytest.mark.parametrize("f, x, expected", [
     (dot_of_lists, 1.5, 3.0),
     (product_of_lists, 1.5, 3.0 + 4 * 1.5),
     (sin_of_list, 0.5, np.cos(0.5) + 2 * 0.5 * np.cos(0.25)),
-], ids=["dot", "multiply", "sin"])
+    (clip_of_list, 1.5, 3.0 * 0.5),
+], ids=["dot", "multiply", "sin", "clip"])
 def test_lists_into_products_and_ufuncs(f, x, expected):
     got = astgrad.grad(f)(x)
     np.testing.assert_allclose(got, expected, rtol=1e-12)

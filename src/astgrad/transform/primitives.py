@@ -124,7 +124,7 @@ def returns_sequence(op) -> bool:
 
 #: numpy functions (besides ufuncs) whose array arguments the rules compute with: a list given there is
 #: passed as ``np.asarray(list)``, which is what numpy makes of it
-ARRAY_ARGUMENTS = {np.dot, np.vdot, np.inner, np.outer, np.kron, np.cross, np.tensordot}
+ARRAY_ARGUMENTS = {np.dot, np.vdot, np.inner, np.outer, np.kron, np.cross, np.tensordot, np.clip}
 
 
 def needs_unbroadcast(fn) -> bool:
