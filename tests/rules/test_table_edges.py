@@ -69,3 +69,22 @@ def test_eigenvectors_of_repeated_eigenvalues_are_refused_in_both_engines():
         eigenvectors_of(astgrad.tensor(a, requires_grad=True)).backward()
     # the eigenvalues alone have a gradient (equal weights on the repeated pair)
     np.testing.assert_allclose(astgrad.grad(eigenvalues_of)(a), np.diag([1.0, 1.0, 2.0]), atol=1e-12)
+
+
+def complex_eigenvalues(a):
+    return np.sum(np.linalg.eigh(a)[0] * np.array([1.0, 2.0]))
+
+
+def complex_cholesky(a):
+    return np.sum(np.abs(np.linalg.cholesky(a)))
+
+
+@pytest.mark.parametrize("f", [complex_eigenvalues, complex_cholesky])
+def test_complex_hermitian_one_triangle_readers_are_refused_in_both_engines(f):
+    import astgrad
+
+    a = np.array([[2.0, 1 - 1j], [1 + 1j, 3.0]])
+    with pytest.raises(ValueError, match="complex Hermitian"):
+        astgrad.grad(f)(a)
+    with pytest.raises(ValueError, match="complex Hermitian"):
+        f(astgrad.tensor(a, requires_grad=True)).backward()

@@ -204,6 +204,9 @@ def one_triangle(g, UPLO="L"):
     for two entries of the symmetric matrix, the other triangle is never read
     (its gradient is 0).  ``g`` is a gradient with respect to the symmetric matrix.
     """
+    if np.iscomplexobj(g):
+        raise ValueError("astgrad: no gradient for a complex Hermitian matrix read through one triangle "
+                         "(numpy.linalg.eigh, eigvalsh, cholesky, hermitian=True); pass a real matrix")
     both = g + T(g)
     eye = np.eye(np.shape(g)[-1])
     strict = np.tril(both, -1) if UPLO == "L" else np.triu(both, 1)
