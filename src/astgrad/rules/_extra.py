@@ -107,6 +107,10 @@ def vector_norm(x, ord=2, axis=None, keepdims=False):
         return np.sqrt(np.sum(x * x, axis=axis, keepdims=keepdims))
     if ord == np.inf:
         return np.max(np.abs(x), axis=axis, keepdims=keepdims)
+    if ord == -np.inf:
+        return np.min(np.abs(x), axis=axis, keepdims=keepdims)
+    if ord == 0:  # how many are not zero
+        return np.sum(x != 0, axis=axis, keepdims=keepdims).astype(np.result_type(np.real(x), np.float32))
     if ord == 1:
         return np.sum(np.abs(x), axis=axis, keepdims=keepdims)
     return np.sum(np.abs(x) ** ord, axis=axis, keepdims=keepdims) ** (1.0 / ord)
@@ -210,9 +214,11 @@ def vector_norm_vjp(g, ans, x, ord=2, axis=None, keepdims=False):
         return g * np.where(norm == 0, 0, np.conj(x) / np.where(norm == 0, 1, norm))
     if ord == 1:
         return g * np.conj(np.sign(x))
-    if ord == np.inf:  # tied largest magnitudes share g evenly, as for np.max
+    if ord == np.inf or ord == -np.inf:  # tied largest (smallest) magnitudes share g evenly, as for np.max
         hits = np.abs(x) == norm
         return g * np.conj(np.sign(x)) * hits / np.sum(hits, axis=axis, keepdims=True)
+    if ord == 0:  # a count of nonzero entries: piecewise constant
+        return g * np.zeros(np.shape(x))
     return (g * np.conj(np.sign(x)) * np.abs(x) ** (ord - 1)
             * np.where(norm == 0, 0, np.where(norm == 0, 1, norm) ** (1 - ord)))
 

@@ -367,6 +367,9 @@ def _fold_node(n, ns):
         if isinstance(n, gast.UnaryOp) and _const(n.operand):
             if isinstance(n.op, gast.Not):
                 return compat.const(not n.operand.value)
+            value = n.operand.value
+            if isinstance(n.op, gast.USub) and type(value) in (int, float):  # -1 is a constant: `-1 is None` folds
+                return compat.const(-value)
         if isinstance(n, gast.BoolOp) and _const(n.values[0]):
             first = bool(n.values[0].value)
             decided = (not first) if isinstance(n.op, gast.And) else first
