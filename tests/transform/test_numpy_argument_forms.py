@@ -121,3 +121,38 @@ def test_a_dict_that_is_only_read_keeps_working():
 def test_a_dict_wrt_argument_is_a_clear_type_error():
     with pytest.raises(TypeError, match=r"wrt argument 'd' of from_dict is a dict"):
         astgrad.grad(from_dict)({"a": np.ones(2)})
+
+
+# -- integer results carry no gradient ------------------------------------------------
+
+
+def astype_int_times(x):
+    return np.sum(x.astype(int) * x)
+
+
+def cumsum_int_times(x):
+    return np.sum(np.cumsum(x, dtype=np.int64) * x)
+
+
+def sum_as_int(x):
+    return np.sum(x, dtype=int) * 1.0 + np.sum(x)
+
+
+def prod_as_int(x):
+    return np.prod(x, dtype="int32") * 1.0 + np.sum(x * x)
+
+
+X = np.array([1.5, 2.5, -0.5])
+
+
+@pytest.mark.parametrize("f, expected", [
+    (astype_int_times, [1.0, 2.0, 0.0]),
+    (cumsum_int_times, [1.0, 3.0, 3.0]),
+    (sum_as_int, [1.0, 1.0, 1.0]),
+    (prod_as_int, 2 * X),
+], ids=["astype", "cumsum", "sum", "prod"])
+def test_an_integer_dtype_result_has_no_gradient(f, expected):
+    np.testing.assert_allclose(astgrad.grad(f)(X.copy()), expected)
+    t = astgrad.tensor(X.copy(), requires_grad=True)
+    f(t).backward()
+    np.testing.assert_allclose(t.grad.numpy(), expected)

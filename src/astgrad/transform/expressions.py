@@ -345,10 +345,29 @@ def _primitive(n, target, node, expr, fn, args, kwargs, rule=None):
     if rule is None:
         n.emit([target], "opaque", node, expr, fn=fn, args=args, kwargs=kwargs,
                error=(f"no gradient rule for {rules.qualified_name(fn)}", ""))
-    elif not rule.differentiable:
+    elif not rule.differentiable or _integer_result(n, fn, args, kwargs):
         n.emit([target], "nondiff", node, expr, fn=fn, args=args, kwargs=kwargs)
     else:
         n.emit([target], "prim", node, expr, fn=fn, args=args, kwargs=kwargs)
+
+
+def _integer_result(n, fn, args, kwargs) -> bool:
+    """``np.sum(x, dtype=int)``, ``x.astype(np.int32)``: integers carry no gradient (the tape drops them too).
+
+    Only a dtype written as a constant or a module-level name is known here; another is left to the rule.
+    """
+    dtype = kwargs.get("dtype")
+    if dtype is None and fn is rules.astype and len(args) > 1:
+        dtype = args[1]
+    if dtype is None:
+        return False
+    value = dtype.value if isinstance(dtype, gast.Constant) else n.static(dtype)
+    if value is MISSING or value is None:
+        return False
+    try:
+        return _np.dtype(value).kind in "biu"
+    except TypeError:
+        return False
 
 
 _HANDLERS = {
