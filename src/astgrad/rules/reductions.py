@@ -132,12 +132,15 @@ def trace(g, ans, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
 
 
 @defvjp(np.diff)
-def diff(g, ans, a, n=1, axis=-1, prepend=None, append=None):
+def diff(g, ans, a, n=1, axis=-1, *, prepend=None, append=None):
+    """``prepend`` and ``append`` are constants here: keyword-only, so a differentiated one is refused."""
     widths = [(0, 0)] * np.ndim(a)
     widths[axis] = (1, 1)
     for _ in range(n):
         g = -np.diff(np.pad(g, widths), axis=axis)
-    return g
+    # g is the gradient of prepend, a and append joined along axis (a number joins as one slice)
+    before = 0 if prepend is None else 1 if np.ndim(prepend) == 0 else np.shape(prepend)[axis]
+    return np.split(g, [before, before + np.shape(a)[axis]], axis=axis)[1]
 
 
 @defvjp(np.linalg.norm)
