@@ -200,6 +200,9 @@ def clip(g, ans, a, a_min=None, a_max=None, **kwargs):
 
 @defvjp(np.take)
 def take(g, ans, a, indices, axis=None, out=None, mode=None):
+    if mode in ("clip", "wrap"):  # the positions numpy read: clip makes -1 the first, wrap makes n the first
+        n = np.size(a) if axis is None else np.shape(a)[axis]
+        indices = np.clip(indices, 0, n - 1) if mode == "clip" else np.mod(indices, n)
     if axis is None:
         return np.reshape(scatter(g, (np.size(a),), indices), np.shape(a))
     return scatter(g, np.shape(a), (slice(None),) * (axis % np.ndim(a)) + (indices,))
