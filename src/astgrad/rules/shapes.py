@@ -214,7 +214,9 @@ def take_along_axis(g, ans, arr, indices, axis):
 
 
 @defvjp(np.sort)
-def sort(g, ans, a, axis=-1, kind=None, order=None):
+def sort(g, ans, a, axis=-1, kind=None, order=None, stable=None):
+    if axis is None:  # numpy sorts the flattened array
+        return np.reshape(sort(g, ans, np.ravel(a), -1), np.shape(a))
     return scatter_along_axis(g, np.argsort(a, axis=axis, kind="stable"), axis, np.shape(a))
 
 
