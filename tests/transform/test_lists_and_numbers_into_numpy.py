@@ -191,3 +191,41 @@ def test_lists_into_products_and_ufuncs(f, x, expected):
     got = astgrad.grad(f)(x)
     np.testing.assert_allclose(got, expected, rtol=1e-12)
     np.testing.assert_allclose(got, numeric_grad(f, [x], 0), rtol=1e-6)
+
+
+# -- a list read both as one array and item by item -----------------------------------
+
+
+def summed_and_indexed(a):
+    v = [a, 2 * a]
+    return np.sum(v) + v[0] * 3
+
+
+def indexed_and_averaged(a):
+    v = [a, 2 * a]
+    return v[1] * 3 + np.mean(v)
+
+
+def looped_and_maxed(a):
+    v = [a, 2 * a]
+    s = 0.0
+    for item in v:
+        s = s + item * item
+    return s + np.max(v)
+
+
+def stacked_and_summed(x):
+    v = [x, 2 * x]
+    return np.sum(np.stack(v)) + np.sum(v) + np.sum(v[1])
+
+
+@pytest.mark.parametrize("f, x, expected", [
+    (summed_and_indexed, 1.5, 6.0),
+    (indexed_and_averaged, 1.5, 7.5),
+    (looped_and_maxed, 1.5, 2 * 1.5 + 8 * 1.5 + 2.0),
+    (stacked_and_summed, np.array([1.0, 2.0]), [8.0, 8.0]),
+], ids=["sum_and_index", "index_and_mean", "loop_and_max", "stack_and_sum"])
+def test_a_list_read_as_an_array_and_by_items_gets_both_gradients(f, x, expected):
+    got = astgrad.grad(f)(x)
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+    np.testing.assert_allclose(got, numeric_grad(f, [x], 0), rtol=1e-6)

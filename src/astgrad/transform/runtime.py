@@ -53,10 +53,19 @@ def accumulate(total, grad):
     if grad is None:
         return total
     if isinstance(total, (list, tuple)) or isinstance(grad, (list, tuple)):
-        total = total if isinstance(total, (list, tuple)) else [None] * len(grad)
-        grad = grad if isinstance(grad, (list, tuple)) else [None] * len(total)
-        return type(total)(accumulate(a, b) for a, b in zip(total, grad))
+        count = len(total) if isinstance(total, (list, tuple)) else len(grad)
+        kind = type(total) if isinstance(total, (list, tuple)) else type(grad)
+        return kind(accumulate(a, b) for a, b in zip(_items(total, count), _items(grad, count)))
     return total + grad
+
+
+def _items(grad, count):
+    """A list's gradient item by item: an array gradient (``np.sum(items)`` read the list as one) by rows."""
+    if isinstance(grad, (list, tuple)):
+        return grad
+    if type(grad) is np.ndarray and grad.ndim:
+        return list(grad)
+    return [None] * count
 
 
 def part(grad, i):
