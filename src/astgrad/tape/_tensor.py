@@ -279,22 +279,21 @@ class Tensor(TensorMethods, ShapeMethods, InplaceMethods, NumpyProtocol):
             array = np.asarray(grad)
         if array.dtype != self._data.dtype:
             array = array.astype(self._data.dtype)
-        with _ACCUMULATING:  # threads backpropagating into one leaf: each addition lands
-            self._add_to_grad(grad, array, create_graph)
+        if create_graph and isinstance(grad, Tensor) and grad._requires_grad:
+            with _ACCUMULATING:  # threads backpropagating into one leaf: each addition lands
+                if self._grad is None:
+                    from ._record import apply_op
+                    from ..rules import astype
 
-    def _add_to_grad(self, grad, array, create_graph: bool) -> None:
-        if self._grad is None:
-            if create_graph and isinstance(grad, Tensor) and grad._requires_grad:
-                from ._record import apply_op
-                from ..rules import astype
-
-                self._grad = apply_op("CopyBackwards", astype, (grad, self._data.dtype), slots=((0,),))
-            else:
+                    self._grad = apply_op("CopyBackwards", astype, (grad, self._data.dtype), slots=((0,),))
+                else:
+                    self._grad = self._grad + grad
+            return
+        with _ACCUMULATING:
+            if self._grad is None:
                 self._grad = Tensor._make(np.array(array, copy=True))
-        elif create_graph and isinstance(grad, Tensor) and grad._requires_grad:
-            self._grad = self._grad + grad
-        else:
-            self._grad._data += array
+            else:
+                self._grad._data += array
 
     # ---------------------------------------------------------- conversions
 

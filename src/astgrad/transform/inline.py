@@ -364,6 +364,10 @@ def _fold_node(n, ns):
         if isinstance(n, gast.Compare) and len(n.ops) == 1 and _const(n.left) and _const(n.comparators[0]) \
                 and type(n.ops[0]) in _CMPOPS:
             return compat.const(bool(_CMPOPS[type(n.ops[0])](n.left.value, n.comparators[0].value)))
+        if isinstance(n, gast.Compare) and len(n.ops) == 1 and isinstance(n.ops[0], (gast.Is, gast.IsNot)) \
+                and isinstance(n.left, (gast.Tuple, gast.List)) and _const(n.comparators[0]) \
+                and n.comparators[0].value is None:  # a display is never None (and `(1, 0) is None` warns)
+            return compat.const(isinstance(n.ops[0], gast.IsNot))
         if isinstance(n, gast.UnaryOp) and _const(n.operand):
             if isinstance(n.op, gast.Not):
                 return compat.const(not n.operand.value)
