@@ -19,6 +19,7 @@ import numpy as np
 from .transform import build, check
 from .transform.emit import compile_source, drop_lines_with
 from .transform.errors import TransformError
+from .transform.runtime_errors import add_location
 from ._callables import split
 from .transform.locate import bind_now, own_signature
 
@@ -79,6 +80,10 @@ class GradientFunction:
     def __call__(self, *args, **kwargs):
         return self._entry(self, args, kwargs)  # compiled per instance: see _compile_entry
 
+    def _locate(self, exc):
+        """Note on ``exc`` the user's line the generated code was at (see transform.runtime_errors)."""
+        add_location(self._generated, exc, f"the generated {self._mode} of {self.__wrapped__.__qualname__}")
+
     def _call_general(self, args, kwargs):
         """Every call the compiled entry does not take: keywords, Tensors, lists, a rebound callee."""
         if not self._generated.current():
@@ -101,7 +106,11 @@ class GradientFunction:
                     f"Pass the arrays as separate parameters (wrt=(...)), or stack them: np.stack({name}).")
         args = [_unwrap(a) for a in bound.args]
         kwargs = {k: _unwrap(v) for k, v in bound.kwargs.items()}
-        out = self._generated.function(*args, **kwargs, **seed)
+        try:
+            out = self._generated.function(*args, **kwargs, **seed)
+        except Exception as exc:
+            self._locate(exc)
+            raise
         value = None
         if self._preserve or self._aux or self._mode == "value_and_grad":
             out, value = out
@@ -134,7 +143,11 @@ def entry(self, args, kwargs, checked=False):
                 except (AttributeError, ValueError):
                     pass
             if checked:
-                {unpack} = _function({call})
+                try:
+                    {unpack} = _function({call})
+                except Exception as exc:  # free when nothing is raised
+                    self._locate(exc)
+                    raise
 {keep}
                 return {result}
     return _call_general(self, args, kwargs)

@@ -26,6 +26,7 @@ from .cleanup import drop_unread_saves, propagate_copies, release, unstack
 from .optimize import drop_arrays, optimize, shapes_on_stack, shapes_only, unbind
 from .locate import in_wrapper
 from .outputs import scalar_checks, unpack_aux
+from .runtime_errors import origins
 from .parse import Dependencies, FunctionSource
 from .reverse import Reverser, _push, _pop, first_bindings, uses_stack
 
@@ -102,8 +103,9 @@ def _assigned(stmts) -> set:
 class Generated:
     """The result of a transformation: module source and entry function."""
 
-    def __init__(self, source, function, filename, namespace, dependencies=None):
+    def __init__(self, source, function, filename, namespace, dependencies=None, origins=()):
         self.source = source
+        self.origins = origins  # the user line of each generated statement: see runtime_errors
         self.function = function
         self.filename = filename
         self.namespace = namespace
@@ -123,14 +125,16 @@ class ModuleBuilder:
         self.dependencies.record_rule_table()  # before the first lookup
         self.inliner = RuleInliner(self.ns, self.dependencies)
         self.comments: list[str] = []
+        self.comment_origins: list = []  # (file, line, text, True) of each comment's user line
         self.functions: list = []
         self.variants: dict = {}
         self.sources: list = []
 
     # comments ----------------------------------------------------------
 
-    def comment(self, text):
+    def comment(self, text, origin=None):
         self.comments.append(text)
+        self.comment_origins.append(origin)
         return marker(len(self.comments) - 1)
 
     def mark(self):
@@ -138,6 +142,7 @@ class ModuleBuilder:
 
     def reset(self, mark):
         del self.comments[mark:]
+        del self.comment_origins[mark:]
 
     # functions -----------------------------------------------------------
 
@@ -282,7 +287,8 @@ def build(fn, wrt, mode="grad", preserve_result=False, has_aux=False) -> Generat
     dependencies = builder.dependencies
     for used in builder.sources:
         dependencies.update(used.dependencies)
-    generated = Generated(source, namespace[name], filename, namespace, dependencies)
+    generated = Generated(source, namespace[name], filename, namespace, dependencies,
+                          origins(builder.functions, builder.comment_origins))
     drop_lines_with(generated, filename)
     return generated
 

@@ -20,6 +20,7 @@ from . import compat, runtime
 from .cleanup import push_value
 from .compat import gast
 from .emit import is_marker
+from .runtime_errors import keep_origin
 
 _PURE_BUILTINS = (range, len, min, reversed, float, abs, tuple)  # by identity: a name may be the user's
 
@@ -376,7 +377,7 @@ def shapes_only(fn_def, ns, helpers):
             continue  # t7 = only_shape(t7)
         if name in chosen:
             shape = _shape_expression(s.value, ns, names)
-            s = compat.assign(name, compat.call(compat.name(names[runtime.Shaped]), [shape]))
+            s = keep_origin(s, compat.assign(name, compat.call(compat.name(names[runtime.Shaped]), [shape])))
         out.append(s)
     fn_def.body = out
     return fn_def

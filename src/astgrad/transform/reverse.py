@@ -23,6 +23,7 @@ from .inline import rewrite
 from .locate import own_signature
 from .compat import gast
 from . import fusion
+from .runtime_errors import ORIGIN
 from .ir import Break, For, If, Op, Raw, While, atom_names, walk_ops, walk_statements
 
 _META = ("shape", "size", "ndim")
@@ -187,6 +188,7 @@ class Reverser:
                                {k: compat.clone(v) for k, v in op.kwargs.items()})
         target = op.targets if op.kind == "unpack" else op.targets[0]
         out.append(compat.assign(target, compat.clone(expr)))
+        setattr(out[-1], ORIGIN, (self.plan.source.filename, op.line, op.text, False))  # for errors at run time
         return out
 
     def primal_for(self, s):
@@ -273,7 +275,8 @@ class Reverser:
             if not code and not head:
                 continue
             if s.line != last_line or not isinstance(s, Op):
-                out.append(self.builder.comment(f"grad of line {s.line}: {s.text}"))
+                out.append(self.builder.comment(f"grad of line {s.line}: {s.text}",
+                                                (self.plan.source.filename, s.line, s.text, True)))
             last_line = s.line if isinstance(s, Op) else None
             out += head
             if isinstance(s, Op) and self.remat:
