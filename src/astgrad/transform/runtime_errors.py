@@ -1,7 +1,7 @@
 """Errors raised inside generated code, pointed back at the user's line.
 
-A shape mismatch in the user's code, or a rule refusing at run time (einsum
-with ``...``), raises inside the generated module, whose traceback names
+A shape mismatch in the user's code, or a rule refusing at run time (svd's
+singular vectors at equal singular values), raises inside the generated module, whose traceback names
 ``<astgrad f grad wrt x file.py:3>``, line 14.  The user wants their own
 file and line.  The generated code knows them: a primal statement is one
 operation of one user line (``Reverser.primal_op`` tags it), and an adjoint
