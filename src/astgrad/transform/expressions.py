@@ -43,11 +43,24 @@ def _binop(n, target, expr):
     right = n.atomize(expr.right)
     fn = primitives.BINARY_OPS.get(type(expr.op))
     node = compat.make("BinOp", left=left, op=expr.op, right=right)
+    if isinstance(expr.op, (gast.Add, gast.Mult)) and any(_sequence_like(n, e, a) for e, a in
+                                                          ((expr.left, left), (expr.right, right))):
+        n.emit([target], "opaque", node, expr, args=[left, right], error=(
+            "+ and * join or repeat lists and tuples, which has no gradient rule",
+            "Build the list with lst.append(v) or a list comprehension, or join arrays with np.concatenate."))
+        return
     if fn is None:
         n.emit([target], "opaque", node, expr, error=(f"the operator {type(expr.op).__name__} has no gradient rule",
                                                       "Rewrite it with arithmetic numpy functions."))
         return
     _primitive(n, target, node, expr, fn, [left, right], {})
+
+
+def _sequence_like(n, node, atom) -> bool:
+    """A list or tuple, where ``+`` concatenates (the user's node, or a name known to hold one)."""
+    if isinstance(node, (gast.List, gast.Tuple, gast.ListComp)):
+        return True
+    return isinstance(atom, gast.Name) and atom.id in n.sequences
 
 
 def _unaryop(n, target, expr):

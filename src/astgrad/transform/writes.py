@@ -29,6 +29,8 @@ _REFUSED_METHODS = {
     "byteswap": "Write {x} = {x}.byteswap() (a new array) instead.",
 }
 _REWRITTEN_METHODS = ("sort", "fill")
+#: list methods that change the list
+_LIST_CHANGES = {"extend", "insert", "pop", "remove", "reverse", "sort", "clear"}
 
 
 _REFUSED_FUNCTIONS = {
@@ -49,6 +51,8 @@ def write_call(n, target, expr) -> bool:
     func = expr.func
     obj = n.static(func)
     if obj is MISSING and isinstance(func, gast.Attribute):
+        if isinstance(func.value, gast.Name) and func.value.id in n.sequences and func.attr in _LIST_CHANGES:
+            return _list_change(n, target, expr)
         owner = n.static(func.value)
         if isinstance(owner, np.ufunc) and func.attr == "at":
             raise n.error(expr, f"np.{owner.__name__}.at writes into its first argument in place, which "
@@ -68,6 +72,18 @@ def write_call(n, target, expr) -> bool:
     _write_into(n, expr, name, call, f"out={name}", f"{name} = {compat.to_source(call).strip()}")
     if target is not None:
         n.emit([target], "copy", compat.name(name), expr, args=[compat.name(name)])
+    return True
+
+
+def _list_change(n, target, expr):
+    """``lst.extend(v)``: runs as written; the list's gradient cannot follow, so an error if it must."""
+    lst, method = expr.func.value.id, expr.func.attr
+    args = [n.atomize(a) for a in expr.args]
+    error = (f"{lst}.{method}(...) changes the list {lst} in place, which astgrad's generated code does "
+             "not follow", "Build the list with lst.append(v) or a list comprehension instead.")
+    node = compat.call(compat.attr(compat.name(lst), method), args)
+    n.emit([target or n.temp()], "opaque", node, expr, args=[compat.name(lst)] + args, error=error)
+    n.emit([lst], "opaque", compat.name(lst), expr, args=[compat.name(lst)] + args, error=error)
     return True
 
 
