@@ -57,6 +57,35 @@ def test_a_lambda_spread_over_lines_inside_a_call():
     assert _apply(lambda w: w * 7.0, 1.0) == 7.0  # a neighbour on another line is not confused
 
 
+class _Documented:
+    def cube(self, x):
+        note = """
+a note at column 0, inside an indented method
+"""
+        return x * x * x
+
+
+def test_text_at_column_zero_inside_an_indented_function():
+    assert grad(_Documented().cube)(2.0) == pytest.approx(12.0)
+
+
+def test_a_lambda_continued_left_of_its_first_line():
+    g = grad(lambda w:
+w * 6.0)  # noqa: E128
+    assert g(1.0) == 6.0
+
+
+def test_an_error_in_a_method_points_at_its_line_and_column():
+    class Model:
+        def loss(self, x):
+            del self
+            return x
+    with pytest.raises(TransformError) as info:
+        grad(Model().loss)
+    assert info.value.lineno == Model.loss.__code__.co_firstlineno + 1
+    assert info.value.source_line.strip() == "del self" and info.value.col == 12
+
+
 # -- decorators: the wrapper that runs is differentiated --------------------
 
 def _times_ten(fn):

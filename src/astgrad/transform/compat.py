@@ -12,7 +12,7 @@ import astor
 import gast
 
 __all__ = [
-    "gast", "parse", "to_source", "make", "name", "const", "attr", "call",
+    "gast", "parse", "from_ast", "to_source", "make", "name", "const", "attr", "call",
     "assign", "expr_stmt", "if_stmt", "for_stmt", "while_stmt", "ret",
     "tuple_", "binop", "clone", "is_literal", "walk",
 ]
@@ -27,6 +27,11 @@ _LIST_FIELDS = {"body", "orelse", "args", "keywords", "targets", "elts",
 def parse(source: str):
     """Parse module source into a gast tree."""
     return gast.parse(source)
+
+
+def from_ast(node):
+    """The gast tree of a stdlib ``ast`` node (a new tree: ``node`` is left as it is)."""
+    return gast.ast_to_gast(node)
 
 
 def make(kind: str, **fields):

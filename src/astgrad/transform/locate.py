@@ -34,20 +34,17 @@ _KEEP = 8
 
 
 class Located:
-    """Where a function's text is: the lines of its block and its node's position in them."""
+    """A function's syntax node in its file's tree, with the file's lines."""
 
-    def __init__(self, filename, first_line, lines, node_line, node_col, is_lambda, class_name):
+    def __init__(self, filename, lines, node, class_name):
         self.filename = filename
-        self.first_line = first_line  # the file's line number of lines[0]
-        self.lines = lines
-        self.node_line = node_line  # the def's (or lambda's) line and column in the file
-        self.node_col = node_col
-        self.is_lambda = is_lambda
+        self.lines = lines  # the whole file, as linecache holds it
+        self.node = node  # an ``ast`` FunctionDef or Lambda, at the file's own lines and columns
         self.class_name = class_name  # the innermost class around it: Python mangles ``__x`` there
 
 
 def locate(fn) -> Located:
-    """The block of source that compiles to ``fn.__code__``; TransformError when there is none."""
+    """The syntax node that compiles to ``fn.__code__``; TransformError when there is none."""
     code = fn.__code__
     filename = code.co_filename
     name = getattr(fn, "__qualname__", code.co_name)
@@ -74,8 +71,7 @@ def locate(fn) -> Located:
     for node in parents:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == code.co_name \
                 and _first_line(node) == code.co_firstlineno:
-            return Located(filename, code.co_firstlineno, lines[code.co_firstlineno - 1:node.end_lineno],
-                           node.lineno, node.col_offset, False, _class_around(node, parents))
+            return Located(filename, lines, node, _class_around(node, parents))
     raise _stale(name, filename, code.co_firstlineno, lines)
 
 
@@ -97,16 +93,7 @@ def _lambda(code, parents, lines, compiled, name):
         found = False
     if not found:
         raise _stale(name, code.co_filename, code.co_firstlineno, lines)
-    stmt = node
-    while not isinstance(stmt, ast.stmt):
-        stmt = parents[stmt]
-    first = _first_line(stmt)
-    block = lines[first - 1:stmt.end_lineno]
-    if first == stmt.lineno:  # blank what precedes the statement on its line (`else: g = lambda ...`)
-        chars = len(block[0].encode("utf-8")[:stmt.col_offset].decode("utf-8", "replace"))
-        block[0] = " " * stmt.col_offset + block[0][chars:]  # columns count bytes: keep them
-    return Located(code.co_filename, first, block, node.lineno, node.col_offset, True,
-                   _class_around(node, parents))
+    return Located(code.co_filename, lines, node, _class_around(node, parents))
 
 
 def _covering(tree, line) -> dict:

@@ -9,7 +9,6 @@ closure cells, the function's globals, then builtins.
 from __future__ import annotations
 
 import builtins
-import textwrap
 import types
 
 from . import compat
@@ -30,18 +29,9 @@ class FunctionSource:
             raise TypeError(f"astgrad: {fn!r} is not a Python function")
         found = locate(fn)  # the text of fn.__code__ itself: never __wrapped__'s, never an edited file's
         self.filename = found.filename
-        self.first_line = found.first_line
-        raw = "".join(found.lines)
-        dedented = textwrap.dedent(raw)
-        self.indent = _indent_width(raw) - _indent_width(dedented)
-        self.lines = dedented.splitlines()
-        try:
-            module = compat.parse(dedented)
-        except SyntaxError as exc:
-            raise TransformError(f"cannot parse the source of {fn.__qualname__} on its own: {exc.msg}",
-                                 self.filename, self.first_line, hint="Define the function with def at the "
-                                 "start of its own line.") from None
-        self.tree = self._find_def(module, fn, found)
+        self.lines = found.lines  # the whole file: a node's lineno is its line in the file
+        self.first_line = 1
+        self.tree = self._find_def(compat.from_ast(found.node), fn)
         if found.class_name:
             _mangle(self.tree, found.class_name)
         self.closure = {}
@@ -51,21 +41,15 @@ class FunctionSource:
         self.dependencies = Dependencies()
         self.dependencies.record_attr(fn, "__code__", code, always=True)
 
-    def _find_def(self, module, fn, found):
-        if not found.is_lambda:
-            node = module.body[0]
-            if isinstance(node, gast.AsyncFunctionDef):
-                raise self.error(node, "async functions cannot be differentiated",
-                                 "Write a plain `def` function.", UnsupportedSyntaxError)
-            return node
-        for node in gast.walk(module):
-            if isinstance(node, gast.Lambda) and (self.first_line + node.lineno - 1, node.col_offset + self.indent) \
-                    == (found.node_line, found.node_col):
-                body = [compat.make("Return", value=node.body, lineno=node.lineno, col_offset=node.col_offset)]
-                return compat.make("FunctionDef", name=fn.__name__, args=node.args, body=body,
-                                   lineno=node.lineno, col_offset=node.col_offset)
-        raise TransformError(f"cannot find the definition of {fn.__qualname__} in its source",
-                             self.filename, self.first_line)
+    def _find_def(self, node, fn):
+        if isinstance(node, gast.AsyncFunctionDef):
+            raise self.error(node, "async functions cannot be differentiated",
+                             "Write a plain `def` function.", UnsupportedSyntaxError)
+        if isinstance(node, gast.Lambda):
+            body = [compat.make("Return", value=node.body, lineno=node.lineno, col_offset=node.col_offset)]
+            return compat.make("FunctionDef", name=fn.__name__, args=node.args, body=body, decorator_list=[],
+                               lineno=node.lineno, col_offset=node.col_offset)
+        return node
 
     # -- locations -----------------------------------------------------
 
@@ -73,8 +57,8 @@ class FunctionSource:
         """(line in the file, column, text of that source line)."""
         line = getattr(node, "lineno", None) or 1
         col = getattr(node, "col_offset", None) or 0
-        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
-        return self.first_line + line - 1, col + self.indent, " " * self.indent + text
+        text = self.lines[line - 1].rstrip("\r\n") if 0 < line <= len(self.lines) else ""
+        return line, col, text
 
     def user_line(self, node) -> int:
         return self.location(node)[0]
@@ -258,11 +242,6 @@ def _mangle(tree, class_name) -> None:
 def _code_like(value) -> bool:
     """What generated code binds at transform time instead of reading at call time (normalize.load_name)."""
     return callable(value) or isinstance(value, types.ModuleType)
-
-
-def _indent_width(text: str) -> int:
-    first = text.splitlines()[0] if text else ""
-    return len(first) - len(first.lstrip())
 
 
 MISSING = _MISSING
