@@ -88,3 +88,20 @@ def test_complex_hermitian_one_triangle_readers_are_refused_in_both_engines(f):
         astgrad.grad(f)(a)
     with pytest.raises(ValueError, match="complex Hermitian"):
         f(astgrad.tensor(a, requires_grad=True)).backward()
+
+
+def weighted_det(a):
+    return np.real(np.linalg.det(a) * (1 - 2j))
+
+
+def test_det_of_a_singular_complex_matrix_has_the_cofactor_gradient():
+    import astgrad
+
+    a, b, c = 1 + 1j, 2 - 1j, 2 + 0.5j
+    m = np.array([[a, b], [c, b * c / a]])  # det = 0
+    cofactor = np.array([[m[1, 1], -c], [-b, a]])
+    want = cofactor * (1 - 2j)  # dL/dx - i dL/dy of L = Re(w det) is w det'(z): no conjugate
+    np.testing.assert_allclose(astgrad.grad(weighted_det)(m), want, atol=1e-12)
+    t = astgrad.tensor(m, requires_grad=True)
+    weighted_det(t).backward()
+    np.testing.assert_allclose(t.grad.numpy(), want, atol=1e-12)

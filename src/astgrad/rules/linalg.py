@@ -228,12 +228,12 @@ def det(g, ans, a):
 def adjugate(a):
     """``det(a) * inv(a)``, also where ``a`` is singular (the gradient of det there is not 0/0).
 
-    From the SVD ``a = u s vh``: ``adj(a) = det(u) det(vh) vh.T diag(prod of the other s) u.T``.
+    From the SVD ``a = u s vh``: ``adj(a) = det(u) det(vh) vh^H diag(prod of the other s) u^H``.
     """
     u, s, vh = np.linalg.svd(a)
     sign = np.linalg.det(u) * np.linalg.det(vh)
     others = product_of_others(s, -1)
-    return np.expand_dims(sign, (-1, -2)) * (T(vh) * np.expand_dims(others, -2)) @ T(u)
+    return np.expand_dims(sign, (-1, -2)) * (np.conj(T(vh)) * np.expand_dims(others, -2)) @ np.conj(T(u))
 
 
 @defvjp(np.linalg.slogdet)
