@@ -192,10 +192,15 @@ def where(g, ans, condition, x=None, y=None):
 
 
 @defvjp(np.clip)
-def clip(g, ans, a, a_min=None, a_max=None, **kwargs):
-    below = 0 if a_min is None else a < a_min
-    above = 0 if a_max is None else a > a_max
-    return g * within(a, a_min, a_max), g * below, g * above
+def clip(g, ans, a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):
+    lo = a_min if min is None else min  # numpy 2: np.clip(x, min=0) is np.clip(x, 0, None)
+    hi = a_max if max is None else max
+    below = 0 if lo is None else a < lo
+    above = 0 if hi is None else a > hi
+    if lo is not None and hi is not None:  # a_min > a_max: numpy gives a_max everywhere
+        below = below & (lo <= hi)
+        above = above | (hi < lo)
+    return g * within(a, lo, hi), g * below, g * above
 
 
 @defvjp(np.take)
