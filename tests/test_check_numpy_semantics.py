@@ -163,3 +163,12 @@ def test_reshape_in_memory_order_is_refused_by_both_engines():
     leaf = tensor(X, requires_grad=True)
     with pytest.raises(ValueError, match="order='A'"):
         f(leaf).backward()
+
+
+def test_numpy_spellings_the_tape_also_accepts():
+    t = tensor(X, requires_grad=True)
+    np.testing.assert_array_equal(t.round(2).detach().numpy(), np.round(X, 2))
+    assert t.item(5) == X.item(5) and t.itemsize == X.itemsize and t.nbytes == X.nbytes
+    np.testing.assert_array_equal(t.argsort(0).numpy(), X.argsort(0))
+    report = astgrad.check_grads(lambda x: np.sum(x.round(3) * x), X)
+    assert "taped" in report.gradients

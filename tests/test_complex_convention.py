@@ -162,3 +162,22 @@ def test_modulus_on_the_tape_is_real_as_in_numpy():
     leaf = tensor(Z, requires_grad=True)
     assert np.abs(leaf).dtype == np.abs(Z).dtype
     assert abs(leaf.to(np.complex64)).dtype == np.float32
+
+
+def parts_by_attribute(z):
+    return np.sum((z * z.conj()).real) + np.sum(z.imag ** 3) + np.sum(np.exp(z).real)
+
+
+def test_real_imag_and_conj_attributes_on_the_tape():
+    leaf = tensor(Z, requires_grad=True)
+    parts_by_attribute(leaf).backward()
+    np.testing.assert_allclose(leaf.grad.numpy(), convention(parts_by_attribute, Z), rtol=1e-6, atol=1e-8)
+    report = astgrad.check_grads(parts_by_attribute, Z)
+    assert "taped" in report.gradients and "numeric" in report.gradients, report.skipped
+
+
+def test_real_tensor_parts_follow_pytorch_outside_check_grads():
+    t = tensor(np.array([1.0, 2.0]), requires_grad=True)
+    assert t.real is t and t.conj() is t
+    with pytest.raises(RuntimeError, match="imag is not implemented"):
+        t.imag

@@ -252,8 +252,34 @@ class TensorMethods:
     def ceil(self):
         return self._unary("CeilBackward0", np.ceil)
 
-    def round(self):
-        return self._unary("RoundBackward0", np.round)
+    def round(self, decimals=0):
+        if decimals == 0:
+            return self._unary("RoundBackward0", np.round)
+        return apply_op("RoundBackward1", np.round, (self, int(decimals)), slots=((0,),), promote=True)
+
+    def conj(self):
+        """The complex conjugate (the tensor itself when it is real, as in PyTorch)."""
+        if self._data.dtype.kind != "c":
+            return self
+        return apply_op("ConjBackward0", np.conjugate, (self,))
+
+    conjugate = conj
+
+    @property
+    def real(self):
+        if self._data.dtype.kind != "c":
+            return self
+        return apply_op("RealBackward0", np.real, (self,))
+
+    @property
+    def imag(self):
+        """PyTorch refuses ``imag`` of a real tensor; numpy's (in ``numpy_methods()``) is zeros."""
+        if self._data.dtype.kind != "c" and not _state.numpy_methods:
+            raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+        return apply_op("ImagBackward0", np.imag, (self,))
+
+    def argsort(self, dim=-1, *, axis=None):
+        return apply_nondiff(np.argsort, (self,), {"axis": dim if axis is None else axis})
 
     def clamp(self, min=None, max=None):
         if is_tensor(min) or is_tensor(max):

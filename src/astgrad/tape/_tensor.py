@@ -309,7 +309,10 @@ class Tensor(TensorMethods, ShapeMethods, InplaceMethods, NumpyProtocol):
             return self._data.astype(dtype)
         return self._data.copy() if copy else self._data
 
-    def item(self):
+    def item(self, *index):
+        """The one element as a Python number; numpy's ``item(i)`` picks element ``i``."""
+        if index:
+            return self._data.item(*index)
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
         return self._data.reshape(()).item()
@@ -408,6 +411,14 @@ class Tensor(TensorMethods, ShapeMethods, InplaceMethods, NumpyProtocol):
 
     def element_size(self) -> int:
         return self._data.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self._data.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self._data.nbytes
 
     @property
     def device(self):
