@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import astgrad
+from numpy import c_, r_
 
 from _numeric import numeric_grad
 
@@ -147,6 +148,14 @@ def test_index_concatenation_has_its_gradient(f, x, expected):
     got = astgrad.grad(f)(x)
     np.testing.assert_allclose(got, expected, rtol=1e-12)
     np.testing.assert_allclose(got, numeric_grad(f, [x], 0), rtol=1e-6, atol=1e-8)
+
+
+def r_imported(x):
+    return np.sum(r_[x, 1.0] * np.array([2.0, 3.0, 4.0])) + np.sum(c_[x] * 5.0)
+
+
+def test_index_concatenation_imported_by_name():
+    np.testing.assert_allclose(astgrad.grad(r_imported)(np.array([1.0, 2.0])), [7.0, 8.0])
 
 
 def r_with_directive(x):

@@ -128,7 +128,7 @@ def _sequence(n, target, expr):
 
 
 def _subscript(n, target, expr):
-    if isinstance(expr.value, gast.Attribute):
+    if isinstance(expr.value, (gast.Attribute, gast.Name)):  # np.r_, or r_ imported from numpy
         concatenator = n.static(expr.value)
         if concatenator is _np.r_ or concatenator is _np.c_:
             _index_concatenation(n, target, expr, columns=concatenator is _np.c_)
