@@ -205,6 +205,14 @@ def eig_vectors_squared(a):
     return rules.eig_vectors(a * 0.15 + np.diag([1.0, 3.0, 5.0])) ** 2
 
 
+def gradient_both_axes(f):
+    return np.gradient(f)
+
+
+def gradient_spacings(f, h, k):
+    return np.gradient(f, h, k, edge_order=2)
+
+
 UNARY_ANY = [np.negative, np.positive, np.exp, np.exp2, np.expm1, np.sin, np.cos, np.tan, np.arctan, np.sinh,
              np.cosh, np.tanh, np.arcsinh, np.square, np.absolute, np.fabs, np.sinc, np.deg2rad, np.rad2deg,
              np.degrees, np.radians, np.sign, np.floor, np.ceil, np.rint, np.trunc, np.round, np.around, np.fix,
@@ -417,6 +425,12 @@ def _cases():
         Case(np.linalg.eigvals, [normal(3, 3)], call=eigvals_modulus),
         Case(rules.eig_values, [normal(3, 3)], call=eig_values_real),
         Case(rules.eig_vectors, [normal(3, 3)], call=eig_vectors_squared),
+    ]
+    cases += [
+        Case(np.gradient, [normal(6)]), Case(np.gradient, [normal(3, 4)], call=gradient_both_axes, name="2d"),
+        Case(np.gradient, [normal(4, 5), scalar(), scalar()], call=gradient_spacings, name="spacings"),
+        Case(np.gradient, [normal(3, 4), scalar()], {"axis": 1}, name="axis"),
+        Case(rules.gradient_along, [normal(3, 4), scalar(), const(0)]),
     ]
     cases += [Case(np.angle, [normal(3, 4)]), Case(np.real_if_close, [normal(3, 4)])]
     for fn, maker in ((math.sin, scalar()), (math.cos, scalar()), (math.tan, scalar()), (math.exp, scalar()),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import astgrad
 
@@ -44,3 +45,23 @@ def _taped(f, x):
     t = astgrad.tensor(x, requires_grad=True)
     f(t).backward()
     return t.grad.numpy()
+
+
+def with_coordinates(f):
+    return np.sum(np.gradient(f, np.array([0.0, 0.5, 2.0, 2.5])) ** 2)
+
+
+def test_gradient_is_numpys_own_stencil_transposed_and_coordinates_are_refused():
+    # np.gradient(f) of length 4 is d @ f with numpy's edge rows; the gradient of sum(w * d @ f) is d.T @ w
+    f = np.array([1.0, 4.0, 2.0, 8.0])
+    d = np.array([[-1.0, 1.0, 0.0, 0.0], [-0.5, 0.0, 0.5, 0.0], [0.0, -0.5, 0.0, 0.5], [0.0, 0.0, -1.0, 1.0]])
+    w = np.array([1.0, -2.0, 3.0, 0.5])
+
+    def weighted(f):
+        return np.sum(np.gradient(f) * w)
+
+    np.testing.assert_allclose(astgrad.grad(weighted)(f), d.T @ w)
+    np.testing.assert_allclose(_taped(weighted, f), d.T @ w)
+    for run in (astgrad.grad(with_coordinates), lambda f: _taped(with_coordinates, f)):
+        with pytest.raises(ValueError, match="coordinate arrays"):
+            run(f)

@@ -23,6 +23,7 @@ from ._registry import (
 from ._support import expand_reduced, normalize_axis, reduced_count, tie_weights, unbroadcast, within
 from . import _extra, complex, decompositions, elementwise, joining, linalg, reductions, selection, sequences, shapes  # noqa: F401  (registers the rules)
 from .decompositions import eig_values, eig_vectors, lstsq_residuals, lstsq_solution, qr_q, qr_r, svd_u, svd_values, svd_vh
+from .selection import gradient_along, gradient_axes
 from ._extra import (
     astype,
     eigh_values,

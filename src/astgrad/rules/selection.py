@@ -2,7 +2,7 @@
 
 ``np.select`` and ``np.nan_to_num`` pass the gradient to the values they
 keep; ``np.partition`` moves elements like a sort; ``np.linspace`` is
-linear in its end points.
+linear in its end points and ``np.gradient`` in the values it differences.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._extra import scatter_along_axis
-from ._registry import defvjp
+from ._registry import defvjp, primitive
 from ._support import unbroadcast
 
 
@@ -52,3 +52,55 @@ def linspace(g, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=No
     g = np.moveaxis(g, axis, 0)
     t = np.reshape(t, (num,) + (1,) * (np.ndim(g) - 1))
     return np.sum(g * (1 - t), axis=0), np.sum(g * t, axis=0)
+
+
+@primitive
+def gradient_along(f, spacing, axis, edge_order=1):
+    """``np.gradient(f, spacing, axis=axis, edge_order=edge_order)``: one output of ``np.gradient``."""
+    return np.gradient(f, spacing, axis=axis, edge_order=edge_order)
+
+
+def _difference_matrix(n, spacing, edge_order):
+    """The matrix ``d`` with ``np.gradient(v, spacing) == d @ v`` for every ``v`` of length ``n``: numpy's own stencil."""
+    return np.gradient(np.eye(n), spacing, axis=0, edge_order=edge_order)
+
+
+@defvjp(gradient_along)
+def gradient_along_vjp(g, ans, f, spacing, axis, edge_order=1):
+    if np.ndim(spacing) != 0:
+        raise ValueError("astgrad: no gradient for numpy.gradient with coordinate arrays; pass one number "
+                         "(the uniform spacing) per axis")
+    d = _difference_matrix(np.shape(f)[axis], 1.0, edge_order)
+    g_f = np.moveaxis(np.tensordot(d.T, np.moveaxis(g, axis, 0), axes=1), 0, axis) / spacing
+    return g_f, -np.sum(g * ans) / spacing
+
+
+def gradient_axes(f, varargs, axis):
+    """Each differenced axis with its spacing, as ``np.gradient`` pairs them."""
+    axes = list(range(np.ndim(f))) if axis is None else [axis] if np.ndim(axis) == 0 else list(axis)
+    axes = [a % np.ndim(f) for a in axes]
+    spacings = list(varargs) if len(varargs) > 1 else list(varargs) * len(axes) if varargs else [1.0] * len(axes)
+    return axes, spacings
+
+
+@defvjp(np.gradient)
+def gradient(g, ans, f, *varargs, axis=None, edge_order=1):
+    """``g`` holds one gradient per output (``None`` where none flowed), or is the only output's."""
+    axes, spacings = gradient_axes(f, varargs, axis)
+    parts = g if isinstance(ans, (tuple, list)) else [g]
+    outputs = ans if isinstance(ans, (tuple, list)) else [ans]
+    g_f = np.zeros(np.shape(f), np.result_type(f, 1.0))
+    g_spacings = [0.0] * len(spacings)
+    for k, (a, h) in enumerate(zip(axes, spacings)):
+        if parts[k] is None:
+            continue
+        g_k, g_h = gradient_along_vjp(parts[k], outputs[k], f, h, a, edge_order)
+        g_f = g_f + g_k
+        g_spacings[k if len(varargs) > 1 else 0] = g_spacings[k if len(varargs) > 1 else 0] + g_h
+    if not varargs:
+        return g_f
+    if len(varargs) > 3:
+        raise ValueError("astgrad: no gradient for numpy.gradient with more than three spacings; pass one "
+                         "number for every axis")
+    g_spacings += [None] * 3
+    return g_f, g_spacings[0], g_spacings[1], g_spacings[2]  # entries past the arguments given are cut off

@@ -92,6 +92,17 @@ def _split_along(axis_of):
     return pieces
 
 
+def _gradient(func, args, kwargs):
+    """``np.gradient``: one node per differenced axis."""
+    f, varargs = args[0], args[1:]
+    axes, spacings = rules.gradient_axes(f, varargs, kwargs.get("axis"))
+    edge_order = kwargs.get("edge_order", 1)
+    outputs = tuple(apply_op("GradientBackward0", rules.gradient_along, (f, h, a, edge_order),
+                             slots=_array_slots((f, h)))
+                    for a, h in zip(axes, spacings))
+    return outputs[0] if len(outputs) == 1 else outputs
+
+
 def _slogdet(func, args, kwargs):
     (a,) = args
     sign = apply_nondiff(lambda x: np.linalg.slogdet(x)[0], (a,))
@@ -151,7 +162,7 @@ _EIGH_RESULT = type(np.linalg.eigh(np.eye(1)))
 #: numpy functions with several outputs: each output becomes its own node.
 _MULTI_OUTPUT = {np.split: _pieces, np.array_split: _pieces, np.linalg.slogdet: _slogdet,
                  np.linalg.eigh: _eigh, np.linalg.svd: _svd, np.linalg.qr: _qr, np.linalg.lstsq: _lstsq,
-                 np.linalg.eig: _eig,
+                 np.linalg.eig: _eig, np.gradient: _gradient,
                  np.hsplit: _split_along(lambda ndim: 1 if ndim > 1 else 0),
                  np.vsplit: _split_along(lambda ndim: 0), np.dsplit: _split_along(lambda ndim: 2)}
 
