@@ -59,6 +59,12 @@ def none_out(x):
     return None
 
 
+def none_through_a_copy(x):
+    y = None
+    z = y                                  # np.shape(None) is (): the value itself must be checked
+    return z
+
+
 @pytest.mark.parametrize("f, args, said", [
     (vector_out, (V,), "parameter x, which is (3,)"),
     (vector_from_reduction, (V,), "array of shape (3,)"),
@@ -69,6 +75,7 @@ def none_out(x):
     (branchy, (V, False), "array of shape (3,)"),
     (one_element, (V,), "(1,)"),
     (none_out, (V,), "NoneType"),
+    (none_through_a_copy, (V,), "NoneType"),
 ])
 @pytest.mark.parametrize("api", ["grad", "value_and_grad", "grad-preserve", "grad-keyword"])
 def test_a_non_scalar_output_is_refused(f, args, said, api):
@@ -212,3 +219,17 @@ def test_has_aux_as_a_decorator():
     def f(x):
         return x ** 3, "aux"
     assert f(2.0) == (pytest.approx(12.0), "aux")
+
+
+def aux_per_branch(x, flag):
+    if flag:
+        return np.sum(x), "sum"
+    return np.sum(x * x), "squares"
+
+
+def test_has_aux_with_a_return_per_branch():
+    x = np.array([1.0, -2.0])
+    assert astgrad.grad(aux_per_branch, has_aux=True)(x, True)[1] == "sum"
+    g, aux = astgrad.grad(aux_per_branch, has_aux=True)(x, False)
+    np.testing.assert_allclose(g, 2 * x, rtol=1e-12)
+    assert aux == "squares"

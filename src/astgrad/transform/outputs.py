@@ -97,7 +97,7 @@ def scalar_checks(body, ret, params, shapes, ns, fn):
 
     None when the output is surely a number.  When its shape is a
     parameter's (``x ** 4``, a loop's running total of ``x``), that shape is
-    checked on entry.  When only arrays are assigned to it, its shape is
+    checked on entry.  When only numpy operations assign it, its shape is
     checked after the primal (``shape(result)``: the optimiser may then
     compute the shape alone).  Otherwise the value itself is checked.
     """
@@ -116,7 +116,7 @@ def scalar_checks(body, ret, params, shapes, ns, fn):
         test = compat.make("BoolOp", op=gast.And(), values=[is_float, test])
         return [Raw(compat.if_stmt(test, [compat.expr_stmt(raising)], []))], []
     kinds = {op.kind for op in walk_ops(body) if isinstance(ret, gast.Name) and ret.id in op.targets}
-    if kinds and kinds <= {"prim", "copy"} and ret.id not in params:
+    if kinds == {"prim"} and ret.id not in params:  # numpy results: arrays or numbers (a copy may be None)
         test = compat.call(shape, [compat.clone(ret)], {})
         raising = compat.call(refuse, [compat.clone(test), where], {})
         return [], [Raw(compat.if_stmt(test, [compat.expr_stmt(raising)], []))]
