@@ -237,3 +237,70 @@ def test_writes_into_globals_and_shuffles_are_refused(fn, snippet):
         astgrad.grad(fn)
     assert snippet in str(info.value)
     np.testing.assert_array_equal(W, [0.5, -1.0, 2.0, 0.25])
+
+
+def shuffles_with_a_generator(x):
+    rng = np.random.default_rng(0)
+    y = x * 1.0
+    rng.shuffle(y)
+    return np.sum(y * np.arange(4.0))
+
+
+def sorts_through_the_class(x):
+    y = x * 1.0
+    np.ndarray.sort(y)
+    return np.sum(y * np.arange(4.0))
+
+
+@pytest.mark.parametrize("fn, snippet", [(shuffles_with_a_generator, "rng.shuffle(y)"),
+                                         (sorts_through_the_class, "np.ndarray.sort(y)")])
+def test_calls_without_a_rule_kept_for_their_effect_cannot_write_into_active_arrays(fn, snippet):
+    with pytest.raises(astgrad.TransformError) as info:
+        astgrad.grad(fn)
+    text = str(info.value)
+    assert snippet in text and "may change y in place" in text, text
+
+
+def sorts_a_constant_before_reading_it(x):
+    c = np.arange(4.0)[::-1] * 1.0
+    print(x.shape)
+    np.ndarray.sort(c)
+    return np.sum(c * x)
+
+
+def test_calls_kept_for_their_effect_on_constants_not_read_before_run():
+    _matches_numpy(sorts_a_constant_before_reading_it, X)
+
+
+def sorts_a_constant_after_reading_it(x):
+    c = np.array([3.0, 1.0, 2.0, 0.5])
+    z = x * c
+    np.ndarray.sort(c)
+    return np.sum(z * z)
+
+
+def sorts_a_copy_of_an_active_array(x):
+    y = x * 2.0
+    np.ndarray.sort(y.copy())
+    return np.sum(y * x)
+
+
+def shuffles_a_view_in_a_loop(x):
+    c = np.arange(4.0) * 1.0
+    s = 0.0
+    for i in range(2):
+        s = s + np.sum(c * x)
+        np.random.default_rng(i).shuffle(c[:])
+    return s
+
+
+@pytest.mark.parametrize("fn, snippet, words", [
+    (sorts_a_constant_after_reading_it, "np.ndarray.sort(c)", "reads c before that"),
+    (sorts_a_copy_of_an_active_array, "np.ndarray.sort(y.copy())", "reads y before that"),
+    (shuffles_a_view_in_a_loop, "shuffle(c[:])", "before that"),
+])
+def test_calls_kept_for_their_effect_on_arrays_the_adjoint_reads_are_refused(fn, snippet, words):
+    with pytest.raises(astgrad.TransformError) as info:
+        astgrad.grad(fn)
+    text = str(info.value)
+    assert snippet in text and words in text, text

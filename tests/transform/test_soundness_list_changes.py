@@ -84,6 +84,18 @@ def constant_lists(x):
     return np.sum(np.reshape(x, shape)[0, order] * x[first])
 
 
+def reverses_indices_after_use(x):
+    order = [3, 1, 0, 2]
+    z = x[order] * np.arange(4.0)
+    order.reverse()
+    return np.sum(z * z)
+
+
+def test_a_constant_list_changed_after_the_adjoint_needs_it_is_refused():
+    with pytest.raises(astgrad.TransformError, match="reads order before that"):
+        astgrad.grad(reverses_indices_after_use)
+
+
 def test_constant_lists_change_as_written():
     value, grad = astgrad.value_and_grad(constant_lists)(X.copy())
     np.testing.assert_allclose(value, constant_lists(X.copy()), rtol=1e-12)

@@ -56,8 +56,9 @@ def check_writes(body, ret, params, local_names, source) -> None:
     _flatten(body, (), (), sites)
     writes = {}
     for s in sites:
-        if s.op.inplace:
+        if s.op.inplace and s.op.inplace[1] is not None:
             writes.setdefault(s.op.targets[0], []).append(s)
+    _check_effects(sites, local_names, source)
     if not writes:
         return
     defs = {}
@@ -88,6 +89,30 @@ def check_writes(body, ret, params, local_names, source) -> None:
                                  "writes to a copy", _copy_hint(x, d, w))
         if risky:
             _check_aliases(x, risky, sites, defs, entry, ret, end, source)
+
+
+def _check_effects(sites, local_names, source):
+    """A call the generated code cannot see into (``inplace`` is ``(what, None)``) really writes in
+    place; the adjoint reads its operands after the whole function ran, so nothing may read them
+    (or a name sharing their memory) before the call."""
+    for w in [s for s in sites if s.op.inplace and s.op.inplace[1] is None]:
+        group, work = set(), [w.op.targets[0]]
+        while work:
+            name = work.pop()
+            if name not in group:
+                group.add(name)
+                work += [t for s in sites if name in _reads(s.op) and shares_memory(s.op) for t in s.op.targets]
+        for r in sites:
+            read = group & _reads(r.op)
+            if not read or r.op.inplace and r.op.inplace[1] is None or not _may_follow(r, w):
+                continue
+            x = w.op.targets[0]
+            x = x if x in local_names else "an array it is given"
+            shown = min(read & set(local_names), default="that array")
+            raise _error(source, w, f"{w.op.inplace[0]} changes {x} in place, and line {r.op.line} reads "
+                         f"{shown} before that; astgrad's adjoint reads it again after the function ran "
+                         "and would see the changed values",
+                         "Call it before the array is first used, or outside the differentiated function.")
 
 
 def _what(site) -> str:
@@ -243,6 +268,15 @@ def _copy_call(node) -> bool:
     func = node.func
     name = func.attr if isinstance(func, gast.Attribute) else getattr(func, "id", "")
     return name in _COPY_CALLS
+
+
+def shares_memory(op) -> bool:
+    """Whether what ``op`` binds may share memory with what it reads in the generated code.
+
+    Unlike the user's code, the generated code copies nothing on ``y.copy()``: it never writes in
+    place itself, so ``t = y`` is enough for it.  Only calls it cannot see into may write.
+    """
+    return op.kind == "copy" or _aliases(op)
 
 
 def _aliases(op) -> bool:

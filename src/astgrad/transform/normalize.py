@@ -14,9 +14,10 @@ import types
 
 from .. import rules
 from . import compat
+from .aliasing import shares_memory
 from .compat import gast
 from .errors import UnsupportedSyntaxError
-from .ir import Break, For, If, Op, Raw, While, atom_names
+from .ir import Break, For, If, Op, Raw, While, atom_names, op_reads
 from .parse import MISSING
 from .structure import Structurer
 from .writes import write_call
@@ -50,6 +51,7 @@ class Normalizer:
         self.stmt = source.tree
         self.sequences: set[str] = set()
         self.temps: set[str] = set()
+        self.shared: dict[str, set] = {}  # name -> names whose memory it may share in the generated code
 
     # -- entry --------------------------------------------------------
 
@@ -119,6 +121,10 @@ class Normalizer:
                                args=[compat.name(temp)]))
         else:
             self.out.append(op)
+        for made in self.out[-2 if clash and len(targets) == 1 and kind != "nondiff" else -1:]:
+            if shares_memory(made):
+                for t in made.targets:
+                    self.shared.setdefault(t, set()).update(set(atom_names(made.expr)) | set(op_reads(made)))
         return op
 
     def load_name(self, node):
@@ -279,10 +285,35 @@ class Normalizer:
             return
         if isinstance(value, gast.Call):
             atom = self.atomize(value)
-            self.out[-1] = _as_statement(self.out[-1], atom, self.src, s)
+            op = self.out[-1]
+            self.out[-1] = _as_statement(op, atom, self.src, s)
+            if op.kind == "opaque" and isinstance(self.out[-1], Raw):
+                self.may_write(op, value)
             return
         raise self.error(s, "expression statements other than calls are not supported",
                          "Assign the value to a name or remove the statement.")
+
+    def may_write(self, op, call):
+        """A call without a rule kept for its effect may write into the arrays it is given and every
+        array they share memory with: those then carry no gradient, or the function is refused
+        (analyse raises ``op.error``)."""
+        what = compat.to_source(call).strip()
+        names, work = set(), list(atom_names(op.expr))
+        while work:
+            name = work.pop()
+            if name in names or name not in self.locals | self.temps:
+                continue
+            names.add(name)
+            work += self.shared.get(name, ())
+        for name in sorted(names):
+            start = len(self.out)
+            self.emit([name], "opaque", compat.name(name), call, args=[compat.name(name)], error=(
+                f"{what} is called for its effect and has no gradient rule, so it may change {name} in "
+                "place where astgrad cannot see it",
+                "Call it outside the differentiated function (astgrad's generated code shares memory "
+                "where the function copies, so a copy does not help)."))
+            for made in self.out[start:]:  # a real write in place: aliasing checks its operands
+                made.inplace = (what, None)
 
     def with_block(self, s):
         ctx = s.items[0].context_expr

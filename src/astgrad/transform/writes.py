@@ -82,8 +82,11 @@ def _list_change(n, target, expr):
     error = (f"{lst}.{method}(...) changes the list {lst} in place, which astgrad's generated code does "
              "not follow", "Build the list with lst.append(v) or a list comprehension instead.")
     node = compat.call(compat.attr(compat.name(lst), method), args)
+    start = len(n.out)
     n.emit([target or n.temp()], "opaque", node, expr, args=[compat.name(lst)] + args, error=error)
     n.emit([lst], "opaque", compat.name(lst), expr, args=[compat.name(lst)] + args, error=error)
+    for made in n.out[start:]:  # a real write in place: aliasing checks what reads the list before
+        made.inplace = (f"{lst}.{method}(...)", None)
     return True
 
 
