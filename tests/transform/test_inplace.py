@@ -360,7 +360,7 @@ def test_writing_in_place_changes_no_value(case, monkeypatch):
         seed = (np.ones(np.shape(case.f(*_copies(case.args)))),)
     g = (astgrad.vjp if seed else astgrad.grad)(case.f, wrt=case.wrt)
     expected = _as_tuple(g(*_copies(case.args), *seed))
-    monkeypatch.setattr(runtime, "_SMALL", 0)
+    monkeypatch.setattr(runtime, "SMALL", 0)
     args = _copies(case.args)
     got = _as_tuple(g(*args, *seed))
     for a, b in zip(got, expected):

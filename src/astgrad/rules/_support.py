@@ -19,6 +19,8 @@ __all__ = [
     "within",
     "product_of_others",
     "reverse_cumsum",
+    "filled",
+    "SMALL",
 ]
 
 
@@ -48,7 +50,7 @@ def unbroadcast(g, shape):
     if axes:
         g = np.sum(g, axis=axes, keepdims=True)
     if extra < 0:  # a gradient of lower rank than its argument
-        g = _spread(g, shape)
+        g = filled(g, shape)
     return g
 
 
@@ -65,23 +67,28 @@ def expand_reduced(g, shape, axis=None, keepdims=False):
     """Broadcast the gradient of a reduction back to the reduced input's shape."""
     if not keepdims and axis is not None and len(shape):
         g = np.expand_dims(g, normalize_axis(axis, len(shape)))
-    return _spread(g, shape)
+    return filled(g, shape)
 
 
-#: up to this many elements, a gradient spread from one value is a new array
-#: (as ``np.full`` makes it, a fraction of ``np.broadcast_to``'s cost); above, a view.
+#: up to this many elements a new array costs less than a view or ``out=``:
+#: a gradient spread from one value is a new array (as ``np.full`` makes it, a
+#: fraction of ``np.broadcast_to``'s cost), and the transformer's ``add_into``
+#: family computes a new result rather than writing into an operand.
 SMALL = 4096
 
 
-def _spread(g, shape):
-    """``np.broadcast_to(g, shape)``: the same values and dtype, cheaper for a single value.
+def filled(g, shape):
+    """``np.broadcast_to(g, shape)``: the same values, cheaper for a single value.
 
-    A 0-d array, numpy scalar or Python float over a small shape becomes a
-    new (writeable) array filled with it; everything else, tensors included,
-    goes through ``np.broadcast_to``.
+    The one helper that spreads a gradient over a shape (the gradient of a
+    reduction over every axis; generated code calls it by this name).  A
+    Python float or int, or a 0-d floating array or numpy scalar, over a
+    small shape becomes a new (writeable) array filled with it (a Python
+    number as float64, anything else keeping its dtype); everything else,
+    tensors included, goes through ``np.broadcast_to`` (a read-only view).
     """
     kind = type(g)
-    if kind is float:
+    if kind is float or kind is int:
         dtype = _FLOAT64
     elif (kind is np.ndarray or isinstance(g, np.generic)) and g.ndim == 0 and g.dtype.kind in "fc":
         dtype = g.dtype
@@ -91,7 +98,7 @@ def _spread(g, shape):
     for n in shape:
         count *= n
     if count > SMALL:
-        return np.broadcast_to(g, shape)
+        return np.broadcast_to(float(g) if kind is int else g, shape)  # float64 on both sides of SMALL
     spread = np.empty(shape, dtype)  # np.full's two steps, without its Python wrapper
     spread.fill(g)
     return spread

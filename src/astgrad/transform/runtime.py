@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import rules
 from ..rules import defvjp, linalg, primitive
+from ..rules._support import SMALL, filled
 
 __all__ = ["append", "as_column", "accumulate", "part", "sequence_gradient", "unpacked_gradient", "gradient_tuple",
            "shape", "size", "ndim", "unbroadcast", "T", "only_shape",
@@ -125,19 +126,6 @@ def gradient_tuple(value, count):
     if isinstance(value, tuple) and len(value) >= count:
         return value[:count]
     return (value,) + (None,) * (count - 1)
-
-
-def filled(value, shape):
-    """``value`` spread over ``shape``: the gradient of a reduction over every axis.
-
-    A read-only broadcast view for large shapes (no memory); a small array
-    for small ones, where ``np.full`` costs a fraction of ``np.broadcast_to``.
-    """
-    if isinstance(value, (float, int)) and math.prod(shape) <= 4096:
-        out = np.empty(shape)  # np.full is empty and copyto, through two Python-level calls
-        out.fill(value)
-        return out
-    return np.broadcast_to(value, shape)
 
 
 def zeros_for(value):
@@ -269,35 +257,33 @@ def only_shape(value):
 # that nothing reads it afterwards (``transform.inplace``).  What is left to
 # check at run time is whether the result fits: the operator's own result
 # has ``buffer``'s shape and dtype.  Otherwise the operator runs as written.
-
-#: below this many elements a new array costs less than the checks and ``out=``
-_SMALL = 4096
-
+# Below ``SMALL`` elements (rules._support) a new array costs less than the
+# checks and ``out=``.
 
 def add_into(buffer, other):
     """``buffer + other``, written into ``buffer`` when the result has its shape and dtype."""
-    if type(buffer) is np.ndarray and buffer.size > _SMALL and _fits(buffer, other):
+    if type(buffer) is np.ndarray and buffer.size > SMALL and _fits(buffer, other):
         return np.add(buffer, other, out=buffer)
     return buffer + other
 
 
 def subtract_into(buffer, other):
     """``buffer - other``, written into ``buffer`` when the result has its shape and dtype."""
-    if type(buffer) is np.ndarray and buffer.size > _SMALL and _fits(buffer, other):
+    if type(buffer) is np.ndarray and buffer.size > SMALL and _fits(buffer, other):
         return np.subtract(buffer, other, out=buffer)
     return buffer - other
 
 
 def multiply_into(buffer, other):
     """``buffer * other``, written into ``buffer`` when the result has its shape and dtype."""
-    if type(buffer) is np.ndarray and buffer.size > _SMALL and _fits(buffer, other):
+    if type(buffer) is np.ndarray and buffer.size > SMALL and _fits(buffer, other):
         return np.multiply(buffer, other, out=buffer)
     return buffer * other
 
 
 def divide_into(buffer, other):
     """``buffer / other``, written into ``buffer`` when the result has its shape and dtype."""
-    if type(buffer) is np.ndarray and buffer.size > _SMALL and _fits(buffer, other):
+    if type(buffer) is np.ndarray and buffer.size > SMALL and _fits(buffer, other):
         return np.true_divide(buffer, other, out=buffer)
     return buffer / other
 
