@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._registry import defvjp
+from ._registry import defvjp, primitive
 from .shapes import split
 
 
@@ -64,3 +64,21 @@ def _rolled_axes(ndim, axis, start):
 @defvjp(np.rollaxis)
 def rollaxis(g, ans, a, axis, start=0):
     return np.transpose(g, np.argsort(_rolled_axes(np.ndim(a), axis, start)))
+
+
+# -- a primitive the transformer introduces ---------------------------------
+
+@primitive
+def as_column(a):
+    """An item of ``np.c_[...]``: a number as a 1x1 array, a vector as a column, anything else as it is."""
+    a = np.asarray(a)
+    if a.ndim == 0:
+        return np.reshape(a, (1, 1))
+    if a.ndim == 1:
+        return np.reshape(a, (-1, 1))
+    return a
+
+
+@defvjp(as_column)
+def as_column_vjp(g, ans, a):
+    return np.reshape(g, np.shape(a))

@@ -12,7 +12,7 @@ import builtins
 
 import numpy as np
 
-from ._registry import defvjp
+from ._registry import defvjp, primitive
 from ._support import unbroadcast
 
 
@@ -82,3 +82,32 @@ def builtin_max(g, ans, *args, key=None, default=None):
 @defvjp(builtins.min)
 def builtin_min(g, ans, *args, key=None, default=None):
     return _extreme(g, ans, args)
+
+
+# -- the transformer's functional list append ------------------------------
+# ``items.append(item)`` on a list the function builds is normalised into
+# ``items = append(items, item)``, so the list's versions are plain values.
+
+@primitive
+def append(items, item):
+    """``items + [item]`` as a function: list appends without mutation."""
+    return list(items) + [item]
+
+
+@defvjp(append)
+def append_vjp(g, ans, items, item):
+    return g[:-1], part(g, -1)  # an appended item nothing read later has no gradient (None)
+
+
+def part(grad, i):
+    """Item ``i`` of a sequence gradient; 0.0 where nothing flowed.
+
+    A list that numpy read as an array (``np.sum([a, b])``) gets an array
+    gradient: item ``i`` is its row ``i``.  Generated code calls it too.
+    """
+    if type(grad) is np.ndarray:
+        return grad[i]
+    if grad is None or not isinstance(grad, (list, tuple)):
+        return 0.0
+    value = grad[i]
+    return 0.0 if value is None else value

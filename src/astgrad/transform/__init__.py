@@ -73,7 +73,7 @@ class Plan:
 
 def _returns_sequence(op) -> bool:
     from .primitives import returns_sequence
-    from .runtime import append
+    from ..rules.sequences import append
     try:
         return op.fn is append or returns_sequence(op)
     except TypeError:

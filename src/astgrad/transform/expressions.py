@@ -142,7 +142,7 @@ def _subscript(n, target, expr):
 def _index_concatenation(n, target, expr, columns):
     """``np.r_[a, 0:3, b]`` is ``np.concatenate([np.atleast_1d(a), np.r_[0:3], np.atleast_1d(b)])``.
 
-    ``np.c_`` makes each item a column (``runtime.as_column``) and joins them
+    ``np.c_`` makes each item a column (``rules.joining.as_column``) and joins them
     along the last axis.  A slice is a range of numbers: a constant.  The
     string directives (``np.r_['0,2', a, b]``) are refused.
     """
@@ -174,7 +174,7 @@ def _index_concatenation(n, target, expr, columns):
 
 
 def _as_column():
-    from .runtime import as_column
+    from ..rules.joining import as_column
     return as_column
 
 

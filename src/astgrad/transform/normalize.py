@@ -440,7 +440,7 @@ def _np():
 
 
 def _append():
-    from .runtime import append
+    from ..rules.sequences import append
     return append
 
 

@@ -1,8 +1,9 @@
 """Helpers the generated code calls.
 
-Only what cannot be written inline: accumulating gradients of sequences,
-the transformer's functional ``append``, and splitting a rule's return value
-into per-argument gradients when the rule does not return a literal tuple.
+Only what cannot be written inline: accumulating gradients of sequences
+and splitting a rule's return value into per-argument gradients when the
+rule does not return a literal tuple.  The primitives the transformer
+introduces (``append``, ``as_column``) live with their rules in ``rules``.
 """
 
 from __future__ import annotations
@@ -12,39 +13,14 @@ import math
 import numpy as np
 
 from .. import rules
-from ..rules import defvjp, linalg, primitive
+from ..rules import linalg
+from ..rules.joining import as_column
+from ..rules.sequences import append, part
 from ..rules._support import SMALL, filled
 
 __all__ = ["append", "as_column", "accumulate", "part", "sequence_gradient", "unpacked_gradient", "gradient_tuple",
            "shape", "size", "ndim", "unbroadcast", "T", "only_shape",
            "add_into", "subtract_into", "multiply_into", "divide_into", "broadcast_shape", "reduced_shape"]
-
-
-@primitive
-def append(items, item):
-    """``items + [item]`` as a function: list appends without mutation."""
-    return list(items) + [item]
-
-
-@defvjp(append)
-def append_vjp(g, ans, items, item):
-    return g[:-1], part(g, -1)  # an appended item nothing read later has no gradient (None)
-
-
-@primitive
-def as_column(a):
-    """An item of ``np.c_[...]``: a number as a 1x1 array, a vector as a column, anything else as it is."""
-    a = np.asarray(a)
-    if a.ndim == 0:
-        return np.reshape(a, (1, 1))
-    if a.ndim == 1:
-        return np.reshape(a, (-1, 1))
-    return a
-
-
-@defvjp(as_column)
-def as_column_vjp(g, ans, a):
-    return np.reshape(g, np.shape(a))
 
 
 def accumulate(total, grad):
@@ -67,20 +43,6 @@ def _items(grad, count):
     if type(grad) is np.ndarray and grad.ndim:
         return list(grad)
     return [None] * count
-
-
-def part(grad, i):
-    """Item ``i`` of a sequence gradient; 0.0 where nothing flowed.
-
-    A list that numpy read as an array (``np.sum([a, b])``) gets an array
-    gradient: item ``i`` is its row ``i``.
-    """
-    if type(grad) is np.ndarray:
-        return grad[i]
-    if grad is None or not isinstance(grad, (list, tuple)):
-        return 0.0
-    value = grad[i]
-    return 0.0 if value is None else value
 
 
 def sequence_gradient(g, items, index):
