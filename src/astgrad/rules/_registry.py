@@ -22,13 +22,12 @@ derivatives on the tape work without a second set of formulas.
 
 from __future__ import annotations
 
-import ast
 import builtins
 import functools
-import inspect
 import sys
-import textwrap
 from typing import Any, Callable
+
+from ._introspect import parameter_usage, positional_parameters, without_unneeded_gradients
 
 __all__ = [
     "Rule",
@@ -41,11 +40,6 @@ __all__ = [
     "registered",
     "generation",
 ]
-
-#: attributes of an argument that a rule may read without keeping the
-#: argument itself alive (the tape keeps only this metadata when a rule reads
-#: nothing else of the argument).
-META_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "size"})
 
 
 class NoRuleError(TypeError):
@@ -76,7 +70,7 @@ class Rule:
         cannot be read every parameter counts as ``"value"``.
         """
         if self._usage is None:
-            self._usage = _parameter_usage(self.vjp) if self.vjp else {}
+            self._usage = parameter_usage(self.vjp) if self.vjp else {}
         return self._usage
 
     def specialized(self, needed: tuple) -> Callable:
@@ -101,7 +95,7 @@ class Rule:
     def _variant(self, needed: tuple):
         variant = self._specialized.get(needed)
         if variant is None:
-            compiled = _without_unneeded_gradients(self.vjp, needed)
+            compiled = without_unneeded_gradients(self.vjp, needed)
             variant = compiled if compiled is not None else (self.vjp, self.usage)
             self._specialized[needed] = variant
         return variant
@@ -116,7 +110,7 @@ class Rule:
         default.  Returns ``None`` when a wanted keyword is not a positional
         parameter of the rule.
         """
-        params = self._positional_parameters()
+        params = positional_parameters(self.vjp)
         names = [p.name for p in params]
         if not all(key in names for key in wanted):
             return None
@@ -130,17 +124,6 @@ class Rule:
             else:
                 return None
         return tuple(args), kwargs
-
-    def _positional_parameters(self) -> list:
-        """The rule's parameters after ``g`` and ``ans`` that can be given by position."""
-        params = list(inspect.signature(self.vjp).parameters.values())[2:]
-        kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-        positional = []
-        for param in params:
-            if param.kind not in kinds:
-                break
-            positional.append(param)
-        return positional
 
     def __repr__(self) -> str:
         kind = "vjp" if self.vjp else "non-differentiable"
@@ -351,111 +334,3 @@ def _find_dispatcher(args, kwargs):
 def raw(fn: Callable) -> Callable:
     """The undecorated function behind a :func:`primitive` wrapper."""
     return getattr(fn, "__astgrad_raw__", fn)
-
-
-# --------------------------------------------------------------------------
-# what a rule reads, and variants of it
-
-
-def _without_unneeded_gradients(rule: Callable, needed: tuple):
-    """Recompile ``rule`` with unneeded tuple entries of its returns set to None.
-
-    Returns ``(variant, usage)``, or ``None`` when nothing would change or the
-    rule cannot be recompiled faithfully (no source, a closure, no literal
-    tuple return).
-    """
-    if all(needed) or getattr(rule, "__closure__", None):
-        return None
-    try:
-        lines, first_line = inspect.getsourcelines(rule)
-        tree = ast.parse(textwrap.dedent("".join(lines)))
-    except (OSError, TypeError, SyntaxError):
-        return None
-    func = tree.body[0]
-    if not isinstance(func, ast.FunctionDef):
-        return None
-    func.decorator_list = []
-    changed = False
-    for node in _own_nodes(func):
-        if isinstance(node, ast.Return) and isinstance(node.value, ast.Tuple):
-            for i, wanted in enumerate(needed[: len(node.value.elts)]):
-                if not wanted:
-                    node.value.elts[i] = ast.copy_location(ast.Constant(None), node.value.elts[i])
-                    changed = True
-    if not changed:
-        return None
-    ast.increment_lineno(tree, first_line - 1)
-    namespace: dict = {}
-    exec(compile(tree, inspect.getsourcefile(rule) or "<rule>", "exec"), rule.__globals__, namespace)
-    variant = namespace[func.name]
-    variant.__defaults__ = rule.__defaults__
-    variant.__kwdefaults__ = rule.__kwdefaults__
-    return variant, _usage_in(func, _parameter_names(rule))
-
-
-def _own_nodes(func):
-    """The nodes of ``func``'s body, not descending into nested functions."""
-    stack = list(func.body)
-    while stack:
-        node = stack.pop()
-        yield node
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-                stack.append(child)
-
-
-
-def _parameter_names(rule: Callable) -> list[str]:
-    return [
-        p.name
-        for p in inspect.signature(rule).parameters.values()
-        if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-    ]
-
-
-def _parameter_usage(rule: Callable) -> dict[str, str]:
-    params = _parameter_names(rule)
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(rule)))
-    except (OSError, TypeError, SyntaxError):
-        return {name: "value" for name in params}
-    func = tree.body[0]
-    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return {name: "value" for name in params}  # a lambda: the conservative answer
-    return _usage_in(func, params)
-
-
-def _numpy_meta_call(call, node) -> bool:
-    """``np.shape(a)``, ``np.ndim(a)``, ``np.size(a)``: numpy reads ``a.shape`` (``.ndim``, ``.size``) first."""
-    return (
-        isinstance(call, ast.Call)
-        and call.args == [node]
-        and not call.keywords
-        and isinstance(call.func, ast.Attribute)
-        and call.func.attr in ("shape", "ndim", "size")
-        and isinstance(call.func.value, ast.Name)
-        and call.func.value.id in ("np", "numpy")
-    )
-
-
-def _usage_in(func: ast.FunctionDef, params: list[str]) -> dict[str, str]:
-    """Per parameter: read as a value, only for its metadata, or not at all."""
-    body = ast.Module(body=func.body, type_ignores=[])
-    parents: dict[int, ast.AST] = {}
-    for node in ast.walk(body):
-        for child in ast.iter_child_nodes(node):
-            parents[id(child)] = node
-    usage = {name: "unused" for name in params}
-    for node in ast.walk(body):
-        if isinstance(node, ast.Name) and node.id in usage:
-            parent = parents.get(id(node))
-            meta = (
-                isinstance(parent, ast.Attribute)
-                and parent.value is node
-                and parent.attr in META_ATTRIBUTES
-            ) or _numpy_meta_call(parent, node)
-            if not meta:
-                usage[node.id] = "value"
-            elif usage[node.id] == "unused":
-                usage[node.id] = "meta"
-    return usage

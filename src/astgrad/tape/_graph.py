@@ -9,13 +9,12 @@ nodes whose rules read saved values refuse a second backward, as in PyTorch.
 
 from __future__ import annotations
 
-import inspect
 import itertools
-import weakref
 
 import numpy as np
 
 from ..rules import Rule, unbroadcast
+from ..rules._introspect import argument_usage
 from ._modes import quiet, restore
 
 SECOND_BACKWARD = (
@@ -394,8 +393,8 @@ class _Plan:
             self.vjp, usage = rule.vjp, rule.usage
         else:  # ``x * 3`` neither keeps nor version-checks ``x``, as in PyTorch
             self.vjp, usage = rule.specialized(needed), rule.usage_for(needed)
-        self.arg_usage = tuple(_usage_of(rule, usage, i) for i in range(count))
-        self.ans_usage = _usage_of(rule, usage, -1)
+        self.arg_usage = tuple(argument_usage(rule.vjp, usage, i) for i in range(count))
+        self.ans_usage = argument_usage(rule.vjp, usage, -1)
         self.keep_ans = self.ans_usage == "value"
         self.read_args = tuple(i for i, u in enumerate(self.arg_usage) if u == "value")
         self.dropped = tuple((i, u == "meta") for i, u in enumerate(self.arg_usage) if u != "value")
@@ -415,22 +414,6 @@ def _plan(rule: Rule, count: int, mask: int) -> _Plan:
 def _arrays(args):
     """``args`` with tensors replaced by their arrays (also inside lists), as rules take them."""
     return [a._data if isinstance(a, Tensor) else _raw(a) if isinstance(a, (list, tuple)) else a for a in args]
-
-
-_params_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
-def _usage_of(rule: Rule, usage: dict, index: int) -> str:
-    """Usage of positional argument ``index`` in ``usage`` (-1: the output)."""
-    params = _params_cache.get(rule)
-    if params is None:
-        sig = inspect.signature(rule.vjp)
-        params = [p.name for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        _params_cache[rule] = params
-    position = 1 if index < 0 else index + 2
-    if position >= len(params):
-        return "value"
-    return usage.get(params[position], "value")
 
 
 _SAVED_FIELDS = {

@@ -13,8 +13,7 @@ overwrite and restored in the reverse sweep.
 
 from __future__ import annotations
 
-import inspect
-
+from ..rules._introspect import argument_usage
 from . import primitives
 from . import compat
 from .compat import gast
@@ -122,18 +121,10 @@ class Analysis:
         rule = primitives.classify(op.fn)[1]
         wanted = tuple(isinstance(a, gast.Name) and a.id in self.active for a in op.args)
         usage = rule.usage_for(wanted) if rule is not None else {}
-        try:
-            every = list(inspect.signature(rule.vjp).parameters.values())
-        except (TypeError, ValueError):
-            every = []
-        params = every[2:]
-        ans_name = every[1].name if len(every) > 1 else "ans"
         reads = set()
-        names = [p.name for p in params]
         unbroadcast = primitives.needs_unbroadcast(op.fn)
         for i, atom in enumerate(op.args):
-            pname = names[i] if i < len(names) and params[i].kind != params[i].VAR_POSITIONAL else None
-            used = usage.get(pname, "value") if pname else "value"
+            used = argument_usage(rule.vjp, usage, i) if rule is not None else "value"
             is_input = isinstance(atom, gast.Name) and atom.id in self.active
             if values_only:
                 if used == "value":
@@ -144,7 +135,8 @@ class Analysis:
         for key, atom in op.kwargs.items():
             if usage.get(key, "value") not in skip:
                 reads.update(atom_names(atom))
-        if usage.get(ans_name, "value") not in skip or not usage:
+        ans_used = argument_usage(rule.vjp, usage, -1) if rule is not None else "value"
+        if ans_used not in skip or not usage:
             reads.update(op.targets)
         return reads & self.locals
 
