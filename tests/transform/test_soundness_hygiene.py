@@ -170,6 +170,30 @@ def asserts_and_prints_read_globals(x):
     return np.sum(y * len(text))
 
 
+k = 0.5
+
+
+def comprehension_variable_named_like_a_global(x):
+    ys = [x * k for k in range(1, 3)]
+    return np.sum(ys[0] * ys[1] * k)
+
+
+def global_read_in_one_comprehension_variable_of_another(x):
+    ys = [x * j for k in range(1, 3) for j in [k, 2 * k]]
+    zs = [np.sin(x) * k for j in range(2)]
+    return np.sum(ys[0] * ys[3] + zs[1])
+
+
+def comprehension_over_its_own_variable(x, v):
+    ys = [v * x for v in v]
+    return np.sum(ys[0] + ys[1] * ys[2])
+
+
+def readable_comprehension(x):
+    ys = [x * m for m in range(1, 3)]
+    return np.sum(ys[0] * ys[1])
+
+
 CASES = [
     (reads_global_t1, (X,)),
     (reads_global_t3, (X,)),
@@ -190,12 +214,15 @@ CASES = [
     (locals_named_like_builtins_of_matmul, (X, X[::-1].copy())),
     (calls_helpers_named_like_variants, (X,)),
     (asserts_and_prints_read_globals, (X,)),
+    (comprehension_variable_named_like_a_global, (X,)),
+    (global_read_in_one_comprehension_variable_of_another, (X,)),
+    (comprehension_over_its_own_variable, (X, [0.5, -1.0, 2.0])),
 ]
 
 
 @pytest.mark.parametrize("f, args", CASES, ids=[f"{f.__name__}-{i}" for i, (f, _) in enumerate(CASES)])
 def test_generated_names_leave_user_names_alone(f, args):
-    wrt = tuple(range(len(args)))
+    wrt = tuple(i for i, a in enumerate(args) if isinstance(a, np.ndarray))
     got = astgrad.grad(f, wrt=wrt)(*args)
     for index, g in zip(wrt, got):
         np.testing.assert_allclose(g, numeric_grad(f, args, index), rtol=1e-6, atol=1e-8)
@@ -226,3 +253,8 @@ def test_a_collision_renames_the_generated_name_not_the_users():
     assert "t1 =" not in source
     source = astgrad.grad(calls_helper_with_local_np).source
     assert "np_2.sin" in source  # numpy steps around the helper's local np
+
+
+def test_a_comprehension_variable_keeps_its_name_unless_the_function_uses_it():
+    assert "for m in range(1, 3)" in astgrad.grad(readable_comprehension).source
+    assert "for k_2 in range(1, 3)" in astgrad.grad(comprehension_variable_named_like_a_global).source

@@ -209,7 +209,7 @@ def _listcomp(n, target, expr):
     for gen in expr.generators:
         for node in gast.walk(gen.target):
             if isinstance(node, gast.Name):
-                renames[node.id] = n.names.fresh(node.id)
+                renames[node.id] = _comprehension_variable(n, node.id)
     def renamed(node):
         node = compat.clone(node)
         for sub in gast.walk(node):
@@ -222,12 +222,21 @@ def _listcomp(n, target, expr):
     for gen in reversed(expr.generators):
         for cond in reversed(gen.ifs):
             stmt = compat.make("If", test=renamed(cond), body=[stmt], orelse=[], **loc)
-        stmt = compat.make("For", target=renamed(gen.target), iter=renamed(gen.iter), body=[stmt],
-                           orelse=[], **loc)
+        iterable = gen.iter if gen is expr.generators[0] else renamed(gen.iter)  # the first: the outer scope's
+        stmt = compat.make("For", target=renamed(gen.target), iter=iterable, body=[stmt], orelse=[], **loc)
     n.locals |= set(renames.values()) | {target}
     saved = n.stmt
     n.statement(stmt)
     n.stmt = saved
+
+
+def _comprehension_variable(n, name):
+    """The local a comprehension's variable becomes: its own name, unless the function's scope or
+    another comprehension has it (or the module: never, module-level names avoid every user local)."""
+    if name in n.scope or name in n.comprehension_names or name in n.names.parent.taken:
+        name = n.names.fresh(name)
+    n.comprehension_names.add(name)
+    return name
 
 
 def _call(n, target, expr):

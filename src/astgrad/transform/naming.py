@@ -77,6 +77,36 @@ class UserNames:
         return UserNames(self.all | other.all, self.locals | other.locals)
 
 
+def scope_names(fn_def, stores=False, body=None) -> set:
+    """Names a function's own scope uses (with ``stores``, assigns): not those only inside comprehensions.
+
+    A comprehension has its own scope, except for its first iterable.  ``body``
+    replaces the function's statements (a rewritten body).
+    """
+    found = set()
+    todo = list(fn_def.body if body is None else body)
+    for node in todo:
+        if isinstance(node, gast.Name) and (not stores or not isinstance(node.ctx, gast.Load)):
+            found.add(node.id)
+        if isinstance(node, (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)):
+            todo.append(node.generators[0].iter)
+            continue
+        for child in gast.iter_child_nodes(node):
+            todo.append(child)
+    args = fn_def.args
+    return found | {a.id for a in list(args.posonlyargs or []) + list(args.args) + list(args.kwonlyargs)}
+
+
+def read_elsewhere(code) -> set:
+    """Names ``code`` and its nested code objects read from an enclosing scope, the globals or
+    as attributes: a comprehension variable among them must not keep its name in generated code."""
+    found = set(code.co_names) | set(code.co_freevars)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            found |= read_elsewhere(const)
+    return found
+
+
 class Names:
     """Hands out names that do not collide with anything already used.
 

@@ -18,6 +18,7 @@ from .aliasing import shares_memory
 from .compat import gast
 from .errors import UnsupportedSyntaxError
 from .ir import Break, For, If, Op, Raw, While, atom_names, op_reads
+from .naming import read_elsewhere, scope_names
 from .parse import MISSING
 from .structure import Structurer
 from .writes import write_call
@@ -43,8 +44,11 @@ class Normalizer:
         self.src = source
         self.names = names
         self.ns = ns
-        self.locals = local_names(source.tree)
+        self.locals = local_names(source.tree) & scope_names(source.tree, stores=True)  # not a comprehension's
         self.names.reserve(*self.locals)
+        # a comprehension's variable keeps its name when the function uses it for nothing else
+        self.scope = scope_names(source.tree) | read_elsewhere(source.fn.__code__)
+        self.comprehension_names: set[str] = set()
         self.lambdas: dict[str, gast.Lambda] = {}
         self.out: list = []
         self.stop = False
@@ -58,8 +62,7 @@ class Normalizer:
     def function(self):
         """(IR body, return atom)."""
         body, result = Structurer(self.names).function_body(self.src.tree.body)
-        self.locals |= {n.id for s in body for n in compat.walk(s)
-                        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        self.locals |= scope_names(self.src.tree, stores=True, body=body)
         if result is not None:
             self.locals.add(result)
         ret = None
