@@ -555,6 +555,9 @@ def _edges():
         Case(np.linalg.svd, [fixed(SPD_LOPSIDED)], call=svd_hermitian, name="hermitian_one_triangle"),
         Case(rules.svd_values, [fixed(SPD_LOPSIDED)], {"hermitian": True}, name="hermitian_one_triangle"),
         Case(np.linalg.det, [fixed([[1.0, 2.0], [2.0, 4.0]])], name="singular"),
+        # numpy 2 reads b as a vector only when it is 1-D: a (3, 3) b beside a stack of 3 matrices is a matrix
+        Case(np.linalg.solve, [well_conditioned(3, (3,)), normal(3, 3)], name="stack_and_matrix"),
+        Case(np.linalg.solve, [well_conditioned(3, (2,)), normal(3)], name="stack_and_vector"),
         Case(np.linalg.det, [fixed([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.5, 1.0, 2.0]])], name="singular_3"),
         Case(np.linalg.det, [fixed([[0.0, 0.0], [0.0, 0.0]])], name="zero"),
         Case(np.nansum, [fixed([1.0, np.nan, 2.0])], name="nan", expected=[[1.0, 0.0, 1.0]]),

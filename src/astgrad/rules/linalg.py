@@ -249,11 +249,16 @@ def logabsdet_vjp(g, ans, a):
 
 @defvjp(np.linalg.solve)
 def solve(g, ans, a, b):
-    vector = np.ndim(b) == np.ndim(a) - 1
-    g_b = np.linalg.solve(T(a), g)
+    # numpy 2 reads b as one vector only when it is 1-D; before, whenever it had one axis fewer than a
+    vector = np.ndim(b) == 1 if _SOLVE_VECTOR_IS_1D else np.ndim(b) == np.ndim(a) - 1
     if vector:
+        g_b = np.squeeze(np.linalg.solve(T(a), np.expand_dims(g, -1)), -1)
         return -np.expand_dims(g_b, -1) * np.expand_dims(ans, -2), g_b
+    g_b = np.linalg.solve(T(a), g)
     return -g_b @ T(ans), g_b
+
+
+_SOLVE_VECTOR_IS_1D = int(np.__version__.split(".")[0]) >= 2
 
 
 @defvjp(np.linalg.cholesky)
