@@ -4,7 +4,8 @@ A sibling of ``programs.py``: every vector has shape (4,), and matrices (4, 4) m
 give rows and columns that are views.  Names are made fresh (arithmetic), as views (``a[::-1]``,
 ``a[:]``, ``a.T``, ``a.reshape(4)``, ``m[1]``, ``m[:, 2]``, ``m.T[0]``), as plain aliases
 (``b = a``) or put in lists and tuples, and then written in place (``+=``, ``-=``, ``*=``, ``/=``,
-``a[1] = ...``, ``a[:2] += ...``, ``out=a``, ``a.sort()``, ``a.fill(...)``, ``np.copyto(a, ...)``),
+``a[1] = ...``, ``a[:2] += ...``, ``out=a``, ``a.sort()``, ``a.fill(...)``, ``np.copyto(a, ...)``,
+``rng.shuffle(a)``, ``lst.reverse()``, ``lst += [...]``),
 in branches and loops, the parameters ``x`` and ``y`` included.  Many such programs write memory
 that another name reads, which the transformer must refuse; the others it must reproduce.
 """
@@ -22,7 +23,8 @@ WRITES = ["{t} += {e}", "{t} -= {e}", "{t} *= np.tanh({e})", "{t} /= ({e} * {e} 
           "{t}[1] = np.sum({e}) * 0.3", "{t}[:2] += ({e})[2:]", "np.add({t}, {e}, out={t})",
           "np.multiply(np.sin({e}), {t}, out={t})", "{t}.sort()", "{t}.fill(np.sum({e}) * 0.1)",
           "np.copyto({t}, np.cos({e}))", "{t}[::-1] *= {c}", "np.clip({t}, -0.9, 0.8, {t})",
-          "{t}.clip(-0.7, 0.9, {t})", "np.dot(np.outer({e}, {e}) * 0.2, {e}, {t})"]
+          "{t}.clip(-0.7, 0.9, {t})", "np.dot(np.outer({e}, {e}) * 0.2, {e}, {t})",
+          "np.random.default_rng(1).shuffle({t})"]
 
 
 class _State:
@@ -30,6 +32,7 @@ class _State:
         self.vectors = ["x", "y"]
         self.matrices = []
         self.containers = []  # ("l0", 2): a list or tuple of two vectors
+        self.lists = set()
         self.fresh = (f"v{i}" for i in itertools.count())
         self.owned = []  # names last bound to a new array no other name has seen yet
 
@@ -69,12 +72,20 @@ def _statement(draw, state, depth):
         line = f"{name} = np.outer({draw(_vector(state, 0))}, {draw(st.sampled_from(state.leaves()))})"
         state.matrices.append(name)
         return [line]
+    if kind == "container" and state.containers and draw(st.booleans()):
+        name, _ = draw(st.sampled_from(state.containers))
+        if name in state.lists and draw(st.booleans()):  # a list changed in place (a tuple cannot be)
+            return [f"{name}.reverse()"] if draw(st.booleans()) else [f"{name} += [{draw(_vector(state, 0))}]"]
     if kind == "container":
         name = next(state.fresh).replace("v", "l")
         items = draw(st.lists(st.sampled_from(state.vectors), min_size=2, max_size=2))
         for item in items:
             state.shared(item)
-        line = f"{name} = [{items[0]}, {items[1]}]" if draw(st.booleans()) else f"{name} = ({items[0]}, {items[1]})"
+        if draw(st.booleans()):
+            line = f"{name} = [{items[0]}, {items[1]}]"
+            state.lists.add(name)
+        else:
+            line = f"{name} = ({items[0]}, {items[1]})"
         state.containers.append((name, 2))
         return [line]
     if kind in ("if", "for"):
