@@ -6,16 +6,30 @@ against the hand-written one, through the same adapters the benchmark
 script times (benchmarks/systems.py).
 """
 
+import importlib.util
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from _numeric import gradient
 
-from systems import as_numpy, prepare  # noqa: E402
-from workloads import WORKLOADS  # noqa: E402
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def _load(name):
+    """``benchmarks/<name>.py`` as a module of its own, without putting benchmarks/ on sys.path."""
+    spec = importlib.util.spec_from_file_location(f"_benchmarks_{name}", BENCHMARKS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is made
+    spec.loader.exec_module(module)
+    return module
+
+
+_systems = _load("systems")
+as_numpy, prepare = _systems.as_numpy, _systems.prepare
+WORKLOADS = _load("workloads").WORKLOADS
 
 KEYS = list(WORKLOADS)
 
@@ -33,20 +47,10 @@ def _scalar_objective(workload, args):
 def central_differences(workload, args, eps=1e-6):
     """d value / d args[i] for each i in ``wrt``, one element at a time."""
     args, value = _scalar_objective(workload, args)
-    grads = []
-    for i in workload.wrt:
-        base = np.array(args[i], dtype=np.float64)
-        grad = np.zeros_like(base)
-        for index in np.ndindex(base.shape):
-            plus, minus = base.copy(), base.copy()
-            plus[index] += eps
-            minus[index] -= eps
-            point_plus, point_minus = list(args), list(args)
-            point_plus[i] = plus if base.ndim else float(plus)
-            point_minus[i] = minus if base.ndim else float(minus)
-            grad[index] = (value(point_plus) - value(point_minus)) / (2 * eps)
-        grads.append(grad)
-    return tuple(grads)
+
+    def along(i):
+        return lambda moved: value([moved if j == i else a for j, a in enumerate(args)])
+    return tuple(np.asarray(gradient(along(i), args[i], eps)) for i in workload.wrt)
 
 
 @pytest.mark.parametrize("key", KEYS)

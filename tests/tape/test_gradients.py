@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import astgrad.torch as torch
-from conftest import check_grad
+from _taped import check_grad
 
 R = np.random.default_rng(0)
 V3 = R.uniform(0.5, 2.0, 3)          # positive, away from kinks

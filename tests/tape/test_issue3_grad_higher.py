@@ -8,7 +8,7 @@ import pytest
 import astgrad
 import astgrad.tape._autograd as tape_autograd
 import astgrad.torch as torch
-from conftest import numeric_vjp
+from _taped import numeric_vjp
 
 SECOND_TIME = "^Trying to backward through the graph a second time"
 

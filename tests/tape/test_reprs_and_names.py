@@ -5,7 +5,7 @@ import pytest
 
 import astgrad.torch as torch
 import astgrad.torch.nn.functional as F
-from conftest import mask_addresses
+from _taped import mask_addresses
 
 
 def leaves():

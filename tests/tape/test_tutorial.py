@@ -9,7 +9,7 @@ import io
 import warnings
 
 
-from conftest import mask_addresses
+from _taped import mask_addresses
 
 def run(source: str) -> tuple[str, dict]:
     namespace: dict = {}

@@ -1,0 +1,62 @@
+"""Central finite differences in float64: the independent reference for every test directory.
+
+Two questions, asked of a scalar function of one value:
+
+* ``gradient(f, x)``: df/dx, one element at a time (``x`` a number or an array);
+* ``directional(f, x, v)``: d/dt f(x + t v) at t = 0, two evaluations.
+
+Every evaluation gets a fresh array (code under test may write into its
+argument).  ``numeric_grad`` and ``assert_grad`` are the same reference for a
+function of several arguments.
+"""
+
+import numpy as np
+
+
+def gradient(f, x, eps=1e-6):
+    """df/dx by central differences; ``f`` returns a number, ``x`` is a number or an array.
+
+    A Python number (or a 0-d value) is passed to ``f`` as a float and its
+    gradient is a float; an array is passed as a float64 array.
+    """
+    if np.ndim(x) == 0 and not isinstance(x, np.ndarray):
+        x = float(x)
+        return (float(f(x + eps)) - float(f(x - eps))) / (2 * eps)
+    x = np.asarray(x, dtype=np.float64)
+    out = np.zeros_like(x)
+    for index in np.ndindex(x.shape):
+        up, down = x.copy(), x.copy()
+        up[index] += eps
+        down[index] -= eps
+        out[index] = (float(f(up)) - float(f(down))) / (2 * eps)
+    return out
+
+
+def directional(f, x, v, eps=1e-6):
+    """d/dt f(x + t v) at t = 0 by one central difference (``f`` returns a number)."""
+    x = np.asarray(x, dtype=np.float64)
+    v = np.asarray(v, dtype=np.float64)
+    return (float(f(x + eps * v)) - float(f(x - eps * v))) / (2 * eps)
+
+
+def numeric_grad(f, args, index, eps=1e-6, kwargs=None):
+    """d sum(f(*args)) / d args[index] by central differences."""
+    kwargs = kwargs or {}
+    args = list(args)
+
+    def at(value):
+        trial = list(args)
+        trial[index] = value
+        return float(np.sum(f(*trial, **kwargs)))
+
+    return gradient(at, args[index], eps)
+
+
+def assert_grad(gradient_fn, f, *args, wrt=(0,), rtol=1e-5, atol=1e-6):
+    """Compare a generated gradient with finite differences for each wrt position."""
+    got = gradient_fn(*args)
+    got = got if len(wrt) > 1 else (got,)
+    for value, index in zip(got, wrt):
+        expected = numeric_grad(f, args, index)
+        assert np.shape(value) == np.shape(expected), (np.shape(value), np.shape(expected))
+        np.testing.assert_allclose(value, expected, rtol=rtol, atol=atol)
