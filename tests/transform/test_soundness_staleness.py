@@ -17,7 +17,7 @@ import pytest
 
 import astgrad
 from astgrad import api
-from tests.transform._numeric import numeric_grad
+from _numeric import numeric_grad
 
 X = np.array([0.3, -1.2, 2.0])
 
