@@ -373,6 +373,7 @@ def vjp(f=None, wrt=0):
 
     ``seed`` has the shape of ``f``'s output; the result is the gradient of
     ``sum(f(*args) * seed)``, what ``y.backward(seed)`` computes on the tape.
+    A seed of another shape raises ``ValueError`` (numpy would broadcast it).
     """
     if f is None:
         return lambda fn: vjp(fn, wrt)

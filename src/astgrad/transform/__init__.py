@@ -167,6 +167,11 @@ class ModuleBuilder:
             value = kept
         adjoint, live = rev.adjoint(plan.body, live)
         adjoint += rev.materialize(live)
+        if mode == "vjp":  # the output's shape only: shapes_only may then skip computing it
+            out_shape = compat.call(rev.helper(runtime.shape), [compat.clone(ret)])
+            check = compat.call(compat.name(self.ns.bind(runtime.check_seed, "check_seed")),
+                                [compat.name(seed), out_shape, compat.const(fn.__name__)])
+            tail.append(compat.expr_stmt(check))
         grads = [compat.name(plan.adjoints(p)) if p in live else compat.const(0.0) for p in plan.wrt]
         result = grads[0] if len(grads) == 1 else compat.tuple_(grads)
         if preserve_result:

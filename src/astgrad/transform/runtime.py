@@ -20,7 +20,8 @@ from ..rules._support import SMALL, filled
 
 __all__ = ["append", "as_column", "accumulate", "part", "sequence_gradient", "unpacked_gradient", "gradient_tuple",
            "shape", "size", "ndim", "unbroadcast", "T", "only_shape",
-           "add_into", "subtract_into", "multiply_into", "divide_into", "broadcast_shape", "reduced_shape"]
+           "add_into", "subtract_into", "multiply_into", "divide_into", "broadcast_shape", "reduced_shape",
+           "check_seed"]
 
 
 def accumulate(total, grad):
@@ -204,6 +205,14 @@ def reduced_shape(shape, axis=None, keepdims=False):
     if keepdims:
         return tuple(1 if i in axes else n for i, n in enumerate(shape))
     return tuple(n for i, n in enumerate(shape) if i not in axes)
+
+
+def check_seed(seed, out_shape, name):
+    """Refuse a vjp seed whose shape is not the output's: numpy would broadcast it, silently."""
+    seed_shape = shape(seed)
+    if seed_shape != out_shape:
+        raise ValueError(f"vjp: the seed has shape {seed_shape} but {name}'s output has shape {out_shape}; "
+                         f"pass a seed of the output's shape")
 
 
 def only_shape(value):
