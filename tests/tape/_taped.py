@@ -52,3 +52,10 @@ def check_grad(f, *arrays, seed=0, rtol=1e-6, atol=1e-7):
         assert leaf.grad.shape == leaf.shape
         np.testing.assert_allclose(leaf.grad.numpy(), num, rtol=rtol, atol=atol)
     return [leaf.grad for leaf in leaves]
+
+
+def grad_of(values, f, dtype=None):
+    """``repr`` of the gradient of ``f(x).sum()`` at a leaf made from ``values``."""
+    x = torch.tensor(values, dtype=dtype, requires_grad=True)
+    f(x).sum().backward()
+    return repr(x.grad)

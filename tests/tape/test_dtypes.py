@@ -5,6 +5,7 @@ import pytest
 
 import astgrad
 import astgrad.torch as torch
+from _taped import grad_of
 
 
 @pytest.mark.parametrize("make, dtype", [
@@ -119,3 +120,21 @@ def test_conversions():
     assert torch.tensor(0.1).item() == 0.10000000149011612
     assert x.detach().numpy().dtype == np.float32
     assert torch.tensor([1, 2]).numpy().tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("dtype, expected", [
+    (torch.float32, "tensor([2., 2.])"),
+    (torch.float64, "tensor([2., 2.], dtype=torch.float64)"),
+    (torch.float16, "tensor([2., 2.], dtype=torch.float16)"),
+])
+def test_a_grad_has_its_leafs_dtype(dtype, expected):
+    assert grad_of([1.0, 1.0], lambda x: x.double() * 2, dtype=dtype) == expected
+
+
+def test_float32_leaf_in_a_float64_computation_gets_a_float32_grad():
+    x = torch.ones(2, requires_grad=True)
+    (x * torch.ones(2, dtype=torch.float64) * 2).sum().backward()
+    assert x.grad.dtype == torch.float32
+    s = torch.tensor(2.0, dtype=torch.float64, requires_grad=True)
+    (x * s).sum().backward()
+    assert repr(s.grad) == "tensor(2., dtype=torch.float64)"

@@ -137,3 +137,82 @@ def test_backward_of_a_graph_built_before_no_grad_still_works():
     with torch.no_grad():
         y.backward()
     assert repr(x.grad) == "tensor([3., 3.])"
+
+
+def test_is_grad_enabled_nesting_and_restoring():
+    x = torch.ones(2, requires_grad=True)
+    assert torch.is_grad_enabled()
+    with torch.no_grad():
+        assert not torch.is_grad_enabled()
+        assert repr(x * 2) == "tensor([2., 2.])"
+        with torch.no_grad():
+            assert not torch.is_grad_enabled()
+        with torch.enable_grad():
+            assert torch.is_grad_enabled()
+            assert repr(x * 2) == "tensor([2., 2.], grad_fn=<MulBackward0>)"
+        assert not (x * 2).requires_grad
+    assert torch.is_grad_enabled()
+    with pytest.raises(KeyError):
+        with torch.no_grad():
+            raise KeyError
+    assert torch.is_grad_enabled()
+
+
+def test_inference_mode_behaves_like_no_grad_for_every_mode_query():
+    x = torch.ones(2, requires_grad=True)
+    with torch.inference_mode():
+        y = x * 2
+        assert not torch.is_grad_enabled()
+    assert not y.requires_grad and repr(y) == "tensor([2., 2.])"
+    assert x.requires_grad and torch.is_grad_enabled()
+    with torch.inference_mode(False):
+        assert (x * 2).requires_grad
+
+    @torch.inference_mode()
+    def double(t):
+        return t * 2
+
+    assert not double(x).requires_grad and double.__name__ == "double"
+
+
+def test_set_grad_enabled_as_call_and_context_restores_on_exit():
+    x = torch.ones(2, requires_grad=True)
+    with torch.set_grad_enabled(False):
+        assert not (x * 2).requires_grad
+    assert torch.is_grad_enabled()
+    mode = torch.set_grad_enabled(False)
+    try:
+        assert not torch.is_grad_enabled()
+        assert repr(mode) == "torch.autograd.grad_mode.set_grad_enabled(mode=False)"
+    finally:
+        torch.set_grad_enabled(True)
+    assert torch.is_grad_enabled()
+
+
+def test_decorators_bare_and_called_keep_the_name():
+    x = torch.ones(2, requires_grad=True)
+
+    @torch.no_grad
+    def bare(t):
+        return t * 2
+
+    @torch.no_grad()
+    def called(t):
+        return t * 2
+
+    @torch.enable_grad()
+    def recorded(t):
+        return t * 2
+
+    assert not bare(x).requires_grad and not called(x).requires_grad
+    assert (bare.__name__, called.__name__) == ("bare", "called")
+    with torch.no_grad():
+        assert recorded(x).requires_grad
+
+
+def test_requires_grad_propagation():
+    a, b = torch.ones(2, requires_grad=True), torch.ones(2)
+    assert (a + b).requires_grad and not (b + b).requires_grad and (a * 0).requires_grad
+    assert torch.cat([a, b]).requires_grad and (a @ a).requires_grad and a.clone().requires_grad
+    assert not (a > 0).requires_grad and not a.argmax().requires_grad and not a.long().requires_grad
+    assert not torch.where(a > 0, b, b).requires_grad and not torch.zeros_like(a).requires_grad
