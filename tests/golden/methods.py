@@ -39,7 +39,7 @@ def dmethods(w, v, *, dresult=1.0):
         t11 = g_a
         t12 = g_b
     else:
-        t13, t14 = gradient_tuple(matmul(dt4, t4, t5, h), 2)
+        t13, t14 = gradient_tuple(matmul(dt4, t4, t5, h), 2, (0, 1), 'numpy.dot')
         t11 = t13
         t12 = t14
     del dt4, t4

@@ -69,16 +69,16 @@ class RuleInliner:
         fd = self._parse(vjp)
         body = None if fd is None else self._body(fd, sig, bound)
         if body is None:
-            return self._call(vjp, g, ans, op, names, needed, count)
+            return self._call(vjp, g, ans, op, names, needed, count, rule.name)
         mapping, locals_ = body
         stmts = [s for s in fd.body if not _docstring(s)]
         stmts = _tail_returns(stmts)
         if stmts is None:
-            return self._call(vjp, g, ans, op, names, needed, count)
+            return self._call(vjp, g, ans, op, names, needed, count, rule.name)
         renames = {name: names.fresh(name) for name in sorted(locals_)}
         free = self._free_names(fd, vjp, set(mapping) | set(locals_))
         if free is None:
-            return self._call(vjp, g, ans, op, names, needed, count)
+            return self._call(vjp, g, ans, op, names, needed, count, rule.name)
         prelude = [compat.assign(renames[p], compat.clone(mapping[p])) for p in sorted(locals_ & set(mapping))]
         stmts = [_rename(s, mapping, renames, free, self._meta_helper) for s in stmts]
         stmts = [_fold_stmt(s, self.ns) for s in stmts]
@@ -86,10 +86,10 @@ class RuleInliner:
         if len(stmts) == 1 and isinstance(stmts[-1], gast.Return) or (
                 stmts and isinstance(stmts[-1], gast.Return) and not _has_return(stmts[:-1])):
             after = []
-            grads = self._split(stmts[-1].value, count, needed, names, after)
+            grads = self._split(stmts[-1].value, count, needed, names, after, rule.name, set(renames.values()))
             return Inlined(prelude + stmts[:-1] + after, grads)
         targets = {i: names.temp() for i in needed}
-        converted = _returns_to_assignments(stmts, targets, count, self, names)
+        converted = _returns_to_assignments(stmts, targets, count, self, names, (rule.name, set(renames.values())))
         grads = {i: compat.name(t) for i, t in targets.items()}
         return Inlined(prelude + converted, grads)
 
@@ -141,23 +141,71 @@ class RuleInliner:
             self.ns.pure.add(free[name])
         return free
 
-    def _split(self, value, count, needed, names, prelude):
-        if isinstance(value, gast.Tuple):
+    def _split(self, value, count, needed, names, prelude, rule_name, locals_=frozenset()):
+        """One gradient expression per needed argument index, from a rule's returned ``value``.
+
+        A tuple is one gradient per positional argument; anything else is
+        the first argument's gradient (as the tape reads it).  A literal
+        tuple splits here; a value that may be a tuple at run time (a call
+        of a helper, a name) is split by ``runtime.gradient_tuple``.
+        """
+        if isinstance(value, gast.Tuple) and not any(isinstance(e, gast.Starred) for e in value.elts):
             return {i: value.elts[i] for i in needed
                     if i < len(value.elts) and not _is_none(value.elts[i])}
-        if count == 1 or not self._may_be_tuple(value):
+        if not isinstance(value, gast.Tuple) and not self._may_be_tuple(value, locals_):
             return {0: value} if 0 in needed else {}
         temps = [names.temp() for _ in range(count)]
-        call = compat.call(compat.name(self._helper(runtime.gradient_tuple)), [value, compat.const(count)])
+        call = compat.call(compat.name(self._helper(runtime.gradient_tuple)),
+                           [value, compat.const(count), compat.tuple_([compat.const(i) for i in needed]),
+                            compat.const(rule_name)])
         prelude.append(compat.assign(temps, call))
         return {i: compat.name(temps[i]) for i in needed if i < count}
 
-    def _may_be_tuple(self, value) -> bool:
-        """Only a call of another rule (``matmul(g, ans, a, b)``) can return a tuple."""
-        if not isinstance(value, gast.Call) or not isinstance(value.func, gast.Name):
-            return False
-        obj = self.ns.globals.get(value.func.id)
-        return obj is None or obj in _rule_functions()
+    def _may_be_tuple(self, value, locals_, whole=True) -> bool:
+        """Whether ``value`` may be a tuple when it runs: only what cannot be one is split statically.
+
+        A rule's parameters (``g``, ``ans``, the arguments) are arrays,
+        numbers or lists; arithmetic on them, comparisons and lists are not
+        tuples (``+`` and ``*`` only when an operand may be one), nor is a
+        numpy ufunc's single output.  Any other call (a helper of the rule,
+        another rule, ``np.gradient``) may return one, and so may the rule's
+        own local names (``r = helper(g); return r``) returned whole.
+        """
+        def may(node, whole):
+            if isinstance(node, gast.Tuple):
+                return not whole  # a literal tuple returned whole is split by _split
+            if isinstance(node, gast.Constant):
+                return isinstance(node.value, tuple)
+            if isinstance(node, gast.Name):
+                return node.id in locals_
+            if isinstance(node, gast.BinOp):  # tuple + tuple, or a literal tuple * n
+                if isinstance(node.op, gast.Add):
+                    return may(node.left, False) and may(node.right, False)
+                return isinstance(node.op, gast.Mult) and any(
+                    isinstance(o, gast.Tuple) or isinstance(o, gast.Constant) and isinstance(o.value, tuple)
+                    for o in (node.left, node.right))
+            if isinstance(node, gast.IfExp):
+                return may(node.body, False) or may(node.orelse, False)
+            if isinstance(node, gast.BoolOp):
+                return any(may(v, False) for v in node.values)
+            if isinstance(node, gast.Subscript):
+                return may(node.value, False)
+            if isinstance(node, gast.Call):
+                fn = self._resolve(node.func)
+                if fn is np.where:  # np.where(c) alone gives a tuple of indices
+                    return len(node.args) != 3
+                return not (isinstance(fn, np.ufunc) and fn.nout == 1 or _array_helper(fn))
+            return False  # attributes of arrays, unary operations, comparisons, lists, ...
+        return may(value, whole)
+
+    def _resolve(self, node):
+        """The object a call's function names in the generated module (``np.cos``), or None."""
+        if isinstance(node, gast.Name):
+            return self.ns.globals.get(node.id)
+        if isinstance(node, gast.Attribute):
+            base = self._resolve(node.value)
+            return getattr(base, node.attr, None) if isinstance(base, types.ModuleType) else None
+        return None
 
     def _helper(self, fn):
         return self.ns.helper(fn)
@@ -171,7 +219,7 @@ class RuleInliner:
             return self.ns.bind(np, "np")
         return self._helper(_META_HELPERS[attr])
 
-    def _call(self, vjp, g, ans, op, names, needed, count):
+    def _call(self, vjp, g, ans, op, names, needed, count, rule_name):
         if not vjp.__name__.isidentifier():
             name = self.ns.bind(vjp, getattr(op.fn, "__name__", "rule") + "_vjp")
             self.ns.pure.add(name)
@@ -181,13 +229,32 @@ class RuleInliner:
         value = compat.call(fn, [compat.name(g), compat.name(ans)] + [compat.clone(a) for a in op.args],
                             {k: compat.clone(v) for k, v in op.kwargs.items()})
         prelude = []
-        grads = self._split(value, count, needed, names, prelude)
+        grads = self._split(value, count, needed, names, prelude, rule_name)
         return Inlined(prelude, grads)
 
 
-def _rule_functions():
-    from .. import rules
-    return {r.vjp for r in rules.registered() if r.vjp is not None}
+def _array_helper(fn) -> bool:
+    """An astgrad helper that returns one array (``filled``, ``unbroadcast``), never a tuple."""
+    global _ARRAY_HELPERS
+    if _ARRAY_HELPERS is None:
+        from ..rules import _extra, _support, linalg
+        _ARRAY_HELPERS = {runtime.filled, runtime.unbroadcast, runtime.T, linalg.T, _support.unbroadcast,
+                          _support.expand_reduced, _support.filled, _extra.scatter, _extra.scatter_along_axis,
+                          _support.reverse_cumsum}
+        _ARRAY_HELPERS |= {getattr(np, name) for name in _NUMPY_ARRAY_FUNCTIONS}
+    try:
+        return fn in _ARRAY_HELPERS
+    except TypeError:  # unhashable
+        return False
+
+
+_ARRAY_HELPERS = None
+#: numpy functions that return one array (never a tuple) which rules return
+_NUMPY_ARRAY_FUNCTIONS = (
+    "reshape", "transpose", "moveaxis", "swapaxes", "expand_dims", "squeeze", "broadcast_to", "flip", "fliplr",
+    "flipud", "roll", "rot90", "concatenate", "stack", "take", "take_along_axis", "repeat", "tile", "pad",
+    "sum", "cumsum", "diag", "diagonal", "triu", "tril", "zeros", "zeros_like", "ones_like", "full", "asarray",
+    "real", "imag", "dot", "outer", "tensordot", "einsum")
 
 
 class _Atom:
@@ -306,19 +373,19 @@ def _transform(node, fn):
     return node
 
 
-def _returns_to_assignments(stmts, targets, count, inliner, names):
+def _returns_to_assignments(stmts, targets, count, inliner, names, rule):
     out = []
     for s in stmts:
         if isinstance(s, gast.Return):
             prelude = []
-            grads = inliner._split(s.value, count, list(targets), names, prelude)
+            grads = inliner._split(s.value, count, list(targets), names, prelude, *rule)
             out += prelude
             for i, t in targets.items():
                 out.append(compat.assign(t, grads.get(i, compat.const(0.0))))
         elif isinstance(s, gast.If):
             out.append(compat.make("If", test=s.test,
-                                   body=_returns_to_assignments(s.body, targets, count, inliner, names),
-                                   orelse=_returns_to_assignments(s.orelse, targets, count, inliner, names)))
+                                   body=_returns_to_assignments(s.body, targets, count, inliner, names, rule),
+                                   orelse=_returns_to_assignments(s.orelse, targets, count, inliner, names, rule)))
         else:
             out.append(s)
     return out

@@ -80,15 +80,31 @@ def unpacked_gradient(parts, value):
     return grad
 
 
-def gradient_tuple(value, count):
-    """A rule's return value as one gradient per positional argument.
+def gradient_tuple(value, count, needed=(), rule="a rule"):
+    """A rule's return value as one gradient per positional argument, as the tape reads it.
 
-    A tuple is one gradient per parameter; parameters the call left out
-    (``np.select(c, v)`` has no ``default``) are cut off.
+    A tuple is one gradient per parameter: entries past the call's
+    arguments are cut off (``np.select(c, v)`` has no ``default``), missing
+    ones are ``None``.  Anything else (an array, a list for a sequence
+    argument) is the first argument's gradient.  A ``None`` where an
+    argument in ``needed`` takes a gradient is an error, never a zero.
     """
-    if isinstance(value, tuple) and len(value) >= count:
-        return value[:count]
-    return (value,) + (None,) * (count - 1)
+    if isinstance(value, tuple):
+        grads = tuple(value[:count]) + (None,) * (count - len(value))
+    else:
+        grads = (value,) + (None,) * (count - 1)
+    for i in needed:
+        if grads[i] is None:
+            raise RuntimeError(f"the rule for {rule} returned no gradient for argument {i}, which requires grad"
+                               f" (it returned {type(value).__name__} {_brief(value)}); return one gradient per"
+                               " positional argument, as a tuple")
+    return grads
+
+
+def _brief(value):
+    if isinstance(value, tuple):
+        return f"of length {len(value)}"
+    return f"of shape {np.shape(value)}" if value is not None else ""
 
 
 def zeros_for(value):
