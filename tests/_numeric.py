@@ -34,9 +34,13 @@ def gradient(f, x, eps=1e-6):
 
 def directional(f, x, v, eps=1e-6):
     """d/dt f(x + t v) at t = 0 by one central difference (``f`` returns a number)."""
-    x = np.asarray(x, dtype=np.float64)
-    v = np.asarray(v, dtype=np.float64)
+    x, v = _float64(x), _float64(v)  # complex stays complex: a step along i is a direction too
     return (float(f(x + eps * v)) - float(f(x - eps * v))) / (2 * eps)
+
+
+def _float64(a):
+    a = np.asarray(a)
+    return a.astype(np.complex128 if np.iscomplexobj(a) else np.float64)
 
 
 def numeric_grad(f, args, index, eps=1e-6, kwargs=None):

@@ -11,6 +11,7 @@ import pytest
 
 import astgrad
 from astgrad import rules
+from _numeric import gradient
 
 from .samples import CASES, case_id
 
@@ -52,20 +53,15 @@ def numeric_gradients(case, args, diff, weights, eps=1e-6):
         part_grads = []
         for j, part in enumerate(parts):
             part = np.asarray(part, dtype=np.float64)
-            grad = np.zeros_like(part)
-            for index in np.ndindex(part.shape):
-                shifted = []
-                for sign in (1, -1):
-                    moved = part.copy()
-                    moved[index] += sign * eps
-                    new_args = list(args)
-                    if isinstance(arg, list):
-                        new_args[i] = [moved if k == j else p for k, p in enumerate(parts)]
-                    else:
-                        new_args[i] = moved if part.ndim else float(moved)
-                    shifted.append(loss_numpy(case, new_args, weights))
-                grad[index] = (shifted[0] - shifted[1]) / (2 * eps)
-            part_grads.append(grad)
+
+            def loss_at(moved, i=i, j=j, arg=arg, parts=parts, ndim=part.ndim):
+                new_args = list(args)
+                if isinstance(arg, list):
+                    new_args[i] = [moved if k == j else p for k, p in enumerate(parts)]
+                else:
+                    new_args[i] = moved if ndim else float(moved)
+                return loss_numpy(case, new_args, weights)
+            part_grads.append(gradient(loss_at, part, eps))
         grads.append(part_grads if isinstance(arg, list) else part_grads[0])
     return grads
 
