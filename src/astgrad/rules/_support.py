@@ -20,6 +20,7 @@ __all__ = [
     "product_of_others",
     "reverse_cumsum",
     "filled",
+    "integral",
     "SMALL",
 ]
 
@@ -157,3 +158,12 @@ def product_of_others(a, axis=None):
 def reverse_cumsum(x, axis):
     """Sums of ``x`` from each position to the end along ``axis``."""
     return np.flip(np.cumsum(np.flip(x, axis), axis), axis)
+
+
+def integral(dtype) -> bool:
+    """Whether a result of ``dtype`` holds integers or booleans: piecewise constant, so its gradient is zero.
+
+    Rules whose callable takes a ``dtype`` ask this of their result's dtype at
+    run time, where a dtype held in a variable (``x.astype(dt)``) is known.
+    """
+    return dtype is not None and np.dtype(dtype).kind in "biu"

@@ -12,26 +12,34 @@ import numpy as np
 from ._extra import vector_norm_vjp
 from .decompositions import matrix_norm_vjp
 from ._registry import defvjp
-from ._support import expand_reduced, product_of_others, reduced_count, reverse_cumsum, tie_weights
+from ._support import expand_reduced, integral, product_of_others, reduced_count, reverse_cumsum, tie_weights
 
 
 @defvjp(np.sum)
 def np_sum(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
+    if dtype is not None and integral(ans.dtype):  # an integer or boolean result: piecewise constant
+        return np.zeros(a.shape)
     return expand_reduced(g, a.shape, axis, keepdims)
 
 
 @defvjp(np.nansum)
 def nansum(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
+    if dtype is not None and integral(ans.dtype):
+        return np.zeros(a.shape)
     return np.where(np.isnan(a), 0, expand_reduced(g, a.shape, axis, keepdims))
 
 
 @defvjp(np.mean)
 def mean(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
+    if dtype is not None and integral(ans.dtype):
+        return np.zeros(a.shape)
     return expand_reduced(g / reduced_count(np.shape(a), axis), np.shape(a), axis, keepdims)
 
 
 @defvjp(np.nanmean)
 def nanmean(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
+    if dtype is not None and integral(ans.dtype):
+        return np.zeros(a.shape)
     present = ~np.isnan(a)
     return expand_reduced(g, a.shape, axis, keepdims) * present / np.sum(present, axis=axis, keepdims=True)
 
@@ -86,17 +94,23 @@ def ptp(g, ans, a, axis=None, out=None, keepdims=False):
 
 @defvjp(np.prod)
 def prod(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
+    if dtype is not None and integral(ans.dtype):
+        return np.zeros(a.shape)
     return expand_reduced(g, a.shape, axis, keepdims) * product_of_others(a, axis)
 
 
 @defvjp(np.var)
 def var(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    if dtype is not None and integral(ans.dtype):
+        return np.zeros(a.shape)
     centered = a - np.mean(a, axis=axis, keepdims=True)
     return expand_reduced(np.real(g), a.shape, axis, keepdims) * 2 * np.conj(centered) / (reduced_count(a.shape, axis) - ddof)
 
 
 @defvjp(np.std)
 def std(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    if dtype is not None and integral(ans.dtype):
+        return np.zeros(a.shape)
     centered = a - np.mean(a, axis=axis, keepdims=True)
     spread = expand_reduced(ans, a.shape, axis, keepdims)
     # equal values (one value, or all alike): std is not differentiable there; 0 is its smallest subgradient
@@ -106,6 +120,8 @@ def std(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
 
 @defvjp(np.cumsum)
 def cumsum(g, ans, a, axis=None, dtype=None, out=None):
+    if dtype is not None and integral(ans.dtype):
+        return np.zeros(a.shape)
     if axis is None:
         return np.reshape(np.flip(np.cumsum(np.flip(g))), a.shape)
     return np.flip(np.cumsum(np.flip(g, axis), axis), axis)
@@ -113,6 +129,8 @@ def cumsum(g, ans, a, axis=None, dtype=None, out=None):
 
 @defvjp(np.cumprod)
 def cumprod(g, ans, a, axis=None, dtype=None, out=None):
+    if dtype is not None and integral(ans.dtype):
+        return np.zeros(a.shape)
     if axis is None:
         return np.reshape(cumprod(np.ravel(g), np.ravel(ans), np.ravel(a), 0), a.shape)
     # before the first zero along axis, ans / a is exact; at the first zero, the products that skip it;
@@ -126,6 +144,8 @@ def cumprod(g, ans, a, axis=None, dtype=None, out=None):
 
 @defvjp(np.trace)
 def trace(g, ans, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    if dtype is not None and integral(ans.dtype):
+        return np.zeros(a.shape)
     eye = np.eye(a.shape[axis1], a.shape[axis2], k=offset)
     spread = np.expand_dims(eye, tuple(range(2, a.ndim))) * g
     return np.moveaxis(spread, (0, 1), (axis1, axis2))

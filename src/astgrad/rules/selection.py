@@ -11,7 +11,7 @@ import numpy as np
 
 from ._extra import scatter_along_axis
 from ._registry import defvjp, primitive
-from ._support import unbroadcast
+from ._support import integral, unbroadcast
 
 
 @defvjp(np.select)
@@ -47,6 +47,8 @@ def linspace(g, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=No
     if retstep:
         raise ValueError("astgrad: no gradient for numpy.linspace(retstep=True); compute the step as "
                          "(stop - start) / (num - 1)")
+    if dtype is not None and integral(ans.dtype):
+        g = np.zeros(np.shape(g))
     steps = num - 1 if endpoint else num
     t = np.arange(num) / steps if steps > 0 else np.zeros(num)
     g = np.moveaxis(g, axis, 0)

@@ -13,12 +13,7 @@ import builtins
 import numpy as np
 
 from ._registry import defvjp, primitive
-from ._support import unbroadcast
-
-
-def _integral(dtype) -> bool:
-    """Whether ``dtype`` (``None`` keeps the input's) makes integers or booleans: a zero gradient."""
-    return dtype is not None and np.dtype(dtype).kind in "biu"
+from ._support import integral, unbroadcast
 
 
 def _like(g, obj):
@@ -30,14 +25,14 @@ def _like(g, obj):
 
 @defvjp(np.array)
 def array(g, ans, object, dtype=None, *args, **kwargs):
-    if _integral(dtype):
+    if dtype is not None and integral(ans.dtype):
         return _like(np.zeros_like(g), object)
     return _like(g, object)
 
 
 @defvjp(np.asarray)
 def asarray(g, ans, a, dtype=None, *args, **kwargs):
-    if _integral(dtype):
+    if dtype is not None and integral(ans.dtype):
         return _like(np.zeros_like(g), a)
     return _like(g, a)
 

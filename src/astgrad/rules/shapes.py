@@ -11,7 +11,7 @@ import numpy as np
 
 from ._extra import scatter, scatter_along_axis
 from ._registry import defvjp
-from ._support import within
+from ._support import integral, within
 
 
 @defvjp(np.reshape)
@@ -118,6 +118,8 @@ def _split_like(g, arrays, axis):
 
 @defvjp(np.concatenate)
 def concatenate(g, ans, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+    if dtype is not None and integral(ans.dtype):
+        return [np.zeros(np.shape(x)) for x in arrays]
     if axis is None:  # the arrays flattened, one after the other
         pieces = np.split(g, np.cumsum([np.size(x) for x in arrays])[:-1])
         return [np.reshape(piece, np.shape(x)) for piece, x in zip(pieces, arrays)]
@@ -126,11 +128,15 @@ def concatenate(g, ans, arrays, axis=0, out=None, dtype=None, casting="same_kind
 
 @defvjp(np.stack)
 def stack(g, ans, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+    if dtype is not None and integral(ans.dtype):
+        return [np.zeros(np.shape(x)) for x in arrays]
     return list(np.moveaxis(g, axis, 0))
 
 
 @defvjp(np.hstack)
 def hstack(g, ans, tup, dtype=None, casting="same_kind"):
+    if dtype is not None and integral(ans.dtype):
+        return [np.zeros(np.shape(x)) for x in tup]
     # numpy joins along the first axis when the first item is a number or a vector
     axis = 0 if np.ndim(tup[0]) <= 1 else 1
     pieces = _split_like(g, [np.atleast_1d(x) for x in tup], axis)
@@ -139,6 +145,8 @@ def hstack(g, ans, tup, dtype=None, casting="same_kind"):
 
 @defvjp(np.vstack)
 def vstack(g, ans, tup, dtype=None, casting="same_kind"):
+    if dtype is not None and integral(ans.dtype):
+        return [np.zeros(np.shape(x)) for x in tup]
     pieces = _split_like(g, [np.atleast_2d(x) for x in tup], 0)
     return [np.reshape(piece, np.shape(x)) for piece, x in zip(pieces, tup)]
 

@@ -221,11 +221,11 @@ class TensorMethods:
         return self._unary("ReluBackward0", rules.relu)
 
     def softmax(self, dim, dtype=None):
-        source = self if dtype is None else self.to(dtype)
+        source = self if dtype is None else self._cast(dtype)
         return apply_op("SoftmaxBackward0", rules.softmax, (source, dim), slots=((0,),))
 
     def log_softmax(self, dim, dtype=None):
-        source = self if dtype is None else self.to(dtype)
+        source = self if dtype is None else self._cast(dtype)
         return apply_op("LogSoftmaxBackward0", rules.log_softmax, (source, dim), slots=((0,),))
 
     def abs(self):
@@ -304,13 +304,13 @@ class TensorMethods:
         axis = _axis(dim, axis)
         keep = bool(keepdims if keepdims is not None else keepdim)
         name = "SumBackward0" if axis is None else "SumBackward1"
-        out = apply_op(name, np.sum, (self,), {"axis": axis, "keepdims": keep})
-        return out if dtype is None else out.to(dtype)
+        source = self if dtype is None else self._cast(dtype)  # each element cast, then summed, as numpy and torch do
+        return apply_op(name, np.sum, (source,), {"axis": axis, "keepdims": keep})
 
     def _torch_mean(self, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
         if dtype is None:
             _check_mean_dtype(self)
-        source = self if dtype is None else self.to(dtype)
+        source = self if dtype is None else self._cast(dtype)
         axis = _axis(dim, axis)
         keep = bool(keepdims if keepdims is not None else keepdim)
         name = "MeanBackward0" if axis is None else "MeanBackward1"

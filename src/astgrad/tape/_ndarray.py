@@ -44,7 +44,7 @@ def _axis(axis):
 
 
 def _reduce(t, name: str, fn, axis, dtype, keepdims, impl=None):
-    source = t if dtype is None else t.to(dtype)
+    source = t if dtype is None else t._cast(dtype)
     axis = _axis(axis)
     kind = name + ("0" if axis is None else "1")
     return apply_op(kind, fn, (source,), {"axis": axis, "keepdims": bool(keepdims)}, impl=impl)
@@ -64,7 +64,7 @@ def mean(t, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
 
 def prod(t, axis=None, dtype=None, out=None, keepdims=False, initial=_UNSET, where=None):
     _refuse("prod", out=out, initial=initial, where=where)
-    source = t if dtype is None else t.to(dtype)
+    source = t if dtype is None else t._cast(dtype)
     return apply_op("ProdBackward0", np.prod, (source,), {"axis": _axis(axis), "keepdims": bool(keepdims)})
 
 
@@ -72,7 +72,7 @@ def _spread(t, name, fn, axis, dtype, out, ddof, keepdims, where, mean, correcti
     _refuse(fn.__name__, out=out, where=where, mean=mean)
     if correction is not None:
         ddof = correction
-    source = t if dtype is None else t.to(dtype)
+    source = t if dtype is None else t._cast(dtype)
     return apply_op(name, fn, (source,), {"axis": _axis(axis), "ddof": ddof, "keepdims": bool(keepdims)})
 
 

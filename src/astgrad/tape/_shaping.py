@@ -209,13 +209,17 @@ class ShapeMethods:
             dtype = kwargs.get("dtype", args[0] if args else None)
             if dtype is None:
                 return self
+        return self._cast(dtype)
+
+    def _cast(self, dtype):
+        """``self`` as ``dtype``; a string is a dtype name ("i4"), never a device as for ``.to``."""
         np_dtype = as_numpy_dtype(dtype)
         if np_dtype == self._data.dtype:
             return self
         return apply_op("ToCopyBackward0", rules.astype, (self, np_dtype), slots=((0,),))
 
     def astype(self, dtype, copy=True):
-        out = self.to(dtype)
+        out = self._cast(dtype)
         return out.clone() if out is self and copy else out
 
     def float(self):
