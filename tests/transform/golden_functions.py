@@ -81,3 +81,17 @@ def several_returns(x):
     if s > 0.5:
         return s * s
     return -s
+
+
+def tutorial(x):
+    y = x + 2
+    z = y * y * 3
+    return z.mean()
+
+
+def scalar_loop(x, n):
+    total = 0.0
+    for _ in range(n):
+        x = np.sin(x) * 0.9 + 0.1 * x * x - 0.01 * x * x * x
+        total = total + x
+    return total

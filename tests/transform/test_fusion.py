@@ -94,8 +94,8 @@ def adjoint_lines(source, target):
 
 
 def test_scalar_loop_adjoint_is_the_derivative_written_once():
+    # the derivative as one line, dx = dx * (0.9 * np.cos(x) + ...): pinned by tests/golden/fused_scalar_loop.py
     g = astgrad.grad(scalar_loop)
-    assert "dx = dx * (0.9 * np.cos(x) + 0.2 * x - 0.03 * x * x)" in g.source
     assert g(0.5, 30) == pytest.approx(assert_scalar(scalar_loop, 0.5, 30), rel=1e-6)
 
 

@@ -34,6 +34,8 @@ CASES = {
     "vjp": (lambda: astgrad.vjp(g.elementwise), None, None),
     "indexing": (lambda: astgrad.grad(g.indexing), (A,), [0]),
     "several_returns": (lambda: astgrad.grad(g.several_returns), (X * 3,), [0]),
+    "tutorial": (lambda: astgrad.grad(g.tutorial), (X,), [0]),  # the rules written out inline
+    "fused_scalar_loop": (lambda: astgrad.grad(g.scalar_loop), (0.5, 30), [0]),  # one derivative line
 }
 
 

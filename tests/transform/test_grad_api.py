@@ -148,10 +148,8 @@ def tutorial(x):
 
 def test_source_names_lines_and_shows_inline_math(capsys):
     g = astgrad.grad(tutorial)
-    src = g.source
-    assert "def dtutorial(x, *, dresult=1.0):" in src
-    assert "# grad of line" in src and "z = y * y * 3" in src
-    assert "dy = 6 * dz * y" in src  # the rules written out inline, y * y * 3 as one term
+    src = g.source  # its layout is pinned by tests/golden/tutorial.py
+    assert "# grad of line 145: z = y * y * 3" in src  # this file's line, quoted
     assert g.__wrapped__ is tutorial
     astgrad.show(tutorial)
     assert capsys.readouterr().out.strip() == src.strip()
