@@ -55,6 +55,9 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, captur
                 if capture is not None and (node, 0) in capture:
                     captured[capture[(node, 0)]] = grad
                 if accumulate and (only is None or id(node.variable) in only):
+                    expected = node.variable._data.shape
+                    if _graph.shape_of(grad) != expected:  # checked before any .grad changes
+                        raise RuntimeError(_graph.invalid_gradient(node.name(), 0, _graph.shape_of(grad), expected))
                     pending_leaves.append((node.variable, grad))
                 continue
             visited.append(node)

@@ -278,8 +278,8 @@ class FunctionNode(Node):
             out = (out,)
         grads = []
         returned = len(out)
-        for slot, edge, meta in zip(self._slots, self.next_functions,
-                                    self._slot_meta if self._has_meta else self._meta()):
+        for index, (slot, edge, meta) in enumerate(zip(self._slots, self.next_functions,
+                                                       self._slot_meta if self._has_meta else self._meta())):
             if edge[0] is None:
                 grads.append(None)
                 continue
@@ -297,7 +297,10 @@ class FunctionNode(Node):
                     g = _cast(g, dtype)
                 grads.append(g)
                 continue
-            g = unbroadcast(g, shape)
+            fitted = unbroadcast(g, shape)
+            if shape_of(fitted) != shape:  # a rule's gradient that un-broadcasting cannot fit: never stored
+                raise RuntimeError(invalid_gradient(self.name(), index, shape_of(g), shape))
+            g = fitted
             if dtype is not None and getattr(g, "dtype", None) != dtype:
                 g = _cast(g, dtype) if hasattr(g, "astype") else _cast(np.asarray(g), dtype)
             grads.append(g)
@@ -338,6 +341,17 @@ for _cls in (Node, FunctionNode, AccumulateGrad):
 
 
 # ---------------------------------------------------------------- helpers
+
+
+def shape_of(value) -> tuple:
+    """The shape of an array, a Tensor or a number, without converting a Tensor."""
+    return tuple(value.shape) if hasattr(value, "shape") else np.shape(value)
+
+
+def invalid_gradient(name: str, index: int, got, expected) -> str:
+    """PyTorch's words for a gradient whose shape is not its input's."""
+    return (f"Function {name} returned an invalid gradient at index {index} - got {list(got)} "
+            f"but expected shape compatible with {list(expected)}")
 
 
 def _cast(g, dtype):
