@@ -194,6 +194,12 @@ def readable_comprehension(x):
     return np.sum(ys[0] * ys[1])
 
 
+def locals_named_like_old_fusion_symbols(x):
+    __astgrad_g__ = np.cos(x) + 2.0
+    __astgrad_ans__ = np.sin(x) * __astgrad_g__ * x - __astgrad_g__ * 0.5
+    return np.sum(__astgrad_ans__ * __astgrad_ans__)
+
+
 CASES = [
     (reads_global_t1, (X,)),
     (reads_global_t3, (X,)),
@@ -217,6 +223,7 @@ CASES = [
     (comprehension_variable_named_like_a_global, (X,)),
     (global_read_in_one_comprehension_variable_of_another, (X,)),
     (comprehension_over_its_own_variable, (X, [0.5, -1.0, 2.0])),
+    (locals_named_like_old_fusion_symbols, (X,)),
 ]
 
 

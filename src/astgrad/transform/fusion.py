@@ -31,8 +31,9 @@ from . import compat, primitives, runtime
 from .compat import gast
 from .ir import For, If, Op, While, atom_names, walk_statements
 
-G = "__astgrad_g__"      # the incoming gradient, as a symbol in an inlined rule
-ANS = "__astgrad_ans__"  # the result, when its name is also an operand's
+# symbols, never identifiers, so no name of the user's can be mistaken for them
+G = "<g>"      # the incoming gradient, as a symbol in an inlined rule
+ANS = "<ans>"  # the result, when its name is also an operand's
 MAX_TERMS = 16           # a product that expands further keeps its factors opaque
 
 
