@@ -26,19 +26,21 @@ _PURE_BUILTINS = (range, len, min, reversed, float, abs, tuple)  # by identity: 
 
 
 def optimize(fn_def, ns, keep=()):
+    names = {fn: ns.helper(fn) for fn in _CHECKS}
     while True:
-        reads = _needed(fn_def, ns, set(keep))
+        reads = _needed(fn_def, ns, set(keep), names)
         changed = [False]
-        fn_def.body = _sweep(fn_def.body, reads, ns, changed) or [compat.make("Pass")]
+        fn_def.body = _sweep(fn_def.body, reads, ns, changed, names) or [compat.make("Pass")]
         if not changed[0]:
             return fn_def
 
 
-def _needed(fn_def, ns, keep):
+def _needed(fn_def, ns, keep, names):
     """Names whose values something uses: read by a statement with an effect, or by what such a name needs.
 
     ``total = total + x`` in a loop, with ``total`` read nowhere else, is
-    not needed: reading itself does not make a name live.
+    not needed: reading itself does not make a name live.  What a pure
+    value's check reads (``_raising_part``) is needed: the check stays.
     """
     needs = {}  # name -> names its pure assignments read
     needed = set(keep)
@@ -51,6 +53,9 @@ def _needed(fn_def, ns, keep):
                 for t in stmt.targets:
                     for n in ([t] if isinstance(t, gast.Name) else t.elts):
                         needs.setdefault(n.id, set()).update(reads)
+                check = _raising_part(stmt.value, ns, names, _targets(stmt))
+                if check is not None:
+                    needed |= {n.id for n in compat.walk(check) if isinstance(n, gast.Name)}
                 continue
         needed |= {n.id for n in compat.walk(_own_parts(stmt))
                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
@@ -81,17 +86,21 @@ def _own_parts(stmt):
     return stmt
 
 
-def _sweep(stmts, reads, ns, changed):
+def _sweep(stmts, reads, ns, changed, names):
     out = []
     for s in stmts:
         if isinstance(s, gast.Assign) and _dead(s, reads):
             changed[0] = True
             if not _pure(s.value, ns):
                 out.append(compat.expr_stmt(s.value))
+            else:
+                check = _raising_part(s.value, ns, names, _targets(s))
+                if check is not None:  # what numpy would raise still raises
+                    out.append(keep_origin(s, compat.expr_stmt(check)))
             continue
         if isinstance(s, gast.If):
-            s.body = _sweep(s.body, reads, ns, changed)
-            s.orelse = _sweep(s.orelse, reads, ns, changed)
+            s.body = _sweep(s.body, reads, ns, changed, names)
+            s.orelse = _sweep(s.orelse, reads, ns, changed, names)
             if _empty(s.body) and _empty(s.orelse):
                 changed[0] = True
                 if not _pure(s.test, ns):
@@ -103,7 +112,7 @@ def _sweep(stmts, reads, ns, changed):
                 s.test = compat.make("UnaryOp", op=gast.Not(), operand=s.test)
                 s.body, s.orelse = s.orelse, []
         elif isinstance(s, (gast.For, gast.While)):
-            s.body = _sweep(s.body, reads, ns, changed) or [compat.make("Pass")]
+            s.body = _sweep(s.body, reads, ns, changed, names) or [compat.make("Pass")]
             if isinstance(s, gast.For) and _empty(s.body) and _pure(s.iter, ns) \
                     and s.target.id not in reads:
                 changed[0] = True
@@ -117,6 +126,10 @@ def _sweep(stmts, reads, ns, changed):
 def _empty(stmts):
     """Nothing but ``pass`` and comment markers (``__comment_3__``)."""
     return all(isinstance(s, gast.Pass) or is_marker(s) for s in stmts)
+
+
+def _targets(stmt):
+    return {n.id for t in stmt.targets for n in compat.walk(t) if isinstance(n, gast.Name)}
 
 
 def _dead(stmt, reads):
@@ -149,6 +162,54 @@ def _pure_nodes(nodes, ns) -> bool:
                 continue
             return False
         elif isinstance(node, (gast.Yield, gast.Await, gast.NamedExpr)):
+            return False
+    return True
+
+
+#: attributes and helpers that read an array's metadata and cannot raise
+_SAFE_ATTRIBUTES = ("shape", "size", "ndim", "T", "dtype")
+_SAFE_HELPERS = (runtime.shape, runtime.size, runtime.ndim, runtime.only_shape, runtime.T)
+#: the shape computations a check is made of
+_CHECKS = (runtime.shape, runtime.broadcast_shape, runtime.reduced_shape, runtime.matmul_shape)
+
+
+def _raising_part(expr, ns, names, own=frozenset()):
+    """What must still run of ``expr``, a pure value nothing reads, so that it raises where it would; or None.
+
+    Names, constants and metadata cannot raise: nothing.  An elementwise
+    expression or a reduction (see ``_shape_expression``): its shape
+    computation, which raises numpy's broadcasting and axis errors without
+    making an array.  ``a @ b`` of such operands: ``matmul_shape``.
+    Anything else (indexing, reshapes, other calls) runs whole.
+    """
+    if _cannot_raise(expr, ns):
+        return None
+    if own & {n.id for n in compat.walk(expr) if isinstance(n, gast.Name)}:
+        return None  # a running total, t = t + x: its shape changes as it runs (not checked)
+    if isinstance(expr, gast.BinOp) and isinstance(expr.op, gast.MatMult):
+        left, right = (_shape_expression(e, ns, names) for e in (expr.left, expr.right))
+        if left is None or right is None:
+            return expr
+        return compat.call(compat.name(names[runtime.matmul_shape]), [left, right])
+    shape = _shape_expression(expr, ns, names)
+    if shape is None:
+        return expr
+    return None if _cannot_raise(shape, ns) else shape
+
+
+def _cannot_raise(expr, ns) -> bool:
+    for node in compat.walk(expr):
+        if isinstance(node, gast.Call):
+            fn = ns.globals.get(node.func.id) if isinstance(node.func, gast.Name) else None
+            if fn is runtime.reduced_shape and isinstance(node.args[1], gast.Constant) and node.args[1].value is None:
+                continue  # over every axis: no axis to be out of range
+            if not any(fn is h for h in _SAFE_HELPERS):
+                return False
+        elif isinstance(node, gast.Attribute):
+            if node.attr not in _SAFE_ATTRIBUTES:
+                return False
+        elif not isinstance(node, (gast.Name, gast.Constant, gast.Tuple, gast.List, gast.expr_context,
+                                   gast.UnaryOp, gast.USub, gast.UAdd, gast.Not)):
             return False
     return True
 

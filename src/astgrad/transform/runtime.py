@@ -21,7 +21,7 @@ from ..rules._support import SMALL, filled
 __all__ = ["append", "as_column", "accumulate", "part", "sequence_gradient", "unpacked_gradient", "gradient_tuple",
            "shape", "size", "ndim", "unbroadcast", "T", "only_shape",
            "add_into", "subtract_into", "multiply_into", "divide_into", "broadcast_shape", "reduced_shape",
-           "check_seed"]
+           "check_seed", "matmul_shape"]
 
 
 def accumulate(total, grad):
@@ -229,6 +229,20 @@ def check_seed(seed, out_shape, name):
     if seed_shape != out_shape:
         raise ValueError(f"vjp: the seed has shape {seed_shape} but {name}'s output has shape {out_shape}; "
                          f"pass a seed of the output's shape")
+
+
+def matmul_shape(a, b):
+    """The shape of ``x @ y`` for ``x`` of shape ``a`` and ``y`` of shape ``b``; numpy's ValueError where it raises."""
+    if not a or not b:
+        raise ValueError("matmul: Input operand %d does not have enough dimensions (has 0, gufunc core with "
+                         "signature (n?,k),(k,m?)->(n?,m?) requires 1)" % (0 if not a else 1))
+    k_a = a[-1]
+    k_b = b[-2] if len(b) > 1 else b[0]
+    if k_a != k_b:
+        raise ValueError("matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
+                         f"(n?,k),(k,m?)->(n?,m?) (size {k_b} is different from {k_a})")
+    batch = np.broadcast_shapes(a[:-2], b[:-2])
+    return batch + a[-2:-1] + b[-1:] if len(b) > 1 else batch + a[-2:-1]
 
 
 def only_shape(value):
