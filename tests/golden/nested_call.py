@@ -33,7 +33,11 @@ def forward_inner(_stack, a, b):
 def backward_inner(_stack, dresult):
     a, t1 = _stack.pop()
     # grad of line 52: return a * np.exp(b)
-    da = unbroadcast(dresult * t1, shape(a))
-    dt1 = unbroadcast(dresult * a, shape(t1))
+    if is_zero(dresult):
+        da = 0.0
+        dt1 = 0.0
+    else:
+        da = unbroadcast(dresult * t1, shape(a))
+        dt1 = unbroadcast(dresult * a, shape(t1))
     db = dt1 * t1
     return da, db

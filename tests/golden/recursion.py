@@ -41,7 +41,11 @@ def backward_power(_stack, dresult):
         dx = 0.0
     else:
         # grad of line 63: return x * power(x, n - 1)
-        dx = unbroadcast(dresult * t2, shape(x))
-        dt2 = unbroadcast(dresult * x, shape(t2))
+        if is_zero(dresult):
+            dt2 = 0.0
+            dx = 0.0
+        else:
+            dx = unbroadcast(dresult * t2, shape(x))
+            dt2 = unbroadcast(dresult * x, shape(t2))
         dx = dx + backward_power(_stack, dt2)
     return dx

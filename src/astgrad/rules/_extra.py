@@ -60,7 +60,11 @@ def scatter_along_axis(g, indices, axis, shape):
 
 @primitive
 def setitem(a, index, value):
-    """A copy of ``a`` with ``a[index] = value``."""
+    """A copy of ``a`` with ``a[index] = value`` (a list stays a list of its items)."""
+    if type(a) is list:
+        out = list(a)
+        out[index] = value
+        return out
     out = np.array(a, copy=True)
     out[index] = value
     return out

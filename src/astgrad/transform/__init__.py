@@ -222,6 +222,7 @@ class ModuleBuilder:
         ret = plan.ret
         live = {ret.id} if isinstance(ret, compat.gast.Name) and ret.id in an.adjoint else set()
         seed = plan.adjoints(ret.id) if live else plan.names.fresh("dresult")
+        rev.maybe_zero.update(live)  # a caller without a gradient for the result passes 0.0
         adjoint, live = rev.adjoint(plan.body, live)
         keep = sorted(an.reads | an.saved)
         state = [compat.name(v) for v in keep]

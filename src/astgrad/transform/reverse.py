@@ -24,6 +24,7 @@ from .locate import own_signature
 from .compat import gast
 from . import fusion
 from .runtime_errors import ORIGIN
+from .shapes import _number
 from .ir import Break, For, If, Op, Raw, While, atom_names, walk_ops, walk_statements
 
 _META = ("shape", "size", "ndim")
@@ -59,6 +60,8 @@ class Reverser:
         # names whose adjoint holds a value (a scalar seed) that broadcasts to their shape
         self.lazy = set()
         self.lazy_ok = True
+        # names whose adjoint may hold the number 0.0 of a join (``zero``), not an array of their shape
+        self.maybe_zero = set()
         self.backward_only = False  # a called function's backward half: only what rules read is kept
         self.depth = 0
         self.producers = {t: op for op in plan.body if isinstance(op, Op) for t in op.targets if t in once}
@@ -254,6 +257,11 @@ class Reverser:
             code = []
             head = []
             group = groups.get(id(s))
+            if group is not None and s.targets[0] in self.maybe_zero:
+                if not all(self.zero_safe(m) for m in group):
+                    group = None
+                else:  # g * P for each operand: zeros of the operand's shape for g = 0.0
+                    self.maybe_zero.discard(s.targets[0])
             done_as_group = group is not None and fusion.adjoint(self, group, live, head, code)
             if done_as_group:
                 fused.update(id(m) for m in group)
@@ -288,7 +296,7 @@ class Reverser:
         if self.an.is_active(op):
             kind = op.kind
             if kind == "prim":
-                self.adjoint_prim(op, live, out)
+                self.guarded_prim(op, live, out)
             elif kind == "copy":
                 if op.targets[0] in live:
                     self.accumulate(op.args[0], compat.name(self.adj(op.targets[0])), live, out,
@@ -297,7 +305,8 @@ class Reverser:
                 if op.targets[0] in live:
                     g = compat.name(self.adj(op.targets[0]))
                     for i, a in enumerate(op.args):
-                        self.accumulate(a, compat.call(self.helper(runtime.part), [g, compat.const(i)]), live, out)
+                        self.accumulate(a, compat.call(self.helper(runtime.part), [g, compat.const(i)]), live, out,
+                                        may_zero=True)
             elif kind == "unpack":
                 if any(t in live for t in op.targets):
                     parts = compat.tuple_([compat.name(self.adj(t)) if t in live else compat.const(None)
@@ -311,8 +320,35 @@ class Reverser:
         for t in reversed(op.targets):
             live.discard(t)
             self.lazy.discard(t)
+            self.maybe_zero.discard(t)
             if t in saved:
                 out.append(compat.assign(t, _pop(self.ns.stack)))
+
+    def guarded_prim(self, op, live, out):
+        """``adjoint_prim``, skipped at run time when the gradient is the 0.0 a join wrote.
+
+        A rule may index or reshape its gradient; the number zero has no
+        shape to do that with, and every contribution would be zero anyway.
+        """
+        target = op.targets[0]
+        if target in self.maybe_zero and self.zero_safe(op):
+            self.maybe_zero.discard(target)  # 0.0 * an array of the result's shape: zeros of that shape
+        if target not in self.maybe_zero or target not in live:
+            self.adjoint_prim(op, live, out)
+            return
+        before = set(live)
+        code = []
+        self.adjoint_prim(op, live, code)
+        if not code:
+            return
+        started = sorted(live - before)
+        out.append(compat.if_stmt(compat.call(self.helper(runtime.is_zero), [compat.name(self.adj(target))]),
+                                  [self.zero(v) for v in started], code))
+
+    def zero_safe(self, op) -> bool:
+        """A ufunc whose operands all have its result's shape: its rule multiplies g by such arrays."""
+        return isinstance(op.fn, np.ufunc) and not op.kwargs and all(
+            _number(a) or self.an.shapes.same(op, i) for i, a in enumerate(op.args))
 
     def adjoint_prim(self, op, live, out):
         target = op.targets[0]
@@ -335,6 +371,12 @@ class Reverser:
             grad = compat.call(self.helper(runtime.getitem_gradient),
                                [compat.name(g), compat.clone(op.args[0]), compat.clone(op.args[1])])
             self.accumulate(op.args[0], grad, live, out)
+            return
+        if op.fn is rules.setitem and op.args[0].id in self.sequences:  # lst[i] = v on a list
+            index = [compat.name(g), compat.clone(op.args[1])]
+            for i, helper in ((0, runtime.replaced_gradient), (2, runtime.replacing_gradient)):
+                if i in needed:
+                    self.accumulate(op.args[i], compat.call(self.helper(helper), index), live, out, may_zero=True)
             return
         rule = primitives.classify(op.fn)[1]
         try:
@@ -425,12 +467,12 @@ class Reverser:
         value = compat.call(compat.name(backward), [compat.name(self.ns.stack), seed])
         atoms = [self.bound_args(op)[p] for p in active]
         if len(atoms) == 1:
-            self.accumulate(atoms[0], value, live, out)
+            self.accumulate(atoms[0], value, live, out, may_zero=True)
             return
         temps = [self.names.temp() for _ in atoms]
         out.append(compat.assign(temps, value))
         for atom, temp in zip(atoms, temps):
-            self.accumulate(atom, compat.name(temp), live, out)
+            self.accumulate(atom, compat.name(temp), live, out, may_zero=True)
 
     def static_shapes(self, body, adjoint) -> bool:
         """Read ``z.shape``, ``z.size``, ``shape(z)`` in ``adjoint`` from a name whose shape is surely z's.
@@ -491,7 +533,8 @@ class Reverser:
     def is_input(self, atom) -> bool:
         return isinstance(atom, gast.Name) and atom.id in self.an.adjoint
 
-    def accumulate(self, atom, grad, live, out, scalar=False):
+    def accumulate(self, atom, grad, live, out, scalar=False, may_zero=False):
+        """``d<atom> = grad`` or ``d<atom> += grad``; ``may_zero``: grad may be the number 0.0 (part, a call)."""
         if not self.is_input(atom):
             return
         var = atom.id
@@ -502,6 +545,11 @@ class Reverser:
             self.lazy.add(var)
         else:
             self.lazy.discard(var)
+        zero = may_zero or any(isinstance(n, gast.Name) and n.id in self.zero_adjoints() for n in gast.walk(grad))
+        if zero and var not in live:
+            self.maybe_zero.add(var)  # dt = dv, dx = dv * 2.0: zero as dv is
+        elif not zero:
+            self.maybe_zero.discard(var)  # 0.0 + an array of its shape (or a scalar seed, ``lazy``)
         if var in live:
             if var in self.sequences or var in self.plan.maybe_sequences:
                 grad = compat.call(self.helper(runtime.accumulate), [compat.name(d), grad])
@@ -513,14 +561,21 @@ class Reverser:
         live.add(var)
 
     def zero(self, var):
+        self.maybe_zero.add(var)
         return compat.assign(self.adj(var), compat.const(None if var in self.sequences else 0.0))
+
+    def zero_adjoints(self) -> set:
+        return {self.adj(v) for v in self.maybe_zero}
 
     def helper(self, fn):
         return compat.name(self.ns.helper(fn))
 
     def adjoint_if(self, s, live):
+        entry_zero = set(self.maybe_zero)
         body, live_body = self.adjoint(s.body, set(live))
+        body_zero, self.maybe_zero = self.maybe_zero, set(entry_zero)
         orelse, live_else = self.adjoint(s.orelse, set(live))
+        self.maybe_zero |= body_zero
         union = live_body | live_else
         body += [self.zero(v) for v in sorted(union - live_body)]
         orelse += [self.zero(v) for v in sorted(union - live_else)]
@@ -531,18 +586,23 @@ class Reverser:
     def loop_body(self, body, live):
         """Adjoint of a loop body whose live set is the same on entry and exit."""
         entry = set(live)
+        entry_zero = set(self.maybe_zero)  # what may be 0.0 at the start of an iteration's adjoint
         while True:
             state = self.names.snapshot()
             marks = self.builder.mark()
+            self.maybe_zero = set(entry_zero)
             code, after = self.adjoint(body, set(entry))
             grown = entry | after
-            if grown == entry:
+            # the zeros written before the loop and at the end of the body reach the next iteration
+            zeros = entry_zero | self.maybe_zero | (grown - live) | (grown - after)
+            if grown == entry and zeros == entry_zero:
                 break
             self.names.restore(state)
             self.builder.reset(marks)
-            entry = grown
+            entry, entry_zero = grown, zeros
         code += [self.zero(v) for v in sorted(entry - after)]
         before = [self.zero(v) for v in sorted(entry - live)]
+        self.maybe_zero |= entry_zero  # no iteration, or the end of the body
         live.update(entry)
         return before, code
 

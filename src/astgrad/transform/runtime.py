@@ -18,10 +18,22 @@ from ..rules.joining import as_column
 from ..rules.sequences import append, part
 from ..rules._support import SMALL, filled
 
-__all__ = ["append", "as_column", "accumulate", "part", "sequence_gradient", "unpacked_gradient", "gradient_tuple",
+__all__ = ["append", "is_zero", "as_column", "accumulate", "part", "sequence_gradient", "replaced_gradient",
+           "replacing_gradient", "unpacked_gradient", "gradient_tuple",
            "shape", "size", "ndim", "unbroadcast", "T", "only_shape",
            "add_into", "subtract_into", "multiply_into", "divide_into", "broadcast_shape", "reduced_shape",
            "check_seed", "matmul_shape"]
+
+
+def is_zero(g) -> bool:
+    """Whether ``g`` is the number zero (or a list's None) standing for a gradient of unknown shape.
+
+    Where control flow joins a path without a gradient for a name, the
+    adjoint writes ``0.0`` (the shape is not known there); a rule that
+    indexes or reshapes its gradient skips its work for that number, every
+    contribution it would make being zero.
+    """
+    return g is None or isinstance(g, float) and g == 0.0
 
 
 def accumulate(total, grad):
@@ -55,6 +67,32 @@ def sequence_gradient(g, items, index):
     else:
         out[index] = g
     return out
+
+
+def replaced_gradient(g, index):
+    """The gradient of a list before ``items[index] = value``: ``g`` without what flowed into ``value``."""
+    if g is None:
+        return None
+    if type(g) is np.ndarray:  # numpy read the list as one array: rows
+        out = g.copy()
+        out[index] = 0.0
+        return out
+    out = list(g)
+    if isinstance(index, slice):
+        for position in range(*index.indices(len(out))):
+            out[position] = None
+    else:
+        out[index] = None
+    return out
+
+
+def replacing_gradient(g, index):
+    """The gradient of ``value`` in ``items[index] = value`` (``items`` a list): what flowed into that item."""
+    if isinstance(index, slice):
+        if g is None:
+            return None
+        return list(g[index]) if type(g) is not np.ndarray else g[index]
+    return part(g, index)
 
 
 def getitem_gradient(g, items, index):
