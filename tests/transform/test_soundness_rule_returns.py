@@ -138,3 +138,28 @@ def test_a_single_value_returned_through_a_helper_is_the_first_argument_s(isolat
         return _first_only(g, x, y)[0]
     _register(monkeypatch, "pair", pair, first)
     np.testing.assert_allclose(astgrad.grad(loss_pair)(X, Y), Y * (Y + np.cos(X)), rtol=1e-12)
+
+
+def _literal_none(g, ans, x, y):
+    return g * (y + np.cos(x)), None
+
+
+def _literal_short(g, ans, x, y):
+    return (g * (y + np.cos(x)),)
+
+
+def _literal_none_in_a_branch(g, ans, x, y):
+    if np.ndim(x) == 5:
+        return g * (y + np.cos(x)), g * x
+    return g * (y + np.cos(x)), None
+
+
+@pytest.mark.parametrize("rule", [_literal_none, _literal_short, _literal_none_in_a_branch])
+def test_a_literal_tuple_without_a_needed_gradient_is_an_error_not_a_zero(isolated_rules, monkeypatch, rule):
+    _register(monkeypatch, "pair", pair, rule)
+    with pytest.raises(RuntimeError, match=r"returned no gradient for argument 1, which requires grad") as info:
+        astgrad.grad(loss_pair, wrt=(0, 1))(X, Y)
+    assert any("return np.sum(pair(x, y) * Y)" in note for note in info.value.__notes__)
+    with pytest.raises(RuntimeError, match=r"returned no gradient for argument 1, which requires grad"):
+        _tape(loss_pair, X, Y)
+    np.testing.assert_allclose(astgrad.grad(loss_pair, wrt=0)(X, Y), Y * (Y + np.cos(X)), rtol=1e-12)

@@ -150,8 +150,11 @@ class RuleInliner:
         of a helper, a name) is split by ``runtime.gradient_tuple``.
         """
         if isinstance(value, gast.Tuple) and not any(isinstance(e, gast.Starred) for e in value.elts):
-            return {i: value.elts[i] for i in needed
-                    if i < len(value.elts) and not _is_none(value.elts[i])}
+            # no entry, or None, for a differentiated argument: an error when it runs (as on the tape), never a zero
+            return {i: value.elts[i] if i < len(value.elts) and not _is_none(value.elts[i]) else
+                    compat.call(compat.name(self._helper(runtime.no_gradient)),
+                                [compat.const(rule_name), compat.const(i)])
+                    for i in needed}
         if not isinstance(value, gast.Tuple) and not self._may_be_tuple(value, locals_):
             return {0: value} if 0 in needed else {}
         temps = [names.temp() for _ in range(count)]

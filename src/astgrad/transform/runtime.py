@@ -19,7 +19,7 @@ from ..rules.sequences import append, part
 from ..rules._support import SMALL, filled
 
 __all__ = ["append", "is_zero", "as_column", "accumulate", "part", "sequence_gradient", "replaced_gradient",
-           "replacing_gradient", "unpacked_gradient", "gradient_tuple",
+           "replacing_gradient", "unpacked_gradient", "gradient_tuple", "no_gradient",
            "shape", "size", "ndim", "unbroadcast", "T", "only_shape",
            "add_into", "subtract_into", "multiply_into", "divide_into", "broadcast_shape", "reduced_shape",
            "check_seed", "matmul_shape"]
@@ -133,10 +133,14 @@ def gradient_tuple(value, count, needed=(), rule="a rule"):
         grads = (value,) + (None,) * (count - 1)
     for i in needed:
         if grads[i] is None:
-            raise RuntimeError(f"the rule for {rule} returned no gradient for argument {i}, which requires grad"
-                               f" (it returned {type(value).__name__} {_brief(value)}); return one gradient per"
-                               " positional argument, as a tuple")
+            no_gradient(rule, i, f" (it returned {type(value).__name__} {_brief(value)})")
     return grads
+
+
+def no_gradient(rule, index, returned=""):
+    """Raise: the rule for ``rule`` gives argument ``index``, which is differentiated, no gradient."""
+    raise RuntimeError(f"the rule for {rule} returned no gradient for argument {index}, which requires grad"
+                       f"{returned}; return one gradient per positional argument, as a tuple")
 
 
 def _brief(value):
