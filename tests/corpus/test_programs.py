@@ -38,8 +38,16 @@ def check_program(source, directory):
         report = check_grads(module.f, X, Y, wrt=(0, 1), rtol=1e-4, atol=1e-5)
     except GradientMismatch as mismatch:
         raise AssertionError(f"{mismatch}\n\nprogram:\n{source}") from None
-    assert report.skipped == {}, f"{report.skipped}\n\nprogram:\n{source}"
-    assert set(report.gradients) == {"generated", "taped", "numeric"}
+    refused = report.skipped.get("generated", "")
+    # The aliasing check refuses a write in a loop to an array that a value made in an earlier
+    # iteration may share (it does not tell iterations apart): a located refusal, never a number.
+    # Any other skip is a failure.
+    assert not refused or ("UnsupportedSyntaxError" in refused and "shares memory" in refused), \
+        f"{report.skipped}\n\nprogram:\n{source}"
+    others = {k: v for k, v in report.skipped.items() if k != "generated"}
+    assert others == {}, f"{others}\n\nprogram:\n{source}"
+    engines = {"taped", "numeric"} | (set() if refused else {"generated"})
+    assert set(report.gradients) == engines
 
 
 def _differences_settle(f, steps=(1e-5, 1e-6), rtol=1e-3):
