@@ -1,7 +1,7 @@
 """Render a tensor's numpy data exactly as PyTorch's ``repr(tensor)`` does.
 
-The taped Tensor must print byte-for-byte like torch (TORCH_SEMANTICS.md,
-section 2), with torch's default print options: precision 4, threshold 1000,
+The taped Tensor must print byte-for-byte like torch (the strings measured
+from PyTorch 2.13 are pinned by tests/test_format.py), with torch's default print options: precision 4, threshold 1000,
 edgeitems 3, linewidth 80. This module is pure: it sees only the numpy array
 and the autograd suffix the caller chose, never a Tensor.
 """
