@@ -65,19 +65,25 @@ def _parameters(inner, f, mode) -> list:
     raise TypeError(f"astgrad.{mode}: cannot see the parameters of {_describe(inner)} inside {f!r}")
 
 
+def wrt_item(item, names, owner) -> str:
+    """One entry of ``wrt``, a position among ``names`` or a name, as a name (a name is checked by the caller)."""
+    if isinstance(item, bool) or not isinstance(item, (int, str)):
+        raise TypeError(f"wrt must be a parameter position, a name or a tuple of them, got {item!r}")
+    if isinstance(item, int):
+        if not -len(names) <= item < len(names):
+            raise ValueError(f"wrt={item}: {owner} takes {len(names)} parameters ({', '.join(names)})")
+        return names[item]
+    return item
+
+
 def _by_name(wrt, params, fixed, f, mode):
     """``wrt`` (positions among ``params`` or names) as names, a tuple for a tuple."""
     names = [p.name for p in params]
     single = not isinstance(wrt, (tuple, list))
     chosen = []
     for item in ([wrt] if single else list(wrt)):
-        if isinstance(item, bool) or not isinstance(item, (int, str)):
-            raise TypeError(f"wrt must be a parameter position, a name or a tuple of them, got {item!r}")
-        if isinstance(item, int):
-            if not -len(names) <= item < len(names):
-                raise ValueError(f"wrt={item}: {f!r} takes {len(names)} parameters ({', '.join(names)})")
-            item = names[item]
-        elif item in [p.name for p in fixed]:
+        item = wrt_item(item, names, repr(f))
+        if item in [p.name for p in fixed]:
             raise ValueError(f"wrt={item!r}: {f!r} fixes {item!r} (it is a constant there); "
                              f"differentiate the function itself to vary it")
         chosen.append(item)

@@ -20,7 +20,7 @@ from .transform import build, check
 from .transform.emit import compile_source, drop_lines_with
 from .transform.errors import TransformError
 from .transform.runtime_errors import add_location
-from ._callables import split
+from ._callables import split, wrt_item
 from .transform.locate import bind_now, own_signature
 
 __all__ = ["grad", "value_and_grad", "vjp", "show", "TransformError"]
@@ -207,13 +207,8 @@ def _wrt_names(fn, signature, wrt):
     single = not isinstance(wrt, (tuple, list))
     chosen = []
     for item in ([wrt] if single else list(wrt)):
-        if isinstance(item, bool) or not isinstance(item, (int, str)):
-            raise TypeError(f"wrt must be a parameter position, a name or a tuple of them, got {item!r}")
-        if isinstance(item, int):
-            if not -len(names) <= item < len(names):
-                raise ValueError(f"wrt={item}: {fn.__qualname__} has {len(names)} parameters ({', '.join(names)})")
-            item = names[item]
-        elif item not in names:
+        item = wrt_item(item, names, fn.__qualname__)
+        if item not in names:
             raise ValueError(f"wrt={item!r}: {fn.__qualname__} has no parameter {item!r} "
                              f"(its parameters: {', '.join(names)})")
         if item in chosen:
