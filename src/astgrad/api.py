@@ -236,7 +236,7 @@ def _finish(grad, original):
     if type(original) in (float, int) and type(grad) in (float, np.float64):
         return float(grad)  # the common number case of the branch below
     if _is_tensor(original):
-        from . import tensor
+        from .tape import tensor
         data = _finish(grad, original.detach().numpy())
         return tensor(data, dtype=original.dtype)
     if isinstance(original, (list, tuple)):

@@ -18,7 +18,8 @@ from .emit import arguments, compile_source, drop_lines_with, function_def, mark
 from .errors import NoRuleTransformError, TransformError, UnsupportedSyntaxError
 from .inline import RuleInliner
 from .inplace import reuse_buffers
-from .ir import Op, walk_ops
+from .adjoint_ir import pop, push
+from .ir import For, If, Op, While, walk_ops
 from .namespace import Namespace
 from .naming import Adjoints, Names, UserNames
 from .normalize import Normalizer, local_names, param_names
@@ -27,8 +28,10 @@ from .optimize import drop_arrays, optimize, shapes_on_stack, shapes_only, unbin
 from .locate import in_wrapper
 from .outputs import scalar_checks, unpack_aux
 from .runtime_errors import origins
+from ..rules import sequences
 from .parse import Dependencies, FunctionSource
-from .reverse import Reverser, _push, _pop, first_bindings, uses_stack
+from .primitives import classify, is_user_function, returns_sequence, unwrap_gradient_object
+from .reverse import Reverser, first_bindings, uses_stack
 
 __all__ = ["build", "check", "TransformError", "UnsupportedSyntaxError", "NoRuleTransformError", "Generated"]
 
@@ -72,10 +75,8 @@ class Plan:
 
 
 def _returns_sequence(op) -> bool:
-    from .primitives import returns_sequence
-    from ..rules.sequences import append
     try:
-        return op.fn is append or returns_sequence(op)
+        return op.fn is sequences.append or returns_sequence(op)
     except TypeError:
         return False
 
@@ -86,7 +87,6 @@ def _ident(fn) -> str:
 
 
 def _assigned(stmts) -> set:
-    from .ir import For, If, While
     found = set()
     for s in stmts:
         if isinstance(s, Op):
@@ -230,8 +230,8 @@ class ModuleBuilder:
         backward_body = []
         if keep:
             packed = state[0] if len(state) == 1 else compat.tuple_(state)
-            forward_body.append(_push(self.ns.stack, packed))
-            backward_body.append(compat.assign(keep if len(keep) > 1 else keep[0], _pop(self.ns.stack)))
+            forward_body.append(push(self.ns.stack, packed))
+            backward_body.append(compat.assign(keep if len(keep) > 1 else keep[0], pop(self.ns.stack)))
         forward_body.append(compat.ret(compat.clone(ret)))
         grads = [compat.name(plan.adjoints(p)) if p in live else compat.const(0.0) for p in active]
         backward_body += adjoint + [compat.ret(grads[0] if len(grads) == 1 else compat.tuple_(grads))]
@@ -317,7 +317,6 @@ def _user_names(fn) -> UserNames:
 
 def _callees(fn, code) -> list:
     """Functions ``fn`` names (a global, a closure variable, a module's attribute) that a transform would enter."""
-    from .primitives import classify, is_user_function, unwrap_gradient_object
     names = set()
     codes = [code]
     for c in codes:

@@ -29,6 +29,7 @@ import numpy as np
 
 from . import compat, primitives, runtime
 from .compat import gast
+from .adjoint_ir import pop
 from .ir import For, If, Op, While, atom_names, walk_statements
 
 # symbols, never identifiers, so no name of the user's can be mistaken for them
@@ -414,7 +415,6 @@ def adjoint(rev, ops, live, head, out) -> bool:
     values (the root's old value, popped) and to ``out`` the gradients; returns
     False, having emitted nothing, where the group cannot be one expression.
     """
-    from .reverse import _pop  # reverse imports this module
     root = ops[-1]
     r = root.targets[0]
     if r not in live:
@@ -489,7 +489,7 @@ def adjoint(rev, ops, live, head, out) -> bool:
             live.discard(t)
             rev.lazy.discard(t)
             if t in rev.saved_targets(m):
-                pops.append(compat.assign(t, _pop(rev.ns.stack)))
+                pops.append(compat.assign(t, pop(rev.ns.stack)))
     if old_root:  # the gradient reads the value ``r`` had before the root overwrote it
         head.append(pops.pop(0))
     bound = {}

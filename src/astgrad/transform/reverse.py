@@ -25,6 +25,7 @@ from .compat import gast
 from . import fusion
 from .runtime_errors import ORIGIN
 from .shapes import _number
+from .adjoint_ir import pop, push
 from .ir import Break, For, If, Op, Raw, While, atom_names, walk_ops, walk_statements
 
 _META = ("shape", "size", "ndim")
@@ -34,15 +35,6 @@ _META = ("shape", "size", "ndim")
 _SCALAR_SAFE = (np.add, np.subtract, np.multiply, np.negative, np.divide)
 # cheap elementwise primitives the adjoint may recompute rather than save
 _REMAT = (np.add, np.subtract, np.multiply, np.negative)
-
-
-def _push(stack, value):
-    """``stack.append(value)``; ``stack`` is the module's name for the stack (``ns.stack``)."""
-    return compat.expr_stmt(compat.call(compat.attr(compat.name(stack), "append"), [value]))
-
-
-def _pop(stack):
-    return compat.call(compat.attr(compat.name(stack), "pop"))
 
 
 class Reverser:
@@ -171,7 +163,7 @@ class Reverser:
                 node = compat.if_stmt(compat.name(s.test), self.primal(s.body), self.primal(s.orelse))
                 out.append(node)
                 if self.needed(s):
-                    out.append(_push(self.ns.stack, compat.name(s.test)))
+                    out.append(push(self.ns.stack, compat.name(s.test)))
             elif isinstance(s, For):
                 out += self.primal_for(s)
             elif isinstance(s, While):
@@ -183,7 +175,7 @@ class Reverser:
         return out
 
     def primal_op(self, op):
-        out = [_push(self.ns.stack, compat.name(t)) for t in self.saved_targets(op)]
+        out = [push(self.ns.stack, compat.name(t)) for t in self.saved_targets(op)]
         expr = op.expr
         if op.kind == "call" and self.an.is_active(op):
             forward, _, _ = self.call_variant(op)
@@ -197,7 +189,7 @@ class Reverser:
     def primal_for(self, s):
         out = []
         if s.target in self.an.saved:
-            out.append(_push(self.ns.stack, compat.name(s.target)))
+            out.append(push(self.ns.stack, compat.name(s.target)))
         body = self.primal(s.body)
         counted = self.needed(s) and _breaks(s.body)
         if counted:
@@ -206,7 +198,7 @@ class Reverser:
             body = [compat.assign(trips, compat.binop(compat.name(trips), "Add", compat.const(1)))] + body
         out.append(compat.for_stmt(s.target, compat.clone(s.iter), body))
         if counted:
-            out.append(_push(self.ns.stack, compat.name(trips)))
+            out.append(push(self.ns.stack, compat.name(trips)))
         return out
 
     def primal_while(self, s):
@@ -218,7 +210,7 @@ class Reverser:
         out.append(compat.assign(trips, compat.const(0)))
         body = [compat.assign(trips, compat.binop(compat.name(trips), "Add", compat.const(1)))] + body
         out.append(compat.while_stmt(compat.name(s.test), body))
-        out.append(_push(self.ns.stack, compat.name(trips)))
+        out.append(push(self.ns.stack, compat.name(trips)))
         return out
 
     def needed(self, s) -> bool:
@@ -322,7 +314,7 @@ class Reverser:
             self.lazy.discard(t)
             self.maybe_zero.discard(t)
             if t in saved:
-                out.append(compat.assign(t, _pop(self.ns.stack)))
+                out.append(compat.assign(t, pop(self.ns.stack)))
 
     def guarded_prim(self, op, live, out):
         """``adjoint_prim``, skipped at run time when the gradient is the 0.0 a join wrote.
@@ -581,7 +573,7 @@ class Reverser:
         orelse += [self.zero(v) for v in sorted(union - live_else)]
         live.clear()
         live.update(union)
-        return [compat.if_stmt(_pop(self.ns.stack), body, orelse)]
+        return [compat.if_stmt(pop(self.ns.stack), body, orelse)]
 
     def loop_body(self, body, live):
         """Adjoint of a loop body whose live set is the same on entry and exit."""
@@ -611,16 +603,16 @@ class Reverser:
         iterable = compat.clone(s.iter)
         if self.needed(s) and _breaks(s.body):
             iterable = compat.make("Subscript", value=iterable, slice=compat.make(
-                "Slice", lower=None, upper=_pop(self.ns.stack), step=None), ctx=gast.Load())
+                "Slice", lower=None, upper=pop(self.ns.stack), step=None), ctx=gast.Load())
         iterable = compat.call(compat.name(self.ns.bind(reversed, "reversed")), [iterable])
         out = before + [compat.for_stmt(s.target, iterable, body)]
         if s.target in self.an.saved:
-            out.append(compat.assign(s.target, _pop(self.ns.stack)))
+            out.append(compat.assign(s.target, pop(self.ns.stack)))
         return out
 
     def adjoint_while(self, s, live):
         before, body = self.loop_body(s.body, live)
-        count = compat.call(compat.name(self.ns.bind(range, "range")), [_pop(self.ns.stack)])
+        count = compat.call(compat.name(self.ns.bind(range, "range")), [pop(self.ns.stack)])
         out = before + [compat.for_stmt(self.names.fresh("_"), count, body)]
         tail, _ = self.adjoint(s.cond, live)
         return out + tail
