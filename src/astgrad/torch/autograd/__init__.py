@@ -1,13 +1,14 @@
-"""``torch.autograd``: ``grad``, ``backward``, grad modes and the legacy ``Variable``."""
+"""``torch.autograd``: ``grad``, ``backward``, grad modes, ``functional`` and the legacy ``Variable``."""
 
 import warnings
 
-from ..tape import backward, grad
-from ..tape._factories import FLOAT_ONLY
-from ..tape._graph import Node
-from ..tape._modes import enable_grad, inference_mode, no_grad, set_grad_enabled
-from ..tape._record import is_tensor
-from ..tape._tensor import Tensor
+from ...tape import backward, grad
+from ...tape._factories import FLOAT_ONLY
+from ...tape._graph import Node
+from ...tape._modes import enable_grad, inference_mode, no_grad, set_grad_enabled
+from ...tape._record import is_tensor
+from ...tape._tensor import Tensor
+from . import functional
 
 VOLATILE_WARNING = "volatile was removed and now has no effect. Use `with torch.no_grad():` instead."
 
@@ -39,5 +40,5 @@ class graph:
     Node = Node
 
 
-__all__ = ["Variable", "backward", "grad", "graph", "no_grad", "enable_grad", "set_grad_enabled",
+__all__ = ["Variable", "backward", "functional", "grad", "graph", "no_grad", "enable_grad", "set_grad_enabled",
            "inference_mode"]
