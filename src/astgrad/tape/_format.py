@@ -76,6 +76,22 @@ class _ElementFormat:
         return _render(self.style, value).rjust(self.width)
 
 
+class _ComplexFormat:
+    """PyTorch's complex elements: the real and the imaginary parts each get a float format of their own.
+
+    The imaginary part is padded, given its ``j``, stripped of the padding and
+    joined to the real part with its sign (``1.0000+2.j``, ``3.5000-1.j``).
+    """
+
+    def __init__(self, shown: np.ndarray):
+        self.real, self.imag = _ElementFormat(shown.real.copy()), _ElementFormat(shown.imag.copy())
+        self.width = self.real.width + self.imag.width + 1
+
+    def __call__(self, value) -> str:
+        imag = (self.imag(value.imag) + "j").lstrip()
+        return self.real(value.real) + (imag if imag[0] in "+-" else "+" + imag)
+
+
 def _float_style(shown: np.ndarray) -> tuple[str, int]:
     """Choose int/fixed/sci mode and the width from the finite non-zero values.
 
@@ -153,7 +169,8 @@ def _body(data: np.ndarray) -> str:
     if data.size == 0:
         return "[]"
     summarize = data.size > _THRESHOLD
-    fmt = _ElementFormat(_summarized(data) if summarize else data)
+    shown = _summarized(data) if summarize else data
+    fmt = _ComplexFormat(shown) if np.issubdtype(data.dtype, np.complexfloating) else _ElementFormat(shown)
     return _block(data, fmt, _INDENT, summarize)
 
 
@@ -190,13 +207,6 @@ def _attach(text: str, suffixes: list[str]) -> str:
     return text + ")"
 
 
-def _check_printable(dtype: np.dtype) -> None:
-    """Fail loudly on dtypes torch lacks, and on complex, whose layout is not specified."""
-    _torch_names(dtype)
-    if np.issubdtype(dtype, np.complexfloating):
-        raise TypeError("complex tensors cannot be printed")
-
-
 def format_tensor(data: np.ndarray, autograd_suffix: str | None = None) -> str:
     """The full ``tensor(...)`` repr of ``data``, in its own dtype.
 
@@ -204,5 +214,5 @@ def format_tensor(data: np.ndarray, autograd_suffix: str | None = None) -> str:
     ``"grad_fn=<MulBackward0>"`` or ``"requires_grad=True"``, or None.
     """
     data = np.asarray(data)
-    _check_printable(data.dtype)
+    _torch_names(data.dtype)  # fails loudly on dtypes torch lacks
     return _attach(_PREFIX + _body(data), _suffixes(data, autograd_suffix))
