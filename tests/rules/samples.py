@@ -58,6 +58,11 @@ def unit(*shape):
     return Arg(lambda rng: rng.uniform(-0.8, 0.8, shape))
 
 
+def unit_open(*shape):
+    """Probabilities away from 0 and 1."""
+    return Arg(lambda rng: rng.uniform(0.1, 0.9, shape))
+
+
 def above_one(*shape):
     return Arg(lambda rng: rng.uniform(1.2, 3.0, shape))
 
@@ -312,6 +317,19 @@ def _cases():
         Case(rules.mse_loss, [normal(3, 4), normal(3, 4)]),
         Case(rules.mse_loss, [normal(3, 4), normal(3, 4), const("sum")], name="sum"),
         Case(rules.mse_loss, [normal(3, 4), normal(3, 4), const("none")], name="none"),
+        Case(rules.linear, [normal(2, 3), normal(4, 3), normal(4)]),
+        Case(rules.linear, [normal(3), normal(4, 3)], name="vector_without_bias"),
+        Case(rules.linear, [normal(2, 2, 3), normal(4, 3), normal(4)], name="batched"),
+        Case(rules.leaky_relu, [spaced(3, 4)]), Case(rules.leaky_relu, [spaced(5), const(0.2)], name="slope"),
+        Case(rules.nll_loss, [normal(3, 4), const(np.array([0, 3, 1]))]),
+        Case(rules.nll_loss, [normal(3, 4), const(np.array([0, 3, 3])), const(np.array([0.5, 1.0, 2.0, 3.0])),
+                              const(3), const("none")], name="weighted_ignored_none"),
+        Case(rules.nll_loss, [normal(2, 3, 2), const(np.array([[0, 2], [1, 1]]))], {"reduction": "sum"},
+             name="spatial_sum"),
+        Case(rules.nll_loss, [normal(4), const(2)], name="one_sample"),
+        Case(rules.binary_cross_entropy, [unit_open(3, 4), unit_open(3, 4)]),
+        Case(rules.binary_cross_entropy, [unit_open(5), unit_open(5), const(np.linspace(0.5, 2, 5)), const("sum")],
+             name="weighted_sum"),
         # the transformer's functional list append: on the tape a Python list.append needs no node
         Case(append, [Arg([normal(2), normal(2)]), normal(2)], tape=False),
         # an item of np.c_[...] in generated code

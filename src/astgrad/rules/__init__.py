@@ -21,7 +21,8 @@ from ._registry import (
     shipped,
 )
 from ._support import expand_reduced, normalize_axis, reduced_count, tie_weights, unbroadcast, within
-from . import _extra, complex, decompositions, elementwise, joining, linalg, reductions, selection, sequences, shapes  # noqa: F401  (registers the rules)
+from . import _extra, complex, decompositions, elementwise, joining, linalg, losses, reductions, selection, sequences, shapes  # noqa: F401  (registers the rules)
+from .losses import binary_cross_entropy, leaky_relu, linear, nll_loss
 from .decompositions import eig_values, eig_vectors, lstsq_residuals, lstsq_solution, qr_q, qr_r, svd_u, svd_values, svd_vh
 from .selection import gradient_along, gradient_axes
 from ._extra import (

@@ -18,6 +18,7 @@ _SECTIONS = (
     ("astgrad.rules.linalg", "Products and linear algebra"),
     ("astgrad.rules.decompositions", "Matrix decompositions"),
     ("astgrad.rules._extra", "Primitives numpy lacks (used by both engines)"),
+    ("astgrad.rules.losses", "Layers and losses of neural networks (`torch.nn.functional` on the tape)"),
 )
 
 

@@ -1,27 +1,7 @@
-"""``torch.nn``: only what autograd tutorials use (``Parameter`` and ``functional``)."""
+"""``torch.nn``: ``Parameter``, ``Module``, ``Linear`` and ``functional``."""
 
-from ...tape._tensor import Tensor
 from . import functional
+from .modules import Linear, Module
+from .parameter import Parameter
 
-
-class Parameter(Tensor):
-    """A leaf tensor that requires grad, printed as ``Parameter containing:``."""
-
-    __slots__ = ()
-
-    def __new__(cls, data=None, requires_grad=True):
-        from ...tape import tensor
-
-        source = data if data is not None else tensor([])
-        p = object.__new__(cls)
-        p._init(source._data, bool(requires_grad))
-        return p
-
-    def __init__(self, data=None, requires_grad=True):
-        pass
-
-    def __repr__(self):
-        return "Parameter containing:\n" + super().__repr__()
-
-
-__all__ = ["Parameter", "functional"]
+__all__ = ["Linear", "Module", "Parameter", "functional"]

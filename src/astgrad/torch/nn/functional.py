@@ -2,9 +2,11 @@
 
 import warnings
 
+import numpy as np
+
 from ... import rules
 from ...tape._functions import _as_tensor
-from ...tape._record import apply_op
+from ...tape._record import apply_op, is_tensor
 
 
 def relu(input, inplace=False):
@@ -40,12 +42,24 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     return input.log_softmax(_softmax_dim("log_softmax", input.ndim) if dim is None else dim, dtype=dtype)
 
 
-def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
-    """Mean squared error (``MseLossBackward0``); ``reduction`` is ``"mean"``, ``"sum"`` or ``"none"``."""
+LEGACY_REDUCTION_WARNING = "size_average and reduce args will be deprecated, please use reduction='{}' instead."
+
+
+def _reduction(size_average, reduce, reduction: str) -> str:
+    """``reduction``, or what the legacy ``size_average``/``reduce`` pair means (with PyTorch's warning)."""
     if size_average is not None or reduce is not None:
-        reduction = "none" if reduce is False else ("sum" if size_average is False else "mean")
+        size_average = True if size_average is None else size_average
+        reduce = True if reduce is None else reduce
+        reduction = "mean" if size_average and reduce else "sum" if reduce else "none"
+        warnings.warn(LEGACY_REDUCTION_WARNING.format(reduction), UserWarning, stacklevel=3)
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean squared error (``MseLossBackward0``); ``reduction`` is ``"mean"``, ``"sum"`` or ``"none"``."""
+    reduction = _reduction(size_average, reduce, reduction)
     input, target = _as_tensor(input), _as_tensor(target)
     if target.shape != input.shape:
         warnings.warn(
@@ -57,3 +71,106 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
         )
     return apply_op("MseLossBackward0", rules.mse_loss, (input, target), {"reduction": reduction},
                     slots=((0,), (1,)), promote=True)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """``input`` where positive, ``negative_slope * input`` elsewhere (``LeakyReluBackward0``; 1 in place)."""
+    if inplace:
+        return input._inplace(lambda t: apply_op("LeakyReluBackward1", rules.leaky_relu, (t, negative_slope),
+                                                 slots=((0,),)))
+    return apply_op("LeakyReluBackward0", rules.leaky_relu, (_as_tensor(input), negative_slope), slots=((0,),))
+
+
+def linear(input, weight, bias=None):
+    """``input @ weight.T + bias``, one node named as PyTorch's kernel choice names it."""
+    input, weight = _as_tensor(input), _as_tensor(weight)
+    if weight.dim() != 2:
+        raise RuntimeError(f"astgrad.torch: linear takes a 2-D weight (out_features x in_features), got "
+                           f"{weight.dim()}-D; write input @ weight (+ bias) for other shapes")
+    if input.dim() == 0 or input.shape[-1] != weight.shape[1]:
+        rows = int(np.prod(input.shape[:-1])) if input.dim() else 1
+        columns = input.shape[-1] if input.dim() else 1
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{columns} and "
+                           f"{weight.shape[1]}x{weight.shape[0]})")
+    if bias is None:
+        name = {1: "SqueezeBackward4", 2: "MmBackward0"}.get(input.dim(), "UnsafeViewBackward0")
+        return apply_op(name, rules.linear, (input, weight), slots=((0,), (1,)), promote=True)
+    name = {1: "ViewBackward0", 2: "AddmmBackward0", 3: "ViewBackward0"}.get(input.dim(), "AddBackward0")
+    return apply_op(name, rules.linear, (input, weight, _as_tensor(bias)), slots=((0,), (1,), (2,)), promote=True)
+
+
+def _refuse_weight_gradient(weight) -> None:
+    if is_tensor(weight) and weight.requires_grad:
+        raise RuntimeError("the derivative for 'weight' is not implemented.")
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    """Negative log-likelihood of class indices ``target`` under log-probabilities ``input`` (``NllLossBackward0``)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    input, target = _as_tensor(input), _as_tensor(target)
+    _check_class_targets(input, target, ignore_index)
+    _refuse_weight_gradient(weight)
+    weight = None if weight is None else _as_tensor(weight).detach().numpy()
+    return apply_op("NllLossBackward0", rules.nll_loss, (input, target),
+                    {"weight": weight, "ignore_index": ignore_index, "reduction": reduction}, slots=((0,),))
+
+
+def _check_class_targets(input, target, ignore_index) -> None:
+    """PyTorch's errors for targets that are not class indices of ``input``."""
+    kind = target.detach().numpy().dtype.kind
+    if kind not in "iu":
+        name = {"f": "Float", "b": "Bool", "c": "ComplexFloat"}.get(kind, str(target.dtype))
+        if target.dtype == np.float64:
+            name = "Double"
+        raise RuntimeError(f"expected scalar type Long but found {name}")
+    if input.dim() == 0:
+        raise ValueError("Expected 1 or more dimensions (got 0)")
+    batch = input.shape[0] if input.dim() > 1 else None
+    if batch is not None and (target.dim() == 0 or target.shape[0] != batch):
+        got = target.shape[0] if target.dim() else 1
+        raise ValueError(f"Expected input batch_size ({batch}) to match target batch_size ({got}).")
+    classes = input.shape[1] if input.dim() > 1 else input.shape[0]
+    values = target.numpy()
+    wrong = (values != ignore_index) & ((values < 0) | (values >= classes))
+    if np.any(wrong):
+        raise IndexError(f"Target {int(values[wrong].flat[0])} is out of bounds.")
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
+                  label_smoothing=0.0):
+    """``nll_loss(log_softmax(input, 1), target)`` for class indices; ``-(log_softmax * target)`` for probabilities."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if label_smoothing:
+        raise NotImplementedError("astgrad.torch: cross_entropy(label_smoothing=...) is not supported; smooth the "
+                                  "targets into probabilities and pass those as target instead")
+    input, target = _as_tensor(input), _as_tensor(target)
+    class_dim = 1 if input.dim() > 1 else 0
+    scores = input.log_softmax(class_dim)
+    if target.dtype.is_floating_point:
+        if target.shape != input.shape:
+            raise RuntimeError(f"Expected target size {list(input.shape)}, got {list(target.shape)}")
+        _refuse_weight_gradient(weight)
+        weighted = target if weight is None else target * _as_tensor(weight).detach().reshape(
+            (-1,) + (1,) * (input.dim() - class_dim - 1))
+        if reduction == "none":
+            return -(scores * weighted).sum(class_dim)
+        total = -(scores * weighted).sum()
+        return total if reduction == "sum" else total / (input.numel() // input.shape[class_dim])
+    return nll_loss(scores, target, weight, ignore_index=ignore_index, reduction=reduction)
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """``-w (t log x + (1 - t) log(1 - x))`` (``BinaryCrossEntropyBackward0``), logarithms clamped at -100."""
+    reduction = _reduction(size_average, reduce, reduction)
+    input, target = _as_tensor(input), _as_tensor(target)
+    if target.shape != input.shape:
+        raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
+                         f"({input.shape}) is deprecated. Please ensure they have the same size.")
+    values = input.detach().numpy()
+    if np.any((values < 0) | (values > 1)):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    _refuse_weight_gradient(weight)
+    if weight is not None:
+        weight = np.broadcast_to(_as_tensor(weight).detach().numpy(), input.shape)
+    return apply_op("BinaryCrossEntropyBackward0", rules.binary_cross_entropy, (input, target),
+                    {"weight": weight, "reduction": reduction}, slots=((0,), (1,)), promote=True)
