@@ -64,3 +64,30 @@ def assert_grad(gradient_fn, f, *args, wrt=(0,), rtol=1e-5, atol=1e-6):
         expected = numeric_grad(f, args, index)
         assert np.shape(value) == np.shape(expected), (np.shape(value), np.shape(expected))
         np.testing.assert_allclose(value, expected, rtol=rtol, atol=atol)
+
+
+def tree_gradient(f, tree, eps=1e-6):
+    """df/dtree for ``tree`` a (nested) dict, list or tuple of numbers and arrays, in its structure.
+
+    Each leaf is varied alone, in a fresh copy of the tree (two keys holding
+    one array are two inputs); leaves that are not numbers or float arrays
+    (None, strings, bools) get ``None``.
+    """
+    def replaced(node, path, value):
+        if not path:
+            return value
+        head, rest = path[0], path[1:]
+        if isinstance(node, dict):
+            return {k: replaced(v, rest, value) if k == head else v for k, v in node.items()}
+        return type(node)(replaced(v, rest, value) if i == head else v for i, v in enumerate(node))
+
+    def visit(node, path):
+        if isinstance(node, dict):
+            return {k: visit(v, path + (k,)) for k, v in node.items()}
+        if isinstance(node, (list, tuple)):
+            return type(node)(visit(v, path + (i,)) for i, v in enumerate(node))
+        if node is None or isinstance(node, (bool, str)):
+            return None
+        return gradient(lambda value: f(replaced(tree, path, value)), node, eps)
+
+    return visit(tree, ())

@@ -21,6 +21,8 @@ from .transform.emit import compile_source, drop_lines_with
 from .transform.errors import TransformError
 from .transform.runtime_errors import add_location
 from ._callables import split, wrt_item
+from . import _trees
+from ._trees import has_gradient, is_tree
 from .transform.locate import bind_now, own_signature
 
 __all__ = ["grad", "value_and_grad", "vjp", "show", "TransformError"]
@@ -62,6 +64,7 @@ class GradientFunction:
         self._arity = len(params) + (mode == "vjp") if plain else -1
         self._positions = [[p.name for p in params].index(n) for n in names] if plain else []
         self._generated = generated
+        self._tree_variants = {}  # frozenset of the wrt names that hold containers -> Generated
         self._seed = _seed_name(self._generated.function)
         self._entry = _compile_entry(self) if self._arity >= 0 else GradientFunction._call_general
 
@@ -80,9 +83,26 @@ class GradientFunction:
     def __call__(self, *args, **kwargs):
         return self._entry(self, args, kwargs)  # compiled per instance: see _compile_entry
 
-    def _locate(self, exc):
+    def _locate(self, exc, generated=None):
         """Note on ``exc`` the user's line the generated code was at (see transform.runtime_errors)."""
-        add_location(self._generated, exc, f"the generated {self._mode} of {self.__wrapped__.__qualname__}")
+        add_location(generated or self._generated, exc,
+                     f"the generated {self._mode} of {self.__wrapped__.__qualname__}")
+
+    def _for_trees(self, trees):
+        """The generated code for a call whose wrt arguments ``trees`` hold dicts, lists or tuples.
+
+        Built at the first such call and kept per set of names: the code reads
+        the containers' structure when it runs, so one variant serves every
+        structure (other keys, other lengths, a list where a tuple was).
+        """
+        generated = self._tree_variants.get(trees)
+        if generated is None or not generated.current():
+            mode = self._mode
+            generated = self._tree_variants[trees] = build(
+                self.__astgrad_function__, self._names, mode="vjp" if mode == "vjp" else "grad",
+                preserve_result=self._preserve or self._aux or mode == "value_and_grad", has_aux=self._aux,
+                trees=tuple(sorted(trees)))
+        return generated
 
     def _call_general(self, args, kwargs):
         """Every call the compiled entry does not take: keywords, Tensors, lists, a rebound callee."""
@@ -90,26 +110,22 @@ class GradientFunction:
             self._rebuild()
             if not kwargs and len(args) == self._arity and all(type(a) in _PLAIN for a in args):
                 return self._entry(self, args, kwargs, True)
-        seed = {}
+        seed_value = None
         if self._mode == "vjp":
             if not args:
                 raise TypeError("a vjp is called as df(*args, seed)")
             *args, seed_value = args
-            seed = {self._seed: _unwrap(seed_value)}
         bound = bind_now(self.__wrapped__, self._signature, args, kwargs)  # defaults as they are now
         originals = {name: bound.arguments.get(name) for name in self._names}
-        for name, value in originals.items():
-            if isinstance(value, (list, tuple, dict)):
-                raise TypeError(
-                    f"astgrad.{self._mode}: the wrt argument {name!r} of {self.__wrapped__.__qualname__} is a "
-                    f"{type(value).__name__}; a wrt argument must be an array, a number or a Tensor. "
-                    f"Pass the arrays as separate parameters (wrt=(...)), or stack them: np.stack({name}).")
+        trees = frozenset(name for name, value in originals.items() if is_tree(value))
+        generated = self._for_trees(trees) if trees else self._generated
+        seed = {_seed_name(generated.function): _unwrap(seed_value)} if self._mode == "vjp" else {}
         args = [_unwrap(a) for a in bound.args]
         kwargs = {k: _unwrap(v) for k, v in bound.kwargs.items()}
         try:
-            out = self._generated.function(*args, **kwargs, **seed)
+            out = generated.function(*args, **kwargs, **seed)
         except Exception as exc:
-            self._locate(exc)
+            self._locate(exc, generated)
             raise
         value = None
         if self._preserve or self._aux or self._mode == "value_and_grad":
@@ -224,10 +240,11 @@ def _is_tensor(value) -> bool:
 
 
 def _unwrap(value):
+    """Tensors as numpy arrays, also inside (nested) dicts, lists and tuples."""
     if _is_tensor(value):
         return value.detach().numpy()
-    if isinstance(value, (list, tuple)) and any(_is_tensor(v) for v in value):
-        return type(value)(_unwrap(v) for v in value)
+    if is_tree(value) and any(_is_tensor(leaf) for _, leaf in _trees.leaves(value)):
+        return _trees.tree_map(_unwrap, value)
     return value
 
 
@@ -239,9 +256,8 @@ def _finish(grad, original):
         from .tape import tensor
         data = _finish(grad, original.detach().numpy())
         return tensor(data, dtype=original.dtype)
-    if isinstance(original, (list, tuple)):
-        parts = grad if isinstance(grad, (list, tuple)) else [None] * len(original)
-        return type(original)(_finish(g, o) for g, o in zip(parts, original))
+    if is_tree(original):
+        return _finish_tree(grad, original)
     if grad is None:
         grad = 0.0
     if isinstance(original, (float, int)) and not isinstance(original, bool):
@@ -256,6 +272,32 @@ def _finish(grad, original):
     if isinstance(original, np.generic):
         return out[()]
     return out
+
+
+def _finish_tree(grad, original):
+    """The gradient of a dict, list or tuple, in its structure: zeros for leaves that got none.
+
+    The generated code gives a dict's gradient only the keys it read, a list's
+    ``None`` for items without one, or an array whose rows are the items'
+    gradients (numpy read the list as one array).  A leaf that carries no
+    gradient (None, a string, a bool) gets ``None``.
+    """
+    if isinstance(original, dict):
+        parts = grad if isinstance(grad, dict) else {}
+        return _trees.like(original, {key: _leaf(parts.get(key), value) for key, value in original.items()})
+    if isinstance(grad, (list, tuple)):
+        parts = grad
+    elif type(grad) is np.ndarray and grad.ndim:
+        parts = list(grad)
+    else:
+        parts = [None] * len(original)
+    return _trees.like(original, [_leaf(g, o) for g, o in zip(parts, original)])
+
+
+def _leaf(grad, original):
+    if not is_tree(original) and not has_gradient(original):
+        return None
+    return _finish(grad, original)
 
 
 def _cached(fn, wrt, mode, preserve_result, has_aux=False):

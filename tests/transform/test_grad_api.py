@@ -197,10 +197,12 @@ def sum_of_products(ws, x):
     return np.sum(ws[0] * ws[1] * x)
 
 
-def test_a_list_as_wrt_argument_is_refused_at_call_time():
+def test_a_list_as_wrt_argument_gets_a_list_gradient():
     ws = [np.array([1.0, 2.0]), np.array([3.0, 4.0])]
-    with pytest.raises(TypeError, match=r"wrt argument 'ws' of sum_of_products is a list.*np.stack\(ws\)"):
-        astgrad.grad(sum_of_products)(ws, X[:2])
+    got = astgrad.grad(sum_of_products)(ws, X[:2])
+    assert type(got) is list and len(got) == 2
+    np.testing.assert_allclose(got[0], ws[1] * X[:2])  # d/dws[0] sum(ws[0] * ws[1] * x), by hand
+    np.testing.assert_allclose(got[1], ws[0] * X[:2])
     got = astgrad.grad(sum_of_products, wrt=1)(ws, X[:2])  # a list that is not differentiated is fine
     np.testing.assert_allclose(got, ws[0] * ws[1])
 

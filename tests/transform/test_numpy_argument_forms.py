@@ -118,9 +118,11 @@ def test_a_dict_that_is_only_read_keeps_working():
     np.testing.assert_allclose(astgrad.grad(scaled_by_config)(np.ones(2), {"scale": 3.0}), [3.0, 3.0])
 
 
-def test_a_dict_wrt_argument_is_a_clear_type_error():
-    with pytest.raises(TypeError, match=r"wrt argument 'd' of from_dict is a dict"):
-        astgrad.grad(from_dict)({"a": np.ones(2)})
+def test_a_dict_wrt_argument_gets_a_dict_gradient():
+    got = astgrad.grad(from_dict)({"a": np.ones(2), "unread": np.ones(3)})
+    assert list(got) == ["a", "unread"]
+    np.testing.assert_allclose(got["a"], [2.0, 2.0])
+    np.testing.assert_allclose(got["unread"], np.zeros(3))
 
 
 # -- integer results carry no gradient ------------------------------------------------

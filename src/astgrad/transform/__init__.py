@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import types
 
-from . import compat, runtime
+from . import compat, containers, runtime
 from .aliasing import check_writes
 from .analyse import Analysis
 from .check import check_function
@@ -39,7 +39,7 @@ __all__ = ["build", "check", "TransformError", "UnsupportedSyntaxError", "NoRule
 class Plan:
     """One user function, normalised and analysed for one set of wrt parameters."""
 
-    def __init__(self, builder, fn, wrt, outputs=None):
+    def __init__(self, builder, fn, wrt, outputs=None, trees=(), maybe_trees=()):
         self.fn = fn
         self.source = FunctionSource(fn)
         builder.sources.append(self.source)
@@ -48,6 +48,7 @@ class Plan:
         check_function(self.source)
         self.names = builder.names.child()
         normalizer = Normalizer(self.source, self.names, builder.ns)
+        containers.prepare(normalizer, trees)
         self.body, self.ret = normalizer.function()
         self.params = param_names(self.source.tree)
         check_writes(self.body, self.ret, self.params, local_names(self.source.tree), self.source)
@@ -67,6 +68,7 @@ class Plan:
                 self.sequences.update(op.targets)
             elif op.kind == "call":
                 self.maybe_sequences.update(op.targets)
+        containers.mark(self, trees, maybe_trees, builder.ns)  # parameters that hold dicts, lists or tuples in this call
         self.analysis = Analysis(self.body, self.ret, self.wrt, self.params, self.locals, self.source)
         self.adjoints = Adjoints(self.names)
         if outputs is not None:  # the entry of grad or value_and_grad: the output must be a number
@@ -146,8 +148,8 @@ class ModuleBuilder:
 
     # functions -----------------------------------------------------------
 
-    def entry(self, fn, wrt, mode, preserve_result, has_aux=False):
-        plan = Plan(self, fn, wrt, outputs=None if mode == "vjp" else "aux" if has_aux else "scalar")
+    def entry(self, fn, wrt, mode, preserve_result, has_aux=False, trees=()):
+        plan = Plan(self, fn, wrt, outputs=None if mode == "vjp" else "aux" if has_aux else "scalar", trees=trees)
         name = self.names.fresh("d" + _ident(fn))
         rev = Reverser(self, plan, remat=True)
         primal = rev.primal(plan.body)
@@ -205,14 +207,14 @@ class ModuleBuilder:
         self.functions.insert(0, fn_def)
         return name
 
-    def variant(self, fn, active):
-        key = (fn, tuple(active))
+    def variant(self, fn, active, trees=((), ())):
+        key = (fn, tuple(active), trees)
         if key in self.variants:
             return self.variants[key]
         base = _ident(fn)
         names = (self.names.fresh(f"forward_{base}"), self.names.fresh(f"backward_{base}"), tuple(active))
         self.variants[key] = names
-        plan = Plan(self, fn, active)
+        plan = Plan(self, fn, active, trees=trees[0], maybe_trees=trees[1])
         plan.source.dependencies.record_defaults(fn)  # the forward function below has them
         rev = Reverser(self, plan)
         rev.lazy_ok = False
@@ -256,7 +258,7 @@ def check(fn) -> None:
         raise in_wrapper(fn, exc) from None
 
 
-def build(fn, wrt, mode="grad", preserve_result=False, has_aux=False) -> Generated:
+def build(fn, wrt, mode="grad", preserve_result=False, has_aux=False, trees=()) -> Generated:
     """Transform ``fn``; ``wrt`` lists parameter names.
 
     In mode "grad" the generated function raises unless ``fn`` returns a
@@ -274,7 +276,7 @@ def build(fn, wrt, mode="grad", preserve_result=False, has_aux=False) -> Generat
     while True:
         builder = ModuleBuilder(user)
         try:
-            name = builder.entry(fn, wrt, mode, preserve_result, has_aux)
+            name = builder.entry(fn, wrt, mode, preserve_result, has_aux, trees)
         except TransformError as exc:
             raise in_wrapper(fn, exc) from None
         if user.covers(builder.met):
@@ -287,6 +289,7 @@ def build(fn, wrt, mode="grad", preserve_result=False, has_aux=False) -> Generat
               f"with respect to {', '.join(wrt)}."]
     source = render(builder.functions, builder.comments, header)
     variant = f"{'vjp' if mode == 'vjp' else 'grad'} wrt {','.join(wrt)}{' +value' if preserve_result else ''}{' +aux' if has_aux else ''}"
+    variant += f" trees {','.join(sorted(trees))}" if trees else ""
     filename = printable(f"<astgrad {fn.__qualname__} {variant} {os.path.basename(code.co_filename)}:{code.co_firstlineno}>")
     namespace = builder.ns.globals
     filename = compile_source(source, filename, namespace)

@@ -20,6 +20,7 @@ from .errors import UnsupportedSyntaxError
 from .ir import Break, For, If, Op, Raw, While, atom_names, op_reads
 from .naming import read_elsewhere, scope_names
 from .parse import MISSING
+from .containers import ITERATED
 from .structure import Structurer
 from .writes import write_call
 
@@ -377,6 +378,7 @@ class Normalizer:
             for seq, item in zip(seqs, items):
                 sub = compat.make("Subscript", value=seq, slice=compat.name(target), ctx=gast.Load(),
                                   lineno=s.lineno, col_offset=s.col_offset)
+                setattr(sub, ITERATED, True)  # a dict iterates its keys: containers checks
                 head.append(compat.make("Assign", targets=[item], value=sub, lineno=s.lineno,
                                         col_offset=s.col_offset))
         saved = self.stmt

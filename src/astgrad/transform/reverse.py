@@ -22,7 +22,7 @@ from . import compat, primitives, runtime
 from .inline import rewrite
 from .locate import own_signature
 from .compat import gast
-from . import fusion
+from . import containers, fusion
 from .runtime_errors import ORIGIN
 from .shapes import _number
 from .adjoint_ir import pop, push
@@ -355,8 +355,7 @@ class Reverser:
             out += self.materialize(live, [target])
             scalar_g = False
         if op.fn is rules.getitem and op.args[0].id in self.sequences:
-            grad = compat.call(self.helper(runtime.sequence_gradient),
-                               [compat.name(g), compat.clone(op.args[0]), compat.clone(op.args[1])])
+            grad = containers.item_gradient(self.plan, self.helper, g, op.args[0], op.args[1])
             self.accumulate(op.args[0], grad, live, out)
             return
         if op.fn is rules.getitem and op.args[0].id in self.plan.maybe_sequences:
@@ -631,7 +630,7 @@ class Reverser:
         bound = self.bound_args(op)
         active = tuple(p for p, atom in bound.items() if self.is_input(atom) or (
             isinstance(atom, gast.Name) and atom.id in self.an.active))
-        return self.builder.variant(op.fn, active)
+        return self.builder.variant(op.fn, active, containers.passed(self.plan, bound, active))
 
 
 def _merge_repeated(args, grads, live):

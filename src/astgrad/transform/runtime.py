@@ -22,7 +22,7 @@ __all__ = ["append", "is_zero", "as_column", "accumulate", "part", "sequence_gra
            "replacing_gradient", "unpacked_gradient", "gradient_tuple", "no_gradient",
            "shape", "size", "ndim", "unbroadcast", "T", "only_shape",
            "add_into", "subtract_into", "multiply_into", "divide_into", "broadcast_shape", "reduced_shape",
-           "check_seed", "matmul_shape"]
+           "check_seed", "matmul_shape", "not_joined", "not_a_dict"]
 
 
 def is_zero(g) -> bool:
@@ -42,11 +42,27 @@ def accumulate(total, grad):
         return grad
     if grad is None:
         return total
+    if type(total) is dict or type(grad) is dict:  # a dict's gradient: the keys that got one
+        if not isinstance(total, dict):
+            return _dict_gradient(grad, total)
+        if not isinstance(grad, dict):
+            return _dict_gradient(total, grad)
+        out = dict(total)
+        for key, value in grad.items():
+            out[key] = accumulate(out[key], value) if key in out else value
+        return out
     if isinstance(total, (list, tuple)) or isinstance(grad, (list, tuple)):
         count = len(total) if isinstance(total, (list, tuple)) else len(grad)
         kind = type(total) if isinstance(total, (list, tuple)) else type(grad)
         return kind(accumulate(a, b) for a, b in zip(_items(total, count), _items(grad, count)))
     return total + grad
+
+
+def _dict_gradient(grad, other):
+    """A dict's gradient plus ``other``, which must be the 0.0 a join writes for no gradient yet."""
+    if not is_zero(other):
+        raise TypeError(f"astgrad: a dict's gradient cannot be added to {type(other).__name__} {other!r}")
+    return grad
 
 
 def _items(grad, count):
@@ -59,7 +75,13 @@ def _items(grad, count):
 
 
 def sequence_gradient(g, items, index):
-    """The gradient of ``items`` (a list or tuple) from ``g`` flowing into ``items[index]``."""
+    """The gradient of ``items`` (a list, tuple or dict) from ``g`` flowing into ``items[index]``.
+
+    A dict's gradient holds the keys read; the others are zero (``None``) and
+    filled in when the gradient is returned.
+    """
+    if isinstance(items, dict):
+        return {index: g}
     out = [None] * len(items)
     if isinstance(index, slice):
         for position, value in zip(range(*index.indices(len(items))), g):
@@ -97,7 +119,7 @@ def replacing_gradient(g, index):
 
 def getitem_gradient(g, items, index):
     """The gradient of ``items[index]`` for a value that may be an array or a sequence."""
-    if isinstance(items, (list, tuple)):
+    if isinstance(items, (list, tuple, dict)):
         return sequence_gradient(g, items, index)
     from ..rules import scatter
     return scatter(g, np.shape(items), index)
@@ -109,6 +131,8 @@ def unpacked_gradient(parts, value):
     An array gets an array (rows without a gradient are zero); a tuple or
     list gets a tuple that keeps ``None`` for parts without one.
     """
+    if isinstance(value, dict):  # a, b = d unpacks the keys, which carry no gradient
+        return None
     if not isinstance(value, np.ndarray):
         return tuple(parts)
     grad = np.zeros(np.shape(value))
@@ -116,6 +140,22 @@ def unpacked_gradient(parts, value):
         if g is not None:
             grad[i] = g
     return grad
+
+
+def not_joined(value, line, symbol):
+    """Refuse ``+`` or ``*`` on an item of a ``wrt`` container that is itself a list or tuple (containers)."""
+    if isinstance(value, (list, tuple)):
+        raise TypeError(f"astgrad: in `{line}`, {symbol} is given a {type(value).__name__}, which {symbol} "
+                        f"{'joins' if symbol == '+' else 'repeats'}; that has no gradient rule. Take the arrays "
+                        f"out of it first (a, b = item), or join arrays with np.concatenate")
+
+
+def not_a_dict(value, line, symbol=""):
+    """Refuse ``for v in d`` over a dict of a ``wrt`` container: Python gives its keys, not its values."""
+    if isinstance(value, dict):
+        raise TypeError(f"astgrad: in `{line}`, the loop iterates over a dict, which gives its keys; astgrad "
+                        f"does not follow that for a dict that carries a gradient. Loop over the keys written "
+                        f"out, for key in ('W1', 'b1'): ... d[key]")
 
 
 def gradient_tuple(value, count, needed=(), rule="a rule"):

@@ -1,0 +1,117 @@
+"""Parameters that hold dicts, lists or tuples of arrays (pytrees), as ``wrt`` arguments.
+
+``grad`` transforms a function again the first time a ``wrt`` argument is a
+container (api: one variant per set of such parameters).  That variant
+knows the parameter is a container but not its structure, which it reads
+when it runs: ``params["W1"]`` gives ``dparams`` the key ``"W1"``
+(``sequence_gradient``), and an item of a container (``W, b = layers[0]``,
+``for W, b in layers``) may be an array or a container itself, so its own
+items' gradients are told apart at run time (``getitem_gradient``).
+
+Python's meaning of an operation on a container differs from numpy's on
+an array in two places, and neither has a gradient rule: ``+`` and ``*``
+join and repeat lists and tuples, and ``for k in d`` gives a dict's keys.
+On a parameter known to be a container they are refused when the function
+is transformed; on an item that may be one, a check runs before them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import rules
+from . import compat, runtime
+from .compat import gast
+from .ir import For, If, Op, Raw, While, walk_ops
+from .runtime_errors import ORIGIN
+
+#: set on the ``xs[i]`` that a ``for v in xs`` loop becomes (normalize), so that a dict is refused there
+ITERATED = "astgrad_iterated"
+
+
+def prepare(normalizer, trees) -> None:
+    """Before normalising: the parameters ``trees`` hold containers (lists' rules: no ``+``, ``*``, ``.append``)."""
+    normalizer.sequences.update(trees)
+
+
+def mark(plan, trees, maybe, ns) -> None:
+    """After normalising: the plan's containers, what may be one, and checks before operations on those.
+
+    ``trees`` surely hold containers (the caller's arguments); ``maybe`` may
+    hold one (a called function's parameter given an item of a container).
+    """
+    plan.trees, plan.tree_items = set(trees), set()
+    if not trees and not maybe:
+        return
+    plan.sequences.update(trees)
+    plan.tree_items = set(maybe) | items_of(plan.body, set(trees) | set(maybe))
+    plan.maybe_sequences.update(plan.tree_items)
+    plan.body = _checked(plan.body, plan.trees | plan.tree_items, plan, ns)
+
+
+def passed(plan, bound, active) -> tuple:
+    """``(trees, maybe)``: the parameters of a called function, among ``active``, given (items of) containers."""
+    def given(names):
+        return tuple(p for p in active if isinstance(bound[p], gast.Name) and bound[p].id in names)
+    return given(plan.trees), given(plan.tree_items)
+
+
+def items_of(body, trees) -> set:
+    """Names holding an item of a container in ``trees`` (``W = params["W1"]``, ``W, b = layers[0]``), or of those."""
+    found = set()
+    while True:
+        grown = set(found)
+        for op in walk_ops(body):
+            sources = {a.id for a in op.args[:1] if isinstance(a, gast.Name)}
+            if sources & (trees | found) and (op.kind in ("unpack", "copy") or
+                                              op.kind == "prim" and op.fn is rules.getitem):
+                grown.update(op.targets)
+        if grown == found:
+            return found
+        found = grown
+
+
+def _checked(stmts, names, plan, ns) -> list:
+    out = []
+    for s in stmts:
+        if isinstance(s, Op):
+            out += _checks(s, names, plan, ns)
+        elif isinstance(s, If):
+            s.body, s.orelse = _checked(s.body, names, plan, ns), _checked(s.orelse, names, plan, ns)
+        elif isinstance(s, (For, While)):
+            s.body = _checked(s.body, names, plan, ns)
+        out.append(s)
+    return out
+
+
+def _checks(op, names, plan, ns) -> list:
+    """``not_joined(x, ...)`` before ``x + y`` or ``x * y`` and ``not_a_dict(xs, ...)`` before a loop's ``xs[i]``."""
+    found = []
+    if op.kind == "prim" and op.fn in (np.add, np.multiply) and isinstance(op.expr, gast.BinOp):
+        maybe = [a.id for a in op.args if isinstance(a, gast.Name) and a.id in names]
+        if op.fn is np.multiply or len(maybe) == 2:  # + joins two sequences only; tuple + array is numpy's
+            found += [_check(plan, ns, op, runtime.not_joined, name, "+" if op.fn is np.add else "*")
+                      for name in maybe]
+    elif op.kind == "prim" and op.fn is rules.getitem and getattr(op.node, ITERATED, False) \
+            and isinstance(op.args[0], gast.Name) and op.args[0].id in names:
+        found.append(_check(plan, ns, op, runtime.not_a_dict, op.args[0].id, ""))
+    return found
+
+
+def _check(plan, ns, op, helper, name, symbol):
+    call = compat.call(compat.name(ns.helper(helper)),
+                       [compat.name(name), compat.const(f"{op.text.strip()}"), compat.const(symbol)])
+    stmt = compat.expr_stmt(call)
+    setattr(stmt, ORIGIN, (plan.source.filename, op.line, op.text, False))
+    return Raw(stmt, op.line, op.text)
+
+
+def item_gradient(plan, helper, g, items, index):
+    """The gradient of ``items`` from ``g`` flowing into ``items[index]``, ``items`` a list, tuple or dict.
+
+    For a parameter that holds a container and a key written as a string,
+    the gradient reads as what it is: ``{'W1': dt3}``.
+    """
+    if items.id in plan.trees and isinstance(index, gast.Constant) and isinstance(index.value, str):
+        return compat.make("Dict", keys=[compat.clone(index)], values=[compat.name(g)])
+    return compat.call(helper(runtime.sequence_gradient), [compat.name(g), compat.clone(items), compat.clone(index)])
