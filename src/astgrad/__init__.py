@@ -4,7 +4,7 @@ Public names only; everything else lives in private modules.
 """
 
 from . import rules
-from .rules import NoRuleError, defnondiff, defvjp, primitive
+from .rules import NoRuleError, defjvp, defnondiff, defvjp, primitive
 from .tape import (
     Tensor, arange, cat, enable_grad, eye, from_numpy, full, inference_mode, is_grad_enabled, linspace,
     manual_seed, no_grad, ones, ones_like, rand, randn, set_grad_enabled, stack, tensor, where, zeros,

@@ -1,6 +1,6 @@
 """The one derivative table both engines use.
 
-``defvjp`` registers a rule, ``primitive`` makes a function opaque to both
+``defvjp`` registers a rule (``defjvp`` its forward rules beside it), ``primitive`` makes a function opaque to both
 engines, ``lookup`` finds an entry and ``unbroadcast`` is the central
 un-broadcasting step.  Importing this package fills the table.
 """
@@ -8,6 +8,7 @@ un-broadcasting step.  Importing this package fills the table.
 from ._registry import (
     NoRuleError,
     Rule,
+    defjvp,
     defnondiff,
     defvjp,
     find,
@@ -20,8 +21,9 @@ from ._registry import (
     registered,
     shipped,
 )
+from ._forward import add_tangents, broadcast_tangent, tangent_of_call
 from ._support import expand_reduced, normalize_axis, reduced_count, tie_weights, unbroadcast, within
-from . import _extra, complex, decompositions, elementwise, joining, linalg, losses, reductions, selection, sequences, shapes  # noqa: F401  (registers the rules)
+from . import _extra, complex, decomposition_tangents, decompositions, elementwise, joining, linalg, losses, reductions, selection, sequences, shapes  # noqa: F401  (registers the rules)
 from .losses import binary_cross_entropy, leaky_relu, linear, nll_loss
 from .decompositions import eig_values, eig_vectors, lstsq_residuals, lstsq_solution, qr_q, qr_r, svd_u, svd_values, svd_vh
 from .selection import gradient_along, gradient_axes

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._registry import defnondiff, defvjp, primitive
+from ._registry import defjvp, defnondiff, defvjp, primitive
 from ._support import expand_reduced, integral, reduced_count
 
 __all__ = [
@@ -250,6 +250,95 @@ def mse_loss_vjp(g, ans, input, target, reduction="mean"):
     if reduction == "mean":
         g = g / reduced_count(np.shape(diff))
     return 2 * diff * g, -2 * diff * g, None
+
+
+# -- forward rules -------------------------------------------------------
+
+
+@defjvp(getitem)
+def getitem_jvp(t, ans, a, index):
+    return getitem(t, index)
+
+
+@defjvp(scatter)
+def scatter_jvp(t, ans, g_in, shape, index):
+    return scatter(t, shape, index)
+
+
+@defjvp(scatter_along_axis)
+def scatter_along_axis_jvp(t, ans, g_in, indices, axis, shape):
+    return scatter_along_axis(t, indices, axis, shape)
+
+
+def setitem_jvp_a(t, ans, a, index, value):
+    return setitem(t, index, 0)
+
+
+def setitem_jvp_value(t, ans, a, index, value):
+    return setitem(np.zeros(np.shape(ans), np.result_type(t, ans)), index, t)
+
+
+defjvp(setitem, setitem_jvp_a, None, setitem_jvp_value)
+defjvp(sigmoid, sigmoid_vjp)  # a diagonal Jacobian: the reverse rule is the forward rule
+defjvp(relu, relu_vjp)
+
+
+@defjvp(max_along)
+def max_along_jvp(t, ans, a, axis, keepdims=False):
+    return np.sum(t * first_extreme_mask(a, axis, True), axis=axis, keepdims=keepdims)
+
+
+@defjvp(min_along)
+def min_along_jvp(t, ans, a, axis, keepdims=False):
+    return np.sum(t * first_extreme_mask(a, axis, False), axis=axis, keepdims=keepdims)
+
+
+@defjvp(vector_norm)
+def vector_norm_jvp(t, ans, x, ord=2, axis=None, keepdims=False):
+    slope = np.real(np.conj(np.sign(x)) * t)  # d|x| along t
+    if ord == 2:
+        return np.where(ans == 0, 0, np.real(np.sum(np.conj(x) * t, axis=axis, keepdims=keepdims))
+                        / np.where(ans == 0, 1, ans))
+    if ord == 1:
+        return np.sum(slope, axis=axis, keepdims=keepdims)
+    if ord == np.inf or ord == -np.inf:  # tied largest (smallest) magnitudes share evenly, as the reverse rule
+        hits = np.abs(x) == expand_reduced(ans, np.shape(x), axis, keepdims)
+        return np.sum(slope * hits, axis=axis, keepdims=keepdims) / np.sum(hits, axis=axis, keepdims=keepdims)
+    if ord == 0:  # a count of nonzero entries: piecewise constant
+        return np.zeros(np.shape(ans))
+    return (np.sum(slope * np.abs(x) ** (ord - 1), axis=axis, keepdims=keepdims)
+            * np.where(ans == 0, 0, np.where(ans == 0, 1, ans) ** (1 - ord)))
+
+
+@defjvp(astype)
+def astype_jvp(t, ans, x, dtype):
+    if integral(ans.dtype):
+        return np.zeros(ans.shape)
+    return t
+
+
+@defjvp(softmax)
+def softmax_jvp(t, ans, x, axis):
+    return ans * (t - np.sum(t * ans, axis=axis, keepdims=True))
+
+
+@defjvp(log_softmax)
+def log_softmax_jvp(t, ans, x, axis):
+    return t - np.sum(np.exp(ans) * t, axis=axis, keepdims=True)
+
+
+def mse_loss_jvp_input(t, ans, input, target, reduction="mean"):
+    slope = 2 * (input - target) * t
+    if reduction == "none":
+        return slope
+    return np.mean(slope) if reduction == "mean" else np.sum(slope)
+
+
+def mse_loss_jvp_target(t, ans, input, target, reduction="mean"):
+    return mse_loss_jvp_input(-t, ans, input, target, reduction)
+
+
+defjvp(mse_loss, mse_loss_jvp_input, mse_loss_jvp_target)
 
 
 defnondiff(np.argmax, np.argmin, first_extreme_mask)

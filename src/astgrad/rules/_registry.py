@@ -13,6 +13,11 @@ argument (the list given to ``np.concatenate``) gets a list of gradients.
 Rules never un-broadcast: the engines sum each gradient back to its
 argument's shape with :func:`astgrad.rules.unbroadcast`, in one place.
 
+Beside its reverse rule an entry holds forward (tangent) rules, one per
+positional argument, registered with :func:`defjvp`: ``jvp(t, ans, *args,
+**kwargs)`` returns the tangent of the output due to the tangent ``t`` of that
+one argument (see ``_forward`` for the conventions).
+
 The taped Tensor calls rules at ``backward()`` time; the source transformer
 reads their source and inlines their bodies into the generated adjoint.  Rules
 are therefore written as short, readable numpy code that also runs on Tensors
@@ -32,6 +37,7 @@ from ._introspect import parameter_usage, positional_parameters, without_unneede
 __all__ = [
     "Rule",
     "defvjp",
+    "defjvp",
     "defnondiff",
     "primitive",
     "lookup",
@@ -47,12 +53,22 @@ class NoRuleError(TypeError):
 
 
 class Rule:
-    """A table entry: the primitive, its vjp and what the vjp reads."""
+    """A table entry: the primitive, its vjp and what the vjp reads, and its forward rules.
 
-    def __init__(self, fn: Callable, vjp: Callable | None, name: str):
+    ``jvps[i]`` is the forward rule of positional argument ``i`` (``None``:
+    no tangent flows through that argument, an axis or an index);
+    ``jvp_rest`` serves the positions past ``jvps`` of a primitive taking
+    ``*args`` (``np.einsum``'s operands) and is told the position as the
+    keyword ``argnum``.
+    """
+
+    def __init__(self, fn: Callable, vjp: Callable | None, name: str,
+                 jvps: tuple = (), jvp_rest: Callable | None = None):
         self.fn = fn
         self.vjp = vjp
         self.name = name
+        self.jvps = tuple(jvps)
+        self.jvp_rest = jvp_rest
         self._usage: dict[str, str] | None = None
         self._specialized: dict[tuple, Callable] = {}
 
@@ -124,6 +140,19 @@ class Rule:
             else:
                 return None
         return tuple(args), kwargs
+
+    @property
+    def has_jvp(self) -> bool:
+        """Whether any argument has a forward rule."""
+        return self.jvp_rest is not None or any(rule is not None for rule in self.jvps)
+
+    def jvp_for(self, argnum: int) -> Callable | None:
+        """The forward rule of positional argument ``argnum``, or ``None`` (no tangent flows through it)."""
+        if argnum < len(self.jvps):
+            return self.jvps[argnum]
+        if self.jvp_rest is None:
+            return None
+        return functools.partial(self.jvp_rest, argnum=argnum)
 
     def __repr__(self) -> str:
         kind = "vjp" if self.vjp else "non-differentiable"
@@ -198,8 +227,58 @@ def defvjp(fn: Callable, rule: Callable | None = None, *, name: str | None = Non
         return functools.partial(defvjp, fn, name=name)
     if not callable(rule):
         raise TypeError(f"defvjp: the rule for {qualified_name(fn)} must be callable, got {rule!r}")
-    _store(fn, Rule(fn, rule, name or qualified_name(fn)))
+    old = find(fn)
+    jvps, rest = (old.jvps, old.jvp_rest) if old is not None and old.fn is fn else ((), None)
+    _store(fn, Rule(fn, rule, name or qualified_name(fn), jvps, rest))
     return rule
+
+
+def defjvp(fn: Callable, *rules: Callable | None, argnum: int | None = None, rest: Callable | None = None):
+    """Register the forward (tangent) rules of ``fn``, one per positional argument.
+
+    ``defjvp(fn, jvp_0, jvp_1, ...)`` sets the rule of each positional
+    argument (``None`` for an argument no tangent flows through: an axis, an
+    index); ``rest`` serves every position past them (a primitive taking
+    ``*args``) and receives the position as the keyword ``argnum``.  As a
+    decorator, ``@defjvp(fn)`` sets the rule of argument 0 and
+    ``@defjvp(fn, argnum=1)`` that of argument 1, keeping the others.  A rule
+    is ``jvp(t, ans, *args, **kwargs)``: the tangent of ``fn``'s output due to
+    the tangent ``t`` of its one argument.  The entry's reverse rule
+    (:func:`defvjp`) stays as it is; ``fn`` needs one, since the table has
+    one entry per primitive.  Returns the (last) rule.
+    """
+    if not rules and rest is None:
+        return functools.partial(_defjvp_at, fn, 0 if argnum is None else argnum)
+    for rule in (*rules, rest):
+        if rule is not None and not callable(rule):
+            raise TypeError(f"defjvp: a forward rule for {qualified_name(fn)} must be callable, got {rule!r}")
+    if argnum is not None:
+        if len(rules) != 1 or rest is not None:
+            raise TypeError("defjvp: with argnum=, give exactly one rule")
+        return _defjvp_at(fn, argnum, rules[0])
+    old = _entry_for_jvp(fn)
+    _store(fn, Rule(fn, old.vjp, old.name, rules, rest))
+    return rules[-1] if rules else rest
+
+
+def _defjvp_at(fn: Callable, argnum: int, rule: Callable) -> Callable:
+    """Set the forward rule of argument ``argnum`` of ``fn``, keeping the entry's other rules."""
+    if not callable(rule):
+        raise TypeError(f"defjvp: a forward rule for {qualified_name(fn)} must be callable, got {rule!r}")
+    old = _entry_for_jvp(fn)
+    jvps = list(old.jvps) + [None] * (argnum + 1 - len(old.jvps))
+    jvps[argnum] = rule
+    _store(fn, Rule(fn, old.vjp, old.name, jvps, old.jvp_rest))
+    return rule
+
+
+def _entry_for_jvp(fn: Callable) -> Rule:
+    """The entry a forward rule joins: ``fn``'s, which must have a reverse rule already."""
+    old = find(fn)
+    if old is None or old.vjp is None:
+        raise TypeError(f"defjvp: {qualified_name(fn)} has no reverse rule; register it with "
+                        f"astgrad.defvjp({qualified_name(fn)}, rule) first, then its forward rule")
+    return old
 
 
 def defnondiff(*fns: Callable) -> None:

@@ -337,6 +337,13 @@ def matrix_norm_vjp(g, ans, x, ord, axis=None, keepdims=False):
     return np.moveaxis(g_m, (-2, -1), (rows, cols))
 
 
+def matrix_norm_jvp(t, ans, x, ord, axis=None, keepdims=False):
+    """One number per matrix: the tangent is the reverse rule's gradient (for a unit weight) dotted with ``t``."""
+    rows, cols = (-2, -1) if axis is None else axis
+    gradient = matrix_norm_vjp(np.ones(np.shape(ans)), ans, x, ord, axis, keepdims)
+    return np.sum(gradient * t, axis=(rows % np.ndim(x), cols % np.ndim(x)), keepdims=keepdims)
+
+
 # ------------------------------------------------------ general eigenproblem
 
 

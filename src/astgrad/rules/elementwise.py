@@ -3,6 +3,12 @@
 Each rule reads like the math it implements.  ``g`` is the incoming
 gradient, ``ans`` the primitive's output.  Shapes are not reconciled here:
 the engines un-broadcast every returned gradient centrally.
+
+A unary elementwise function has a diagonal Jacobian, so where its reverse
+rule is ``g * f'(x)`` (holomorphic, or real) that same rule is its forward
+rule, read with ``g`` as the tangent: it is registered twice, not written
+twice.  Binary functions get one forward rule per argument (``t`` the
+tangent of that argument).
 """
 
 from __future__ import annotations
@@ -11,7 +17,7 @@ import math
 
 import numpy as np
 
-from ._registry import defnondiff, defvjp
+from ._registry import defjvp, defnondiff, defvjp
 
 # ---------------------------------------------------------------- unary ufuncs
 
@@ -187,6 +193,36 @@ def sign(g, ans, x):
 for _step in (np.floor, np.ceil, np.rint, np.trunc, np.round, np.around, np.fix):
     defvjp(_step, step)
 
+
+# ------------------------------------------------- forward rules, unary
+# the reverse rule of a diagonal, symmetric Jacobian (g * f'(x)) is its forward rule
+
+for _fn, _rule in ((np.negative, negative), (np.positive, positive), (np.exp, exp), (np.exp2, exp2),
+                   (np.expm1, expm1), (np.log, log), (np.log2, log2), (np.log10, log10), (np.log1p, log1p),
+                   (np.sqrt, sqrt), (np.cbrt, cbrt), (np.square, square), (np.reciprocal, reciprocal),
+                   (np.sinc, sinc), (np.sin, sin), (np.cos, cos), (np.tan, tan), (np.arcsin, arcsin),
+                   (np.arccos, arccos), (np.arctan, arctan), (np.sinh, sinh), (np.cosh, cosh), (np.tanh, tanh),
+                   (np.arcsinh, arcsinh), (np.arccosh, arccosh), (np.arctanh, arctanh), (np.deg2rad, deg2rad),
+                   (np.rad2deg, rad2deg), (np.degrees, rad2deg), (np.radians, deg2rad), (np.fabs, fabs),
+                   (np.floor, step), (np.ceil, step), (np.rint, step), (np.trunc, step), (np.round, step),
+                   (np.around, step), (np.fix, step)):
+    defjvp(_fn, _rule)
+
+
+@defjvp(np.absolute)
+def absolute_jvp(t, ans, x):
+    return np.real(np.conj(np.sign(x)) * t)
+
+
+@defjvp(np.sign)
+def sign_jvp(t, ans, x):
+    """Zero for real ``x``; for complex ``z``, d(z/|z|) = (t - ans Re(conj(ans) t)) / |z|."""
+    if x.dtype.kind != "c":
+        return t * 0
+    modulus = np.abs(x)
+    return np.where(modulus == 0, 0, (t - ans * np.real(np.conj(ans) * t)) / np.where(modulus == 0, 1, modulus))
+
+
 # --------------------------------------------------------------- binary ufuncs
 
 
@@ -279,6 +315,131 @@ def logaddexp2(g, ans, x, y):
     return g * 2 ** (x - ans), g * 2 ** (y - ans)
 
 
+
+# ------------------------------------------------ forward rules, binary
+
+
+def add_jvp(t, ans, x, y):
+    return t
+
+
+def subtract_jvp_y(t, ans, x, y):
+    return -t
+
+
+def multiply_jvp_x(t, ans, x, y):
+    return t * y
+
+
+def multiply_jvp_y(t, ans, x, y):
+    return x * t
+
+
+def divide_jvp_x(t, ans, x, y):
+    return t / y
+
+
+def divide_jvp_y(t, ans, x, y):
+    return -t * x / (y * y)
+
+
+def power_jvp_x(t, ans, x, y):
+    return t * np.where(y == 0, 0, y * x ** np.where(y == 0, 1, y - 1))
+
+
+def power_jvp_y(t, ans, x, y):
+    return t * np.where((x == 0) & (y >= 0), 0, ans * np.log(np.where(x == 0, 1, x)))
+
+
+def maximum_jvp_x(t, ans, x, y):
+    return t * ((x > y) + (x == y) / 2)
+
+
+def maximum_jvp_y(t, ans, x, y):
+    return t * ((y > x) + (x == y) / 2)
+
+
+def minimum_jvp_x(t, ans, x, y):
+    return t * ((x < y) + (x == y) / 2)
+
+
+def minimum_jvp_y(t, ans, x, y):
+    return t * ((y < x) + (x == y) / 2)
+
+
+def fmax_jvp_x(t, ans, x, y):
+    return t * (((x > y) | np.isnan(y)) + (x == y) / 2)
+
+
+def fmax_jvp_y(t, ans, x, y):
+    return t * (((y > x) | np.isnan(x)) + (x == y) / 2)
+
+
+def fmin_jvp_x(t, ans, x, y):
+    return t * (((x < y) | np.isnan(y)) + (x == y) / 2)
+
+
+def fmin_jvp_y(t, ans, x, y):
+    return t * (((y < x) | np.isnan(x)) + (x == y) / 2)
+
+
+def copysign_jvp(t, ans, x, y):
+    return t * np.sign(x) * np.sign(ans)
+
+
+def remainder_jvp_y(t, ans, x, y):
+    return -t * np.floor_divide(x, y)
+
+
+def arctan2_jvp_y(t, ans, y, x):
+    return t * x / (x * x + y * y)
+
+
+def arctan2_jvp_x(t, ans, y, x):
+    return -t * y / (x * x + y * y)
+
+
+def hypot_jvp_x(t, ans, x, y):
+    return t * np.where(ans == 0, 0, x / np.where(ans == 0, 1, ans))
+
+
+def hypot_jvp_y(t, ans, x, y):
+    return t * np.where(ans == 0, 0, y / np.where(ans == 0, 1, ans))
+
+
+def logaddexp_jvp_x(t, ans, x, y):
+    return t * np.exp(x - ans)
+
+
+def logaddexp_jvp_y(t, ans, x, y):
+    return t * np.exp(y - ans)
+
+
+def logaddexp2_jvp_x(t, ans, x, y):
+    return t * 2 ** (x - ans)
+
+
+def logaddexp2_jvp_y(t, ans, x, y):
+    return t * 2 ** (y - ans)
+
+
+defjvp(np.add, add_jvp, add_jvp)
+defjvp(np.subtract, add_jvp, subtract_jvp_y)
+defjvp(np.multiply, multiply_jvp_x, multiply_jvp_y)
+defjvp(np.divide, divide_jvp_x, divide_jvp_y)
+defjvp(np.power, power_jvp_x, power_jvp_y)
+defjvp(np.float_power, power_jvp_x, power_jvp_y)
+defjvp(np.maximum, maximum_jvp_x, maximum_jvp_y)
+defjvp(np.minimum, minimum_jvp_x, minimum_jvp_y)
+defjvp(np.fmax, fmax_jvp_x, fmax_jvp_y)
+defjvp(np.fmin, fmin_jvp_x, fmin_jvp_y)
+defjvp(np.copysign, copysign_jvp, None)
+defjvp(np.remainder, add_jvp, remainder_jvp_y)
+defjvp(np.arctan2, arctan2_jvp_y, arctan2_jvp_x)
+defjvp(np.hypot, hypot_jvp_x, hypot_jvp_y)
+defjvp(np.logaddexp, logaddexp_jvp_x, logaddexp_jvp_y)
+defjvp(np.logaddexp2, logaddexp2_jvp_x, logaddexp2_jvp_y)
+
 # --------------------------------------------------------- math on floats
 
 
@@ -316,6 +477,10 @@ def math_sqrt(g, ans, x):
 def math_tanh(g, ans, x):
     return g * (1 - ans * ans)
 
+
+for _fn, _rule in ((math.sin, math_sin), (math.cos, math_cos), (math.tan, math_tan), (math.exp, math_exp),
+                   (math.log, math_log), (math.sqrt, math_sqrt), (math.tanh, math_tanh)):
+    defjvp(_fn, _rule)
 
 # --------------------------------------------------- no gradient flows here
 

@@ -2,14 +2,15 @@
 
 ``np.append``, ``np.column_stack``, ``np.hsplit``/``vsplit``/``dsplit``,
 ``np.atleast_3d`` and ``np.rollaxis`` only move elements, so each gradient
-moves the incoming one back, as the rules in ``shapes`` do.
+moves the incoming one back, as the rules in ``shapes`` do; each forward
+rule moves the tangent forward with the function itself.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._registry import defvjp, primitive
+from ._registry import defjvp, defvjp, primitive
 from .shapes import split
 
 
@@ -66,6 +67,47 @@ def rollaxis(g, ans, a, axis, start=0):
     return np.transpose(g, np.argsort(_rolled_axes(np.ndim(a), axis, start)))
 
 
+def append_jvp_arr(t, ans, arr, values, axis=None):
+    return np.append(t, np.zeros(np.shape(values), np.result_type(t)), axis=axis)
+
+
+def append_jvp_values(t, ans, arr, values, axis=None):
+    return np.append(np.zeros(np.shape(arr), np.result_type(t)), t, axis=axis)
+
+
+defjvp(np.append, append_jvp_arr, append_jvp_values)
+
+
+@defjvp(np.column_stack)
+def column_stack_jvp(t, ans, tup):
+    return np.column_stack(t)
+
+
+@defjvp(np.hsplit)
+def hsplit_jvp(t, ans, ary, indices_or_sections):
+    return np.hsplit(t, indices_or_sections)
+
+
+@defjvp(np.vsplit)
+def vsplit_jvp(t, ans, ary, indices_or_sections):
+    return np.vsplit(t, indices_or_sections)
+
+
+@defjvp(np.dsplit)
+def dsplit_jvp(t, ans, ary, indices_or_sections):
+    return np.dsplit(t, indices_or_sections)
+
+
+@defjvp(np.atleast_3d)
+def atleast_3d_jvp(t, ans, ary):
+    return np.reshape(t, np.shape(ans))
+
+
+@defjvp(np.rollaxis)
+def rollaxis_jvp(t, ans, a, axis, start=0):
+    return np.rollaxis(t, axis, start)
+
+
 # -- a primitive the transformer introduces ---------------------------------
 
 @primitive
@@ -82,3 +124,8 @@ def as_column(a):
 @defvjp(as_column)
 def as_column_vjp(g, ans, a):
     return np.reshape(g, np.shape(a))
+
+
+@defjvp(as_column)
+def as_column_jvp(t, ans, a):
+    return np.reshape(t, np.shape(ans))

@@ -2,6 +2,8 @@
 
 Matrix rules act on the last two axes and broadcast over the leading ones,
 as numpy's ``linalg`` functions do; ``T`` below swaps the last two axes.
+Products are linear in each argument, so each forward rule is the product
+with the tangent in that argument's place.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import string
 import numpy as np
 
 from ._extra import eigh_values, eigh_vectors, logabsdet
-from ._registry import defvjp
+from ._registry import defjvp, defvjp
 from ._support import product_of_others, unbroadcast
 
 
@@ -315,3 +317,180 @@ def pinv(g, ans, a, rcond=None, hermitian=False, **kwargs):
     return (-T(p) @ g @ T(p)
             + (eye_m - a @ p) @ T(g) @ p @ T(p)
             + T(p) @ p @ T(g) @ (eye_n - p @ a))
+
+
+# ------------------------------------------------------------ forward rules
+
+
+def matmul_jvp_a(t, ans, a, b):
+    return np.matmul(t, b)
+
+
+def matmul_jvp_b(t, ans, a, b):
+    return np.matmul(a, t)
+
+
+def dot_jvp_a(t, ans, a, b):
+    return np.dot(t, b)
+
+
+def dot_jvp_b(t, ans, a, b):
+    return np.dot(a, t)
+
+
+def vdot_jvp_a(t, ans, a, b):
+    return np.vdot(t, b)
+
+
+def vdot_jvp_b(t, ans, a, b):
+    return np.vdot(a, t)
+
+
+def inner_jvp_a(t, ans, a, b):
+    return np.inner(t, b)
+
+
+def inner_jvp_b(t, ans, a, b):
+    return np.inner(a, t)
+
+
+def outer_jvp_a(t, ans, a, b):
+    return np.outer(t, b)
+
+
+def outer_jvp_b(t, ans, a, b):
+    return np.outer(a, t)
+
+
+def tensordot_jvp_a(t, ans, a, b, axes=2):
+    return np.tensordot(t, b, axes)
+
+
+def tensordot_jvp_b(t, ans, a, b, axes=2):
+    return np.tensordot(a, t, axes)
+
+
+def einsum_jvp(t, ans, *args, argnum, **kwargs):
+    """The tangent in the place of argument ``argnum`` (an operand, in either of einsum's two forms)."""
+    return np.einsum(*args[:argnum], t, *args[argnum + 1:], **kwargs)
+
+
+def kron_jvp_a(t, ans, a, b):
+    return np.kron(t, b)
+
+
+def kron_jvp_b(t, ans, a, b):
+    return np.kron(a, t)
+
+
+def cross_jvp_a(t, ans, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    return np.cross(t, b, axisa, axisb, axisc, axis)
+
+
+def cross_jvp_b(t, ans, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    return np.cross(a, t, axisa, axisb, axisc, axis)
+
+
+defjvp(np.matmul, matmul_jvp_a, matmul_jvp_b)
+defjvp(np.dot, dot_jvp_a, dot_jvp_b)
+defjvp(np.vdot, vdot_jvp_a, vdot_jvp_b)
+defjvp(np.inner, inner_jvp_a, inner_jvp_b)
+defjvp(np.outer, outer_jvp_a, outer_jvp_b)
+defjvp(np.tensordot, tensordot_jvp_a, tensordot_jvp_b)
+defjvp(np.einsum, rest=einsum_jvp)
+defjvp(np.kron, kron_jvp_a, kron_jvp_b)
+defjvp(np.cross, cross_jvp_a, cross_jvp_b)
+
+
+def symmetric_read(t, UPLO="L"):
+    """The symmetric matrix numpy reads from one triangle of ``t`` (``eigh``, ``cholesky``, ``hermitian=True``)."""
+    if np.iscomplexobj(t):
+        raise ValueError("astgrad: no tangent for a complex Hermitian matrix read through one triangle "
+                         "(numpy.linalg.eigh, eigvalsh, cholesky, hermitian=True); pass a real matrix")
+    if UPLO == "L":
+        return np.tril(t) + T(np.tril(t, -1))
+    return np.triu(t) + T(np.triu(t, 1))
+
+
+@defjvp(np.linalg.inv)
+def inv_jvp(t, ans, a):
+    return -ans @ t @ ans
+
+
+@defjvp(np.linalg.det)
+def det_jvp(t, ans, a):
+    """One number per matrix: the reverse rule's gradient for a unit weight, dotted with ``t`` (also where a is singular)."""
+    return np.sum(det(np.ones(np.shape(ans)), ans, a) * t, axis=(-2, -1))
+
+
+@defjvp(np.linalg.slogdet)
+def slogdet_jvp(t, ans, a):
+    """The sign is piecewise constant: no tangent."""
+    return None, np.sum(T(np.linalg.inv(a)) * t, axis=(-2, -1))
+
+
+@defjvp(logabsdet)
+def logabsdet_jvp(t, ans, a):
+    return np.sum(T(np.linalg.inv(a)) * t, axis=(-2, -1))
+
+
+def solve_jvp_a(t, ans, a, b):
+    vector = np.ndim(b) == 1 if _SOLVE_VECTOR_IS_1D else np.ndim(b) == np.ndim(a) - 1
+    if vector:
+        return -np.squeeze(np.linalg.solve(a, t @ np.expand_dims(ans, -1)), -1)
+    return -np.linalg.solve(a, t @ ans)
+
+
+def solve_jvp_b(t, ans, a, b):
+    return np.linalg.solve(a, t)
+
+
+defjvp(np.linalg.solve, solve_jvp_a, solve_jvp_b)
+
+
+@defjvp(np.linalg.cholesky)
+def cholesky_jvp(t, ans, a, upper=False):
+    """``dL = L phi(L^-1 dA L^-T)``, ``phi`` the lower triangle with half the diagonal."""
+    if upper:
+        raise ValueError("astgrad: the tangent of numpy.linalg.cholesky supports upper=False only")
+    l_inv = np.linalg.inv(ans)
+    inner = l_inv @ symmetric_read(t, "L") @ T(l_inv)
+    return ans @ (np.tril(inner) - 0.5 * np.eye(np.shape(a)[-1]) * inner)
+
+
+@defjvp(eigh_values)
+def eigh_values_jvp(t, ans, a, UPLO="L"):
+    v = np.linalg.eigh(a, UPLO)[1]
+    return np.sum(v * (symmetric_read(t, UPLO) @ v), axis=-2)
+
+
+@defjvp(eigh_vectors)
+def eigh_vectors_jvp(t, ans, a, UPLO="L"):
+    w = np.linalg.eigh(a, UPLO)[0]
+    gaps = np.expand_dims(w, -2) - np.expand_dims(w, -1)
+    n = np.shape(a)[-1]
+    tol = np.finfo(np.result_type(w, np.float32)).eps * 16 * np.max(np.abs(w), initial=1.0)
+    if np.any((np.abs(gaps) <= tol) & ~np.eye(n, dtype=bool)):
+        raise ValueError("astgrad: no tangent for the eigenvectors of numpy.linalg.eigh: two eigenvalues are "
+                         "equal, so the vectors are not determined; a function of the eigenvalues alone "
+                         "(np.linalg.eigvalsh, or eigh(a)[0]) has one")
+    f = np.where(np.eye(n, dtype=bool), 0, 1 / np.where(np.eye(n, dtype=bool), 1, gaps))
+    return ans @ (f * (T(ans) @ symmetric_read(t, UPLO) @ ans))
+
+
+@defjvp(np.linalg.eigh)
+def eigh_jvp(t, ans, a, UPLO="L"):
+    return eigh_values_jvp(t, ans[0], a, UPLO), eigh_vectors_jvp(t, ans[1], a, UPLO)
+
+
+@defjvp(np.linalg.pinv)
+def pinv_jvp(t, ans, a, rcond=None, hermitian=False, **kwargs):
+    """``dP = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P`` (Golub and Pereyra)."""
+    if hermitian:  # numpy reads the lower triangle as a symmetric matrix
+        return pinv_jvp(symmetric_read(t, "L"), ans, np.tril(a) + T(np.tril(a, -1)))
+    p = ans
+    eye_m = np.eye(np.shape(a)[-2])
+    eye_n = np.eye(np.shape(a)[-1])
+    return (-p @ t @ p
+            + p @ T(p) @ T(t) @ (eye_m - a @ p)
+            + (eye_n - p @ a) @ T(t) @ T(p) @ p)

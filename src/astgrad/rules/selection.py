@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._extra import scatter_along_axis
-from ._registry import defvjp, primitive
+from ._registry import defjvp, defvjp, primitive
 from ._support import integral, unbroadcast
 
 
@@ -106,3 +106,90 @@ def gradient(g, ans, f, *varargs, axis=None, edge_order=1):
                          "number for every axis")
     g_spacings += [None] * 3
     return g_f, g_spacings[0], g_spacings[1], g_spacings[2]  # entries past the arguments given are cut off
+
+
+# ------------------------------------------------------------ forward rules
+
+
+def select_jvp_choices(t, ans, condlist, choicelist, default=0):
+    return np.select(condlist, t, 0)
+
+
+def select_jvp_default(t, ans, condlist, choicelist, default=0):
+    return np.select(condlist, [0] * len(condlist), t)
+
+
+defjvp(np.select, None, select_jvp_choices, select_jvp_default)
+
+
+@defjvp(np.partition)
+def partition_jvp(t, ans, a, kth, axis=-1, kind="introselect", order=None):
+    if axis is None:
+        return partition_jvp(np.ravel(t), ans, np.ravel(a), kth, -1)
+    order = np.argpartition(a, kth, axis=axis)
+    if not np.array_equal(np.take_along_axis(np.asarray(a), order, axis), np.asarray(ans)):
+        raise ValueError("astgrad: cannot tell where numpy.partition moved each element; use np.sort")
+    return np.take_along_axis(t, order, axis)
+
+
+@defjvp(np.nan_to_num)
+def nan_to_num_jvp(t, ans, x, copy=True, nan=0.0, posinf=None, neginf=None):
+    return t * np.isfinite(x)
+
+
+def linspace_jvp_start(t, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+    """Linear in the end points: the grid from ``t`` to 0 (from 0 to ``t`` for ``stop``)."""
+    if retstep:
+        raise ValueError("astgrad: no tangent for numpy.linspace(retstep=True); compute the step as "
+                         "(stop - start) / (num - 1)")
+    if dtype is not None and integral(ans.dtype):
+        return np.zeros(np.shape(ans))
+    return np.linspace(t, np.zeros(np.shape(t)), num, endpoint=endpoint, axis=axis)
+
+
+def linspace_jvp_stop(t, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+    if retstep:
+        raise ValueError("astgrad: no tangent for numpy.linspace(retstep=True); compute the step as "
+                         "(stop - start) / (num - 1)")
+    if dtype is not None and integral(ans.dtype):
+        return np.zeros(np.shape(ans))
+    return np.linspace(np.zeros(np.shape(t)), t, num, endpoint=endpoint, axis=axis)
+
+
+defjvp(np.linspace, linspace_jvp_start, linspace_jvp_stop)
+
+
+def gradient_along_jvp_f(t, ans, f, spacing, axis, edge_order=1):
+    if np.ndim(spacing) != 0:
+        raise ValueError("astgrad: no tangent for numpy.gradient with coordinate arrays; pass one number "
+                         "(the uniform spacing) per axis")
+    return gradient_along(t, spacing, axis, edge_order)
+
+
+def gradient_along_jvp_spacing(t, ans, f, spacing, axis, edge_order=1):
+    return -t * ans / spacing
+
+
+defjvp(gradient_along, gradient_along_jvp_f, gradient_along_jvp_spacing)
+
+
+def gradient_jvp_f(t, ans, f, *varargs, axis=None, edge_order=1):
+    """The differences of the tangent: ``np.gradient`` is linear in ``f``."""
+    if any(np.ndim(h) != 0 for h in varargs):
+        raise ValueError("astgrad: no tangent for numpy.gradient with coordinate arrays; pass one number "
+                         "(the uniform spacing) per axis")
+    return np.gradient(t, *varargs, axis=axis, edge_order=edge_order)
+
+
+def gradient_jvp_spacing(t, ans, f, *varargs, argnum, axis=None, edge_order=1):
+    """Spacing ``argnum - 1`` divides the outputs along its axis (along every axis when it is the only one)."""
+    if np.ndim(varargs[argnum - 1]) != 0:
+        raise ValueError("astgrad: no tangent for numpy.gradient with coordinate arrays; pass one number "
+                         "(the uniform spacing) per axis")
+    outputs = list(ans) if isinstance(ans, (tuple, list)) else [ans]
+    h = varargs[argnum - 1]
+    tangents = [-t * out / h if len(varargs) == 1 or k == argnum - 1 else None for k, out in enumerate(outputs)]
+    return type(ans)(tangents) if isinstance(ans, (tuple, list)) else tangents[0]
+
+
+defjvp(np.gradient, gradient_jvp_f, rest=gradient_jvp_spacing)

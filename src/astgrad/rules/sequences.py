@@ -12,7 +12,7 @@ import builtins
 
 import numpy as np
 
-from ._registry import defvjp, primitive
+from ._registry import defjvp, defvjp, primitive
 from ._support import integral, unbroadcast
 
 
@@ -79,6 +79,49 @@ def builtin_min(g, ans, *args, key=None, default=None):
     return _extreme(g, ans, args)
 
 
+# -- forward rules: the tangents of the items, arranged as the output arranges the items
+
+
+@defjvp(np.array)
+def array_jvp(t, ans, object, dtype=None, *args, **kwargs):
+    if dtype is not None and integral(ans.dtype):
+        return np.zeros(np.shape(ans))
+    return np.array(t, dtype=np.result_type(ans, 1.0))
+
+
+@defjvp(np.asarray)
+def asarray_jvp(t, ans, a, dtype=None, *args, **kwargs):
+    if dtype is not None and integral(ans.dtype):
+        return np.zeros(np.shape(ans))
+    return np.asarray(t, dtype=np.result_type(ans, 1.0))
+
+
+def builtin_sum_jvp(t, ans, iterable, start=0):
+    """Python adds the items (an array's rows) one after the other: so do their tangents."""
+    total = 0.0
+    for item in t:
+        total = total + item
+    return total
+
+
+def builtin_sum_jvp_start(t, ans, iterable, start=0):
+    return t
+
+
+defjvp(builtins.sum, builtin_sum_jvp, builtin_sum_jvp_start)
+
+
+def builtin_extreme_jvp(t, ans, *args, argnum, key=None, default=None):
+    """The tangent of the item ``max``/``min`` returned (the first extreme, as its reverse rule); others give none."""
+    if len(args) == 1:
+        return t[_chosen(args[0], ans)]
+    return t if _chosen(args, ans) == argnum else None
+
+
+defjvp(builtins.max, rest=builtin_extreme_jvp)
+defjvp(builtins.min, rest=builtin_extreme_jvp)
+
+
 # -- the transformer's functional list append ------------------------------
 # ``items.append(item)`` on a list the function builds is normalised into
 # ``items = append(items, item)``, so the list's versions are plain values.
@@ -106,3 +149,14 @@ def part(grad, i):
         return 0.0
     value = grad[i]
     return 0.0 if value is None else value
+
+
+def append_jvp_items(t, ans, items, item):
+    return list(t) + [None]
+
+
+def append_jvp_item(t, ans, items, item):
+    return [None] * len(items) + [t]
+
+
+defjvp(append, append_jvp_items, append_jvp_item)

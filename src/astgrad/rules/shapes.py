@@ -2,7 +2,9 @@
 
 These move elements around without changing them, so each gradient moves
 the incoming gradient back: reshape it, transpose it back, split it, or add
-it into zeros at the positions that were read.
+it into zeros at the positions that were read.  They are linear, so each
+forward rule is the function itself applied to the tangent (zeros standing
+in for the tangent of the other values joined or chosen).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._extra import scatter, scatter_along_axis
-from ._registry import defvjp
+from ._registry import defjvp, defvjp
 from ._support import integral, within
 
 
@@ -263,3 +265,203 @@ def triu(g, ans, m, k=0):
 @defvjp(np.tril)
 def tril(g, ans, m, k=0):
     return np.tril(g, k)
+
+
+# ------------------------------------------------------------ forward rules
+
+
+@defjvp(np.reshape)
+def reshape_jvp(t, ans, a, shape=None, order="C", *, newshape=None, copy=None):
+    if order == "C":
+        return np.reshape(t, ans.shape)
+    return np.reshape(t, ans.shape, order=fortran_order(order))
+
+
+@defjvp(np.ravel)
+def ravel_jvp(t, ans, a, order="C"):
+    if order == "C":
+        return np.reshape(t, ans.shape)
+    return np.reshape(t, ans.shape, order=fortran_order(order))
+
+
+@defjvp(np.squeeze)
+def squeeze_jvp(t, ans, a, axis=None):
+    return np.reshape(t, np.shape(ans))
+
+
+for _fn in (np.expand_dims, np.atleast_1d, np.atleast_2d):
+    defjvp(_fn, squeeze_jvp)
+
+
+@defjvp(np.broadcast_to)
+def broadcast_to_jvp(t, ans, array, shape, subok=False):
+    return np.broadcast_to(t, shape)
+
+
+@defjvp(np.copy)
+def copy_jvp(t, ans, a, order="K", subok=False):
+    return t
+
+
+@defjvp(np.transpose)
+def transpose_jvp(t, ans, a, axes=None):
+    return np.transpose(t, axes)
+
+
+@defjvp(np.swapaxes)
+def swapaxes_jvp(t, ans, a, axis1, axis2):
+    return np.swapaxes(t, axis1, axis2)
+
+
+@defjvp(np.moveaxis)
+def moveaxis_jvp(t, ans, a, source, destination):
+    return np.moveaxis(t, source, destination)
+
+
+@defjvp(np.flip)
+def flip_jvp(t, ans, m, axis=None):
+    return np.flip(t, axis)
+
+
+@defjvp(np.fliplr)
+def fliplr_jvp(t, ans, m):
+    return np.fliplr(t)
+
+
+@defjvp(np.flipud)
+def flipud_jvp(t, ans, m):
+    return np.flipud(t)
+
+
+@defjvp(np.roll)
+def roll_jvp(t, ans, a, shift, axis=None):
+    return np.roll(t, shift, axis)
+
+
+@defjvp(np.rot90)
+def rot90_jvp(t, ans, m, k=1, axes=(0, 1)):
+    return np.rot90(t, k, axes)
+
+
+@defjvp(np.concatenate)
+def concatenate_jvp(t, ans, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+    if dtype is not None and integral(ans.dtype):
+        return np.zeros(np.shape(ans))
+    return np.concatenate(t, axis=axis)
+
+
+@defjvp(np.stack)
+def stack_jvp(t, ans, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+    if dtype is not None and integral(ans.dtype):
+        return np.zeros(np.shape(ans))
+    return np.stack(t, axis=axis)
+
+
+@defjvp(np.hstack)
+def hstack_jvp(t, ans, tup, dtype=None, casting="same_kind"):
+    if dtype is not None and integral(ans.dtype):
+        return np.zeros(np.shape(ans))
+    return np.hstack(t)
+
+
+@defjvp(np.vstack)
+def vstack_jvp(t, ans, tup, dtype=None, casting="same_kind"):
+    if dtype is not None and integral(ans.dtype):
+        return np.zeros(np.shape(ans))
+    return np.vstack(t)
+
+
+@defjvp(np.split)
+def split_jvp(t, ans, ary, indices_or_sections, axis=0):
+    return np.split(t, indices_or_sections, axis)
+
+
+@defjvp(np.array_split)
+def array_split_jvp(t, ans, ary, indices_or_sections, axis=0):
+    return np.array_split(t, indices_or_sections, axis)
+
+
+@defjvp(np.tile)
+def tile_jvp(t, ans, A, reps):
+    return np.tile(t, reps)
+
+
+@defjvp(np.repeat)
+def repeat_jvp(t, ans, a, repeats, axis=None):
+    return np.repeat(t, repeats, axis)
+
+
+@defjvp(np.pad)
+def pad_jvp(t, ans, array, pad_width, mode="constant", **kwargs):
+    if mode != "constant":
+        raise ValueError(f"astgrad: no tangent for numpy.pad(mode={mode!r}); only mode='constant' is supported")
+    return np.pad(t, pad_width)  # the padding is a constant: its tangent is 0
+
+
+def where_jvp_x(t, ans, condition, x=None, y=None):
+    return np.where(condition, t, 0)
+
+
+def where_jvp_y(t, ans, condition, x=None, y=None):
+    return np.where(condition, 0, t)
+
+
+defjvp(np.where, None, where_jvp_x, where_jvp_y)
+
+
+def clip_jvp_a(t, ans, a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):
+    return t * within(a, a_min if min is None else min, a_max if max is None else max)
+
+
+def clip_jvp_min(t, ans, a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):
+    below = a < a_min
+    if a_max is not None:  # a_min > a_max: numpy gives a_max everywhere
+        below = below & (a_min <= a_max)
+    return t * below
+
+
+def clip_jvp_max(t, ans, a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):
+    above = a > a_max
+    if a_min is not None:
+        above = above | (a_max < a_min)
+    return t * above
+
+
+defjvp(np.clip, clip_jvp_a, clip_jvp_min, clip_jvp_max)
+
+
+@defjvp(np.take)
+def take_jvp(t, ans, a, indices, axis=None, out=None, mode=None):
+    return np.take(t, indices, axis, mode=mode)
+
+
+@defjvp(np.take_along_axis)
+def take_along_axis_jvp(t, ans, arr, indices, axis):
+    return np.take_along_axis(t, indices, axis)
+
+
+@defjvp(np.sort)
+def sort_jvp(t, ans, a, axis=-1, kind=None, order=None, stable=None):
+    if axis is None:  # numpy sorts the flattened array
+        return sort_jvp(np.ravel(t), ans, np.ravel(a), -1)
+    return np.take_along_axis(t, np.argsort(a, axis=axis, kind="stable"), axis)  # ties as the reverse rule
+
+
+@defjvp(np.diag)
+def diag_jvp(t, ans, v, k=0):
+    return np.diag(t, k)
+
+
+@defjvp(np.diagonal)
+def diagonal_jvp(t, ans, a, offset=0, axis1=0, axis2=1):
+    return np.diagonal(t, offset, axis1, axis2)
+
+
+@defjvp(np.triu)
+def triu_jvp(t, ans, m, k=0):
+    return np.triu(t, k)
+
+
+@defjvp(np.tril)
+def tril_jvp(t, ans, m, k=0):
+    return np.tril(t, k)
