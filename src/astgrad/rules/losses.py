@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._extra import scatter, scatter_along_axis
-from ._registry import defnondiff, defvjp, primitive
+from ._registry import defjvp, defnondiff, defvjp, primitive
 
 __all__ = ["linear", "leaky_relu", "nll_loss", "binary_cross_entropy", "target_weights", "safe_targets"]
 
@@ -117,3 +117,49 @@ def binary_cross_entropy_vjp(g, ans, input, target, weight=None, reduction="mean
         g = g * weight
     return (g * (input - target) / np.maximum((1 - input) * input, 1e-12),
             g * (np.maximum(np.log(1 - input), -100) - np.maximum(np.log(input), -100)))
+
+
+# -- forward rules (beside the reverse rules above; the same edge values) ---
+
+
+def linear_jvp_input(t, ans, input, weight, bias=None):
+    return np.matmul(t, np.swapaxes(weight, -1, -2))
+
+
+def linear_jvp_weight(t, ans, input, weight, bias=None):
+    return np.matmul(input, np.swapaxes(t, -1, -2))
+
+
+def linear_jvp_bias(t, ans, input, weight, bias=None):
+    return t
+
+
+defjvp(linear, linear_jvp_input, linear_jvp_weight, linear_jvp_bias)
+defjvp(leaky_relu, leaky_relu_vjp)  # a diagonal Jacobian: the reverse rule is the forward rule
+
+
+@defjvp(nll_loss)
+def nll_loss_jvp(t, ans, input, target, weight=None, ignore_index=-100, reduction="mean"):
+    weights = target_weights(input, target, weight, ignore_index)
+    losses = -weights * _picked(t, safe_targets(target, ignore_index))
+    if reduction == "none":
+        return losses
+    total = np.sum(losses)
+    return total if reduction == "sum" else total / np.sum(weights)
+
+
+def _reduced(losses, reduction):
+    return losses if reduction == "none" else np.sum(losses) if reduction == "sum" else np.mean(losses)
+
+
+def binary_cross_entropy_jvp_input(t, ans, input, target, weight=None, reduction="mean"):
+    losses = t * (input - target) / np.maximum((1 - input) * input, 1e-12)
+    return _reduced(losses if weight is None else losses * weight, reduction)
+
+
+def binary_cross_entropy_jvp_target(t, ans, input, target, weight=None, reduction="mean"):
+    losses = t * (np.maximum(np.log(1 - input), -100) - np.maximum(np.log(input), -100))
+    return _reduced(losses if weight is None else losses * weight, reduction)
+
+
+defjvp(binary_cross_entropy, binary_cross_entropy_jvp_input, binary_cross_entropy_jvp_target)
