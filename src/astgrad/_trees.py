@@ -20,13 +20,34 @@ def is_tree(value) -> bool:
     return isinstance(value, CONTAINERS)
 
 
-def leaves(tree, path=""):
-    """``[(path, leaf)]`` in order: dicts in their own key order, ``path`` as Python would index it."""
+def leaves(tree, path=()):
+    """``[(path, leaf)]`` in order, dicts in their own key order; ``path`` is the keys from the top."""
     if isinstance(tree, dict):
-        return [item for key, value in tree.items() for item in leaves(value, f"{path}[{key!r}]")]
+        return [item for key, value in tree.items() for item in leaves(value, path + (key,))]
     if isinstance(tree, (list, tuple)):
-        return [item for i, value in enumerate(tree) for item in leaves(value, f"{path}[{i}]")]
+        return [item for i, value in enumerate(tree) for item in leaves(value, path + (i,))]
     return [(path, tree)]
+
+
+def path_text(path) -> str:
+    """``['W1'][0]``: the path as Python indexes it."""
+    return "".join(f"[{key!r}]" for key in path)
+
+
+def get(tree, path):
+    for key in path:
+        tree = tree[key]
+    return tree
+
+
+def replace(tree, path, value):
+    """A copy of ``tree`` with the leaf at ``path`` replaced; the containers along the path are new."""
+    if not path:
+        return value
+    key, rest = path[0], path[1:]
+    if isinstance(tree, dict):
+        return like(tree, {k: replace(v, rest, value) if k == key else v for k, v in tree.items()})
+    return like(tree, [replace(v, rest, value) if i == key else v for i, v in enumerate(tree)])
 
 
 def rebuild(tree, values):

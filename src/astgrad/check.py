@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import _trees
+
 __all__ = ["check_grads", "GradientMismatch", "GradReport"]
 
 MODES = ("generated", "taped", "numeric")
@@ -36,7 +38,7 @@ class GradReport:
 
     function: str
     wrt: tuple
-    gradients: dict = field(default_factory=dict)  # mode -> list of gradients (one per wrt)
+    gradients: dict = field(default_factory=dict)  # mode -> list of gradients (one per wrt, or per leaf of a container)
     skipped: dict = field(default_factory=dict)  # mode -> reason
     rows: list = field(default_factory=list)  # (argument, pair, abs diff, rel diff, index, ok)
     directional: bool = False
@@ -83,6 +85,41 @@ def _positions(f, wrt) -> tuple:
     return tuple(positions)
 
 
+@dataclass
+class _Input:
+    """One value whose gradient is compared: a wrt argument, or a leaf of a wrt container (docs/pytrees.md)."""
+
+    name: str  # "x", "params['W1']"
+    position: int  # the argument's
+    path: tuple = ()  # the keys from the argument to the leaf
+
+    def value(self, args):
+        return _trees.get(args[self.position], self.path)
+
+    def replaced(self, args, value):
+        """``args`` with this input replaced by ``value`` (fresh containers along the path)."""
+        new = list(args)
+        new[self.position] = _trees.replace(args[self.position], self.path, value)
+        return new
+
+
+def _inputs(f, args, positions):
+    """``(args, inputs)``: the wrt arguments' differentiable leaves in double precision, one input each."""
+    names = list(inspect.signature(f).parameters)
+    args, inputs = list(args), []
+    for p in positions:
+        name = names[p] if p < len(names) else f"args[{p}]"
+        if not _trees.is_tree(args[p]):
+            args[p] = _as_float64(args[p])
+            inputs.append(_Input(name, p))
+            continue
+        for path, leaf in _trees.leaves(args[p]):
+            if _trees.has_gradient(leaf):
+                args[p] = _trees.replace(args[p], path, _as_float64(leaf))
+                inputs.append(_Input(name + _trees.path_text(path), p, path))
+    return args, inputs
+
+
 def _as_float64(value):
     """The argument in double precision: complex128 for complex values (docs/rules.md)."""
     if isinstance(value, (float, int, np.floating)) and not isinstance(value, bool):
@@ -121,14 +158,13 @@ def _direction(rng, x):
 # ---------------------------------------------------------------- the methods
 
 
-def _numeric(f, args, positions, u, eps, directions):
+def _numeric(f, args, inputs, u, eps, directions):
     grads = []
-    for k, p in enumerate(positions):
-        x = args[p]
-        def at(shifted):
-            new = list(args)
-            new[p] = shifted
-            return _scalarize(f(*new), u)
+    for k, leaf in enumerate(inputs):
+        x = leaf.value(args)
+
+        def at(shifted, leaf=leaf):
+            return _scalarize(f(*leaf.replaced(args, shifted)), u)
 
         if np.iscomplexobj(x):
             grads.append(_complex_difference(at, x, eps, None if directions is None else directions[k]))
@@ -168,28 +204,30 @@ def _complex_difference(at, z, eps, direction):
     return grad if np.ndim(z) else complex(grad)
 
 
-def _generated(f, args, positions, u):
+def _generated(f, args, positions, inputs, u):
     from . import api
 
     if u is None:
         result = api.grad(f, wrt=positions)(*args)
     else:
         result = api.vjp(f, wrt=positions)(*args, u)
-    return list(result)  # positions is a tuple, so the gradients come as a tuple
+    result = list(result)  # positions is a tuple, so the gradients come as a tuple
+    return [_trees.get(result[positions.index(leaf.position)], leaf.path) for leaf in inputs]
 
 
-def _taped(f, args, positions, u):
+def _taped(f, args, inputs, u):
     """``f`` run on Tensors; array methods keep numpy's meaning (``x.var()`` is ddof=0, docs/testing.md)."""
     from .tape._modes import numpy_methods
 
     with numpy_methods():
-        return _taped_run(f, args, positions, u)
+        return _taped_run(f, args, inputs, u)
 
 
-def _taped_run(f, args, positions, u):
+def _taped_run(f, args, inputs, u):
+    """One Tensor for each input (a container's leaves each get their own, inside the container)."""
     from .tape import Tensor, tensor
 
-    floats = [p for p in positions if isinstance(args[p], float)]
+    floats = [leaf.name for leaf in inputs if isinstance(leaf.value(args), float)]
     if floats:
         raise _Skip(
             f"argument {floats[0]} is a Python float; a Tensor cannot stand in for it faithfully "
@@ -197,11 +235,12 @@ def _taped_run(f, args, positions, u):
         )
     call_args = list(args)
     leaves = []
-    for p in positions:
-        dtype = np.complex128 if np.iscomplexobj(args[p]) else np.float64
-        leaf = tensor(np.asarray(args[p], dtype=dtype), requires_grad=True)
+    for item in inputs:
+        value = item.value(args)
+        dtype = np.complex128 if np.iscomplexobj(value) else np.float64
+        leaf = tensor(np.asarray(value, dtype=dtype), requires_grad=True)
         leaves.append(leaf)
-        call_args[p] = leaf
+        call_args = item.replaced(call_args, leaf)
     out = f(*call_args)
     if not isinstance(out, Tensor) or not out.requires_grad:
         raise _Skip(
@@ -227,7 +266,9 @@ class _Skip(Exception):
 def check_grads(f, *args, wrt=0, rtol=1e-5, atol=1e-6, modes=MODES, eps=1e-6, seed=0):
     """Compare the gradients of ``f`` at ``args`` from each method in ``modes``.
 
-    ``wrt`` is an argument position, a name, or a tuple of them.  A function
+    ``wrt`` is an argument position, a name, or a tuple of them; an argument
+    may be a dict, list or tuple of arrays, compared leaf by leaf (on the
+    tape each leaf is its own Tensor, inside the container).  A function
     with a non-scalar output is checked through a fixed random cotangent
     (a vector-Jacobian product).  Returns a :class:`GradReport`; raises
     :class:`GradientMismatch` (an ``AssertionError``) with a table of the
@@ -242,23 +283,21 @@ def check_grads(f, *args, wrt=0, rtol=1e-5, atol=1e-6, modes=MODES, eps=1e-6, se
     if unknown:
         raise ValueError(f"check_grads: unknown modes {sorted(unknown)}; choose from {MODES}")
     positions = _positions(f, wrt)
-    args = list(args)
-    for p in positions:
-        args[p] = _as_float64(args[p])
+    args, inputs = _inputs(f, args, positions)
     value = f(*args)
     u = _projection(value, seed)
     report = GradReport(getattr(f, "__name__", repr(f)), wrt)
     report.numeric_noise = _difference_noise(value, u, eps)
-    large = any(np.size(args[p]) > FULL_DIFFERENCE_LIMIT for p in positions)
+    large = any(np.size(leaf.value(args)) > FULL_DIFFERENCE_LIMIT for leaf in inputs)
     directions = None
     if large and "numeric" in modes:
         rng = np.random.default_rng(seed + 1)
-        directions = [_direction(rng, args[p]) for p in positions]
+        directions = [_direction(rng, leaf.value(args)) for leaf in inputs]
         report.directional = True
     runners = {
-        "generated": lambda: _generated(f, args, positions, u),
-        "taped": lambda: _taped(f, args, positions, u),
-        "numeric": lambda: _numeric(f, args, positions, u, eps, directions),
+        "generated": lambda: _generated(f, args, positions, inputs, u),
+        "taped": lambda: _taped(f, args, inputs, u),
+        "numeric": lambda: _numeric(f, args, inputs, u, eps, directions),
     }
     for mode in modes:
         try:
@@ -274,7 +313,7 @@ def check_grads(f, *args, wrt=0, rtol=1e-5, atol=1e-6, modes=MODES, eps=1e-6, se
         if directions is not None and mode != "numeric":
             grads = [float(np.real(np.sum(_double(g) * v))) for g, v in zip(grads, directions)]
         report.gradients[mode] = grads
-    _compare(report, f, positions, rtol, atol, report.numeric_noise)
+    _compare(report, inputs, rtol, atol, report.numeric_noise)
     if len(report.gradients) < 2:
         raise GradientMismatch(f"fewer than two methods could run, nothing was compared\n{report}", report)
     if not report.ok:
@@ -290,11 +329,10 @@ def _difference_noise(value, u, eps) -> float:
     return 10 * np.finfo(np.float64).eps * float(magnitude) / (2 * eps)
 
 
-def _compare(report, f, positions, rtol, atol, numeric_noise=0.0):
-    names = list(inspect.signature(f).parameters)
+def _compare(report, inputs, rtol, atol, numeric_noise=0.0):
     ran = list(report.gradients)
-    for k, p in enumerate(positions):
-        name = names[p] if p < len(names) else f"args[{p}]"
+    for k, leaf in enumerate(inputs):
+        name = leaf.name
         for i, first in enumerate(ran):
             for second in ran[i + 1:]:
                 a = _double(report.gradients[first][k])
