@@ -6,7 +6,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["DType", "Size", "as_numpy_dtype", "from_numpy_dtype", "result_dtype", "default_float"]
+__all__ = ["DType", "Size", "as_numpy_dtype", "from_numpy_dtype", "result_dtype", "default_float", "c_type_name"]
 
 
 class DType:
@@ -83,6 +83,16 @@ def as_numpy_dtype(dtype) -> np.dtype | None:
     if dtype is bool:
         return np.dtype(np.bool_)
     return np.dtype(dtype)
+
+
+_C_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+                 "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+                 "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+
+
+def c_type_name(dtype) -> str:
+    """The C++ name PyTorch's messages give a dtype (``long int`` for int64)."""
+    return _C_TYPE_NAMES.get(np.dtype(dtype).name, np.dtype(dtype).name)
 
 
 def default_float() -> np.dtype:

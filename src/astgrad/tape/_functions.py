@@ -58,6 +58,18 @@ def where(condition, input, other):
     return apply_op("WhereBackward0", np.where, (condition, input, other), slots=((1,), (2,)), promote=True)
 
 
+def einsum(equation, *operands):
+    """``np.einsum`` of tensors, one node (``ViewBackward0``, PyTorch's name for ``einsum("i,i->", a, b)``).
+
+    The operands may also come as one list, as ``torch.einsum("ij,jk", [a, b])``.
+    """
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    if not isinstance(equation, str):
+        raise TypeError(f"einsum(): the equation must be a string, got {type(equation).__name__}")
+    return apply_op("ViewBackward0", np.einsum, (equation, *operands), promote=True)
+
+
 def equal(a, b) -> bool:
     """True when both tensors have the same shape and elements."""
     return a.shape == b.shape and bool(np.array_equal(a._data, b._data))
@@ -86,7 +98,8 @@ _METHODS = (
     "clamp", "clip", "sum", "mean", "prod", "var", "std", "max", "min", "amax", "amin", "argmax", "argmin",
     "norm", "all", "any", "cumsum", "matmul", "mm", "mv", "dot", "outer", "reshape", "flatten", "t",
     "transpose", "permute", "squeeze", "unsqueeze", "clone", "eq", "ne", "lt", "le", "gt", "ge",
-    "maximum", "minimum", "softmax", "log_softmax",
+    "maximum", "minimum", "softmax", "log_softmax", "split", "chunk", "unbind", "narrow", "gather", "masked_fill",
+    "sort", "topk", "tril", "triu", "flip",
 )
 
 

@@ -251,7 +251,11 @@ class ShapeMethods:
 
     def __getitem__(self, index):
         index = _unwrap_index(index)
-        out = apply_op(_index_node_name(index), rules.getitem, (self, index), slots=((0,),))
+        return self._indexed(_index_node_name(index), index)
+
+    def _indexed(self, name, index):
+        """``self[index]`` recorded as a ``name`` node; a view of ``self`` for a basic index."""
+        out = apply_op(name, rules.getitem, (self, index), slots=((0,),))
         if _is_basic_index(index) and np.shares_memory(out._data, self._data):
             out._version_counter = self._version_counter
             if self._base is not None and self._view_index is not None:

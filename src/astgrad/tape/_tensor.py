@@ -22,6 +22,7 @@ from ._inplace import InplaceMethods
 from ._methods import TensorMethods
 from ._modes import is_grad_enabled
 from ._numpy_protocol import NumpyProtocol
+from ._selecting import SelectionMethods
 from ._shaping import ShapeMethods
 
 NON_LEAF_GRAD_WARNING = (
@@ -56,7 +57,7 @@ class Version:
     value = 0
 
 
-class Tensor(TensorMethods, ShapeMethods, InplaceMethods, NumpyProtocol):
+class Tensor(TensorMethods, ShapeMethods, SelectionMethods, InplaceMethods, NumpyProtocol):
     """A numpy-backed tensor that records operations for ``backward()``."""
 
     __slots__ = (
@@ -181,7 +182,7 @@ class Tensor(TensorMethods, ShapeMethods, InplaceMethods, NumpyProtocol):
             )
         if value._data.dtype != self._data.dtype:
             raise RuntimeError(
-                f"attempting to assign a gradient with dtype '{_c_type_name(value._data.dtype)}' to a "
+                f"attempting to assign a gradient with dtype '{_dtypes.c_type_name(value._data.dtype)}' to a "
                 f"tensor with grad_dtype '{legacy_type_name(self._data.dtype)[6:-6]}'. The gradient must "
                 "match the tensor's grad_dtype (defaults to the tensor's dtype). You can set the tensor's "
                 "grad_dtype attribute with a specific dtype, or None to allow any dtype. Set grad_dtype with "
@@ -482,11 +483,6 @@ def _warn_once(key: str, message: str) -> None:
     if key not in _warned:
         _warned.add(key)
         warnings.warn(message, UserWarning, stacklevel=3)
-
-
-def _c_type_name(dtype) -> str:
-    return {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
-            "int32": "int"}.get(np.dtype(dtype).name, np.dtype(dtype).name)
 
 
 def _unwrap_nested(value):
