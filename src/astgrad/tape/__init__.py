@@ -2,7 +2,8 @@
 
 from ._autograd import backward, grad
 from ._dtypes import (
-    DType, Size, bool_, complex64, complex128, float16, float32, float64, int8, int16, int32, int64, uint8,
+    DType, Size, bfloat16, bool_, complex64, complex128, float16, float32, float64, get_default_dtype, int8, int16,
+    int32, int64, set_default_dtype, uint8,
 )
 from ._factories import (
     Generator, arange, as_tensor, empty, eye, from_numpy, full, full_like, linspace, manual_seed, ones,
@@ -10,5 +11,5 @@ from ._factories import (
 )
 from ._functions import FUNCTIONS, cat, concat, concatenate, einsum, equal, numel, stack, where
 from ._graph import AccumulateGrad, Node
-from ._modes import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from ._modes import enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled
 from ._tensor import RemovableHandle, Tensor

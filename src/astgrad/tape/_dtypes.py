@@ -6,7 +6,8 @@ import numbers
 
 import numpy as np
 
-__all__ = ["DType", "Size", "as_numpy_dtype", "from_numpy_dtype", "result_dtype", "default_float", "c_type_name"]
+__all__ = ["DType", "Size", "as_numpy_dtype", "from_numpy_dtype", "result_dtype", "default_float", "default_complex",
+           "get_default_dtype", "set_default_dtype", "c_type_name"]
 
 
 class DType:
@@ -58,6 +59,33 @@ bool_ = DType("bool", np.bool_)
 complex64 = DType("complex64", np.complex64)
 complex128 = DType("complex128", np.complex128)
 
+
+
+class _WithoutNumpyType(DType):
+    """A PyTorch dtype numpy has no type for (``bfloat16``): it has its name, and no tensor can have it."""
+
+    def __init__(self, name: str, itemsize: int):
+        self.name = name
+        self.dtype = None
+        self.is_floating_point, self.is_complex, self.is_signed = True, False, True
+        self.itemsize = itemsize
+
+    def __eq__(self, other) -> bool:
+        return other is self
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __reduce__(self):
+        return self.name  # pickled as the module-level name
+
+    def refuse(self):
+        raise TypeError(f"astgrad tensors cannot hold torch.{self.name}: numpy has no {self.name} type; use "
+                        "torch.float32 (or torch.float16) instead")
+
+
+bfloat16 = _WithoutNumpyType("bfloat16", 2)
+
 _BY_NUMPY = {d.dtype: d for d in (float16, float32, float64, int8, int16, int32, int64, uint8, bool_,
                                   complex64, complex128)}
 
@@ -75,6 +103,8 @@ def as_numpy_dtype(dtype) -> np.dtype | None:
     if dtype is None:
         return None
     if isinstance(dtype, DType):
+        if dtype.dtype is None:
+            dtype.refuse()
         return dtype.dtype
     if dtype is float:
         return np.dtype(np.float64)
@@ -95,8 +125,29 @@ def c_type_name(dtype) -> str:
     return _C_TYPE_NAMES.get(np.dtype(dtype).name, np.dtype(dtype).name)
 
 
+_default_float = [float32.dtype]  # set_default_dtype changes it for every thread, as in PyTorch
+
+
 def default_float() -> np.dtype:
-    return float32.dtype
+    """The dtype of Python floats in new tensors (float32 unless ``set_default_dtype`` changed it)."""
+    return _default_float[0]
+
+
+def default_complex() -> np.dtype:
+    """The dtype of Python complex numbers in new tensors: complex128 beside a float64 default, else complex64."""
+    return np.dtype(np.complex128) if _default_float[0] == np.float64 else np.dtype(np.complex64)
+
+
+def get_default_dtype() -> DType:
+    return from_numpy_dtype(default_float())
+
+
+def set_default_dtype(d) -> None:
+    """Make ``d`` (a floating-point dtype) the dtype of Python floats in new tensors."""
+    np_dtype = as_numpy_dtype(d)
+    if np_dtype is None or np_dtype.kind != "f":
+        raise TypeError("only floating-point types are supported as the default type")
+    _default_float[0] = np_dtype
 
 
 class Size(tuple):
@@ -150,4 +201,4 @@ def result_dtype(operands) -> np.dtype:
         in_cat = [d for d in group if _CATEGORY[d.kind] == best_cat]
         if in_cat:
             return np.result_type(*in_cat)
-    return {0: np.dtype(np.bool_), 1: np.dtype(np.int64), 2: default_float(), 3: np.dtype(np.complex64)}[best_cat]
+    return {0: np.dtype(np.bool_), 1: np.dtype(np.int64), 2: default_float(), 3: default_complex()}[best_cat]

@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from ._dtypes import as_numpy_dtype, default_float
+from ._dtypes import as_numpy_dtype, default_complex, default_float
 from ._record import is_tensor
 
 FLOAT_ONLY = "Only Tensors of floating point and complex dtype can require gradients"
@@ -49,13 +49,13 @@ def _leaf(data: np.ndarray, requires_grad: bool):
 
 
 def _infer_array(data, dtype) -> np.ndarray:
-    """numpy data for ``tensor(data)``: Python floats become float32, numpy keeps its dtype."""
+    """numpy data for ``tensor(data)``: Python floats (complex numbers) take the default dtype, numpy keeps its own."""
     np_dtype = as_numpy_dtype(dtype)
     if isinstance(data, (np.ndarray, np.generic)):
         return np.array(data, dtype=np_dtype, copy=True)
     array = np.array(_nested_arrays(data), dtype=np_dtype)
-    if np_dtype is None and array.dtype == np.float64 and not _holds_numpy_float64(data):
-        array = array.astype(default_float())
+    if np_dtype is None and array.dtype in (np.float64, np.complex128) and not _holds_numpy_double(data):
+        array = array.astype(default_float() if array.dtype == np.float64 else default_complex())
     if array.dtype.kind == "U" or array.dtype == object:
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
     return array
@@ -69,10 +69,11 @@ def _nested_arrays(value):
     return value
 
 
-def _holds_numpy_float64(value) -> bool:
+def _holds_numpy_double(value) -> bool:
     if isinstance(value, (list, tuple)):
-        return any(_holds_numpy_float64(v) for v in value)
-    return (is_tensor(value) and value._data.dtype == np.float64) or isinstance(value, np.float64)
+        return any(_holds_numpy_double(v) for v in value)
+    return ((is_tensor(value) and value._data.dtype in (np.float64, np.complex128))
+            or isinstance(value, (np.float64, np.complex128)))
 
 
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):

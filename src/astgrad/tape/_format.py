@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._dtypes import default_complex, default_float
+
 __all__ = ["format_tensor", "dtype_name", "legacy_type_name"]
 
 _LINEWIDTH = 80
@@ -36,7 +38,12 @@ _TORCH_NAMES = {
     "complex128": ("complex128", "ComplexDoubleTensor"),
 }
 
-_IMPLIED_DTYPES = frozenset({"float32", "int64", "bool", "complex64"})
+
+
+def _implied_dtypes() -> tuple:
+    """The dtype names a repr leaves out: the default float and complex dtypes, int64 and bool."""
+    return (default_float().name, "int64", "bool", default_complex().name)
+
 
 
 def _torch_names(dtype) -> tuple[str, str]:
@@ -181,9 +188,9 @@ def _suffixes(data: np.ndarray, autograd_suffix: str | None) -> list[str]:
     if data.size == 0:
         if data.ndim != 1:
             suffixes.append(f"size={tuple(data.shape)}")
-        if name != "float32":
+        if name != default_float().name:
             suffixes.append("dtype=" + dtype_name(data.dtype))
-    elif name not in _IMPLIED_DTYPES:
+    elif name not in _implied_dtypes():
         suffixes.append("dtype=" + dtype_name(data.dtype))
     if autograd_suffix:
         suffixes.append(autograd_suffix)

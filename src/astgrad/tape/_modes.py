@@ -14,12 +14,14 @@ import threading
 
 import numpy as np
 
-__all__ = ["is_grad_enabled", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode"]
+__all__ = ["is_grad_enabled", "is_inference_mode_enabled", "no_grad", "enable_grad", "set_grad_enabled",
+           "inference_mode"]
 
 
 class _State(threading.local):
     enabled = True  # each thread starts with grad enabled; a class default is read without a miss
     numpy_methods = False  # array methods keep numpy's meaning (check_grads running numpy code)
+    inference = False  # inside an inference_mode() block
 
 
 _state = _State()
@@ -28,6 +30,11 @@ _state = _State()
 def is_grad_enabled() -> bool:
     """True when operations on tensors that require grad are recorded."""
     return _state.enabled
+
+
+def is_inference_mode_enabled() -> bool:
+    """True inside an ``inference_mode()`` block (or a function it decorates)."""
+    return _state.inference
 
 
 def _set_enabled(mode: bool) -> None:
@@ -125,6 +132,15 @@ class inference_mode(_GradMode):
     def __init__(self, mode: bool = True):
         self._inference = bool(mode)
         self._mode = not self._inference
+
+    def __enter__(self):
+        self._prev_inference = _state.inference
+        _state.inference = self._inference
+        return super().__enter__()
+
+    def __exit__(self, exc_type, exc, tb):
+        _state.inference = self._prev_inference
+        return super().__exit__(exc_type, exc, tb)
 
     def _args(self):
         return (self._inference,)

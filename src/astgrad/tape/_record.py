@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..rules import lookup, raw
-from ._dtypes import result_dtype
+from ._dtypes import default_float, result_dtype
 from ._graph import _node_classes, node_class
 from ._modes import _state, quiet, restore
 
@@ -79,7 +79,7 @@ def torch_result_dtype(out_dtype: np.dtype, promoted: np.dtype | None) -> np.dty
     if promoted is None or out_dtype.kind == "b":
         return out_dtype
     if out_dtype.kind == "f":  # a real result of complex inputs (abs, real, angle) stays real
-        return promoted if promoted.kind == "f" else out_dtype if promoted.kind == "c" else np.dtype(np.float32)
+        return promoted if promoted.kind == "f" else out_dtype if promoted.kind == "c" else default_float()
     if out_dtype.kind in "iu":
         return promoted if promoted.kind in "iu" else out_dtype
     return out_dtype
@@ -289,7 +289,7 @@ _WEAK_SCALARS = frozenset({int, float, bool})
 
 
 def _promoted(out_dtype: np.dtype, raw_args) -> np.dtype:
-    """``torch_result_dtype`` cached by what it depends on: dtypes, 0-d or not, scalar types."""
+    """``torch_result_dtype`` cached by what it depends on: dtypes, 0-d or not, scalar types, the default dtype."""
     for a in raw_args:  # arrays of numpy's result dtype and Python scalars: PyTorch agrees with numpy
         if isinstance(a, np.ndarray):
             if a.dtype != out_dtype:
@@ -298,7 +298,8 @@ def _promoted(out_dtype: np.dtype, raw_args) -> np.dtype:
             break
     else:
         return out_dtype
-    key = (out_dtype, *[(a.dtype, a.ndim != 0) if isinstance(a, np.ndarray) else type(a) for a in raw_args])
+    key = (out_dtype, default_float(),  # set_default_dtype changes what Python floats promote to
+           *[(a.dtype, a.ndim != 0) if isinstance(a, np.ndarray) else type(a) for a in raw_args])
     dtype = _promotions.get(key)
     if dtype is None:
         if len(_promotions) > 4096:

@@ -67,11 +67,11 @@ class Tensor(TensorMethods, ShapeMethods, SelectionMethods, InplaceMethods, Nump
     __array_priority__ = 1000
 
     def __init__(self, *args, **kwargs):
-        """``Tensor(data)`` or ``Tensor(*sizes)``: the legacy float32 constructor."""
+        """``Tensor(data)`` or ``Tensor(*sizes)``: the legacy constructor, in the default dtype."""
         if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
-            data = np.array(_unwrap_nested(args[0]), dtype=np.float32)
+            data = np.array(_unwrap_nested(args[0]), dtype=_dtypes.default_float())
         else:
-            data = np.empty(tuple(int(n) for n in args), dtype=np.float32)
+            data = np.empty(tuple(int(n) for n in args), dtype=_dtypes.default_float())
         self._init(data)
 
     def _init(self, data: np.ndarray, requires_grad: bool = False, version: Version | None = None):
