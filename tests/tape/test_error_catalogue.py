@@ -156,8 +156,9 @@ def _saved_by_a_product(y):
     (lambda: _saves_own_output(torch.exp, leaf(1.0, 2.0)), "[torch.FloatTensor [2]], which is output 0 of Exp,"),
     (lambda: _saved_by_a_product(torch.ones(3, requires_grad=True) + 1),
      "[torch.FloatTensor [3]], which is output 0 of Add,"),
+    # a saved input is named by the node that wrote it last: the add_ below, not the product that made it
     (lambda: _saved_by_a_product(torch.ones(2, 2, requires_grad=True) * 1),
-     "[torch.FloatTensor [2, 2]], which is output 0 of Mul,"),
+     "[torch.FloatTensor [2, 2]], which is output 0 of Add,"),
     (lambda: _saves_own_output(torch.sigmoid, leaf(1.0, 2.0, dtype=torch.float64)),
      "[torch.DoubleTensor [2]], which is output 0 of Sigmoid,"),
     (lambda: _saved_by_a_product(torch.tensor(1.0, requires_grad=True) + 1),
@@ -168,6 +169,20 @@ def test_saved_non_leaf_modified_in_place(build, described):
     y.add_(1)
     message = ("one of the variables needed for gradient computation has been modified by an inplace "
                f"operation: {described} is at version 1; expected version 0 instead." + HINT)
+    with raises(RuntimeError, message):
+        out.backward()
+
+
+@pytest.mark.parametrize("write, op", [(lambda y: y.mul_(2), "Mul"), (lambda y: y.sigmoid_(), "Sigmoid"),
+                                       (lambda y: y.add_(1).exp_(), "Exp")])
+def test_a_saved_input_is_named_by_its_last_in_place_write(write, op):
+    y = torch.ones(2, 2, requires_grad=True) + 1
+    out = (y * y).sum()
+    write(y)
+    version = 2 if op == "Exp" else 1
+    message = ("one of the variables needed for gradient computation has been modified by an inplace operation: "
+               f"[torch.FloatTensor [2, 2]], which is output 0 of {op}, is at version {version}; expected version 0 "
+               "instead." + HINT)
     with raises(RuntimeError, message):
         out.backward()
 

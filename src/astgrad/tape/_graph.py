@@ -118,8 +118,8 @@ class FunctionNode(Node):
         self._slot_meta = raw_args  # the arrays as recorded, until _meta() takes their shapes and dtypes
         self._ans = ans if plan.keep_ans else None  # a rule that never reads the output gets None
         self._ans_meta = Meta(ans) if plan.ans_usage == "meta" else None
-        # (tensor, version counter, version at save, its grad_fn or None) per saved tensor; the
-        # output's entry has no tensor and its node's name
+        # (tensor, version counter, version at save, None) per saved tensor; the output's entry has
+        # no tensor and its node's name
         saved = None
         needs_saved = False
         for i in plan.read_args:
@@ -128,12 +128,12 @@ class FunctionNode(Node):
                 counter = arg._version_counter
                 if saved is None:
                     saved = []
-                saved.append((arg, counter, counter.value, arg._grad_fn))
+                saved.append((arg, counter, counter.value, None))
             elif isinstance(arg, (list, tuple)):
                 for t in _tensors_in(arg):
                     if saved is None:
                         saved = []
-                    saved.append((t, t._version_counter, t._version_counter.value, t._grad_fn))
+                    saved.append((t, t._version_counter, t._version_counter.value, None))
                 needs_saved = needs_saved or _has_array(arg)
             elif isinstance(arg, np.ndarray):
                 needs_saved = True
@@ -194,8 +194,8 @@ class FunctionNode(Node):
         for tensor, counter, version, op in self._saved:
             if counter.value != version:
                 ans_meta = self._ans_meta if self._ans_meta is not None else Meta(self._ans)
-                if op is not None and not isinstance(op, str):
-                    op = type(op).__name__
+                if tensor is not None:  # a saved input is named by its history now, as PyTorch does
+                    op = _op_name(tensor)
                 raise RuntimeError(_version_message(tensor, ans_meta, counter.value, version, op))
 
     def _rebind_output(self, counter) -> None:
