@@ -82,3 +82,16 @@ def test_is_inference_mode_enabled_follows_the_blocks():
         with torch.inference_mode():
             raise ValueError
     assert torch.is_inference_mode_enabled() is False
+
+
+def test_promotion_follows_the_default_dtype_each_time():
+    """Promotion results are cached: switching the default and back must not keep the other default's dtype."""
+    assert (torch.tensor([1, 2]) * 1.5).dtype == torch.float32
+    torch.set_default_dtype(torch.float64)
+    try:
+        assert (torch.tensor([1, 2]) * 1.5).dtype == torch.float64
+        assert (torch.tensor([1, 2]) / 2).dtype == torch.float64
+    finally:
+        torch.set_default_dtype(torch.float32)
+    assert (torch.tensor([1, 2]) * 1.5).dtype == torch.float32
+    assert (torch.tensor([1, 2]) / 2).dtype == torch.float32
