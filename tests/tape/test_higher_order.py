@@ -322,3 +322,27 @@ def test_backward_inputs_on_a_tensor_that_also_retains_grad_stores_once():
     y.retain_grad()
     (y * y).sum().backward(inputs=[y])
     assert repr(y.grad) == "tensor([4., 8.])" and a.grad is None
+
+
+def test_create_graph_builds_pytorchs_graph_for_a_power():
+    """PyTorch's formula for x ** 3 is grad * (3 * x.pow(2)): a product by a Scalar (MulBackward1), no where."""
+    x = torch.tensor(3.0, requires_grad=True)
+    (g,) = torch.autograd.grad(x ** 3, x, create_graph=True)
+    assert repr(g) == "tensor(27., grad_fn=<MulBackward0>)"
+    (first, _), (second, _) = g.grad_fn.next_functions
+    assert first is None
+    assert type(second).__name__ == "MulBackward1"
+    assert [type(n).__name__ for n, _ in second.next_functions] == ["PowBackward0"]
+    assert repr(torch.autograd.grad(g, x)) == "(tensor(18.),)"
+    for exponent, expected in ((0, "tensor(0.)"), (1, "tensor(0.)"), (0.5, "tensor(-0.0481)"), (-1, "tensor(0.0741)")):
+        y = torch.tensor(3.0, requires_grad=True)
+        (d1,) = torch.autograd.grad(y ** exponent, y, create_graph=True)
+        d2 = torch.autograd.grad(d1, y, allow_unused=True, materialize_grads=True)[0] if d1.requires_grad else None
+        assert repr(d2 if d2 is not None else torch.tensor(0.0)) == expected
+
+
+def test_numbers_outside_backward_keep_mulbackward0():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    assert type((x * 3).grad_fn).__name__ == "MulBackward0"
+    assert type((3 * x).grad_fn).__name__ == "MulBackward0"
+    assert type(np.where(False, 0, x).grad_fn).__name__ == "WhereBackward0"

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..rules import Rule, unbroadcast
 from ..rules._introspect import argument_usage
-from ._modes import quiet, restore
+from ._modes import _state, quiet, restore
 
 SECOND_BACKWARD = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they "
@@ -270,10 +270,14 @@ class FunctionNode(Node):
         if self._freed and plan.ans_usage == "value":
             raise RuntimeError(SECOND_BACKWARD)
         token = quiet()  # inf and nan at singular points are results, as in torch
+        if create_graph:
+            outer, _state.in_backward = _state.in_backward, True
         try:
             out = plan.vjp(grad, ans, *args, **self._kwargs) if self._kwargs else plan.vjp(grad, ans, *args)
         finally:
             restore(token)
+            if create_graph:
+                _state.in_backward = outer
         if not isinstance(out, tuple):
             out = (out,)
         grads = []
@@ -356,7 +360,7 @@ def invalid_gradient(name: str, index: int, got, expected) -> str:
 
 def _cast(g, dtype):
     """``g`` as ``dtype``; a real argument takes the real part of a complex gradient (docs/rules.md)."""
-    if g.dtype.kind == "c" and np.dtype(dtype).kind != "c":
+    if np.dtype(g.dtype).kind == "c" and np.dtype(dtype).kind != "c":  # np.dtype: a Tensor's dtype is a DType
         g = g.real
     return g.astype(dtype)
 

@@ -17,6 +17,7 @@ from . import _kernels, _ndarray
 from ._modes import _state
 from ._record import FIRST, SECOND, apply_binary, apply_nondiff, apply_op, apply_unary, is_tensor, unwrap
 
+_NUMBERS = (int, float)  # what PyTorch's backward formulas hold as a Scalar
 max_result = collections.namedtuple("max", ["values", "indices"])
 min_result = collections.namedtuple("min", ["values", "indices"])
 for _nt in (max_result, min_result):
@@ -72,6 +73,8 @@ class TensorMethods:
         return apply_binary("RsubBackward1", np.subtract, other, self, SECOND)
 
     def __mul__(self, other):
+        if type(other) in _NUMBERS and _state.in_backward:  # a rule's number times a tensor: mul by a Scalar
+            return apply_binary("MulBackward1", np.multiply, self, other, FIRST)
         return apply_binary("MulBackward0", np.multiply, self, other)
 
     __rmul__ = __mul__
@@ -94,7 +97,7 @@ class TensorMethods:
         return apply_op("RemainderBackward0", np.remainder, (self, other), promote=True)
 
     def __pow__(self, exponent):
-        if is_tensor(exponent) or isinstance(exponent, np.ndarray):
+        if is_tensor(exponent) or isinstance(exponent, np.ndarray) and (exponent.ndim or not _state.in_backward):
             return apply_binary("PowBackward1", np.power, self, exponent)
         return apply_binary("PowBackward0", np.power, self, exponent, FIRST)
 

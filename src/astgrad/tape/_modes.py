@@ -22,6 +22,7 @@ class _State(threading.local):
     enabled = True  # each thread starts with grad enabled; a class default is read without a miss
     numpy_methods = False  # array methods keep numpy's meaning (check_grads running numpy code)
     inference = False  # inside an inference_mode() block
+    in_backward = False  # a rule is computing gradients with create_graph: its numbers are PyTorch's Scalars
 
 
 _state = _State()

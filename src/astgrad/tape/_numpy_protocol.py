@@ -14,6 +14,7 @@ from .. import rules
 from ..rules import find, lookup, raw
 from . import _record
 from ._kernels import kernel
+from ._modes import _state
 from ._record import FIRST, apply_nondiff, apply_op, apply_unary, is_tensor
 
 _UFUNC_NAMES = {
@@ -185,6 +186,10 @@ class NumpyProtocol:
         return apply_op(node_name(ufunc, kwargs), ufunc, inputs, kwargs, promote=True)
 
     def __array_function__(self, func, types, args, kwargs):
+        if func is np.where and _state.in_backward and not kwargs:
+            chosen = _constant_choice(*args)
+            if chosen is not None:
+                return chosen
         if func in _MULTI_OUTPUT:
             return _MULTI_OUTPUT[func](func, args, kwargs)
         return _apply_function(func, args, kwargs)
@@ -193,6 +198,23 @@ class NumpyProtocol:
     def _astgrad_apply(cls, fn, args, kwargs):
         """Entry for :func:`astgrad.primitive` functions called with Tensors."""
         return _apply_function(fn, args, kwargs)
+
+
+def _constant_choice(condition=None, x=None, y=None):
+    """In a rule run with ``create_graph``, ``np.where(flag, a, b)`` with a Python bool ``flag`` and a number on
+    the side not taken: the tensor chosen, itself.
+
+    The result has its shape and dtype (a number neither broadcasts nor
+    promotes a floating tensor), so no ``WhereBackward0`` node enters the
+    gradient's graph where PyTorch's formulas, which have no ``where``,
+    put none.  ``None`` when the call is anything else.
+    """
+    if not isinstance(condition, (bool, np.bool_)):
+        return None
+    chosen, other = (x, y) if condition else (y, x)
+    if is_tensor(chosen) and chosen._data.dtype.kind in "fc" and type(other) in (int, float, bool):
+        return chosen
+    return None
 
 
 def _apply_function(fn, args, kwargs):
