@@ -12,4 +12,5 @@ from ._factories import (
 from ._functions import FUNCTIONS, cat, concat, concatenate, einsum, equal, numel, stack, where
 from ._graph import AccumulateGrad, Node
 from ._modes import enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled
+from ._record import apply_op, is_tensor
 from ._tensor import RemovableHandle, Tensor

@@ -10,8 +10,7 @@ nuclear norm).
 import numpy as np
 
 from .. import rules
-from ..tape._functions import _as_tensor
-from ..tape._record import apply_op
+from ..tape import apply_op, as_tensor
 
 __all__ = ["vector_norm", "matrix_norm", "norm"]
 
@@ -28,7 +27,7 @@ def _dims(dim):
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     """The ``ord``-norm of the entries over ``dim`` (all of them when ``None``)."""
-    x = _as_tensor(x)
+    x = as_tensor(x)
     if dtype is not None:
         x = x.to(dtype)
     if isinstance(ord, str):
@@ -42,7 +41,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     """The ``ord`` matrix norm over the two dimensions ``dim``."""
-    A = _as_tensor(A)
+    A = as_tensor(A)
     if dtype is not None:
         A = A.to(dtype)
     if A.dim() < 2:
@@ -58,7 +57,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
 
 def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     """A vector norm (1-D input or one ``dim``) or a matrix norm (2-D input or two ``dim``s), as PyTorch chooses."""
-    A = _as_tensor(A)
+    A = as_tensor(A)
     dims = _dims(dim)
     if dims is None:
         if ord is None:
