@@ -122,6 +122,14 @@ def test_masked_fill_with_a_number_and_with_a_tensor():
     with pytest.raises(RuntimeError, match="^masked_fill_ only supports boolean masks, but got mask with dtype "
                                            "long int$"):
         x.masked_fill(torch.tensor([1, 0, 1]), 0.0)
+    x.grad = None
+    y = x * 2
+    assert y.masked_fill_(mask, -1.0) is y
+    assert repr(y) == "tensor([[-1.,  4.,  6.],\n        [ 8., -1., -1.]], grad_fn=<MaskedFillBackward0>)"
+    y.sum().backward()
+    assert repr(x.grad) == "tensor([[0., 2., 2.],\n        [2., 0., 0.]])"
+    with pytest.raises(RuntimeError, match="^a leaf Variable that requires grad is being used in an in-place"):
+        x.masked_fill_(mask, 0.0)
 
 
 def test_sort_and_topk_send_each_gradient_to_its_source_also_at_ties():

@@ -178,6 +178,10 @@ class SelectionMethods:
         value = self._data.dtype.type(value)
         return apply_op("MaskedFillBackward0", np.where, (chosen, value, self), slots=((2,),))
 
+    def masked_fill_(self, mask, value):
+        """``masked_fill`` written into this tensor (its history becomes the ``MaskedFillBackward`` node)."""
+        return self._inplace(lambda t: t.masked_fill(mask, value))
+
     def sort(self, dim=-1, descending=False, stable=False):
         """``(values, indices)`` sorted along ``dim`` (``SortBackward0``); ties keep their order."""
         if _state.numpy_methods:
