@@ -18,8 +18,8 @@ from .emit import arguments, compile_source, drop_lines_with, function_def, mark
 from .errors import NoRuleTransformError, TransformError, UnsupportedSyntaxError
 from .inline import RuleInliner
 from .inplace import reuse_buffers
-from .adjoint_ir import pop, push
-from .ir import For, If, Op, While, walk_ops
+from .adjoint_ir import pop, push, uses_stack
+from .ir import For, If, Op, While, first_bindings, walk_ops
 from .namespace import Namespace
 from .naming import Adjoints, Names, UserNames
 from .normalize import Normalizer, local_names, param_names
@@ -28,10 +28,11 @@ from .optimize import drop_arrays, optimize, shapes_on_stack, shapes_only, unbin
 from .locate import in_wrapper
 from .outputs import scalar_checks, unpack_aux
 from .runtime_errors import origins
+from .static_shapes import static_shapes
 from ..rules import sequences
 from .parse import Dependencies, FunctionSource
 from .primitives import classify, is_user_function, returns_sequence, unwrap_gradient_object
-from .reverse import Reverser, first_bindings, uses_stack
+from .reverse import Reverser
 
 __all__ = ["build", "check", "TransformError", "UnsupportedSyntaxError", "NoRuleTransformError", "Generated"]
 
@@ -168,7 +169,7 @@ class ModuleBuilder:
             tail.append(compat.assign(kept.id, compat.name(value.id)))
             value = kept
         adjoint, live = rev.adjoint(plan.body, live)
-        adjoint += rev.materialize(live)
+        adjoint += rev.seeds.materialize(live)
         if mode == "vjp":  # the output's shape only: shapes_only may then skip computing it
             out_shape = compat.call(rev.helper(runtime.shape), [compat.clone(ret)])
             check = compat.call(compat.name(self.ns.bind(runtime.check_seed, "check_seed")),
@@ -185,7 +186,7 @@ class ModuleBuilder:
         args = arguments(plan.source.tree, self.ns, fn, seed=seed,
                          seed_default=1.0 if mode == "grad" else None, defaults=False)
         fn_def = optimize(function_def(name, args, body), self.ns)
-        if rev.static_shapes(fn_def.body, adjoint):
+        if static_shapes(fn_def.body, adjoint, an.shapes, rev.available, self.ns):
             fn_def = optimize(fn_def, self.ns)
         fn_def = unbind(fn_def, primal, plan.names.temps, self.ns)
         helpers = tuple(rev.helper(fn).id for fn in (runtime.shape, runtime.size, runtime.only_shape))
@@ -217,7 +218,7 @@ class ModuleBuilder:
         plan = Plan(self, fn, active, trees=trees[0], maybe_trees=trees[1])
         plan.source.dependencies.record_defaults(fn)  # the forward function below has them
         rev = Reverser(self, plan)
-        rev.lazy_ok = False
+        rev.seeds.enabled = False
         rev.backward_only = True
         primal = rev.primal(plan.body)
         an = plan.analysis

@@ -55,3 +55,8 @@ def popped_into(stmt):
             and is_pop(stmt.value):
         return stmt.targets[0].id
     return None
+
+
+def uses_stack(stmts, stack) -> bool:
+    """Whether ``stmts`` name the stack at all (a function without saves needs no ``_stack = []``)."""
+    return any(isinstance(n, gast.Name) and n.id == stack for s in stmts for n in compat.walk(s))

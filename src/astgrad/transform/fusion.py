@@ -27,9 +27,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from . import compat, primitives, runtime
+from . import compat
 from .compat import gast
-from .adjoint_ir import pop
 from .ir import For, If, Op, While, atom_names, walk_statements
 
 # symbols, never identifiers, so no name of the user's can be mistaken for them
@@ -407,39 +406,50 @@ def read_counts(body) -> dict:
 
 
 # -- the adjoint of a group ----------------------------------------------------
+# What this pass asks of the adjoint sweep it serves (``sweep``), and nothing else:
+#   is_input(atom)     the atom is a name whose adjoint the sweep computes
+#   may_be_sequence(n) the name may hold a tuple or list (no algebra on those)
+#   restorable(n)      the name holds, where the adjoint runs, the value the primal read
+#   inline(op, g, ans, needed)  the op's rule inlined (gradients per operand)
+#   adj(n), names      adjoint names; fresh temporaries (snapshot/restore on failure)
+#   seeds              the scalar seeds (scalar_seeds.ScalarSeeds)
+#   saved_targets(op), restore(n)  which targets the primal pushed; ``n = <pop>``
+#   unbroadcast(expr, n), accumulate(atom, expr, live, out, scalar)
 
-def adjoint(rev, ops, live, head, out) -> bool:
+
+def adjoint(ops, analysis, sweep, live):
     """The adjoint of the group ``ops`` (its root last) as one expression per operand.
 
-    Appends to ``head`` what must run before the recomputation of rematerialised
-    values (the root's old value, popped) and to ``out`` the gradients; returns
-    False, having emitted nothing, where the group cannot be one expression.
+    Returns ``(head, code)``: ``head`` must run before the recomputation of
+    rematerialised values (a spread seed, the root's old value popped),
+    ``code`` holds the gradients.  Returns None, having changed nothing,
+    where the group cannot be one expression.
     """
+    head, out = [], []
     root = ops[-1]
     r = root.targets[0]
     if r not in live:
-        return False
+        return None
     internal = {m.targets[0] for m in ops[:-1]}
-    leaf_names = {a.id for m in ops for a in m.args if rev.is_input(a) and a.id not in internal}
-    if leaf_names & (rev.sequences | rev.plan.maybe_sequences):
-        return False
-    algebra = Algebra(boolean=lambda name: name not in rev.an.active)  # what is differentiated is not boolean
+    leaf_names = {a.id for m in ops for a in m.args if sweep.is_input(a) and a.id not in internal}
+    if any(sweep.may_be_sequence(n) for n in leaf_names):
+        return None
+    algebra = Algebra(boolean=lambda name: name not in analysis.active)  # what is differentiated is not boolean
     env = {}  # temporaries whose value is one term of restorable names: written out
-    state = rev.names.snapshot()
+    state = sweep.names.snapshot()
     try:
         for m in ops[:-1]:
             value = algebra.poly(m.expr, env)
             if value.monomial() and all(isinstance(algebra.nodes[a], gast.Name)
-                                        and rev.restorable(algebra.nodes[a].id) for a in value.atoms()):
+                                        and sweep.restorable(algebra.nodes[a].id) for a in value.atoms()):
                 env[m.targets[0]] = value
         g_key = algebra.name_key(G)
         partials = {}  # name -> {leaf: d name / d leaf}
         for m in ops:
             t = m.targets[0]
-            needed = [i for i, a in enumerate(m.args) if rev.is_input(a)]
-            rule = primitives.classify(m.fn)[1]
+            needed = [i for i, a in enumerate(m.args) if sweep.is_input(a)]
             ans = ANS if m is root and r in leaf_names else t
-            inlined = rev.builder.inliner.inline(rule, m, G, ans, rev.names, needed)
+            inlined = sweep.inline(m, G, ans, needed)
             if inlined.prelude:
                 raise NotFusable
             mine = {}
@@ -453,17 +463,18 @@ def adjoint(rev, ops, live, head, out) -> bool:
                     mine[leaf] = mine.get(leaf, Poly()) + local * p
             partials[t] = mine
     except (NotFusable, OverflowError, ValueError):
-        rev.names.restore(state)
-        return False
+        sweep.names.restore(state)
+        return None
     derivatives = {v: p for v, p in partials[r].items() if p.terms}
     if any(mentions_symbols(algebra.nodes[a]) for p in derivatives.values() for a in p.atoms()):
-        rev.names.restore(state)
-        return False
-    g = rev.adj(r)
-    scalar_g = r in rev.lazy
-    if scalar_g and not all(rev.an.shapes.holds_shape_of(v, r, strict=True) for v in derivatives):
-        head += rev.materialize(live, [r])
-        scalar_g = False
+        sweep.names.restore(state)
+        return None
+    shapes = analysis.shapes
+    g = sweep.adj(r)
+    seeds = sweep.seeds
+    scalar_g = r in seeds.lazy
+    spread = scalar_g and not all(shapes.holds_shape_of(v, r, strict=True) for v in derivatives)
+    scalar_g = scalar_g and not spread
     # operands whose gradients are multiples of one array (tanh(a + 2 * b)) share it
     primitive = {}
     for v, p in derivatives.items():
@@ -474,50 +485,48 @@ def adjoint(rev, ops, live, head, out) -> bool:
         counts[key] = counts.get(key, 0) + 1
     exprs = {v: algebra.gradient_times(g, p) for v, p in derivatives.items()}
     reads = {n.id for e in exprs.values() for n in compat.walk(e) if isinstance(n, gast.Name)}
-    reads |= {v for v in derivatives if not rev.an.shapes.holds_shape_of(v, r)}  # read for shape(v)
+    reads |= {v for v in derivatives if not shapes.holds_shape_of(v, r)}  # read for shape(v)
     old_root = r in leaf_names and r in reads
-    if old_root and r not in rev.saved_targets(root):
-        rev.names.restore(state)
-        return False
+    if old_root and r not in sweep.saved_targets(root):
+        sweep.names.restore(state)
+        return None
     for n in reads - internal - {r, g}:
-        if n in rev.an.locals and not rev.restorable(n):
-            rev.names.restore(state)
-            return False
+        if n in analysis.locals and not sweep.restorable(n):
+            sweep.names.restore(state)
+            return None
+    if spread:  # the gradient of the root, a scalar seed, spread to the root's shape first
+        head += seeds.materialize(live, [r])
     pops = []
     for m in reversed(ops):
         for t in reversed(m.targets):
             live.discard(t)
-            rev.lazy.discard(t)
-            if t in rev.saved_targets(m):
-                pops.append(compat.assign(t, pop(rev.ns.stack)))
+            seeds.lazy.discard(t)
+            if t in sweep.saved_targets(m):
+                pops.append(sweep.restore(t))
     if old_root:  # the gradient reads the value ``r`` had before the root overwrote it
         head.append(pops.pop(0))
     bound = {}
     for v in sorted(exprs, key=lambda v: v == r):  # the root's own name last: its adjoint is g
         expr = exprs[v]
         c, rest, key = primitive[v]
-        summed = rev.an.shapes.holds_shape_of(v, r)
+        summed = shapes.holds_shape_of(v, r)
         if counts[key] > 1:
             if key not in bound:
                 value = algebra.gradient_times(g, rest)
-                bound[key] = (rev.adj(rev.names.temp()), value)
+                bound[key] = (sweep.adj(sweep.names.temp()), value)
                 out.append(compat.assign(bound[key][0], value))
-            scalar = scalar_g and not rev.has_shape_of(bound[key][1], v)  # what the shared name holds
+            scalar = scalar_g and not seeds.has_shape_of(bound[key][1], v)  # what the shared name holds
             expr = compat.name(bound[key][0])
             if not summed:  # sum the shared array first, then scale the (smaller) sum: -unbroadcast(dt9, ...)
-                expr = _unbroadcast(rev, expr, v)
+                expr = sweep.unbroadcast(expr, v)
                 summed = True
             algebra.nodes[-2] = expr
             expr = algebra.expr(Poly({((-2, 1),): c}))
         else:
-            scalar = scalar_g and not rev.has_shape_of(expr, v)
+            scalar = scalar_g and not seeds.has_shape_of(expr, v)
         if not summed:
-            expr = _unbroadcast(rev, expr, v)
-        rev.accumulate(compat.name(v), expr, live, out, scalar)
+            expr = sweep.unbroadcast(expr, v)
+        sweep.accumulate(compat.name(v), expr, live, out, scalar)
     out += pops
-    return True
+    return head, out
 
-
-def _unbroadcast(rev, expr, var):
-    shape = compat.call(rev.helper(runtime.shape), [compat.name(var)])
-    return compat.call(rev.helper(runtime.unbroadcast), [expr, shape])

@@ -527,3 +527,27 @@ def _flatten(stmts):
         else:
             out.append(s)
     return out
+
+
+def merge_repeated(args, grads, live):
+    """``y * y``: the two equal contributions to ``dy`` become one, ``2 * dt * y``.
+
+    Only for a name whose adjoint starts here (``a + a`` is ``2 * a`` exactly;
+    ``dy + a + a`` would round differently from ``dy + 2 * a``).
+    """
+    grads = dict(grads)
+    for i in sorted(grads):
+        for j in sorted(grads):
+            if j <= i or grads.get(i) is None or grads.get(j) is None:
+                continue
+            a, b = args[i], args[j]
+            if isinstance(a, gast.Name) and isinstance(b, gast.Name) and a.id == b.id and a.id not in live \
+                    and gast.dump(grads[i]) == gast.dump(grads[j]):
+                grad = grads[i]
+                if isinstance(grad, gast.BinOp) and isinstance(grad.op, gast.Mult):
+                    # 2 * g * y equals 2 * (g * y) (doubling is exact), and is one array operation for a number g
+                    grads[i] = compat.binop(compat.binop(compat.const(2), "Mult", grad.left), "Mult", grad.right)
+                else:
+                    grads[i] = compat.binop(compat.const(2), "Mult", grad)
+                grads[j] = None
+    return grads

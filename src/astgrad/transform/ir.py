@@ -101,20 +101,81 @@ def op_reads(op: Op) -> list[str]:
     return names
 
 
+# -- the one visitor -----------------------------------------------------------
+# A pass over this IR dispatches on the statement kind with ``dispatch`` (a
+# method per kind) and reaches nested statements through ``blocks`` or
+# ``branches``; a new statement kind is added here and in each pass's methods,
+# not in an isinstance ladder per module.
+
+def blocks(s) -> list:
+    """The statement lists nested in ``s``, in the order they run first: a While's cond, then its body."""
+    if isinstance(s, If):
+        return [s.body, s.orelse]
+    if isinstance(s, For):
+        return [s.body]
+    if isinstance(s, While):
+        return [s.cond, s.body]
+    return []
+
+
+def branches(s) -> list:
+    """The statement lists ``s`` enters after its test: ``blocks`` without a While's cond."""
+    return [s.body] if isinstance(s, While) else blocks(s)
+
+
+def tested(s) -> list:
+    """The names a control-flow statement binds or tests itself: a For's target, an If's or While's test."""
+    if isinstance(s, For):
+        return [s.target]
+    if isinstance(s, (If, While)):
+        return [s.test]
+    return []
+
+
+def dispatch(visitor, prefix, s, *args):
+    """``visitor.<prefix>_<kind>(s, *args)``, the kind being ``op``, ``if``, ``for``, ``while``, ``break``, ``raw``."""
+    return getattr(visitor, f"{prefix}_{type(s).__name__.lower()}")(s, *args)
+
+
 def walk_statements(stmts):
     """Every statement in a statement list and the blocks nested in it, depth first."""
     for s in stmts:
         yield s
-        if isinstance(s, If):
-            yield from walk_statements(s.body)
-            yield from walk_statements(s.orelse)
-        elif isinstance(s, For):
-            yield from walk_statements(s.body)
-        elif isinstance(s, While):
-            yield from walk_statements(s.cond)
-            yield from walk_statements(s.body)
+        for block in blocks(s):
+            yield from walk_statements(block)
 
 
 def walk_ops(stmts):
     """Every Op in a statement list, depth first."""
     return (s for s in walk_statements(stmts) if isinstance(s, Op))
+
+
+def breaks(stmts) -> bool:
+    """Whether ``stmts`` break out of the loop they are the body of (a nested loop's break is its own)."""
+    for s in stmts:
+        if isinstance(s, Break):
+            return True
+        if isinstance(s, If) and (breaks(s.body) or breaks(s.orelse)):
+            return True
+    return False
+
+
+def first_bindings(body, params) -> dict:
+    """``{id(op): names}`` for top-level ops that give a name its first value.
+
+    Before such an op the name has no value, so there is nothing to push
+    (and no ``name = None`` to start from), and nothing to restore after
+    its adjoint.  Names first assigned inside if/for/while are left out.
+    """
+    bound = set(params)
+    found = {}
+    for s in body:
+        if isinstance(s, Op):
+            new = {t for t in s.targets if t not in bound}
+            if new:
+                found[id(s)] = new
+            bound.update(s.targets)
+        else:
+            bound.update(t for op in walk_ops([s]) for t in op.targets)
+            bound.update(tested(s))
+    return found

@@ -231,6 +231,15 @@ def own_signature(fn) -> inspect.Signature:
     return inspect.signature(plain)
 
 
+def bound_arguments(op, source) -> dict:
+    """``{parameter: atom}`` of ``op``, a call of a user function; a located error if the call cannot bind."""
+    try:
+        bound = own_signature(op.fn).bind(*op.args, **op.kwargs)
+    except (TypeError, ValueError) as exc:
+        raise source.error(op.node, f"cannot call {op.fn.__name__} this way: {exc}") from None
+    return dict(bound.arguments)
+
+
 def in_wrapper(fn, error) -> TransformError:
     """``error``, raised in the code of a decorator's wrapper, saying so and what to do instead."""
     code = fn.__code__

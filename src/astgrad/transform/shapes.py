@@ -83,6 +83,11 @@ class Shapes:
             return True
         return self.holds_shape_of(this.id, op.targets[0])
 
+    def elementwise_of_full(self, op) -> bool:
+        """A ufunc whose operands are numbers or have its result's shape: its rule multiplies g by such arrays."""
+        return isinstance(op.fn, np.ufunc) and not op.kwargs and all(
+            _number(a) or self.same(op, i) for i, a in enumerate(op.args))
+
     def holds_shape_of(self, name, other, strict=False) -> bool:
         """Whether un-broadcasting a gradient of ``other``'s shape into ``name`` is surely the identity.
 
