@@ -117,14 +117,7 @@ def test_the_graph_sees_known_edges():
     assert "astgrad.rules" in edges["astgrad.transform.reverse"]
 
 
-# The tape's modules import each other in one loop until issue 14 item 6
-# lands; the marker then fails (strict) and is to be deleted with the loop.
-_TAPE_LOOP = pytest.mark.xfail(strict=True, reason="the tape's modules still import each other in one loop")
-
-
-@pytest.mark.parametrize("package", ["astgrad.transform", "astgrad.rules",
-                                     pytest.param("astgrad.tape", marks=_TAPE_LOOP),
-                                     pytest.param("astgrad", marks=_TAPE_LOOP)])
+@pytest.mark.parametrize("package", ["astgrad.transform", "astgrad.rules", "astgrad.tape", "astgrad"])
 def test_no_import_cycle(package):
     edges = graph()
     if package != "astgrad":  # the package's own modules among themselves

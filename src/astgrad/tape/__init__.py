@@ -1,5 +1,12 @@
-"""The taped engine: a numpy-backed Tensor with PyTorch's autograd semantics."""
+"""The taped engine: a numpy-backed Tensor with PyTorch's autograd semantics.
 
+These names are the tape's public API; ``astgrad.torch`` is built on them
+alone.  ``apply_op`` is the one door through which an operation is recorded:
+a new tensor function computes with numpy and names its node, and the rule
+table differentiates it.
+"""
+
+from . import _inplace, _methods, _numpy_protocol, _selecting, _shaping  # noqa: F401  (they add Tensor's operations)
 from ._autograd import backward, grad
 from ._dtypes import (
     DType, Size, bfloat16, bool_, complex64, complex128, float16, float32, float64, get_default_dtype, int8, int16,

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
-from . import _record
-from ._engine import run_backward
+from ._engine import run_backward, store_retained_grad
 from ._record import edge_of, is_tensor
+from ._tensor import Tensor, extends
 
 NO_GRAD = "element 0 of tensors does not require grad and does not have a grad_fn"
 CREATE_GRAPH_WARNING = (
@@ -33,8 +35,6 @@ def _as_sequence(value):
 
 def _initial_grads(outputs, grad_outputs, create_graph):
     """The seed gradient of each output, checked as PyTorch checks it."""
-    Tensor = _record.Tensor
-
     if grad_outputs is None:
         grad_outputs = [None] * len(outputs)
     seeds = []
@@ -84,8 +84,6 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if retain_graph is None:
         retain_graph = create_graph
     if create_graph and not _warned_create_graph:
-        import warnings
-
         _warned_create_graph = True
         warnings.warn(CREATE_GRAPH_WARNING, UserWarning, stacklevel=3)
     only = None
@@ -103,22 +101,18 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if inputs is not None:
         for i, t in enumerate(inputs):
             if t._grad_fn is not None and i in captured and not t._retains_grad:  # else stored already
-                t._store_retained_grad(captured[i])
+                store_retained_grad(t, captured[i])
     return None
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
          allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """Gradients of ``outputs`` with respect to ``inputs``, as a tuple; ``.grad`` is untouched."""
-    from ._tensor import Tensor
-
     outputs = _as_sequence(outputs)
     inputs = _as_sequence(inputs)
     if not inputs:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     if not only_inputs:
-        import warnings
-
         warnings.warn(ONLY_INPUTS_WARNING, FutureWarning, stacklevel=2)
     if materialize_grads and allow_unused is False:
         raise ValueError(
@@ -160,3 +154,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 array = array.astype(t._data.dtype)
             result.append(Tensor._make(np.array(array, copy=True)))
     return tuple(result)
+
+
+@extends(Tensor)
+class _BackwardMethod:
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate d(self)/d(leaf) . gradient into every leaf's ``.grad``."""
+        backward([self], None if gradient is None else [gradient], retain_graph, create_graph, inputs=inputs)

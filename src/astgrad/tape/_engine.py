@@ -9,12 +9,15 @@ whole pass succeeded, so an error leaves every ``.grad`` as it was.
 from __future__ import annotations
 
 import heapq
+import threading
 
 import numpy as np
 
-from . import _graph
-from ._graph import AccumulateGrad
+from .. import rules
+from ._graph import AccumulateGrad, invalid_gradient, shape_of
 from ._modes import _set_enabled, is_grad_enabled
+from ._record import apply_op
+from ._tensor import Tensor
 
 
 def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, capture=None,
@@ -28,8 +31,7 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, captur
     With ``accumulate`` the leaves' ``.grad`` are updated (restricted to the
     leaves in ``only`` when given); returns the captured gradients.
     """
-    Tensor = _graph.Tensor  # the engine runs on Tensors only when create_graph
-    wrap = _wrapper(Tensor) if create_graph else None
+    wrap = _wrap if create_graph else None
     dependencies = _count_dependencies([node for node, _ in roots])
     buffers: dict = {}
     for (node, nr), g in zip(roots, grads):
@@ -51,18 +53,18 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, captur
             grad = buffers.pop(node)
             if type(node) is AccumulateGrad:
                 if node.variable._hooks:
-                    grad = _run_hooks(node, grad, Tensor, pending_retained)
+                    grad = _run_hooks(node, grad, pending_retained)
                 if capture is not None and (node, 0) in capture:
                     captured[capture[(node, 0)]] = grad
                 if accumulate and (only is None or id(node.variable) in only):
                     expected = node.variable._data.shape
-                    if _graph.shape_of(grad) != expected:  # checked before any .grad changes
-                        raise RuntimeError(_graph.invalid_gradient(node.name(), 0, _graph.shape_of(grad), expected))
+                    if shape_of(grad) != expected:  # checked before any .grad changes
+                        raise RuntimeError(invalid_gradient(node.name(), 0, shape_of(grad), expected))
                     pending_leaves.append((node.variable, grad))
                 continue
             visited.append(node)
             if node._pre_hooks or node._metadata:
-                grad = _run_hooks(node, grad, Tensor, pending_retained)
+                grad = _run_hooks(node, grad, pending_retained)
             if capture is not None and (node, 0) in capture:
                 captured[capture[(node, 0)]] = grad
             input_grads = node.apply(grad, create_graph, wrap)
@@ -86,13 +88,48 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, captur
         for node in visited:
             node._release()
     for variable, grad in pending_leaves:
-        variable._accumulate_grad(grad, create_graph)
+        accumulate_grad(variable, grad, create_graph)
     for tensor, grad in pending_retained:
-        tensor._store_retained_grad(grad)
+        store_retained_grad(tensor, grad)
     return captured
 
 
-def _run_hooks(node, grad, tensor_type, retained_out):
+_ACCUMULATING = threading.Lock()  # around every read-modify-write of a .grad during backward
+
+
+def accumulate_grad(leaf, grad, create_graph: bool) -> None:
+    """Add ``grad`` (an array, or a Tensor when ``create_graph``) into the leaf's ``.grad``."""
+    if isinstance(grad, Tensor):
+        array = grad._data
+    else:
+        array = np.asarray(grad)
+    if array.dtype != leaf._data.dtype:
+        array = array.astype(leaf._data.dtype)
+    if create_graph and isinstance(grad, Tensor) and grad._requires_grad:
+        with _ACCUMULATING:  # threads backpropagating into one leaf: each addition lands
+            if leaf._grad is None:
+                leaf._grad = apply_op("CopyBackwards", rules.astype, (grad, leaf._data.dtype), slots=((0,),))
+            else:
+                leaf._grad = leaf._grad + grad
+        return
+    with _ACCUMULATING:
+        if leaf._grad is None:
+            leaf._grad = Tensor._make(np.array(array, copy=True))
+        else:
+            leaf._grad._data += array
+
+
+def store_retained_grad(tensor, grad) -> None:
+    """Add ``grad`` into the ``.grad`` of a non-leaf that retains its gradient."""
+    grad = grad if isinstance(grad, Tensor) else Tensor._make(np.array(grad, dtype=tensor._data.dtype))
+    with _ACCUMULATING:
+        if tensor._grad is None:
+            tensor._grad = Tensor._make(grad._data.copy()) if not grad._requires_grad else grad
+        else:
+            tensor._grad = tensor._grad + grad
+
+
+def _run_hooks(node, grad, retained_out):
     """Tensor hooks in registration order; ``retain_grad`` targets go to ``retained_out``.
 
     Hooks see a Tensor, as in PyTorch, also when the pass runs on arrays.
@@ -102,8 +139,8 @@ def _run_hooks(node, grad, tensor_type, retained_out):
     else:
         hooks, retained = node._pre_hooks, node.metadata.get("_retained")
     if hooks:
-        on_arrays = not isinstance(grad, tensor_type)
-        value = tensor_type._make(np.asarray(grad)) if on_arrays else grad
+        on_arrays = not isinstance(grad, Tensor)
+        value = Tensor._make(np.asarray(grad)) if on_arrays else grad
         for hook in list(hooks):
             result = hook(value)
             if result is None:
@@ -114,7 +151,7 @@ def _run_hooks(node, grad, tensor_type, retained_out):
             if getattr(result, "dtype", None) != value.dtype:
                 raise RuntimeError(
                     f"hook '{name}' has changed the type of value (was {value.type()} got "
-                    f"{result.type() if isinstance(result, tensor_type) else type(result).__name__})"
+                    f"{result.type() if isinstance(result, Tensor) else type(result).__name__})"
                 )
             value = result
         grad = value._data if on_arrays else value
@@ -141,10 +178,6 @@ def _count_dependencies(roots) -> dict:
     return counts
 
 
-def _wrapper(tensor_type):
-    def wrap(array, grad_fn):
-        """A Tensor for a saved output, attached to the node that made it."""
-        return tensor_type._from_node(array, grad_fn)
-
-    return wrap
-
+def _wrap(array, grad_fn):
+    """A Tensor for a saved output, attached to the node that made it."""
+    return Tensor._from_node(array, grad_fn)

@@ -8,8 +8,7 @@ import numpy as np
 
 from ._dtypes import as_numpy_dtype, default_complex, default_float
 from ._record import is_tensor
-
-FLOAT_ONLY = "Only Tensors of floating point and complex dtype can require gradients"
+from ._tensor import FLOAT_ONLY, Tensor
 COPY_CONSTRUCT_WARNING = (
     "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
     "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor)."
@@ -41,8 +40,6 @@ def manual_seed(seed: int) -> Generator:
 
 
 def _leaf(data: np.ndarray, requires_grad: bool):
-    from ._tensor import Tensor
-
     if requires_grad and data.dtype.kind not in "fc":
         raise RuntimeError(FLOAT_ONLY)
     return Tensor._make(data, bool(requires_grad))
@@ -87,8 +84,6 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
 
 
 def as_tensor(data, dtype=None, device=None):
-    from ._tensor import Tensor
-
     if is_tensor(data) and (dtype is None or as_numpy_dtype(dtype) == data._data.dtype):
         return data
     if isinstance(data, np.ndarray) and (dtype is None or as_numpy_dtype(dtype) == data.dtype):
@@ -97,8 +92,6 @@ def as_tensor(data, dtype=None, device=None):
 
 
 def from_numpy(array: np.ndarray):
-    from ._tensor import Tensor
-
     return Tensor._make(array)
 
 

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._factories import tensor
 from ._record import apply_op, is_tensor
 
 
 def _as_tensor(value):
-    from ._factories import tensor
-
     return value if is_tensor(value) else tensor(value)
 
 

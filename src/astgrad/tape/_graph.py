@@ -10,12 +10,16 @@ nodes whose rules read saved values refuse a second backward, as in PyTorch.
 from __future__ import annotations
 
 import itertools
+import weakref
 
 import numpy as np
 
 from ..rules import Rule, unbroadcast
 from ..rules._introspect import argument_usage
-from ._modes import _state, quiet, restore
+from ._compat import quiet, restore
+from ._format import legacy_type_name
+from ._modes import _state
+from ._tensor import Tensor
 
 SECOND_BACKWARD = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they "
@@ -25,7 +29,6 @@ SECOND_BACKWARD = (
 )
 
 _sequence = itertools.count()
-Tensor = None  # bound by ``_tensor`` once the class exists (it imports this module first)
 
 
 class Meta:
@@ -227,8 +230,6 @@ class FunctionNode(Node):
         if field == "result":
             if self._ans is None:
                 raise RuntimeError(SECOND_BACKWARD)
-            from ._tensor import Tensor
-
             return Tensor._from_node(self._ans, self)
         index = 0 if field == "self" else 1
         if field == "exponent" and not _has_array(self._args[index]):
@@ -237,8 +238,6 @@ class FunctionNode(Node):
         if self._freed:
             raise RuntimeError(SECOND_BACKWARD)
         if not hasattr(value, "_version"):
-            from ._tensor import Tensor
-
             return Tensor._make(np.asarray(value))
         return value
 
@@ -322,6 +321,15 @@ class AccumulateGrad(Node):
 
     def name(self) -> str:
         return "torch::autograd::AccumulateGrad"
+
+
+def accumulation_node(leaf) -> AccumulateGrad:
+    """The leaf's AccumulateGrad node: the same one while a graph holds it."""
+    node = leaf._acc_ref() if leaf._acc_ref is not None else None
+    if node is None:
+        node = AccumulateGrad(leaf)
+        leaf._acc_ref = weakref.ref(node)
+    return node
 
 
 _node_classes: dict[str, type] = {}
@@ -462,8 +470,6 @@ def _op_name(tensor) -> str | None:
 
 
 def _version_message(tensor, ans_meta, now, expected, op_name) -> str:
-    from ._format import legacy_type_name
-
     meta = ans_meta if tensor is None else Meta(tensor._data)
     shape = ", ".join(str(n) for n in meta.shape)
     described = f"[{legacy_type_name(meta.dtype)} [{shape}]]"

@@ -14,15 +14,15 @@ import numpy as np
 from .. import rules
 from ._modes import is_grad_enabled
 from ._record import apply_op, unwrap
+from ._tensor import Tensor, extends
 
 LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 VIEW_OF_LEAF_INPLACE = "a view of a leaf Variable that requires grad is being used in an in-place operation."
 
 
+@extends(Tensor)
 class InplaceMethods:
-    """In-place operations of :class:`Tensor`; mixed into it."""
-
-    __slots__ = ()
+    """In-place operations of :class:`Tensor`."""
 
     # -------------------------------------------------------------- in-place
 
@@ -33,8 +33,6 @@ class InplaceMethods:
         results see the change); its history becomes the new node and its
         version counter moves on.
         """
-        from ._tensor import Tensor
-
         recording = is_grad_enabled()  # the other operand may bring history (zeros(3).add_(x))
         if is_grad_enabled() and self._requires_grad and self._grad_fn is None:
             raise RuntimeError(LEAF_INPLACE)
@@ -77,8 +75,6 @@ class InplaceMethods:
                 "astgrad: in-place operations on reshaped, transposed or nested views of a tensor that is "
                 "recorded for gradients are not supported; apply the operation to the base tensor instead"
             )
-        from ._tensor import Tensor
-
         before = Tensor._make(base._data.copy(), base._requires_grad)
         before._grad_fn, before._acc_ref = base._grad_fn, base._acc_ref
         before._data[self._view_index] = 0  # the slice's old values are overwritten

@@ -15,7 +15,8 @@ import numpy as np
 from .. import rules
 from . import _kernels, _ndarray
 from ._modes import _state
-from ._record import FIRST, SECOND, apply_binary, apply_nondiff, apply_op, apply_unary, is_tensor, unwrap
+from ._record import FIRST, SECOND, apply_nondiff, apply_op, is_tensor, unwrap
+from ._tensor import Tensor, extends
 
 _NUMBERS = (int, float)  # what PyTorch's backward formulas hold as a Scalar
 max_result = collections.namedtuple("max", ["values", "indices"])
@@ -52,40 +53,39 @@ def _check_mean_dtype(t) -> None:
             f"complex dtype. Got: {name}"
         )
 
+@extends(Tensor)
 class TensorMethods:
-    """Operations of :class:`Tensor`; mixed into it."""
-
-    __slots__ = ()
+    """Operations of :class:`Tensor`."""
 
     # -------------------------------------------------------------- operators
 
     def __add__(self, other):
-        return apply_binary("AddBackward0", np.add, self, other)
+        return apply_op("AddBackward0", np.add, (self, other), promote=True)
 
     __radd__ = __add__
 
     def __sub__(self, other):
-        return apply_binary("SubBackward0", np.subtract, self, other)
+        return apply_op("SubBackward0", np.subtract, (self, other), promote=True)
 
     def __rsub__(self, other):
         if is_tensor(other):
             return other.__sub__(self)
-        return apply_binary("RsubBackward1", np.subtract, other, self, SECOND)
+        return apply_op("RsubBackward1", np.subtract, (other, self), slots=SECOND, promote=True)
 
     def __mul__(self, other):
         if type(other) in _NUMBERS and _state.in_backward:  # a rule's number times a tensor: mul by a Scalar
-            return apply_binary("MulBackward1", np.multiply, self, other, FIRST)
-        return apply_binary("MulBackward0", np.multiply, self, other)
+            return apply_op("MulBackward1", np.multiply, (self, other), slots=FIRST, promote=True)
+        return apply_op("MulBackward0", np.multiply, (self, other), promote=True)
 
     __rmul__ = __mul__
 
     def __truediv__(self, other):
-        return apply_binary("DivBackward0", np.divide, self, other)
+        return apply_op("DivBackward0", np.divide, (self, other), promote=True)
 
     def __rtruediv__(self, other):
         if is_tensor(other):
             return other.__truediv__(self)
-        return apply_binary("MulBackward0", np.divide, other, self, SECOND)
+        return apply_op("MulBackward0", np.divide, (other, self), slots=SECOND, promote=True)
 
     def __floordiv__(self, other):
         return apply_op("FloorDivide", np.floor_divide, (self, other), promote=True)
@@ -98,13 +98,13 @@ class TensorMethods:
 
     def __pow__(self, exponent):
         if is_tensor(exponent) or isinstance(exponent, np.ndarray) and (exponent.ndim or not _state.in_backward):
-            return apply_binary("PowBackward1", np.power, self, exponent)
-        return apply_binary("PowBackward0", np.power, self, exponent, FIRST)
+            return apply_op("PowBackward1", np.power, (self, exponent), promote=True)
+        return apply_op("PowBackward0", np.power, (self, exponent), slots=FIRST, promote=True)
 
     def __rpow__(self, base):
         if is_tensor(base):
             return base.__pow__(self)
-        return apply_binary("PowBackward2", np.power, base, self, SECOND)
+        return apply_op("PowBackward2", np.power, (base, self), slots=SECOND, promote=True)
 
     def __matmul__(self, other):
         return self.matmul(other)
@@ -133,24 +133,22 @@ class TensorMethods:
                         (self, other))
 
     def __eq__(self, other):
-        return apply_binary("Eq", np.equal, self, other, promote=False)
+        return apply_op("Eq", np.equal, (self, other))
 
     def __ne__(self, other):
-        return apply_binary("Ne", np.not_equal, self, other, promote=False)
+        return apply_op("Ne", np.not_equal, (self, other))
 
     def __lt__(self, other):
-        return apply_binary("Lt", np.less, self, other, promote=False)
+        return apply_op("Lt", np.less, (self, other))
 
     def __le__(self, other):
-        return apply_binary("Le", np.less_equal, self, other, promote=False)
+        return apply_op("Le", np.less_equal, (self, other))
 
     def __gt__(self, other):
-        return apply_binary("Gt", np.greater, self, other, promote=False)
+        return apply_op("Gt", np.greater, (self, other))
 
     def __ge__(self, other):
-        return apply_binary("Ge", np.greater_equal, self, other, promote=False)
-
-    __hash__ = object.__hash__
+        return apply_op("Ge", np.greater_equal, (self, other))
 
     def eq(self, other):
         return self == other
@@ -191,7 +189,7 @@ class TensorMethods:
     # ---------------------------------------------------------- elementwise
 
     def _unary(self, name, fn):
-        return apply_unary(name, fn, self, promote=True)
+        return apply_op(name, fn, (self,), promote=True)
 
     def exp(self):
         return self._unary("ExpBackward0", np.exp)
@@ -241,7 +239,7 @@ class TensorMethods:
         return self.sqrt().reciprocal()
 
     def square(self):
-        return apply_binary("PowBackward0", np.power, self, 2, FIRST)
+        return apply_op("PowBackward0", np.power, (self, 2), slots=FIRST, promote=True)
 
     def reciprocal(self):
         return self._unary("ReciprocalBackward0", np.reciprocal)
@@ -296,10 +294,10 @@ class TensorMethods:
         return self.clamp(min, max)
 
     def maximum(self, other):
-        return apply_binary("MaximumBackward0", np.maximum, self, other)
+        return apply_op("MaximumBackward0", np.maximum, (self, other), promote=True)
 
     def minimum(self, other):
-        return apply_binary("MinimumBackward0", np.minimum, self, other)
+        return apply_op("MinimumBackward0", np.minimum, (self, other), promote=True)
 
     # ----------------------------------------------------------- reductions
 

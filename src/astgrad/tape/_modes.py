@@ -2,8 +2,7 @@
 
 ``no_grad``, ``enable_grad``, ``set_grad_enabled`` and ``inference_mode``
 work as context managers and as decorators (bare or called), and restore the
-previous mode on exit, also when the block raises.  ``quiet``/``restore``
-switch numpy's floating-point warnings off around an operation or a rule.
+previous mode on exit, also when the block raises.
 """
 
 from __future__ import annotations
@@ -11,8 +10,6 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
-
-import numpy as np
 
 __all__ = ["is_grad_enabled", "is_inference_mode_enabled", "no_grad", "enable_grad", "set_grad_enabled",
            "inference_mode"]
@@ -57,24 +54,6 @@ class numpy_methods:
     def __exit__(self, exc_type, exc, tb):
         _state.numpy_methods = self._prev
         return False
-
-
-try:  # numpy >= 2: errstate is a context variable; setting it directly costs a tenth of np.errstate
-    from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj
-
-    _IGNORE_ERRORS = _make_extobj(all="ignore")
-
-    #: quiet() silences numpy's floating-point warnings (inf and nan are results, as in torch) and
-    #: returns a token for restore(token).
-    quiet = functools.partial(_extobj_contextvar.set, _IGNORE_ERRORS)
-    restore = _extobj_contextvar.reset
-except ImportError:  # numpy 1.x
-    def quiet():
-        """Silence numpy's floating-point warnings (inf and nan are results, as in torch); returns a token."""
-        return np.seterr(all="ignore")
-
-    def restore(token) -> None:
-        np.seterr(**token)
 
 
 class _GradMode:

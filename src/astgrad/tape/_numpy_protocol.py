@@ -12,10 +12,10 @@ import numpy as np
 
 from .. import rules
 from ..rules import find, lookup, raw
-from . import _record
 from ._kernels import kernel
 from ._modes import _state
-from ._record import FIRST, apply_nondiff, apply_op, apply_unary, is_tensor
+from ._record import FIRST, apply_nondiff, apply_op, is_tensor
+from ._tensor import Tensor, extends
 
 _UFUNC_NAMES = {
     np.add: "AddBackward0", np.subtract: "SubBackward0", np.multiply: "MulBackward0",
@@ -61,7 +61,6 @@ def _requires_grad(values) -> bool:
 
 
 def _array_slots(args) -> tuple:
-    Tensor = _record.Tensor
     slots = []
     for i, arg in enumerate(args):
         if isinstance(arg, (Tensor, np.ndarray)):
@@ -168,10 +167,9 @@ _MULTI_OUTPUT = {np.split: _pieces, np.array_split: _pieces, np.linalg.slogdet: 
                  np.vsplit: _split_along(lambda ndim: 0), np.dsplit: _split_along(lambda ndim: 2)}
 
 
+@extends(Tensor)
 class NumpyProtocol:
     """numpy's ``__array_ufunc__``/``__array_function__`` for :class:`Tensor`."""
-
-    __slots__ = ()
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if method != "__call__" or "out" in kwargs:
@@ -181,8 +179,8 @@ class NumpyProtocol:
             lookup(ufunc)  # raises, naming the ufunc and defvjp
         if rule is None or not rule.differentiable:
             return apply_nondiff(ufunc, inputs, kwargs)
-        if not kwargs and len(inputs) == 1 and isinstance(inputs[0], _record.Tensor):
-            return apply_unary(node_name(ufunc, kwargs), ufunc, inputs[0], promote=True, rule=rule)
+        if not kwargs and len(inputs) == 1 and isinstance(inputs[0], Tensor):
+            return apply_op(node_name(ufunc, kwargs), ufunc, (inputs[0],), promote=True, rule=rule)
         return apply_op(node_name(ufunc, kwargs), ufunc, inputs, kwargs, promote=True)
 
     def __array_function__(self, func, types, args, kwargs):
@@ -235,9 +233,9 @@ def _apply_function(fn, args, kwargs):
     name = entry[2]
     if isinstance(name, tuple):
         name = name[0] if kwargs.get("axis") is None else name[1]
-    if len(args) == 1 and isinstance(args[0], (_record.Tensor, np.ndarray)):  # np.mean(t): the common case
-        if not kwargs and isinstance(args[0], _record.Tensor):
-            return apply_unary(name, fn, args[0], rule=rule, impl=entry[3])
+    if len(args) == 1 and isinstance(args[0], (Tensor, np.ndarray)):  # np.mean(t): the common case
+        if not kwargs and isinstance(args[0], Tensor):
+            return apply_op(name, fn, (args[0],), rule=rule, impl=entry[3])
         slots = FIRST
     else:
         slots = _array_slots(args)

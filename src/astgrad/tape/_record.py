@@ -2,7 +2,8 @@
 
 ``apply_op`` is the single door through which every differentiable tensor
 operation passes, whether it was called as a Tensor method, an operator, a
-numpy function or a user primitive.  The node's backward is the rule for
+numpy function or a user primitive; the operators' two operands and a lone
+tensor take fast paths inside it.  The node's backward is the rule for
 ``fn`` in the shared table.
 """
 
@@ -11,11 +12,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..rules import lookup, raw
+from ._compat import quiet, restore
 from ._dtypes import default_float, result_dtype
-from ._graph import _node_classes, node_class
-from ._modes import _state, quiet, restore
-
-Tensor = None  # bound by ``_tensor`` once the class exists (it imports this module first)
+from ._graph import _node_classes, accumulation_node, node_class
+from ._modes import _state
+from ._tensor import Tensor
 
 
 def is_tensor(value) -> bool:
@@ -53,7 +54,7 @@ def edge_of(value):
         return (None, 0)
     if value._grad_fn is not None:
         return (value._grad_fn, 0)
-    return (value._accumulation_node(), 0)
+    return (accumulation_node(value), 0)
 
 
 def _at(args, slot):
@@ -85,15 +86,104 @@ def torch_result_dtype(out_dtype: np.dtype, promoted: np.dtype | None) -> np.dty
     return out_dtype
 
 
-def apply_op(name: str, fn, args, kwargs=None, *, slots=None, promote: bool = False, rule=None, impl=None):
+def apply_op(name: str, fn, args, kwargs=None, slots=None, promote: bool = False, rule=None, impl=None):
     """Run ``fn(*args, **kwargs)`` on arrays and record it as a ``name`` node.
 
     ``slots`` lists the argument positions (``(i,)`` or ``(i, j)`` for the
     j-th tensor of a list argument) that appear in ``next_functions``.
     ``promote`` applies PyTorch's type promotion to the result.  ``rule``
     (``fn``'s entry in the table) and ``impl`` (what computes ``fn``) are
-    looked up when not given.
+    looked up when not given.  Two operands (tensors, arrays or numbers: the
+    operators) and one tensor (``np.sin(t)``, ``t.exp()``) without keywords
+    take the fast paths below, with the same result, node and errors as
+    ``_any_arguments``.  (Pass the options by keyword; they are not
+    keyword-only because keyword-only defaults cost every operation a
+    dictionary lookup each.)
     """
+    if impl is None:
+        impl = fn if type(fn) is _UFUNC else raw(fn)  # a ufunc is never a primitive's wrapper
+    count = len(args)
+    if count == 2 and not kwargs and (slots is None or slots is FIRST or slots is SECOND):  # the operators
+        a, b = args
+        x = a._data if isinstance(a, Tensor) else a
+        y = b._data if isinstance(b, Tensor) else b
+        if not (isinstance(x, _OPERANDS) and isinstance(y, _OPERANDS)):
+            return _any_arguments(name, fn, impl, args, kwargs, slots, promote, rule)
+        token = quiet()
+        try:
+            out = impl(x, y)
+        except (ValueError, IndexError) as error:
+            _reraise(error, (x, y))
+        finally:
+            restore(token)
+        if type(out) is not np.ndarray:
+            out = np.asarray(out)
+        dtype = out.dtype
+        if promote and not (type(x) is np.ndarray and x.dtype == dtype
+                            and (type(y) in _WEAK_SCALARS or type(y) is np.ndarray and y.dtype == dtype)):
+            wanted = _promoted(dtype, (x, y))
+            if wanted != dtype:
+                out = out.astype(wanted)
+                dtype = wanted
+        result = Tensor._make(out)
+        if dtype.kind not in "fc" or not _state.enabled:  # is_grad_enabled(), inlined
+            return result
+        mask = 0  # bit i: operand i has an edge
+        edge_a = edge_b = _NO_EDGE
+        if isinstance(a, Tensor) and a._requires_grad:
+            mask = 1
+            edge_a = (a._grad_fn or accumulation_node(a), 0)
+        if isinstance(b, Tensor) and b._requires_grad:
+            mask |= 2
+            edge_b = (b._grad_fn or accumulation_node(b), 0)
+        if slots is FIRST:
+            mask &= 1
+        elif slots is SECOND:
+            mask &= 2
+        if not mask:
+            return result
+        if slots is None:  # default_slots: tensors, arrays and numbers other than bools
+            slot_a = isinstance(a, Tensor) or isinstance(a, _SLOT_VALUES) and a is not True and a is not False
+            slot_b = isinstance(b, Tensor) or isinstance(b, _SLOT_VALUES) and b is not True and b is not False
+            if slot_a and slot_b:
+                slots, edges = BOTH, (edge_a, edge_b)
+            elif slot_a:
+                slots, edges = FIRST, (edge_a,)
+            else:
+                slots, edges = SECOND, (edge_b,)
+        elif slots is FIRST:
+            edges = (edge_a,)
+        else:
+            edges = (edge_b,)
+        return _attach(result, fn, rule, name, (a, b), _NO_KWARGS, slots, edges, out, (x, y), mask)
+    if count != 1 or kwargs or not (slots is None or slots is FIRST) or not isinstance(args[0], Tensor):
+        return _any_arguments(name, fn, impl, args, kwargs, slots, promote, rule)
+    a = args[0]  # one tensor: np.sin(t), np.mean(t), t.exp()
+    x = a._data
+    token = quiet()
+    try:
+        out = impl(x)
+    except (ValueError, IndexError) as error:
+        _reraise(error, (x,))
+    finally:
+        restore(token)
+    if type(out) is not np.ndarray:
+        out = np.asarray(out)
+    dtype = out.dtype
+    if promote and x.dtype != dtype:
+        wanted = _promoted(dtype, (x,))
+        if wanted != dtype:
+            out = out.astype(wanted)
+            dtype = wanted
+    result = Tensor._make(out)
+    if dtype.kind not in "fc" or not _state.enabled or not a._requires_grad:
+        return result
+    edges = ((a._grad_fn or accumulation_node(a), 0),)
+    return _attach(result, fn, rule, name, (a,), _NO_KWARGS, FIRST, edges, out, (x,), 1)
+
+
+def _any_arguments(name, fn, impl, args, kwargs, slots, promote, rule):
+    """``apply_op`` for any arguments: lists of tensors, keywords, explicit slots."""
     if len(args) == 1:
         a = args[0]
         raw_args = (a._data if isinstance(a, Tensor) else unwrap(a) if isinstance(a, (list, tuple)) else a,)
@@ -104,8 +194,6 @@ def apply_op(name: str, fn, args, kwargs=None, *, slots=None, promote: bool = Fa
         raw_kwargs = {k: unwrap(v) for k, v in kwargs.items()}
     else:
         kwargs = raw_kwargs = _NO_KWARGS
-    if impl is None:
-        impl = raw(fn)
     token = quiet()
     try:  # ufuncs are called fastest with positional arguments spelled out (vectorcall)
         if raw_kwargs:
@@ -138,7 +226,7 @@ def apply_op(name: str, fn, args, kwargs=None, *, slots=None, promote: bool = Fa
                 slots.append(_POSITIONS[i] if i < 8 else (i,))
                 if value._requires_grad:
                     mask |= 1 << i
-                    edges.append((value._grad_fn or value._accumulation_node(), 0))
+                    edges.append((value._grad_fn or accumulation_node(value), 0))
                 else:
                     edges.append(_NO_EDGE)
             elif isinstance(value, _SLOT_VALUES) and value is not True and value is not False:
@@ -158,7 +246,7 @@ def apply_op(name: str, fn, args, kwargs=None, *, slots=None, promote: bool = Fa
             value = args[slot[0]] if len(slot) == 1 else args[slot[0]][slot[1]]
             if isinstance(value, Tensor) and value._requires_grad:
                 mask |= 1 << slot[0]
-                edges.append((value._grad_fn or value._accumulation_node(), 0))
+                edges.append((value._grad_fn or accumulation_node(value), 0))
             else:
                 edges.append(_NO_EDGE)
     if not mask:
@@ -178,97 +266,6 @@ def _attach(result, fn, rule, name, args, kwargs, slots, edges, out, raw_args, m
     return result
 
 
-def apply_binary(name: str, fn, a, b, slots=None, promote: bool = True):
-    """``apply_op(name, fn, (a, b), slots=slots, promote=promote)`` for tensors, arrays and numbers.
-
-    The operators' path (``y * 2``, ``x < y``): the same result, node and
-    errors as ``apply_op``, without its handling of lists and keywords.
-    ``slots`` is ``None`` (the default slots), ``FIRST`` or ``SECOND``.
-    """
-    x = a._data if isinstance(a, Tensor) else a
-    y = b._data if isinstance(b, Tensor) else b
-    if not (isinstance(x, _OPERANDS) and isinstance(y, _OPERANDS)):
-        return apply_op(name, fn, (a, b), slots=slots, promote=promote)
-    token = quiet()
-    try:
-        out = fn(x, y)
-    except (ValueError, IndexError) as error:
-        _reraise(error, (x, y))
-    finally:
-        restore(token)
-    if type(out) is not np.ndarray:
-        out = np.asarray(out)
-    dtype = out.dtype
-    if promote and not (type(x) is np.ndarray and x.dtype == dtype
-                        and (type(y) in _WEAK_SCALARS or type(y) is np.ndarray and y.dtype == dtype)):
-        wanted = _promoted(dtype, (x, y))
-        if wanted != dtype:
-            out = out.astype(wanted)
-            dtype = wanted
-    result = Tensor._make(out)
-    if dtype.kind not in "fc" or not _state.enabled:  # is_grad_enabled(), inlined
-        return result
-    mask = 0  # bit i: operand i has an edge
-    edge_a = edge_b = _NO_EDGE
-    if isinstance(a, Tensor) and a._requires_grad:
-        mask = 1
-        edge_a = (a._grad_fn or a._accumulation_node(), 0)
-    if isinstance(b, Tensor) and b._requires_grad:
-        mask |= 2
-        edge_b = (b._grad_fn or b._accumulation_node(), 0)
-    if slots is None:  # default_slots: tensors, arrays and numbers other than bools
-        slot_a = isinstance(a, Tensor) or isinstance(a, _SLOT_VALUES) and a is not True and a is not False
-        slot_b = isinstance(b, Tensor) or isinstance(b, _SLOT_VALUES) and b is not True and b is not False
-        if slot_a and slot_b:
-            slots, edges = BOTH, (edge_a, edge_b)
-        elif slot_a:
-            slots, edges = FIRST, (edge_a,)
-        elif slot_b:
-            slots, edges = SECOND, (edge_b,)
-        else:
-            slots, edges = (), ()
-    elif slots is FIRST:
-        mask &= 1
-        edges = (edge_a,)
-    else:
-        mask &= 2
-        edges = (edge_b,)
-    if not mask:
-        return result
-    return _attach(result, fn, None, name, (a, b), _NO_KWARGS, slots, edges, out, (x, y), mask)
-
-
-def apply_unary(name: str, fn, a, *, promote: bool = False, rule=None, impl=None):
-    """``apply_op(name, fn, (a,), promote=promote, rule=rule, impl=impl)`` for one tensor ``a``.
-
-    The path of ``np.sin(t)``, ``np.mean(t)``, ``t.exp()``: the same result,
-    node and errors as ``apply_op``, without its handling of lists and keywords.
-    """
-    x = a._data
-    if impl is None:
-        impl = raw(fn)
-    token = quiet()
-    try:
-        out = impl(x)
-    except (ValueError, IndexError) as error:
-        _reraise(error, (x,))
-    finally:
-        restore(token)
-    if type(out) is not np.ndarray:
-        out = np.asarray(out)
-    dtype = out.dtype
-    if promote and x.dtype != dtype:
-        wanted = _promoted(dtype, (x,))
-        if wanted != dtype:
-            out = out.astype(wanted)
-            dtype = wanted
-    result = Tensor._make(out)
-    if dtype.kind not in "fc" or not _state.enabled or not a._requires_grad:
-        return result
-    edges = ((a._grad_fn or a._accumulation_node(), 0),)
-    return _attach(result, fn, rule, name, (a,), _NO_KWARGS, FIRST, edges, out, (x,), 1)
-
-
 def _reraise(error, raw_args):
     """Raise PyTorch's error for numpy's ``error`` (called in its ``except`` block), else ``error`` itself."""
     if isinstance(error, ValueError) and "could not be broadcast" in str(error):
@@ -280,6 +277,7 @@ def _reraise(error, raw_args):
 
 
 _OPERANDS = (np.ndarray, int, float, complex, np.generic)
+_UFUNC = np.ufunc
 FIRST, SECOND, BOTH = ((0,),), ((1,),), ((0,), (1,))
 _NO_KWARGS: dict = {}
 _NO_EDGE = (None, 0)
@@ -338,8 +336,6 @@ def torch_index_error(error) -> IndexError | None:
 
 def apply_nondiff(fn, args, kwargs=None):
     """Run ``fn`` on arrays; the result (tensor-wrapped when it is an array) carries no grad."""
-    from ._tensor import Tensor
-
     try:
         out = raw(fn)(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in (kwargs or {}).items()})
     except IndexError as error:

@@ -19,6 +19,7 @@ from ._factories import empty, full, tensor
 from ._methods import _sizes
 from ._modes import _state
 from ._record import apply_nondiff, apply_op, is_tensor
+from ._tensor import Tensor, extends
 
 sort_result = collections.namedtuple("sort", ["values", "indices"])
 topk_result = collections.namedtuple("topk", ["values", "indices"])
@@ -63,10 +64,9 @@ def _ordering(data: np.ndarray, dim: int, descending: bool) -> np.ndarray:
     return np.argsort(key, axis=dim, kind="stable")
 
 
+@extends(Tensor)
 class SelectionMethods:
-    """Cutting, picking and rearranging methods of :class:`Tensor`; mixed into it."""
-
-    __slots__ = ()
+    """Cutting, picking and rearranging methods of :class:`Tensor`."""
 
     # ---------------------------------------------------------------- pieces
 

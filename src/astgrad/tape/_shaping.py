@@ -17,6 +17,7 @@ from ._inplace import VIEW_OF_LEAF_INPLACE
 from ._methods import _axis, _sizes
 from ._modes import _state, is_grad_enabled
 from ._record import apply_op, is_tensor, unwrap
+from ._tensor import Tensor, _warn_once, extends
 
 T_WARNING = (
     "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and it "
@@ -55,10 +56,9 @@ def _unwrap_index(index):
     return index
 
 
+@extends(Tensor)
 class ShapeMethods:
-    """Shape operations and indexing of :class:`Tensor`; mixed into it."""
-
-    __slots__ = ()
+    """Shape operations and indexing of :class:`Tensor`."""
 
     # ------------------------------------------------------------ shape ops
 
@@ -117,8 +117,6 @@ class ShapeMethods:
     @property
     def T(self):
         if self._data.ndim != 2 and not _state.numpy_methods:
-            from ._tensor import _warn_once
-
             _warn_once("T", T_WARNING)
         return self._view_op("PermuteBackward0", np.transpose, (self,))
 

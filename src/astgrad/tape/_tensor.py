@@ -1,29 +1,27 @@
-"""The taped Tensor: a numpy array plus PyTorch's autograd state.
+"""The taped Tensor's core: its state and its autograd attributes.
 
-This module holds the tensor's state and its autograd attributes
-(``requires_grad``, ``grad``, ``grad_fn``, ``detach``, ``backward``, hooks,
-printing, conversions).  Operations live in ``_methods`` and the numpy
-protocols in ``_numpy_protocol``; every recorded operation goes through
-``_record.apply_op``.
+Every tape module builds on this one and this one imports none of them: it
+holds the tensor's state and what reads or sets it without recording
+(``requires_grad``, ``grad``, ``detach``, hooks, printing, conversions,
+metadata).  The modules that record operations add them to the class with
+``extends``: ``_methods`` (operators, math, reductions), ``_shaping``
+(views and casts), ``_selecting`` (split, gather, sort, ``new_*``...),
+``_inplace`` (in-place operations), ``_numpy_protocol``
+(numpy's protocols) and ``_autograd`` (``backward``).  Importing any module
+of the package imports them all, so the class is complete before a user
+sees it.
 """
 
 from __future__ import annotations
 
-import threading
 import warnings
 import weakref
 
 import numpy as np
 
-from . import _autograd, _dtypes, _graph, _modes, _record
+from . import _dtypes, _modes
 from ._format import format_tensor, legacy_type_name
-from ._graph import AccumulateGrad
-from ._inplace import InplaceMethods
-from ._methods import TensorMethods
 from ._modes import is_grad_enabled
-from ._numpy_protocol import NumpyProtocol
-from ._selecting import SelectionMethods
-from ._shaping import ShapeMethods
 
 NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
@@ -57,7 +55,7 @@ class Version:
     value = 0
 
 
-class Tensor(TensorMethods, ShapeMethods, SelectionMethods, InplaceMethods, NumpyProtocol):
+class Tensor:
     """A numpy-backed tensor that records operations for ``backward()``."""
 
     __slots__ = (
@@ -203,14 +201,6 @@ class Tensor(TensorMethods, ShapeMethods, SelectionMethods, InplaceMethods, Nump
         self._retains_grad = True
         self._grad_fn.metadata["_retained"] = weakref.ref(self)
 
-    def _store_retained_grad(self, grad) -> None:
-        grad = grad if isinstance(grad, Tensor) else Tensor._make(np.array(grad, dtype=self._data.dtype))
-        with _ACCUMULATING:
-            if self._grad is None:
-                self._grad = Tensor._make(grad._data.copy()) if not grad._requires_grad else grad
-            else:
-                self._grad = self._grad + grad
-
     def register_hook(self, hook):
         """Call ``hook(grad)`` when the gradient for this tensor is computed."""
         if not self._requires_grad:
@@ -257,44 +247,6 @@ class Tensor(TensorMethods, ShapeMethods, SelectionMethods, InplaceMethods, Nump
         self._grad_fn = None
         self._requires_grad = False
         return self
-
-    # ------------------------------------------------------------- backward
-
-    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        """Accumulate d(self)/d(leaf) . gradient into every leaf's ``.grad``."""
-        _autograd.backward([self], None if gradient is None else [gradient], retain_graph, create_graph,
-                           inputs=inputs)
-
-    def _accumulation_node(self) -> AccumulateGrad:
-        """This leaf's AccumulateGrad node, the same one while a graph holds it."""
-        node = self._acc_ref() if self._acc_ref is not None else None
-        if node is None:
-            node = AccumulateGrad(self)
-            self._acc_ref = weakref.ref(node)
-        return node
-
-    def _accumulate_grad(self, grad, create_graph: bool) -> None:
-        if isinstance(grad, Tensor):
-            array = grad._data
-        else:
-            array = np.asarray(grad)
-        if array.dtype != self._data.dtype:
-            array = array.astype(self._data.dtype)
-        if create_graph and isinstance(grad, Tensor) and grad._requires_grad:
-            with _ACCUMULATING:  # threads backpropagating into one leaf: each addition lands
-                if self._grad is None:
-                    from ._record import apply_op
-                    from ..rules import astype
-
-                    self._grad = apply_op("CopyBackwards", astype, (grad, self._data.dtype), slots=((0,),))
-                else:
-                    self._grad = self._grad + grad
-            return
-        with _ACCUMULATING:
-            if self._grad is None:
-                self._grad = Tensor._make(np.array(array, copy=True))
-            else:
-                self._grad._data += array
 
     # ---------------------------------------------------------- conversions
 
@@ -475,7 +427,6 @@ class _Device:
 
 
 _CPU = _Device()
-_ACCUMULATING = threading.Lock()  # around every read-modify-write of a .grad during backward
 _warned: set = set()
 
 
@@ -500,4 +451,29 @@ def _as_array(value) -> np.ndarray:
 
 
 Tensor.__module__ = "torch"
-_record.Tensor = _graph.Tensor = Tensor  # both test for tensors with isinstance
+
+_NOT_COPIED = frozenset({"__module__", "__qualname__", "__doc__", "__dict__", "__weakref__", "__slots__"})
+
+
+def extends(cls: type):
+    """Class decorator: add the decorated class's methods and attributes to ``cls``.
+
+    How the modules that record operations give them to ``Tensor`` without
+    this module importing them (they import this one).  A name ``cls``
+    already has is an error, never a silent replacement; a ``__hash__`` that
+    Python set to ``None`` because the class defines ``__eq__`` is not copied.
+    """
+
+    def add(methods: type) -> type:
+        for name, value in vars(methods).items():
+            if name in _NOT_COPIED or name == "__hash__" and value is None:
+                continue
+            if name in vars(cls):
+                raise TypeError(f"{methods.__name__}.{name}: {cls.__name__} already has {name}")
+            own = getattr(value, "__qualname__", "")
+            if own.startswith(methods.__qualname__ + "."):  # a TypeError names Tensor.add
+                value.__qualname__ = cls.__name__ + own[len(methods.__qualname__):]
+            setattr(cls, name, value)
+        return methods
+
+    return add

@@ -2,14 +2,12 @@
 
 import warnings
 
-from ...tape import backward, grad
-from ...tape._factories import FLOAT_ONLY
-from ...tape._graph import Node
-from ...tape._modes import enable_grad, inference_mode, no_grad, set_grad_enabled
-from ...tape._record import is_tensor
-from ...tape._tensor import Tensor
+from ...tape import (
+    Node, backward, enable_grad, from_numpy, grad, inference_mode, is_tensor, no_grad, set_grad_enabled,
+)
 from . import functional
 
+FLOAT_ONLY = "Only Tensors of floating point and complex dtype can require gradients"
 VOLATILE_WARNING = "volatile was removed and now has no effect. Use `with torch.no_grad():` instead."
 
 
@@ -26,9 +24,9 @@ class Variable(metaclass=_VariableMeta):
             warnings.warn(VOLATILE_WARNING, UserWarning, stacklevel=2)
         if not is_tensor(data):
             raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
-        if requires_grad and data._data.dtype.kind not in "fc":
+        if requires_grad and not (data.dtype.is_floating_point or data.dtype.is_complex):
             raise RuntimeError(FLOAT_ONLY)
-        return Tensor._make(data._data, bool(requires_grad))
+        return from_numpy(data.detach().numpy()).requires_grad_(bool(requires_grad))
 
 
 Variable.__module__ = "torch.autograd.variable"

@@ -5,20 +5,19 @@ import warnings
 import numpy as np
 
 from ... import rules
-from ...tape._functions import _as_tensor
-from ...tape._record import apply_op, is_tensor
+from ...tape import apply_op, as_tensor, is_tensor
 
 
 def relu(input, inplace=False):
-    return input.relu_() if inplace else _as_tensor(input).relu()
+    return input.relu_() if inplace else as_tensor(input).relu()
 
 
 def sigmoid(input):
-    return _as_tensor(input).sigmoid()
+    return as_tensor(input).sigmoid()
 
 
 def tanh(input):
-    return _as_tensor(input).tanh()
+    return as_tensor(input).tanh()
 
 
 IMPLICIT_DIM_WARNING = (
@@ -33,12 +32,12 @@ def _softmax_dim(name: str, ndim: int) -> int:
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
-    input = _as_tensor(input)
+    input = as_tensor(input)
     return input.softmax(_softmax_dim("softmax", input.ndim) if dim is None else dim, dtype=dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
-    input = _as_tensor(input)
+    input = as_tensor(input)
     return input.log_softmax(_softmax_dim("log_softmax", input.ndim) if dim is None else dim, dtype=dtype)
 
 
@@ -60,7 +59,7 @@ def _reduction(size_average, reduce, reduction: str) -> str:
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean squared error (``MseLossBackward0``); ``reduction`` is ``"mean"``, ``"sum"`` or ``"none"``."""
     reduction = _reduction(size_average, reduce, reduction)
-    input, target = _as_tensor(input), _as_tensor(target)
+    input, target = as_tensor(input), as_tensor(target)
     if target.shape != input.shape:
         warnings.warn(
             f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
@@ -78,12 +77,12 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
     if inplace:
         return input._inplace(lambda t: apply_op("LeakyReluBackward1", rules.leaky_relu, (t, negative_slope),
                                                  slots=((0,),)))
-    return apply_op("LeakyReluBackward0", rules.leaky_relu, (_as_tensor(input), negative_slope), slots=((0,),))
+    return apply_op("LeakyReluBackward0", rules.leaky_relu, (as_tensor(input), negative_slope), slots=((0,),))
 
 
 def linear(input, weight, bias=None):
     """``input @ weight.T + bias``, one node named as PyTorch's kernel choice names it."""
-    input, weight = _as_tensor(input), _as_tensor(weight)
+    input, weight = as_tensor(input), as_tensor(weight)
     if weight.dim() != 2:
         raise RuntimeError(f"astgrad.torch: linear takes a 2-D weight (out_features x in_features), got "
                            f"{weight.dim()}-D; write input @ weight (+ bias) for other shapes")
@@ -96,7 +95,7 @@ def linear(input, weight, bias=None):
         name = {1: "SqueezeBackward4", 2: "MmBackward0"}.get(input.dim(), "UnsafeViewBackward0")
         return apply_op(name, rules.linear, (input, weight), slots=((0,), (1,)), promote=True)
     name = {1: "ViewBackward0", 2: "AddmmBackward0", 3: "ViewBackward0"}.get(input.dim(), "AddBackward0")
-    return apply_op(name, rules.linear, (input, weight, _as_tensor(bias)), slots=((0,), (1,), (2,)), promote=True)
+    return apply_op(name, rules.linear, (input, weight, as_tensor(bias)), slots=((0,), (1,), (2,)), promote=True)
 
 
 def _refuse_weight_gradient(weight) -> None:
@@ -107,10 +106,10 @@ def _refuse_weight_gradient(weight) -> None:
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     """Negative log-likelihood of class indices ``target`` under log-probabilities ``input`` (``NllLossBackward0``)."""
     reduction = _reduction(size_average, reduce, reduction)
-    input, target = _as_tensor(input), _as_tensor(target)
+    input, target = as_tensor(input), as_tensor(target)
     _check_class_targets(input, target, ignore_index)
     _refuse_weight_gradient(weight)
-    weight = None if weight is None else _as_tensor(weight).detach().numpy()
+    weight = None if weight is None else as_tensor(weight).detach().numpy()
     return apply_op("NllLossBackward0", rules.nll_loss, (input, target),
                     {"weight": weight, "ignore_index": ignore_index, "reduction": reduction}, slots=((0,),))
 
@@ -143,14 +142,14 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if label_smoothing:
         raise NotImplementedError("astgrad.torch: cross_entropy(label_smoothing=...) is not supported; smooth the "
                                   "targets into probabilities and pass those as target instead")
-    input, target = _as_tensor(input), _as_tensor(target)
+    input, target = as_tensor(input), as_tensor(target)
     class_dim = 1 if input.dim() > 1 else 0
     scores = input.log_softmax(class_dim)
     if target.dtype.is_floating_point:
         if target.shape != input.shape:
             raise RuntimeError(f"Expected target size {list(input.shape)}, got {list(target.shape)}")
         _refuse_weight_gradient(weight)
-        weighted = target if weight is None else target * _as_tensor(weight).detach().reshape(
+        weighted = target if weight is None else target * as_tensor(weight).detach().reshape(
             (-1,) + (1,) * (input.dim() - class_dim - 1))
         if reduction == "none":
             return -(scores * weighted).sum(class_dim)
@@ -162,7 +161,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """``-w (t log x + (1 - t) log(1 - x))`` (``BinaryCrossEntropyBackward0``), logarithms clamped at -100."""
     reduction = _reduction(size_average, reduce, reduction)
-    input, target = _as_tensor(input), _as_tensor(target)
+    input, target = as_tensor(input), as_tensor(target)
     if target.shape != input.shape:
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
                          f"({input.shape}) is deprecated. Please ensure they have the same size.")
@@ -171,6 +170,6 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         raise RuntimeError("all elements of input should be between 0 and 1")
     _refuse_weight_gradient(weight)
     if weight is not None:
-        weight = np.broadcast_to(_as_tensor(weight).detach().numpy(), input.shape)
+        weight = np.broadcast_to(as_tensor(weight).detach().numpy(), input.shape)
     return apply_op("BinaryCrossEntropyBackward0", rules.binary_cross_entropy, (input, target),
                     {"weight": weight, "reduction": reduction}, slots=((0,), (1,)), promote=True)

@@ -11,7 +11,7 @@ class Parameter(Tensor):
     def __new__(cls, data=None, requires_grad=True):
         source = data if data is not None else tensor([])
         p = object.__new__(cls)
-        p._init(source._data, bool(requires_grad))
+        p._init(source.detach().numpy(), bool(requires_grad))
         return p
 
     def __init__(self, data=None, requires_grad=True):
