@@ -61,6 +61,7 @@ for _name, _ufunc in (("add", np.add), ("sub", np.subtract), ("mul", np.multiply
 for _name, _ufunc in (("gt", np.greater), ("lt", np.less), ("ge", np.greater_equal), ("le", np.less_equal)):
     setattr(Dual, f"__{_name}__", lambda self, other, _ufunc=_ufunc: _ufunc(value(self), value(other)))
 Dual.__neg__ = lambda self: np.negative(self)
+Dual.__abs__ = lambda self: np.absolute(self)
 
 
 def value(x):

@@ -44,13 +44,19 @@ def test_a_tangent_without_a_forward_rule_raises_instead_of_vanishing(isolated_r
         rules.tangent_of_call(entry, [None, None, np.ones(2)], scale_shift(x, 2.0, x), (x, 2.0, x), {})
 
 
-def test_each_side_replaces_only_itself(isolated_rules):
+def test_a_new_reverse_rule_takes_the_old_forward_rules_with_it(isolated_rules):
+    """Forward rules written for one reverse rule may disagree with its replacement: forward mode asks again."""
     before = rules.generation()
     astgrad.defvjp(scale_shift, scale_shift_vjp)
     astgrad.defjvp(scale_shift, lambda t, ans, x, s, shift: t * s, None, lambda t, ans, x, s, shift: t)
     jvps = rules.lookup(scale_shift).jvps
-    astgrad.defvjp(scale_shift, lambda g, ans, x, s, shift: (g * s, None, g))
+    astgrad.defvjp(scale_shift, scale_shift_vjp)  # the same rule again (a module reloaded): kept
     assert rules.lookup(scale_shift).jvps == jvps
+    astgrad.defvjp(scale_shift, lambda g, ans, x, s, shift: (g * s, None, g))
+    entry = rules.lookup(scale_shift)
+    assert not entry.has_jvp
+    with pytest.raises(LookupError, match="no forward rule for its argument 0"):
+        rules.tangent_of_call(entry, [np.ones(2), None, None], np.ones(2), (np.ones(2), 1.0, 0.0), {})
     astgrad.defjvp(scale_shift, lambda t, ans, x, s, shift: s * t)
     assert rules.lookup(scale_shift).vjp is not scale_shift_vjp and rules.lookup(scale_shift).jvp_for(1) is None
     assert rules.generation() > before  # code built against the old entries is out of date

@@ -159,3 +159,14 @@ def test_forward_rule_agrees_with_reverse_rule_at_edges(case):
     values, _ = forward(case, args, us)
     ws = weights(values)
     np.testing.assert_allclose(jvp_side(case, args, us, ws), vjp_side(case, args, diff, us, ws), rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("case", [c for c in EDGES if c.expected is None], ids=edge_id)
+def test_forward_rule_matches_finite_differences_at_edges(case):
+    """Where central differences are the reference of the reverse rule's edge test, they are the forward rule's too."""
+    args, diff = draw(case)
+    us = directions(args, diff)
+    values, _ = forward(case, args, us)
+    ws = weights(values)
+    numeric = directional(lambda s: weighted(_items(case.function(*moved(args, us, s), **case.kwargs)), ws), 0.0, 1.0)
+    np.testing.assert_allclose(jvp_side(case, args, us, ws), numeric, rtol=1e-5, atol=1e-6)

@@ -220,7 +220,9 @@ def defvjp(fn: Callable, rule: Callable | None = None, *, name: str | None = Non
     """Register ``rule`` as the vector-Jacobian product of ``fn``.
 
     Usable as ``defvjp(fn, rule)`` or as a decorator ``@defvjp(fn)``.  A later
-    registration for the same ``fn`` replaces the earlier one.  Returns the
+    registration for the same ``fn`` replaces the earlier one, with the
+    entry's forward rules (register those again with :func:`defjvp`); the
+    same rule registered again keeps them.  Returns the
     rule, so the decorated function stays usable.
     """
     if rule is None:
@@ -228,8 +230,10 @@ def defvjp(fn: Callable, rule: Callable | None = None, *, name: str | None = Non
     if not callable(rule):
         raise TypeError(f"defvjp: the rule for {qualified_name(fn)} must be callable, got {rule!r}")
     old = find(fn)
-    jvps, rest = (old.jvps, old.jvp_rest) if old is not None and old.fn is fn else ((), None)
-    _store(fn, Rule(fn, rule, name or qualified_name(fn), jvps, rest))
+    # a new reverse rule may disagree with the forward rules written for the old one: they go with it
+    # (forward mode then asks for defjvp), unless the same rule is registered again
+    kept = old is not None and old.fn is fn and old.vjp is rule
+    _store(fn, Rule(fn, rule, name or qualified_name(fn), old.jvps if kept else (), old.jvp_rest if kept else None))
     return rule
 
 
@@ -244,8 +248,8 @@ def defjvp(fn: Callable, *rules: Callable | None, argnum: int | None = None, res
     ``@defjvp(fn, argnum=1)`` that of argument 1, keeping the others.  A rule
     is ``jvp(t, ans, *args, **kwargs)``: the tangent of ``fn``'s output due to
     the tangent ``t`` of its one argument.  The entry's reverse rule
-    (:func:`defvjp`) stays as it is; ``fn`` needs one, since the table has
-    one entry per primitive.  Returns the (last) rule.
+    (:func:`defvjp`) stays as it is; ``fn`` needs one first, since the table
+    has one entry per primitive.  Returns the (last) rule.
     """
     if not rules and rest is None:
         return functools.partial(_defjvp_at, fn, 0 if argnum is None else argnum)

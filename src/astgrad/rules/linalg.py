@@ -425,13 +425,19 @@ def det_jvp(t, ans, a):
 
 @defjvp(np.linalg.slogdet)
 def slogdet_jvp(t, ans, a):
-    """The sign is piecewise constant: no tangent."""
-    return None, np.sum(T(np.linalg.inv(a)) * t, axis=(-2, -1))
+    """``d det / det = tr(a^-1 t)``: its real part moves log|det|, its imaginary part the phase ``sign``.
+
+    A real sign is piecewise constant: no tangent.
+    """
+    moved = np.sum(T(np.linalg.inv(a)) * t, axis=(-2, -1))
+    if not np.iscomplexobj(ans[0]):
+        return None, np.real(moved)
+    return ans[0] * 1j * np.imag(moved), np.real(moved)
 
 
 @defjvp(logabsdet)
 def logabsdet_jvp(t, ans, a):
-    return np.sum(T(np.linalg.inv(a)) * t, axis=(-2, -1))
+    return np.real(np.sum(T(np.linalg.inv(a)) * t, axis=(-2, -1)))  # log|det| is real, also for a complex a
 
 
 def solve_jvp_a(t, ans, a, b):
