@@ -138,13 +138,16 @@ def append_vjp(g, ans, items, item):
 
 
 def part(grad, i):
-    """Item ``i`` of a sequence gradient; 0.0 where nothing flowed.
+    """Item ``i`` (a position, or a dict's key) of a sequence gradient; 0.0 where nothing flowed.
 
     A list that numpy read as an array (``np.sum([a, b])``) gets an array
     gradient: item ``i`` is its row ``i``.  Generated code calls it too.
     """
     if type(grad) is np.ndarray:
         return grad[i]
+    if isinstance(grad, dict):  # a dict's gradient holds the keys that got one
+        value = grad.get(i)
+        return 0.0 if value is None else value
     if grad is None or not isinstance(grad, (list, tuple)):
         return 0.0
     value = grad[i]

@@ -39,14 +39,22 @@ def mark(plan, trees, maybe, ns) -> None:
 
     ``trees`` surely hold containers (the caller's arguments); ``maybe`` may
     hold one (a called function's parameter given an item of a container).
+    The items of what a called function returns (``out, cache = layer(x)``)
+    may be containers too, and a dict literal's name is one.
     """
     plan.trees, plan.tree_items = set(trees), set()
-    if not trees and not maybe:
-        return
-    plan.sequences.update(trees)
-    plan.tree_items = set(maybe) | items_of(plan.body, set(trees) | set(maybe))
-    plan.maybe_sequences.update(plan.tree_items)
-    plan.body = _checked(plan.body, plan.trees | plan.tree_items, plan, ns)
+    plan.maybe_sequences.update(items_of(plan.body, set(plan.maybe_sequences)))
+    dicts = {t for op in walk_ops(plan.body) if op.kind == "pack" and isinstance(op.expr, gast.Dict)
+             for t in op.targets}
+    if trees or maybe:
+        plan.sequences.update(trees)
+        plan.tree_items = set(maybe) | items_of(plan.body, set(trees) | set(maybe))
+        plan.maybe_sequences.update(plan.tree_items)
+    plan.maybe_sequences.update(items_of(plan.body, dicts))  # d["layers"][1]
+    joined = plan.trees | plan.tree_items
+    iterated = joined | dicts | plan.maybe_sequences
+    if joined or iterated:
+        plan.body = _checked(plan.body, joined, iterated, plan, ns)
 
 
 def passed(plan, bound, active) -> tuple:
@@ -71,29 +79,31 @@ def items_of(body, trees) -> set:
         found = grown
 
 
-def _checked(stmts, names, plan, ns) -> list:
+def _checked(stmts, joined, iterated, plan, ns) -> list:
     out = []
     for s in stmts:
         if isinstance(s, Op):
-            out += _checks(s, names, plan, ns)
+            out += _checks(s, joined, iterated, plan, ns)
         elif isinstance(s, If):
-            s.body, s.orelse = _checked(s.body, names, plan, ns), _checked(s.orelse, names, plan, ns)
+            s.body = _checked(s.body, joined, iterated, plan, ns)
+            s.orelse = _checked(s.orelse, joined, iterated, plan, ns)
         elif isinstance(s, (For, While)):
-            s.body = _checked(s.body, names, plan, ns)
+            s.body = _checked(s.body, joined, iterated, plan, ns)
         out.append(s)
     return out
 
 
-def _checks(op, names, plan, ns) -> list:
-    """``not_joined(x, ...)`` before ``x + y`` or ``x * y`` and ``not_a_dict(xs, ...)`` before a loop's ``xs[i]``."""
+def _checks(op, joined, iterated, plan, ns) -> list:
+    """``not_joined(x, ...)`` before ``x + y`` or ``x * y`` (``x`` in ``joined``) and ``not_a_dict(xs, ...)``
+    before a loop's ``xs[i]`` (``xs`` in ``iterated``)."""
     found = []
     if op.kind == "prim" and op.fn in (np.add, np.multiply) and isinstance(op.expr, gast.BinOp):
-        maybe = [a.id for a in op.args if isinstance(a, gast.Name) and a.id in names]
+        maybe = [a.id for a in op.args if isinstance(a, gast.Name) and a.id in joined]
         if op.fn is np.multiply or len(maybe) == 2:  # + joins two sequences only; tuple + array is numpy's
             found += [_check(plan, ns, op, runtime.not_joined, name, "+" if op.fn is np.add else "*")
                       for name in maybe]
     elif op.kind == "prim" and op.fn is rules.getitem and getattr(op.node, ITERATED, False) \
-            and isinstance(op.args[0], gast.Name) and op.args[0].id in names:
+            and isinstance(op.args[0], gast.Name) and op.args[0].id in iterated:
         found.append(_check(plan, ns, op, runtime.not_a_dict, op.args[0].id, ""))
     return found
 
@@ -115,3 +125,10 @@ def item_gradient(plan, helper, g, items, index):
     if items.id in plan.trees and isinstance(index, gast.Constant) and isinstance(index.value, str):
         return compat.make("Dict", keys=[compat.clone(index)], values=[compat.name(g)])
     return compat.call(helper(runtime.sequence_gradient), [compat.name(g), compat.clone(items), compat.clone(index)])
+
+
+def pack_index(op, i):
+    """Item ``i`` of a pack as its gradient is indexed: the position, or the key of a dict literal."""
+    if isinstance(op.expr, gast.Dict):
+        return compat.clone(op.expr.keys[i])
+    return compat.const(i)

@@ -127,6 +127,40 @@ def _sequence(n, target, expr):
     n.sequences.add(target)
 
 
+def _dict(n, target, expr):
+    """``{"W": w, "b": b}``: a pack whose items are read back by key (containers.pack_index).
+
+    The keys must be literals, each once, for the values to carry gradients:
+    a key held in a variable could be rebound before the adjoint reads it,
+    and a repeated key keeps only its last value, whose gradient the first
+    would get too.  Otherwise the dict is built as written and refused only
+    if a value carries a gradient.
+    """
+    keys = [k.value if isinstance(k, gast.Constant) and isinstance(k.value, (str, int))
+            and not isinstance(k.value, bool) else _NOT_LITERAL for k in expr.keys]
+    problem = None
+    if _NOT_LITERAL in keys:
+        problem = ("a dict literal's keys must be strings or integers written as literals for its values to "
+                   "carry gradients", "Write each key itself ({'W1': w}).")
+    elif len(set(keys)) != len(keys):
+        twice = next(k for i, k in enumerate(keys) if k in keys[:i])
+        problem = (f"the key {twice!r} appears twice in the dict literal",
+                   "Python keeps only the last value; write the key once.")
+    if problem is not None:
+        key_atoms = [None if k is None else n.atomize(k) for k in expr.keys]
+        values = [n.atomize(v) for v in expr.values]
+        node = compat.make("Dict", keys=key_atoms, values=values)
+        n.emit([target], "opaque", node, expr, args=values, error=problem)
+        return
+    atoms = [n.atomize(v) for v in expr.values]
+    node = compat.make("Dict", keys=[compat.const(k) for k in keys], values=atoms)
+    n.emit([target], "pack", node, expr, args=atoms)
+    n.sequences.add(target)
+
+
+_NOT_LITERAL = object()
+
+
 def _subscript(n, target, expr):
     if isinstance(expr.value, (gast.Attribute, gast.Name)):  # np.r_, or r_ imported from numpy
         concatenator = n.static(expr.value)
@@ -395,7 +429,7 @@ def _integer_result(n, fn, args, kwargs) -> bool:
 _HANDLERS = {
     "Name": _name, "Constant": _constant, "BinOp": _binop, "UnaryOp": _unaryop,
     "Compare": _compare, "BoolOp": _boolop, "IfExp": _ifexp, "Tuple": _sequence,
-    "List": _sequence, "Subscript": _subscript, "Attribute": _attribute,
+    "List": _sequence, "Dict": _dict, "Subscript": _subscript, "Attribute": _attribute,
     "Lambda": _lambda, "ListComp": _listcomp, "Call": _call,
     "JoinedStr": lambda n, t, e: n.emit([t], "nondiff", n.kept_as_written(e), e),
 }

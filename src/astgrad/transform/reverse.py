@@ -176,8 +176,8 @@ class Reverser:
                 if op.targets[0] in live:
                     g = compat.name(self.adj(op.targets[0]))
                     for i, a in enumerate(op.args):
-                        self.accumulate(a, compat.call(self.helper(runtime.part), [g, compat.const(i)]), live, out,
-                                        may_zero=True)
+                        item = compat.call(self.helper(runtime.part), [g, containers.pack_index(op, i)])
+                        self.accumulate(a, item, live, out, may_zero=True)
             elif kind == "unpack":
                 if any(t in live for t in op.targets):
                     parts = compat.tuple_([compat.name(self.adj(t)) if t in live else compat.const(None)
