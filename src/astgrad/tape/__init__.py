@@ -6,7 +6,7 @@ a new tensor function computes with numpy and names its node, and the rule
 table differentiates it.
 """
 
-from . import _inplace, _methods, _numpy_protocol, _selecting, _shaping  # noqa: F401  (they add Tensor's operations)
+from . import _copying, _inplace, _methods, _numpy_protocol, _selecting, _shaping  # noqa: F401  (Tensor's methods)
 from ._autograd import backward, grad
 from ._dtypes import (
     DType, Size, bfloat16, bool_, complex64, complex128, float16, float32, float64, get_default_dtype, int8, int16,

@@ -7,7 +7,8 @@ metadata).  The modules that record operations add them to the class with
 ``extends``: ``_methods`` (operators, math, reductions), ``_shaping``
 (views and casts), ``_selecting`` (split, gather, sort, ``new_*``...),
 ``_inplace`` (in-place operations), ``_numpy_protocol``
-(numpy's protocols) and ``_autograd`` (``backward``).  Importing any module
+(numpy's protocols), ``_autograd`` (``backward``) and ``_copying`` (pickle,
+``copy``, ``deepcopy``).  Importing any module
 of the package imports them all, so the class is complete before a user
 sees it.
 """

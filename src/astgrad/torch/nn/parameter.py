@@ -17,6 +17,12 @@ class Parameter(Tensor):
     def __init__(self, data=None, requires_grad=True):
         pass
 
+    def __deepcopy__(self, memo):
+        """A new Parameter with a copy of the data and ``requires_grad``; as in PyTorch, no ``.grad``."""
+        if id(self) not in memo:
+            memo[id(self)] = type(self)(self.detach().clone(), self.requires_grad)
+        return memo[id(self)]
+
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()
 
