@@ -19,7 +19,7 @@ from .errors import NoRuleTransformError, TransformError, UnsupportedSyntaxError
 from .inline import RuleInliner
 from .inplace import reuse_buffers
 from .adjoint_ir import pop, push, uses_stack
-from .ir import For, If, Op, While, first_bindings, walk_ops
+from .ir import Op, assigned, first_bindings, walk_ops
 from .namespace import Namespace
 from .naming import Adjoints, Names, UserNames
 from .normalize import Normalizer, local_names, param_names
@@ -59,7 +59,7 @@ class Plan:
             unpack, self.ret = unpack_aux(self.body, self.ret, builder.ns, self.names, fn)
             self.body = self.body + unpack
         self.wrt = list(wrt)
-        self.locals = set(normalizer.locals) | _assigned(self.body)
+        self.locals = set(normalizer.locals) | assigned(self.body)
         self.sequences = set(normalizer.sequences)
         self.maybe_sequences = set()  # results of user calls: arrays, tuples or lists
         for op in walk_ops(self.body):
@@ -87,20 +87,6 @@ def _returns_sequence(op) -> bool:
 def _ident(fn) -> str:
     """``fn``'s name as it can appear in an identifier (``<lambda>`` -> ``lambda``)."""
     return "".join(c for c in str(fn.__name__) if c.isascii() and (c.isalnum() or c == "_")) or "fn"
-
-
-def _assigned(stmts) -> set:
-    found = set()
-    for s in stmts:
-        if isinstance(s, Op):
-            found.update(s.targets)
-        elif isinstance(s, If):
-            found |= {s.test} | _assigned(s.body) | _assigned(s.orelse)
-        elif isinstance(s, For):
-            found |= {s.target} | _assigned(s.body)
-        elif isinstance(s, While):
-            found |= {s.test} | _assigned(s.cond) | _assigned(s.body)
-    return found
 
 
 class Generated:
@@ -190,15 +176,15 @@ class ModuleBuilder:
             fn_def = optimize(fn_def, self.ns)
         fn_def = unbind(fn_def, primal, plan.names.temps, self.ns)
         helpers = tuple(rev.helper(fn).id for fn in (runtime.shape, runtime.size, runtime.only_shape))
-        fn_def = shapes_on_stack(fn_def, adjoint, helpers[:2], helpers[2], stack)
-        fn_def = optimize(drop_unread_saves(fn_def, adjoint, helpers[2], stack), self.ns)
+        fn_def = shapes_on_stack(fn_def, adjoint, helpers[:2], helpers[2])
+        fn_def = optimize(drop_unread_saves(fn_def, adjoint), self.ns)
         fn_def = drop_arrays(fn_def, primal, adjoint, helpers, plan.names.temps)
         fn_def = shapes_only(fn_def, self.ns, helpers)
         returned = {n.id for n in compat.walk(fn_def.body[-1]) if isinstance(n, compat.gast.Name)}
         copies = {n.id for stmt in adjoint for n in compat.walk(stmt)
                   if isinstance(n, compat.gast.Name) and isinstance(n.ctx, compat.gast.Store)}
         fn_def = propagate_copies(fn_def, copies - returned)
-        fn_def = optimize(unstack(fn_def, stack), self.ns)
+        fn_def = optimize(unstack(fn_def), self.ns)
         params = fn_def.args.args + fn_def.args.kwonlyargs
         numbers = [seed] if mode == "grad" else []  # the seed of a gradient is the number 1.0
         shaped = self.ns.bind(runtime.Shaped, "Shaped")

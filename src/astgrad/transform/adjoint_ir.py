@@ -4,8 +4,10 @@ The sweeps save values for the adjoint on the module's stack (``push``), take
 them back (``pop``), and the memory passes keep only an array's shape
 (``shape_of``) or delete it (``release``).  Each is an ordinary gast node, so
 emitting it needs nothing special, tagged with its kind: a pass asks
-``kind(node)`` or ``pushed(stmt)``, never matches the stack's name or a
-helper's name as a string.  ``compat.clone`` keeps the tag.
+``kind(node)``, ``pushed(stmt)`` or ``popped_into(stmt)``, never matches the
+stack's name or a helper's name as a string.  A push and a pop are tagged on
+their call, so a statement rebuilt around it (a dead ``t = _stack.pop()``
+kept as a bare pop) keeps it; ``compat.clone`` keeps tags too.
 """
 
 from __future__ import annotations
@@ -29,8 +31,7 @@ def kind(node):
 
 def push(stack, value):
     """``stack.append(value)``, a statement; ``stack`` is the module's name for the stack."""
-    call = compat.call(compat.attr(compat.name(stack), "append"), [value])
-    return _tagged(compat.expr_stmt(call), PUSH)
+    return compat.expr_stmt(_tagged(compat.call(compat.attr(compat.name(stack), "append"), [value]), PUSH))
 
 
 def pop(stack):
@@ -38,11 +39,24 @@ def pop(stack):
     return _tagged(compat.call(compat.attr(compat.name(stack), "pop")), POP)
 
 
+def shape_of(helper, value):
+    """``only_shape(value)``: the array's shape, standing in for it where only that is read.
+
+    ``helper`` is the module's name for ``runtime.only_shape``.
+    """
+    return _tagged(compat.call(compat.name(helper), [value]), SHAPE_OF)
+
+
+def release(names):
+    """``del a, b``: arrays nothing reads any more."""
+    return _tagged(compat.make("Delete", targets=[compat.name(n, store=False) for n in names]), RELEASE)
+
+
 def pushed(stmt):
     """The value a push statement saves, else None."""
-    if kind(stmt) != PUSH:
-        return None
-    return stmt.value.args[0]
+    if isinstance(stmt, gast.Expr) and kind(stmt.value) == PUSH:
+        return stmt.value.args[0]
+    return None
 
 
 def is_pop(node) -> bool:
@@ -57,6 +71,14 @@ def popped_into(stmt):
     return None
 
 
+def shape_kept(node):
+    """The name in ``only_shape(name)``, else None."""
+    if kind(node) == SHAPE_OF and isinstance(node.args[0], gast.Name):
+        return node.args[0]
+    return None
+
+
 def uses_stack(stmts, stack) -> bool:
-    """Whether ``stmts`` name the stack at all (a function without saves needs no ``_stack = []``)."""
+    """Whether ``stmts`` read the name ``stack`` at all: push, pop, or pass it to a called function's
+    forward half (a function without any of these needs no ``_stack = []``)."""
     return any(isinstance(n, gast.Name) and n.id == stack for s in stmts for n in compat.walk(s))

@@ -18,7 +18,7 @@ from . import primitives
 from . import compat
 from .compat import gast
 from .errors import NoRuleTransformError
-from .ir import For, If, Op, While, atom_names, walk_ops
+from .ir import For, If, Op, While, atom_names, branches, walk_ops, walk_statements
 from .shapes import Shapes
 
 FLOWING = ("prim", "copy", "pack", "unpack", "call", "opaque")
@@ -98,20 +98,11 @@ class Analysis:
 
     def _adjoint_reads(self, body) -> set[str]:
         reads = set()
-
-        def visit(stmts):
-            for s in stmts:
-                if isinstance(s, Op) and self.is_active(s):
-                    reads.update(self.rule_reads(s))
-                elif isinstance(s, If):
-                    visit(s.body)
-                    visit(s.orelse)
-                elif isinstance(s, For):
-                    reads.update(n for n in atom_names(s.iter) if n in self.locals)
-                    visit(s.body)
-                elif isinstance(s, While):
-                    visit(s.body)
-        visit(body)
+        for s in walk_statements(body, branches):  # a While's cond has no adjoint of its own
+            if isinstance(s, Op) and self.is_active(s):
+                reads.update(self.rule_reads(s))
+            elif isinstance(s, For):
+                reads.update(n for n in atom_names(s.iter) if n in self.locals)
         return reads
 
     def rule_reads(self, op, values_only=False) -> set[str]:

@@ -9,13 +9,14 @@ generated gradient holds no more memory than it needs.
 
 from __future__ import annotations
 
-from . import compat
+from . import adjoint_ir, compat
+from .adjoint_ir import is_pop, popped_into, pushed, shape_kept
 from .compat import gast
 from .emit import is_marker
 from .inline import rewrite
 
 
-def drop_unread_saves(fn_def, adjoint, keep_shape, stack):
+def drop_unread_saves(fn_def, adjoint):
     """Stop saving a name no ``adjoint`` statement reads: its pushes and its pops go together.
 
     The analysis saves what the rules read; a group of elementwise operations
@@ -29,7 +30,7 @@ def drop_unread_saves(fn_def, adjoint, keep_shape, stack):
     popped = set()
     for stmt in adjoint:
         for n in compat.walk(stmt):
-            name = _pop_target(n, stack)
+            name = popped_into(n)
             if name is not None:
                 popped.add(name)
     unread = popped - loads
@@ -37,13 +38,11 @@ def drop_unread_saves(fn_def, adjoint, keep_shape, stack):
         return fn_def
 
     def keep(stmt):
-        if _pop_target(stmt, stack) in unread:
+        if popped_into(stmt) in unread:
             return False
-        pushed = push_value(stmt, stack)
-        if isinstance(pushed, gast.Call) and isinstance(pushed.func, gast.Name) and pushed.func.id == keep_shape \
-                and len(pushed.args) == 1:
-            pushed = pushed.args[0]  # _stack.append(only_shape(t4))
-        return not (isinstance(pushed, gast.Name) and pushed.id in unread)
+        value = pushed(stmt)
+        value = shape_kept(value) or value  # _stack.append(only_shape(t4))
+        return not (isinstance(value, gast.Name) and value.id in unread)
 
     def sweep(stmts):
         out = []
@@ -57,14 +56,6 @@ def drop_unread_saves(fn_def, adjoint, keep_shape, stack):
         return out
     fn_def.body = sweep(fn_def.body)
     return fn_def
-
-
-def _pop_target(stmt, stack):
-    """``name`` for a statement ``name = _stack.pop()``, else None."""
-    if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) \
-            and _is_pop(stmt.value, stack):
-        return stmt.targets[0].id
-    return None
 
 
 def release(fn_def, keep=(), numbers=(), small=()):
@@ -114,9 +105,9 @@ def release(fn_def, keep=(), numbers=(), small=()):
     for i, s in enumerate(body):
         out.append(s)
         if i in after:
-            out.append(compat.make("Delete", targets=[compat.name(n, store=False) for n in sorted(after[i])]))
+            out.append(adjoint_ir.release(sorted(after[i])))
     for node in out:
-        if isinstance(node, gast.Delete):
+        if adjoint_ir.kind(node) == adjoint_ir.RELEASE:
             for t in node.targets:
                 t.ctx = gast.Del()
     fn_def.body = out
@@ -244,7 +235,7 @@ def _propagate(stmts, i, a, b, loads) -> bool:
     return True
 
 
-def unstack(fn_def, stack):
+def unstack(fn_def):
     """Keep what the function's top level saves in locals, not on ``_stack``.
 
     A value pushed outside every loop is popped outside every loop, once:
@@ -255,10 +246,10 @@ def unstack(fn_def, stack):
     ``_saved_n = value``.  Without pushes left, ``_stack = []`` goes too.
     """
     body = fn_def.body
-    if any(isinstance(s, gast.While) and any(_is_pop(n, stack) for n in compat.walk(s.test)) for s in body):
+    if any(isinstance(s, gast.While) and any(is_pop(n) for n in compat.walk(s.test)) for s in body):
         return fn_def  # popped once per trip
-    pushes = [i for i, s in enumerate(body) if push_value(s, stack) is not None]
-    pops = [(i, n) for i, s in enumerate(body) for n in _top_level_pops(s, stack)]
+    pushes = [i for i, s in enumerate(body) if pushed(s) is not None]
+    pops = [(i, n) for i, s in enumerate(body) for n in _top_level_pops(s)]
     if not pushes or len(pushes) != len(pops):
         return fn_def
     taken = {n.id for n in compat.walk(fn_def) if isinstance(n, gast.Name)}
@@ -267,7 +258,7 @@ def unstack(fn_def, stack):
     for push, (pop_at, pop) in zip(pushes, reversed(pops)):
         if pop_at <= push:
             return fn_def
-        value = push_value(body[push], stack)
+        value = pushed(body[push])
         between = [n for s in body[push + 1:pop_at] for n in compat.walk(s)]
         if isinstance(value, gast.Name) and not any(
                 isinstance(n, gast.Name) and n.id == value.id and not isinstance(n.ctx, gast.Load) for n in between):
@@ -287,24 +278,9 @@ def unstack(fn_def, stack):
     return fn_def
 
 
-def push_value(stmt, stack):
-    """``v`` for ``_stack.append(v)``, where ``stack`` names the stack (``_stack``)."""
-    if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call) and len(stmt.value.args) == 1:
-        func = stmt.value.func
-        if isinstance(func, gast.Attribute) and func.attr == "append" and isinstance(func.value, gast.Name) \
-                and func.value.id == stack:
-            return stmt.value.args[0]
-    return None
-
-
-def _is_pop(node, stack) -> bool:
-    return isinstance(node, gast.Call) and not node.args and isinstance(node.func, gast.Attribute) \
-        and node.func.attr == "pop" and isinstance(node.func.value, gast.Name) and node.func.value.id == stack
-
-
-def _top_level_pops(stmt, stack):
+def _top_level_pops(stmt):
     """``_stack.pop()`` calls ``stmt`` makes once: not inside the body of a loop or branch."""
     if isinstance(stmt, (gast.For, gast.While, gast.If)):
         head = stmt.iter if isinstance(stmt, gast.For) else stmt.test
-        return [] if isinstance(stmt, gast.While) else [n for n in compat.walk(head) if _is_pop(n, stack)]
-    return [n for n in compat.walk(stmt) if _is_pop(n, stack)]
+        return [] if isinstance(stmt, gast.While) else [n for n in compat.walk(head) if is_pop(n)]
+    return [n for n in compat.walk(stmt) if is_pop(n)]

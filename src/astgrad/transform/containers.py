@@ -22,7 +22,7 @@ import numpy as np
 from .. import rules
 from . import compat, runtime
 from .compat import gast
-from .ir import For, If, Op, Raw, While, walk_ops
+from .ir import Op, Raw, branches, walk_ops
 from .runtime_errors import ORIGIN
 
 #: set on the ``xs[i]`` that a ``for v in xs`` loop becomes (normalize), so that a dict is refused there
@@ -84,11 +84,8 @@ def _checked(stmts, joined, iterated, plan, ns) -> list:
     for s in stmts:
         if isinstance(s, Op):
             out += _checks(s, joined, iterated, plan, ns)
-        elif isinstance(s, If):
-            s.body = _checked(s.body, joined, iterated, plan, ns)
-            s.orelse = _checked(s.orelse, joined, iterated, plan, ns)
-        elif isinstance(s, (For, While)):
-            s.body = _checked(s.body, joined, iterated, plan, ns)
+        for block in branches(s):
+            block[:] = _checked(block, joined, iterated, plan, ns)
         out.append(s)
     return out
 

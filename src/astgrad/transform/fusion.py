@@ -29,7 +29,7 @@ import numpy as np
 
 from . import compat
 from .compat import gast
-from .ir import For, If, Op, While, atom_names, walk_statements
+from .ir import Op, own_reads, walk_statements
 
 # symbols, never identifiers, so no name of the user's can be mistaken for them
 G = "<g>"      # the incoming gradient, as a symbol in an inlined rule
@@ -388,20 +388,9 @@ def read_counts(body) -> dict:
     """How often each name is read anywhere in the normalised function."""
     counts = {}
 
-    def add(names):
-        for n in names:
-            counts[n] = counts.get(n, 0) + 1
     for s in walk_statements(body):
-        if isinstance(s, Op):
-            add(atom_names(s.expr))
-        elif isinstance(s, If):
-            add([s.test])
-        elif isinstance(s, While):
-            add([s.test])
-        elif isinstance(s, For):
-            add(atom_names(s.iter))
-        else:
-            add(n.id for n in gast.walk(getattr(s, "stmt", None) or compat.const(0)) if isinstance(n, gast.Name))
+        for n in own_reads(s):
+            counts[n] = counts.get(n, 0) + 1
     return counts
 
 

@@ -34,6 +34,7 @@ import builtins
 import numpy as np
 
 from . import compat, runtime
+from . import adjoint_ir
 from .cleanup import numeric, surely_numbers
 from .compat import gast
 from ..rules import _extra, _support, linalg
@@ -111,7 +112,7 @@ class _Block:
 
     def run(self):
         for i, stmt in enumerate(self.body):
-            if isinstance(stmt, gast.Delete):
+            if adjoint_ir.kind(stmt) == adjoint_ir.RELEASE:
                 for t in stmt.targets:
                     self.owner.pop(getattr(t, "id", None), None)
                 continue

@@ -123,7 +123,7 @@ def branches(s) -> list:
     return [s.body] if isinstance(s, While) else blocks(s)
 
 
-def tested(s) -> list:
+def control_names(s) -> list:
     """The names a control-flow statement binds or tests itself: a For's target, an If's or While's test."""
     if isinstance(s, For):
         return [s.target]
@@ -137,12 +137,33 @@ def dispatch(visitor, prefix, s, *args):
     return getattr(visitor, f"{prefix}_{type(s).__name__.lower()}")(s, *args)
 
 
-def walk_statements(stmts):
-    """Every statement in a statement list and the blocks nested in it, depth first."""
+def own_reads(s) -> list:
+    """The names statement ``s`` reads itself, not in its nested blocks (a name read twice counts twice)."""
+    if isinstance(s, Op):
+        return atom_names(s.expr)
+    if isinstance(s, (If, While)):
+        return [s.test]
+    if isinstance(s, For):
+        return atom_names(s.iter)
+    if isinstance(s, Raw):
+        return [n.id for n in gast.walk(s.stmt) if isinstance(n, gast.Name)]
+    return []
+
+
+def assigned(stmts) -> set:
+    """Every name the statements (nested ones too) bind: targets, loop variables and tests."""
+    return {t for s in walk_statements(stmts) for t in (s.targets if isinstance(s, Op) else control_names(s))}
+
+
+def walk_statements(stmts, nested=blocks):
+    """Every statement in a statement list and the blocks ``nested`` gives for each, depth first.
+
+    ``nested=branches`` leaves out a While's cond.
+    """
     for s in stmts:
         yield s
-        for block in blocks(s):
-            yield from walk_statements(block)
+        for block in nested(s):
+            yield from walk_statements(block, nested)
 
 
 def walk_ops(stmts):
@@ -177,5 +198,5 @@ def first_bindings(body, params) -> dict:
             bound.update(s.targets)
         else:
             bound.update(t for op in walk_ops([s]) for t in op.targets)
-            bound.update(tested(s))
+            bound.update(control_names(s))
     return found

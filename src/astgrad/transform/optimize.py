@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import compat, runtime
-from .cleanup import push_value
+from .adjoint_ir import POP, PUSH, kind, pushed, shape_kept, shape_of
 from .compat import gast
 from .emit import is_marker
 from .runtime_errors import keep_origin
@@ -153,7 +153,7 @@ def _pure_nodes(nodes, ns) -> bool:
                 root = root.value
             if not isinstance(root, gast.Name):
                 return False
-            if root.id == ns.stack:
+            if kind(node) in (PUSH, POP):
                 return False
             obj = ns.globals.get(root.id)
             if root.id in ns.pure or any(obj is b for b in _PURE_BUILTINS):
@@ -273,7 +273,7 @@ def _replace_name(tree, name, value):
     return tree
 
 
-def shapes_on_stack(fn_def, adjoint, shape_helpers, keep_shape, stack):
+def shapes_on_stack(fn_def, adjoint, shape_helpers, keep_shape):
     """Push ``keep_shape(t)`` instead of ``t`` where the ``adjoint`` statements read ``t`` only as ``shape(t)``
     (or ``size(t)``: ``shape_helpers`` names both).
 
@@ -296,9 +296,9 @@ def shapes_on_stack(fn_def, adjoint, shape_helpers, keep_shape, stack):
         return fn_def
     adjoint_ids = {id(stmt) for stmt in adjoint}
     for n in (n for stmt in fn_def.body if id(stmt) not in adjoint_ids for n in compat.walk(stmt)):
-        arg = push_value(n, stack)
+        arg = pushed(n)
         if isinstance(arg, gast.Name) and arg.id in only:
-            n.value.args = [compat.call(compat.name(keep_shape), [arg])]
+            n.value.args = [shape_of(keep_shape, arg)]
     return fn_def
 
 
@@ -362,7 +362,7 @@ def drop_arrays(fn_def, primal, adjoint, helpers, temps):
     for s in fn_def.body:
         body.append(s)
         for name in after.get(id(s), ()):
-            body.append(compat.assign(name, compat.call(compat.name(keep_fn), [compat.name(name)])))
+            body.append(compat.assign(name, shape_of(keep_fn, compat.name(name))))
     fn_def.body = body
     return fn_def
 
@@ -385,7 +385,7 @@ def shapes_only(fn_def, ns, helpers):
     counts as read for its shape when that one is chosen too.  ``helpers``
     names ``shape``, ``size`` and ``only_shape`` in the module.
     """
-    shape_fn, size_fn, keep_fn = helpers
+    shape_fn = helpers[0]
     body = fn_def.body
     stores, keeps, defs = {}, {}, {}
     loads, meta = [], set()  # the names read, those read as shape(n), size(n), n.shape, n.size, n.ndim
@@ -406,7 +406,7 @@ def shapes_only(fn_def, ns, helpers):
         name = _single_target(s)
         if name is None or name in params:
             continue
-        if _is_call_of(s.value, keep_fn) and isinstance(s.value.args[0], gast.Name) and s.value.args[0].id == name:
+        if getattr(shape_kept(s.value), "id", None) == name:  # t7 = only_shape(t7)
             keeps[name] = keeps.get(name, 0) + 1
         elif _shape_expression(s.value, ns, {}) is not None:
             defs.setdefault(name, []).append(i)
@@ -442,11 +442,6 @@ def shapes_only(fn_def, ns, helpers):
         out.append(s)
     fn_def.body = out
     return fn_def
-
-
-def _is_call_of(value, fn_name) -> bool:
-    return isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and value.func.id == fn_name \
-        and len(value.args) == 1 and not value.keywords
 
 
 def _shape_expression(expr, ns, names, operands=None):
