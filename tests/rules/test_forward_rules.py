@@ -170,3 +170,23 @@ def test_forward_rule_matches_finite_differences_at_edges(case):
     ws = weights(values)
     numeric = directional(lambda s: weighted(_items(case.function(*moved(args, us, s), **case.kwargs)), ws), 0.0, 1.0)
     np.testing.assert_allclose(jvp_side(case, args, us, ws), numeric, rtol=1e-5, atol=1e-6)
+
+
+def _float32(a):
+    if isinstance(a, list):
+        return [_float32(x) for x in a]
+    return np.asarray(a, np.float32) if isinstance(a, np.ndarray) else a
+
+
+@pytest.mark.parametrize("case", [c for c in FORWARD_CASES if c.call is None and c.tape], ids=case_id)
+def test_float32_values_get_float32_tangents(case):
+    """A float32 output's tangent is float32 (rules multiply by float64 constants) and close to float64's."""
+    args, diff = draw(case)
+    us = directions(args, diff)
+    _, exact = forward(case, args, us)
+    values, tangents = forward(case, [_float32(a) if d else a for a, d in zip(args, diff)], [_float32(u) for u in us])
+    for value, tangent, reference in zip(values, tangents, exact):
+        if tangent is None or np.asarray(value).dtype != np.float32:
+            continue
+        assert np.asarray(tangent).dtype == np.float32
+        np.testing.assert_allclose(tangent, reference, rtol=2e-3, atol=2e-3)

@@ -17,10 +17,11 @@ over the arguments that have one.  The conventions:
 * **several outputs** (``eigh``, ``svd``, ``np.split``): the tangent has the
   output's structure, a tuple or a list; ``None`` stands for an output that
   carries no tangent (``slogdet``'s sign, ``lstsq``'s rank).
-* **broadcasting**: a rule returns a tangent that broadcasts to the
-  output's shape (``add``'s rule returns ``t`` itself); the engines
+* **broadcasting and dtype**: a rule returns a tangent that broadcasts to
+  the output's shape (``add``'s rule returns ``t`` itself); the engines
   broadcast it once, with :func:`broadcast_tangent`, as reverse mode
-  un-broadcasts in one place.  A rule may return ``None`` for a zero
+  un-broadcasts in one place, and give it the output's floating dtype
+  there (a real output, the real part).  A rule may return ``None`` for a zero
   tangent (``max(a, b)`` for the argument it did not return).
 * **complex numbers**: a tangent is the complex directional derivative
   ``d/ds f(z + s t)`` at ``s = 0`` for real ``s``.  Holomorphic functions
@@ -37,11 +38,21 @@ __all__ = ["tangent_of_call", "broadcast_tangent", "add_tangents"]
 
 
 def broadcast_tangent(t, ans):
-    """``t`` spread to the shape of ``ans`` (itself when the shapes match; ``None`` stays ``None``)."""
+    """``t`` spread to the shape of ``ans`` and given its floating dtype (``None`` stays ``None``).
+
+    Itself when shape and dtype match.  A float32 output keeps a float32
+    tangent, whatever float64 constants a rule multiplied by (``np.log(2.0)``),
+    and a real output gets the real part of a tangent: the directional
+    derivative of a real value is real, whatever a rule's formula leaves in
+    the imaginary part.
+    """
     if t is None:
         return None
     if isinstance(ans, (tuple, list)):
         return type(t)(broadcast_tangent(part, out) for part, out in zip(t, ans))
+    dtype = getattr(ans, "dtype", None)
+    if dtype is not None and dtype.kind in "fc" and np.result_type(t) != dtype:
+        t = np.asarray(np.real(t) if dtype.kind == "f" else t).astype(dtype)
     shape = np.shape(ans)
     if np.shape(t) == shape:
         return t
