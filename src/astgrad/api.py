@@ -70,8 +70,8 @@ class GradientFunction:
 
     @property
     def source(self) -> str:
-        """The whole generated module."""
-        return self._generated.source
+        """The whole generated module; then the one for container arguments, once a call had them."""
+        return "\n".join([self._generated.source] + [g.source for g in self._tree_variants.values()])
 
     @property
     def wrt(self) -> tuple:

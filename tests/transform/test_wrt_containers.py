@@ -351,3 +351,34 @@ def test_enumerate_zip_and_named_tuples():
     got = astgrad.grad(first_layer)(net, X[0])
     assert type(got[0]) is Layer
     np.testing.assert_allclose(got[0].b, tree_gradient(lambda b: first_layer([(net[0].W, b)], X[0]), net[0].b))
+
+
+def test_the_source_shows_the_code_for_containers_once_it_ran():
+    g = astgrad.grad(mlp_dict, wrt=(0, 2))  # a gradient of its own, not called before
+    assert "holding dicts" not in g.source
+    g(dict_params(), X, Y)
+    source = g.source
+    assert "with respect to params, y (params holding dicts, lists or tuples)." in source
+    assert "dparams = {'b2': " in source and "dparams = accumulate(dparams, {'W1': " in source
+
+
+def returns_a_dict(p):
+    return {"a": p["w"] * 2.0}
+
+
+def test_a_vjp_of_a_function_returning_a_dict_is_refused():
+    # np.shape of a dict is (), so a seed 1.0 would have passed for it and given a zero gradient
+    with pytest.raises(TypeError, match="a dict stands where an array is read"):
+        astgrad.vjp(returns_a_dict)({"w": np.ones(2)}, 1.0)
+
+
+def loss_and_parts(params, X, y):
+    loss = mlp_dict(params, X, y)
+    return loss, {"loss": loss, "W1": params["W1"]}
+
+
+def test_has_aux_with_container_arguments_and_auxiliary_dicts():
+    params = dict_params()
+    got, aux = astgrad.grad(loss_and_parts, has_aux=True)(params, X, Y)
+    assert_tree_close(got, astgrad.grad(mlp_dict)(params, X, Y))
+    assert aux["loss"] == pytest.approx(mlp_dict(params, X, Y)) and aux["W1"] is params["W1"]

@@ -210,6 +210,9 @@ def shape(value):
         return value.shape
     if kind is float or kind is int:
         return ()
+    if isinstance(value, dict):  # np.shape gives (), as for a number: a vjp seed 1.0 would pass for one
+        raise TypeError("astgrad: a dict stands where an array is read (numpy would see one object, not its "
+                        "values), or a vjp's function returns one: pass or return its arrays, as a tuple or list")
     return np.shape(value)
 
 
