@@ -5,7 +5,8 @@ import warnings
 from ...tape import (
     Node, backward, enable_grad, from_numpy, grad, inference_mode, is_tensor, no_grad, set_grad_enabled,
 )
-from . import functional
+from . import function, functional
+from .function import Function
 
 FLOAT_ONLY = "Only Tensors of floating point and complex dtype can require gradients"
 VOLATILE_WARNING = "volatile was removed and now has no effect. Use `with torch.no_grad():` instead."
@@ -38,5 +39,5 @@ class graph:
     Node = Node
 
 
-__all__ = ["Variable", "backward", "functional", "grad", "graph", "no_grad", "enable_grad", "set_grad_enabled",
-           "inference_mode"]
+__all__ = ["Function", "Variable", "backward", "function", "functional", "grad", "graph", "no_grad", "enable_grad",
+           "set_grad_enabled", "inference_mode"]

@@ -1,0 +1,141 @@
+"""``torch.autograd.Function``: an operation with a forward and a backward written by the user.
+
+``forward(ctx, *inputs)`` runs without recording (as in PyTorch); ``apply``
+then records one node, named ``<ClassName>Backward``, whose backward calls
+``backward(ctx, grad_output)``.  Tensors saved with
+``ctx.save_for_backward`` are checked against in-place writes when the
+backward reads them (PyTorch's version-counter error), never read stale.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from ... import rules
+from ...tape import Tensor, apply_op, as_tensor, is_grad_enabled, is_tensor, no_grad
+
+__all__ = ["Function", "FunctionCtx", "once_differentiable"]
+
+LEGACY_FUNCTION = ("Legacy autograd function with non-static forward method is deprecated. Please use new-style "
+                   "autograd function with static forward method. (Example: "
+                   "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
+MODIFIED_SAVED = (
+    "one of the variables needed for gradient computation has been modified by an inplace operation: "
+    "{described} is at version {now}; expected version {then} instead. Hint: enable anomaly detection to find the "
+    "operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
+)
+
+
+class FunctionCtx:
+    """The ``ctx`` of a custom Function: saved tensors, ``needs_input_grad`` and any attribute the user sets."""
+
+    def save_for_backward(self, *tensors) -> None:
+        self._saved = tuple(tensors)
+        self._versions = tuple(t._version if is_tensor(t) else None for t in tensors)
+
+    @property
+    def saved_tensors(self) -> tuple:
+        """The saved tensors; PyTorch's error when one was written in place since it was saved."""
+        for t, then in zip(getattr(self, "_saved", ()), getattr(self, "_versions", ())):
+            if then is not None and t._version != then:
+                shape = ", ".join(str(n) for n in t.shape)
+                described = f"[{t.type()} [{shape}]]"
+                if t.grad_fn is not None:
+                    op = type(t.grad_fn).__name__
+                    described += f", which is output 0 of {op[:-len('Backward0')] if op.endswith('Backward0') else op},"
+                raise RuntimeError(MODIFIED_SAVED.format(described=described, now=t._version, then=then))
+        return getattr(self, "_saved", ())
+
+    def mark_non_differentiable(self, *tensors) -> None:
+        raise NotImplementedError("astgrad.torch: ctx.mark_non_differentiable is not supported; return "
+                                  "output.detach() from forward instead")
+
+    def mark_dirty(self, *tensors) -> None:
+        raise NotImplementedError("astgrad.torch: ctx.mark_dirty (a forward that writes its input in place) is not "
+                                  "supported; write the result into a new tensor")
+
+    def _gradients(self, grad_output):
+        """``backward(ctx, grad_output)`` checked: one gradient (or None) per forward input."""
+        taped = is_tensor(grad_output)  # the backward pass runs on Tensors only with create_graph
+        returned = self._function.backward(self, grad_output if taped else as_tensor(grad_output))
+        grads = returned if isinstance(returned, tuple) else (returned,)
+        expected = len(self.needs_input_grad)
+        if len(grads) != expected:
+            raise RuntimeError(f"function {self._function.__name__}Backward returned an incorrect number of "
+                               f"gradients (expected {expected}, got {len(grads)})")
+        out = []
+        for g, needed in zip(grads, self.needs_input_grad):
+            if g is not None and not is_tensor(g):
+                raise TypeError(f"function {self._function.__name__}Backward returned a gradient of type "
+                                f"{type(g).__name__}; return a Tensor or None for each input of forward")
+            out.append(None if g is None or not needed else g if taped else g.detach().numpy())
+        return tuple(out)
+
+
+def _backward_of_function(g, ans, ctx, inputs):
+    """The rule of every custom Function's node: its ``ctx`` knows the class and what was saved.
+
+    It never reads ``inputs`` (the node neither keeps nor version-checks
+    them): what the backward reads is what ``save_for_backward`` saved.
+    """
+    return None, ctx._gradients(g)
+
+
+def _recorded_function(ctx, inputs):
+    """Stands for the user's forward in the node (the output is computed before recording)."""
+    raise AssertionError("a custom Function's forward is never called through its node")
+
+
+_RULE = rules.Rule(_recorded_function, _backward_of_function, "torch.autograd.Function")
+
+
+class Function:
+    """Subclass with static ``forward(ctx, *inputs)`` and ``backward(ctx, *grad_outputs)``; call ``apply``."""
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(LEGACY_FUNCTION)
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("You must implement either the backward or vjp method for your custom "
+                                  "autograd.Function to use it with backward mode AD.")
+
+    @classmethod
+    def apply(cls, *inputs):
+        ctx = FunctionCtx()
+        ctx._function = cls
+        ctx.needs_input_grad = tuple(is_tensor(a) and a.requires_grad and is_grad_enabled() for a in inputs)
+        with no_grad():
+            out = cls.forward(ctx, *inputs)
+        if isinstance(out, (tuple, list)):
+            raise NotImplementedError(f"astgrad.torch: {cls.__name__}.forward returns several tensors; a custom "
+                                      "Function with more than one output is not supported: split it into one "
+                                      "Function per output")
+        if not isinstance(out, Tensor):
+            raise TypeError(f"{cls.__name__}.forward must return a Tensor, got {type(out).__name__}")
+        if not any(ctx.needs_input_grad):
+            return out
+        data = out.detach().numpy()
+        slots = tuple((1, i) for i, a in enumerate(inputs) if is_tensor(a))
+        return apply_op(f"{cls.__name__}Backward", _recorded_function, (ctx, tuple(inputs)), slots=slots, rule=_RULE,
+                        impl=lambda *_: data)
+
+
+def once_differentiable(backward):
+    """PyTorch's decorator for a backward that cannot itself be differentiated (it may use numpy, say).
+
+    Asked for a gradient with a graph (``create_graph=True``), it refuses
+    rather than let a second derivative miss what it computes.
+    """
+
+    @functools.wraps(backward)
+    def wrapper(ctx, *grad_outputs):
+        if is_grad_enabled():  # the backward pass records only with create_graph
+            raise RuntimeError("trying to differentiate twice a function that was marked with @once_differentiable")
+        return backward(ctx, *grad_outputs)
+
+    return wrapper
