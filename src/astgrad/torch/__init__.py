@@ -18,7 +18,7 @@ from ..tape import (
     set_default_dtype, set_grad_enabled, stack, tensor, uint8, where, zeros, zeros_like,
 )
 from ..tape import FUNCTIONS as _FUNCTIONS
-from . import autograd, linalg, nn
+from . import autograd, linalg, nn, optim
 
 globals().update(_FUNCTIONS)
 

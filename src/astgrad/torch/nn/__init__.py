@@ -1,7 +1,11 @@
-"""``torch.nn``: ``Parameter``, ``Module``, ``Linear`` and ``functional``."""
+"""``torch.nn``: ``Parameter``, ``Module``, layers, losses and ``functional``."""
 
 from . import functional
-from .modules import Linear, Module
+from .modules import (
+    BCELoss, CrossEntropyLoss, Flatten, LeakyReLU, Linear, LogSoftmax, Module, MSELoss, NLLLoss, ReLU, Sequential,
+    Sigmoid, Softmax, Tanh,
+)
 from .parameter import Parameter
 
-__all__ = ["Linear", "Module", "Parameter", "functional"]
+__all__ = ["BCELoss", "CrossEntropyLoss", "Flatten", "LeakyReLU", "Linear", "LogSoftmax", "Module", "MSELoss",
+           "NLLLoss", "Parameter", "ReLU", "Sequential", "Sigmoid", "Softmax", "Tanh", "functional"]

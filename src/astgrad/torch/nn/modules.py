@@ -1,4 +1,4 @@
-"""``torch.nn.Module`` and ``torch.nn.Linear``: what small models in autograd examples use.
+"""``torch.nn.Module``, ``Linear``, ``Sequential``, activations and losses: what small models in examples use.
 
 A module registers the ``Parameter``s and modules assigned to its attributes,
 lists them (``parameters()``, ``named_parameters()``), clears their gradients
@@ -8,13 +8,15 @@ the tape's generator (``torch.manual_seed``): repeatable, not PyTorch's numbers.
 
 from __future__ import annotations
 
+import collections
 import math
 
 from ...tape import empty, no_grad, rand
 from . import functional as F
 from .parameter import Parameter
 
-__all__ = ["Module", "Linear"]
+__all__ = ["Module", "Linear", "Sequential", "ReLU", "LeakyReLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax",
+           "Flatten", "MSELoss", "NLLLoss", "CrossEntropyLoss", "BCELoss"]
 
 
 class Module:
@@ -165,3 +167,116 @@ class Linear(Module):
 
 Module.__module__ = "torch.nn.modules.module"
 Linear.__module__ = "torch.nn.modules.linear"
+
+
+class Sequential(Module):
+    """Modules called one after another, registered as ``0``, ``1``, ... (or by the keys of an OrderedDict)."""
+
+    def __init__(self, *modules):
+        super().__init__()
+        if len(modules) == 1 and isinstance(modules[0], collections.OrderedDict):
+            for name, module in modules[0].items():
+                self._modules[name] = module
+        else:
+            for index, module in enumerate(modules):
+                self._modules[str(index)] = module
+
+    def __getitem__(self, index):
+        modules = list(self._modules.values())
+        if isinstance(index, slice):
+            return Sequential(collections.OrderedDict(list(self._modules.items())[index]))
+        return modules[index]
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def append(self, module) -> "Sequential":
+        self._modules[str(len(self._modules))] = module
+        return self
+
+    def forward(self, input):
+        for module in self._modules.values():
+            input = module(input)
+        return input
+
+
+def _activation(name: str, function, doc: str, **defaults):
+    """A Module class calling ``function(input, **its settings)``; printed with the settings that have names."""
+
+    def __init__(self, *args, **kwargs):
+        Module.__init__(self)
+        settings = dict(defaults)
+        settings.update(zip(defaults, args))
+        settings.update(kwargs)
+        for key, value in settings.items():
+            object.__setattr__(self, key, value)
+
+    def forward(self, input):
+        return function(input, **{key: getattr(self, key) for key in defaults})
+
+    def extra_repr(self) -> str:
+        shown = [f"{key}={getattr(self, key)}" for key in defaults if key != "inplace" or getattr(self, key)]
+        return ", ".join(shown)
+
+    cls = type(name, (Module,), {"__init__": __init__, "forward": forward, "extra_repr": extra_repr,
+                                 "__doc__": doc})
+    cls.__module__ = "torch.nn.modules.activation"
+    return cls
+
+
+ReLU = _activation("ReLU", F.relu, "``F.relu`` as a layer.", inplace=False)
+LeakyReLU = _activation("LeakyReLU", F.leaky_relu, "``F.leaky_relu`` as a layer.", negative_slope=0.01,
+                        inplace=False)
+Tanh = _activation("Tanh", F.tanh, "``F.tanh`` as a layer.")
+Sigmoid = _activation("Sigmoid", F.sigmoid, "``F.sigmoid`` as a layer.")
+Softmax = _activation("Softmax", F.softmax, "``F.softmax`` along ``dim`` as a layer.", dim=None)
+LogSoftmax = _activation("LogSoftmax", F.log_softmax, "``F.log_softmax`` along ``dim`` as a layer.", dim=None)
+
+
+class Flatten(Module):
+    """``input.flatten(start_dim, end_dim)``: by default every dimension but the batch."""
+
+    def __init__(self, start_dim: int = 1, end_dim: int = -1):
+        super().__init__()
+        self.start_dim, self.end_dim = start_dim, end_dim
+
+    def forward(self, input):
+        return input.flatten(self.start_dim, self.end_dim)
+
+    def extra_repr(self) -> str:
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+def _loss(name: str, function, doc: str, **defaults):
+    """A loss Module: ``function(input, target, reduction=..., **settings)``; printed as ``MSELoss()``."""
+
+    def __init__(self, *args, size_average=None, reduce=None, reduction="mean", **kwargs):
+        Module.__init__(self)
+        settings = dict(defaults)
+        settings.update(zip(defaults, args))
+        settings.update(kwargs)
+        if size_average is not None or reduce is not None:
+            reduction = F._reduction(size_average, reduce, reduction)
+        object.__setattr__(self, "reduction", reduction)
+        for key, value in settings.items():
+            object.__setattr__(self, key, value)
+
+    def forward(self, input, target):
+        return function(input, target, reduction=self.reduction, **{key: getattr(self, key) for key in defaults})
+
+    cls = type(name, (Module,), {"__init__": __init__, "forward": forward, "__doc__": doc})
+    cls.__module__ = "torch.nn.modules.loss"
+    return cls
+
+
+MSELoss = _loss("MSELoss", F.mse_loss, "``F.mse_loss`` as a Module.")
+NLLLoss = _loss("NLLLoss", F.nll_loss, "``F.nll_loss`` as a Module.", weight=None, ignore_index=-100)
+CrossEntropyLoss = _loss("CrossEntropyLoss", F.cross_entropy, "``F.cross_entropy`` as a Module.", weight=None,
+                         ignore_index=-100, label_smoothing=0.0)
+BCELoss = _loss("BCELoss", F.binary_cross_entropy, "``F.binary_cross_entropy`` as a Module.", weight=None)
+
+Sequential.__module__ = "torch.nn.modules.container"
+Flatten.__module__ = "torch.nn.modules.flatten"
