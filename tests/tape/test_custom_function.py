@@ -86,6 +86,22 @@ def test_numbers_among_the_inputs_and_needs_input_grad():
     assert ctx_seen == [(True, False)]
 
 
+def test_a_none_gradient_is_zero():
+    class HalfBlind(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            return a * b
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return grad_output * 2, None
+
+    a, b = torch.ones(2, requires_grad=True), torch.ones(2, requires_grad=True)
+    (HalfBlind.apply(a, b).sum() + (b * 3).sum()).backward()
+    assert repr(a.grad) == "tensor([2., 2.])"
+    assert repr(b.grad) == "tensor([3., 3.])"
+
+
 def test_second_derivatives_through_a_taped_backward():
     x = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
     (g,) = torch.autograd.grad(LegendrePolynomial3.apply(x), x, create_graph=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 
 from ... import rules
-from ...tape import Tensor, apply_op, as_tensor, is_grad_enabled, is_tensor, no_grad
+from ...tape import Tensor, apply_op, as_tensor, is_grad_enabled, is_tensor, no_grad, zeros_like
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
@@ -64,11 +64,16 @@ class FunctionCtx:
             raise RuntimeError(f"function {self._function.__name__}Backward returned an incorrect number of "
                                f"gradients (expected {expected}, got {len(grads)})")
         out = []
-        for g, needed in zip(grads, self.needs_input_grad):
+        for g, needed, like in zip(grads, self.needs_input_grad, self._inputs_like):
             if g is not None and not is_tensor(g):
                 raise TypeError(f"function {self._function.__name__}Backward returned a gradient of type "
                                 f"{type(g).__name__}; return a Tensor or None for each input of forward")
-            out.append(None if g is None or not needed else g if taped else g.detach().numpy())
+            if not needed:
+                out.append(None)
+                continue
+            if g is None:  # None means zero, as in PyTorch (which then leaves a leaf's .grad None)
+                g = zeros_like(like)
+            out.append(g if taped else g.detach().numpy())
         return tuple(out)
 
 
@@ -109,6 +114,7 @@ class Function:
         ctx = FunctionCtx()
         ctx._function = cls
         ctx.needs_input_grad = tuple(is_tensor(a) and a.requires_grad and is_grad_enabled() for a in inputs)
+        ctx._inputs_like = tuple(a.detach() if is_tensor(a) else None for a in inputs)
         with no_grad():
             out = cls.forward(ctx, *inputs)
         if isinstance(out, (tuple, list)):
