@@ -155,3 +155,16 @@ def test_iterating_a_dict_is_refused_when_it_runs():
         astgrad.grad(loop_over_a_dict)(np.ones(2))
     with pytest.raises(TypeError, match="iterates over a dict"):
         astgrad.grad(loop_over_a_returned_dict)(np.ones(2))
+
+
+def items_of_a_literal(x):
+    d = {"a": x, "b": 3 * x}
+    total = 0.0
+    for key, value in d.items():
+        total = total + np.sum(value ** 2)
+    return total
+
+
+def test_looping_over_a_literal_by_items():
+    x = np.array([1.0, 2.0])
+    np.testing.assert_allclose(astgrad.grad(items_of_a_literal)(x), 20 * x)  # d/dx (x^2 + 9 x^2), by hand

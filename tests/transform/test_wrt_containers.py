@@ -382,3 +382,31 @@ def test_has_aux_with_container_arguments_and_auxiliary_dicts():
     got, aux = astgrad.grad(loss_and_parts, has_aux=True)(params, X, Y)
     assert_tree_close(got, astgrad.grad(mlp_dict)(params, X, Y))
     assert aux["loss"] == pytest.approx(mlp_dict(params, X, Y)) and aux["W1"] is params["W1"]
+
+
+def l2_by_items(params, lam):
+    total = 0.0
+    for name, W in params.items():
+        total = total + lam * np.sum(W ** 2)
+    return total
+
+
+def sines_by_values(params):
+    return sum([np.sum(np.sin(w)) for w in params.values()])
+
+
+def cubes_by_keys(params):
+    total = 0.0
+    for k in params.keys():
+        total = total + np.sum(params[k] ** 3)
+    return total
+
+
+def test_loops_over_items_values_and_keys():
+    p = {"W": np.array([1.0, 2.0]), "b": np.array([0.5]), "nested": [np.array([0.3])]}
+    q = {k: v for k, v in p.items() if k != "nested"}
+    assert_tree_close(astgrad.grad(l2_by_items)(q, 0.1), {"W": 0.2 * q["W"], "b": 0.2 * q["b"]})
+    assert_tree_close(astgrad.grad(sines_by_values)(q), {"W": np.cos(q["W"]), "b": np.cos(q["b"])})
+    assert_tree_close(astgrad.grad(cubes_by_keys)(q), tree_gradient(cubes_by_keys, q))
+    with pytest.raises(TypeError):  # ** on a list item: numpy's error, as when the function runs alone
+        astgrad.grad(cubes_by_keys)(p)

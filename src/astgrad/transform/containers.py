@@ -129,3 +129,34 @@ def pack_index(op, i):
     if isinstance(op.expr, gast.Dict):
         return compat.clone(op.expr.keys[i])
     return compat.const(i)
+
+
+def dict_view_loop(n, s, assigned):
+    """``for k, v in d.items()`` as ``for k in list(d): v = d[k]`` (``.values()``, ``.keys()`` alike), or None.
+
+    The loop then reads each value by its key, an item whose gradient goes
+    back to that key; the keys are a list that carries no gradient.  ``d``
+    is read once, before the loop, as Python's view is made once.
+    """
+    it = s.iter
+    if not (isinstance(it, gast.Call) and isinstance(it.func, gast.Attribute) and not it.args
+            and not it.keywords and it.func.attr in ("keys", "values", "items")):
+        return None
+    view, target = it.func.attr, s.target
+    if view == "items" and not (isinstance(target, gast.Tuple) and len(target.elts) == 2):
+        return None
+    base = n.atomize(it.func.value)
+    base = n.pinned(base, assigned)
+    keys = n.temp()
+    n.emit([keys], "nondiff", compat.call(compat.name(n.ns.bind(list, "list")), [base]), it)
+    loc = dict(lineno=s.lineno, col_offset=s.col_offset)
+    if view == "keys":
+        return compat.make("For", target=target, iter=compat.name(keys), body=s.body, orelse=[], **loc)
+    key = target.elts[0] if view == "items" else compat.make("Name", id=n.temp_local("key"), ctx=gast.Store(),
+                                                              annotation=None, type_comment=None)
+    value = target.elts[1] if view == "items" else target
+    read = compat.make("Subscript", value=compat.clone(base), ctx=gast.Load(),
+                       slice=compat.make("Name", id=key.id, ctx=gast.Load(), annotation=None, type_comment=None),
+                       **loc)
+    first = compat.make("Assign", targets=[value], value=read, **loc)
+    return compat.make("For", target=key, iter=compat.name(keys), body=[first] + list(s.body), orelse=[], **loc)

@@ -20,7 +20,7 @@ from .errors import UnsupportedSyntaxError
 from .ir import Break, For, If, Op, Raw, While, atom_names, op_reads
 from .naming import read_elsewhere, scope_names
 from .parse import MISSING
-from .containers import ITERATED
+from .containers import ITERATED, dict_view_loop
 from .structure import Structurer
 from .writes import write_call
 
@@ -337,6 +337,7 @@ class Normalizer:
             raise self.error(s.target, "for loops must assign a name or a tuple of names")
         body_assigned = {n.id for st in s.body for n in compat.walk(st)
                          if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        s = dict_view_loop(self, s, body_assigned) or s  # for k, v in d.items(): by key
         it = s.iter
         head = []
         fn = self.static(it.func) if isinstance(it, gast.Call) else MISSING

@@ -154,8 +154,8 @@ def not_a_dict(value, line, symbol=""):
     """Refuse ``for v in d`` over a dict of a ``wrt`` container: Python gives its keys, not its values."""
     if isinstance(value, dict):
         raise TypeError(f"astgrad: in `{line}`, the loop iterates over a dict, which gives its keys; astgrad "
-                        f"does not follow that for a dict that carries a gradient. Loop over the keys written "
-                        f"out, for key in ('W1', 'b1'): ... d[key]")
+                        f"does not follow that for a dict that carries a gradient. Loop over d.items(), "
+                        f"d.values() or d.keys() instead")
 
 
 def gradient_tuple(value, count, needed=(), rule="a rule"):
