@@ -16,7 +16,7 @@ import types
 
 import numpy as np
 
-from .transform import build, check
+from .transform import build, check, describe_ranks
 from .transform.emit import compile_source, drop_lines_with
 from .transform.errors import TransformError
 from .transform.runtime_errors import add_location
@@ -56,22 +56,61 @@ class GradientFunction:
         names, single = _wrt_names(fn, signature, self._wrt)
         params = list(signature.parameters.values())
         plain = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
-        generated = build(fn, names, mode="vjp" if mode == "vjp" else "grad",
-                          preserve_result=self._preserve or self._aux or mode == "value_and_grad",
-                          has_aux=self._aux)
         self._signature, self._names, self._single = signature, names, single
+        generated = self._build(None)
         # positional calls with every argument given skip Signature.bind
         self._arity = len(params) + (mode == "vjp") if plain else -1
         self._positions = [[p.name for p in params].index(n) for n in names] if plain else []
-        self._generated = generated
+        self._generated = self._general = generated
+        self._ranked = {}  # ranks of the arguments -> (Generated, entry): see _specialised
         self._tree_variants = {}  # frozenset of the wrt names that hold containers -> Generated
         self._seed = _seed_name(self._generated.function)
-        self._entry = _compile_entry(self) if self._arity >= 0 else GradientFunction._call_general
+        self._entry = GradientFunction._call_general
+        if self._arity >= 0 and not generated.rank_dependent:
+            self._entry = _compile_entry(self, generated)
+
+    def _build(self, ranks=None, trees=()):
+        mode = self._mode
+        return build(self.__astgrad_function__, self._names, mode="vjp" if mode == "vjp" else "grad",
+                     preserve_result=self._preserve or self._aux or mode == "value_and_grad",
+                     has_aux=self._aux, trees=trees, ranks=ranks)
+
+    def _specialised(self, arguments):
+        """The adjoint for arguments of these ranks, transformed at the first call with them.
+
+        Sets it as the one ``.source`` shows and the compiled entry takes.
+        """
+        ranks = {name: rank for name, value in arguments.items() if (rank := _rank(value)) is not None}
+        if not ranks or not self._general.rank_dependent:
+            return self._general
+        key = tuple(ranks.items())
+        found = self._ranked.get(key)
+        if found is None:
+            if len(self._ranked) >= _MAX_SIGNATURES:
+                return self._general
+            generated = self._build(ranks)
+            entry = _compile_entry(self, generated, ranks) if self._arity >= 0 else GradientFunction._call_general
+            found = self._ranked[key] = (generated, entry)
+        self._generated, self._entry = found
+        return found[0]
 
     @property
     def source(self) -> str:
-        """The whole generated module; then the one for container arguments, once a call had them."""
-        return "\n".join([self._generated.source] + [g.source for g in self._tree_variants.values()])
+        """The whole generated module that ran last (before any call: the general one)."""
+        return self._generated.source
+
+    @property
+    def sources(self) -> dict:
+        """Every generated module, by the arguments it is for: their ranks, or which hold containers.
+
+        ``"any"`` is the general one, for arguments of any ranks.
+        """
+        found = {"any": self._general.source}
+        for key, (generated, _) in self._ranked.items():
+            found[describe_ranks(dict(key))[len(", for "):]] = generated.source
+        for trees, generated in self._tree_variants.items():
+            found[f"{', '.join(sorted(trees))} holding dicts, lists or tuples"] = generated.source
+        return found
 
     @property
     def wrt(self) -> tuple:
@@ -97,18 +136,17 @@ class GradientFunction:
         """
         generated = self._tree_variants.get(trees)
         if generated is None or not generated.current():
-            mode = self._mode
-            generated = self._tree_variants[trees] = build(
-                self.__astgrad_function__, self._names, mode="vjp" if mode == "vjp" else "grad",
-                preserve_result=self._preserve or self._aux or mode == "value_and_grad", has_aux=self._aux,
-                trees=tuple(sorted(trees)))
+            generated = self._tree_variants[trees] = self._build(trees=tuple(sorted(trees)))
+        self._generated = generated  # the one .source shows
         return generated
 
-    def _call_general(self, args, kwargs):
-        """Every call the compiled entry does not take: keywords, Tensors, lists, a rebound callee."""
-        if not self._generated.current():
+    def _call_general(self, args, kwargs, checked=False):
+        """Every call the compiled entry does not take: keywords, Tensors, lists, a rebound callee,
+        and arguments of other ranks than the adjoint the entry runs was specialised for."""
+        if not checked and not self._generated.current():
             self._rebuild()
-            if not kwargs and len(args) == self._arity and all(type(a) in _PLAIN for a in args):
+            if not kwargs and len(args) == self._arity and all(type(a) in _PLAIN for a in args) \
+                    and self._entry is not GradientFunction._call_general:
                 return self._entry(self, args, kwargs, True)
         seed_value = None
         if self._mode == "vjp":
@@ -118,7 +156,11 @@ class GradientFunction:
         bound = bind_now(self.__wrapped__, self._signature, args, kwargs)  # defaults as they are now
         originals = {name: bound.arguments.get(name) for name in self._names}
         trees = frozenset(name for name, value in originals.items() if is_tree(value))
-        generated = self._for_trees(trees) if trees else self._generated
+        if trees:
+            generated = self._for_trees(trees)
+        else:
+            generated = self._specialised({name: _unwrap(value) for name, value in bound.arguments.items()
+                                           if name in self._signature.parameters})
         seed = {_seed_name(generated.function): _unwrap(seed_value)} if self._mode == "vjp" else {}
         args = [_unwrap(a) for a in bound.args]
         kwargs = {k: _unwrap(v) for k, v in bound.kwargs.items()}
@@ -143,6 +185,21 @@ class GradientFunction:
 
 
 _PLAIN = frozenset({np.ndarray, float, int})
+#: adjoints kept per gradient for arguments of different ranks; calls with more use the general one
+_MAX_SIGNATURES = 16
+
+
+def _rank(value):
+    """(rank, is a Python int) of an argument, or None when it has no one rank (a list, an object)."""
+    kind = type(value)
+    if kind is np.ndarray:
+        return (value.ndim, False)
+    if kind is int:
+        return (0, True)
+    if kind in (float, bool, complex) or isinstance(value, np.generic):
+        return (0, False)
+    return None
+
 
 # The common call, positional numpy arrays and numbers with no keywords, as
 # code compiled per GradientFunction (by _compile_entry) for its arity, wrt
@@ -162,7 +219,7 @@ def entry(self, args, kwargs, checked=False):
                 try:
                     {unpack} = _function({call})
                 except Exception as exc:  # free when nothing is raised
-                    self._locate(exc)
+                    self._locate(exc, _generated)
                     raise
 {keep}
                 return {result}
@@ -182,9 +239,14 @@ _KEEP = """\
 """
 
 
-def _compile_entry(gf):
-    """``gf.__call__`` for the common call, a function of ``(gf, args, kwargs, checked)``."""
-    namespace = {"_function": gf._generated.function, "_finish": _finish, "_ndarray": np.ndarray,
+def _compile_entry(gf, generated=None, ranks=None):
+    """``gf.__call__`` for the common call, a function of ``(gf, args, kwargs, checked)``.
+
+    With ``ranks`` (the adjoint is specialised for them) the entry takes
+    only arguments of those ranks (and types); others go to _call_general.
+    """
+    generated = generated or gf._generated
+    namespace = {"_function": generated.function, "_generated": generated, "_finish": _finish, "_ndarray": np.ndarray,
                  "_float64": np.dtype(np.float64), "_PLAIN": _PLAIN, "_call_general": GradientFunction._call_general}
     args = [f"a{i}" for i in range(gf._arity)]  # with types t0, t1, ...
     grads = [f"g{i}" for i in range(len(gf._names))]
@@ -204,12 +266,25 @@ def _compile_entry(gf):
         result = f"{result}, value"
     elif gf._aux:
         result = f"{result}, value[1]"
+    names = list(gf._signature.parameters)
+    plain = " and ".join(_guard(i, a, (ranks or {}).get(names[i]) if i < len(names) else None)
+                         for i, a in enumerate(args))
     source = _ENTRY.format(arity=gf._arity, args=", ".join(args), call=call, unpack=unpack, keep=keep.rstrip(),
-                           plain=" and ".join(f"(t{i} := type({a})) in _PLAIN" for i, a in enumerate(args)),
-                           current=gf._generated.dependencies.test_source(namespace), result=result)
-    filename = compile_source(source, gf._generated.filename[:-1] + " entry>", namespace)
-    drop_lines_with(gf._generated, filename)
+                           plain=plain, current=generated.dependencies.test_source(namespace), result=result)
+    filename = compile_source(source, generated.filename[:-1] + " entry>", namespace)
+    drop_lines_with(generated, filename)
     return namespace["entry"]
+
+
+def _guard(i, arg, rank):
+    """The entry's test that argument ``i`` is plain and (with ``rank``) of the rank the adjoint is for."""
+    if rank is None:
+        return f"(t{i} := type({arg})) in _PLAIN"
+    if rank[1]:
+        return f"(t{i} := type({arg})) is int"
+    if rank[0] == 0:
+        return f"((t{i} := type({arg})) is float or t{i} is _ndarray and {arg}.ndim == 0)"
+    return f"(t{i} := type({arg})) is _ndarray and {arg}.ndim == {rank[0]}"
 
 
 def _seed_name(fn):

@@ -95,3 +95,15 @@ def scalar_loop(x, n):
         x = np.sin(x) * 0.9 + 0.1 * x * x - 0.01 * x * x * x
         total = total + x
     return total
+
+
+def mlp(W1, b1, W2, X, Y):
+    h = np.tanh(X @ W1 + b1)
+    return np.mean((h @ W2 - Y) ** 2)
+
+
+def rnn(Wx, Wh, b, xs, h0):
+    h = h0
+    for t in range(xs.shape[0]):
+        h = np.tanh(xs[t] @ Wx + h @ Wh + b)
+    return np.mean(h ** 2)

@@ -19,13 +19,14 @@ from . import compat
 from .compat import gast
 from .errors import NoRuleTransformError
 from .ir import For, If, Op, While, atom_names, branches, walk_ops, walk_statements
+from .ranks import Ranks
 from .shapes import Shapes
 
 FLOWING = ("prim", "copy", "pack", "unpack", "call", "opaque")
 
 
 class Analysis:
-    def __init__(self, body, ret, wrt, params, locals_, source):
+    def __init__(self, body, ret, wrt, params, locals_, source, ranks=None):
         self.locals = set(locals_)
         self.ret_names = [n for n in atom_names(ret) if n in self.locals]
         self.active = set(wrt)
@@ -41,8 +42,13 @@ class Analysis:
                 _bind_active_keywords(op, self.active, source)
         self.counts = self._assignment_counts(body, params)
         self.shapes = Shapes(body, params, self.counts, self.locals | set(params))
+        self.ranks = Ranks(body, params, ranks, self.locals)  # ranks: parameter -> (rank, holds an int)
         self.reads = self._adjoint_reads(body)
         self.saved = {v for v in self.reads if self.counts.get(v, 0) > 1}
+
+    def keeps_shape(self, op, i) -> bool:
+        """Whether argument ``i`` of ``op`` surely gets a gradient of its shape: no un-broadcasting."""
+        return self.shapes.same(op, i) or self.ranks.keeps_shape(op, i)
 
     def reads_of(self, op) -> set[str]:
         names = set(atom_names(op.expr))
@@ -120,7 +126,7 @@ class Analysis:
             if values_only:
                 if used == "value":
                     reads.update(atom_names(atom))
-            elif used != "unused" or (unbroadcast and is_input and not self.shapes.same(op, i)):
+            elif used != "unused" or (unbroadcast and is_input and not self.keeps_shape(op, i)):
                 reads.update(atom_names(atom))
         skip = ("unused", "meta") if values_only else ("unused",)
         for key, atom in op.kwargs.items():

@@ -56,8 +56,11 @@ class RuleInliner:
             self._parsed[rule_fn] = fd
         return self._parsed[rule_fn]
 
-    def inline(self, rule, op, g, ans, names, needed):
-        """Gradients of ``op``'s positional arguments listed in ``needed``."""
+    def inline(self, rule, op, g, ans, names, needed, ranks=None):
+        """Gradients of ``op``'s positional arguments listed in ``needed``.
+
+        ``ranks`` (ranks.Ranks) folds ``np.ndim(a)`` of an argument whose rank it knows.
+        """
         vjp = rule.vjp
         sig = inspect.signature(vjp)
         count = max(len(op.args), 1)  # one gradient per positional argument
@@ -80,7 +83,7 @@ class RuleInliner:
         if free is None:
             return self._call(vjp, g, ans, op, names, needed, count, rule.name)
         prelude = [compat.assign(renames[p], compat.clone(mapping[p])) for p in sorted(locals_ & set(mapping))]
-        stmts = [_rename(s, mapping, renames, free, self._meta_helper) for s in stmts]
+        stmts = [_rename(s, mapping, renames, free, self._meta_helper, _rank_of(ranks, g)) for s in stmts]
         stmts = [_fold_stmt(s, self.ns) for s in stmts]
         stmts = _flatten(stmts)
         if len(stmts) == 1 and isinstance(stmts[-1], gast.Return) or (
@@ -314,22 +317,31 @@ def _tail_returns(stmts):
 _META_HELPERS = {"shape": runtime.shape, "size": runtime.size, "ndim": runtime.ndim}
 
 
-def _rename(tree, mapping, renames, free, meta_helper):
+def _rename(tree, mapping, renames, free, meta_helper, rank_of=lambda atom: None):
     """A copy of the rule's ``tree`` with its parameters replaced by the arguments and its names renamed.
 
     ``a.shape``, ``a.size`` and ``a.ndim`` of a parameter become ``shape(x)``,
     ``size(x)``, ``ndim(x)``: the argument may be a Python number or a list
     (``np.sum([x, 2 * x])``), which numpy takes where an array goes.
+    ``ndim(x)`` is the number itself where ``rank_of(x)`` knows it.
     """
+    def meta(attr, param):
+        atom = mapping[param]
+        if attr == "ndim":
+            rank = rank_of(atom)
+            if rank is not None:
+                return compat.const(rank)
+        return compat.call(compat.name(meta_helper(attr)), [compat.clone(atom)])
+
     def replace(node):
         if isinstance(node, gast.Attribute) and node.attr in _META_HELPERS and isinstance(node.value, gast.Name) \
                 and node.value.id in mapping and node.value.id not in renames and isinstance(node.ctx, gast.Load):
-            return compat.call(compat.name(meta_helper(node.attr)), [compat.clone(mapping[node.value.id])])
+            return meta(node.attr, node.value.id)
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and node.func.attr in _META_HELPERS \
                 and isinstance(node.func.value, gast.Name) and free.get(node.func.value.id) == meta_helper(None) \
                 and len(node.args) == 1 and not node.keywords and isinstance(node.args[0], gast.Name) \
                 and node.args[0].id in mapping and node.args[0].id not in renames:  # np.shape(a): shape(x)
-            return compat.call(compat.name(meta_helper(node.func.attr)), [compat.clone(mapping[node.args[0].id])])
+            return meta(node.func.attr, node.args[0].id)
         if isinstance(node, gast.Name):
             if node.id in renames:
                 return compat.make("Name", id=renames[node.id], ctx=node.ctx)
@@ -339,6 +351,21 @@ def _rename(tree, mapping, renames, free, meta_helper):
                 return compat.make("Name", id=free[node.id], ctx=node.ctx)
         return None
     return _copy(tree, replace)
+
+
+def _rank_of(ranks, g):
+    """The rank of an atom: a number's is 0, a name's is what ``ranks`` knows (``ranks.rank``).
+
+    The gradient ``g`` has none: it may be a number standing for an array
+    (a scalar seed, the 0.0 of no gradient).
+    """
+    def rank_of(atom):
+        if isinstance(atom, gast.Constant) and type(atom.value) in (int, float, complex):
+            return 0
+        if isinstance(atom, gast.Name) and atom.id != g:
+            return ranks.rank(atom.id) if ranks is not None else None
+        return None
+    return rank_of
 
 
 def _copy(node, replace):

@@ -252,7 +252,7 @@ class Reverser:
             if grad is None:
                 continue
             arg = op.args[i]
-            if unbroadcast and arg.id not in self.sequences and not self.an.shapes.same(op, i):
+            if unbroadcast and arg.id not in self.sequences and not self.an.keeps_shape(op, i):
                 grad = self.unbroadcast(grad, arg.id)
             scalar = scalar_g and not self.seeds.has_shape_of(grad, arg.id)
             if self.seeds.is_filled(grad) and self.seeds.takes_scalar(arg.id):
@@ -263,7 +263,7 @@ class Reverser:
 
     def inline(self, op, g, ans, needed):
         """``op``'s rule inlined for gradient ``g`` and result ``ans``: the gradients of ``needed`` operands."""
-        return self.builder.inliner.inline(primitives.classify(op.fn)[1], op, g, ans, self.names, needed)
+        return self.builder.inliner.inline(primitives.classify(op.fn)[1], op, g, ans, self.names, needed, self.an.ranks)
 
     def restore(self, name):
         """``name = <pop>``: the value ``name`` had before the statement the adjoint has just undone."""
