@@ -194,6 +194,7 @@ SWEEP = {
     "inv": (lambda a: np.sum(np.abs(np.linalg.inv(a)) ** 2), _A),
     "solve": (lambda a: np.sum(np.abs(np.linalg.solve(a, np.ones(3))) ** 2), _A),
     "slogdet": (lambda a: np.linalg.slogdet(a)[1], _A),
+    "slogdet_phase": (lambda a: np.real(np.linalg.slogdet(a)[0] * (0.3 - 1.2j)) + np.linalg.slogdet(a)[1], _A),
     "pinv": (lambda a: np.sum(np.abs(np.linalg.pinv(a)) ** 2), _A),
     "frobenius": (lambda a: np.linalg.norm(a), _A),
     "nuclear": (lambda a: np.linalg.norm(a, "nuc"), _A),

@@ -356,6 +356,7 @@ def _cases():
         Case(np.linalg.det, [well_conditioned(3)]),
         Case(np.linalg.slogdet, [well_conditioned(3)], call=slogdet_both),
         Case(rules.logabsdet, [well_conditioned(3)]),
+        Case(rules.slogdet_sign, [well_conditioned(3)]),  # real: piecewise constant (complex: test_complex_convention)
         Case(np.linalg.solve, [well_conditioned(3), normal(3)]),
         Case(np.linalg.solve, [well_conditioned(3), normal(3, 2)], name="matrix"),
         Case(np.linalg.cholesky, [normal(3, 3)], call=cholesky_spd),

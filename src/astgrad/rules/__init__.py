@@ -42,6 +42,7 @@ from ._extra import (
     relu,
     scatter,
     setitem,
+    slogdet_sign,
     sigmoid,
     softmax,
     vector_norm,

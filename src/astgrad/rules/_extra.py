@@ -26,6 +26,7 @@ __all__ = [
     "first_extreme_mask",
     "astype",
     "logabsdet",
+    "slogdet_sign",
     "eigh_values",
     "eigh_vectors",
     "softmax",
@@ -124,6 +125,12 @@ def vector_norm(x, ord=2, axis=None, keepdims=False):
 def logabsdet(a):
     """log|det a|, the differentiable half of ``np.linalg.slogdet``."""
     return np.linalg.slogdet(a)[1]
+
+
+@primitive
+def slogdet_sign(a):
+    """The sign (a phase, for a complex matrix) of ``det a``: the other half of ``np.linalg.slogdet``."""
+    return np.linalg.slogdet(a)[0]
 
 
 @primitive

@@ -13,7 +13,7 @@ import string
 
 import numpy as np
 
-from ._extra import eigh_values, eigh_vectors, logabsdet
+from ._extra import eigh_values, eigh_vectors, logabsdet, slogdet_sign
 from ._registry import defjvp, defvjp
 from ._support import product_of_others, unbroadcast
 
@@ -240,8 +240,19 @@ def adjugate(a):
 
 @defvjp(np.linalg.slogdet)
 def slogdet(g, ans, a):
-    """``g`` is (gradient of sign, gradient of log|det|); the sign has none."""
-    return np.expand_dims(g[1], (-1, -2)) * T(np.linalg.inv(a))
+    """``g`` is (gradient of sign, gradient of log|det|); a real sign has none, a complex one turns."""
+    total = 0 if g[1] is None else np.expand_dims(g[1], (-1, -2)) * T(np.linalg.inv(a))
+    if np.iscomplexobj(ans[0]) and g[0] is not None:
+        total = total + slogdet_sign_vjp(g[0], ans[0], a)
+    return total
+
+
+@defvjp(slogdet_sign)
+def slogdet_sign_vjp(g, ans, a):
+    """``d sign = sign * i Im tr(a^-1 da)``: piecewise constant (0) for a real matrix."""
+    if not np.iscomplexobj(ans):
+        return np.zeros(np.shape(a))
+    return np.expand_dims(1j * np.imag(g * ans), (-1, -2)) * T(np.linalg.inv(a))
 
 
 @defvjp(logabsdet)
@@ -433,6 +444,13 @@ def slogdet_jvp(t, ans, a):
     if not np.iscomplexobj(ans[0]):
         return None, np.real(moved)
     return ans[0] * 1j * np.imag(moved), np.real(moved)
+
+
+@defjvp(slogdet_sign)
+def slogdet_sign_jvp(t, ans, a):
+    if not np.iscomplexobj(ans):
+        return np.zeros(np.shape(ans))
+    return ans * 1j * np.imag(np.sum(T(np.linalg.inv(a)) * t, axis=(-2, -1)))
 
 
 @defjvp(logabsdet)

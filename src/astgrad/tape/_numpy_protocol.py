@@ -105,7 +105,10 @@ def _gradient(func, args, kwargs):
 
 def _slogdet(func, args, kwargs):
     (a,) = args
-    sign = apply_nondiff(lambda x: np.linalg.slogdet(x)[0], (a,))
+    if np.iscomplexobj(a._data if is_tensor(a) else a):  # the phase of a complex determinant turns with a
+        sign = apply_op("LinalgSlogdetBackward0", rules.slogdet_sign, (a,))
+    else:
+        sign = apply_nondiff(lambda x: np.linalg.slogdet(x)[0], (a,))
     return _SLOGDET_RESULT(sign, apply_op("LinalgSlogdetBackward0", rules.logabsdet, (a,)))
 
 
