@@ -358,15 +358,29 @@ def _finish_tree(grad, original):
     gradient (None, a string, a bool) gets ``None``.
     """
     if isinstance(original, dict):
-        parts = grad if isinstance(grad, dict) else {}
+        parts = grad if isinstance(grad, dict) else _nothing(grad, original)
+        if not parts.keys() <= original.keys():
+            raise RuntimeError(f"astgrad: the gradient of a dict has keys it does not: "
+                               f"{sorted(map(repr, parts.keys() - original.keys()))}; please report this with the function")
         return _trees.like(original, {key: _leaf(parts.get(key), value) for key, value in original.items()})
     if isinstance(grad, (list, tuple)):
         parts = grad
     elif type(grad) is np.ndarray and grad.ndim:
         parts = list(grad)
     else:
-        parts = [None] * len(original)
+        parts = list(_nothing(grad, original) or [None] * len(original))
+    if len(parts) != len(original):  # never cut short or padded: that would be a wrong number
+        raise RuntimeError(f"astgrad: the gradient of a {type(original).__name__} of {len(original)} items has "
+                           f"{len(parts)}; please report this with the function")
     return _trees.like(original, [_leaf(g, o) for g, o in zip(parts, original)])
+
+
+def _nothing(grad, original) -> dict:
+    """``{}`` for the gradient of a container nothing flowed into (None, or the 0.0 a join writes); else raise."""
+    if grad is None or isinstance(grad, float) and grad == 0.0:
+        return {}
+    raise RuntimeError(f"astgrad: the gradient of a {type(original).__name__} came out as {type(grad).__name__}; "
+                       f"please report this with the function")
 
 
 def _leaf(grad, original):

@@ -410,3 +410,14 @@ def test_loops_over_items_values_and_keys():
     assert_tree_close(astgrad.grad(cubes_by_keys)(q), tree_gradient(cubes_by_keys, q))
     with pytest.raises(TypeError):  # ** on a list item: numpy's error, as when the function runs alone
         astgrad.grad(cubes_by_keys)(p)
+
+
+def test_a_container_gradient_is_never_cut_short_padded_or_dropped():
+    from astgrad.api import _finish
+    two = [np.ones(2), np.ones(2)]
+    for grad, original in [([np.ones(2)] * 3, two), (np.ones((3, 2)), two), ({"c": np.ones(2)}, {"a": np.ones(2)}),
+                           (np.ones(2), {"a": np.ones(2)}), (1.5, two)]:
+        with pytest.raises(RuntimeError, match="please report"):
+            _finish(grad, original)
+    assert_tree_close(_finish(0.0, {"a": np.ones(2)}), {"a": np.zeros(2)})  # nothing flowed: zeros
+    assert_tree_close(_finish(None, (1.0, "s")), (0.0, None))
