@@ -186,6 +186,8 @@ _RNG = np.random.default_rng(0)
 _A = _RNG.standard_normal((3, 3)) + 1j * _RNG.standard_normal((3, 3)) + 2 * np.eye(3)
 _V = _RNG.standard_normal(4) + 1j * _RNG.standard_normal(4)
 _W = _RNG.standard_normal((3, 3)) + 1j * _RNG.standard_normal((3, 3))
+_T = _RNG.standard_normal((5, 3)) + 1j * _RNG.standard_normal((5, 3))  # tall: pinv's a^H terms do not vanish
+_B = _RNG.standard_normal(5) + 1j * _RNG.standard_normal(5)
 
 # real-valued functions of a complex argument through many table entries: each engine returns the
 # convention's gradient or refuses, never another number
@@ -196,6 +198,10 @@ SWEEP = {
     "slogdet": (lambda a: np.linalg.slogdet(a)[1], _A),
     "slogdet_phase": (lambda a: np.real(np.linalg.slogdet(a)[0] * (0.3 - 1.2j)) + np.linalg.slogdet(a)[1], _A),
     "pinv": (lambda a: np.sum(np.abs(np.linalg.pinv(a)) ** 2), _A),
+    "pinv_tall": (lambda a: np.real(np.sum(np.linalg.pinv(a) * (0.4 + 0.9j))), _T),
+    "lstsq": (lambda a: np.real(np.sum(np.linalg.lstsq(a, _B)[0] * (0.3 - 0.7j))) + np.sum(np.linalg.lstsq(a, _B)[1]),
+              _T),
+    "logabsdet_times_complex": (lambda a: np.real((0.5 + 2.0j) * np.exp(0.1j * np.linalg.slogdet(a)[1])), _A),
     "frobenius": (lambda a: np.linalg.norm(a), _A),
     "nuclear": (lambda a: np.linalg.norm(a, "nuc"), _A),
     "spectral": (lambda a: np.linalg.norm(a, 2), _A),

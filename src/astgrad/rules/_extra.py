@@ -238,7 +238,7 @@ def vector_norm_vjp(g, ans, x, ord=2, axis=None, keepdims=False):
 def astype_vjp(g, ans, x, dtype):
     if integral(ans.dtype):  # x.astype(dt) with dt an integer or boolean type: rounding is piecewise constant
         return np.zeros(x.shape)
-    return g
+    return np.real(g) if np.iscomplexobj(x) and not np.iscomplexobj(ans) else g  # complex to real keeps x.real
 
 
 @defvjp(softmax)

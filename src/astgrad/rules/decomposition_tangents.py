@@ -161,7 +161,7 @@ def _lstsq_tangent(a, b, x, t_a, t_b, rank):
     else:
         dx = p @ t_b
         moved = -t_b
-    return dx, 2 * np.sum(r * moved, axis=0)
+    return dx, 2 * np.real(np.sum(np.conj(r) * moved, axis=0))
 
 
 def _residual_tangent(residuals, tangent):

@@ -230,7 +230,8 @@ def _lstsq_gradient(a, b, x, g_x, g_res, rank):
         g_a = pinv(g_p, p, a)
         g_b = T(p) @ g_x
     if g_res is not None and np.size(g_res):  # at the minimum, d|a x - b|^2 is its partial derivative
-        r = a @ x - b
+        r = np.conj(a @ x - b)  # |r|^2 is real: 2 Re(conj(r) dr)
+        g_res = np.real(g_res)
         g_a = g_a + 2 * (np.outer(r, x) * g_res if vector else (r * g_res) @ T(x))
         g_b = g_b - 2 * r * g_res
     return g_a, g_b

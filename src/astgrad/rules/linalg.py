@@ -241,7 +241,7 @@ def adjugate(a):
 @defvjp(np.linalg.slogdet)
 def slogdet(g, ans, a):
     """``g`` is (gradient of sign, gradient of log|det|); a real sign has none, a complex one turns."""
-    total = 0 if g[1] is None else np.expand_dims(g[1], (-1, -2)) * T(np.linalg.inv(a))
+    total = 0 if g[1] is None else np.expand_dims(np.real(g[1]), (-1, -2)) * T(np.linalg.inv(a))
     if np.iscomplexobj(ans[0]) and g[0] is not None:
         total = total + slogdet_sign_vjp(g[0], ans[0], a)
     return total
@@ -257,7 +257,7 @@ def slogdet_sign_vjp(g, ans, a):
 
 @defvjp(logabsdet)
 def logabsdet_vjp(g, ans, a):
-    return np.expand_dims(g, (-1, -2)) * T(np.linalg.inv(a))
+    return np.expand_dims(np.real(g), (-1, -2)) * T(np.linalg.inv(a))  # a real output: np.real(g)
 
 
 @defvjp(np.linalg.solve)
@@ -325,9 +325,10 @@ def pinv(g, ans, a, rcond=None, hermitian=False, **kwargs):
     p = ans
     eye_m = np.eye(np.shape(a)[-2])
     eye_n = np.eye(np.shape(a)[-1])
+    # the last two terms hold a^H, so a complex a gets their conjugates (docs/rules.md, complex numbers)
     return (-T(p) @ g @ T(p)
-            + (eye_m - a @ p) @ T(g) @ p @ T(p)
-            + T(p) @ p @ T(g) @ (eye_n - p @ a))
+            + np.conj((eye_m - a @ p) @ T(g) @ p @ np.conj(T(p)))
+            + np.conj(np.conj(T(p)) @ p @ T(g) @ (eye_n - p @ a)))
 
 
 # ------------------------------------------------------------ forward rules
@@ -509,12 +510,12 @@ def eigh_jvp(t, ans, a, UPLO="L"):
 
 @defjvp(np.linalg.pinv)
 def pinv_jvp(t, ans, a, rcond=None, hermitian=False, **kwargs):
-    """``dP = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P`` (Golub and Pereyra)."""
+    """``dP = -P dA P + P P^H dA^H (I - A P) + (I - P A) dA^H P^H P`` (Golub and Pereyra; ``^H`` conjugates)."""
     if hermitian:  # numpy reads the lower triangle as a symmetric matrix
         return pinv_jvp(symmetric_read(t, "L"), ans, np.tril(a) + T(np.tril(a, -1)))
-    p = ans
+    p, p_h, t_h = ans, np.conj(T(ans)), np.conj(T(t))
     eye_m = np.eye(np.shape(a)[-2])
     eye_n = np.eye(np.shape(a)[-1])
     return (-p @ t @ p
-            + p @ T(p) @ T(t) @ (eye_m - a @ p)
-            + (eye_n - p @ a) @ T(t) @ T(p) @ p)
+            + p @ p_h @ t_h @ (eye_m - a @ p)
+            + (eye_n - p @ a) @ t_h @ p_h @ p)
