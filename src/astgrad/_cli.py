@@ -1,0 +1,216 @@
+"""The command line: ``python -m astgrad show|check FILE.py:FUNC``.
+
+``show`` prints the code astgrad generates for a function; ``check`` runs
+:func:`astgrad.check_grads` on it and prints its table.  A failure (a file or
+function that is not there, a function astgrad refuses) prints one line
+``astgrad: error: ...`` and exits with status 1; a gradient mismatch found by
+``check`` prints the table and exits with status 1 too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import inspect
+import os
+import sys
+from typing import Any, Callable, NoReturn, Optional, Sequence
+
+import numpy as np
+
+_DESCRIPTION = """\
+Differentiate a numpy function in a Python file and print the result.
+
+  astgrad show model.py:loss                 the generated gradient of loss
+  astgrad show model.py:loss --wrt w --wrt b the gradient with respect to w and b
+  astgrad show model.py:f --mode vjp         the vector-Jacobian product
+  astgrad check model.py:loss --args "np.ones(3), 2.0"
+                                             compare generated, taped and finite-difference gradients
+
+FILE is imported as a module (its directory is put on sys.path first, and
+code under `if __name__ == "__main__":` does not run); FUNC may be dotted
+(Class.method)."""
+
+_EPILOG = "Exit status: 0 on success, 1 on an error or a gradient mismatch, 2 on a usage error."
+
+
+class _Failure(Exception):
+    """An error to report on one line, without a traceback."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="astgrad", description=_DESCRIPTION, epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    def target(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument("target", metavar="FILE.py:FUNC", help="the file and the function in it")
+        sub.add_argument("--wrt", action="append", metavar="NAME",
+                         help="a parameter to differentiate with respect to, by name or position; "
+                              "repeat for several (default: the first parameter)")
+
+    show = commands.add_parser(
+        "show", help="print the generated gradient source",
+        description="Print the Python source astgrad generates for the gradient of FUNC.")
+    target(show)
+    show.add_argument("--mode", choices=("grad", "vjp"), default="grad",
+                      help="grad: the gradient of a scalar function (default); "
+                           "vjp: the vector-Jacobian product of any function")
+    show.add_argument("--stage", metavar="STAGE",
+                      help="print the code as it is after this pass of the transformer (see astgrad.show)")
+    show.add_argument("--optimize", type=int, metavar="N", help="the optimisation level of the generated code")
+
+    check = commands.add_parser(
+        "check", help="compare the gradients of both engines with finite differences",
+        description="Run astgrad.check_grads on FUNC at the given arguments and print its table.")
+    target(check)
+    check.add_argument("--args", required=True, metavar="EXPR",
+                       help="the arguments as written inside a call's parentheses, e.g. \"np.ones(3), 2.0\"; "
+                            "evaluated with np and FILE's globals in scope")
+    check.add_argument("--rtol", type=float, default=1e-5, help="relative tolerance (default 1e-5)")
+    check.add_argument("--atol", type=float, default=1e-6, help="absolute tolerance (default 1e-6)")
+    return parser
+
+
+def _split_target(target: str) -> tuple[str, str]:
+    path, sep, name = target.rpartition(":")
+    if not sep or not path or not name:
+        raise _Failure(f"{target!r}: expected FILE.py:FUNC, e.g. model.py:loss")
+    return path, name
+
+
+def _load(path: str) -> Any:
+    """Import the file at ``path`` as a module of its own (so its source can be read back)."""
+    if not os.path.isfile(path):
+        raise _Failure(f"{path}: no such file")
+    path = os.path.abspath(path)
+    stem = os.path.splitext(os.path.basename(path))[0]
+    name = stem if stem.isidentifier() and stem not in sys.modules else f"_astgrad_cli_{abs(hash(path))}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise _Failure(f"{path}: cannot be imported as a Python module (is it a .py file?)")
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, os.path.dirname(path))
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as error:
+        raise _Failure(f"{error.filename}:{error.lineno}: SyntaxError: {error.msg}") from None
+    except Exception as error:
+        raise _Failure(f"{path}: importing it raised {_one_line(error)}") from None
+    return module
+
+
+def _function(module: Any, path: str, name: str) -> Callable:
+    value = module
+    for part in name.split("."):
+        if not hasattr(value, part):
+            found = sorted(k for k, v in vars(module).items()
+                           if inspect.isfunction(v) and v.__module__ == module.__name__)
+            listing = f"; its functions: {', '.join(found)}" if found else ""
+            raise _Failure(f"{path}: no function {name!r}{listing}")
+        value = getattr(value, part)
+    if not callable(value):
+        raise _Failure(f"{path}: {name} is a {type(value).__name__}, not a function")
+    return value
+
+
+def _wrt(values: Optional[Sequence[str]]) -> Any:
+    if not values:
+        return 0
+    parsed = [int(v) if v.isdigit() else v for v in values]
+    return parsed[0] if len(parsed) == 1 else tuple(parsed)
+
+
+def _accepts(fn: Callable, name: str) -> bool:
+    return name in inspect.signature(fn).parameters
+
+
+def _show(fn: Callable, args: argparse.Namespace) -> None:
+    import astgrad
+
+    wrt = _wrt(args.wrt)
+    make = astgrad.grad if args.mode == "grad" else astgrad.vjp
+    options = {}
+    if args.optimize is not None:
+        if not _accepts(make, "optimize"):
+            raise _Failure(f"--optimize: this version of astgrad has no optimisation levels for {args.mode}")
+        options["optimize"] = args.optimize
+    if args.stage is None:
+        print(make(fn, wrt, **options).source, end="")
+        return
+    if not _accepts(astgrad.show, "stage"):
+        raise _Failure("--stage: this version of astgrad.show has no stages")
+    if args.mode != "grad":
+        if not _accepts(astgrad.show, "mode"):
+            raise _Failure("--stage is available with --mode grad only")
+        options["mode"] = args.mode
+    astgrad.show(fn, wrt, stage=args.stage, **options)
+
+
+def _arguments(expr: str, module: Any) -> tuple:
+    scope = dict(vars(module))
+    scope.setdefault("np", np)
+    scope.setdefault("numpy", np)
+    try:
+        values, keywords = eval(f"(lambda *a, **k: (a, k))({expr})", scope)  # noqa: S307 - the user's own
+    except SyntaxError:
+        raise _Failure(f"--args {expr!r}: not an argument list (write it as inside a call's parentheses, "
+                       f"e.g. \"np.ones(3), 2.0\")") from None
+    except Exception as error:
+        raise _Failure(f"--args {expr!r} raised {_one_line(error)}") from None
+    if keywords:
+        raise _Failure(f"--args {expr!r}: keyword arguments are not supported; pass them by position")
+    return values
+
+
+def _check(fn: Callable, module: Any, args: argparse.Namespace) -> int:
+    import astgrad
+
+    values = _arguments(args.args, module)
+    try:
+        report = astgrad.check_grads(fn, *values, wrt=_wrt(args.wrt), rtol=args.rtol, atol=args.atol)
+    except astgrad.GradientMismatch as mismatch:
+        print(mismatch.report)
+        print(f"astgrad: gradient mismatch in {args.target}", file=sys.stderr)
+        return 1
+    print(report)
+    return 0
+
+
+def _one_line(error: BaseException) -> str:
+    from .transform.errors import TransformError
+
+    if isinstance(error, TransformError):
+        text = f"{error.filename}:{error.lineno}:{error.col + 1}: {error.reason}"
+        return f"{text}. {error.hint}" if error.hint else text
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return f"{type(error).__name__}: {' '.join(lines)}"
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the command line with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
+    args = _parser().parse_args(argv)
+    try:
+        path, name = _split_target(args.target)
+        module = _load(path)
+        fn = _function(module, path, name)
+        if args.command == "show":
+            _show(fn, args)
+            return 0
+        return _check(fn, module, args)
+    except _Failure as failure:
+        return _fail(str(failure))
+    except Exception as error:  # a refusal of the transformer, or the function itself failed
+        return _fail(_one_line(error))
+
+
+def _fail(message: str) -> int:
+    print(f"astgrad: error: {message}", file=sys.stderr)
+    return 1
+
+
+def _entry() -> NoReturn:
+    """The ``astgrad`` console script."""
+    sys.exit(main())
