@@ -122,9 +122,12 @@ defjvp(builtins.max, rest=builtin_extreme_jvp)
 defjvp(builtins.min, rest=builtin_extreme_jvp)
 
 
-# -- the transformer's functional list append ------------------------------
+# -- the transformer's list appends ------------------------------------------
 # ``items.append(item)`` on a list the function builds is normalised into
 # ``items = append(items, item)``, so the list's versions are plain values.
+# Where no other name, call or return can see the list (transform/lists.py
+# proves it), ``grow`` appends in place instead and the adjoint pops the item
+# again: no copy per append, so a loop of n appends costs n, not n * n.
 
 @primitive
 def append(items, item):
@@ -132,9 +135,39 @@ def append(items, item):
     return list(items) + [item]
 
 
+def grow(items, item):
+    """``items.append(item)``, returning ``items``: ``append`` in place, with ``append``'s rule."""
+    items.append(item)
+    return items
+
+
 @defvjp(append)
 def append_vjp(g, ans, items, item):
-    return g[:-1], part(g, -1)  # an appended item nothing read later has no gradient (None)
+    rest, last = split_last(g)  # an appended item nothing read later has no gradient (0.0)
+    return rest, last
+
+
+class GradientList(list):
+    """A list's gradient that the generated code made and only one adjoint name holds.
+
+    Its helpers (``split_last``, the runtime's ``add_item``) change it in
+    place, so gradients of lists built by appends in a loop cost one item
+    per step rather than a copy of the list.  A gradient list from anywhere
+    else (a user's seed, a rule's result) is copied once first.
+    """
+
+    __slots__ = ()
+
+
+def split_last(g):
+    """``(g[:-1], g[-1])`` for the gradient of ``items + [item]``: the list's, then the item's."""
+    if type(g) is np.ndarray:  # numpy read the list as one array: rows (views, no copy)
+        return g[:-1], g[-1]
+    if not isinstance(g, (list, tuple)):
+        return g, 0.0  # no gradient flowed into the list
+    rest = g if type(g) is GradientList else GradientList(g)
+    last = rest.pop()
+    return rest, 0.0 if last is None else last
 
 
 def part(grad, i):

@@ -20,6 +20,7 @@ from .inline import RuleInliner
 from .inplace import reuse_buffers
 from .adjoint_ir import pop, push, uses_stack
 from .ir import Op, assigned, first_bindings, walk_ops
+from .lists import grow_in_place
 from .namespace import Namespace
 from .naming import Adjoints, Names, UserNames
 from .normalize import Normalizer, local_names, param_names
@@ -58,6 +59,7 @@ class Plan:
             self.pair = self.ret
             unpack, self.ret = unpack_aux(self.body, self.ret, builder.ns, self.names, fn)
             self.body = self.body + unpack
+        self.grown = grow_in_place(self.body, self.ret, self.params, builder.ns)  # ids of ops popped, not saved
         self.wrt = list(wrt)
         self.locals = set(normalizer.locals) | assigned(self.body)
         self.sequences = set(normalizer.sequences)

@@ -29,6 +29,7 @@ import types
 import numpy as np
 
 from .. import rules
+from ..rules.sequences import append
 from . import compat
 from .compat import gast
 from .errors import UnsupportedSyntaxError
@@ -83,7 +84,7 @@ def check_writes(body, ret, params, local_names, source) -> None:
                              f"astgrad's {_what(w)} writes to a copy",
                              f"Copy first: {x} = {x}.copy(){_instead(w)}")
             for d in reaching:
-                if not d.op.inplace and not _fresh(d.op, defs):
+                if not d.op.inplace and not _fresh(d.op, defs) and not (d.op.kind == "call" and _appends(w)):
                     raise _error(source, d, f"{x} may share memory with another array here, so {_what(w)} "
                                  f"on line {w.op.line} would change that array too; astgrad's {_what(w)} "
                                  "writes to a copy", _copy_hint(x, d, w))
@@ -184,7 +185,7 @@ def _check_aliases(x, writes, sites, defs, entry, ret, end, source):
     written = {id(w): _buffers(x, w, defs, entry) for w in writes}
     work = []
     for s in sites:
-        if x in _reads(s.op) and _aliases(s.op):
+        if x in _reads(s.op) and _aliases(s.op) and not _next_version(s.op, x):
             shared = _buffers(x, s, defs, entry)  # the values of x that s may read
             hit = tuple(w for w in writes if shared & written[id(w)])
             work += [(t, s, hit) for t in s.op.targets if hit]
@@ -208,6 +209,20 @@ def _check_aliases(x, writes, sites, defs, entry, ret, end, source):
                                  f"writing {x} before taking views of it{_instead(w)}.")
             if use.op is not None and _aliases(use.op):
                 work += [(t, use, hit) for t in use.op.targets]
+
+
+def _appends(site) -> bool:
+    """``lst.append(v)``: a list a user function returned is the caller's to append to."""
+    return site.op.inplace[0].endswith(".append(...)")
+
+
+def _next_version(op, x) -> bool:
+    """``t = append(x, v)``: the list ``x`` itself with one more item, which ``x = t`` names again."""
+    return op.fn is append and getattr(op.args[0], "id", None) == x and x not in _names(op.args[1:])
+
+
+def _names(atoms) -> set:
+    return {n for a in atoms for n in atom_names(a)}
 
 
 def _buffers(x, site, defs, entry) -> set:
@@ -304,7 +319,7 @@ def _fresh(op, defs, depth=0) -> bool:
         copy = op.kwargs.get("copy")  # np.array(y, copy=False) or copy=None may return y itself
         if copy is not None and not (isinstance(copy, gast.Constant) and copy.value is True):
             return False
-        return op.fn is rules.setitem or _is_fresh_fn(op.fn)
+        return op.fn in (rules.setitem, append) or _is_fresh_fn(op.fn)
     if op.kind in ("nondiff", "pack") and op.fn is None:
         return not isinstance(op.expr, gast.Name)
     return False

@@ -282,8 +282,11 @@ class Normalizer:
             lst = value.func.value.id
             item = self.atomize(value.args[0])
             self.sequences.add(lst)
-            expr = compat.call(self.ns.ref(_append()), [compat.name(lst), item])
+            # the function itself: the primitive's wrapper would look for Tensors in every item
+            expr = compat.call(compat.name(self.ns.helper(rules.raw(_append()))), [compat.name(lst), item])
             self.emit([lst], "prim", expr, value, _append(), [compat.name(lst), item])
+            if lst not in self.temps:  # Python changes the list other names see (a comprehension's has none)
+                self.out[-1].inplace = (f"{lst}.append(...)", "")
             return
         if isinstance(value, gast.Call) and write_call(self, None, value):
             return
@@ -448,6 +451,7 @@ def _np():
 def _append():
     from ..rules.sequences import append
     return append
+
 
 
 def _as_statement(op, atom, src, s):

@@ -20,7 +20,7 @@ from .. import rules
 from . import compat, primitives, runtime
 from .locate import bound_arguments
 from .compat import gast
-from . import containers, fusion
+from . import containers, fusion, lists
 from .runtime_errors import ORIGIN
 from .adjoint_ir import pop, push
 from .inline import merge_repeated
@@ -71,7 +71,7 @@ class Reverser:
         return [s.stmt]
 
     def primal_op(self, op):
-        out = [push(self.ns.stack, compat.name(t)) for t in self.saved_targets(op)]
+        out = [push(self.ns.stack, compat.name(t)) for t in self.saved_targets(op) if id(op) not in self.plan.grown]
         expr = op.expr
         if op.kind == "call" and self.an.is_active(op):
             forward, _, _ = self.call_variant(op)
@@ -192,8 +192,8 @@ class Reverser:
             live.discard(t)
             self.seeds.lazy.discard(t)
             self.maybe_zero.discard(t)
-            if t in saved:
-                out.append(self.restore(t))
+            if t in saved:  # after an append in place (lists.py) the adjoint pops the item
+                out.append(lists.pop_item(t) if id(op) in self.plan.grown else self.restore(t))
 
     def guarded_prim(self, op, live, out):
         """``adjoint_prim``, skipped at run time when the gradient is the 0.0 a join wrote.
@@ -232,7 +232,7 @@ class Reverser:
             items, index = op.args[0], op.args[1]
             grad = containers.item_gradient(self.plan, self.helper, g, items, index) if items.id in self.sequences \
                 else compat.call(self.helper(runtime.getitem_gradient), [compat.name(g)] + compat.clone([items, index]))
-            self.accumulate(items, grad, live, out)
+            lists.add_item(self, items, grad, live, out) or self.accumulate(items, grad, live, out)
             return
         if op.fn is rules.setitem and op.args[0].id in self.sequences:  # lst[i] = v on a list
             index = [compat.name(g), compat.clone(op.args[1])]

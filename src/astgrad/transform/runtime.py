@@ -15,10 +15,11 @@ import numpy as np
 from .. import rules
 from ..rules import linalg
 from ..rules.joining import as_column
-from ..rules.sequences import append, part
+from ..rules.sequences import GradientList, append, grow, part, split_last
 from ..rules._support import SMALL, filled
 
-__all__ = ["append", "is_zero", "as_column", "accumulate", "part", "sequence_gradient", "replaced_gradient",
+__all__ = ["append", "grow", "split_last", "add_item", "is_zero", "as_column", "accumulate", "part",
+           "sequence_gradient", "replaced_gradient",
            "replacing_gradient", "unpacked_gradient", "gradient_tuple", "no_gradient",
            "shape", "size", "ndim", "unbroadcast", "T", "only_shape",
            "add_into", "subtract_into", "multiply_into", "divide_into", "broadcast_shape", "reduced_shape",
@@ -82,13 +83,29 @@ def sequence_gradient(g, items, index):
     """
     if isinstance(items, dict):
         return {index: g}
-    out = [None] * len(items)
+    out = GradientList([None] * len(items))
     if isinstance(index, slice):
         for position, value in zip(range(*index.indices(len(items))), g):
             out[position] = value
     else:
         out[index] = g
     return out
+
+
+def add_item(total, g, items, index):
+    """``accumulate(total, sequence_gradient(g, items, index))``, in place where that is safe.
+
+    ``total`` is the gradient of the list ``items`` so far.  When the
+    generated code made it (a ``GradientList`` of the list's length), ``g``
+    is added to its item: reading ``items[t]`` in a loop of n steps costs n,
+    not n copies of the list.  Anything else is copied once, as before.
+    """
+    if type(total) is GradientList and type(items) is list and len(total) == len(items) \
+            and not isinstance(index, slice):
+        total[index] = accumulate(total[index], g)
+        return total
+    out = accumulate(total, sequence_gradient(g, items, index))
+    return GradientList(out) if type(out) is list else out
 
 
 def replaced_gradient(g, index):
