@@ -484,6 +484,12 @@ def _fold_node(n, ns):
             folded = _fold_reduction_helper(n, ns)
             if folded is not None:
                 return folded
+            if _names(n.func, ns) is tuple and len(n.args) == 1 and isinstance(n.args[0], gast.Call) \
+                    and _names(n.args[0].func, ns) is range and not n.args[0].keywords \
+                    and all(_const(a) and type(a.value) is int for a in n.args[0].args) and len(n.args[0].args) <= 3:
+                numbers = range(*[a.value for a in n.args[0].args])  # tuple(range(1)): the axes (0,)
+                if len(numbers) <= 32:
+                    return compat.tuple_([compat.const(i) for i in numbers])
         if isinstance(n, gast.Call) and _is_np_where(n.func, ns) and len(n.args) == 3 and _const(n.args[0]) \
                 and isinstance(n.args[0].value, bool):
             return n.args[1] if n.args[0].value else n.args[2]
@@ -508,6 +514,11 @@ def _fold_reduction_helper(n, ns):
             and ns.globals.get(n.args[0].func.id) is runtime.shape and len(n.args[0].args) == 1:
         return compat.call(compat.name(ns.helper(runtime.size)), n.args[0].args)
     return None
+
+
+def _names(func, ns):
+    """The object a plain name in the generated module stands for, or None."""
+    return ns.globals.get(func.id) if isinstance(func, gast.Name) else None
 
 
 def _is_np_where(func, ns):
