@@ -74,8 +74,6 @@ def equal(a, b) -> bool:
     return a.shape == b.shape and bool(np.array_equal(a._data, b._data))
 
 
-def is_tensor_(value) -> bool:
-    return is_tensor(value)
 
 
 def numel(t) -> int:

@@ -237,7 +237,7 @@ class FunctionNode(Node):
         value = self.saved_argument(index)
         if self._freed:
             raise RuntimeError(SECOND_BACKWARD)
-        if not hasattr(value, "_version"):
+        if not isinstance(value, Tensor):
             return Tensor._make(np.asarray(value))
         return value
 
@@ -374,9 +374,8 @@ def _cast(g, dtype):
 
 
 def _raw(value):
-    data = getattr(value, "_data", None)
-    if data is not None and hasattr(value, "_version"):
-        return data
+    if isinstance(value, Tensor):
+        return value._data
     if isinstance(value, list):
         return [_raw(v) for v in value]
     if isinstance(value, tuple):
@@ -384,21 +383,15 @@ def _raw(value):
     return value
 
 
-def _at(args, slot):
-    value = args[slot[0]]
-    return value[slot[1]] if len(slot) > 1 else value
 
 
-def _dtype_of(value):
-    data = _raw(value)
-    return data.dtype if isinstance(data, np.ndarray) else None
 
 
 def _tensors_in(value):
-    if hasattr(value, "_version") and hasattr(value, "_data"):
+    if isinstance(value, Tensor):
         return [value]
     if isinstance(value, (list, tuple)):
-        return [v for v in value if hasattr(v, "_version") and hasattr(v, "_data")]
+        return [v for v in value if isinstance(v, Tensor)]
     return []
 
 

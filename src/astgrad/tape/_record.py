@@ -37,15 +37,6 @@ def unwrap(value):
 _SLOT_VALUES = (np.ndarray, int, float, np.number)
 
 
-def default_slots(args) -> tuple:
-    """Differentiable input positions: tensors, arrays, numbers, and tensors inside lists."""
-    slots = []
-    for i, arg in enumerate(args):
-        if isinstance(arg, Tensor) or isinstance(arg, _SLOT_VALUES) and arg is not True and arg is not False:
-            slots.append((i,))
-        elif isinstance(arg, (list, tuple)):
-            slots.extend((i, j) for j, item in enumerate(arg) if isinstance(item, (Tensor, np.ndarray)))
-    return tuple(slots)
 
 
 def edge_of(value):
@@ -57,9 +48,6 @@ def edge_of(value):
     return (accumulation_node(value), 0)
 
 
-def _at(args, slot):
-    value = args[slot[0]]
-    return value[slot[1]] if len(slot) > 1 else value
 
 
 def promoted_dtype(raw_args) -> np.dtype | None:
@@ -90,13 +78,15 @@ def apply_op(name: str, fn, args, kwargs=None, slots=None, promote: bool = False
     """Run ``fn(*args, **kwargs)`` on arrays and record it as a ``name`` node.
 
     ``slots`` lists the argument positions (``(i,)`` or ``(i, j)`` for the
-    j-th tensor of a list argument) that appear in ``next_functions``.
+    j-th tensor of a list argument) that appear in ``next_functions``; by
+    default every tensor, array and number (not a bool), and every tensor or
+    array inside a list argument.
     ``promote`` applies PyTorch's type promotion to the result.  ``rule``
     (``fn``'s entry in the table) and ``impl`` (what computes ``fn``) are
     looked up when not given.  Two operands (tensors, arrays or numbers: the
     operators) and one tensor (``np.sin(t)``, ``t.exp()``) without keywords
-    take the fast paths below, with the same result, node and errors as
-    ``_any_arguments``.  (Pass the options by keyword; they are not
+    take the fast paths below, with the same result, node and errors as the
+    general path at the end.  (Pass the options by keyword; they are not
     keyword-only because keyword-only defaults cost every operation a
     dictionary lookup each.)
     """
@@ -107,84 +97,79 @@ def apply_op(name: str, fn, args, kwargs=None, slots=None, promote: bool = False
         a, b = args
         x = a._data if isinstance(a, Tensor) else a
         y = b._data if isinstance(b, Tensor) else b
-        if not (isinstance(x, _OPERANDS) and isinstance(y, _OPERANDS)):
-            return _any_arguments(name, fn, impl, args, kwargs, slots, promote, rule)
+        if isinstance(x, _OPERANDS) and isinstance(y, _OPERANDS):
+            token = quiet()
+            try:
+                out = impl(x, y)
+            except (ValueError, IndexError) as error:
+                _reraise(error, (x, y))
+            finally:
+                restore(token)
+            if type(out) is not np.ndarray:
+                out = np.asarray(out)
+            dtype = out.dtype
+            if promote and not (type(x) is np.ndarray and x.dtype == dtype
+                                and (type(y) in _WEAK_SCALARS or type(y) is np.ndarray and y.dtype == dtype)):
+                wanted = _promoted(dtype, (x, y))
+                if wanted != dtype:
+                    out = out.astype(wanted)
+                    dtype = wanted
+            result = Tensor._make(out)
+            if dtype.kind not in "fc" or not _state.enabled:  # is_grad_enabled(), inlined
+                return result
+            mask = 0  # bit i: operand i has an edge
+            edge_a = edge_b = _NO_EDGE
+            if isinstance(a, Tensor) and a._requires_grad:
+                mask = 1
+                edge_a = (a._grad_fn or accumulation_node(a), 0)
+            if isinstance(b, Tensor) and b._requires_grad:
+                mask |= 2
+                edge_b = (b._grad_fn or accumulation_node(b), 0)
+            if slots is FIRST:
+                mask &= 1
+            elif slots is SECOND:
+                mask &= 2
+            if not mask:
+                return result
+            if slots is None:  # by default: tensors, arrays and numbers other than bools
+                slot_a = isinstance(a, Tensor) or isinstance(a, _SLOT_VALUES) and a is not True and a is not False
+                slot_b = isinstance(b, Tensor) or isinstance(b, _SLOT_VALUES) and b is not True and b is not False
+                if slot_a and slot_b:
+                    slots, edges = BOTH, (edge_a, edge_b)
+                elif slot_a:
+                    slots, edges = FIRST, (edge_a,)
+                else:
+                    slots, edges = SECOND, (edge_b,)
+            elif slots is FIRST:
+                edges = (edge_a,)
+            else:
+                edges = (edge_b,)
+            return _attach(result, fn, rule, name, (a, b), _NO_KWARGS, slots, edges, out, (x, y), mask)
+    elif count == 1 and not kwargs and (slots is None or slots is FIRST) and isinstance(args[0], Tensor):
+        a = args[0]  # one tensor: np.sin(t), np.mean(t), t.exp()
+        x = a._data
         token = quiet()
         try:
-            out = impl(x, y)
+            out = impl(x)
         except (ValueError, IndexError) as error:
-            _reraise(error, (x, y))
+            _reraise(error, (x,))
         finally:
             restore(token)
         if type(out) is not np.ndarray:
             out = np.asarray(out)
         dtype = out.dtype
-        if promote and not (type(x) is np.ndarray and x.dtype == dtype
-                            and (type(y) in _WEAK_SCALARS or type(y) is np.ndarray and y.dtype == dtype)):
-            wanted = _promoted(dtype, (x, y))
+        if promote and x.dtype != dtype:
+            wanted = _promoted(dtype, (x,))
             if wanted != dtype:
                 out = out.astype(wanted)
                 dtype = wanted
         result = Tensor._make(out)
-        if dtype.kind not in "fc" or not _state.enabled:  # is_grad_enabled(), inlined
+        if dtype.kind not in "fc" or not _state.enabled or not a._requires_grad:
             return result
-        mask = 0  # bit i: operand i has an edge
-        edge_a = edge_b = _NO_EDGE
-        if isinstance(a, Tensor) and a._requires_grad:
-            mask = 1
-            edge_a = (a._grad_fn or accumulation_node(a), 0)
-        if isinstance(b, Tensor) and b._requires_grad:
-            mask |= 2
-            edge_b = (b._grad_fn or accumulation_node(b), 0)
-        if slots is FIRST:
-            mask &= 1
-        elif slots is SECOND:
-            mask &= 2
-        if not mask:
-            return result
-        if slots is None:  # default_slots: tensors, arrays and numbers other than bools
-            slot_a = isinstance(a, Tensor) or isinstance(a, _SLOT_VALUES) and a is not True and a is not False
-            slot_b = isinstance(b, Tensor) or isinstance(b, _SLOT_VALUES) and b is not True and b is not False
-            if slot_a and slot_b:
-                slots, edges = BOTH, (edge_a, edge_b)
-            elif slot_a:
-                slots, edges = FIRST, (edge_a,)
-            else:
-                slots, edges = SECOND, (edge_b,)
-        elif slots is FIRST:
-            edges = (edge_a,)
-        else:
-            edges = (edge_b,)
-        return _attach(result, fn, rule, name, (a, b), _NO_KWARGS, slots, edges, out, (x, y), mask)
-    if count != 1 or kwargs or not (slots is None or slots is FIRST) or not isinstance(args[0], Tensor):
-        return _any_arguments(name, fn, impl, args, kwargs, slots, promote, rule)
-    a = args[0]  # one tensor: np.sin(t), np.mean(t), t.exp()
-    x = a._data
-    token = quiet()
-    try:
-        out = impl(x)
-    except (ValueError, IndexError) as error:
-        _reraise(error, (x,))
-    finally:
-        restore(token)
-    if type(out) is not np.ndarray:
-        out = np.asarray(out)
-    dtype = out.dtype
-    if promote and x.dtype != dtype:
-        wanted = _promoted(dtype, (x,))
-        if wanted != dtype:
-            out = out.astype(wanted)
-            dtype = wanted
-    result = Tensor._make(out)
-    if dtype.kind not in "fc" or not _state.enabled or not a._requires_grad:
-        return result
-    edges = ((a._grad_fn or accumulation_node(a), 0),)
-    return _attach(result, fn, rule, name, (a,), _NO_KWARGS, FIRST, edges, out, (x,), 1)
-
-
-def _any_arguments(name, fn, impl, args, kwargs, slots, promote, rule):
-    """``apply_op`` for any arguments: lists of tensors, keywords, explicit slots."""
-    if len(args) == 1:
+        edges = ((a._grad_fn or accumulation_node(a), 0),)
+        return _attach(result, fn, rule, name, (a,), _NO_KWARGS, FIRST, edges, out, (x,), 1)
+    # any arguments: lists of tensors, keywords, explicit slots
+    if count == 1:
         a = args[0]
         raw_args = (a._data if isinstance(a, Tensor) else unwrap(a) if isinstance(a, (list, tuple)) else a,)
     else:
@@ -219,7 +204,7 @@ def _any_arguments(name, fn, impl, args, kwargs, slots, promote, rule):
         return result
     edges = []
     mask = 0  # bit i: positional argument i has an edge
-    if slots is None:  # default_slots(args) and their edges in one pass
+    if slots is None:  # by default: tensors, arrays, numbers (not bools), tensors in lists
         slots = []
         for i, value in enumerate(args):
             if isinstance(value, Tensor):

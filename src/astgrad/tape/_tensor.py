@@ -46,6 +46,9 @@ FLOAT_OF_GRAD_WARNING = (
 )
 
 
+_new = object.__new__  # one global lookup, where object.__new__ is two: every operation makes a tensor
+
+
 class Version:
     """A version counter shared by a tensor, its views and its ``detach()`` results.
 
@@ -87,7 +90,7 @@ class Tensor:
 
     @classmethod
     def _make(cls, data: np.ndarray, requires_grad: bool = False, version: Version | None = None) -> "Tensor":
-        t = object.__new__(cls)
+        t = _new(cls)
         t._data = data  # _init, inlined: every operation makes a tensor
         t._requires_grad = requires_grad
         t._grad_fn = None
