@@ -132,7 +132,7 @@ def _show(fn: Callable, args: argparse.Namespace) -> None:
 
     wrt = _wrt(args.wrt)
     make = astgrad.grad if args.mode == "grad" else astgrad.vjp
-    options = {}
+    options: dict[str, Any] = {}
     if args.optimize is not None:
         if not _accepts(make, "optimize"):
             raise _Failure(f"--optimize: this version of astgrad has no optimisation levels for {args.mode}")
@@ -146,7 +146,8 @@ def _show(fn: Callable, args: argparse.Namespace) -> None:
         if not _accepts(astgrad.show, "mode"):
             raise _Failure("--stage is available with --mode grad only")
         options["mode"] = args.mode
-    astgrad.show(fn, wrt, stage=args.stage, **options)
+    options["stage"] = args.stage
+    astgrad.show(fn, wrt, **options)
 
 
 def _arguments(expr: str, module: Any) -> tuple:

@@ -8,7 +8,6 @@ numpy's keywords); check_grads compares both with central differences.
 import numpy as np
 import pytest
 
-import astgrad
 
 
 def m_sum_axis(x):

@@ -1,6 +1,5 @@
 """Reprs of section 2.8, grad_fn names of section 4 and graph structure of section 5."""
 
-import numpy as np
 import pytest
 
 import astgrad.torch as torch

@@ -167,7 +167,7 @@ def _qr_gradient(a, q, r, g_q, g_r, mode):
     if np.any(diagonal <= np.finfo(np.result_type(r, np.float32)).eps * 16 * np.max(np.abs(r), initial=0.0)):
         raise ValueError("astgrad: no gradient for numpy.linalg.qr of a matrix whose first min(m, n) columns "
                          "are linearly dependent: Q is not determined there")
-    square_r, rest_r = r[..., :, :k], r[..., :, k:]
+    square_r = r[..., :, :k]
     g_square_r, g_rest_r = g_r[..., :, :k], g_r[..., :, k:]
     if n > m:  # a = [x | y] with x = q square_r and y = q rest_r
         g_q = g_q + a[..., :, k:] @ T(g_rest_r)

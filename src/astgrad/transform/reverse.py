@@ -24,7 +24,7 @@ from . import containers, fusion, lists
 from .runtime_errors import ORIGIN
 from .adjoint_ir import pop, push
 from .inline import merge_repeated
-from .ir import For, If, Op, blocks, breaks, dispatch, first_bindings, walk_ops
+from .ir import For, Op, blocks, breaks, dispatch, first_bindings, walk_ops
 from .remat import recompute, rematerializable
 from .scalar_seeds import ScalarSeeds
 
