@@ -119,6 +119,15 @@ class GradientFunction:
     def __repr__(self):
         return f"<astgrad.{self._mode} of {self.__wrapped__.__qualname__} wrt {', '.join(self._names)}>"
 
+    def _repr_html_(self) -> str:
+        """In a notebook: the generated source, highlighted."""
+        from ._display import source_html
+        return source_html(self.source)
+
+    def _repr_markdown_(self) -> str:
+        from ._display import source_markdown
+        return source_markdown(self.source)
+
     def __call__(self, *args, **kwargs):
         return self._entry(self, args, kwargs)  # compiled per instance: see _compile_entry
 

@@ -70,6 +70,15 @@ class GradReport:
 
     __repr__ = __str__
 
+    def _repr_html_(self) -> str:
+        """In a notebook: the comparison as a table."""
+        from ._display import report_html
+        return report_html(self)
+
+    def _repr_markdown_(self) -> str:
+        from ._display import report_markdown
+        return report_markdown(self)
+
 
 def _positions(f, wrt) -> tuple:
     names = list(inspect.signature(f).parameters)
