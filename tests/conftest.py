@@ -1,4 +1,4 @@
-"""Shared test configuration: the gradcheck fixture, isolated_rules and the --runslow flag."""
+"""Shared test configuration: the gradcheck fixture, isolated_rules, the --runslow and --optimize-level flags."""
 
 import pytest
 
@@ -12,6 +12,16 @@ pytest_plugins = ["astgrad.pytest_plugin", "pytester"]
 def pytest_addoption(parser):
     parser.addoption("--runslow", action="store_true", default=False,
                      help="also run the slow, exhaustive tests (marked 'slow')")
+    parser.addoption("--optimize-level", type=int, default=None, choices=(0, 1, 2),
+                     help="the optimisation level of every generated gradient made without optimize= "
+                          "(default 2); every level must give the same gradients")
+
+
+def pytest_configure(config):
+    level = config.getoption("--optimize-level")
+    if level is not None:
+        from astgrad import api
+        api._set_default_level(level)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -21,6 +31,20 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip_slow)
+
+
+@pytest.fixture(autouse=True)
+def _optimize_level(request):
+    """A test marked ``optimize(n)`` pins the source of level n: it runs there under any --optimize-level."""
+    marker = request.node.get_closest_marker("optimize")
+    if marker is None:
+        yield
+        return
+    from astgrad import api
+    saved = api._default_level
+    api._set_default_level(marker.args[0])
+    yield
+    api._default_level = saved
 
 
 @pytest.fixture

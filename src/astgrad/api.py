@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 import types
 
 import numpy as np
 
-from .transform import build, check, describe_ranks
+from .transform import DEFAULT_LEVEL, LEVELS, STAGES, build, check, describe_ranks
+from .transform.pipeline import ENTRY
 from .transform.emit import compile_source, drop_lines_with
 from .transform.errors import TransformError
 from .transform.runtime_errors import add_location
@@ -34,7 +36,7 @@ _CACHE = "__astgrad_gradients__"
 class GradientFunction:
     """A generated gradient, callable like the function it differentiates."""
 
-    def __init__(self, fn, wrt, mode, preserve_result, has_aux=False):
+    def __init__(self, fn, wrt, mode, preserve_result, has_aux=False, level=DEFAULT_LEVEL):
         self.__astgrad_function__ = fn
         functools.update_wrapper(self, fn)
         self.__dict__.pop(_CACHE, None)  # fn's own gradients, copied with fn.__dict__
@@ -42,12 +44,14 @@ class GradientFunction:
         self._mode = mode
         self._preserve = preserve_result
         self._aux = has_aux  # f returns (loss, aux); the generated function returns the pair as its value
+        self._level = level  # optimisation level (pipeline.py)
         self._rebuild()
 
-    def _rebuild(self):
+    def _rebuild(self, stage=None):
         """Transform again: at first, and once anything the transform read changed (``current()``).
 
         The signature is read again too: ``f.__code__`` may have been replaced.
+        With ``stage``, only the source after that pass is returned (``show``).
         """
         fn, mode = self.__astgrad_function__, self._mode
         signature = own_signature(fn)  # the wrapper's own, not __wrapped__'s
@@ -57,6 +61,8 @@ class GradientFunction:
         params = list(signature.parameters.values())
         plain = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
         self._signature, self._names, self._single = signature, names, single
+        if stage is not None:
+            return self._build(None, stage=stage).shown
         generated = self._build(None)
         # positional calls with every argument given skip Signature.bind
         self._arity = len(params) + (mode == "vjp") if plain else -1
@@ -69,11 +75,11 @@ class GradientFunction:
         if self._arity >= 0 and not generated.rank_dependent:
             self._entry = _compile_entry(self, generated)
 
-    def _build(self, ranks=None, trees=()):
+    def _build(self, ranks=None, trees=(), stage=None):
         mode = self._mode
         return build(self.__astgrad_function__, self._names, mode="vjp" if mode == "vjp" else "grad",
                      preserve_result=self._preserve or self._aux or mode == "value_and_grad",
-                     has_aux=self._aux, trees=trees, ranks=ranks)
+                     has_aux=self._aux, trees=trees, ranks=ranks, level=self._level, stage=stage)
 
     def _specialised(self, arguments):
         """The adjoint for arguments of these ranks, transformed at the first call with them.
@@ -398,22 +404,60 @@ def _leaf(grad, original):
     return _finish(grad, original)
 
 
-def _cached(fn, wrt, mode, preserve_result, has_aux=False):
+def _cached(fn, wrt, mode, preserve_result, has_aux=False, optimize=None):
+    cached, rebind = _gradient_function(fn, wrt, mode, preserve_result, has_aux, optimize)
+    return rebind(cached)
+
+
+def _gradient_function(fn, wrt, mode, preserve_result, has_aux, optimize):
+    """The cached GradientFunction of ``fn`` (a plain function) and how to bind it as ``fn`` was bound."""
+    level = _level(optimize, mode)
     generated = _generated_inside(fn)
     if generated is not None:
         raise _higher_order_error(fn, generated, mode)
     fn, wrt, rebind = split(fn, wrt, mode)  # a bound method or partial: its function, rebound below
     code = fn.__code__
-    key = (code, _freeze(wrt), mode, preserve_result, has_aux)
+    key = (code, _freeze(wrt), mode, preserve_result, has_aux, level)
     per_fn = _gradients_of(fn)
     cached = per_fn.get(key)
     if cached is None:
         for old in [k for k in per_fn if k[0] is not code]:  # built for code fn no longer runs
             del per_fn[old]
-        per_fn[key] = cached = GradientFunction(fn, wrt, mode, preserve_result, has_aux)
+        per_fn[key] = cached = GradientFunction(fn, wrt, mode, preserve_result, has_aux, level)
     elif not cached._generated.current():
         cached._rebuild()
-    return rebind(cached)
+    return cached, rebind
+
+
+def _level_from_environment() -> int:
+    """``ASTGRAD_OPTIMIZE``, when set, replaces the default level (to run a test suite at each level)."""
+    value = os.environ.get("ASTGRAD_OPTIMIZE", "")
+    if value.strip() == "":
+        return DEFAULT_LEVEL
+    if value.strip() not in [str(n) for n in LEVELS]:
+        raise ValueError(f"ASTGRAD_OPTIMIZE={value!r}; the optimisation levels are "
+                         f"{', '.join(map(str, LEVELS))}")
+    return int(value)
+
+
+#: the level of a gradient made without ``optimize=``
+_default_level = _level_from_environment()
+
+
+def _set_default_level(level) -> None:
+    """For test suites: the level ``grad(f)`` uses without ``optimize=`` (see tests/conftest.py)."""
+    global _default_level
+    _default_level = _level(level, "grad")
+
+
+def _level(optimize, mode) -> int:
+    if optimize is None:
+        return _default_level
+    if type(optimize) is not int or optimize not in LEVELS:
+        raise ValueError(f"astgrad.{mode}: optimize={optimize!r}; the levels are 0 (the adjoint as the rules "
+                         f"write it), 1 (dead code out, copies read through, elementwise chains fused) and 2 "
+                         f"(the default: 1 and the memory work)")
+    return optimize
 
 
 def _gradients_of(fn) -> dict:
@@ -476,7 +520,7 @@ def _freeze(wrt):
     return tuple(wrt) if isinstance(wrt, list) else wrt
 
 
-def grad(f=None, wrt=0, *, preserve_result=False, has_aux=False):
+def grad(f=None, wrt=0, *, preserve_result=False, has_aux=False, optimize=None):
     """The gradient of a scalar function ``f`` by generated code.
 
     ``wrt`` is a parameter position, a parameter name, or a tuple of them.
@@ -486,24 +530,27 @@ def grad(f=None, wrt=0, *, preserve_result=False, has_aux=False):
     array; anything else raises TypeError when called); with
     ``has_aux=True`` it returns ``(loss, aux)``, only ``loss`` is
     differentiated, and the result is ``(gradient, aux)``.  Usable as
-    ``@grad`` and ``@grad(wrt=(0, 1))``.
+    ``@grad`` and ``@grad(wrt=(0, 1))``.  ``optimize`` is the optimisation
+    level of the generated code: 0 (the adjoint as the rules write it), 1
+    (what a careful person tidies by hand) or 2 (the default: and the memory
+    work); every level gives the same gradient.
     """
     if preserve_result and has_aux:
         raise ValueError("grad: preserve_result=True and has_aux=True together are not supported; "
                          "use value_and_grad(f, has_aux=True), which returns ((loss, aux), gradient)")
     if f is None:
-        return lambda fn: grad(fn, wrt, preserve_result=preserve_result, has_aux=has_aux)
-    return _cached(f, wrt, "grad", preserve_result, has_aux)
+        return lambda fn: grad(fn, wrt, preserve_result=preserve_result, has_aux=has_aux, optimize=optimize)
+    return _cached(f, wrt, "grad", preserve_result, has_aux, optimize)
 
 
-def value_and_grad(f=None, wrt=0, *, has_aux=False):
+def value_and_grad(f=None, wrt=0, *, has_aux=False, optimize=None):
     """Like :func:`grad`, returning ``(value, gradient)``; ``((loss, aux), gradient)`` with ``has_aux``."""
     if f is None:
-        return lambda fn: value_and_grad(fn, wrt, has_aux=has_aux)
-    return _cached(f, wrt, "value_and_grad", False, has_aux)
+        return lambda fn: value_and_grad(fn, wrt, has_aux=has_aux, optimize=optimize)
+    return _cached(f, wrt, "value_and_grad", False, has_aux, optimize)
 
 
-def vjp(f=None, wrt=0):
+def vjp(f=None, wrt=0, *, optimize=None):
     """``df(*args, seed)``: the vector-Jacobian product of a non-scalar ``f``.
 
     ``seed`` has the shape of ``f``'s output; the result is the gradient of
@@ -511,10 +558,25 @@ def vjp(f=None, wrt=0):
     A seed of another shape raises ``ValueError`` (numpy would broadcast it).
     """
     if f is None:
-        return lambda fn: vjp(fn, wrt)
-    return _cached(f, wrt, "vjp", False)
+        return lambda fn: vjp(fn, wrt, optimize=optimize)
+    return _cached(f, wrt, "vjp", False, False, optimize)
 
 
-def show(f, wrt=0) -> None:
-    """Print the adjoint astgrad generates for ``f``."""
-    print(grad(f, wrt).source)
+def show(f, wrt=0, *, stage="emit", optimize=None) -> str:
+    """Print and return the gradient astgrad generates for ``f``, as it is after the pass ``stage``.
+
+    The stages are the passes of the pipeline in order (``astgrad.transform.STAGES``):
+    up to "check" the function as parsed, up to "check_output" its normal form
+    (one operation a line), then the generated function; "emit" (the
+    default) is the whole module that runs, ``grad(f, wrt).source``.
+    """
+    if stage not in STAGES:
+        raise ValueError(f"astgrad.show: unknown stage {stage!r}; the stages are {', '.join(STAGES)}")
+    gf, _ = _gradient_function(f, wrt, "grad", False, False, optimize)
+    needs = next(p.level for p in ENTRY if p.name == stage)
+    if needs > gf._level:
+        raise ValueError(f"astgrad.show: the pass {stage!r} runs at optimize={needs} and above, and this "
+                         f"gradient is built at optimize={gf._level}; pass optimize={needs}")
+    text = gf._general.source if stage == "emit" else gf._rebuild(stage=stage)
+    print(text)
+    return text

@@ -1,7 +1,9 @@
-"""Generated source is a product: byte-for-byte golden files.
+"""Generated source is a product: byte-for-byte golden files, one per optimisation level.
 
-Run with ASTGRAD_REGEN_GOLDEN=1 to rewrite tests/golden/ after an intended
-change, then review the diff like any other code change.
+tests/golden/NAME.py is the default level (2), tests/golden/optimize0/ and
+tests/golden/optimize1/ hold levels 0 and 1.  Run with ASTGRAD_REGEN_GOLDEN=1
+to rewrite them after an intended change, then review the diff like any
+other code change.
 """
 
 import os
@@ -22,45 +24,56 @@ X = np.array([0.3, -0.2, 0.5])
 A = RNG.normal(size=(2, 3))
 
 CASES = {
-    "straight_line": (lambda: astgrad.grad(g.straight_line), (X,), [0]),
-    "broadcasting": (lambda: astgrad.grad(g.broadcasting, wrt=(0, 1)), (A, X), [0, 1]),
-    "branch": (lambda: astgrad.grad(g.branch), (X,), [0]),
-    "for_loop": (lambda: astgrad.grad(g.for_loop), (X, 3), [0]),
-    "while_loop": (lambda: astgrad.grad(g.while_loop), (X,), [0]),
-    "with_break": (lambda: astgrad.grad(g.with_break), (np.array([0.3, 0.25]),), [0]),
-    "nested_call": (lambda: astgrad.grad(g.nested_call, wrt=(0, 1)), (X, X * 2), [0, 1]),
-    "recursion": (lambda: astgrad.grad(g.power), (1.3, 4), [0]),
-    "methods": (lambda: astgrad.grad(g.methods, wrt=(0, 1)), (A, X), [0, 1]),
-    "vjp": (lambda: astgrad.vjp(g.elementwise), None, None),
-    "indexing": (lambda: astgrad.grad(g.indexing), (A,), [0]),
-    "several_returns": (lambda: astgrad.grad(g.several_returns), (X * 3,), [0]),
-    "tutorial": (lambda: astgrad.grad(g.tutorial), (X,), [0]),  # the rules written out inline
-    "fused_scalar_loop": (lambda: astgrad.grad(g.scalar_loop), (0.5, 30), [0]),  # one derivative line
+    "straight_line": (lambda level: astgrad.grad(g.straight_line, optimize=level), (X,), [0]),
+    "broadcasting": (lambda level: astgrad.grad(g.broadcasting, wrt=(0, 1), optimize=level), (A, X), [0, 1]),
+    "branch": (lambda level: astgrad.grad(g.branch, optimize=level), (X,), [0]),
+    "for_loop": (lambda level: astgrad.grad(g.for_loop, optimize=level), (X, 3), [0]),
+    "while_loop": (lambda level: astgrad.grad(g.while_loop, optimize=level), (X,), [0]),
+    "with_break": (lambda level: astgrad.grad(g.with_break, optimize=level), (np.array([0.3, 0.25]),), [0]),
+    "nested_call": (lambda level: astgrad.grad(g.nested_call, wrt=(0, 1), optimize=level), (X, X * 2), [0, 1]),
+    "recursion": (lambda level: astgrad.grad(g.power, optimize=level), (1.3, 4), [0]),
+    "methods": (lambda level: astgrad.grad(g.methods, wrt=(0, 1), optimize=level), (A, X), [0, 1]),
+    "vjp": (lambda level: astgrad.vjp(g.elementwise, optimize=level), None, None),
+    "indexing": (lambda level: astgrad.grad(g.indexing, optimize=level), (A,), [0]),
+    "several_returns": (lambda level: astgrad.grad(g.several_returns, optimize=level), (X * 3,), [0]),
+    "tutorial": (lambda level: astgrad.grad(g.tutorial, optimize=level), (X,), [0]),  # the rules written out inline
+    "fused_scalar_loop": (lambda level: astgrad.grad(g.scalar_loop, optimize=level), (0.5, 30), [0]),  # one derivative line
 }
 
 
+LEVELS = (0, 1, 2)
+
+
+def golden_path(name, level):
+    return GOLDEN / f"{name}.py" if level == 2 else GOLDEN / f"optimize{level}" / f"{name}.py"
+
+
+@pytest.mark.parametrize("level", LEVELS)
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_generated_source_matches_golden_file(name):
+def test_generated_source_matches_golden_file(name, level):
     make, _, _ = CASES[name]
-    source = make().source
-    path = GOLDEN / f"{name}.py"
+    source = make(level).source
+    path = golden_path(name, level)
     if REGENERATE:
+        path.parent.mkdir(exist_ok=True)
         path.write_text(source)
     assert path.exists(), f"missing golden file {path}: run with ASTGRAD_REGEN_GOLDEN=1"
     assert source == path.read_text(), f"generated source for {name} changed; diff it against {path}"
 
 
+@pytest.mark.parametrize("level", LEVELS)
 @pytest.mark.parametrize("name", sorted(n for n in CASES if CASES[n][1] is not None))
-def test_golden_functions_are_correct(name):
+def test_golden_functions_are_correct(name, level):
     make, args, wrt = CASES[name]
-    fn = make()
+    fn = make(level)
     got = fn(*args)
     got = got if len(wrt) > 1 else (got,)
     for value, index in zip(got, wrt):
         np.testing.assert_allclose(value, numeric_grad(fn.__wrapped__, args, index), rtol=1e-5, atol=1e-7)
 
 
-def test_golden_vjp_is_correct():
+@pytest.mark.parametrize("level", LEVELS)
+def test_golden_vjp_is_correct(level):
     seed = np.array([1.0, -2.0, 0.5])
     w = np.array([0.5, 1.5, -1.0])
-    np.testing.assert_allclose(astgrad.vjp(g.elementwise)(X, w, seed), np.cos(X) * w * seed)
+    np.testing.assert_allclose(astgrad.vjp(g.elementwise, optimize=level)(X, w, seed), np.cos(X) * w * seed)

@@ -35,6 +35,7 @@ def called(name):
     return gradient
 
 
+@pytest.mark.optimize(2)  # the golden files are the default level's
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_specialised_source_matches_golden_file(name):
     source = called(name).source

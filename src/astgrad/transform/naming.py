@@ -24,6 +24,7 @@ import types
 
 from . import compat
 from .compat import gast
+from .primitives import classify, is_user_function, unwrap_gradient_object
 
 class UserNames:
     """Identifiers of user functions: ``all`` of them, and the ``locals`` among them."""
@@ -187,3 +188,45 @@ class Adjoints:
         if var not in self.table:
             self.table[var] = self.names.fresh("d" + var)
         return self.table[var]
+
+
+def user_names_of(fn) -> UserNames:
+    """The names of ``fn`` and of the user functions it may call, from their code objects."""
+    found = UserNames()
+    seen = set()
+    todo = [fn]
+    while todo:
+        f = todo.pop()
+        code = f.__code__
+        if code in seen:
+            continue
+        seen.add(code)
+        found.add_code(code, f.__globals__)
+        todo += _callees(f, code)
+    return found
+
+
+def _callees(fn, code) -> list:
+    """Functions ``fn`` names (a global, a closure variable, a module's attribute) that a transform would enter."""
+    names = set()
+    codes = [code]
+    for c in codes:
+        names.update(c.co_names)
+        codes += [k for k in c.co_consts if isinstance(k, types.CodeType)]
+    values = [fn.__globals__[name] for name in names if name in fn.__globals__]
+    for cell in fn.__closure__ or ():
+        try:
+            values.append(cell.cell_contents)
+        except ValueError:
+            pass
+    found = []
+    try:  # a guess, never a new way to fail: what it misses, build() meets and runs again for
+        for module in [v for v in values if isinstance(v, types.ModuleType)]:
+            values += [getattr(module, name, None) for name in names]
+        for value in values:
+            value = unwrap_gradient_object(value)
+            if is_user_function(value) and classify(value)[0] == "call":  # transformed, not a rule
+                found.append(value)
+    except Exception:
+        pass
+    return found

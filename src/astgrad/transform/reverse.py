@@ -44,6 +44,7 @@ class Reverser:
         # names whose adjoint may hold the number 0.0 of a join (``zero``), not an array of their shape
         self.maybe_zero = set()
         self.backward_only = False  # a called function's backward half: only what rules read is kept
+        self.fuse = True  # groups of elementwise operations differentiated as one expression (fusion.py)
         producers = {t: op for op in plan.body if isinstance(op, Op) for t in op.targets if t in once}
         self.seeds = ScalarSeeds(self.an, self.ns, self.adj, producers)  # adjoints that hold a number
         # names that surely hold tuples or lists (unpacking anything else may unpack an array)
@@ -119,7 +120,7 @@ class Reverser:
         out = []
         last_line = None
         done = set()  # rematerialised names recomputed in this block
-        groups = fusion.groups(stmts, self.an, self.names.temps, self.read_counts)
+        groups = fusion.groups(stmts, self.an, self.names.temps, self.read_counts) if self.fuse else {}
         self.seeds.group_roots.update((ops[-1].targets[0], ops) for ops in groups.values())
         fused = set()  # ops whose adjoint a group's one expression already is
         for s in reversed(stmts):

@@ -1,0 +1,598 @@
+"""The transformer as one ordered list of named passes over one context.
+
+A user function becomes generated code by running ``ENTRY`` in order over a
+``Context``: parse, check, normalize, analyse, reverse, the optimisation
+passes of the chosen level, emit.  A function the entry calls gets its
+``forward_``/``backward_`` pair from ``CALLEE``, the same passes up to its
+own reversal.  Each pass is a function ``(ctx) -> None`` named for what it
+does; ``Pass.level`` is the lowest optimisation level it runs at:
+
+* 0: the adjoint as the rules write it;
+* 1: what a careful person does by hand: dead code, single-use temporaries
+  written into their reader, copies read through, elementwise chains
+  differentiated as one expression, scalar seeds kept scalar;
+* 2 (the default): memory work: shapes instead of arrays, values
+  recomputed instead of saved, saves kept in locals, ``del`` after the last
+  read, results written in place.
+
+``build(..., stage=name)`` also renders the function after that pass
+(``astgrad.show``): the user's function up to ``check``, the normal form
+(one operation a line) up to ``check_output``, the generated function after.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Callable
+
+from ..rules import sequences
+from . import compat, containers, runtime
+from .adjoint_ir import pop, push, uses_stack
+from .aliasing import check_writes
+from .analyse import Analysis
+from .check import check_function
+from .cleanup import drop_unread_saves as _drop_unread_saves, propagate_copies, release, unstack
+from .compat import gast
+from .emit import arguments, compile_source, drop_lines_with, function_def, marker, printable, render
+from .errors import TransformError
+from .inline import RuleInliner
+from .inplace import reuse_buffers
+from .ir import Break, For, If, Op, Raw, While, assigned, first_bindings, walk_ops
+from .lists import grow_in_place
+from .locate import in_wrapper
+from .namespace import Namespace
+from .naming import Adjoints, Names, UserNames, user_names_of
+from .normalize import Normalizer, local_names, param_names
+from .optimize import drop_arrays, optimize, shapes_on_stack as _shapes_on_stack, shapes_only, unbind
+from .outputs import scalar_checks, unpack_aux as _unpack_aux
+from .parse import Dependencies, FunctionSource
+from .primitives import returns_sequence
+from .reverse import Reverser
+from .runtime_errors import origins
+from .static_shapes import static_shapes as _static_shapes
+
+#: the levels ``optimize=`` takes; the default is the last
+LEVELS = (0, 1, 2)
+DEFAULT_LEVEL = 2
+
+
+@dataclass(frozen=True)
+class Pass:
+    name: str
+    run: Callable
+    level: int = 0  # the lowest optimisation level it runs at
+
+
+class Context:
+    """One user function on its way to generated code: what the passes read and write.
+
+    ``entry``: the function ``grad`` was given (else a callee, for its
+    forward/backward pair).  The passes fill in ``source`` (parse), ``body``
+    and ``ret`` (normalize, the IR of ir.py), ``analysis`` (analyse) and
+    ``fn_defs`` (reverse: gast FunctionDefs the later passes rewrite).
+    """
+
+    def __init__(self, module, fn, wrt, *, entry=False, mode="grad", preserve_result=False, has_aux=False,
+                 trees=(), maybe_trees=()):
+        self.module = module
+        self.ns = module.ns
+        self.level = module.level
+        self.fn = fn
+        self.wrt = list(wrt)
+        self.entry = entry
+        self.mode = mode
+        self.preserve_result = preserve_result
+        self.has_aux = has_aux
+        self.given_trees, self.given_tree_items = trees, maybe_trees  # parameters holding dicts, lists, tuples
+        self.pair = None  # with has_aux, the atom of the pair (loss, aux) f returns
+        self.maybe_sequences = set()  # results of user calls: arrays, tuples or lists
+        self.fn_defs = []
+        self.primal, self.adjoint = [], []  # the statements of each sweep in the entry's fn_def
+        self.rev = None
+        self.name = None  # the entry function's name; a callee's (forward, backward, active)
+        self._helpers = None
+
+    @property
+    def fn_def(self):
+        return self.fn_defs[0]
+
+    @fn_def.setter
+    def fn_def(self, value):
+        self.fn_defs[0] = value
+
+    @property
+    def helpers(self):
+        """The module's names of ``shape``, ``size`` and ``only_shape``, bound when first asked for."""
+        if self._helpers is None:
+            self._helpers = tuple(self.ns.helper(fn) for fn in (runtime.shape, runtime.size, runtime.only_shape))
+        return self._helpers
+
+    def tidy(self):
+        """Dead code out (the ``dead_code`` pass, again after a pass that may leave some)."""
+        self.fn_defs = [optimize(f, self.ns) for f in self.fn_defs]
+
+
+# -- front: the user's function to one operation a line -----------------------
+
+def parse(ctx):
+    """Find the source of the code that runs and parse it; note its names for hygiene."""
+    ctx.source = FunctionSource(ctx.fn)
+    ctx.module.sources.append(ctx.source)
+    ctx.module.met.add_tree(ctx.source.tree)  # before any pass adds generated names to it
+    ctx.module.met.add_code(ctx.fn.__code__, ctx.fn.__globals__)
+    if not ctx.entry:
+        ctx.source.dependencies.record_defaults(ctx.fn)  # the forward function has them
+
+
+def check(ctx):
+    """Refuse what is not supported, before transforming, with a located error."""
+    check_function(ctx.source)
+
+
+def normalize(ctx):
+    """One operation per statement (ir.py), jumps removed, methods and operators as primitives."""
+    ctx.names = ctx.module.names.child()
+    normalizer = Normalizer(ctx.source, ctx.names, ctx.ns)
+    containers.prepare(normalizer, ctx.given_trees)
+    ctx.body, ctx.ret = normalizer.function()
+    ctx.params = param_names(ctx.source.tree)
+    ctx.normalized_locals = set(normalizer.locals)
+    ctx.sequences = set(normalizer.sequences)
+
+
+def check_aliasing(ctx):
+    """Refuse a write through a name that may share memory unless it is reproduced exactly."""
+    check_writes(ctx.body, ctx.ret, ctx.params, local_names(ctx.source.tree), ctx.source)
+
+
+def unpack_aux(ctx):
+    """With ``has_aux``: check that the result is a pair (loss, aux) and differentiate the loss."""
+    if ctx.has_aux:
+        ctx.pair = ctx.ret
+        unpack, ctx.ret = _unpack_aux(ctx.body, ctx.ret, ctx.ns, ctx.names, ctx.fn)
+        ctx.body = ctx.body + unpack
+
+
+def analyse(ctx):
+    """Activity (what depends on wrt and reaches the result), what the adjoint reads and saves, shapes."""
+    ctx.grown = grow_in_place(ctx.body, ctx.ret, ctx.params, ctx.ns)  # ids of ops popped, not saved
+    ctx.locals = ctx.normalized_locals | assigned(ctx.body)
+    for op in walk_ops(ctx.body):
+        if op.kind == "unpack":
+            ctx.sequences.update(a.id for a in op.args if isinstance(a, gast.Name))
+        elif op.kind == "prim" and _returns_sequence(op):
+            ctx.sequences.update(op.targets)
+        elif op.kind == "call":
+            ctx.maybe_sequences.update(op.targets)
+    containers.mark(ctx, ctx.given_trees, ctx.given_tree_items, ctx.ns)  # parameters holding containers
+    ranks = (ctx.module.ranks or {}) if ctx.entry else None  # a callee's adjoint serves every caller
+    ctx.analysis = Analysis(ctx.body, ctx.ret, ctx.wrt, ctx.params, ctx.locals, ctx.source, ranks)
+    ctx.adjoints = Adjoints(ctx.names)
+
+
+def check_output(ctx):
+    """Make the generated function refuse an output that is not a number (grad, value_and_grad)."""
+    if ctx.mode != "vjp":
+        before, after = scalar_checks(ctx.body, ctx.ret, ctx.params, ctx.analysis.shapes, ctx.ns, ctx.fn)
+        ctx.body = before + ctx.body + after
+
+
+# -- core: the sweeps ----------------------------------------------------------
+
+def _reverser(ctx):
+    rev = Reverser(ctx.module, ctx, remat=ctx.entry and ctx.level >= 2)
+    rev.fuse = ctx.level >= 1
+    rev.seeds.enabled = ctx.entry and ctx.level >= 1
+    ctx.rev = rev
+    return rev
+
+
+def reverse(ctx):
+    """The primal sweep, then the adjoint sweep with each rule inlined, as one function."""
+    module, ns = ctx.module, ctx.ns
+    ctx.name = module.names.fresh("d" + _ident(ctx.fn))
+    rev = _reverser(ctx)
+    primal = rev.primal(ctx.body)
+    ret, an = ctx.ret, ctx.analysis
+    if isinstance(ret, gast.Name) and ret.id in an.adjoint:
+        seed = ctx.adjoints(ret.id)
+        live = {ret.id}
+    else:
+        seed = ctx.names.fresh("dresult")
+        live = set()
+    value = ctx.pair or ret  # with has_aux the value is the pair (loss, aux)
+    tail = []
+    if ctx.preserve_result and isinstance(value, gast.Name) and value.id in an.saved:
+        kept = compat.name(ctx.names.fresh("value"))
+        tail.append(compat.assign(kept.id, compat.name(value.id)))
+        value = kept
+    adjoint, live = rev.adjoint(ctx.body, live)
+    adjoint += rev.seeds.materialize(live)
+    if ctx.mode == "vjp":  # the output's shape only: shapes_only may then skip computing it
+        out_shape = compat.call(rev.helper(runtime.shape), [compat.clone(ret)])
+        check_seed = compat.call(compat.name(ns.bind(runtime.check_seed, "check_seed")),
+                                 [compat.name(seed), out_shape, compat.const(ctx.fn.__name__)])
+        tail.append(compat.expr_stmt(check_seed))
+    grads = [compat.name(ctx.adjoints(p)) if p in live else compat.const(0.0) for p in ctx.wrt]
+    result = grads[0] if len(grads) == 1 else compat.tuple_(grads)
+    if ctx.preserve_result:
+        result = compat.tuple_([result, compat.clone(value)])
+    body = _inits(ctx) + primal + tail + adjoint + [compat.ret(result)]
+    if uses_stack(body, ns.stack):
+        body = [compat.assign(ns.stack, compat.make("List", elts=[], ctx=gast.Load()))] + body
+    args = arguments(ctx.source.tree, ns, ctx.fn, seed=seed,
+                     seed_default=1.0 if ctx.mode == "grad" else None, defaults=False)
+    ctx.seed = seed
+    ctx.primal, ctx.adjoint = primal, adjoint
+    ctx.fn_defs = [function_def(ctx.name, args, body)]
+
+
+def reverse_callee(ctx):
+    """``forward_f(_stack, ...)`` runs f and saves what ``backward_f(_stack, dresult)`` needs."""
+    fn, ns, active = ctx.fn, ctx.ns, ctx.wrt
+    forward_name, backward_name, _ = ctx.name
+    rev = _reverser(ctx)
+    rev.backward_only = True
+    primal = rev.primal(ctx.body)
+    an, ret = ctx.analysis, ctx.ret
+    live = {ret.id} if isinstance(ret, gast.Name) and ret.id in an.adjoint else set()
+    seed = ctx.adjoints(ret.id) if live else ctx.names.fresh("dresult")
+    rev.maybe_zero.update(live)  # a caller without a gradient for the result passes 0.0
+    adjoint, live = rev.adjoint(ctx.body, live)
+    keep = sorted(an.reads | an.saved)
+    state = [compat.name(v) for v in keep]
+    forward_body = _inits(ctx, keep) + primal
+    backward_body = []
+    if keep:
+        packed = state[0] if len(state) == 1 else compat.tuple_(state)
+        forward_body.append(push(ns.stack, packed))
+        backward_body.append(compat.assign(keep if len(keep) > 1 else keep[0], pop(ns.stack)))
+    forward_body.append(compat.ret(compat.clone(ret)))
+    grads = [compat.name(ctx.adjoints(p)) if p in live else compat.const(0.0) for p in active]
+    backward_body += adjoint + [compat.ret(grads[0] if len(grads) == 1 else compat.tuple_(grads))]
+    forward = function_def(forward_name, arguments(ctx.source.tree, ns, fn, first=[ns.stack]), forward_body)
+    backward = function_def(backward_name, arguments(ctx.source.tree, ns, fn, first=[ns.stack, seed],
+                                                     keep_params=False), backward_body)
+    ctx.fn_defs = [forward, backward]
+
+
+# -- passes: optimisations, by level -------------------------------------------
+
+def dead_code(ctx):
+    """Drop what nothing reads (a value that could raise keeps its check); collapse empty blocks."""
+    ctx.tidy()
+
+
+def static_shapes(ctx):
+    """Read a shape from a name surely of that shape, so the value itself need not be computed."""
+    if _static_shapes(ctx.fn_def.body, ctx.adjoint, ctx.analysis.shapes, ctx.rev.available, ctx.ns):
+        ctx.tidy()
+
+
+def inline_temporaries(ctx):
+    """Write a single-use primal temporary into the statement that reads it."""
+    ctx.fn_def = unbind(ctx.fn_def, ctx.primal, ctx.names.temps, ctx.ns)
+
+
+def shapes_on_stack(ctx):
+    """Push ``only_shape(t)`` where the adjoint reads a saved ``t`` only for its shape."""
+    ctx.fn_def = _shapes_on_stack(ctx.fn_def, ctx.adjoint, ctx.helpers[:2], ctx.helpers[2])
+
+
+def drop_unread_saves(ctx):
+    """Stop saving what no adjoint statement reads any more (after fusion): pushes and pops in pairs."""
+    ctx.fn_def = _drop_unread_saves(ctx.fn_def, ctx.adjoint)
+    ctx.tidy()
+
+
+def keep_only_shapes(ctx):
+    """``t = only_shape(t)`` after the last primal read of a value the adjoint reads only for its shape."""
+    ctx.fn_def = drop_arrays(ctx.fn_def, ctx.primal, ctx.adjoint, ctx.helpers, ctx.names.temps)
+
+
+def compute_only_shapes(ctx):
+    """``t = Shaped(broadcast_shape(...))``: a value everything reads only for its shape is not computed."""
+    ctx.fn_def = shapes_only(ctx.fn_def, ctx.ns, ctx.helpers)
+
+
+def read_through_copies(ctx):
+    """Read ``b`` where the adjoint wrote ``a = b`` (``dx = dy``, not ``dt4 = dy`` first)."""
+    returned = {n.id for n in compat.walk(ctx.fn_def.body[-1]) if isinstance(n, gast.Name)}
+    copies = {n.id for stmt in ctx.adjoint for n in compat.walk(stmt)
+              if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    ctx.fn_def = propagate_copies(ctx.fn_def, copies - returned)
+
+
+def saves_in_locals(ctx):
+    """A value saved outside every loop stays in a local instead of going through ``_stack``."""
+    ctx.fn_def = unstack(ctx.fn_def)
+    ctx.tidy()
+
+
+def release_arrays(ctx):
+    """``del`` each array after its last read."""
+    params = ctx.fn_def.args.args + ctx.fn_def.args.kwonlyargs
+    shaped = ctx.ns.bind(runtime.Shaped, "Shaped")
+    ctx.fn_def = release(ctx.fn_def, keep=[a.id for a in params] + [ctx.ns.stack], numbers=_numbers(ctx),
+                         small=(ctx.helpers[1], ctx.helpers[2], shaped))
+
+
+def in_place(ctx):
+    """Write a result into an operand the function made and nothing reads again (``add_into``)."""
+    ctx.fn_def = reuse_buffers(ctx.fn_def, ctx.ns, numbers=_numbers(ctx), counts=ctx.helpers[1:2])
+
+
+def _numbers(ctx):
+    return [ctx.seed] if ctx.mode == "grad" else []  # the seed of a gradient is the number 1.0
+
+
+def emit(ctx):
+    """The module's source (the entry first, then its callees' pairs), compiled and registered for tracebacks."""
+    module = ctx.module
+    if not module.user.covers(module.met):
+        raise _NamesMet
+    module.rank_dependent = ctx.analysis.ranks.asked
+    module.functions.insert(0, ctx.fn_def)
+    fn, code = ctx.fn, ctx.fn.__code__
+    what = "vector-Jacobian product" if ctx.mode == "vjp" else "gradient"
+    level = "" if ctx.level == DEFAULT_LEVEL else f", at optimize={ctx.level}"
+    trees = f" ({', '.join(ctx.given_trees)} holding dicts, lists or tuples)" if ctx.given_trees else ""
+    header = [f"Generated by astgrad: the {what} of {fn.__qualname__} "
+              f"({os.path.basename(code.co_filename)}:{code.co_firstlineno}) "
+              f"with respect to {', '.join(ctx.wrt)}{trees}{describe_ranks(module.ranks)}{level}."]
+    module.source = render(module.functions, module.comments, header)
+    variant = f"{'vjp' if ctx.mode == 'vjp' else 'grad'} wrt {','.join(ctx.wrt)}" \
+              f"{' +value' if ctx.preserve_result else ''}{' +aux' if ctx.has_aux else ''}"
+    variant += f" trees {','.join(sorted(ctx.given_trees))}" if ctx.given_trees else ""
+    variant += f" ranks {','.join(str(r) for r, _ in module.ranks.values())}" if module.ranks else ""
+    variant += "" if ctx.level == DEFAULT_LEVEL else f" O{ctx.level}"
+    filename = printable(f"<astgrad {fn.__qualname__} {variant} {os.path.basename(code.co_filename)}:"
+                         f"{code.co_firstlineno}>")
+    namespace = module.ns.globals
+    filename = compile_source(module.source, filename, namespace)
+    dependencies = module.dependencies
+    for used in module.sources:
+        dependencies.update(used.dependencies)
+    generated = Generated(module.source, namespace[ctx.name], filename, namespace, dependencies,
+                          origins(module.functions, module.comment_origins))
+    generated.rank_dependent = module.rank_dependent
+    drop_lines_with(generated, filename)
+    module.generated = generated
+
+
+ENTRY = (
+    Pass("parse", parse),
+    Pass("check", check),
+    Pass("normalize", normalize),
+    Pass("check_aliasing", check_aliasing),
+    Pass("unpack_aux", unpack_aux),
+    Pass("analyse", analyse),
+    Pass("check_output", check_output),
+    Pass("reverse", reverse),
+    Pass("dead_code", dead_code, 1),
+    Pass("static_shapes", static_shapes, 2),
+    Pass("inline_temporaries", inline_temporaries, 1),
+    Pass("shapes_on_stack", shapes_on_stack, 2),
+    Pass("drop_unread_saves", drop_unread_saves, 1),
+    Pass("keep_only_shapes", keep_only_shapes, 2),
+    Pass("compute_only_shapes", compute_only_shapes, 2),
+    Pass("read_through_copies", read_through_copies, 1),
+    Pass("saves_in_locals", saves_in_locals, 2),
+    Pass("release_arrays", release_arrays, 2),
+    Pass("in_place", in_place, 2),
+    Pass("emit", emit),
+)
+
+#: a called user function's forward/backward pair
+CALLEE = (
+    Pass("parse", parse),
+    Pass("check", check),
+    Pass("normalize", normalize),
+    Pass("check_aliasing", check_aliasing),
+    Pass("analyse", analyse),
+    Pass("reverse", reverse_callee),
+    Pass("dead_code", dead_code, 1),
+)
+
+STAGES = tuple(p.name for p in ENTRY)
+
+
+def run(passes, ctx, watch=None):
+    """Run the passes of ``ctx.level`` in order; render the function after the one named ``watch``."""
+    for p in passes:
+        if p.level > ctx.level:
+            continue
+        p.run(ctx)
+        if p.name == watch:
+            ctx.module.shown = render_stage(ctx, p.name)
+
+
+class _NamesMet(Exception):
+    """The transform met user names its generated names were not chosen to avoid: run it again."""
+
+
+# -- the module: what the functions of one generated module share ------------
+
+class ModuleBuilder:
+    """The generated module of one entry: names, namespace, comments, callees' pairs, the level."""
+
+    def __init__(self, user: UserNames, level=DEFAULT_LEVEL, ranks=None):
+        self.user = user
+        self.level = level
+        self.ranks = ranks  # the entry's parameters' (rank, holds an int), known at call time
+        self.rank_dependent = False  # whether known ranks would change the entry's code (ranks.Ranks.asked)
+        self.names = Names(user=user)
+        self.met = UserNames()  # the names of the user functions transformed, as met
+        self.ns = Namespace(self.names)
+        self.dependencies = Dependencies()  # besides what each FunctionSource records
+        self.dependencies.record_rule_table()  # before the first lookup
+        self.inliner = RuleInliner(self.ns, self.dependencies)
+        self.comments: list[str] = []
+        self.comment_origins: list = []  # (file, line, text, True) of each comment's user line
+        self.functions: list = []
+        self.variants: dict = {}
+        self.sources: list = []
+        self.generated = None
+        self.shown = None
+
+    def comment(self, text, origin=None):
+        self.comments.append(text)
+        self.comment_origins.append(origin)
+        return marker(len(self.comments) - 1)
+
+    def mark(self):
+        return len(self.comments)
+
+    def reset(self, mark):
+        del self.comments[mark:]
+        del self.comment_origins[mark:]
+
+    def variant(self, fn, active, trees=((), ())):
+        """The names of ``fn``'s forward/backward pair for the ``active`` parameters, made once.
+
+        ``trees``: the parameters that hold containers, and those that may (containers.passed).
+        """
+        key = (fn, tuple(active), trees)
+        if key in self.variants:
+            return self.variants[key]
+        base = _ident(fn)
+        names = (self.names.fresh(f"forward_{base}"), self.names.fresh(f"backward_{base}"), tuple(active))
+        self.variants[key] = names  # before its passes run: a recursive call finds it
+        ctx = Context(self, fn, active, trees=trees[0], maybe_trees=trees[1])
+        ctx.name = names
+        run(CALLEE, ctx)
+        self.functions += ctx.fn_defs
+        return names
+
+
+class Generated:
+    """The result of a transformation: module source and entry function."""
+
+    rank_dependent = False  # whether arguments of known ranks would change the code (build(ranks=...))
+
+    def __init__(self, source, function, filename, namespace, dependencies=None, origins=()):
+        self.source = source
+        self.origins = origins  # the user line of each generated statement: see runtime_errors
+        self.function = function
+        self.filename = filename
+        self.namespace = namespace
+        self.dependencies = dependencies or Dependencies()
+
+    def current(self) -> bool:
+        """False once a function the transform read (``f``, a callee, ``np.sum``) was rebound."""
+        return self.dependencies.current()
+
+
+def build(fn, wrt, mode="grad", preserve_result=False, has_aux=False, trees=(), ranks=None, level=DEFAULT_LEVEL,
+          stage=None):
+    """Transform ``fn``; ``wrt`` lists parameter names; ``level`` is the optimisation level.
+
+    ``ranks`` maps parameters to ``(rank, holds a Python int)`` as they are
+    in the calls the result will serve (the caller checks that they are):
+    rules then take the one form those ranks need (transform.ranks).
+
+    In mode "grad" the generated function raises unless ``fn`` returns a
+    scalar (with ``has_aux``, a pair whose first item is one); with
+    ``has_aux`` it returns the pair as the value (``preserve_result`` is then
+    required).  ``trees`` names the parameters that hold dicts, lists or
+    tuples in this call.  With ``stage``, the result's ``shown`` is the
+    source after that pass.
+
+    Generated names must avoid every name of every user function the module
+    transforms, known before the first name is made: the code objects of
+    ``fn`` and of the functions it may call tell them cheaply.  Should the
+    transform meet a name they did not (a callee reached another way, a name
+    in code the compiler dropped), it runs again knowing it.
+    """
+    if level not in LEVELS:
+        raise ValueError(f"astgrad: optimize={level!r}; the levels are {', '.join(map(str, LEVELS))}")
+    user = user_names_of(fn)
+    while True:
+        module = ModuleBuilder(user, level, ranks)
+        ctx = Context(module, fn, wrt, entry=True, mode=mode, preserve_result=preserve_result, has_aux=has_aux,
+                      trees=trees)
+        try:
+            run(ENTRY, ctx, watch=stage)
+        except _NamesMet:
+            user = user.union(module.met)
+            continue
+        except TransformError as exc:
+            raise in_wrapper(fn, exc) from None
+        generated = module.generated
+        generated.shown = module.shown
+        return generated
+
+
+def describe_ranks(ranks) -> str:
+    """``", for a 2-d W, a 1-d b and a number n"``: what ``build(ranks=...)`` specialised for."""
+    if not ranks:
+        return ""
+    parts = [f"{'an int' if is_int else 'a scalar'} {name}" if rank == 0 else f"a {rank}-d {name}"
+             for name, (rank, is_int) in ranks.items()]
+    return ", for " + (parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1])
+
+
+def check_only(fn) -> None:
+    """Raise TransformError if ``fn`` uses something the transformer rejects up front."""
+    try:
+        check_function(FunctionSource(fn))
+    except TransformError as exc:
+        raise in_wrapper(fn, exc) from None
+
+
+# -- rendering a stage (show) ---------------------------------------------------
+
+def render_stage(ctx, name) -> str:
+    """The function after pass ``name``: the user's, its normal form, or the generated one."""
+    if not ctx.fn_defs:
+        if not hasattr(ctx, "body"):
+            return compat.to_source(ctx.source.tree)
+        fn_def = function_def(ctx.fn.__name__, ctx.source.tree.args, _ir_statements(ctx.body) +
+                              [compat.ret(compat.clone(ctx.ret))])
+        return render([fn_def], ctx.module.comments, [f"{ctx.fn.__qualname__} after {name}"])
+    if name == "emit":
+        return ctx.module.source
+    return render([ctx.fn_def], ctx.module.comments, [f"{ctx.fn.__qualname__} after {name}"])
+
+
+def _ir_statements(stmts) -> list:
+    out = []
+    for s in stmts:
+        if isinstance(s, Op):
+            out.append(compat.assign(s.targets if s.kind == "unpack" else s.targets[0], compat.clone(s.expr)))
+        elif isinstance(s, If):
+            out.append(compat.if_stmt(compat.name(s.test), _ir_statements(s.body) or [compat.make("Pass")],
+                                      _ir_statements(s.orelse)))
+        elif isinstance(s, For):
+            out.append(compat.for_stmt(s.target, compat.clone(s.iter), _ir_statements(s.body) or [compat.make("Pass")]))
+        elif isinstance(s, While):
+            cond = _ir_statements(s.cond)
+            out += cond + [compat.while_stmt(compat.name(s.test), (_ir_statements(s.body) + _ir_statements(s.cond))
+                                             or [compat.make("Pass")])]
+        elif isinstance(s, Break):
+            out.append(compat.make("Break"))
+        elif isinstance(s, Raw):
+            out.append(s.stmt)
+    return out
+
+
+# -- small helpers ---------------------------------------------------------------
+
+def _inits(ctx, keep=()):
+    """Saved variables start as None so the first push has something to save."""
+    early = set().union(*first_bindings(ctx.body, ctx.params).values())
+    unbound = sorted((ctx.analysis.saved | set(keep)) - set(ctx.params) - early)
+    return [compat.assign(v, compat.const(None)) for v in unbound]
+
+
+def _returns_sequence(op) -> bool:
+    try:
+        return op.fn is sequences.append or returns_sequence(op)
+    except TypeError:
+        return False
+
+
+def _ident(fn) -> str:
+    """``fn``'s name as it can appear in an identifier (``<lambda>`` -> ``lambda``)."""
+    return "".join(c for c in str(fn.__name__) if c.isascii() and (c.isalnum() or c == "_")) or "fn"
