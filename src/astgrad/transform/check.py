@@ -14,8 +14,6 @@ from .errors import UnsupportedSyntaxError
 _UNSUPPORTED = {
     gast.Try: ("try/except cannot be differentiated",
                "Move the try/except outside the differentiated function, or check the condition with an if."),
-    gast.Raise: ("raise inside a differentiated function is not supported",
-                 "Validate inputs before calling the gradient, outside the function."),
     gast.ClassDef: ("class definitions inside a differentiated function are not supported",
                     "Define the class at module level."),
     gast.FunctionDef: ("nested function definitions are not supported",

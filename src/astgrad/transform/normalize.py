@@ -223,7 +223,7 @@ class Normalizer:
             self.out.append(Break())
         elif isinstance(s, gast.Pass):
             pass
-        elif isinstance(s, gast.Assert):
+        elif isinstance(s, (gast.Assert, gast.Raise)):  # they run in the primal; a raise ends the call
             self.out.append(Raw(self.kept_as_written(s), self.src.user_line(s), self.src.line_text(s)))
         elif isinstance(s, gast.With):
             self.with_block(s)
