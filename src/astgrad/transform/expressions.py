@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as _np
 
 from .. import rules
+from ..rules.joining import as_column
 from . import compat, primitives
 from .compat import gast
 from .ir import If
@@ -196,7 +197,7 @@ def _index_concatenation(n, target, expr, columns):
             n.emit([piece], "nondiff", node, expr)
         else:
             atom = n.atomize(item)
-            fn = _as_column() if columns else _np.atleast_1d
+            fn = as_column if columns else _np.atleast_1d
             _primitive(n, piece, compat.call(n.ns.ref(fn), [atom]), expr, fn, [atom], {})
         pieces.append(compat.name(piece))
     joined = n.temp()
@@ -205,11 +206,6 @@ def _index_concatenation(n, target, expr, columns):
     axis = compat.const(-1 if columns else 0)
     node = compat.call(n.ns.ref(_np.concatenate), [compat.name(joined)], {"axis": axis})
     _primitive(n, target, node, expr, _np.concatenate, [compat.name(joined)], {"axis": axis})
-
-
-def _as_column():
-    from ..rules.joining import as_column
-    return as_column
 
 
 def _attribute(n, target, expr):

@@ -21,6 +21,7 @@ import weakref
 
 import numpy as np
 
+from ..rules import _extra, _support, linalg
 from . import compat, runtime
 from .compat import gast
 
@@ -243,7 +244,6 @@ def _array_helper(fn) -> bool:
     """An astgrad helper that returns one array (``filled``, ``unbroadcast``), never a tuple."""
     global _ARRAY_HELPERS
     if _ARRAY_HELPERS is None:
-        from ..rules import _extra, _support, linalg
         _ARRAY_HELPERS = {runtime.filled, runtime.unbroadcast, runtime.T, linalg.T, _support.unbroadcast,
                           _support.expand_reduced, _support.filled, _extra.scatter, _extra.scatter_along_axis,
                           _support.reverse_cumsum}
@@ -501,7 +501,6 @@ def _fold_node(n, ns):
 def _fold_reduction_helper(n, ns):
     """A reduction over every axis: ``expand_reduced(g, s, None, k)`` is
     ``filled(g, s)`` (``np.broadcast_to``) and ``reduced_count(x.shape, None)`` is ``x.size``."""
-    from ..rules import _support
     fn = ns.globals.get(n.func.id) if isinstance(n.func, gast.Name) else None
     if fn is None or len(n.args) < 2 or not _const(n.args[2] if len(n.args) > 2 else n.args[1]):
         return None

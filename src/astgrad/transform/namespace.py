@@ -17,6 +17,7 @@ import types
 
 import numpy as np
 
+from .. import rules
 from . import compat
 
 
@@ -100,5 +101,4 @@ class Namespace:
 
 
 def _has_rule(obj) -> bool:
-    from .. import rules
     return rules.find(obj) is not None

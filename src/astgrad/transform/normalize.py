@@ -12,11 +12,15 @@ from __future__ import annotations
 
 import types
 
+import numpy as np
+
 from .. import rules
+from ..rules import sequences
 from . import compat
 from .aliasing import shares_memory
 from .compat import gast
 from .errors import UnsupportedSyntaxError
+from .expressions import assign_expression
 from .ir import Break, For, If, Op, Raw, While, atom_names, op_reads
 from .naming import read_elsewhere, scope_names
 from .parse import MISSING
@@ -283,8 +287,8 @@ class Normalizer:
             item = self.atomize(value.args[0])
             self.sequences.add(lst)
             # the function itself: the primitive's wrapper would look for Tensors in every item
-            expr = compat.call(compat.name(self.ns.helper(rules.raw(_append()))), [compat.name(lst), item])
-            self.emit([lst], "prim", expr, value, _append(), [compat.name(lst), item])
+            expr = compat.call(compat.name(self.ns.helper(rules.raw(sequences.append))), [compat.name(lst), item])
+            self.emit([lst], "prim", expr, value, sequences.append, [compat.name(lst), item])
             if lst not in self.temps:  # Python changes the list other names see (a comprehension's has none)
                 self.out[-1].inplace = (f"{lst}.append(...)", "")
             return
@@ -427,31 +431,19 @@ class Normalizer:
         else:
             idx = self.atomize(node)
         if any(isinstance(n, gast.Slice) for n in gast.walk(idx)):
-            arg = compat.make("Subscript", value=compat.attr(compat.name(self.ns.bind(_np(), "np")), "s_"),
+            arg = compat.make("Subscript", value=compat.attr(compat.name(self.ns.bind(np, "np")), "s_"),
                               slice=compat.clone(idx), ctx=gast.Load())
         else:
             arg = compat.clone(idx)
         return idx, arg
 
     def assign(self, target: str, expr):
-        from .expressions import assign_expression
         assign_expression(self, target, expr)
 
 
 _SYMBOLS = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**", gast.MatMult: "@",
             gast.FloorDiv: "//", gast.Mod: "%", gast.BitOr: "|", gast.BitAnd: "&", gast.BitXor: "^",
             gast.LShift: "<<", gast.RShift: ">>"}
-
-
-def _np():
-    import numpy
-    return numpy
-
-
-def _append():
-    from ..rules.sequences import append
-    return append
-
 
 
 def _as_statement(op, atom, src, s):

@@ -20,6 +20,7 @@ from . import compat, runtime
 from .adjoint_ir import POP, PUSH, kind, pushed, shape_kept, shape_of
 from .compat import gast
 from .emit import is_marker
+from .inline import rewrite
 from .runtime_errors import keep_origin
 
 _PURE_BUILTINS = (range, len, min, reversed, float, abs, tuple)  # by identity: a name may be the user's
@@ -355,7 +356,6 @@ def drop_arrays(fn_def, primal, adjoint, helpers, temps):
             fn = shape_fn if node.attr == "shape" else size_fn
             return compat.call(compat.name(fn), [node.value])
         return None
-    from .inline import rewrite
     for stmt in adjoint:
         rewrite(stmt, replace)
     body = []

@@ -11,6 +11,7 @@ from __future__ import annotations
 import builtins
 import types
 
+from ..rules import _registry
 from . import compat
 from .compat import gast
 from .errors import TransformError, UnsupportedSyntaxError
@@ -163,7 +164,6 @@ class Dependencies:
 
     def record_rule_table(self):
         """The rule table as it is: any ``defvjp`` or ``defnondiff`` later makes this out of date."""
-        from ..rules import _registry
         self.record_attr(_registry, "version", _registry.version, always=True)
 
     def update(self, other):

@@ -138,8 +138,7 @@ def getitem_gradient(g, items, index):
     """The gradient of ``items[index]`` for a value that may be an array or a sequence."""
     if isinstance(items, (list, tuple, dict)):
         return sequence_gradient(g, items, index)
-    from ..rules import scatter
-    return scatter(g, np.shape(items), index)
+    return rules.scatter(g, np.shape(items), index)
 
 
 def unpacked_gradient(parts, value):
