@@ -17,10 +17,9 @@ from __future__ import annotations
 import functools
 
 from .. import rules
-from . import compat, primitives, runtime
+from . import compat, containers, fusion, lists, primitives, runtime
 from .locate import bound_arguments
 from .compat import gast
-from . import containers, fusion, lists
 from .runtime_errors import ORIGIN
 from .adjoint_ir import pop, push
 from .inline import merge_repeated
