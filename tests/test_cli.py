@@ -71,6 +71,7 @@ def test_show_prints_the_generated_gradient_with_the_users_line_numbers(model):
     assert done.stderr == ""
 
 
+@pytest.mark.optimize(2)  # compares source with what the default level writes
 def test_show_prints_what_the_api_generates(model, monkeypatch):
     """The CLI prints grad(f).source itself, not a copy made another way."""
     import importlib.util
