@@ -130,3 +130,16 @@ def test_help_lists_the_commands():
     done = run("--help")
     assert done.returncode == 0
     assert "show" in done.stdout and "check" in done.stdout and "FILE.py:FUNC" in run("show", "--help").stdout
+
+
+def test_a_reader_that_stops_early_gets_no_traceback(model):
+    """``astgrad show ... | head`` : the pipe closes before the source is written; exit quietly."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = SRC + os.pathsep + env.get("PYTHONPATH", "")
+    proc = subprocess.Popen([sys.executable, "-m", "astgrad", "show", f"{model}:loss"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # before the child has written anything: it is still importing numpy
+    stderr = proc.stderr.read().decode()
+    proc.wait(timeout=120)
+    assert proc.returncode == 1
+    assert stderr == ""

@@ -201,6 +201,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             _show(fn, args)
             return 0
         return _check(fn, module, args)
+    except BrokenPipeError:  # the reader stopped early (``| head``): not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit's flush is silent
+        return 1
     except _Failure as failure:
         return _fail(str(failure))
     except Exception as error:  # a refusal of the transformer, or the function itself failed
