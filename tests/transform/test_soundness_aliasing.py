@@ -274,3 +274,17 @@ def test_the_issue_example_numpy_computes_472_and_the_transform_refuses():
     assert f(np.array([1.0, 2.0, 3.0])) == 4.0 + 144.0 + 324.0
     with pytest.raises(astgrad.TransformError, match="tail may share memory"):
         astgrad.grad(f)
+
+
+def _shuffled_then_added(x, y):
+    np.random.default_rng(1).shuffle(x)
+    x += np.sin(x)
+    return np.sum(y * y)
+
+
+@pytest.mark.parametrize("wrt", [0, 1])
+def test_a_write_after_a_call_that_wrote_in_place_still_reaches_the_caller(wrt):
+    """rng.shuffle(x) writes x in place, so x is still the caller's array when x += ... runs: numpy
+    changes the caller's x there; a copy would not. Found by the random aliasing programs."""
+    with pytest.raises(astgrad.TransformError, match="would change the caller's array x"):
+        astgrad.grad(_shuffled_then_added, wrt)(np.array([0.37, -0.65, 1.13, 0.21]), np.ones(4))

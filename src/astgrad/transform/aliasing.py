@@ -75,7 +75,7 @@ def check_writes(body, ret, params, local_names, source) -> None:
         risky = []
         entry = _Site(None, -1, (), ()) if x in params else None
         for w in ws:
-            reaching = _reaching(defs.get(x, []), w, entry)
+            reaching = _reaching_through(defs.get(x, []), w, entry)
             if entry not in reaching and all(_number(d.op, defs, dict.fromkeys(params, False)) for d in reaching):
                 continue  # a number: nothing else can see the write
             risky.append(w)
@@ -145,6 +145,22 @@ def _reaching(defs, write, entry) -> list:
     found = [d for d in defs if _may_follow(d, write)] + ([entry] if entry else [])
     kills = [k for k in defs if k.pos < write.pos and write.path[:len(k.path)] == k.path]
     return [d for d in found if not any(_kills(k, d, write) for k in kills)]
+
+
+def _reaching_through(defs, write, entry) -> list:
+    """As ``_reaching``, looking through writes in place (``x += ...``, ``rng.shuffle(x)``): after
+    them ``x`` is still the memory an earlier definition bound, the caller's array included."""
+    found, seen, todo = [], set(), [write]
+    while todo:
+        for d in _reaching(defs, todo.pop(), entry):
+            if id(d) in seen:
+                continue
+            seen.add(id(d))
+            if d is not entry and d.op.inplace:
+                todo.append(d)
+            else:
+                found.append(d)
+    return found
 
 
 def _kills(k, d, write) -> bool:
