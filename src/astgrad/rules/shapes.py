@@ -308,29 +308,14 @@ def transpose_jvp(t, ans, a, axes=None):
     return np.transpose(t, axes)
 
 
-@defjvp(np.swapaxes)
-def swapaxes_jvp(t, ans, a, axis1, axis2):
-    return np.swapaxes(t, axis1, axis2)
-
-
 @defjvp(np.moveaxis)
 def moveaxis_jvp(t, ans, a, source, destination):
     return np.moveaxis(t, source, destination)
 
 
-@defjvp(np.flip)
-def flip_jvp(t, ans, m, axis=None):
-    return np.flip(t, axis)
-
-
-@defjvp(np.fliplr)
-def fliplr_jvp(t, ans, m):
-    return np.fliplr(t)
-
-
-@defjvp(np.flipud)
-def flipud_jvp(t, ans, m):
-    return np.flipud(t)
+# Their own transposes: the reverse rule, given a tangent, is the forward rule.
+for _fn, _rule in ((np.swapaxes, swapaxes), (np.flip, flip), (np.fliplr, fliplr), (np.flipud, flipud)):
+    defjvp(_fn, _rule)
 
 
 @defjvp(np.roll)
