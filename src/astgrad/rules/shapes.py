@@ -314,8 +314,10 @@ def moveaxis_jvp(t, ans, a, source, destination):
 
 
 # Their own transposes: the reverse rule, given a tangent, is the forward rule.
-for _fn, _rule in ((np.swapaxes, swapaxes), (np.flip, flip), (np.fliplr, fliplr), (np.flipud, flipud)):
-    defjvp(_fn, _rule)
+defjvp(np.swapaxes, swapaxes)
+defjvp(np.flip, flip)
+defjvp(np.fliplr, fliplr)
+defjvp(np.flipud, flipud)
 
 
 @defjvp(np.roll)
