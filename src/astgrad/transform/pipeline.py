@@ -32,25 +32,25 @@ from .adjoint_ir import pop, push, uses_stack
 from .aliasing import check_writes
 from .analyse import Analysis
 from .check import check_function
-from .cleanup import drop_unread_saves as _drop_unread_saves, propagate_copies, release, unstack
 from .compat import gast
 from .emit import arguments, compile_source, drop_lines_with, function_def, marker, printable, render
 from .errors import TransformError
 from .inline import RuleInliner
-from .inplace import reuse_buffers
 from .ir import Break, For, If, Op, Raw, While, assigned, first_bindings, walk_ops
+from .levels import (compute_only_shapes, dead_code, drop_unread_saves, in_place, inline_temporaries,
+                     keep_only_shapes, read_through_copies, release_arrays, saves_in_locals, shapes_on_stack,
+                     static_shapes)
 from .lists import grow_in_place
 from .locate import in_wrapper
 from .namespace import Namespace
 from .naming import Adjoints, Names, UserNames, user_names_of
 from .normalize import Normalizer, local_names, param_names
-from .optimize import drop_arrays, optimize, shapes_on_stack as _shapes_on_stack, shapes_only, unbind
+from .optimize import optimize
 from .outputs import scalar_checks, unpack_aux as _unpack_aux
 from .parse import Dependencies, FunctionSource
 from .primitives import returns_sequence
 from .reverse import Reverser
 from .runtime_errors import origins
-from .static_shapes import static_shapes as _static_shapes
 
 #: the levels ``optimize=`` takes; the default is the last
 LEVELS = (0, 1, 2)
@@ -257,75 +257,7 @@ def reverse_callee(ctx):
     ctx.fn_defs = [forward, backward]
 
 
-# -- passes: optimisations, by level -------------------------------------------
-
-def dead_code(ctx):
-    """Drop what nothing reads (a value that could raise keeps its check); collapse empty blocks."""
-    ctx.tidy()
-
-
-def static_shapes(ctx):
-    """Read a shape from a name surely of that shape, so the value itself need not be computed."""
-    if _static_shapes(ctx.fn_def.body, ctx.adjoint, ctx.analysis.shapes, ctx.rev.available, ctx.ns):
-        ctx.tidy()
-
-
-def inline_temporaries(ctx):
-    """Write a single-use primal temporary into the statement that reads it."""
-    ctx.fn_def = unbind(ctx.fn_def, ctx.primal, ctx.names.temps, ctx.ns)
-
-
-def shapes_on_stack(ctx):
-    """Push ``only_shape(t)`` where the adjoint reads a saved ``t`` only for its shape."""
-    ctx.fn_def = _shapes_on_stack(ctx.fn_def, ctx.adjoint, ctx.helpers[:2], ctx.helpers[2])
-
-
-def drop_unread_saves(ctx):
-    """Stop saving what no adjoint statement reads any more (after fusion): pushes and pops in pairs."""
-    ctx.fn_def = _drop_unread_saves(ctx.fn_def, ctx.adjoint)
-    ctx.tidy()
-
-
-def keep_only_shapes(ctx):
-    """``t = only_shape(t)`` after the last primal read of a value the adjoint reads only for its shape."""
-    ctx.fn_def = drop_arrays(ctx.fn_def, ctx.primal, ctx.adjoint, ctx.helpers, ctx.names.temps)
-
-
-def compute_only_shapes(ctx):
-    """``t = Shaped(broadcast_shape(...))``: a value everything reads only for its shape is not computed."""
-    ctx.fn_def = shapes_only(ctx.fn_def, ctx.ns, ctx.helpers)
-
-
-def read_through_copies(ctx):
-    """Read ``b`` where the adjoint wrote ``a = b`` (``dx = dy``, not ``dt4 = dy`` first)."""
-    returned = {n.id for n in compat.walk(ctx.fn_def.body[-1]) if isinstance(n, gast.Name)}
-    copies = {n.id for stmt in ctx.adjoint for n in compat.walk(stmt)
-              if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-    ctx.fn_def = propagate_copies(ctx.fn_def, copies - returned)
-
-
-def saves_in_locals(ctx):
-    """A value saved outside every loop stays in a local instead of going through ``_stack``."""
-    ctx.fn_def = unstack(ctx.fn_def)
-    ctx.tidy()
-
-
-def release_arrays(ctx):
-    """``del`` each array after its last read."""
-    params = ctx.fn_def.args.args + ctx.fn_def.args.kwonlyargs
-    shaped = ctx.ns.bind(runtime.Shaped, "Shaped")
-    ctx.fn_def = release(ctx.fn_def, keep=[a.id for a in params] + [ctx.ns.stack], numbers=_numbers(ctx),
-                         small=(ctx.helpers[1], ctx.helpers[2], shaped))
-
-
-def in_place(ctx):
-    """Write a result into an operand the function made and nothing reads again (``add_into``)."""
-    ctx.fn_def = reuse_buffers(ctx.fn_def, ctx.ns, numbers=_numbers(ctx), counts=ctx.helpers[1:2])
-
-
-def _numbers(ctx):
-    return [ctx.seed] if ctx.mode == "grad" else []  # the seed of a gradient is the number 1.0
-
+# -- back: the generated module -------------------------------------------------
 
 def emit(ctx):
     """The module's source (the entry first, then its callees' pairs), compiled and registered for tracebacks."""
