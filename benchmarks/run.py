@@ -297,7 +297,45 @@ def report(results, keys):
         lines.append(f"| {key} | {fmt_seconds(first)} | {fmt_seconds(again)} | {fmt_bytes(hand)} | "
                      f"{peak('generated')} | {peak('taped')} | {extra['fd_error']:.1e} |")
     lines += ["", "## Targets of issue 7", ""] + targets(results, keys)
+    lines += ["", "## Against the expert gradient (issue 17, numpy backend)", ""] + expert_table(results, keys)
     return "\n".join(lines)
+
+
+def _ratio(results, key, a, b):
+    x, y = (results[key][0][s].median if key in results else None for s in (a, b))
+    return x / y if x is not None and y else None
+
+
+def _geometric_mean(values):
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def expert_table(results, keys):
+    """generated/expert per workload, its geometric mean, and the numpy-backend targets of issue 17."""
+    lines = ["| workload | expert | astgrad generated | generated/expert | generated/hand-written |",
+             "|---|---|---|---|---|"]
+    gen = {k: _ratio(results, k, "generated", "expert") for k in keys}
+    for key in keys:
+        outcomes = results[key][0]
+        hand = _ratio(results, key, "generated", "hand")
+        lines.append(f"| {key} | {fmt_seconds(outcomes['expert'].median)} | {fmt_seconds(outcomes['generated'].median)}"
+                     f" | {'-' if gen[key] is None else f'{gen[key]:.2f}'} | {'-' if hand is None else f'{hand:.2f}'} |")
+    measured = [r for r in gen.values() if r is not None]
+    lines.append("")
+    if not measured:
+        return lines + ["- not measured: generated/expert"]
+    geo = _geometric_mean(measured)
+    note = "" if len(measured) == len(WORKLOADS) else f", over {len(measured)} of 8 workloads"
+    lines.append(f"- {'met' if geo <= 1.2 else 'NOT met'}: generated/expert geometric mean at most 1.2 ({geo:.2f}{note})")
+    worst = max(measured)
+    lines.append(f"- {'met' if worst <= 2.0 else 'NOT met'}: generated/expert at most 2.0 on each workload "
+                 f"(highest {worst:.2f}, {max(gen, key=lambda k: gen[k] or 0)})")
+    for key, text, limit in (("W1", "W1 per-call overhead: generated/hand-written at most 1.5", 1.5),
+                             ("W6", "W6 generated/hand-written at most 1.05", 1.05)):
+        r = _ratio(results, key, "generated", "hand") if key in keys else None
+        lines.append(f"- not measured: {text}" if r is None else
+                     f"- {'met' if r <= limit else 'NOT met'}: {text} ({r:.2f})")
+    return lines
 
 
 def targets(results, keys):

@@ -19,9 +19,10 @@ import types
 
 import numpy as np
 
-SYSTEMS = ["primal", "hand", "generated", "taped", "torch", "autograd", "jax"]
+SYSTEMS = ["primal", "hand", "expert", "generated", "taped", "torch", "autograd", "jax"]
 TITLES = {
-    "primal": "primal", "hand": "hand-written", "generated": "astgrad generated",
+    "primal": "primal", "hand": "hand-written", "expert": "expert",
+    "generated": "astgrad generated",
     "taped": "astgrad taped", "torch": "PyTorch eager", "autograd": "HIPS autograd", "jax": "jax (eager)",
 }
 
@@ -60,6 +61,15 @@ def _prepare_hand(workload, args):
 
     def run():
         out = hand(*args)
+        return out if isinstance(out, tuple) else (out,)
+    return run
+
+
+def _prepare_expert(workload, args):
+    expert = workload.expert or workload.hand
+
+    def run():
+        out = expert(*args)
         return out if isinstance(out, tuple) else (out,)
     return run
 
@@ -176,6 +186,6 @@ def _prepare_jax(workload, args):
 
 
 _PREPARERS = {
-    "primal": _prepare_primal, "hand": _prepare_hand, "generated": _prepare_generated,
+    "primal": _prepare_primal, "hand": _prepare_hand, "expert": _prepare_expert, "generated": _prepare_generated,
     "taped": _prepare_taped, "torch": _prepare_torch, "autograd": _prepare_autograd, "jax": _prepare_jax,
 }

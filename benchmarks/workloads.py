@@ -1,12 +1,22 @@
-"""The eight benchmark workloads of issue 7, each with a hand-written gradient.
+"""The eight benchmark workloads of issue 7, each with a hand-written and an expert gradient.
 
 Every workload is a plain module-level numpy function, written the way a
 person would write it, so that the source transformer can read it and the
-taped Tensor can run it through numpy's protocols.  Next to it sits the
-gradient a careful person writes by hand with numpy (the reference every
-other system is checked against and timed against), and a maker of inputs
-for three sizes: ``"test"`` (tiny, for the test suite), ``"quick"`` (a smoke
-run) and ``"full"`` (the sizes the issue names).
+taped Tensor can run it through numpy's protocols.  Next to it sit two
+gradients written with numpy:
+
+* the *hand-written* one, a careful literal transcription of the reverse
+  sweep (the reference every other system is checked against and timed
+  against);
+* the *expert* one, written the way someone who knows numpy well writes it:
+  where the reverse sweep is a Python loop whose work can be vectorised, it
+  is (W2's linear reverse recurrence becomes a cumulative product over the
+  saved iterates, W8's per-step weight products one matrix product over all
+  steps).  Where the hand-written gradient is already what an expert writes
+  (W1, W3-W7), the expert entry is that same function.
+
+and a maker of inputs for three sizes: ``"test"`` (tiny, for the test
+suite), ``"quick"`` (a smoke run) and ``"full"`` (the sizes the issue names).
 """
 
 from __future__ import annotations
@@ -52,6 +62,18 @@ def scalar_loop_grad(x, steps):
     for x in reversed(xs):
         g = (g + 1.0) * (0.9 * np.cos(x) + 0.2 * x - 0.03 * x * x)
     return g
+
+
+def scalar_loop_expert(x, steps):
+    # The primal is a non-linear recurrence: its iterates need the Python loop.
+    xs = np.empty(steps)
+    for t in range(steps):
+        xs[t] = x
+        x = np.sin(x) * 0.9 + 0.1 * x * x - 0.01 * x * x * x
+    # The reverse sweep g = (g + 1) * a_t, from t = steps-1 down to 0, is
+    # linear in g: unrolled, g = a_0 + a_0 a_1 + ... + a_0 ... a_{n-1}.
+    a = 0.9 * np.cos(xs) + 0.2 * xs - 0.03 * xs * xs
+    return float(np.sum(np.cumprod(a)))
 
 
 def scalar_loop_inputs(size, rng):
@@ -195,6 +217,27 @@ def rnn_grad(Wx, Wh, b, xs, h0):
     return dWx, dWh, db
 
 
+def rnn_expert(Wx, Wh, b, xs, h0):
+    steps, batch, n_in = xs.shape
+    hs = np.empty((steps + 1,) + h0.shape)
+    hs[0] = h0
+    pre = (xs.reshape(steps * batch, n_in) @ Wx).reshape(steps, batch, -1)  # every step's in one product
+    pre += b
+    for t in range(steps):
+        np.tanh(pre[t] + hs[t] @ Wh, out=hs[t + 1])
+    # Only dh needs the loop; the weight gradients are one product over all steps.
+    dz = np.empty_like(pre)
+    dh = hs[-1] * (2.0 / hs[-1].size)
+    for t in range(steps - 1, -1, -1):
+        h = hs[t + 1]
+        np.multiply(dh, 1.0 - h * h, out=dz[t])
+        dh = dz[t] @ Wh.T
+    dz2 = dz.reshape(steps * batch, -1)
+    dWx = xs.reshape(steps * batch, n_in).T @ dz2
+    dWh = hs[:-1].reshape(steps * batch, -1).T @ dz2
+    return dWx, dWh, dz2.sum(axis=0)
+
+
 def rnn_inputs(size, rng):
     steps, batch, n_in, n_hidden = {"test": (4, 3, 2, 5), "quick": (10, 16, 64, 128),
                                     "full": (50, 16, 64, 128)}[size]
@@ -219,6 +262,12 @@ class Workload:
     hand: Callable
     inputs: Callable
     vjp: bool = False
+    expert: Callable | None = None  # None: the hand-written gradient is already the expert's
+
+    def expert_grads(self, *args):
+        """The expert's gradient as a tuple, one entry per ``wrt`` position."""
+        out = (self.expert or self.hand)(*args)
+        return out if isinstance(out, tuple) else (out,)
 
     def make_inputs(self, size="full", seed=0):
         """The arguments (for a vjp, the seed last) for ``size`` test, quick or full."""
@@ -233,14 +282,16 @@ class Workload:
 
 WORKLOADS = {w.key: w for w in [
     Workload("W1", "tutorial mean(3(x+2)^2), x 2x2", tutorial, (0,), tutorial_grad, tutorial_inputs),
-    Workload("W2", "1000-step scalar loop", scalar_loop, (0,), scalar_loop_grad, scalar_loop_inputs),
+    Workload("W2", "1000-step scalar loop", scalar_loop, (0,), scalar_loop_grad, scalar_loop_inputs,
+             expert=scalar_loop_expert),
     Workload("W3", "MLP loss 32x64x64x10", mlp_loss, (0, 1, 2), mlp_loss_grad, mlp_small_inputs),
     Workload("W4", "MLP loss 512x1024x1024x10", mlp_loss, (0, 1, 2), mlp_loss_grad, mlp_large_inputs),
     Workload("W5", "while-loop doubling, vjp", doubling, (0,), doubling_vjp, doubling_inputs, vjp=True),
     Workload("W6", "sum(exp(sin x) x^2), 1e6", elementwise, (0,), elementwise_grad, elementwise_inputs),
     Workload("W7", "softmax cross-entropy 256x512x100", softmax_xent, (0,), softmax_xent_grad,
              softmax_xent_inputs),
-    Workload("W8", "tanh RNN, 50 steps, H128 D64 B16", rnn, (0, 1, 2), rnn_grad, rnn_inputs),
+    Workload("W8", "tanh RNN, 50 steps, H128 D64 B16", rnn, (0, 1, 2), rnn_grad, rnn_inputs,
+             expert=rnn_expert),
 ]}
 
 

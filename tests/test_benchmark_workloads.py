@@ -3,7 +3,7 @@
 Each hand-written gradient is checked against central finite differences,
 element by element; the generated and taped gradients are then checked
 against the hand-written one, through the same adapters the benchmark
-script times (benchmarks/systems.py).
+script times (benchmarks/systems.py), and so is each expert gradient.
 """
 
 import importlib.util
@@ -74,6 +74,21 @@ def _check_against_hand(system, key):
     for g, h in zip(got, hand):
         assert g.shape == h.shape
         np.testing.assert_allclose(g, h, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_expert_gradient_matches_hand_written(key):
+    _check_against_hand("expert", key)
+
+
+@pytest.mark.parametrize("key", ["W2", "W8"])
+def test_expert_gradient_matches_hand_written_at_full_size(key):
+    workload = WORKLOADS[key]
+    args = workload.make_inputs("full")
+    hand, expert = as_numpy(workload.hand_grads(*args)), as_numpy(workload.expert_grads(*args))
+    for e, h in zip(expert, hand):
+        assert e.shape == h.shape
+        np.testing.assert_allclose(e, h, rtol=1e-10, atol=1e-12 * np.max(np.abs(h)))
 
 
 @pytest.mark.parametrize("key", KEYS)
