@@ -13,6 +13,7 @@ from .tape import (
 from . import autograd
 from .api import TransformError, grad, show, value_and_grad, vjp
 from .check import GradientMismatch, GradReport, check_grads
+from ._graphs import graph
 
 __version__ = "0.1.0"
 

@@ -1,7 +1,8 @@
-"""The command line: ``python -m astgrad show|check FILE.py:FUNC``.
+"""The command line: ``python -m astgrad show|check|graph FILE.py:FUNC``.
 
 ``show`` prints the code astgrad generates for a function; ``check`` runs
-:func:`astgrad.check_grads` on it and prints its table.  A failure (a file or
+:func:`astgrad.check_grads` on it and prints its table; ``graph`` prints
+the generated code's data flow as Graphviz DOT (or renders it to a file).  A failure (a file or
 function that is not there, a function astgrad refuses) prints one line
 ``astgrad: error: ...`` and exits with status 1; a gradient mismatch found by
 ``check`` prints the table and exits with status 1 too.
@@ -26,6 +27,7 @@ Differentiate a numpy function in a Python file and print the result.
   astgrad show model.py:f --mode vjp         the vector-Jacobian product
   astgrad check model.py:loss --args "np.ones(3), 2.0"
                                              compare generated, taped and finite-difference gradients
+  astgrad graph model.py:loss -o loss.svg    the generated gradient's data flow, as a picture
 
 FILE is imported as a module (its directory is put on sys.path first, and
 code under `if __name__ == "__main__":` does not run); FUNC may be dotted
@@ -60,6 +62,17 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("--stage", metavar="STAGE",
                       help="print the code as it is after this pass of the transformer (see astgrad.show)")
     show.add_argument("--optimize", type=int, metavar="N", help="the optimisation level of the generated code")
+
+    graph = commands.add_parser(
+        "graph", help="print the generated gradient's data flow as Graphviz DOT",
+        description="Print the data flow of the code astgrad generates for FUNC as Graphviz DOT text "
+                    "(astgrad.graph), or render it to a file with -o.")
+    target(graph)
+    graph.add_argument("--mode", choices=("grad", "vjp"), default="grad", help="as for show")
+    graph.add_argument("--optimize", type=int, metavar="N", help="the optimisation level of the generated code")
+    graph.add_argument("-o", "--output", metavar="FILE",
+                       help="write the picture to FILE in the format its suffix names (.svg, .png, .pdf; "
+                            ".dot for the text); needs the graphviz package and Graphviz's dot program")
 
     check = commands.add_parser(
         "check", help="compare the gradients of both engines with finite differences",
@@ -150,6 +163,21 @@ def _show(fn: Callable, args: argparse.Namespace) -> None:
     astgrad.show(fn, wrt, **options)
 
 
+def _graph(fn: Callable, args: argparse.Namespace) -> None:
+    import astgrad
+
+    make = astgrad.grad if args.mode == "grad" else astgrad.vjp
+    options = {} if args.optimize is None else {"optimize": args.optimize}
+    picture = astgrad.graph(make(fn, _wrt(args.wrt), **options))
+    if args.output is None:
+        print(picture.source, end="")
+        return
+    try:
+        picture.save(args.output)
+    except (ImportError, RuntimeError, ValueError, OSError) as error:
+        raise _Failure(str(error) if args.output in str(error) else f"{args.output}: {error}") from None
+
+
 def _arguments(expr: str, module: Any) -> tuple:
     scope = dict(vars(module))
     scope.setdefault("np", np)
@@ -199,6 +227,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         fn = _function(module, path, name)
         if args.command == "show":
             _show(fn, args)
+            return 0
+        if args.command == "graph":
+            _graph(fn, args)
             return 0
         return _check(fn, module, args)
     except BrokenPipeError:  # the reader stopped early (``| head``): not an error of ours
