@@ -58,9 +58,11 @@ for _name, _ufunc in (("add", np.add), ("sub", np.subtract), ("mul", np.multiply
     _forward, _reflected = _binary(_ufunc)
     setattr(Dual, f"__{_name}__", _forward)
     setattr(Dual, f"__r{_name}__", _reflected)
-for _name, _ufunc in (("gt", np.greater), ("lt", np.less), ("ge", np.greater_equal), ("le", np.less_equal)):
+for _name, _ufunc in (("gt", np.greater), ("lt", np.less), ("ge", np.greater_equal), ("le", np.less_equal),
+                      ("eq", np.equal), ("ne", np.not_equal)):
     setattr(Dual, f"__{_name}__", lambda self, other, _ufunc=_ufunc: _ufunc(value(self), value(other)))
 Dual.__neg__ = lambda self: np.negative(self)
+Dual.__pos__ = lambda self: np.positive(self)
 Dual.__abs__ = lambda self: np.absolute(self)
 
 

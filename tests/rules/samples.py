@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from astgrad import rules
+from astgrad.rules._support import filled, reverse_cumsum
+from astgrad.transform import runtime
 from astgrad.transform.runtime import append, as_column
 
 
@@ -452,6 +454,21 @@ def _cases():
         Case(rules.gradient_along, [normal(3, 4), scalar(), const(0)]),
     ]
     cases += [Case(np.angle, [normal(3, 4)]), Case(np.real_if_close, [normal(3, 4)])]
+    cases += [  # the helpers generated code calls (transform/helper_rules.py): gradients of gradients
+        Case(filled, [normal(3, 1), const((2, 3, 4))]), Case(filled, [scalar(), const((3, 2))], name="number"),
+        Case(runtime.unbroadcast, [normal(4, 3), const((3,))], name="runtime"),
+        Case(runtime.unbroadcast, [normal(2, 3), const((2, 1))], name="runtime_keep"),
+        Case(runtime.unbroadcast, [normal(3), const((4, 3))], name="runtime_lower_rank"),
+        Case(rules.unbroadcast, [normal(2, 4, 3), const((4, 1))]),
+        Case(rules.unbroadcast, [normal(3), const((2, 3))], name="lower_rank"),
+        Case(rules.expand_reduced, [normal(3), const((3, 4)), const(1)]),
+        Case(rules.expand_reduced, [normal(), const((3, 4))], name="all"),
+        Case(rules.expand_reduced, [normal(2, 1, 1), const((2, 3, 4)), const((1, 2)), const(True)], name="keepdims"),
+        Case(rules.expand_reduced, [normal(), const(())], name="0d"),
+        Case(runtime.T, [normal(3, 4)]), Case(runtime.T, [normal(2, 3, 4)], name="3d"),
+        Case(reverse_cumsum, [normal(3, 4), const(1)]),
+        Case(runtime.unpacked_gradient, [Arg([normal(3), normal(3)]), const(np.zeros((2, 3)))], tape=False),
+    ]
     for fn, maker in ((math.sin, scalar()), (math.cos, scalar()), (math.tan, scalar()), (math.exp, scalar()),
                       (math.log, scalar()), (math.sqrt, scalar()), (math.tanh, scalar())):
         cases.append(Case(fn, [maker], tape=False))

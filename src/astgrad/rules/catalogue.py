@@ -19,6 +19,7 @@ _SECTIONS = (
     ("astgrad.rules.decompositions", "Matrix decompositions"),
     ("astgrad.rules._extra", "Primitives numpy lacks (used by both engines)"),
     ("astgrad.rules.losses", "Layers and losses of neural networks (`torch.nn.functional` on the tape)"),
+    ("astgrad.transform.helper_rules", "Helpers of generated gradients (differentiated again by hessian and grad(grad))"),
 )
 
 

@@ -492,5 +492,5 @@ defnondiff(
     np.greater, np.greater_equal, np.logical_and, np.logical_or, np.logical_not,
     np.logical_xor, np.isnan, np.isinf, np.isfinite, np.all, np.any,
     np.floor_divide, np.nonzero, np.count_nonzero, np.array_equal,
-    np.allclose, np.isclose, np.result_type,
+    np.allclose, np.isclose, np.result_type, np.iscomplexobj, np.isrealobj,
 )

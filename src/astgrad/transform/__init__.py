@@ -9,6 +9,7 @@ its entry function.  Each pass lives in a module of its own.
 from __future__ import annotations
 
 from .errors import NoRuleTransformError, TransformError, UnsupportedSyntaxError
+from . import helper_rules  # noqa: F401  (registers the runtime helpers' rules)
 from .pipeline import DEFAULT_LEVEL, LEVELS, STAGES, Generated, build, check_only as check, describe_ranks
 
 __all__ = ["build", "check", "TransformError", "UnsupportedSyntaxError", "NoRuleTransformError", "Generated",

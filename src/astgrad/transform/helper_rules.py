@@ -1,0 +1,107 @@
+"""Table entries for the helpers generated code calls, so that generated code can be differentiated again.
+
+A hessian is the derivative of a generated gradient.  The engines read the
+adjoint's calls of ``filled``, ``unbroadcast`` or ``shape`` as they read
+``np.sin``: from the table.  The helpers that spread or sum a gradient are
+linear in it, so each rule is the helper again (forward) or its transpose
+(reverse); the ones that compute shapes, counts or checks carry no gradient.
+
+The helpers that write into an operand (``add_into`` and its family, at
+optimize=2) have no entry on purpose: a second sweep reads the operand
+after the write, so their derivative would be computed from the wrong
+values.  Composed transformations differentiate the optimize=1 adjoint,
+which has none of them.
+
+The entries live here, beside the runtime, because the rule table must not
+import the transformer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..rules import _support, defjvp, defnondiff, defvjp
+from . import outputs, runtime
+
+
+# -- shapes, counts and checks: no gradient flows through them --------------
+
+defnondiff(runtime.shape, runtime.size, runtime.ndim, runtime.broadcast_shape, runtime.reduced_shape,
+           runtime.matmul_shape, runtime.only_shape, runtime.check_seed, runtime.is_zero, _support.reduced_count,
+           _support.within, outputs.scalar_output, outputs.not_scalar, outputs.aux_pair)
+
+
+# -- spreading a gradient over a shape, and summing it back -------------------
+
+@defvjp(_support.filled)
+def filled_vjp(g, ans, g_in, shape):
+    return g  # the engines sum it back to g_in's shape
+
+
+@defjvp(_support.filled)
+def filled_jvp(t, ans, g_in, shape):
+    return t  # the engines spread it over the output's shape
+
+
+def _unbroadcast_vjp(g, ans, g_in, shape):
+    """Spread ``g`` back over the shape ``g_in`` and ``shape`` broadcast to (the engines then sum it to ``g_in``'s)."""
+    return _support.filled(g, runtime.broadcast_shape(runtime.shape(g), runtime.shape(g_in)))
+
+
+def _unbroadcast_jvp(t, ans, g_in, shape):
+    return runtime.unbroadcast(t, shape)
+
+
+for _helper in (runtime.unbroadcast, _support.unbroadcast):
+    defvjp(_helper, _unbroadcast_vjp)
+    defjvp(_helper, _unbroadcast_jvp)
+
+
+@defvjp(_support.expand_reduced)
+def expand_reduced_vjp(g, ans, g_in, shape, axis=None, keepdims=False):
+    if not len(shape):
+        return g
+    return np.sum(g, axis=axis, keepdims=keepdims)  # the engines sum on to g_in's shape, if it is smaller
+
+
+@defjvp(_support.expand_reduced)
+def expand_reduced_jvp(t, ans, g_in, shape, axis=None, keepdims=False):
+    return _support.expand_reduced(t, shape, axis, keepdims)
+
+
+@defvjp(runtime.T)
+def transpose_vjp(g, ans, x):
+    return runtime.T(g)
+
+
+@defjvp(runtime.T)
+def transpose_jvp(t, ans, x):
+    return runtime.T(t)
+
+
+@defvjp(_support.reverse_cumsum)
+def reverse_cumsum_vjp(g, ans, x, axis):
+    return np.cumsum(g, axis)
+
+
+@defjvp(_support.reverse_cumsum)
+def reverse_cumsum_jvp(t, ans, x, axis):
+    return _support.reverse_cumsum(t, axis)
+
+
+# -- a gradient gathered from the names a value was unpacked into (a, b = x) ---
+
+@defvjp(runtime.unpacked_gradient)
+def unpacked_gradient_vjp(g, ans, parts, value):
+    return [None if part is None else g[i] for i, part in enumerate(parts)]
+
+
+def _unpacked_gradient_jvp(t, ans, parts, value):
+    return runtime.unpacked_gradient([None if part is None else tangent for part, tangent in zip(parts, t)], value)
+
+
+def _reads_only_the_shape(t, ans, *args):
+    return None  # the value unpacked is read for its type and shape
+
+
+defjvp(runtime.unpacked_gradient, _unpacked_gradient_jvp, _reads_only_the_shape)
