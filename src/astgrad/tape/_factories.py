@@ -84,6 +84,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
 
 
 def as_tensor(data, dtype=None, device=None):
+    """``data`` as a tensor, sharing its memory where it already is one (or a numpy array) of ``dtype``."""
     if is_tensor(data) and (dtype is None or as_numpy_dtype(dtype) == data._data.dtype):
         return data
     if isinstance(data, np.ndarray) and (dtype is None or as_numpy_dtype(dtype) == data.dtype):
@@ -92,6 +93,7 @@ def as_tensor(data, dtype=None, device=None):
 
 
 def from_numpy(array: np.ndarray):
+    """A tensor sharing ``array``'s memory: writes to either show in both."""
     return Tensor._make(array)
 
 
@@ -107,18 +109,22 @@ def _filled(size, value, dtype, requires_grad):
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False):
+    """A new leaf of ones of shape ``size`` (``ones(2, 3)`` or ``ones((2, 3))``), in the default dtype unless ``dtype``."""
     return _filled(size, 1, dtype, requires_grad)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False):
+    """A new leaf of zeros of shape ``size``, in the default dtype unless ``dtype``."""
     return _filled(size, 0, dtype, requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False):
+    """A new leaf of shape ``size``; its values are zeros here (PyTorch leaves them unset)."""
     return _filled(size, 0, dtype, requires_grad)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
+    """A new leaf of shape ``size`` filled with ``fill_value`` (a bool or int value gives bool or int64, as PyTorch's)."""
     if dtype is None and isinstance(fill_value, bool):
         dtype = np.bool_
     elif dtype is None and isinstance(fill_value, int):
@@ -133,22 +139,27 @@ def _like(t, value, dtype, requires_grad):
 
 
 def ones_like(t, dtype=None, device=None, requires_grad=False):
+    """A new leaf of ones with ``t``'s shape and, unless ``dtype``, its dtype."""
     return _like(t, 1, dtype, requires_grad)
 
 
 def zeros_like(t, dtype=None, device=None, requires_grad=False):
+    """A new leaf of zeros with ``t``'s shape and, unless ``dtype``, its dtype."""
     return _like(t, 0, dtype, requires_grad)
 
 
 def full_like(t, fill_value, dtype=None, device=None, requires_grad=False):
+    """A new leaf filled with ``fill_value``, with ``t``'s shape and, unless ``dtype``, its dtype."""
     return _like(t, fill_value, dtype, requires_grad)
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):
+    """A new leaf ``n`` by ``m`` (default ``n``) with ones on the diagonal."""
     return _leaf(np.eye(n, m, dtype=as_numpy_dtype(dtype) or default_float()), requires_grad)
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
+    """A new leaf of ``start, start + step, ...`` below ``end`` (``arange(n)`` counts from 0); int64 when all are ints."""
     if end is None:
         start, end = 0, start
     values = (start, end, step)
@@ -159,23 +170,27 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
 
 
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
+    """A new leaf of ``steps`` evenly spaced values from ``start`` to ``end``, both included."""
     np_dtype = as_numpy_dtype(dtype) or default_float()
     return _leaf(np.linspace(start, end, int(steps)).astype(np_dtype), requires_grad)
 
 
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
+    """A new leaf of standard normal samples of shape ``size`` from the generator ``manual_seed`` seeds."""
     rng = generator._rng if generator is not None else _generator
     np_dtype = as_numpy_dtype(dtype) or default_float()
     return _leaf(rng.standard_normal(_shape(size)).astype(np_dtype), requires_grad)
 
 
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
+    """A new leaf of uniform samples in [0, 1) of shape ``size`` from the generator ``manual_seed`` seeds."""
     rng = generator._rng if generator is not None else _generator
     np_dtype = as_numpy_dtype(dtype) or default_float()
     return _leaf(rng.random(_shape(size)).astype(np_dtype), requires_grad)
 
 
 def randint(low, high=None, size=(), dtype=None, device=None, requires_grad=False):
+    """A new leaf of random integers in [``low``, ``high``) (``randint(high, size=...)`` starts at 0)."""
     if high is None:
         low, high = 0, low
     np_dtype = as_numpy_dtype(dtype) or np.dtype(np.int64)
@@ -183,4 +198,5 @@ def randint(low, high=None, size=(), dtype=None, device=None, requires_grad=Fals
 
 
 def randn_like(t, dtype=None, requires_grad=False):
+    """A new leaf of standard normal samples with ``t``'s shape and dtype."""
     return randn(*t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
