@@ -11,10 +11,16 @@ def dscalar_loop(x, n, *, dtotal=1.0):
         x = t1 - t6
     # grad of line 94: for _ in range(n):
     dx = 0.0
-    for _ in reversed(range(n)):
-        # grad of line 96: total = total + x
-        dx = dx + dtotal
-        # grad of line 95: x = np.sin(x) * 0.9 + 0.1 * x * x - 0.01 * x * x * x
-        x = _stack.pop()
-        dx = dx * (0.9 * np.cos(x) + 0.2 * x - 0.03 * x * x)
+    saved = pop_numbers(_stack, range(n), 'n', dx, dtotal)
+    if saved is None:
+        for _ in reversed(range(n)):
+            # grad of line 96: total = total + x
+            dx = dx + dtotal
+            # grad of line 95: x = np.sin(x) * 0.9 + 0.1 * x * x - 0.01 * x * x * x
+            x = _stack.pop()
+            dx = dx * (0.9 * np.cos(x) + 0.2 * x - 0.03 * x * x)
+    else:
+        x = saved[0]
+        t10 = 0.9 * np.cos(x) + 0.2 * x - 0.03 * x * x
+        dx = linear_recurrence(dx, t10, dtotal * t10, len(x))
     return dx

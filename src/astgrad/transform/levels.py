@@ -12,6 +12,7 @@ from . import compat, runtime
 from .cleanup import drop_unread_saves as _drop_unread_saves, propagate_copies, release, unstack
 from .compat import gast
 from .inplace import reuse_buffers
+from .recurrences import solve_linear_loops
 from .optimize import drop_arrays, shapes_on_stack as _shapes_on_stack, shapes_only, unbind
 from .static_shapes import static_shapes as _static_shapes
 
@@ -78,6 +79,11 @@ def release_arrays(ctx):
 def in_place(ctx):
     """Write a result into an operand the function made and nothing reads again (``add_into``)."""
     ctx.fn_def = reuse_buffers(ctx.fn_def, ctx.ns, numbers=_numbers(ctx), counts=ctx.helpers[1:2])
+
+
+def linear_recurrences(ctx):
+    """A reverse loop of steps affine in one adjoint, over saved numbers: cumulative products instead."""
+    ctx.fn_def = solve_linear_loops(ctx.fn_def, ctx.ns, ctx.names)
 
 
 def _numbers(ctx):

@@ -10,7 +10,9 @@ does; ``Pass.level`` is the lowest optimisation level it runs at:
 * 0: the adjoint as the rules write it;
 * 1: what a careful person does by hand: dead code, single-use temporaries
   written into their reader, copies read through, elementwise chains
-  differentiated as one expression, scalar seeds kept scalar;
+  differentiated as one expression, scalar seeds kept scalar, a reverse
+  loop that is a linear recurrence over numbers solved with cumulative
+  products;
 * 2 (the default): memory work: shapes instead of arrays, values
   recomputed instead of saved, saves kept in locals, ``del`` after the last
   read, results written in place.
@@ -38,8 +40,8 @@ from .errors import TransformError
 from .inline import RuleInliner
 from .ir import Break, For, If, Op, Raw, While, assigned, first_bindings, walk_ops
 from .levels import (compute_only_shapes, dead_code, drop_unread_saves, in_place, inline_temporaries,
-                     keep_only_shapes, read_through_copies, release_arrays, saves_in_locals, shapes_on_stack,
-                     static_shapes)
+                     keep_only_shapes, linear_recurrences, read_through_copies, release_arrays, saves_in_locals,
+                     shapes_on_stack, static_shapes)
 from .lists import grow_in_place
 from .locate import in_wrapper
 from .namespace import Namespace
@@ -313,6 +315,7 @@ ENTRY = (
     Pass("saves_in_locals", saves_in_locals, 2),
     Pass("release_arrays", release_arrays, 2),
     Pass("in_place", in_place, 2),
+    Pass("linear_recurrences", linear_recurrences, 1),
     Pass("emit", emit),
 )
 

@@ -23,7 +23,8 @@ __all__ = ["append", "grow", "split_last", "add_item", "is_zero", "as_column", "
            "replacing_gradient", "unpacked_gradient", "gradient_tuple", "no_gradient",
            "shape", "size", "ndim", "unbroadcast", "T", "only_shape",
            "add_into", "subtract_into", "multiply_into", "divide_into", "broadcast_shape", "reduced_shape",
-           "check_seed", "matmul_shape", "not_joined", "not_a_dict"]
+           "check_seed", "matmul_shape", "not_joined", "not_a_dict",
+           "pop_numbers", "shifted", "linear_recurrence"]
 
 
 def is_zero(g) -> bool:
@@ -411,3 +412,97 @@ def _fits(buffer, other) -> bool:
     if len(have) > len(want):
         return False
     return all(a == b or a == 1 for a, b in zip(reversed(have), reversed(want)))
+
+
+# -- reverse loops solved as linear recurrences (transform.recurrences) ---------
+
+_NUMBERS = frozenset({int, float, complex} | {t for t in set(np.sctypeDict.values()) if issubclass(t, np.number)})
+
+
+def pop_numbers(stack, steps, pops, adjoint, *read):
+    """The values a loop of ``len(steps)`` steps would pop, as one array each; else None.
+
+    ``pops`` has a letter for each value a step pops, in the order it pops
+    them: ``n`` a number the steps read, ``c`` one read before it is popped
+    (the value the previous step popped: what the last step pops is not
+    read, the ``None`` a name held before the primal loop, say), ``-`` one
+    nothing reads.  Only if every value read, and every value in ``read``,
+    is a plain number (Python's or numpy's, exactly those types: not
+    arrays, not subclasses with operators of their own) are they taken off
+    ``stack``: a float or complex array a pop, indexed by step, the first
+    step of the primal first (None for a ``-``).  ``adjoint``, the value
+    the steps update, may also be a float or complex ndarray (each step
+    scales and shifts it by numbers).  Otherwise the stack is untouched and
+    the loop runs as written.
+    """
+    if type(adjoint) not in _NUMBERS and not (type(adjoint) is np.ndarray and adjoint.dtype.kind in "fc"):
+        return None
+    if any(type(v) not in _NUMBERS for v in read):
+        return None
+    per_step = len(pops)
+    count = len(steps) * per_step
+    start = len(stack) - count if per_step else 0
+    out = []
+    for j, kind in enumerate(pops):
+        if kind == "-":
+            out.append(None)
+            continue
+        column = stack[start + per_step - 1 - j:start + count:per_step]
+        if kind == "c" and column:
+            column[0] = 0.0
+        if column and (type(column[0]) not in _NUMBERS or not set(map(type, column)) <= _NUMBERS):
+            return None
+        try:
+            values = np.array(column, dtype=None if column else float)
+        except (OverflowError, ValueError, TypeError):  # a Python int beyond int64
+            return None
+        if values.dtype.kind not in "fc":
+            return None  # integers: numpy's wrap around where Python's grow
+        out.append(values)
+    if per_step:
+        del stack[start:]
+    return out
+
+
+def shifted(popped, before):
+    """What a step reads before it pops: the value the step after it popped, ``before`` for the last step."""
+    return np.append(popped[1:], before)
+
+
+def linear_recurrence(d, a, b, steps):
+    """``d`` after ``for t in reversed(range(steps)): d = a[t] * d + b[t]``.
+
+    ``a`` and ``b`` are numbers or arrays of ``steps`` numbers (``b`` None
+    for zeros); ``d`` a number or an array.  Unrolled, ``d * a[0] ...
+    a[n-1] + sum_t b[t] * a[0] ... a[t-1]``: one cumulative product and one
+    dot product.  Where those are not finite (the products can overflow
+    where the loop's partial sums do not), the loop itself runs.
+    """
+    if steps == 0:
+        return d
+    if b is None and type(a) in (int, float):  # d * a ** steps: no arrays at all
+        try:
+            return d * float(a) ** steps
+        except OverflowError:  # where numpy would give inf
+            pass
+    a = _steps_of(a, steps)
+    with np.errstate(over="ignore", invalid="ignore"):  # the loop below reports what the loop would
+        prefix = np.cumprod(a)
+        scale = prefix[-1]
+        if b is not None:
+            b = _steps_of(b, steps)
+            shift = b[0] + np.dot(b[1:], prefix[:-1])
+    if b is None and np.isfinite(scale):
+        return d * scale
+    if b is not None and np.isfinite(scale) and np.isfinite(shift):
+        return d * scale + shift
+    for t in range(steps - 1, -1, -1):
+        d = a[t] * d if b is None else a[t] * d + b[t]
+    return d
+
+
+def _steps_of(value, steps):
+    """``value`` as an array of ``steps`` numbers (a number repeated)."""
+    if type(value) is np.ndarray and value.shape == (steps,):
+        return value
+    return np.full(steps, value, dtype=np.result_type(value, 1.0))  # an int constant: floats, never wrapping
