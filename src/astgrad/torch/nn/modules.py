@@ -67,6 +67,13 @@ class Module:
     def __call__(self, *args, **kwargs):
         return self.forward(*args, **kwargs)
 
+    def __reduce_ex__(self, protocol):
+        """Pickle this package's layers by their name here: the module they print (``torch.nn...``) may not exist."""
+        cls = type(self)
+        if globals().get(cls.__name__) is not cls:  # the user's own subclass: pickled by its own module, as usual
+            return super().__reduce_ex__(protocol)
+        return _new_module, (cls.__name__,), dict(self.__dict__)
+
     def named_parameters(self, prefix: str = "", recurse: bool = True):
         """``(dotted name, parameter)`` pairs, each parameter once, this module's first."""
         seen = set()
@@ -277,6 +284,14 @@ NLLLoss = _loss("NLLLoss", F.nll_loss, "``F.nll_loss`` as a Module.", weight=Non
 CrossEntropyLoss = _loss("CrossEntropyLoss", F.cross_entropy, "``F.cross_entropy`` as a Module.", weight=None,
                          ignore_index=-100, label_smoothing=0.0)
 BCELoss = _loss("BCELoss", F.binary_cross_entropy, "``F.binary_cross_entropy`` as a Module.", weight=None)
+
+def _new_module(name: str) -> Module:
+    """An empty instance of this package's layer class ``name``; unpickling then restores its attributes."""
+    cls = globals()[name]
+    if not (isinstance(cls, type) and issubclass(cls, Module)):
+        raise TypeError(f"{name!r} is not a layer of astgrad.torch.nn")
+    return cls.__new__(cls)
+
 
 Sequential.__module__ = "torch.nn.modules.container"
 Flatten.__module__ = "torch.nn.modules.flatten"
