@@ -67,3 +67,31 @@ def test_generated_code_renders_too(dot_installed):
         return (x * x).sum()
     svg = astgrad.graph(astgrad.grad(f)).pipe("svg").decode()
     assert "return dx" in svg
+
+
+def formats(value):
+    interactive = pytest.importorskip("IPython.core.interactiveshell")
+    data, _ = interactive.InteractiveShell.instance().display_formatter.format(value)
+    return data
+
+
+def test_a_notebook_shows_the_picture(dot_installed):
+    data = formats(small_graph())
+    assert "</svg>" in data["image/svg+xml"] and data["text/plain"].startswith("<astgrad.graph of the tape")
+
+
+def test_a_notebook_without_graphviz_shows_the_text_repr(monkeypatch):
+    monkeypatch.setitem(sys.modules, "graphviz", None)
+    data = formats(small_graph())
+    assert "image/svg+xml" not in data and data["text/plain"].startswith("<astgrad.graph of the tape")
+
+
+def test_a_function_defined_in_a_cell_is_drawn():
+    interactive = pytest.importorskip("IPython.core.interactiveshell")
+    shell = interactive.InteractiveShell.instance()
+    for cell in ["import astgrad", "def cell_f(x):\n    y = x * 3\n    return (y * y).sum()",
+                 "picture = astgrad.graph(astgrad.grad(cell_f))"]:
+        result = shell.run_cell(cell, store_history=True)
+        assert result.success, result.error_in_exec or result.error_before_exec
+    source = shell.user_ns["picture"].source
+    assert 'label="def dcell_f(x, dresult)"' in source and 'label="y = x * 3"' in source
