@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import builtins
 import inspect
-import operator
 import textwrap
 import types
 import weakref
@@ -24,6 +23,7 @@ import numpy as np
 from ..rules import _extra, _support, linalg
 from . import compat, runtime
 from .compat import gast
+from .folding import flatten, fold_stmt
 
 _SIMPLE = (int, float, bool, str, type(None))
 
@@ -63,39 +63,66 @@ class RuleInliner:
         ``ranks`` (ranks.Ranks) folds ``np.ndim(a)`` of an argument whose rank it knows.
         """
         vjp = rule.vjp
-        sig = inspect.signature(vjp)
         count = max(len(op.args), 1)  # one gradient per positional argument
+        body = self._substituted(vjp, op, g, ans, names, ranks)
+        if body is None:
+            return self._call(vjp, g, ans, op, names, needed, count, rule.name)
+        prelude, stmts, locals_ = body
+        if stmts and isinstance(stmts[-1], gast.Return) and not _has_return(stmts[:-1]):
+            after = []
+            grads = self._split(stmts[-1].value, count, needed, names, after, rule.name, locals_)
+            return Inlined(prelude + stmts[:-1] + after, grads)
+        targets = {i: names.temp() for i in needed}
+        converted = _returns_to_assignments(stmts, targets, count, self, names, (rule.name, locals_))
+        grads = {i: compat.name(t) for i, t in targets.items()}
+        return Inlined(prelude + converted, grads)
+
+    def inline_tangent(self, jvp, op, t, ans, names, ranks=None):
+        """A forward rule ``jvp(t, ans, *args)`` applied to ``op``: (statements, the tangent expression, called).
+
+        The tangent is the rule's returned value, whole (a tuple for several
+        outputs); ``called`` says the rule is called rather than inlined.
+        """
+        body = self._substituted(jvp, op, t, ans, names, ranks)
+        if body is None:
+            name = getattr(jvp, "__name__", "")
+            fn = self.ns.bind(jvp, name if name.isidentifier() else getattr(op.fn, "__name__", "rule") + "_jvp")
+            self.ns.pure.add(fn)
+            return [], compat.call(compat.name(fn), [compat.name(t), compat.name(ans)] + compat.clone(op.args),
+                                   {k: compat.clone(v) for k, v in op.kwargs.items()}), True
+        prelude, stmts, _ = body
+        if stmts and isinstance(stmts[-1], gast.Return) and not _has_return(stmts[:-1]):
+            return prelude + stmts[:-1], stmts[-1].value, False
+        target = names.temp()  # None until a return assigns it: no tangent
+        return prelude + [compat.assign(target, compat.const(None))] + _returns_assigned(stmts, target), \
+            compat.name(target), False
+
+    def _substituted(self, fn, op, g, ans, names, ranks):
+        """``fn``'s statements (ending in returns) with its parameters replaced by ``op``'s atoms, ``g``
+        and ``ans``, its locals renamed and constants folded: (prelude, statements, the renamed locals);
+        None when it must be called instead."""
+        sig = inspect.signature(fn)
         try:
             bound = sig.bind(_Atom(g), _Atom(ans), *[_Atom(a) for a in op.args],
                              **{k: _Atom(v) for k, v in op.kwargs.items()})
         except TypeError as exc:
-            raise ValueError(f"the arguments do not match the rule {vjp.__name__}: {exc}") from None
-        fd = self._parse(vjp)
+            raise ValueError(f"the arguments do not match the rule {fn.__name__}: {exc}") from None
+        fd = self._parse(fn)
         body = None if fd is None else self._body(fd, sig, bound)
         if body is None:
-            return self._call(vjp, g, ans, op, names, needed, count, rule.name)
+            return None
         mapping, locals_ = body
-        stmts = [s for s in fd.body if not _docstring(s)]
-        stmts = _tail_returns(stmts)
+        stmts = _tail_returns([s for s in fd.body if not _docstring(s)])
         if stmts is None:
-            return self._call(vjp, g, ans, op, names, needed, count, rule.name)
+            return None
         renames = {name: names.fresh(name) for name in sorted(locals_)}
-        free = self._free_names(fd, vjp, set(mapping) | set(locals_))
+        free = self._free_names(fd, fn, set(mapping) | set(locals_))
         if free is None:
-            return self._call(vjp, g, ans, op, names, needed, count, rule.name)
+            return None
         prelude = [compat.assign(renames[p], compat.clone(mapping[p])) for p in sorted(locals_ & set(mapping))]
         stmts = [_rename(s, mapping, renames, free, self._meta_helper, _rank_of(ranks, g)) for s in stmts]
-        stmts = [_fold_stmt(s, self.ns) for s in stmts]
-        stmts = _flatten(stmts)
-        if len(stmts) == 1 and isinstance(stmts[-1], gast.Return) or (
-                stmts and isinstance(stmts[-1], gast.Return) and not _has_return(stmts[:-1])):
-            after = []
-            grads = self._split(stmts[-1].value, count, needed, names, after, rule.name, set(renames.values()))
-            return Inlined(prelude + stmts[:-1] + after, grads)
-        targets = {i: names.temp() for i in needed}
-        converted = _returns_to_assignments(stmts, targets, count, self, names, (rule.name, set(renames.values())))
-        grads = {i: compat.name(t) for i, t in targets.items()}
-        return Inlined(prelude + converted, grads)
+        stmts = flatten([fold_stmt(s, self.ns) for s in stmts])
+        return prelude, stmts, set(renames.values())
 
     def _body(self, fd, sig, bound):
         """Parameter substitutions and the rule's local names, or None to call it."""
@@ -314,6 +341,7 @@ def _tail_returns(stmts):
     return None
 
 
+_AST = gast.AST
 _META_HELPERS = {"shape": runtime.shape, "size": runtime.size, "ndim": runtime.ndim}
 
 
@@ -403,6 +431,13 @@ def _transform(node, fn):
     return node
 
 
+def _returns_assigned(stmts, target):
+    """Each ``return v`` of ``stmts`` as ``target = v``, through if-statements."""
+    return [compat.assign(target, s.value) if isinstance(s, gast.Return) else
+            compat.make("If", test=s.test, body=_returns_assigned(s.body, target),
+                        orelse=_returns_assigned(s.orelse, target)) if isinstance(s, gast.If) else s for s in stmts]
+
+
 def _returns_to_assignments(stmts, targets, count, inliner, names, rule):
     out = []
     for s in stmts:
@@ -419,110 +454,6 @@ def _returns_to_assignments(stmts, targets, count, inliner, names, rule):
         else:
             out.append(s)
     return out
-
-
-# -- constant folding -------------------------------------------------------
-
-_BINOPS = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
-           gast.Div: operator.truediv, gast.Pow: operator.pow}
-_CMPOPS = {gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Lt: operator.lt, gast.LtE: operator.le,
-           gast.Gt: operator.gt, gast.GtE: operator.ge, gast.Is: operator.is_, gast.IsNot: operator.is_not}
-
-
-def _const(node):
-    return isinstance(node, gast.Constant)
-
-
-def fold(node, ns):
-    """Evaluate the parts of an expression that are constant."""
-    def visit(n):
-        fields = n.__dict__
-        for field, value in list(fields.items()):
-            if value.__class__ is list:
-                fields[field] = [visit(v) if isinstance(v, _AST) else v for v in value]
-            elif isinstance(value, _AST):
-                fields[field] = visit(value)
-        return _fold_node(n, ns) if n.__class__ in _FOLDABLE else n
-    return visit(node)
-
-
-_AST = gast.AST
-_FOLDABLE = {gast.BinOp, gast.Compare, gast.UnaryOp, gast.BoolOp, gast.IfExp, gast.Call}
-
-
-def _fold_node(n, ns):
-    try:
-        if isinstance(n, gast.BinOp) and _const(n.left) and _const(n.right) and type(n.op) in _BINOPS:
-            value = _BINOPS[type(n.op)](n.left.value, n.right.value)
-            if isinstance(value, (int, float)) and abs(value) < 1e15:
-                return compat.const(value)
-        if isinstance(n, gast.BinOp) and isinstance(n.op, gast.Pow) and _const(n.right) and n.right.value == 1:
-            return n.left
-        if isinstance(n, gast.Compare) and len(n.ops) == 1 and _const(n.left) and _const(n.comparators[0]) \
-                and type(n.ops[0]) in _CMPOPS:
-            return compat.const(bool(_CMPOPS[type(n.ops[0])](n.left.value, n.comparators[0].value)))
-        if isinstance(n, gast.Compare) and len(n.ops) == 1 and isinstance(n.ops[0], (gast.Is, gast.IsNot)) \
-                and isinstance(n.left, (gast.Tuple, gast.List)) and _const(n.comparators[0]) \
-                and n.comparators[0].value is None:  # a display is never None (and `(1, 0) is None` warns)
-            return compat.const(isinstance(n.ops[0], gast.IsNot))
-        if isinstance(n, gast.UnaryOp) and _const(n.operand):
-            if isinstance(n.op, gast.Not):
-                return compat.const(not n.operand.value)
-            value = n.operand.value
-            if isinstance(n.op, gast.USub) and type(value) in (int, float):  # -1 is a constant: `-1 is None` folds
-                return compat.const(-value)
-        if isinstance(n, gast.BoolOp) and _const(n.values[0]):
-            first = bool(n.values[0].value)
-            decided = (not first) if isinstance(n.op, gast.And) else first
-            if decided:
-                return compat.const(first)
-            rest = n.values[1:]
-            return rest[0] if len(rest) == 1 else compat.make("BoolOp", op=n.op, values=rest)
-        if isinstance(n, gast.IfExp) and _const(n.test):
-            return n.body if n.test.value else n.orelse
-        if isinstance(n, gast.Call) and not n.keywords:
-            folded = _fold_reduction_helper(n, ns)
-            if folded is not None:
-                return folded
-            if _names(n.func, ns) is tuple and len(n.args) == 1 and isinstance(n.args[0], gast.Call) \
-                    and _names(n.args[0].func, ns) is range and not n.args[0].keywords \
-                    and all(_const(a) and type(a.value) is int for a in n.args[0].args) and len(n.args[0].args) <= 3:
-                numbers = range(*[a.value for a in n.args[0].args])  # tuple(range(1)): the axes (0,)
-                if len(numbers) <= 32:
-                    return compat.tuple_([compat.const(i) for i in numbers])
-        if isinstance(n, gast.Call) and _is_np_where(n.func, ns) and len(n.args) == 3 and _const(n.args[0]) \
-                and isinstance(n.args[0].value, bool):
-            return n.args[1] if n.args[0].value else n.args[2]
-    except Exception:  # folding is an optimisation; leave anything odd alone
-        return n
-    return n
-
-
-def _fold_reduction_helper(n, ns):
-    """A reduction over every axis: ``expand_reduced(g, s, None, k)`` is
-    ``filled(g, s)`` (``np.broadcast_to``) and ``reduced_count(x.shape, None)`` is ``x.size``."""
-    fn = ns.globals.get(n.func.id) if isinstance(n.func, gast.Name) else None
-    if fn is None or len(n.args) < 2 or not _const(n.args[2] if len(n.args) > 2 else n.args[1]):
-        return None
-    if fn is _support.expand_reduced and len(n.args) == 4 and n.args[2].value is None and _const(n.args[3]):
-        name = ns.bind(runtime.filled, "filled")
-        ns.pure.add(name)
-        return compat.call(compat.name(name), n.args[:2])
-    if fn is _support.reduced_count and len(n.args) == 2 and n.args[1].value is None \
-            and isinstance(n.args[0], gast.Call) and isinstance(n.args[0].func, gast.Name) \
-            and ns.globals.get(n.args[0].func.id) is runtime.shape and len(n.args[0].args) == 1:
-        return compat.call(compat.name(ns.helper(runtime.size)), n.args[0].args)
-    return None
-
-
-def _names(func, ns):
-    """The object a plain name in the generated module stands for, or None."""
-    return ns.globals.get(func.id) if isinstance(func, gast.Name) else None
-
-
-def _is_np_where(func, ns):
-    return isinstance(func, gast.Attribute) and func.attr == "where" and isinstance(func.value, gast.Name) \
-        and ns.globals.get(func.value.id) is np
 
 
 def _rule_facts(fd):
@@ -543,27 +474,6 @@ def _rule_facts(fd):
         facts = (frozenset(stored), straight, tuple(reads))
         fd.__dict__["_astgrad_facts"] = facts
     return facts
-
-
-def _fold_stmt(stmt, ns):
-    if not isinstance(stmt, gast.If):
-        return fold(stmt, ns)
-    stmt.test = fold(stmt.test, ns)  # the branches are folded statement by statement below
-    if _const(stmt.test):
-        return [_fold_stmt(s, ns) for s in (stmt.body if stmt.test.value else stmt.orelse)]
-    stmt.body = _flatten([_fold_stmt(s, ns) for s in stmt.body])
-    stmt.orelse = _flatten([_fold_stmt(s, ns) for s in stmt.orelse])
-    return stmt
-
-
-def _flatten(stmts):
-    out = []
-    for s in stmts:
-        if isinstance(s, list):
-            out += _flatten(s)
-        else:
-            out.append(s)
-    return out
 
 
 def merge_repeated(args, grads, live):
