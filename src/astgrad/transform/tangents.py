@@ -1,0 +1,43 @@
+"""What generated forward-mode code calls besides the rules: zeros of a value's structure, a rule's tangent made whole.
+
+A tangent has its value's structure: an array of its shape and floating
+dtype, a number, or a list, tuple or dict of tangents.  The forward sweep
+knows statically where a tangent is zero and writes nothing there; where
+control flow joins a path with a tangent and one without, it writes
+``zero_tangent(y)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..rules._forward import add_tangents, broadcast_tangent
+
+__all__ = ["zero_tangent", "tangent_of", "add_tangents"]
+
+
+def zero_tangent(value):
+    """The zero tangent of ``value``: zeros of its shape and floating dtype, item by item in a container."""
+    kind = type(value)
+    if kind is float or kind is int or kind is bool:
+        return 0.0
+    if kind is complex:
+        return 0j
+    if isinstance(value, (list, tuple)):
+        return type(value)(zero_tangent(v) for v in value)
+    if isinstance(value, dict):
+        return {k: zero_tangent(v) for k, v in value.items()}
+    dtype = getattr(value, "dtype", None)
+    if dtype is None:
+        value = np.asarray(value)
+        dtype = value.dtype
+    return np.zeros_like(value, dtype=dtype if dtype.kind in "fc" else np.float64)
+
+
+def tangent_of(t, ans):
+    """A rule's tangent ``t`` of the result ``ans`` made whole: broadcast to its shape and dtype, ``None`` as zeros."""
+    if t is None:
+        return zero_tangent(ans)
+    if isinstance(ans, (tuple, list)) and isinstance(t, (tuple, list)):
+        return type(t)(tangent_of(part, out) for part, out in zip(t, ans))
+    return broadcast_tangent(t, ans)
