@@ -38,6 +38,8 @@ CASES = {
     "several_returns": (lambda level: astgrad.grad(g.several_returns, optimize=level), (X * 3,), [0]),
     "tutorial": (lambda level: astgrad.grad(g.tutorial, optimize=level), (X,), [0]),  # the rules written out inline
     "fused_scalar_loop": (lambda level: astgrad.grad(g.scalar_loop, optimize=level), (0.5, 30), [0]),  # one derivative line
+    "jvp_for_loop": (lambda level: astgrad.jvp(g.for_loop, optimize=level), None, None),  # forward mode
+    "jvp_nested_call": (lambda level: astgrad.jvp(g.nested_call, wrt=(0, 1), optimize=level), None, None),
 }
 
 
@@ -77,3 +79,14 @@ def test_golden_vjp_is_correct(level):
     seed = np.array([1.0, -2.0, 0.5])
     w = np.array([0.5, 1.5, -1.0])
     np.testing.assert_allclose(astgrad.vjp(g.elementwise, optimize=level)(X, w, seed), np.cos(X) * w * seed)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_golden_jvps_are_correct(level):
+    u, v = np.array([1.0, -2.0, 0.5]), np.array([0.5, 1.5, -1.0])
+    value, tangent = astgrad.jvp(g.for_loop, optimize=level)(X, 3, u)
+    assert value == g.for_loop(X, 3)
+    np.testing.assert_allclose(tangent, numeric_grad(g.for_loop, (X, 3), 0) @ u, rtol=1e-6)
+    _, tangent = astgrad.jvp(g.nested_call, wrt=(0, 1), optimize=level)(X, X * 2, (u, v))
+    expected = numeric_grad(g.nested_call, (X, X * 2), 0) @ u + numeric_grad(g.nested_call, (X, X * 2), 1) @ v
+    np.testing.assert_allclose(tangent, expected, rtol=1e-6)

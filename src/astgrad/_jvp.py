@@ -1,0 +1,139 @@
+"""``astgrad.jvp``: the Jacobian-vector product by generated forward-mode code.
+
+``jvp(f, wrt)(*args, tangents)`` returns ``(f(*args), J u)``: the value and
+its directional derivative along ``tangents`` (the direction of the ``wrt``
+arguments).  The generated function (``.source``) runs ``f`` and its tangent
+side by side, each operation followed by its tangent (transform/forward.py).
+Cached on ``f`` as ``grad`` is, and transformed again once anything it was
+built from changed.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ._callables import split
+from ._trees import is_tree
+from .api import _freeze, _generated_inside, _gradients_of, _higher_order_error, _level, _wrt_names
+from .transform.locate import bind_now, own_signature
+from .transform.pipeline import FORWARD_STAGES, build_forward
+from .transform.runtime_errors import add_location
+
+__all__ = ["jvp"]
+
+
+class JvpFunction:
+    """A generated Jacobian-vector product, called with ``f``'s arguments and then the tangents."""
+
+    def __init__(self, fn, wrt, level):
+        self.__astgrad_function__ = fn
+        functools.update_wrapper(self, fn)
+        self.__dict__.pop("__astgrad_gradients__", None)  # fn's own cache, copied with fn.__dict__
+        self._wrt = wrt
+        self._level = level
+        self._rebuild()
+
+    def _rebuild(self, stage=None):
+        fn = self.__astgrad_function__
+        signature = own_signature(fn)
+        if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in signature.parameters.values()):
+            from .transform import check
+            check(fn)  # the located error for *args / **kwargs
+        self._signature = signature
+        self._names, self._single = _wrt_names(fn, signature, self._wrt)
+        generated = build_forward(fn, self._names, self._level, stage)
+        if stage is not None:
+            return generated.shown
+        self._generated = generated
+        return generated.source
+
+    @property
+    def source(self) -> str:
+        return self._generated.source
+
+    @property
+    def wrt(self) -> tuple:
+        return tuple(self._names)
+
+    def __repr__(self):
+        return f"<astgrad.jvp of {self.__wrapped__.__qualname__} wrt {', '.join(self._names)}>"
+
+    def __call__(self, *args, **kwargs):
+        if not args:
+            raise TypeError(f"a jvp is called as f_jvp(*args, tangents): {self!r} was given no tangents")
+        *args, tangents = args
+        if not self._generated.current():
+            self._rebuild()
+        bound = bind_now(self.__wrapped__, self._signature, args, kwargs)
+        if self._single:
+            tangents = (tangents,)
+        elif not isinstance(tangents, (tuple, list)) or len(tangents) != len(self._names):
+            raise TypeError(f"{self!r}: the tangents are a tuple of {len(self._names)}, one for each of "
+                            f"{', '.join(self._names)}; got {type(tangents).__name__}")
+        tangents = [_tangent(name, bound.arguments[name], t) for name, t in zip(self._names, tangents)]
+        generated = self._generated
+        try:
+            return generated.function(*bound.args, *tangents, **bound.kwargs)
+        except Exception as exc:
+            add_location(generated, exc, f"the generated jvp of {self.__wrapped__.__qualname__}")
+            raise
+
+
+def _tangent(name, value, tangent):
+    """The tangent of argument ``name`` as the generated code takes it: an array of ``value``'s shape."""
+    if is_tree(value) or is_tree(tangent):
+        raise TypeError(f"astgrad.jvp: {name} holds a dict, list or tuple; jvp takes arrays and numbers "
+                        f"for the arguments it differentiates (pass the items as arguments of their own)")
+    if np.shape(tangent) != np.shape(value):
+        raise ValueError(f"astgrad.jvp: the tangent of {name} has shape {np.shape(tangent)}, and {name} "
+                         f"has shape {np.shape(value)}; a tangent is a direction of its argument's shape")
+    if isinstance(value, np.ndarray) and not isinstance(tangent, np.ndarray):
+        return np.asarray(tangent, dtype=np.result_type(tangent, 1.0))
+    return tangent
+
+
+def jvp(f=None, wrt=0, *, optimize=None):
+    """``f_jvp(*args, tangents) -> (f(*args), J u)``: the Jacobian-vector product by generated code.
+
+    ``wrt`` is a parameter position, a name, or a tuple of them; ``tangents``
+    is one array (or number) of the argument's shape for a single ``wrt``, a
+    tuple of them for a tuple.  The result's tangent has the structure of
+    ``f``'s value.  ``optimize`` is the level, as for :func:`astgrad.grad`.
+    """
+    if f is None:
+        return lambda fn: jvp(fn, wrt, optimize=optimize)
+    level = _level(optimize, "jvp")
+    inner = _generated_inside(f)
+    if inner is not None:
+        raise _higher_order_error(f, inner, "jvp")
+    fn, wrt, rebind = split(f, wrt, "jvp")
+    key = (fn.__code__, _freeze(wrt), "jvp", level)
+    per_fn = _gradients_of(fn)
+    cached = per_fn.get(key)
+    if cached is None:
+        for old in [k for k in per_fn if k[0] is not fn.__code__]:
+            del per_fn[old]
+        per_fn[key] = cached = JvpFunction(fn, wrt, level)
+    return rebind(cached)
+
+
+def _show(f, wrt=0, *, stage="emit", optimize=None) -> str:
+    """The generated jvp of ``f`` after the pass ``stage`` (one of the forward pipeline's), printed and returned."""
+    if stage not in FORWARD_STAGES:
+        raise ValueError(f"astgrad.show: unknown forward stage {stage!r}; the stages are {', '.join(FORWARD_STAGES)}")
+    jf = jvp(f, wrt, optimize=optimize)
+    text = jf.source if stage == "emit" else jf._rebuild(stage=stage)
+    print(text)
+    return text
+
+
+def _tangent_function(fn, wrt, level=None):
+    """For transformations of generated code: ``fn``'s jvp (a function of ``(*args, *tangents)``, no checks).
+
+    ``fn`` may be a generated function (an adjoint): its text is registered
+    in linecache under its code's filename, which the transform reads as it
+    reads a user's file.  ``wrt`` lists parameter names.
+    """
+    return build_forward(fn, list(wrt), _level(level, "jvp")).function
