@@ -158,7 +158,7 @@ def _numpy_meta_call(call, node) -> bool:
     )
 
 
-def _usage_in(func: ast.FunctionDef, params: list[str]) -> dict[str, str]:
+def _usage_in(func: ast.FunctionDef | ast.AsyncFunctionDef, params: list[str]) -> dict[str, str]:
     """Per parameter: read as a value, only for its metadata, or not at all."""
     body = ast.Module(body=func.body, type_ignores=[])
     parents: dict[int, ast.AST] = {}

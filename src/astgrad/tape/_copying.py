@@ -35,7 +35,7 @@ DEEPCOPY_NON_LEAF = (
 )
 
 
-def rebuild_tensor(data, requires_grad: bool, cls: type = Tensor) -> Tensor:
+def rebuild_tensor(data, requires_grad: bool, cls: type[Tensor] = Tensor) -> Tensor:
     """The tensor a pickle holds: a new leaf of ``cls`` over ``data``."""
     return cls._make(data, bool(requires_grad))
 

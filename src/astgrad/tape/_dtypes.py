@@ -103,7 +103,7 @@ def as_numpy_dtype(dtype) -> np.dtype | None:
     if dtype is None:
         return None
     if isinstance(dtype, DType):
-        if dtype.dtype is None:
+        if isinstance(dtype, _WithoutNumpyType):
             dtype.refuse()
         return dtype.dtype
     if dtype is float:

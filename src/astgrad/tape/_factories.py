@@ -20,8 +20,9 @@ _generator = np.random.default_rng()
 class Generator:
     """The object ``manual_seed`` returns; it holds the numpy generator."""
 
-    def __init__(self, rng):
+    def __init__(self, rng, seed: int | None = None):
         self._rng = rng
+        self._seed = seed
 
     def initial_seed(self):
         return self._seed
@@ -34,9 +35,7 @@ def manual_seed(seed: int) -> Generator:
     """Seed the generator behind ``randn``/``rand`` (numpy's, so values differ from PyTorch's)."""
     global _generator
     _generator = np.random.default_rng(int(seed))
-    gen = Generator(_generator)
-    gen._seed = int(seed)
-    return gen
+    return Generator(_generator, int(seed))
 
 
 def _leaf(data: np.ndarray, requires_grad: bool):

@@ -150,7 +150,7 @@ def _shown(length: int, summarize: bool):
     return range(length)
 
 
-def _row(data: np.ndarray, fmt: _ElementFormat, indent: int, summarize: bool) -> str:
+def _row(data: np.ndarray, fmt: "_ElementFormat | _ComplexFormat", indent: int, summarize: bool) -> str:
     """A 1-D bracketed row, wrapped so that each line fits the 80-column width."""
     per_line = max(1, (_LINEWIDTH - indent) // (fmt.width + 2))
     shown = _shown(data.shape[0], summarize)
@@ -159,7 +159,7 @@ def _row(data: np.ndarray, fmt: _ElementFormat, indent: int, summarize: bool) ->
     return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
 
 
-def _block(data: np.ndarray, fmt: _ElementFormat, indent: int, summarize: bool) -> str:
+def _block(data: np.ndarray, fmt: "_ElementFormat | _ComplexFormat", indent: int, summarize: bool) -> str:
     """Nest sub-blocks one column deeper, with dim-2 blank lines between them."""
     if data.ndim == 0:
         return fmt(data.item())

@@ -8,6 +8,8 @@ that names it and says how to register one, never a silent zero.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .. import rules
@@ -17,13 +19,13 @@ from ._modes import _state
 from ._record import FIRST, apply_nondiff, apply_op, is_tensor
 from ._tensor import Tensor, extends
 
-_UFUNC_NAMES = {
+_UFUNC_NAMES: dict[Any, str] = {
     np.add: "AddBackward0", np.subtract: "SubBackward0", np.multiply: "MulBackward0",
     np.divide: "DivBackward0", np.power: "PowBackward1", np.negative: "NegBackward0",
     np.absolute: "AbsBackward0", np.maximum: "MaximumBackward0", np.minimum: "MinimumBackward0",
     np.matmul: "MmBackward0", np.log1p: "Log1PBackward0", np.arctan2: "Atan2Backward0",
 }
-_FUNCTION_NAMES = {
+_FUNCTION_NAMES: dict[Any, str | tuple[str, str]] = {
     np.mean: ("MeanBackward0", "MeanBackward1"), np.sum: ("SumBackward0", "SumBackward1"),
     np.max: ("MaxBackward1", "AmaxBackward0"), np.amax: ("MaxBackward1", "AmaxBackward0"),
     np.min: ("MinBackward1", "AminBackward0"), np.amin: ("MinBackward1", "AminBackward0"),
@@ -61,7 +63,7 @@ def _requires_grad(values) -> bool:
 
 
 def _array_slots(args) -> tuple:
-    slots = []
+    slots: list[tuple[int, ...]] = []
     for i, arg in enumerate(args):
         if isinstance(arg, (Tensor, np.ndarray)):
             slots.append((i,))

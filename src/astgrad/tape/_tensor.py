@@ -80,7 +80,7 @@ class Tensor:
         self._data = data
         self._requires_grad = requires_grad
         self._grad_fn = None
-        self._grad = None
+        self._grad: Tensor | None = None
         self._version_counter = version if version is not None else Version()
         self._base = None
         self._view_index = None

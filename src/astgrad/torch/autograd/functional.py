@@ -251,7 +251,7 @@ def _reverse_blocks(outputs, inputs, create_graph: bool, strict: bool) -> tuple:
     """Row by row: the gradient of each output element with respect to every input."""
     blocks = []
     for i, out in enumerate(outputs):
-        rows = [[] for _ in inputs]
+        rows: list[list] = [[] for _ in inputs]
         flat = out.reshape(-1)
         for k in range(out.nelement()):
             grads = _grad((flat[k],), inputs, retain_graph=True, create_graph=create_graph)
@@ -273,7 +273,7 @@ def _forward_blocks(outputs, inputs) -> tuple:
     """Column by column: ``J e_k`` for each element k of each input, by the double-backward trick."""
     vectors = tuple(zeros_like(out, requires_grad=True) for out in outputs)
     grad_inputs = _grad(outputs, inputs, vectors, create_graph=True)
-    columns = [[[] for _ in inputs] for _ in outputs]
+    columns: list[list[list]] = [[[] for _ in inputs] for _ in outputs]
     for j, (g_in, inp) in enumerate(zip(grad_inputs, inputs)):
         for k in range(inp.nelement()):
             basis = zeros(inp.nelement(), dtype=inp.dtype)
