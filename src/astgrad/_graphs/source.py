@@ -30,14 +30,16 @@ _PRIMAL, _ADJOINT, _INPUT, _RETURN = "#dbe9f6", "#fde2c8", "white", "darkolivegr
 _MUTATING = frozenset({"append", "extend", "insert", "pop", "popitem", "remove", "clear", "update", "setdefault",
                        "sort", "reverse", "fill", "resize", "put", "itemset", "__setitem__"})
 _LONGEST = 60  # characters of a label; the whole statement is its tooltip
-_LEGEND = "blue: primal sweep; orange: adjoint sweep; dashed edge: from the loop's previous iteration"
+_LEGEND = "blue: primal sweep; orange: adjoint sweep"
+_LOOP_LEGEND = "; dashed edge: from the loop's previous iteration"
 
 
 def source_graph(source: str) -> Graph:
     tree = ast.parse(source)
     lines = source.splitlines()
     title = lines[0][1:].strip() if lines and lines[0].startswith("#") else "generated code"
-    out = Writer("dataflow", {"rankdir": "TB", "label": f"{title}\n{_LEGEND}", "labelloc": "t",
+    legend = _LEGEND + (_LOOP_LEGEND if any(isinstance(n, (ast.For, ast.While)) for n in ast.walk(tree)) else "")
+    out = Writer("dataflow", {"rankdir": "TB", "label": f"{title}\n{legend}", "labelloc": "t",
                               "fontname": "monospace", "fontsize": "10"},
                  {"shape": "box", "style": "filled", "fontname": "monospace", "fontsize": "10", "height": "0.2"},
                  {"fontname": "monospace", "fontsize": "9"})
@@ -69,6 +71,8 @@ class _Flow:
         self.styles: dict = {}  # (tail, head) -> "dotted" for call edges
         self.under: list = []  # (loop or branch header, a statement in it): drawn above it
         self.mutated = {name: _mutated_parameters(f) for name, f in functions.items()}
+        self.stacks = {name for f in functions.values() for s in ast.walk(f) if isinstance(s, ast.stmt)
+                       for name in _writes(s) - _assigned(s)}  # written into by a method: the stacks
 
     # -- layout ----------------------------------------------------------------
 
@@ -158,12 +162,16 @@ class _Flow:
         return defs
 
     def passed_to_mutate(self, stmt: ast.stmt) -> set:
-        """Local names passed to a generated function that writes that parameter (a callee's pushes)."""
+        """Names a call may write into: a stack passed to any function (a runtime helper popping it), or
+        an argument of a generated function that writes that parameter (a callee's pushes)."""
         names = set()
         for sub in ast.walk(stmt):
-            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id in self.mutated:
-                positions = self.mutated[sub.func.id]
-                names |= {a.id for i, a in enumerate(sub.args) if i in positions and isinstance(a, ast.Name)}
+            if not isinstance(sub, ast.Call):
+                continue
+            passed = {i: a.id for i, a in enumerate(sub.args) if isinstance(a, ast.Name)}
+            names |= {name for name in passed.values() if name in self.stacks}
+            if isinstance(sub.func, ast.Name) and sub.func.id in self.mutated:
+                names |= {name for i, name in passed.items() if i in self.mutated[sub.func.id]}
         return names
 
     def loop(self, stmt, node: str, before: dict) -> dict:
