@@ -111,7 +111,7 @@ def _recognise(loop, after, ns, bound):
             (read_after_pop if r in popped_so_far else read_before_pop).add(r)
         found.updates.append((a, b))
         found.number_d = found.number_d or number_d
-    if found is None or not found.updates:
+    if found is None or not found.updates or found.d in found.pops:
         return None
     assigned = set(found.pops) | {found.d}
     if found.d in read_before_pop | read_after_pop or loop.target.id in read_before_pop | read_after_pop:
