@@ -250,7 +250,7 @@ def test_pop_numbers_takes_only_plain_numbers():
     assert runtime.pop_numbers(stack, range(2), 'n', np.zeros(2, dtype=int)) is None  # the adjoint: floats
     assert runtime.pop_numbers(stack, range(2), 'n', [0.0]) is None
     assert stack == [0.5, 0.25]
-    assert runtime.pop_numbers(None, range(4), '', np.zeros(2)) == []  # steps that pop nothing
+    assert runtime.pop_numbers(None, range(4), '', np.zeros(2)) == ()  # steps that pop nothing
     assert stack == [0.5, 0.25]
 
 

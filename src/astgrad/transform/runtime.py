@@ -440,8 +440,10 @@ def pop_numbers(stack, steps, pops, adjoint, *read):
     if any(type(v) not in _NUMBERS for v in read):
         return None
     per_step = len(pops)
+    if not per_step:
+        return ()  # the steps pop nothing
     count = len(steps) * per_step
-    start = len(stack) - count if per_step else 0
+    start = len(stack) - count
     out = []
     for j, kind in enumerate(pops):
         if kind == "-":
@@ -459,8 +461,7 @@ def pop_numbers(stack, steps, pops, adjoint, *read):
         if values.dtype.kind not in "fc":
             return None  # integers: numpy's wrap around where Python's grow
         out.append(values)
-    if per_step:
-        del stack[start:]
+    del stack[start:]
     return out
 
 
