@@ -449,7 +449,10 @@ def pop_numbers(stack, steps, pops, adjoint, *read):
         if kind == "-":
             out.append(None)
             continue
-        column = stack[start + per_step - 1 - j:start + count:per_step]
+        if per_step == 1 and start == 0 and kind == "n":
+            column = stack  # the stack holds the loop's values only: no copy of it beside the array
+        else:
+            column = stack[start + per_step - 1 - j:start + count:per_step]
         if kind == "c" and column:
             column[0] = 0.0
         if column and (type(column[0]) not in _NUMBERS or not set(map(type, column)) <= _NUMBERS):
