@@ -437,8 +437,9 @@ def pop_numbers(stack, steps, pops, adjoint, *read):
     """
     if type(adjoint) not in _NUMBERS and not (type(adjoint) is np.ndarray and adjoint.dtype.kind in "fc"):
         return None
-    if any(type(v) not in _NUMBERS for v in read):
-        return None
+    for v in read:  # a loop: any() over a generator takes more memory than W5's whole gradient
+        if type(v) not in _NUMBERS:
+            return None
     per_step = len(pops)
     if not per_step:
         return ()  # the steps pop nothing
