@@ -43,6 +43,11 @@ class JvpFunction:
             check(fn)  # the located error for *args / **kwargs
         self._signature = signature
         self._names, self._single = _wrt_names(fn, signature, self._wrt)
+        params = list(signature.parameters.values())
+        plain = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+        # positional calls with every argument given (and one more, the tangents) skip Signature.bind
+        self._arity = len(params) + 1 if plain else -1
+        self._positions = [[p.name for p in params].index(n) for n in self._names] if plain else []
         generated = build_forward(fn, self._names, self._level, stage)
         if stage is not None:
             return generated.shown
@@ -61,6 +66,22 @@ class JvpFunction:
         return f"<astgrad.jvp of {self.__wrapped__.__qualname__} wrt {', '.join(self._names)}>"
 
     def __call__(self, *args, **kwargs):
+        if not kwargs and len(args) == self._arity and self._generated.current():
+            tangents = (args[-1],) if self._single else args[-1]
+            if type(tangents) is tuple and len(tangents) == len(self._positions) and all(
+                    type(t) is np.ndarray and type(a := args[i]) is np.ndarray and t.shape == a.shape
+                    for t, i in zip(tangents, self._positions)):
+                return self._run(self._generated, args[:-1], tangents, {})
+        return self._call_general(args, kwargs)
+
+    def _run(self, generated, args, tangents, kwargs):
+        try:
+            return generated.function(*args, *tangents, **kwargs)
+        except Exception as exc:
+            add_location(generated, exc, f"the generated jvp of {self.__wrapped__.__qualname__}")
+            raise
+
+    def _call_general(self, args, kwargs):
         if not args:
             raise TypeError(f"a jvp is called as f_jvp(*args, tangents): {self!r} was given no tangents")
         *args, tangents = args
@@ -73,19 +94,17 @@ class JvpFunction:
             raise TypeError(f"{self!r}: the tangents are a tuple of {len(self._names)}, one for each of "
                             f"{', '.join(self._names)}; got {type(tangents).__name__}")
         tangents = [_tangent(name, bound.arguments[name], t) for name, t in zip(self._names, tangents)]
-        generated = self._generated
-        try:
-            return generated.function(*bound.args, *tangents, **bound.kwargs)
-        except Exception as exc:
-            add_location(generated, exc, f"the generated jvp of {self.__wrapped__.__qualname__}")
-            raise
+        return self._run(self._generated, bound.args, tangents, bound.kwargs)
 
 
 def _tangent(name, value, tangent):
     """The tangent of argument ``name`` as the generated code takes it: an array of ``value``'s shape."""
-    if is_tree(value) or is_tree(tangent):
+    if is_tree(value):
         raise TypeError(f"astgrad.jvp: {name} holds a dict, list or tuple; jvp takes arrays and numbers "
                         f"for the arguments it differentiates (pass the items as arguments of their own)")
+    if isinstance(tangent, (list, tuple)):  # numbers in a list, where an array goes
+        tangent = np.asarray(tangent)
+        tangent = tangent if tangent.dtype.kind in "fc" else tangent.astype(np.float64)
     if np.shape(tangent) != np.shape(value):
         raise ValueError(f"astgrad.jvp: the tangent of {name} has shape {np.shape(tangent)}, and {name} "
                          f"has shape {np.shape(value)}; a tangent is a direction of its argument's shape")

@@ -225,3 +225,13 @@ def test_cached_and_rebuilt_when_a_callee_changes():
         assert tangent == pytest.approx(np.sum(2.0 * X + 0.5 * X))  # x moves inner(x, y) and inner(y, x)
     finally:
         inner = saved
+
+
+def test_keywords_take_the_general_path_with_the_same_numbers():
+    jf = astgrad.jvp(calls)
+    u = np.array([1.0, -1.0, 2.0])
+    positional = jf(X, X + 1.0, u)
+    keywords = jf(X, u, y=X + 1.0)
+    np.testing.assert_array_equal(positional[1], keywords[1])
+    listed = jf(X, X + 1.0, [1.0, -1.0, 2.0])  # a list where an array goes: the general path
+    np.testing.assert_array_equal(positional[1], listed[1])

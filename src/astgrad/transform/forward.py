@@ -173,7 +173,7 @@ class Forwarder:
         if not whole:
             total = functools.reduce(lambda a, b: compat.call(self.helper(add_tangents), [a, b]), parts)
             return compat.call(self.helper(tangent_of), [total, compat.name(ans)])
-        total = functools.reduce(lambda a, b: compat.binop(a, "Add", b), parts)
+        total = functools.reduce(_plus, parts)
         if self.shaped(op, live, ans, total):
             return total
         return compat.call(self.helper(tangent_of), [total, compat.name(ans)])
@@ -305,9 +305,18 @@ def tangent_function(ctx, name, first=(), last=()):
         tangent = compat.call(compat.name(ctx.ns.helper(zero_tangent)), [compat.clone(ret)])
     body.append(compat.ret(compat.tuple_([compat.clone(ret), tangent])))
     ctx.primal, ctx.adjoint = body, []
-    args = arguments(ctx.source.tree, ctx.ns, ctx.fn, first=[fw.tangent(p) for p in first], defaults=not last)
-    args.args += [compat.make("Name", id=fw.tangent(p), ctx=gast.Param()) for p in last]
+    args = arguments(ctx.source.tree, ctx.ns, ctx.fn, first=[fw.tangent(p) for p in first])
+    if last:  # the tangents follow the parameters: positional defaults cannot precede them (keyword-only ones stay)
+        args.defaults = []
+        args.args += [compat.make("Name", id=fw.tangent(p), ctx=gast.Param()) for p in last]
     return function_def(name, args, body)
+
+
+def _plus(a, b):
+    """``a + b``, or ``a - c`` for ``b = -c``."""
+    if isinstance(b, gast.UnaryOp) and isinstance(b.op, gast.USub):
+        return compat.binop(a, "Sub", b.operand)
+    return compat.binop(a, "Add", b)
 
 
 def join(*states) -> dict:
