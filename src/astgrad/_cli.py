@@ -25,6 +25,7 @@ Differentiate a numpy function in a Python file and print the result.
   astgrad show model.py:loss                 the generated gradient of loss
   astgrad show model.py:loss --wrt w --wrt b the gradient with respect to w and b
   astgrad show model.py:f --mode vjp         the vector-Jacobian product
+  astgrad show model.py:f --mode jvp         the Jacobian-vector product (forward mode)
   astgrad check model.py:loss --args "np.ones(3), 2.0"
                                              compare generated, taped and finite-difference gradients
   astgrad graph model.py:loss -o loss.svg    the generated gradient's data flow, as a picture
@@ -56,9 +57,10 @@ def _parser() -> argparse.ArgumentParser:
         "show", help="print the generated gradient source",
         description="Print the Python source astgrad generates for the gradient of FUNC.")
     target(show)
-    show.add_argument("--mode", choices=("grad", "vjp"), default="grad",
+    show.add_argument("--mode", choices=("grad", "vjp", "jvp"), default="grad",
                       help="grad: the gradient of a scalar function (default); "
-                           "vjp: the vector-Jacobian product of any function")
+                           "vjp: the vector-Jacobian product of any function; "
+                           "jvp: the Jacobian-vector product (forward mode)")
     show.add_argument("--stage", metavar="STAGE",
                       help="print the code as it is after this pass of the transformer (see astgrad.show)")
     show.add_argument("--optimize", type=int, metavar="N", help="the optimisation level of the generated code")
@@ -144,7 +146,7 @@ def _show(fn: Callable, args: argparse.Namespace) -> None:
     import astgrad
 
     wrt = _wrt(args.wrt)
-    make = astgrad.grad if args.mode == "grad" else astgrad.vjp
+    make = {"grad": astgrad.grad, "vjp": astgrad.vjp, "jvp": astgrad.jvp}[args.mode]
     options: dict[str, Any] = {}
     if args.optimize is not None:
         if not _accepts(make, "optimize"):

@@ -18,7 +18,7 @@ from ._callables import split
 from ._trees import is_tree
 from .api import _freeze, _generated_inside, _gradients_of, _higher_order_error, _level, _wrt_names
 from .transform.locate import bind_now, own_signature
-from .transform.pipeline import FORWARD_STAGES, build_forward
+from .transform.pipeline import build_forward
 from .transform.runtime_errors import add_location
 
 __all__ = ["jvp"]
@@ -136,16 +136,6 @@ def jvp(f=None, wrt=0, *, optimize=None):
             del per_fn[old]
         per_fn[key] = cached = JvpFunction(fn, wrt, level)
     return rebind(cached)
-
-
-def _show(f, wrt=0, *, stage="emit", optimize=None) -> str:
-    """The generated jvp of ``f`` after the pass ``stage`` (one of the forward pipeline's), printed and returned."""
-    if stage not in FORWARD_STAGES:
-        raise ValueError(f"astgrad.show: unknown forward stage {stage!r}; the stages are {', '.join(FORWARD_STAGES)}")
-    jf = jvp(f, wrt, optimize=optimize)
-    text = jf.source if stage == "emit" else jf._rebuild(stage=stage)
-    print(text)
-    return text
 
 
 def _tangent_function(fn, wrt, level=None):

@@ -18,7 +18,7 @@ import types
 import numpy as np
 
 from .transform import DEFAULT_LEVEL, LEVELS, STAGES, build, check, describe_ranks
-from .transform.pipeline import ENTRY
+from .transform.pipeline import ENTRY, show_forward
 from .transform.emit import compile_source, drop_lines_with
 from .transform.errors import TransformError
 from .transform.runtime_errors import add_location
@@ -562,17 +562,24 @@ def vjp(f=None, wrt=0, *, optimize=None):
     return _cached(f, wrt, "vjp", False, False, optimize)
 
 
-def show(f, wrt=0, *, stage="emit", optimize=None) -> str:
+def show(f, wrt=0, *, stage="emit", optimize=None, mode="grad") -> str:
     """Print and return the gradient astgrad generates for ``f``, as it is after the pass ``stage``.
 
     The stages are the passes of the pipeline in order (``astgrad.transform.STAGES``):
     up to "check" the function as parsed, up to "check_output" its normal form
     (one operation a line), then the generated function; "emit" (the
     default) is the whole module that runs, ``grad(f, wrt).source``.
+    ``mode`` is "grad", "vjp" or "jvp" (forward mode, whose passes are
+    ``astgrad.transform.FORWARD_STAGES``: ``jvp(f, wrt).source`` at "emit").
     """
+    if mode == "jvp":
+        fn, names, _ = split(f, wrt, "show")
+        text = show_forward(fn, _wrt_names(fn, own_signature(fn), names)[0], _level(optimize, "jvp"), stage)
+        print(text)
+        return text
     if stage not in STAGES:
         raise ValueError(f"astgrad.show: unknown stage {stage!r}; the stages are {', '.join(STAGES)}")
-    gf, _ = _gradient_function(f, wrt, "grad", False, False, optimize)
+    gf, _ = _gradient_function(f, wrt, "vjp" if mode == "vjp" else "grad", False, False, optimize)
     needs = next(p.level for p in ENTRY if p.name == stage)
     if needs > gf._level:
         raise ValueError(f"astgrad.show: the pass {stage!r} runs at optimize={needs} and above, and this "

@@ -235,3 +235,21 @@ def test_keywords_take_the_general_path_with_the_same_numbers():
     np.testing.assert_array_equal(positional[1], keywords[1])
     listed = jf(X, X + 1.0, [1.0, -1.0, 2.0])  # a list where an array goes: the general path
     np.testing.assert_array_equal(positional[1], listed[1])
+
+
+def test_show_prints_each_forward_stage():
+    normal = astgrad.show(calls, mode="jvp", stage="normalize")
+    assert "calls after normalize" in normal and "jvp_" not in normal
+    forward = astgrad.show(calls, mode="jvp", stage="forward", optimize=0)
+    assert "def jvp_calls(x, y, dx)" in forward
+    assert astgrad.show(calls, mode="jvp") == astgrad.jvp(calls).source
+    with pytest.raises(ValueError, match="optimize=1"):
+        astgrad.show(calls, mode="jvp", stage="dead_code", optimize=0)
+    with pytest.raises(ValueError, match="forward mode"):
+        astgrad.show(calls, mode="jvp", stage="reverse")
+
+
+def test_the_command_line_shows_a_jvp(capsys):
+    from astgrad._cli import main
+    main(["show", f"{__file__}:calls", "--mode", "jvp"])
+    assert "def jvp_calls(x, y, dx)" in capsys.readouterr().out

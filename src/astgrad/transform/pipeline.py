@@ -533,6 +533,18 @@ def build_forward(fn, wrt, level=DEFAULT_LEVEL, stage=None):
         return generated
 
 
+def show_forward(fn, wrt, level, stage) -> str:
+    """The forward-mode module of ``fn`` after the pass ``stage`` (``show(f, mode="jvp")``)."""
+    if stage not in FORWARD_STAGES:
+        raise ValueError(f"astgrad.show: unknown stage {stage!r} of forward mode; the stages are "
+                         f"{', '.join(FORWARD_STAGES)}")
+    needs = next(p.level for p in FORWARD if p.name == stage)
+    if needs > level:
+        raise ValueError(f"astgrad.show: the pass {stage!r} runs at optimize={needs} and above; pass optimize={needs}")
+    generated = build_forward(fn, wrt, level, None if stage == "emit" else stage)
+    return generated.source if stage == "emit" else generated.shown
+
+
 def describe_ranks(ranks) -> str:
     """``", for a 2-d W, a 1-d b and a number n"``: what ``build(ranks=...)`` specialised for."""
     if not ranks:
