@@ -23,6 +23,7 @@ from .transform.emit import compile_source, drop_lines_with
 from .transform.errors import TransformError
 from .transform.runtime_errors import add_location
 from ._callables import split, wrt_item
+from ._higher import HigherGradient
 from . import _trees
 from ._trees import has_gradient, is_tree
 from .transform.locate import bind_now, own_signature
@@ -405,8 +406,16 @@ def _leaf(grad, original):
 
 
 def _cached(fn, wrt, mode, preserve_result, has_aux=False, optimize=None):
+    if _composable(fn):  # grad(grad(f)): the generated code of grad(f) is differentiated (see _higher)
+        return HigherGradient(fn, wrt, mode, preserve_result, has_aux, _level(optimize, mode), _gradient_function)
     cached, rebind = _gradient_function(fn, wrt, mode, preserve_result, has_aux, optimize)
     return rebind(cached)
+
+
+def _composable(fn) -> bool:
+    """A generated gradient itself, returning the gradient alone: its generated code can be differentiated."""
+    return isinstance(fn, (GradientFunction, HigherGradient)) and fn._mode == "grad" and not fn._preserve \
+        and not fn._aux
 
 
 def _gradient_function(fn, wrt, mode, preserve_result, has_aux, optimize):
@@ -496,7 +505,7 @@ def _generated_inside(fn):
     """The generated gradient ``fn`` is or wraps (``functools.wraps``, ``functools.partial``), if any."""
     seen = set()
     while fn is not None and id(fn) not in seen:
-        if isinstance(fn, GradientFunction):
+        if isinstance(fn, (GradientFunction, HigherGradient)):
             return fn
         seen.add(id(fn))
         fn = fn.func if isinstance(fn, functools.partial) else getattr(fn, "__wrapped__", None)
@@ -508,9 +517,11 @@ def _higher_order_error(fn, gf, mode) -> TypeError:
     inner = gf.__wrapped__.__qualname__
     given = repr(gf) if fn is gf else f"{getattr(fn, '__qualname__', fn)!r}, which wraps {gf!r}"
     return TypeError(
-        f"astgrad.{mode} was given {given}, a function astgrad generated; differentiating generated "
-        f"code again (a higher derivative) is not supported by the generated engine, and differentiating "
-        f"{inner} instead would give a lower-order derivative. For higher derivatives use the tape: "
+        f"astgrad.{mode} was given {given}, a function astgrad generated; the generated engine differentiates "
+        f"generated code again (a higher derivative) only for the object grad(f) returns itself, without "
+        f"preserve_result or has_aux (not value_and_grad, vjp, or a wrapper or partial of one), and "
+        f"differentiating {inner} instead would give a lower-order derivative. Write grad(grad(f)), "
+        f"astgrad.hessian(f) or astgrad.hvp(f), or use the tape: "
         f"x = astgrad.tensor(x0, dtype=np.float64, requires_grad=True); (g,) = astgrad.autograd.grad({inner}(x), x, "
         f"create_graph=True); (h,) = astgrad.autograd.grad(g, x)  (for an array x, differentiate g.sum() "
         f"or a component g[i]).")

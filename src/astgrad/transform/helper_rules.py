@@ -21,7 +21,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..rules import _support, defjvp, defnondiff, defvjp
+from ..rules._support import expand_reduced, filled, reverse_cumsum
 from . import outputs, runtime
+from .runtime import T, broadcast_shape, shape, unbroadcast, unpacked_gradient
 
 
 # -- shapes, counts and checks: no gradient flows through them --------------
@@ -43,13 +45,13 @@ def filled_jvp(t, ans, g_in, shape):
     return t  # the engines spread it over the output's shape
 
 
-def _unbroadcast_vjp(g, ans, g_in, shape):
-    """Spread ``g`` back over the shape ``g_in`` and ``shape`` broadcast to (the engines then sum it to ``g_in``'s)."""
-    return _support.filled(g, runtime.broadcast_shape(runtime.shape(g), runtime.shape(g_in)))
+def _unbroadcast_vjp(g, ans, g_in, to):
+    """Spread ``g`` back over the shape ``g_in`` and ``to`` broadcast to (the engines then sum it to ``g_in``'s)."""
+    return filled(g, broadcast_shape(shape(g), shape(g_in)))
 
 
-def _unbroadcast_jvp(t, ans, g_in, shape):
-    return runtime.unbroadcast(t, shape)
+def _unbroadcast_jvp(t, ans, g_in, to):
+    return unbroadcast(t, to)
 
 
 for _helper in (runtime.unbroadcast, _support.unbroadcast):
@@ -66,17 +68,17 @@ def expand_reduced_vjp(g, ans, g_in, shape, axis=None, keepdims=False):
 
 @defjvp(_support.expand_reduced)
 def expand_reduced_jvp(t, ans, g_in, shape, axis=None, keepdims=False):
-    return _support.expand_reduced(t, shape, axis, keepdims)
+    return expand_reduced(t, shape, axis, keepdims)
 
 
 @defvjp(runtime.T)
 def transpose_vjp(g, ans, x):
-    return runtime.T(g)
+    return T(g)
 
 
 @defjvp(runtime.T)
 def transpose_jvp(t, ans, x):
-    return runtime.T(t)
+    return T(t)
 
 
 @defvjp(_support.reverse_cumsum)
@@ -86,7 +88,7 @@ def reverse_cumsum_vjp(g, ans, x, axis):
 
 @defjvp(_support.reverse_cumsum)
 def reverse_cumsum_jvp(t, ans, x, axis):
-    return _support.reverse_cumsum(t, axis)
+    return reverse_cumsum(t, axis)
 
 
 # -- a gradient gathered from the names a value was unpacked into (a, b = x) ---
@@ -97,7 +99,7 @@ def unpacked_gradient_vjp(g, ans, parts, value):
 
 
 def _unpacked_gradient_jvp(t, ans, parts, value):
-    return runtime.unpacked_gradient([None if part is None else tangent for part, tangent in zip(parts, t)], value)
+    return unpacked_gradient([None if part is None else tangent for part, tangent in zip(parts, t)], value)
 
 
 def _reads_only_the_shape(t, ans, *args):

@@ -82,8 +82,8 @@ class FunctionSource:
                 return _MISSING
             self.dependencies.record_cell(self.closure[identifier], value)
             return value
-        if identifier in self.globals:
-            value = self.globals[identifier]
+        if identifier in self.globals or identifier in getattr(self.globals, "live", ()):
+            value = self.globals[identifier]  # generated code's globals read the user's data live (namespace.py)
             self.dependencies.record_key(self.globals, identifier, value)
             return value
         # a builtin, until a global of that name appears (``abs = np.square`` later in the module)
@@ -94,7 +94,7 @@ class FunctionSource:
         """Where to read a free data name at call time: a cell or a dict."""
         if identifier in self.closure:
             return self.closure[identifier]
-        if identifier in self.globals:
+        if identifier in self.globals or identifier in getattr(self.globals, "live", ()):
             return self.globals
         return None
 

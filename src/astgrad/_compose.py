@@ -1,0 +1,153 @@
+"""Jacobians and hessians from generated vector-Jacobian products.
+
+``jacobian(f)`` calls the generated ``vjp`` of ``f`` once per element of
+the output, with that element's basis vector as seed, and stacks the rows:
+the result has the output's shape, then the input's (as in JAX and HIPS
+autograd).  ``hessian(f)`` is the jacobian of ``grad(f)``, so its rows are
+vjps of generated gradient code (reverse over reverse, see _higher).
+``hvp`` is one such vjp, with ``v`` as the seed: no hessian is built.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import api
+from ._trees import is_tree
+
+__all__ = ["jacobian", "jacrev", "hessian", "hvp", "elementwise_grad"]
+
+
+class Composed:
+    """A composed transformation: called like ``f``; ``.source`` is the generated code it runs."""
+
+    def __init__(self, f, name, run, generated):
+        self.__wrapped__ = f
+        self.__name__ = f"{name}_{getattr(f, '__name__', 'f')}"
+        self.__qualname__ = f"{name}({getattr(f, '__qualname__', f)})"
+        self.__doc__ = f"astgrad.{name} of {getattr(f, '__qualname__', f)}, by generated code."
+        self._run = run
+        self._generated = generated  # the generated transformations it calls
+
+    def __call__(self, *args, **kwargs):
+        return self._run(*args, **kwargs)
+
+    @property
+    def source(self) -> str:
+        """The generated code of the transformations this one calls (as of the last call)."""
+        return "\n".join(g.source for g in self._generated)
+
+    def __repr__(self):
+        return f"<astgrad.{self.__qualname__}>"
+
+
+def _output_shape(f, args, kwargs, what):
+    """The shape of ``f(*args, **kwargs)``, which must be one real number or array."""
+    out = f(*args, **kwargs)
+    if is_tree(out):
+        raise TypeError(f"astgrad.{what}: {getattr(f, '__qualname__', f)} returns a {type(out).__name__}; {what} "
+                        f"takes a function returning one array or number (return np.concatenate of the parts, or "
+                        f"take the {what} of each part)")
+    if np.iscomplexobj(out):
+        raise TypeError(f"astgrad.{what}: {getattr(f, '__qualname__', f)} returns complex values; {what} is for "
+                        f"real functions (differentiate the real and imaginary parts)")
+    return np.shape(out)
+
+
+def _checked(row, what, wrt):
+    if is_tree(row):
+        raise TypeError(f"astgrad.{what}: the argument {wrt!r} is a {type(row).__name__}; {what} takes arrays and "
+                        f"numbers (use grad for dicts, lists and tuples of arrays)")
+    if np.iscomplexobj(row):
+        raise TypeError(f"astgrad.{what}: the argument {wrt!r} is complex; {what} is for real inputs")
+    return row
+
+
+def _stack(rows, out_shape):
+    """Rows (one per output element, each of the input's shape) as one array of shape out + in."""
+    first = np.asarray(rows[0])
+    return np.stack([np.asarray(r, dtype=np.float64) for r in rows]).reshape(out_shape + first.shape)
+
+
+def jacobian(f, wrt=0, *, optimize=None):
+    """The Jacobian of ``f`` by reverse mode: one generated vjp per output element.
+
+    ``jacobian(f)(*args)`` has shape ``f(*args).shape + x.shape`` for the
+    argument ``x`` named by ``wrt``; a tuple ``wrt`` gives one such array per
+    argument.  ``f`` returns one real array or number; the arguments are
+    real arrays or numbers.  ``f`` runs once more for its output's shape.
+    """
+    single = not isinstance(wrt, (tuple, list))
+    product = api.vjp(f, wrt, optimize=optimize)
+
+    def run(*args, **kwargs):
+        out_shape = _output_shape(f, args, kwargs, "jacobian")
+        rows = []
+        for index in np.ndindex(*out_shape):
+            seed = np.zeros(out_shape)
+            seed[index] = 1.0
+            row = product(*args, seed, **kwargs)
+            rows.append((row,) if single else row)
+        names = (wrt,) if single else tuple(wrt)
+        blocks = tuple(_stack([_checked(r[i], "jacobian", name) for r in rows], out_shape)
+                       for i, name in enumerate(names))
+        return blocks[0] if single else blocks
+
+    return Composed(f, "jacobian", run, [product])
+
+
+#: the reverse-mode jacobian (the forward-mode one, jacfwd, builds on astgrad.jvp)
+jacrev = jacobian
+
+
+def hessian(f, wrt=0, *, optimize=None):
+    """The hessian of a scalar ``f``: the jacobian of its generated gradient, by generated code.
+
+    ``hessian(f)(*args)`` has shape ``x.shape + x.shape``.  Each row is a
+    vjp of the code ``grad(f)`` generates (reverse over reverse); for a
+    tuple ``wrt`` the result is the nested tuple of blocks
+    ``H[i][j] = d2f / dx_i dx_j``.
+    """
+    names = wrt if isinstance(wrt, (tuple, list)) else (wrt,)
+    gradients = [api.grad(f, name, optimize=1) for name in names]
+    blocks = [[jacobian(g, other, optimize=optimize) for other in names] for g in gradients]
+
+    def run(*args, **kwargs):
+        found = tuple(tuple(block(*args, **kwargs) for block in row) for row in blocks)
+        return found[0][0] if not isinstance(wrt, (tuple, list)) else found
+
+    return Composed(f, "hessian", run, [product for row in blocks for block in row for product in block._generated])
+
+
+def hvp(f, wrt=0, *, optimize=None):
+    """``hvp(f)(*args, v)``: the hessian of a scalar ``f`` times ``v``, without building the hessian.
+
+    One vjp of the generated gradient with ``v`` as its seed (``v`` has the
+    shape of the argument ``wrt`` names): the cost of a few gradients.
+    """
+    if isinstance(wrt, (tuple, list)):
+        raise TypeError("astgrad.hvp: wrt names one argument (for several, hvp of each block, or hessian)")
+    product = api.vjp(api.grad(f, wrt, optimize=1), wrt, optimize=optimize)
+
+    def run(*args, **kwargs):
+        if not args:
+            raise TypeError("astgrad.hvp: call it as hvp(f)(*args, v)")
+        return product(*args, **kwargs)
+
+    return Composed(f, "hvp", run, [product])
+
+
+def elementwise_grad(f, wrt=0, *, optimize=None):
+    """The gradient of ``np.sum(f(*args))``: the vjp of ``f`` with a seed of ones.
+
+    For a function that works element by element (each output depends on the
+    matching input alone, as ``np.tanh``) this is the derivative at each
+    element.  It is not checked: for any other function it is still the
+    gradient of the sum of the outputs, the column sums of the Jacobian.
+    """
+    product = api.vjp(f, wrt, optimize=optimize)
+
+    def run(*args, **kwargs):
+        return product(*args, np.ones(_output_shape(f, args, kwargs, "elementwise_grad")), **kwargs)
+
+    return Composed(f, "elementwise_grad", run, [product])
