@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import weakref
+from typing import Any, Callable, cast
 
 import numpy as np
 
@@ -123,7 +124,7 @@ class FunctionNode(Node):
         self._ans_meta = Meta(ans) if plan.ans_usage == "meta" else None
         # (tensor, version counter, version at save, None) per saved tensor; the output's entry has
         # no tensor and its node's name
-        saved = None
+        saved: list | None = None
         needs_saved = False
         for i in plan.read_args:
             arg = args[i]
@@ -158,7 +159,7 @@ class FunctionNode(Node):
         if self._has_meta:
             return self._slot_meta
         raw_args = self._slot_meta
-        meta = []
+        meta: list = []
         for s, edge in zip(self._slots, self.next_functions):
             if edge[0] is None:
                 meta.append(None)
@@ -279,7 +280,7 @@ class FunctionNode(Node):
                 _state.in_backward = outer
         if not isinstance(out, tuple):
             out = (out,)
-        grads = []
+        grads: list = []
         returned = len(out)
         for index, (slot, edge, meta) in enumerate(zip(self._slots, self.next_functions,
                                                        self._slot_meta if self._has_meta else self._meta())):
@@ -408,12 +409,14 @@ class _Plan:
 
     def __init__(self, rule: Rule, count: int, mask: int):
         needed = tuple(bool(mask >> i & 1) for i in range(count))  # rules skip gradients no input needs
+        vjp = cast(Callable[..., Any], rule.vjp)  # a rule the tape records has its reverse rule
+        self.vjp: Callable[..., Any]
         if all(needed):
-            self.vjp, usage = rule.vjp, rule.usage
+            self.vjp, usage = vjp, rule.usage
         else:  # ``x * 3`` neither keeps nor version-checks ``x``, as in PyTorch
             self.vjp, usage = rule.specialized(needed), rule.usage_for(needed)
-        self.arg_usage = tuple(argument_usage(rule.vjp, usage, i) for i in range(count))
-        self.ans_usage = argument_usage(rule.vjp, usage, -1)
+        self.arg_usage = tuple(argument_usage(vjp, usage, i) for i in range(count))
+        self.ans_usage = argument_usage(vjp, usage, -1)
         self.keep_ans = self.ans_usage == "value"
         self.read_args = tuple(i for i, u in enumerate(self.arg_usage) if u == "value")
         self.dropped = tuple((i, u == "meta") for i, u in enumerate(self.arg_usage) if u != "value")

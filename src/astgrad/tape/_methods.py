@@ -19,13 +19,21 @@ from ._record import FIRST, SECOND, apply_nondiff, apply_op, is_tensor, unwrap
 from ._tensor import Tensor, extends
 
 _NUMBERS = (int, float)  # what PyTorch's backward formulas hold as a Scalar
-max_result = collections.namedtuple("max", ["values", "indices"])
-min_result = collections.namedtuple("min", ["values", "indices"])
-for _nt in (max_result, min_result):
-    _nt.__module__ = "torch.return_types"
-    _nt.__repr__ = lambda self: (
-        f"torch.return_types.{type(self).__name__}(\nvalues={self.values!r},\nindices={self.indices!r})"
-    )
+
+
+class _ValuesIndices(collections.namedtuple("_ValuesIndices", ["values", "indices"])):
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"torch.return_types.{type(self).__name__}(\nvalues={self.values!r},\nindices={self.indices!r})"
+
+
+def return_type(name: str) -> type:
+    """PyTorch's ``torch.return_types.NAME``: a (values, indices) named tuple, printed as PyTorch prints it."""
+    return type(name, (_ValuesIndices,), {"__slots__": (), "__module__": "torch.return_types"})
+
+
+max_result, min_result = return_type("max"), return_type("min")
 
 
 def _axis(dim, axis):

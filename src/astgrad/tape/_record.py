@@ -9,6 +9,8 @@ tensor take fast paths inside it.  The node's backward is the rule for
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..rules import lookup, raw
@@ -52,7 +54,7 @@ def edge_of(value):
 
 def promoted_dtype(raw_args) -> np.dtype | None:
     """PyTorch's result dtype for an elementwise op over these operands."""
-    operands = []
+    operands: list = []
     for a in raw_args:
         if isinstance(a, np.ndarray):
             operands.append(a)
@@ -90,6 +92,7 @@ def apply_op(name: str, fn, args, kwargs=None, slots=None, promote: bool = False
     keyword-only because keyword-only defaults cost every operation a
     dictionary lookup each.)
     """
+    edges: Any  # a tuple on the fast paths, a list built on the general one
     if impl is None:
         impl = fn if type(fn) is _UFUNC else raw(fn)  # a ufunc is never a primitive's wrapper
     count = len(args)
@@ -169,6 +172,7 @@ def apply_op(name: str, fn, args, kwargs=None, slots=None, promote: bool = False
         edges = ((a._grad_fn or accumulation_node(a), 0),)
         return _attach(result, fn, rule, name, (a,), _NO_KWARGS, FIRST, edges, out, (x,), 1)
     # any arguments: lists of tensors, keywords, explicit slots
+    raw_args: tuple | list
     if count == 1:
         a = args[0]
         raw_args = (a._data if isinstance(a, Tensor) else unwrap(a) if isinstance(a, (list, tuple)) else a,)
@@ -263,9 +267,11 @@ def _reraise(error, raw_args):
 
 _OPERANDS = (np.ndarray, int, float, complex, np.generic)
 _UFUNC = np.ufunc
-FIRST, SECOND, BOTH = ((0,),), ((1,),), ((0,), (1,))
+FIRST: tuple = ((0,),)
+SECOND: tuple = ((1,),)
+BOTH: tuple = ((0,), (1,))
 _NO_KWARGS: dict = {}
-_NO_EDGE = (None, 0)
+_NO_EDGE: tuple = (None, 0)
 _POSITIONS = tuple((i,) for i in range(8))
 _promotions: dict = {}
 _WEAK_SCALARS = frozenset({int, float, bool})

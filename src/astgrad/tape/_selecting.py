@@ -9,25 +9,19 @@ table (``take_along_axis``, ``where``, ``tril``, ``tile``, ``flip``).
 
 from __future__ import annotations
 
-import collections
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ._dtypes import c_type_name
 from ._factories import empty, full, tensor
-from ._methods import _sizes
+from ._methods import _sizes, return_type
 from ._modes import _state
 from ._record import apply_nondiff, apply_op, is_tensor
 from ._tensor import Tensor, extends
 
-sort_result = collections.namedtuple("sort", ["values", "indices"])
-topk_result = collections.namedtuple("topk", ["values", "indices"])
-for _nt in (sort_result, topk_result):
-    _nt.__module__ = "torch.return_types"
-    _nt.__repr__ = lambda self: (
-        f"torch.return_types.{type(self).__name__}(\nvalues={self.values!r},\nindices={self.indices!r})"
-    )
+sort_result, topk_result = return_type("sort"), return_type("topk")
 
 NEW_TENSOR_WARNING = (
     "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
@@ -67,6 +61,9 @@ def _ordering(data: np.ndarray, dim: int, descending: bool) -> np.ndarray:
 @extends(Tensor)
 class SelectionMethods:
     """Cutting, picking and rearranging methods of :class:`Tensor`."""
+
+    if TYPE_CHECKING:  # Tensor's, from the module of indexing methods
+        def _indexed(self, name: str, index) -> Tensor: ...
 
     # ---------------------------------------------------------------- pieces
 
