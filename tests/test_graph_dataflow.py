@@ -37,6 +37,8 @@ GRADIENTS = {
     "vjp": lambda: astgrad.vjp(g.elementwise, optimize=2),
     "indexing": lambda: astgrad.grad(g.indexing, optimize=2),
     "several_returns": lambda: astgrad.grad(g.several_returns, optimize=2),
+    "jvp": lambda: astgrad.jvp(g.for_loop),
+    "second_order": lambda: astgrad.grad(astgrad.grad(g.straight_line)),
 }
 
 
@@ -214,6 +216,15 @@ def test_a_stack_passed_to_a_helper_is_written_by_it():
     assert names_between(edges, statement(nodes, "_stack.append(x)"), pop) == []  # the helper came between
     assert "dashed edge" in parse_title(astgrad.graph(Written(source)).source)
     assert "dashed edge" not in parse_title(astgrad.graph(GRADIENTS["straight_line"]()).source)
+
+
+def test_forward_mode_is_one_sweep_with_the_users_lines_in_the_tooltips():
+    gradient = GRADIENTS["jvp"]()
+    nodes, edges = parse(astgrad.graph(gradient).source)
+    assert "forward mode" in parse_title(astgrad.graph(gradient).source)
+    assert all(a["fillcolor"] != "#fde2c8" for a in nodes.values())
+    noted = [a["tooltip"] for a in nodes.values() if "\n(line " in a.get("tooltip", "")]
+    assert noted and all(re.search(r"\(line \d+: ", t) for t in noted)
 
 
 def parse_title(dot):

@@ -25,12 +25,13 @@ from typing import Optional
 
 from .dot import Graph, Writer
 
-_GRAD_OF = re.compile(r"^\s*# grad of line (\d+): (.*)$")
+_LINE_OF = re.compile(r"^\s*# (grad of )?line (\d+): (.*)$")
 _PRIMAL, _ADJOINT, _INPUT, _RETURN = "#dbe9f6", "#fde2c8", "white", "darkolivegreen1"
 _MUTATING = frozenset({"append", "extend", "insert", "pop", "popitem", "remove", "clear", "update", "setdefault",
                        "sort", "reverse", "fill", "resize", "put", "itemset", "__setitem__"})
 _LONGEST = 60  # characters of a label; the whole statement is its tooltip
 _LEGEND = "blue: primal sweep; orange: adjoint sweep"
+_FORWARD_LEGEND = "one sweep: each value beside its tangent (forward mode)"
 _LOOP_LEGEND = "; dashed edge: from the loop's previous iteration"
 
 
@@ -38,13 +39,14 @@ def source_graph(source: str) -> Graph:
     tree = ast.parse(source)
     lines = source.splitlines()
     title = lines[0][1:].strip() if lines and lines[0].startswith("#") else "generated code"
-    legend = _LEGEND + (_LOOP_LEGEND if any(isinstance(n, (ast.For, ast.While)) for n in ast.walk(tree)) else "")
+    comments = {number: (bool(m.group(1)), f"{m.group(1) or ''}line {m.group(2)}: {m.group(3)}")
+                for number, line in enumerate(lines, 1) if (m := _LINE_OF.match(line))}
+    legend = _LEGEND if any(grad for grad, _ in comments.values()) else _FORWARD_LEGEND
+    legend += _LOOP_LEGEND if any(isinstance(n, (ast.For, ast.While)) for n in ast.walk(tree)) else ""
     out = Writer("dataflow", {"rankdir": "TB", "label": f"{title}\n{legend}", "labelloc": "t",
                               "fontname": "monospace", "fontsize": "10"},
                  {"shape": "box", "style": "filled", "fontname": "monospace", "fontsize": "10", "height": "0.2"},
                  {"fontname": "monospace", "fontsize": "9"})
-    comments = {number: f"grad of line {m.group(1)}: {m.group(2)}"
-                for number, line in enumerate(lines, 1) if (m := _GRAD_OF.match(line))}
     flow = _Flow(out, comments, {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)})
     for function in flow.functions.values():
         flow.layout_function(function)
@@ -87,13 +89,15 @@ class _Flow:
         return name
 
     def sweep(self, stmt: ast.stmt, function: ast.FunctionDef) -> tuple:
-        """(fill colour, tooltip): adjoint under a ``# grad of line`` comment of its function, else primal."""
+        """(fill colour, note): adjoint under a ``# grad of line`` comment of its function, else primal;
+        the note is the last ``# [grad of] line N`` comment above it."""
         above = [n for n in self.comments if function.lineno < n < stmt.lineno]
-        if not above and _pops(stmt):
+        note = self.comments[max(above)][1] if above else ""
+        if any(self.comments[n][0] for n in above):
+            return _ADJOINT, note
+        if _pops(stmt):
             return _ADJOINT, "restores values the primal sweep saved"
-        if not above:
-            return _PRIMAL, ""
-        return _ADJOINT, self.comments[max(above)]
+        return _PRIMAL, note
 
     def layout_function(self, function: ast.FunctionDef) -> None:
         arguments = function.args
