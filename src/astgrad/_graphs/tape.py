@@ -15,6 +15,7 @@ text.
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any, Optional
 
 from ..tape import Tensor
@@ -40,7 +41,7 @@ def tape_graph(outputs: Any, names: Optional[dict] = None, saved: bool = False) 
     out = Writer("tape", {"rankdir": "TB", "ranksep": "0.2"},
                  {"shape": "box", "style": "filled", "fontname": "monospace", "fontsize": "10", "height": "0.2"})
     ids: dict = {}  # id(grad_fn node) -> DOT name; the nodes themselves are kept alive by the graph
-    queue: list = []
+    queue: deque = deque()
 
     def visit(node) -> str:
         key = id(node)
@@ -59,7 +60,7 @@ def tape_graph(outputs: Any, names: Optional[dict] = None, saved: bool = False) 
         if root.grad_fn is not None:
             out.edge(visit(root.grad_fn), box)
     while queue:
-        node = queue.pop(0)
+        node = queue.popleft()
         name = ids[id(node)]
         lines = [type(node).__name__]
         saved_tensors = []
