@@ -163,3 +163,14 @@ def test_what_has_no_graph_is_refused_with_the_reason():
         astgrad.graph([torch.ones(2, requires_grad=True), np.ones(2)])
     with pytest.raises(TypeError, match="not a str"):
         astgrad.graph("digraph {}")
+
+
+def test_named_intermediate_tensors_label_the_node_that_made_them():
+    x, _ = tutorial()
+    y = x + 2
+    z = y * y * 3
+    out = z.mean()
+    labels = by_label(parse(astgrad.graph(out, names={"x": x, "y": y, "z": z, "out": out}).source)[0])
+    assert labels["AddBackward0\n-> y"] and labels["MulBackward0\n-> z"] and labels["MeanBackward0\n-> out"]
+    assert labels["out\n()"] and labels["x\n(2, 2)"]
+    assert labels["MulBackward0"]  # y * y, unnamed

@@ -15,7 +15,8 @@ def graph(value: Any, *, names: Optional[dict] = None, saved: bool = False) -> G
       node, named as PyTorch names it (``MulBackward0``), each leaf that
       requires grad in light blue with its shape above its
       ``AccumulateGrad``, the tensor itself in green.  ``names`` maps names to
-      tensors to label them (``names=dict(model.named_parameters())``);
+      tensors to label them (``names=dict(model.named_parameters())``; a
+      named non-leaf adds ``-> name`` to the node that made it);
       ``saved=True`` also shows what each node saved for backward.
     * What ``grad``, ``value_and_grad`` or ``vjp`` return (anything with a
       generated ``.source``): the data flow of the generated code that ran

@@ -1,6 +1,7 @@
 """The tape's recorded graph as DOT, drawn as torchviz draws PyTorch's.
 
-One box per ``grad_fn`` node, named as ``type(grad_fn).__name__`` names it;
+One box per ``grad_fn`` node, named as ``type(grad_fn).__name__`` names it
+(and ``-> y`` for each named tensor it made);
 each leaf that requires grad is a light blue box (its name, when given, and
 its shape) above its ``AccumulateGrad`` node; the tensors the graph was
 asked for are green boxes below the node that made them.  With
@@ -38,6 +39,10 @@ def tape_graph(outputs: Any, names: Optional[dict] = None, saved: bool = False) 
             raise ValueError("astgrad.graph: the tensor does not require grad, so nothing was recorded for it: "
                              "create its inputs with requires_grad=True (and compute it outside no_grad())")
     labels = {id(value): str(name) for name, value in (names or {}).items() if isinstance(value, Tensor)}
+    made_by: dict = {}  # id(grad_fn) -> names of the named tensors it made
+    for name, value in (names or {}).items():
+        if isinstance(value, Tensor) and value.grad_fn is not None:
+            made_by.setdefault(id(value.grad_fn), []).append(str(name))
     out = Writer("tape", {"rankdir": "TB", "ranksep": "0.2"},
                  {"shape": "box", "style": "filled", "fontname": "monospace", "fontsize": "10", "height": "0.2"})
     ids: dict = {}  # id(grad_fn node) -> DOT name; the nodes themselves are kept alive by the graph
@@ -62,7 +67,7 @@ def tape_graph(outputs: Any, names: Optional[dict] = None, saved: bool = False) 
     while queue:
         node = queue.popleft()
         name = ids[id(node)]
-        lines = [type(node).__name__]
+        lines = [type(node).__name__] + [f"-> {name}" for name in made_by.get(id(node), ())]
         saved_tensors = []
         if saved:
             for field, value in _saved_values(node):
