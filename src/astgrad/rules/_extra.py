@@ -61,9 +61,9 @@ def scatter_along_axis(g, indices, axis, shape):
 
 @primitive
 def setitem(a, index, value):
-    """A copy of ``a`` with ``a[index] = value`` (a list stays a list of its items)."""
-    if type(a) is list:
-        out = list(a)
+    """A copy of ``a`` with ``a[index] = value`` (a list stays a list of its items, a dict a dict)."""
+    if type(a) is list or type(a) is dict:
+        out = a.copy()
         out[index] = value
         return out
     out = np.array(a, copy=True)

@@ -90,6 +90,9 @@ def check_writes(body, ret, params, local_names, source) -> None:
                                  "writes to a copy", _copy_hint(x, d, w))
         if risky:
             _check_aliases(x, risky, sites, defs, entry, ret, end, source)
+        for w in ws:
+            if w.op.through:
+                _check_items_owned(x, w, sites, defs, set(local_names) | set(params), source)
 
 
 def _check_effects(sites, local_names, source):
@@ -223,8 +226,53 @@ def _check_aliases(x, writes, sites, defs, entry, ret, end, source):
                                  f"astgrad's {_what(w)} writes to a copy, so the two would differ",
                                  f"Copy first (`{x}.copy()` where the second name is made), or finish "
                                  f"writing {x} before taking views of it{_instead(w)}.")
-            if use.op is not None and _aliases(use.op):
-                work += [(t, use, hit) for t in use.op.targets]
+            if use.op is not None and _aliases(use.op):  # x's own next version is x: its writes are checked
+                work += [(t, use, hit) for t in use.op.targets if t != x]
+
+
+def _check_items_owned(x, write, sites, defs, named, source):
+    """``a[i][j] = v`` changes the object ``a[i]`` holds, which the generated code copies: no name but
+    ``a`` may see that object.  So every value put into ``a`` (by ``a[k] = w``, ``a.append(w)``, a literal,
+    also into a list ``a`` was copied from) must be one only ``a`` holds: made in that statement by an
+    operation that makes a new value (``np.zeros(...)``, ``h.copy()``, ``[0.0] * 3`` excluded), not named."""
+    reads: dict = {}
+    for s in sites:
+        for n in _reads(s.op):
+            reads[n] = reads.get(n, 0) + 1
+    todo, seen = [x], set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        stored = []
+        for s in sites:
+            op = s.op
+            if op.fn in (rules.setitem, append) and getattr(op.args[0], "id", None) == name:
+                stored.append((s, op.args[-1]))
+            elif name in op.targets and op.kind == "pack":
+                stored += [(s, a) for a in op.args]
+            elif name in op.targets and op.kind == "copy" and isinstance(op.expr, gast.Name):
+                todo.append(op.expr.id)
+        for s, atom in stored:
+            if not _owned(atom, defs, reads, named, 0):
+                shown = atom.id if isinstance(atom, gast.Name) and atom.id in named else "a value another name sees"
+                raise _error(source, s, f"{x} may hold {shown} (line {s.op.line}), and {_what(write)} on line "
+                             f"{write.op.line} changes it there too in Python; astgrad's {_what(write)} writes "
+                             "to a copy", f"Store a copy: {x}[...] = {shown if shown in named else 'value'}.copy()")
+
+
+def _owned(atom, defs, reads, named, depth) -> bool:
+    """Whether ``atom`` is a constant, or a new value the normalizer named and only one statement reads."""
+    if not isinstance(atom, gast.Name):
+        return True
+    name = atom.id
+    if name in named or reads.get(name, 0) != 1 or len(defs.get(name, [])) != 1 or depth > 8:
+        return False
+    op = defs[name][0].op
+    if op.kind == "pack":
+        return all(_owned(a, defs, reads, named, depth + 1) for a in op.args)
+    return _fresh(op, defs) and op.kind != "copy" or _copy_call(op.node)
 
 
 def _appends(site) -> bool:
@@ -233,8 +281,9 @@ def _appends(site) -> bool:
 
 
 def _next_version(op, x) -> bool:
-    """``t = append(x, v)``: the list ``x`` itself with one more item, which ``x = t`` names again."""
-    return op.fn is append and getattr(op.args[0], "id", None) == x and x not in _names(op.args[1:])
+    """``t = append(x, v)``, ``t = setitem(x, i, v)``: the container ``x`` itself, changed, which ``x = t``
+    names again (the value ``v`` it now holds shares memory with it: ``_aliases``)."""
+    return op.fn in (append, rules.setitem) and getattr(op.args[0], "id", None) == x and x not in _names(op.args[1:])
 
 
 def _names(atoms) -> set:
@@ -316,8 +365,6 @@ def _aliases(op) -> bool:
         return not _copy_call(op.node)
     if op.kind in ("stop", "pack", "unpack", "call"):
         return True
-    if op.fn is rules.setitem:
-        return False
     if op.fn is not None:
         return not _is_fresh_fn(op.fn)
     return isinstance(op.expr, gast.Name)
@@ -331,7 +378,7 @@ def _fresh(op, defs, depth=0) -> bool:
         source = op.args[0].id if op.args and isinstance(op.args[0], gast.Name) else None
         return depth < 8 and source is not None and all(
             _fresh(d.op, defs, depth + 1) for d in defs.get(source, []))
-    if op.kind in ("prim", "nondiff", "opaque") and op.fn is not None:
+    if op.kind in ("prim", "nondiff", "opaque", "call") and op.fn is not None:  # np.ones is a Python function
         copy = op.kwargs.get("copy")  # np.array(y, copy=False) or copy=None may return y itself
         if copy is not None and not (isinstance(copy, gast.Constant) and copy.value is True):
             return False

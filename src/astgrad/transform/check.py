@@ -104,6 +104,9 @@ def _check_target(source, target):
         raise source.error(target, "assigning to an attribute is not supported",
                            "Keep the value in a local variable and return it.", UnsupportedSyntaxError)
     elif isinstance(target, gast.Subscript):
-        if not isinstance(target.value, gast.Name):
-            raise source.error(target, "only `name[index] = value` item assignment is supported",
-                               "Assign the inner object to a name first.", UnsupportedSyntaxError)
+        base = target.value
+        while isinstance(base, gast.Subscript):  # a[i][j] = v: normalize writes a[i] back
+            base = base.value
+        if not isinstance(base, gast.Name):
+            raise source.error(target, "only item assignment into a name (`name[i] = v`, `name[i][j] = v`) is "
+                               "supported", "Assign the inner object to a name first.", UnsupportedSyntaxError)

@@ -33,6 +33,8 @@ def _name(n, target, expr):
     atom = n.load_name(expr)
     kind = "copy" if atom.id in n.locals or atom.id in n.temps else "nondiff"
     n.emit([target], kind, atom, expr, args=[atom])
+    if atom.id in n.sequences:  # xs, hs = {}, {}: a copy of a list or dict literal is one
+        n.sequences.add(target)
 
 
 def _constant(n, target, expr):

@@ -38,6 +38,7 @@ class Op:
     error: Any = None              # (message, hint) raised if active
     sequence: bool = False         # pack into a list rather than a tuple
     inplace: Any = None            # (what, instead): the user's code writes into the target's memory
+    through: bool = False          # the write is a[i] = t of a[i][j] = v (normalize.store_through)
 
 
 @dataclass

@@ -112,3 +112,20 @@ def add_item(sweep, items, grad, live, out) -> bool:
     out.append(compat.assign(d, compat.call(sweep.helper(runtime.add_item), [compat.name(d)] + grad.args)))
     sweep.maybe_zero.discard(items.id)
     return True
+
+
+def set_item(sweep, op, g, needed, live, out) -> None:
+    """The adjoint of ``t = setitem(items, i, v)`` where ``items`` is a list or dict, or may be one (an item
+    of a dict: ``d["a"][1] = v``), which a helper tells apart from an array when it runs."""
+    items, index, value = op.args
+    if items.id in sweep.sequences:
+        grads = [compat.call(sweep.helper(helper), [compat.name(g), compat.clone(index)])
+                 for helper in (runtime.replaced_gradient, runtime.replacing_gradient)]
+    else:
+        temps = [sweep.names.temp(), sweep.names.temp()]
+        out.append(compat.assign(temps, compat.call(sweep.helper(runtime.set_item_gradients),
+                                                    [compat.name(g)] + compat.clone([items, index, value]))))
+        grads = [compat.name(t) for t in temps]
+    for i, grad in zip((0, 2), grads):
+        if i in needed:
+            sweep.accumulate(op.args[i], grad, live, out, may_zero=True)

@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import rules
 from ..rules import sequences
-from . import compat
+from . import compat, runtime
 from .aliasing import shares_memory
 from .compat import gast
 from .errors import UnsupportedSyntaxError
@@ -24,6 +24,7 @@ from .expressions import assign_expression
 from .ir import Break, For, If, Op, Raw, While, atom_names, op_reads
 from .naming import read_elsewhere, scope_names
 from .parse import MISSING
+from .runtime_errors import ORIGIN
 from .containers import ITERATED, dict_view_loop
 from .structure import Structurer
 from .writes import write_call
@@ -261,11 +262,18 @@ class Normalizer:
                         self.emit([temp], "copy", a, args=[a])
                         a = compat.name(temp)
                     moved.append(a)
-                for name, a in zip(names, moved):
-                    self.assign(name, a)
+                for name, a, e in zip(names, moved, value.elts):
+                    if isinstance(a, gast.Name) and a.id in self.temps and not isinstance(e, gast.Name):
+                        self.emit([name], "copy", a, e, args=[a])  # e's own new value: aliasing sees it
+                        if a.id in self.sequences:
+                            self.sequences.add(name)
+                    else:
+                        self.assign(name, a)
             else:
                 atom = self.atomize(value)
                 self.emit(names, "unpack", atom, value, args=[atom])
+        elif isinstance(target, gast.Subscript) and isinstance(target.value, gast.Subscript):
+            self.store_through(target, value)
         elif isinstance(target, gast.Subscript):
             base = self.load_name(target.value)
             index, index_arg = self.index(target.slice)
@@ -275,6 +283,31 @@ class Normalizer:
             self.out[-1].inplace = (f"{target.value.id}[...] = ...", "")
         else:
             raise self.error(target, "unsupported assignment target")
+
+    def store_through(self, target, value):
+        """``a[i][j] = v`` as ``t = a[i]``, ``t[j] = v``, ``a[i] = t``, which is Python's write when ``a[i]``
+        is the object ``a`` holds (an item of a list or dict, a view of an array): a check after the read
+        refuses anything else when it runs.  Each write copies, so the write into ``a`` (``through``) is
+        checked as any item assignment on a name is, and ``aliasing`` proves no other name sees ``a[i]``."""
+        item = self.atomize(value)
+        inner = target.value
+        base = self.atomize(inner.value)
+        index, index_arg = self.index(inner.slice)
+        held = self.temp()
+        read = compat.make("Subscript", value=base, slice=index, ctx=gast.Load())
+        self.emit([held], "prim", read, inner, rules.getitem, [base, index_arg])
+        check = compat.call(compat.name(self.ns.helper(runtime.written_through)),
+                            [compat.clone(base), compat.name(held), compat.const(compat.to_source(inner).strip())])
+        stmt = compat.expr_stmt(check)
+        setattr(stmt, ORIGIN, (self.src.filename, self.src.user_line(self.stmt), self.src.line_text(self.stmt), False))
+        self.out.append(Raw(stmt, self.src.user_line(self.stmt), self.src.line_text(self.stmt)))
+        index, index_arg = self.index(target.slice)
+        written = self.temp()
+        expr = compat.call(self.ns.ref(rules.setitem), [compat.name(held), index_arg, item])
+        self.emit([written], "prim", expr, target, rules.setitem, [compat.name(held), index_arg, item])
+        self.store(inner, compat.name(written))
+        self.out[-1].through = True
+        self.out[-1].inplace = (f"{compat.to_source(target).strip()} = ...", "")
 
     def expression_statement(self, s):
         value = s.value

@@ -234,11 +234,8 @@ class Reverser:
                 else compat.call(self.helper(runtime.getitem_gradient), [compat.name(g)] + compat.clone([items, index]))
             lists.add_item(self, items, grad, live, out) or self.accumulate(items, grad, live, out)
             return
-        if op.fn is rules.setitem and op.args[0].id in self.sequences:  # lst[i] = v on a list
-            index = [compat.name(g), compat.clone(op.args[1])]
-            for i, helper in ((0, runtime.replaced_gradient), (2, runtime.replacing_gradient)):
-                if i in needed:
-                    self.accumulate(op.args[i], compat.call(self.helper(helper), index), live, out, may_zero=True)
+        if op.fn is rules.setitem and self.may_be_sequence(op.args[0].id):  # lst[i] = v on a list or dict
+            lists.set_item(self, op, g, needed, live, out)
             return
         try:
             inlined = self.inline(op, g, target, needed)

@@ -24,7 +24,7 @@ __all__ = ["append", "grow", "split_last", "add_item", "is_zero", "as_column", "
            "shape", "size", "ndim", "unbroadcast", "T", "only_shape",
            "add_into", "subtract_into", "multiply_into", "divide_into", "broadcast_shape", "reduced_shape",
            "check_seed", "matmul_shape", "not_joined", "not_a_dict",
-           "pop_numbers", "shifted", "linear_recurrence"]
+           "pop_numbers", "shifted", "linear_recurrence", "written_through", "set_item_gradients"]
 
 
 def is_zero(g) -> bool:
@@ -110,9 +110,13 @@ def add_item(total, g, items, index):
 
 
 def replaced_gradient(g, index):
-    """The gradient of a list before ``items[index] = value``: ``g`` without what flowed into ``value``."""
+    """The gradient of a list or dict before ``items[index] = value``: ``g`` without what flowed into ``value``."""
     if g is None:
         return None
+    if type(g) is dict:  # the keys that got a gradient
+        out = dict(g)
+        out.pop(index, None)
+        return out
     if type(g) is np.ndarray:  # numpy read the list as one array: rows
         out = g.copy()
         out[index] = 0.0
@@ -127,12 +131,21 @@ def replaced_gradient(g, index):
 
 
 def replacing_gradient(g, index):
-    """The gradient of ``value`` in ``items[index] = value`` (``items`` a list): what flowed into that item."""
+    """The gradient of ``value`` in ``items[index] = value`` (``items`` a list or dict): what flowed into that item."""
     if isinstance(index, slice):
         if g is None:
             return None
         return list(g[index]) if type(g) is not np.ndarray else g[index]
     return part(g, index)
+
+
+def set_item_gradients(g, items, index, value):
+    """The gradients of ``items`` and ``value`` in ``items[index] = value``, ``items`` a list, dict or array."""
+    if is_zero(g):
+        return g, 0.0
+    if type(items) is list or type(items) is dict:
+        return replaced_gradient(g, index), replacing_gradient(g, index)
+    return rules.setitem(g, index, 0), unbroadcast(rules.getitem(g, index), shape(value))
 
 
 def getitem_gradient(g, items, index):
@@ -173,6 +186,30 @@ def not_a_dict(value, line, symbol=""):
         raise TypeError(f"astgrad: in `{line}`, the loop iterates over a dict, which gives its keys; astgrad "
                         f"does not follow that for a dict that carries a gradient. Loop over d.items(), "
                         f"d.values() or d.keys() instead")
+
+
+def written_through(items, item, text):
+    """Refuse ``a[i][j] = v`` where ``item`` (``a[i]``) is not what ``items`` holds: the generated code
+    writes ``a[i] = t`` back, which equals Python's write into ``a[i]`` only for an item of a list or
+    dict and a view of an array (normalize.store_through)."""
+    kind = type(items)
+    if kind is dict or kind is list:
+        return
+    if kind is tuple:
+        raise TypeError(f"astgrad: `{text}[...] = ...` writes into an item of a tuple, which astgrad writes back "
+                        "into the tuple and cannot; keep the items in a list, or write into the array by its "
+                        "own name before making the tuple")
+    if not isinstance(items, np.ndarray):
+        raise TypeError(f"astgrad: `{text}[...] = ...` writes into an item of a {kind.__name__}; astgrad follows "
+                        "such writes into lists, dicts and numpy arrays only: name the item first")
+    if not isinstance(item, np.ndarray):
+        raise TypeError(f"'{type(item).__name__}' object does not support item assignment (in `{text}[...] = "
+                        "...`: one index of each axis in one subscript, a[i, j] = v)")
+    if not np.may_share_memory(items, item):
+        raise TypeError(f"astgrad: `{text}` is a copy (numpy copies for an index array or a mask), so numpy's "
+                        f"`{text}[...] = ...` changes only that copy and the array keeps its values, while "
+                        "astgrad's would change the array; write the index in one subscript, a[idx, j] = v, "
+                        "or drop the statement if the copy was meant")
 
 
 def gradient_tuple(value, count, needed=(), rule="a rule"):
