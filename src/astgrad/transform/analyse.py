@@ -18,7 +18,7 @@ from . import primitives
 from . import compat
 from .compat import gast
 from .errors import NoRuleTransformError
-from .ir import For, If, Op, While, atom_names, branches, walk_ops, walk_statements
+from .ir import For, If, Op, Raw, While, atom_names, branches, walk_ops, walk_statements
 from .ranks import Ranks
 from .shapes import Shapes
 
@@ -40,6 +40,10 @@ class Analysis:
                 raise source.error(op.node, message, hint, NoRuleTransformError)
             if op.kind == "prim" and op.kwargs and self.is_active(op):
                 _bind_active_keywords(op, self.active, source)
+        for s in walk_statements(body):
+            if isinstance(s, Raw) and s.guard is not None and set(atom_names(s.stmt)) & self.active:
+                node, message, hint = s.guard  # kept as written, out of the adjoint's sight (a global's item)
+                raise source.error(node, message, hint, NoRuleTransformError)
         self.counts = self._assignment_counts(body, params)
         self.shapes = Shapes(body, params, self.counts, self.locals | set(params))
         self.ranks = Ranks(body, params, ranks, self.locals)  # ranks: parameter -> (rank, holds an int)

@@ -59,12 +59,14 @@ def check_function(source) -> None:
     if not returns:
         raise source.error(fn, f"{fn.name} returns nothing, so it has no gradient",
                            "Return the value to differentiate.", UnsupportedSyntaxError)
+    local_names = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs} | {
+        n.id for n in gast.walk(fn) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
     for stmt in fn.body:
         for node in gast.walk(stmt):
-            _check_node(source, node)
+            _check_node(source, node, local_names)
 
 
-def _check_node(source, node):
+def _check_node(source, node, local_names):
     for kind, (message, hint) in _UNSUPPORTED.items():
         if isinstance(node, kind):
             raise source.error(node, message, hint, UnsupportedSyntaxError)
@@ -85,28 +87,29 @@ def _check_node(source, node):
                            "Give the lambda named parameters.", UnsupportedSyntaxError)
     if isinstance(node, gast.Assign):
         for target in node.targets:
-            _check_target(source, target)
+            _check_target(source, target, local_names)
     if isinstance(node, gast.AugAssign):
-        _check_target(source, node.target)
+        _check_target(source, node.target, local_names)
     if isinstance(node, gast.With):
         if len(node.items) != 1 or node.items[0].optional_vars is not None:
             raise source.error(node, "only `with astgrad.no_grad():` is supported inside a differentiated function",
                                "Move other context managers outside the function.", UnsupportedSyntaxError)
 
 
-def _check_target(source, target):
+def _check_target(source, target, local_names):
     if isinstance(target, (gast.Tuple, gast.List)):
         for elt in target.elts:
             if not isinstance(elt, gast.Name):
                 raise source.error(elt, "only plain names can be unpacked into",
                                    "Unpack into names, then assign those.", UnsupportedSyntaxError)
-    elif isinstance(target, gast.Attribute):
-        raise source.error(target, "assigning to an attribute is not supported",
-                           "Keep the value in a local variable and return it.", UnsupportedSyntaxError)
-    elif isinstance(target, gast.Subscript):
-        base = target.value
-        while isinstance(base, gast.Subscript):  # a[i][j] = v: normalize writes a[i] back
+    elif isinstance(target, (gast.Attribute, gast.Subscript)):
+        base, attribute = target, False
+        while isinstance(base, (gast.Subscript, gast.Attribute)):  # a[i][j] = v: normalize writes a[i] back
+            attribute = attribute or isinstance(base, gast.Attribute)
             base = base.value
+        if attribute and (not isinstance(base, gast.Name) or base.id in local_names):
+            raise source.error(target, "assigning to an attribute is not supported",
+                               "Keep the value in a local variable and return it.", UnsupportedSyntaxError)
         if not isinstance(base, gast.Name):
             raise source.error(target, "only item assignment into a name (`name[i] = v`, `name[i][j] = v`) is "
                                "supported", "Assign the inner object to a name first.", UnsupportedSyntaxError)

@@ -82,6 +82,7 @@ class Raw:
     stmt: Any
     line: int = 0
     text: str = ""
+    guard: Any = None              # (node, message, hint): refused if it reads a value that depends on wrt
 
 
 def atom_names(node) -> list[str]:

@@ -248,7 +248,9 @@ class Normalizer:
         self.emit([temp], "nondiff", atom, test)
         return temp
 
-    def store(self, target, value):
+    def store(self, target, value, outside=True):
+        """``target = value``; ``outside``: a write into a global's object runs as written (``store_outside``),
+        else it is the write into ``target`` that aliasing checks (``x.sort()`` on a global: refused)."""
         if isinstance(target, gast.Name):
             self.assign(target.id, value)
         elif isinstance(target, (gast.Tuple, gast.List)):
@@ -272,6 +274,8 @@ class Normalizer:
             else:
                 atom = self.atomize(value)
                 self.emit(names, "unpack", atom, value, args=[atom])
+        elif outside and isinstance(target, (gast.Subscript, gast.Attribute)) and _root(target).id not in self.locals:
+            self.store_outside(target, value)
         elif isinstance(target, gast.Subscript) and isinstance(target.value, gast.Subscript):
             self.store_through(target, value)
         elif isinstance(target, gast.Subscript):
@@ -283,6 +287,35 @@ class Normalizer:
             self.out[-1].inplace = (f"{target.value.id}[...] = ...", "")
         else:
             raise self.error(target, "unsupported assignment target")
+
+    def store_outside(self, target, value):
+        """``config["lr"] = 0.1``, ``model.steps = n``: a write into a global's (or closure's) object, run as
+        written in the primal.  The adjoint cannot see it, so it is refused (analyse) if the value or an
+        index depends on a ``wrt`` argument: read back later, it would count as a constant."""
+        item = self.atomize(value)
+        root, shown, node = _root(target).id, compat.to_source(target).strip(), target
+        # into a dict or list, or an attribute of anything but an array: the adjoint may read an array's values
+        items = self.atomize(target.value)
+        self.out.append(self.checked(runtime.written_outside, items, compat.to_source(target.value).strip(),
+                                     isinstance(target, gast.Attribute)))
+        target = compat.clone(target)
+        target.value = items
+        if isinstance(target, gast.Subscript):
+            target.slice = self.kept_as_written(target.slice)
+        stmt = compat.make("Assign", targets=[target], value=item, type_comment=None)
+        guard = (node, f"{shown} = ... stores a value that depends on the "
+                 f"differentiated arguments into {root}, which the function does not own; astgrad cannot "
+                 "follow a gradient through it", f"Keep the value in a local name (has_aux=True returns it), or "
+                 f"copy the object into one first, {root.lower()}_copy = {root}.copy(), and write into the copy.")
+        self.out.append(Raw(stmt, self.src.user_line(self.stmt), self.src.line_text(self.stmt), guard))
+
+    def checked(self, helper, *args):
+        """``helper(*args)``, a check in the primal; an error it raises names the user's line."""
+        stmt = compat.expr_stmt(compat.call(compat.name(self.ns.helper(helper)),
+                                            [a if isinstance(a, gast.AST) else compat.const(a) for a in args]))
+        line, text = self.src.user_line(self.stmt), self.src.line_text(self.stmt)
+        setattr(stmt, ORIGIN, (self.src.filename, line, text, False))
+        return Raw(stmt, line, text)
 
     def store_through(self, target, value):
         """``a[i][j] = v`` as ``t = a[i]``, ``t[j] = v``, ``a[i] = t``, which is Python's write when ``a[i]``
@@ -296,11 +329,8 @@ class Normalizer:
         held = self.temp()
         read = compat.make("Subscript", value=base, slice=index, ctx=gast.Load())
         self.emit([held], "prim", read, inner, rules.getitem, [base, index_arg])
-        check = compat.call(compat.name(self.ns.helper(runtime.written_through)),
-                            [compat.clone(base), compat.name(held), compat.const(compat.to_source(inner).strip())])
-        stmt = compat.expr_stmt(check)
-        setattr(stmt, ORIGIN, (self.src.filename, self.src.user_line(self.stmt), self.src.line_text(self.stmt), False))
-        self.out.append(Raw(stmt, self.src.user_line(self.stmt), self.src.line_text(self.stmt)))
+        self.out.append(self.checked(runtime.written_through, compat.clone(base), compat.name(held),
+                                     compat.to_source(inner).strip()))
         index, index_arg = self.index(target.slice)
         written = self.temp()
         expr = compat.call(self.ns.ref(rules.setitem), [compat.name(held), index_arg, item])
@@ -472,6 +502,13 @@ class Normalizer:
 
     def assign(self, target: str, expr):
         assign_expression(self, target, expr)
+
+
+def _root(target):
+    """The name at the root of ``a[i].b[j]``."""
+    while isinstance(target, (gast.Subscript, gast.Attribute)):
+        target = target.value
+    return target
 
 
 _SYMBOLS = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**", gast.MatMult: "@",

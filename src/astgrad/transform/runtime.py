@@ -24,7 +24,8 @@ __all__ = ["append", "grow", "split_last", "add_item", "is_zero", "as_column", "
            "shape", "size", "ndim", "unbroadcast", "T", "only_shape",
            "add_into", "subtract_into", "multiply_into", "divide_into", "broadcast_shape", "reduced_shape",
            "check_seed", "matmul_shape", "not_joined", "not_a_dict",
-           "pop_numbers", "shifted", "linear_recurrence", "written_through", "set_item_gradients"]
+           "pop_numbers", "shifted", "linear_recurrence", "written_through", "set_item_gradients",
+           "written_outside"]
 
 
 def is_zero(g) -> bool:
@@ -210,6 +211,18 @@ def written_through(items, item, text):
                         f"`{text}[...] = ...` changes only that copy and the array keeps its values, while "
                         "astgrad's would change the array; write the index in one subscript, a[idx, j] = v, "
                         "or drop the statement if the copy was meant")
+
+
+def written_outside(items, text, attribute):
+    """Refuse ``config[k] = v`` (``attribute``: ``state.k = v``) kept as written on an object the function
+    does not own unless it is a dict or list (for an attribute: anything but an array): writing into an
+    array changes memory the adjoint may read after the function ran."""
+    if type(items) is dict or type(items) is list or attribute and not isinstance(items, np.ndarray):
+        return
+    raise TypeError(f"astgrad: `{text}{'.' if attribute else '[...]'} = ...` writes into a {type(items).__name__!r} "
+                    "object the function does not own; astgrad runs such writes as written into dicts, lists and "
+                    "attributes of objects other than arrays (the adjoint may read an array's values after the "
+                    "function ran): copy it into a local name first")
 
 
 def gradient_tuple(value, count, needed=(), rule="a rule"):

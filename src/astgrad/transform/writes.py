@@ -208,5 +208,5 @@ def _write_into(n, expr, x, value, what, instead):
     """``x[...] = value``: the aliasing check sees it as the write into ``x`` it stands for."""
     target = compat.make("Subscript", value=compat.name(x), slice=compat.const(Ellipsis), ctx=gast.Store(),
                          lineno=expr.lineno, col_offset=expr.col_offset)
-    n.store(target, value)
+    n.store(target, value, outside=False)
     n.out[-1].inplace = (what, instead)
