@@ -117,6 +117,8 @@ class Analysis:
 
     def rule_reads(self, op, values_only=False) -> set[str]:
         """Primal names the adjoint of ``op`` reads (``values_only``: not just for their shape)."""
+        if op.kind == "unpack":  # unpacked_gradient asks the value what it is (an array gets an array)
+            return set(atom_names(op.args[0])) & self.locals
         if op.kind != "prim":
             return set()
         rule = primitives.classify(op.fn)[1]
