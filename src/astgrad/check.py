@@ -242,7 +242,7 @@ def _taped_run(f, args, inputs, u):
             f"argument {floats[0]} is a Python float; a Tensor cannot stand in for it faithfully "
             "(float() and math.* functions drop the tape)"
         )
-    call_args = list(args)
+    call_args = _data_tensors(args, {item.position for item in inputs}, tensor)
     leaves = []
     for item in inputs:
         value = item.value(args)
@@ -263,6 +263,14 @@ def _taped_run(f, args, inputs, u):
     return [
         (leaf.grad.numpy() if leaf.grad is not None else np.zeros(leaf.shape)) for leaf in leaves
     ]
+
+
+def _data_tensors(args, wrt, tensor) -> list:
+    """``args`` with each floating-point array that is not differentiated made a Tensor without
+    ``requires_grad``: numpy code such as ``X.dot(W)``, data times parameters, then runs on the tape (an
+    ndarray's method given a Tensor would convert it to an array, as PyTorch's numpy() refuses to)."""
+    return [tensor(np.array(a)) if i not in wrt and type(a) is np.ndarray and a.dtype.kind in "fc" else a
+            for i, a in enumerate(args)]
 
 
 class _Skip(Exception):
