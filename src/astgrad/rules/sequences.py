@@ -159,6 +159,14 @@ class GradientList(list):
     __slots__ = ()
 
 
+class GradientDict(dict):
+    """A dict's gradient that the generated code made and only one adjoint name holds (the keys that got
+    one): the runtime's ``add_item``, ``accumulate`` and ``replaced_gradient`` change it in place, so a
+    dict keyed by step costs one entry per read rather than a copy of the dict."""
+
+    __slots__ = ()
+
+
 def split_last(g):
     """``(g[:-1], g[-1])`` for the gradient of ``items + [item]``: the list's, then the item's."""
     if type(g) is np.ndarray:  # numpy read the list as one array: rows (views, no copy)

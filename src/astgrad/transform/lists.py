@@ -120,12 +120,12 @@ def set_item(sweep, op, g, needed, live, out) -> None:
     items, index, value = op.args
     if items.id in sweep.sequences:
         grads = [compat.call(sweep.helper(helper), [compat.name(g), compat.clone(index)])
-                 for helper in (runtime.replaced_gradient, runtime.replacing_gradient)]
+                 for helper in (runtime.replacing_gradient, runtime.replaced_gradient)]  # value's first:
     else:
         temps = [sweep.names.temp(), sweep.names.temp()]
         out.append(compat.assign(temps, compat.call(sweep.helper(runtime.set_item_gradients),
                                                     [compat.name(g)] + compat.clone([items, index, value]))))
-        grads = [compat.name(t) for t in temps]
-    for i, grad in zip((0, 2), grads):
+        grads = [compat.name(t) for t in reversed(temps)]
+    for i, grad in zip((2, 0), grads):  # replaced_gradient may take g's dict for the container's
         if i in needed:
             sweep.accumulate(op.args[i], grad, live, out, may_zero=True)

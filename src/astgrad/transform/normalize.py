@@ -282,7 +282,8 @@ class Normalizer:
             base = self.load_name(target.value)
             index, index_arg = self.index(target.slice)
             item = self.atomize(value)
-            expr = compat.call(self.ns.ref(rules.setitem), [base, index_arg, item])
+            setitem = runtime.put if base.id in self.sequences else rules.setitem  # a dict: in place
+            expr = compat.call(self.ns.ref(setitem), [base, index_arg, item])
             self.emit([target.value.id], "prim", expr, target, rules.setitem, [base, index_arg, item])
             self.out[-1].inplace = (f"{target.value.id}[...] = ...", "")
         else:

@@ -15,7 +15,7 @@ import numpy as np
 from .. import rules
 from ..rules import linalg
 from ..rules.joining import as_column
-from ..rules.sequences import GradientList, append, grow, part, split_last
+from ..rules.sequences import GradientDict, GradientList, append, grow, part, split_last
 from ..rules._support import SMALL, filled
 
 __all__ = ["append", "grow", "split_last", "add_item", "is_zero", "as_column", "accumulate", "part",
@@ -25,7 +25,7 @@ __all__ = ["append", "grow", "split_last", "add_item", "is_zero", "as_column", "
            "add_into", "subtract_into", "multiply_into", "divide_into", "broadcast_shape", "reduced_shape",
            "check_seed", "matmul_shape", "not_joined", "not_a_dict",
            "pop_numbers", "shifted", "linear_recurrence", "written_through", "set_item_gradients",
-           "written_outside"]
+           "written_outside", "put"]
 
 
 def is_zero(g) -> bool:
@@ -45,12 +45,12 @@ def accumulate(total, grad):
         return grad
     if grad is None:
         return total
-    if type(total) is dict or type(grad) is dict:  # a dict's gradient: the keys that got one
+    if isinstance(total, dict) or isinstance(grad, dict):  # a dict's gradient: the keys that got one
         if not isinstance(total, dict):
             return _dict_gradient(grad, total)
         if not isinstance(grad, dict):
             return _dict_gradient(total, grad)
-        out = dict(total)
+        out = GradientDict(total)
         for key, value in grad.items():
             out[key] = accumulate(out[key], value) if key in out else value
         return out
@@ -84,7 +84,7 @@ def sequence_gradient(g, items, index):
     filled in when the gradient is returned.
     """
     if isinstance(items, dict):
-        return {index: g}
+        return GradientDict({index: g})
     out = GradientList([None] * len(items))
     if isinstance(index, slice):
         for position, value in zip(range(*index.indices(len(items))), g):
@@ -106,16 +106,28 @@ def add_item(total, g, items, index):
             and not isinstance(index, slice):
         total[index] = accumulate(total[index], g)
         return total
+    if type(total) is GradientDict and isinstance(items, dict):
+        total[index] = accumulate(total.get(index), g)
+        return total
     out = accumulate(total, sequence_gradient(g, items, index))
     return GradientList(out) if type(out) is list else out
+
+
+def put(items, index, value):
+    """``items[index] = value`` as the generated code runs it: a dict in place (its adjoint asks a dict only
+    what it is, never for its old values), anything else copied (``rules.setitem``)."""
+    if type(items) is dict:
+        items[index] = value
+        return items
+    return rules.setitem(items, index, value)
 
 
 def replaced_gradient(g, index):
     """The gradient of a list or dict before ``items[index] = value``: ``g`` without what flowed into ``value``."""
     if g is None:
         return None
-    if type(g) is dict:  # the keys that got a gradient
-        out = dict(g)
+    if isinstance(g, dict):  # the keys that got a gradient; the generated code's own in place
+        out = g if type(g) is GradientDict else GradientDict(g)
         out.pop(index, None)
         return out
     if type(g) is np.ndarray:  # numpy read the list as one array: rows
@@ -145,7 +157,8 @@ def set_item_gradients(g, items, index, value):
     if is_zero(g):
         return g, 0.0
     if type(items) is list or type(items) is dict:
-        return replaced_gradient(g, index), replacing_gradient(g, index)
+        value_gradient = replacing_gradient(g, index)  # first: replaced_gradient may change g
+        return replaced_gradient(g, index), value_gradient
     return rules.setitem(g, index, 0), unbroadcast(rules.getitem(g, index), shape(value))
 
 
