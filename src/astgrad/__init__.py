@@ -13,7 +13,7 @@ from .tape import (
 from . import autograd
 from .api import TransformError, grad, show, value_and_grad, vjp
 from ._jvp import jvp
-from ._compose import elementwise_grad, hessian, hvp, jacobian, jacrev
+from ._compose import elementwise_grad, hessian, hvp, jacfwd, jacobian, jacrev
 from .check import GradientMismatch, GradReport, check_grads
 from ._graphs import graph
 

@@ -10,12 +10,15 @@ vjps of generated gradient code (reverse over reverse, see _higher).
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from . import api
+from ._jvp import jvp
 from ._trees import is_tree
 
-__all__ = ["jacobian", "jacrev", "hessian", "hvp", "elementwise_grad"]
+__all__ = ["jacobian", "jacrev", "jacfwd", "hessian", "hvp", "elementwise_grad"]
 
 
 class Composed:
@@ -43,7 +46,10 @@ class Composed:
 
 def _output_shape(f, args, kwargs, what):
     """The shape of ``f(*args, **kwargs)``, which must be one real number or array."""
-    out = f(*args, **kwargs)
+    return _shape_of_output(f(*args, **kwargs), f, what)
+
+
+def _shape_of_output(out, f, what):
     if is_tree(out):
         raise TypeError(f"astgrad.{what}: {getattr(f, '__qualname__', f)} returns a {type(out).__name__}; {what} "
                         f"takes a function returning one array or number (return np.concatenate of the parts, or "
@@ -96,8 +102,44 @@ def jacobian(f, wrt=0, *, optimize=None):
     return Composed(f, "jacobian", run, [product])
 
 
-#: the reverse-mode jacobian (the forward-mode one, jacfwd, builds on astgrad.jvp)
+#: the reverse-mode jacobian, by its JAX name
 jacrev = jacobian
+
+
+def jacfwd(f, wrt=0, *, optimize=None):
+    """The Jacobian of ``f`` by forward mode: one generated jvp per input element.
+
+    The same result as :func:`jacobian` (shape ``f(*args).shape + x.shape``,
+    a tuple of them for a tuple ``wrt``), cheaper when the input is smaller
+    than the output: its cost grows with the input's size, not the output's.
+    """
+    single = not isinstance(wrt, (tuple, list))
+    product = jvp(f, wrt, optimize=optimize)
+    signature = inspect.signature(f)
+
+    def run(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        names, _ = api._wrt_names(f, signature, wrt)
+        inputs = [bound.arguments[name] for name in names]
+        for name, value in zip(names, inputs):
+            _checked(value, "jacfwd", name)
+        zeros = [np.zeros(np.shape(x)) if isinstance(x, np.ndarray) else 0.0 for x in inputs]
+        blocks = []
+        for i, x in enumerate(inputs):
+            columns, out_shape = [], None
+            for index in np.ndindex(*np.shape(x)):
+                u = np.zeros(np.shape(x))
+                u[index] = 1.0
+                direction = u if isinstance(x, np.ndarray) else float(u)
+                tangents = direction if single else tuple(direction if j == i else z for j, z in enumerate(zeros))
+                value, tangent = product(*args, tangents, **kwargs)
+                out_shape = _shape_of_output(value, f, "jacfwd")
+                columns.append(np.broadcast_to(np.asarray(tangent, dtype=np.float64), out_shape))
+            blocks.append(np.stack(columns, axis=-1).reshape(out_shape + np.shape(x)))
+        return blocks[0] if single else tuple(blocks)
+
+    return Composed(f, "jacfwd", run, [product])
 
 
 def hessian(f, wrt=0, *, optimize=None):

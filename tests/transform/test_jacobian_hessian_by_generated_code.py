@@ -104,6 +104,27 @@ def test_jacobian_matches_finite_differences(f, x):
     np.testing.assert_allclose(found, expected, rtol=1e-6, atol=1e-7)
 
 
+@pytest.mark.parametrize("f, x", JACOBIAN_CASES, ids=lambda v: getattr(v, "__name__", ""))
+def test_jacfwd_by_forward_mode_matches_finite_differences_and_jacrev(f, x):
+    found = astgrad.jacfwd(f)(x)
+    np.testing.assert_allclose(found, numeric_jacobian(f, x), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(found, astgrad.jacrev(f)(x), rtol=1e-12, atol=1e-14)
+
+
+def test_jacfwd_of_several_arguments():
+    def affine(W, b, x):
+        return np.tanh(W @ x + b)
+
+    b = np.array([0.1, -0.3])
+    forward = astgrad.jacfwd(affine, (0, 2))(W, b, X3)
+    reverse = astgrad.jacobian(affine, (0, 2))(W, b, X3)
+    for found, expected in zip(forward, reverse):
+        np.testing.assert_allclose(found, expected, rtol=1e-12, atol=1e-14)
+    jacobian_fn = astgrad.jacfwd(affine)
+    jacobian_fn(W, b, X3)
+    assert "def jvp_affine" in jacobian_fn.source
+
+
 def test_jacobian_closed_forms():
     s = np.tanh(W @ X3)
     np.testing.assert_allclose(astgrad.jacobian(tanh_layer)(X3), (1 - s ** 2)[:, None] * W, rtol=1e-12)
