@@ -3,9 +3,10 @@
 ``jacobian(f)`` calls the generated ``vjp`` of ``f`` once per element of
 the output, with that element's basis vector as seed, and stacks the rows:
 the result has the output's shape, then the input's (as in JAX and HIPS
-autograd).  ``hessian(f)`` is the jacobian of ``grad(f)``, so its rows are
-vjps of generated gradient code (reverse over reverse, see _higher).
-``hvp`` is one such vjp, with ``v`` as the seed: no hessian is built.
+autograd).  ``jacfwd`` stacks generated jvps over the input's basis vectors.
+``hessian(f)`` applies the forward sweep to the code ``grad(f)`` generates
+(forward over reverse, see _higher), one jvp per input element; ``hvp`` is
+one such jvp along ``v``: no hessian is built.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import inspect
 import numpy as np
 
 from . import api
+from ._higher import adjoint_code
 from ._jvp import jvp
 from ._trees import is_tree
 
@@ -142,39 +144,77 @@ def jacfwd(f, wrt=0, *, optimize=None):
     return Composed(f, "jacfwd", run, [product])
 
 
-def hessian(f, wrt=0, *, optimize=None):
-    """The hessian of a scalar ``f``: the jacobian of its generated gradient, by generated code.
+class _GradientTangent:
+    """``H v``: the generated jvp of the code ``grad(f, wrt)`` generates, along ``v`` for the argument ``along``.
 
-    ``hessian(f)(*args)`` has shape ``x.shape + x.shape``.  Each row is a
-    vjp of the code ``grad(f)`` generates (reverse over reverse); for a
-    tuple ``wrt`` the result is the nested tuple of blocks
-    ``H[i][j] = d2f / dx_i dx_j``.
+    Forward over reverse: the gradient's generated code (optimize=1, see
+    _higher) transformed by the forward sweep.  ``.source`` is that jvp.
+    """
+
+    def __init__(self, f, wrt, along, optimize):
+        self._gradient = api.grad(f, wrt, optimize=1)
+        self._along, self._level, self._last = along, optimize, None
+
+    def __call__(self, args, kwargs, v):
+        function, constants = adjoint_code(self._gradient, api._gradient_function)
+        self._last = jvp(function, self._along, optimize=self._level)
+        return self._last(*args, v, **kwargs, **constants)[1]
+
+    @property
+    def source(self) -> str:
+        return self._last.source if self._last is not None else ""
+
+
+def hessian(f, wrt=0, *, optimize=None):
+    """The hessian of a scalar ``f`` by generated code: forward mode over its generated gradient.
+
+    ``hessian(f)(*args)`` has shape ``x.shape + x.shape``.  Column ``j`` is
+    the generated jvp of the code ``grad(f)`` generates, along the basis
+    vector ``j`` of ``x``; for a tuple ``wrt`` the result is the nested tuple
+    of blocks ``H[i][j] = d2f / dx_i dx_j``, of shape ``x_i.shape + x_j.shape``.
     """
     names = wrt if isinstance(wrt, (tuple, list)) else (wrt,)
-    gradients = [api.grad(f, name, optimize=1) for name in names]
-    blocks = [[jacobian(g, other, optimize=optimize) for other in names] for g in gradients]
+    blocks = [[_GradientTangent(f, row, column, optimize) for column in names] for row in names]
+    signature = inspect.signature(f)
 
     def run(*args, **kwargs):
-        found = tuple(tuple(block(*args, **kwargs) for block in row) for row in blocks)
-        return found[0][0] if not isinstance(wrt, (tuple, list)) else found
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        inputs = [bound.arguments[name] for name in api._wrt_names(f, signature, tuple(names))[0]]
+        found = []
+        for i, row in enumerate(blocks):
+            found.append([])
+            for j, tangent_of_gradient in enumerate(row):
+                x = _checked(inputs[j], "hessian", names[j])
+                columns = []
+                for index in np.ndindex(*np.shape(x)):
+                    v = np.zeros(np.shape(x))
+                    v[index] = 1.0
+                    columns.append(tangent_of_gradient(args, kwargs, v if isinstance(x, np.ndarray) else float(v)))
+                shape = np.shape(inputs[i]) + np.shape(x)
+                found[i].append(np.stack([np.broadcast_to(np.asarray(c, dtype=np.float64), np.shape(inputs[i]))
+                                          for c in columns], axis=-1).reshape(shape))
+        return found[0][0] if not isinstance(wrt, (tuple, list)) else tuple(tuple(row) for row in found)
 
-    return Composed(f, "hessian", run, [product for row in blocks for block in row for product in block._generated])
+    return Composed(f, "hessian", run, [block for row in blocks for block in row])
 
 
 def hvp(f, wrt=0, *, optimize=None):
     """``hvp(f)(*args, v)``: the hessian of a scalar ``f`` times ``v``, without building the hessian.
 
-    One vjp of the generated gradient with ``v`` as its seed (``v`` has the
-    shape of the argument ``wrt`` names): the cost of a few gradients.
+    One generated jvp of the generated gradient along ``v`` (forward over
+    reverse; ``v`` has the shape of the argument ``wrt`` names): the cost of
+    a few gradients.
     """
     if isinstance(wrt, (tuple, list)):
-        raise TypeError("astgrad.hvp: wrt names one argument (for several, hvp of each block, or hessian)")
-    product = api.vjp(api.grad(f, wrt, optimize=1), wrt, optimize=optimize)
+        raise TypeError("astgrad.hvp: wrt names one argument (for several, hessian gives every block)")
+    product = _GradientTangent(f, wrt, wrt, optimize)
 
     def run(*args, **kwargs):
         if not args:
             raise TypeError("astgrad.hvp: call it as hvp(f)(*args, v)")
-        return product(*args, **kwargs)
+        *args, v = args
+        return product(args, kwargs, v)
 
     return Composed(f, "hvp", run, [product])
 

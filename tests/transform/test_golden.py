@@ -90,3 +90,16 @@ def test_golden_jvps_are_correct(level):
     _, tangent = astgrad.jvp(g.nested_call, wrt=(0, 1), optimize=level)(X, X * 2, (u, v))
     expected = numeric_grad(g.nested_call, (X, X * 2), 0) @ u + numeric_grad(g.nested_call, (X, X * 2), 1) @ v
     np.testing.assert_allclose(tangent, expected, rtol=1e-6)
+
+
+def test_golden_hessian():
+    """A hessian's generated code: the forward sweep over the generated gradient, pinned like the others."""
+    hessian = astgrad.hessian(g.broadcasting, wrt=1)
+    found = hessian(A, X)
+    path = GOLDEN / "hessian_broadcasting.py"
+    if REGENERATE:
+        path.write_text(hessian.source)
+    assert hessian.source == path.read_text(), f"generated source of the hessian changed; diff it against {path}"
+    second = [numeric_grad(lambda row, k=k: astgrad.grad(g.broadcasting, wrt=1)(A, row)[k], (X,), 0)
+              for k in range(3)]
+    np.testing.assert_allclose(found, np.array(second), rtol=1e-6, atol=1e-8)

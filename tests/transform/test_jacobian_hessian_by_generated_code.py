@@ -218,6 +218,15 @@ def test_hessian_of_a_matrix_argument_and_its_blocks():
     np.testing.assert_allclose(hyy, np.diag(6 * (X3 + 1)), atol=1e-14)
 
 
+def test_forward_over_reverse_and_reverse_over_reverse_agree():
+    """hessian is the forward sweep over the generated gradient; jacobian(grad(f)) is its reverse twin."""
+    x = np.array([0.5, -1.2, 0.8, 1.1])
+    for f in (rosenbrock, logsumexp, quadratic_form):
+        point = x if f is rosenbrock else X3
+        np.testing.assert_allclose(astgrad.hessian(f)(point), astgrad.jacobian(astgrad.grad(f))(point),
+                                   rtol=1e-12, atol=1e-14)
+
+
 def test_hvp_is_the_hessian_times_v_without_the_hessian():
     x = np.array([0.5, -1.2, 0.8, 1.1])
     v = np.array([1.0, -2.0, 0.5, 3.0])
