@@ -24,7 +24,7 @@ from .transform.errors import TransformError
 from .transform.runtime_errors import add_location
 from ._callables import split, wrt_item
 from ._higher import HigherGradient
-from . import _trees
+from . import _trees, backends as _backends
 from ._trees import has_gradient, is_tree
 from .transform.locate import bind_now, own_signature
 
@@ -37,7 +37,7 @@ _CACHE = "__astgrad_gradients__"
 class GradientFunction:
     """A generated gradient, callable like the function it differentiates."""
 
-    def __init__(self, fn, wrt, mode, preserve_result, has_aux=False, level=DEFAULT_LEVEL):
+    def __init__(self, fn, wrt, mode, preserve_result, has_aux=False, level=DEFAULT_LEVEL, backend="numpy"):
         self.__astgrad_function__ = fn
         functools.update_wrapper(self, fn)
         self.__dict__.pop(_CACHE, None)  # fn's own gradients, copied with fn.__dict__
@@ -45,7 +45,7 @@ class GradientFunction:
         self._mode = mode
         self._preserve = preserve_result
         self._aux = has_aux  # f returns (loss, aux); the generated function returns the pair as its value
-        self._level = level  # optimisation level (pipeline.py)
+        self._level, self._backend = level, _backends.hook(backend, mode)  # optimisation level (pipeline.py); None: numpy
         self._rebuild()
 
     def _rebuild(self, stage=None):
@@ -80,7 +80,7 @@ class GradientFunction:
         mode = self._mode
         return build(self.__astgrad_function__, self._names, mode="vjp" if mode == "vjp" else "grad",
                      preserve_result=self._preserve or self._aux or mode == "value_and_grad",
-                     has_aux=self._aux, trees=trees, ranks=ranks, level=self._level, stage=stage)
+                     has_aux=self._aux, trees=trees, ranks=ranks, level=self._level, stage=stage, backend=self._backend)
 
     def _specialised(self, arguments):
         """The adjoint for arguments of these ranks, transformed at the first call with them.
@@ -405,20 +405,20 @@ def _leaf(grad, original):
     return _finish(grad, original)
 
 
-def _cached(fn, wrt, mode, preserve_result, has_aux=False, optimize=None):
-    if _composable(fn):  # grad(grad(f)): the generated code of grad(f) is differentiated (see _higher)
+def _cached(fn, wrt, mode, preserve_result, has_aux=False, optimize=None, backend="numpy"):
+    if _composable(fn) and _backends.hook(backend, mode, composed=True) is None:  # grad(grad(f)): see _higher
         return HigherGradient(fn, wrt, mode, preserve_result, has_aux, _level(optimize, mode), _gradient_function)
-    cached, rebind = _gradient_function(fn, wrt, mode, preserve_result, has_aux, optimize)
+    cached, rebind = _gradient_function(fn, wrt, mode, preserve_result, has_aux, optimize, backend)
     return rebind(cached)
 
 
 def _composable(fn) -> bool:
-    """A generated gradient itself, returning the gradient alone: its generated code can be differentiated."""
+    """A generated gradient itself (numpy-run), returning the gradient alone: its generated code can be differentiated."""
     return isinstance(fn, (GradientFunction, HigherGradient)) and fn._mode == "grad" and not fn._preserve \
-        and not fn._aux
+        and not fn._aux and getattr(fn, "_backend", None) is None
 
 
-def _gradient_function(fn, wrt, mode, preserve_result, has_aux, optimize):
+def _gradient_function(fn, wrt, mode, preserve_result, has_aux, optimize, backend="numpy"):
     """The cached GradientFunction of ``fn`` (a plain function) and how to bind it as ``fn`` was bound."""
     level = _level(optimize, mode)
     generated = _generated_inside(fn)
@@ -426,13 +426,13 @@ def _gradient_function(fn, wrt, mode, preserve_result, has_aux, optimize):
         raise _higher_order_error(fn, generated, mode)
     fn, wrt, rebind = split(fn, wrt, mode)  # a bound method or partial: its function, rebound below
     code = fn.__code__
-    key = (code, _freeze(wrt), mode, preserve_result, has_aux, level)
+    key = (code, _freeze(wrt), mode, preserve_result, has_aux, level, backend)
     per_fn = _gradients_of(fn)
     cached = per_fn.get(key)
     if cached is None:
         for old in [k for k in per_fn if k[0] is not code]:  # built for code fn no longer runs
             del per_fn[old]
-        per_fn[key] = cached = GradientFunction(fn, wrt, mode, preserve_result, has_aux, level)
+        per_fn[key] = cached = GradientFunction(fn, wrt, mode, preserve_result, has_aux, level, backend)
     elif not cached._generated.current():
         cached._rebuild()
     return cached, rebind
@@ -531,7 +531,7 @@ def _freeze(wrt):
     return tuple(wrt) if isinstance(wrt, list) else wrt
 
 
-def grad(f=None, wrt=0, *, preserve_result=False, has_aux=False, optimize=None):
+def grad(f=None, wrt=0, *, preserve_result=False, has_aux=False, optimize=None, backend="numpy"):
     """The gradient of a scalar function ``f`` by generated code.
 
     ``wrt`` is a parameter position, a parameter name, or a tuple of them.
@@ -544,24 +544,24 @@ def grad(f=None, wrt=0, *, preserve_result=False, has_aux=False, optimize=None):
     ``@grad`` and ``@grad(wrt=(0, 1))``.  ``optimize`` is the optimisation
     level of the generated code: 0 (the adjoint as the rules write it), 1
     (what a careful person tidies by hand) or 2 (the default: and the memory
-    work); every level gives the same gradient.
+    work); every level gives the same gradient.  ``backend``: "numpy", "numba" or "auto" (docs/backends.md).
     """
     if preserve_result and has_aux:
         raise ValueError("grad: preserve_result=True and has_aux=True together are not supported; "
                          "use value_and_grad(f, has_aux=True), which returns ((loss, aux), gradient)")
     if f is None:
-        return lambda fn: grad(fn, wrt, preserve_result=preserve_result, has_aux=has_aux, optimize=optimize)
-    return _cached(f, wrt, "grad", preserve_result, has_aux, optimize)
+        return lambda fn: grad(fn, wrt, preserve_result=preserve_result, has_aux=has_aux, optimize=optimize, backend=backend)
+    return _cached(f, wrt, "grad", preserve_result, has_aux, optimize, backend)
 
 
-def value_and_grad(f=None, wrt=0, *, has_aux=False, optimize=None):
+def value_and_grad(f=None, wrt=0, *, has_aux=False, optimize=None, backend="numpy"):
     """Like :func:`grad`, returning ``(value, gradient)``; ``((loss, aux), gradient)`` with ``has_aux``."""
     if f is None:
-        return lambda fn: value_and_grad(fn, wrt, has_aux=has_aux, optimize=optimize)
-    return _cached(f, wrt, "value_and_grad", False, has_aux, optimize)
+        return lambda fn: value_and_grad(fn, wrt, has_aux=has_aux, optimize=optimize, backend=backend)
+    return _cached(f, wrt, "value_and_grad", False, has_aux, optimize, backend)
 
 
-def vjp(f=None, wrt=0, *, optimize=None):
+def vjp(f=None, wrt=0, *, optimize=None, backend="numpy"):
     """``df(*args, seed)``: the vector-Jacobian product of a non-scalar ``f``.
 
     ``seed`` has the shape of ``f``'s output; the result is the gradient of
@@ -569,8 +569,8 @@ def vjp(f=None, wrt=0, *, optimize=None):
     A seed of another shape raises ``ValueError`` (numpy would broadcast it).
     """
     if f is None:
-        return lambda fn: vjp(fn, wrt, optimize=optimize)
-    return _cached(f, wrt, "vjp", False, False, optimize)
+        return lambda fn: vjp(fn, wrt, optimize=optimize, backend=backend)
+    return _cached(f, wrt, "vjp", False, False, optimize, backend)
 
 
 def show(f, wrt=0, *, stage="emit", optimize=None, mode="grad") -> str:

@@ -305,7 +305,7 @@ def emit(ctx):
                           origins(module.functions, module.comment_origins))
     generated.rank_dependent = module.rank_dependent
     drop_lines_with(generated, filename)
-    module.generated = generated
+    module.generated = generated if module.backend is None else module.backend(ctx, generated)
 
 
 ENTRY = (
@@ -389,9 +389,10 @@ class _NamesMet(Exception):
 class ModuleBuilder:
     """The generated module of one entry: names, namespace, comments, callees' pairs, the level."""
 
-    def __init__(self, user: UserNames, level=DEFAULT_LEVEL, ranks=None):
+    def __init__(self, user: UserNames, level=DEFAULT_LEVEL, ranks=None, backend=None):
         self.user = user
         self.level = level
+        self.backend = backend  # (ctx, the numpy Generated) -> the Generated that runs (api._backend_hook)
         self.ranks = ranks  # the entry's parameters' (rank, holds an int), known at call time
         self.rank_dependent = False  # whether known ranks would change the entry's code (ranks.Ranks.asked)
         self.names = Names(user=user)
@@ -470,7 +471,7 @@ class Generated:
 
 
 def build(fn, wrt, mode="grad", preserve_result=False, has_aux=False, trees=(), ranks=None, level=DEFAULT_LEVEL,
-          stage=None):
+          stage=None, backend=None):
     """Transform ``fn``; ``wrt`` lists parameter names; ``level`` is the optimisation level.
 
     ``ranks`` maps parameters to ``(rank, holds a Python int)`` as they are
@@ -482,7 +483,7 @@ def build(fn, wrt, mode="grad", preserve_result=False, has_aux=False, trees=(), 
     ``has_aux`` it returns the pair as the value (``preserve_result`` is then
     required).  ``trees`` names the parameters that hold dicts, lists or
     tuples in this call.  With ``stage``, the result's ``shown`` is the
-    source after that pass.
+    source after that pass.  ``backend`` turns the numpy module into the one that runs.
 
     Generated names must avoid every name of every user function the module
     transforms, known before the first name is made: the code objects of
@@ -494,7 +495,7 @@ def build(fn, wrt, mode="grad", preserve_result=False, has_aux=False, trees=(), 
         raise ValueError(f"astgrad: optimize={level!r}; the levels are {', '.join(map(str, LEVELS))}")
     user = user_names_of(fn)
     while True:
-        module = ModuleBuilder(user, level, ranks)
+        module = ModuleBuilder(user, level, ranks, backend)
         ctx = Context(module, fn, wrt, entry=True, mode=mode, preserve_result=preserve_result, has_aux=has_aux,
                       trees=trees)
         try:

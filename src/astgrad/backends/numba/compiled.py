@@ -1,0 +1,232 @@
+"""The generated module compiled by Numba, and the function that runs it.
+
+``attach`` is the pipeline's backend hook (``build(backend=...)``): it takes
+the finished numpy module, writes its Numba variant (lower.py), executes
+that text and wraps each generated function in ``numba.njit``.  Numba
+compiles a function at its first call with each new set of argument types
+and keeps the result, so the gradient compiles once per signature.
+
+What it cannot do is said, never hidden:
+
+* before compiling, the module is refused when it reads a global's value at
+  each call (numpy code sees a changed global weight; Numba would freeze
+  the value it saw when it compiled);
+* when Numba cannot compile the code (a numpy function it lacks, a Python
+  object, a variable that is a number on one path and an array on
+  another), the error names the user's line the generated line came from
+  and Numba's reason;
+* an exception raised by the compiled code at run time (a shape mismatch,
+  a non-scalar output) is raised again by the numpy module on the same
+  arguments, whose traceback names the user's line and whose message is
+  the numpy backend's.
+
+With ``backend="auto"`` each of the first two falls back to the numpy
+module instead, with one warning that says why.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import re
+import warnings
+
+from ...transform.compat import gast
+from ...transform.emit import compile_source, drop_lines_with, is_marker, render
+from ...transform.errors import TransformError
+from ...transform.pipeline import Generated
+from ...transform.runtime_errors import add_location, origins, user_line
+from . import helpers
+from .lower import lower
+
+_ADVICE = "use backend='numpy', or backend='auto' to fall back to it with a warning"
+
+
+def available() -> bool:
+    """Whether Numba can be imported (without importing it)."""
+    return importlib.util.find_spec("numba") is not None
+
+
+def attach(ctx, generated, strict=True):
+    """The Generated that runs ``generated``'s module compiled by Numba (the hook of ``build``).
+
+    ``strict`` (backend="numba") raises where Numba cannot serve; otherwise
+    (backend="auto") warns once and returns the numpy ``generated``.
+    """
+    try:
+        return _numba_module(ctx, generated, strict)
+    except TransformError as exc:
+        if strict:
+            raise
+        _fall_back(exc)
+        return generated
+
+
+def _numba_module(ctx, generated, strict):
+    if not available():
+        raise TransformError("backend='numba' needs Numba, which is not installed: pip install 'astgrad[numba]'",
+                             *_where(ctx.fn), "", _ADVICE)
+    import numba  # the optional dependency, imported only when a numba gradient is built
+    helpers.register()
+    module = ctx.module
+    namespace = module.ns.globals
+    functions = lower(module.functions, namespace)
+    _refuse_live_globals(functions, module, namespace)
+    _refuse_callees(functions, module)
+    header = [line[2:] for line in generated.source.splitlines() if line.startswith("# ")][:1]
+    header.append("Compiled by Numba (nopython mode) at the first call with each kind of arguments.")
+    source = render(functions, module.comments, header)
+    compiled_namespace = dict(namespace)
+    filename = compile_source(source, generated.filename[:-1] + " numba>", compiled_namespace)
+    names = [f.name for f in functions]
+    for name in names:
+        compiled_namespace[name] = numba.njit(boundscheck=True)(compiled_namespace[name])
+    result = Generated(source, None, filename, compiled_namespace, generated.dependencies,
+                       origins(functions, module.comment_origins))
+    result.rank_dependent = generated.rank_dependent
+    result.numpy = generated  # the same adjoint in numpy: it reports errors, and backend="auto" falls back to it
+    result.function = _Runner(compiled_namespace[names[0]], result, ctx.fn, strict)
+    drop_lines_with(result, filename)
+    return result
+
+
+class _Runner:
+    """Calls the compiled entry; turns Numba's refusal into a located error (or the fallback)."""
+
+    def __init__(self, compiled, generated, fn, strict):
+        from numba.core.errors import NumbaError
+        self.refused = NumbaError  # what Numba raises when it cannot compile
+        self.compiled = compiled
+        self.generated = generated
+        self.fn = fn
+        self.strict = strict
+        self.fallen_back = False
+        self.__signature__ = inspect.signature(generated.numpy.function)  # api reads the seed's name from it
+
+    def __call__(self, *args, **kwargs):
+        if self.fallen_back:
+            return self.generated.numpy.function(*args, **kwargs)
+        try:
+            return self.compiled(*args, **kwargs)
+        except self.refused as exc:  # compiling for these argument types failed
+            error = _compile_error(exc, self.generated, self.fn)
+            if self.strict:
+                raise error from None
+            _fall_back(error)
+            self.fallen_back = True
+            return self.generated.numpy.function(*args, **kwargs)
+        except Exception as exc:
+            self._numpy_error(args, kwargs)
+            exc.add_note("astgrad: raised by the Numba-compiled gradient; the numpy backend does not raise here")
+            raise
+
+    def _numpy_error(self, args, kwargs):
+        """Raise what the numpy module raises on these arguments (located), if it raises."""
+        numpy = self.generated.numpy
+        try:
+            numpy.function(*args, **kwargs)
+        except Exception as exc:
+            add_location(numpy, exc, f"the generated gradient of {self.fn.__qualname__} (backend='numba')")
+            raise exc from None
+
+
+def _fall_back(error) -> None:
+    warnings.warn(f"astgrad: backend='auto' runs the numpy backend here: {error}", RuntimeWarning, stacklevel=4)
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _compile_error(exc, generated, fn) -> TransformError:
+    """Numba's compile error as a TransformError at the user's line the failing generated line came from."""
+    text = _ANSI.sub("", str(exc))
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    reason = next((line for line in lines if not line.startswith(("Failed in", "During:", "File "))), "")
+    lineno = None
+    for match in re.finditer(r'File "([^"]*)", line (\d+)', text):
+        if match.group(1) == generated.filename:
+            lineno = int(match.group(2))
+            break
+    origin = user_line(generated, lineno) if lineno is not None else None
+    source_lines = generated.source.splitlines()
+    generated_line = source_lines[lineno - 1].strip() if lineno is not None and lineno <= len(source_lines) else ""
+    message = f"backend='numba': Numba cannot compile the gradient of this line: {reason}"
+    if "Cannot unify" in reason:
+        message += (" (a variable holds a number on one path and an array on another, such as a gradient that "
+                    "starts as 0.0 before a loop; Numba needs one type per variable)")
+    hint = (f"(generated line {lineno}: {generated_line}; the whole module is the gradient's .source)\n"
+            if generated_line else "") + _ADVICE
+    if origin is None:
+        return TransformError(message, *_where(fn), "", hint)
+    filename, line, source_text, _ = origin
+    return TransformError(message, filename, line, len(source_text) - len(source_text.lstrip()), source_text,
+                          hint=hint)
+
+
+def _refuse_live_globals(functions, module, namespace) -> None:
+    """Refuse a module that reads a global's (or closure cell's) value at each call: Numba would freeze it."""
+    live = namespace.live
+    if not live:
+        return
+    found = origins(functions, module.comment_origins)
+    statements = _statements(functions)
+    for stmt, origin in zip(statements, found):
+        own = [node for field, value in gast.iter_fields(stmt) if field not in _BLOCKS  # not nested statements
+               for node in (value if isinstance(value, list) else [value]) if isinstance(node, gast.AST)]
+        used = sorted({n.id for node in own for n in gast.walk(node) if isinstance(n, gast.Name) and n.id in live})
+        if used and origin is not None:
+            filename, line, text, _ = origin
+            user = live[used[0]][1]
+            raise TransformError(f"backend='numba': the gradient reads the global `{user}` when it runs; Numba "
+                                 f"would compile in the value it has now and miss later changes", filename, line,
+                                 len(text) - len(text.lstrip()), text,
+                                 hint=f"pass `{user}` as an argument of the function, or {_ADVICE}")
+    user = live[sorted(live)[0]][1]
+    raise TransformError(f"backend='numba': the gradient reads the global `{user}` when it runs; Numba would "
+                         f"compile in the value it has now", hint=_ADVICE)
+
+
+_BLOCKS = ("body", "orelse", "finalbody", "handlers")
+
+
+def _refuse_callees(functions, module) -> None:
+    """Refuse a module with callees' forward/backward pairs: Numba cannot type the stack they share (yet)."""
+    if len(functions) == 1:
+        return
+    pairs = {f.name for f in functions[1:]}
+    for stmt, origin in zip(_statements(functions[:1]), origins(functions[:1], module.comment_origins)):
+        called = [n.func.id for n in gast.walk(stmt) if isinstance(n, gast.Call) and isinstance(n.func, gast.Name)
+                  and n.func.id in pairs]
+        if called and origin is not None and not isinstance(stmt, _COMPOUND):
+            filename, line, text, _ = origin
+            raise TransformError(f"backend='numba' does not compile gradients through calls of other Python "
+                                 f"functions yet (here `{called[0].split('_', 1)[1]}`): their saved values share "
+                                 f"one stack that Numba cannot type", filename, line,
+                                 len(text) - len(text.lstrip()), text,
+                                 hint=f"write the called function's body into this function, or {_ADVICE}")
+    raise TransformError("backend='numba' does not compile gradients through calls of other Python functions yet",
+                         hint=_ADVICE)
+
+
+_COMPOUND = (gast.For, gast.While, gast.If)
+
+
+def _statements(functions) -> list:
+    """Every statement in source order, as ``runtime_errors.origins`` counts them (markers left out)."""
+    out: list = []
+
+    def block(stmts):
+        for s in stmts:
+            if is_marker(s):
+                continue
+            out.append(s)
+            for field in _BLOCKS:
+                block(getattr(s, field, None) or [])
+    block(functions)
+    return out
+
+
+def _where(fn) -> tuple[str, int, int]:
+    """File, first line and column 0 of ``fn``'s ``def``."""
+    code = fn.__code__
+    return code.co_filename, code.co_firstlineno, 0

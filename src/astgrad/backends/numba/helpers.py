@@ -1,0 +1,307 @@
+"""Numba implementations of the runtime helpers generated code calls.
+
+Each is registered with ``numba.extending.overload`` on the helper itself
+(``transform.runtime.shape``, ``rules.filled``, ...), so the generated text
+is the same for both backends and Numba, meeting the global ``shape`` in
+compiled code, types the call with the implementation below for the
+argument types it sees.  Python calls of the helpers are not touched.
+
+An implementation gives the same values as the numpy helper for the types
+it accepts and raises where that one raises (with a shorter message: the
+wrapper reruns the numpy adjoint to say which line, see ``compiled``).  For
+types it does not accept it returns nothing, and Numba reports the call as
+one it cannot compile: a located error, never a different number.
+
+Numba is imported by ``register()``, when the first numba gradient is built.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ... import rules
+from ...rules import _extra, _support
+from ...transform import outputs, runtime
+
+_registered = False
+
+
+def register() -> None:
+    """Register the implementations with Numba (once)."""
+    global _registered, _reduce_to
+    if _registered:
+        return
+    import numba  # the optional dependency, imported only here and in compiled.py
+    from numba import types
+    from numba.extending import overload
+
+    _reduce_to = _compiled_reduce_to(numba)
+
+    def number(t) -> bool:
+        return isinstance(t, (types.Number, types.Boolean))
+
+    @overload(runtime.shape)
+    def _shape(value):
+        if isinstance(value, types.Array):
+            return lambda value: value.shape
+        if number(value):
+            return lambda value: ()
+
+    @overload(runtime.size)
+    def _size(value):
+        if isinstance(value, types.Array):
+            return lambda value: value.size
+        if number(value):
+            return lambda value: 1
+
+    @overload(runtime.ndim)
+    def _ndim(value):
+        if isinstance(value, types.Array):
+            rank = value.ndim
+            return lambda value: rank
+        if number(value):
+            return lambda value: 0
+
+    @overload(runtime.only_shape)
+    def _only_shape(value):
+        if isinstance(value, types.Array) or number(value):
+            return lambda value: value  # memory work of the numpy backend; Numba frees by reference counts
+
+    @overload(runtime.Shaped)
+    def _shaped(shape):
+        if isinstance(shape, (types.UniTuple, types.Tuple)):
+            return lambda shape: np.empty(shape)  # read only for its shape and size, never its values
+
+    @overload(runtime.broadcast_shape)
+    def _broadcast_shape(*shapes):
+        return lambda *shapes: np.broadcast_shapes(*shapes)
+
+    @overload(runtime.T)
+    def _transpose(x):
+        if isinstance(x, types.Array) and x.ndim == 2:
+            return lambda x: x.T
+        if isinstance(x, types.Array) and x.ndim > 2:
+            last = x.ndim - 1
+            return lambda x: np.swapaxes(x, last, last - 1)
+
+    @overload(_support.filled)
+    def _filled(g, shape):
+        if isinstance(g, (types.Integer, types.Boolean)):
+            return lambda g, shape: np.full(shape, float(g))
+        if isinstance(g, types.Float):
+            return lambda g, shape: np.full(shape, g)
+        if isinstance(g, types.Array) and g.ndim == 0:
+            return lambda g, shape: np.full(shape, g[()])
+        if isinstance(g, types.Array):
+            return lambda g, shape: np.broadcast_to(g, shape)
+
+    _unbroadcast_overloads(overload, types, number)
+    # the numpy backend's results written into a buffer nothing reads again: computed anew here
+    overload(runtime.add_into)(lambda buffer, other: lambda buffer, other: buffer + other)
+    overload(runtime.subtract_into)(lambda buffer, other: lambda buffer, other: buffer - other)
+    overload(runtime.multiply_into)(lambda buffer, other: lambda buffer, other: buffer * other)
+    overload(runtime.divide_into)(lambda buffer, other: lambda buffer, other: buffer / other)
+
+    @overload(runtime.reduced_shape, prefer_literal=True)
+    def _reduced_shape(shape, axis=None, keepdims=False):
+        rank = len(shape)
+        axes = _literal_axes(axis, rank, types)
+        keep = _literal_value(keepdims, types)
+        if axes is None or keep not in (True, False):
+            return None  # an axis or keepdims known only when the code runs: the shape's length would be too
+        items = ", ".join("1" if i in axes and keep else f"shape[{i}]" for i in range(rank)
+                          if keep or i not in axes)
+        return _lambda(f"lambda shape, axis=None, keepdims=False: ({items}{',' if items else ''})")
+
+    @overload(_support.reduced_count, prefer_literal=True)
+    def _reduced_count(shape, axis=None):
+        rank = len(shape)
+        axes = _literal_axes(axis, rank, types)
+        if axes is None:
+            return None
+        product = " * ".join(f"shape[{i}]" for i in sorted(axes)) or "1"
+        return _lambda(f"lambda shape, axis=None: {product}")
+
+    @overload(_support.expand_reduced, prefer_literal=True)
+    def _expand_reduced(g, shape, axis=None, keepdims=False):
+        rank = len(shape)
+        axes = _literal_axes(axis, rank, types)
+        keep = _literal_value(keepdims, types)
+        if axes is None or keep not in (True, False):
+            return None
+        if number(g) or isinstance(g, types.Array) and g.ndim == 0:
+            return lambda g, shape, axis=None, keepdims=False: _support.filled(g, shape)
+        if not isinstance(g, types.Array):
+            return None
+        if keep or g.ndim == rank:
+            return lambda g, shape, axis=None, keepdims=False: np.broadcast_to(g, shape)
+        kept = ", ".join("1" if i in axes else f"shape[{i}]" for i in range(rank))
+        return _lambda(f"lambda g, shape, axis=None, keepdims=False: "
+                       f"broadcast_to(ascontiguousarray(g).reshape(({kept},)), shape)")
+
+    @overload(_extra.scatter)
+    def _scatter(g, shape, index):
+        basic = (types.Integer, types.SliceType)
+        if not (isinstance(index, basic) or isinstance(index, types.BaseTuple) and
+                all(isinstance(i, basic) for i in index)):
+            return None  # an array index may repeat a position: np.add.at's accumulation is not written here
+        if isinstance(g, types.Array):
+            def into_array(g, shape, index):
+                out = np.zeros(shape, dtype=g.dtype)
+                out[index] += g
+                return out
+            return into_array
+        if isinstance(g, (types.Float, types.Complex)):
+            dtype = np.complex128 if isinstance(g, types.Complex) else np.float64
+
+            def into_number(g, shape, index):
+                out = np.zeros(shape, dtype=dtype)
+                out[index] += g
+                return out
+            return into_number
+
+    @overload(runtime.is_zero)
+    def _is_zero(g):
+        if isinstance(g, types.NoneType):
+            return lambda g: True
+        if number(g):
+            return lambda g: g == 0.0
+        if isinstance(g, types.Array):
+            return lambda g: False
+
+    @overload(outputs.not_scalar)
+    def _not_scalar(shape, where, parameter=None):
+        def refuse(shape, where, parameter=None):
+            raise TypeError("grad requires a scalar output")
+        return refuse
+
+    @overload(outputs.scalar_output)
+    def _scalar_output(value, where):
+        if number(value) and not isinstance(value, types.Boolean) or \
+                isinstance(value, types.Array) and value.ndim == 0 and isinstance(value.dtype, types.Number):
+            return lambda value, where: None
+
+        def refuse(value, where):
+            raise TypeError("grad requires a scalar output")
+        return refuse
+
+    @overload(runtime.check_seed)
+    def _check_seed(seed, out_shape, name):
+        rank = seed.ndim if isinstance(seed, types.Array) else 0 if number(seed) else None
+        if rank is None:
+            return None
+        if rank != len(out_shape):
+            def refuse(seed, out_shape, name):
+                raise ValueError("vjp: the seed does not have the output's shape")
+            return refuse
+
+        def check(seed, out_shape, name):
+            if np.shape(seed) != out_shape:
+                raise ValueError("vjp: the seed does not have the output's shape")
+        return check
+
+    _registered = True
+
+
+def _unbroadcast_overloads(overload, types, number):
+    """``rules.unbroadcast`` and the runtime's fast variant: ``g`` summed (or spread) to the shape ``to``."""
+
+    def implementation(g, to):
+        rank = len(to)
+        if number(g):
+            if rank == 0:
+                return lambda g, to: g
+            if isinstance(g, (types.Integer, types.Boolean)):
+                return lambda g, to: np.full(to, float(g))
+            return lambda g, to: np.full(to, g)
+        if not isinstance(g, types.Array):
+            return None
+        if rank == 0:
+            return lambda g, to: g.sum()
+        if g.ndim < rank:  # a lower-rank gradient lines up with the last axes, and is spread over the others
+            lead = rank - g.ndim
+
+            def spread(g, to):
+                return np.broadcast_to(_reduce_to(g, to[lead:]), to).copy()
+            return spread
+        if g.ndim == rank:
+            def same_rank(g, to):
+                if g.shape == to:
+                    return g
+                return _reduce_to(g, to)
+            return same_rank
+        return lambda g, to: _reduce_to(g, to)
+
+    overload(runtime.unbroadcast)(implementation)
+    overload(_support.unbroadcast)(implementation)
+    if rules.unbroadcast is not _support.unbroadcast:
+        overload(rules.unbroadcast)(implementation)
+
+
+def _literal_value(t, types):
+    """The value of an argument Numba typed as a literal (or omitted, or None), else a marker that matches nothing."""
+    if isinstance(t, types.Omitted):
+        return t.value
+    if isinstance(t, types.NoneType) or t is None:
+        return None
+    if isinstance(t, types.Literal):
+        return t.literal_value
+    return _UNKNOWN
+
+
+_UNKNOWN = object()
+
+
+def _literal_axes(axis, rank, types):
+    """The axes (non-negative) an ``axis`` argument names: all for None; None when not known at compile time."""
+    if isinstance(axis, types.BaseTuple):
+        values = [_literal_value(a, types) for a in axis]
+    else:
+        value = _literal_value(axis, types)
+        if value is None:
+            return set(range(rank))
+        values = [value]
+    if not all(type(v) is int and -rank <= v < rank for v in values):
+        return None
+    return {v % rank for v in values}
+
+
+def _lambda(text):
+    """A small implementation written for one rank and axis (Numba compiles it per call site's types)."""
+    return eval(compile(text, "<astgrad numba helper>", "eval"),
+                {"broadcast_to": np.broadcast_to, "ascontiguousarray": np.ascontiguousarray})
+
+
+#: ``g`` (of rank at least ``len(to)``) summed over the axes broadcasting added or stretched from 1;
+#: a Numba function once ``register()`` ran
+_reduce_to = None
+
+
+def _compiled_reduce_to(numba):
+    """The Numba function behind ``_reduce_to``: one pass over ``g``, adding each element where it came from."""
+
+    @numba.njit(boundscheck=True)
+    def reduce_to(g, to):
+        out = np.zeros(to, dtype=g.dtype)
+        flat_out = out.reshape(-1)
+        rank, extra = g.ndim, g.ndim - len(to)
+        shape = g.shape
+        strides = np.ones(len(to), dtype=np.int64)
+        for axis in range(len(to) - 2, -1, -1):
+            strides[axis] = strides[axis + 1] * to[axis + 1]
+        for axis in range(len(to)):
+            if to[axis] != 1 and to[axis] != shape[axis + extra]:
+                raise ValueError("unbroadcast: the gradient's shape does not broadcast to the argument's")
+        flat = np.ascontiguousarray(g).reshape(-1)
+        for i in range(flat.size):
+            rest, index = i, 0
+            for axis in range(rank - 1, -1, -1):
+                coordinate = rest % shape[axis]
+                rest //= shape[axis]
+                kept = axis - extra
+                if kept >= 0 and to[kept] != 1:
+                    index += coordinate * strides[kept]
+            flat_out[index] += flat[i]
+        return out
+    return reduce_to
+

@@ -1,0 +1,156 @@
+"""The generated numpy module rewritten into the Python subset Numba compiles.
+
+The adjoint the pipeline writes is already close to what Numba's nopython
+mode takes: one numpy operation a line, numbers and arrays, a list used as a
+stack.  What differs is written here, statement by statement, on the gast
+trees before they are rendered, so the text ``.source`` shows is the text
+Numba compiles:
+
+* ``del a, b`` (the numpy backend's release of memory) goes: Numba frees
+  arrays by reference counting and refuses ``del``;
+* a parameter after ``*`` (the seed ``dresult``) becomes an ordinary one
+  with the same default: Numba takes no keyword-only parameters;
+* ``for i in reversed(range(a, b, s))`` counts down with ``range`` itself:
+  Numba has no ``reversed``;
+* ``np.s_[1:3]`` (an index a rule passes on) is ``slice(1, 3)``;
+* the entry's check that a parameter is a number (``type(x) is not float
+  and shape(x)``) keeps its shape test only: the type test is the numpy
+  backend's shortcut, and Numba has no ``type()``.
+
+The runtime helpers the code calls (``shape``, ``unbroadcast``, ...) keep
+their names: ``helpers.py`` gives each a Numba implementation.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from ...transform import compat
+from ...transform.compat import gast
+from ...transform.runtime_errors import keep_origin
+
+
+def lower(functions, namespace) -> list:
+    """Copies of the module's FunctionDefs, rewritten for Numba; ``namespace`` maps global names to objects."""
+    out = []
+    for fn_def in compat.clone(list(functions)):
+        _positional(fn_def.args)
+        fn_def.body = _block(fn_def.body, namespace) or [compat.make("Pass")]
+        _Slices(namespace).visit(fn_def)
+        out.append(fn_def)
+    return out
+
+
+class _Slices(gast.NodeTransformer):
+    """``slice(1, 3)`` for ``np.s_[1:3]`` (an index a rule passes on), and tuples of them: Numba has no ``np.s_``."""
+
+    def __init__(self, namespace):
+        self.namespace = namespace
+
+    def visit_Subscript(self, node):
+        self.generic_visit(node)
+        value = node.value
+        if not (isinstance(value, gast.Attribute) and value.attr == "s_"
+                and _is(value.value, self.namespace, np)):
+            return node
+        index = node.slice
+        if isinstance(index, gast.Tuple):
+            return compat.tuple_([self._slice(i) for i in index.elts])
+        return self._slice(index)
+
+    def _slice(self, node):
+        if not isinstance(node, gast.Slice):
+            return node
+        parts = [compat.clone(p) if p is not None else compat.const(None) for p in (node.lower, node.upper, node.step)]
+        return compat.call(compat.name(_bound(self.namespace, builtins.slice)), parts)
+
+
+def _positional(args) -> None:
+    """Keyword-only parameters after the positional ones, with their defaults.
+
+    Defaults cover a suffix of the parameters, so a keyword-only parameter
+    without one gets None when an earlier one has a default (callers name it).
+    """
+    if not args.kwonlyargs:
+        return
+    kw_defaults = list(args.kw_defaults)
+    if args.defaults or any(d is not None for d in kw_defaults):
+        args.defaults = list(args.defaults) + [compat.const(None) if d is None else d for d in kw_defaults]
+    args.args = list(args.args) + list(args.kwonlyargs)
+    args.kwonlyargs, args.kw_defaults = [], []
+
+
+def _block(stmts, namespace) -> list:
+    out = []
+    for stmt in stmts:
+        if isinstance(stmt, gast.Delete):
+            continue
+        if isinstance(stmt, gast.For):
+            stmt.iter = _counting_down(stmt.iter, namespace) or stmt.iter
+        if isinstance(stmt, (gast.If, gast.While)):
+            stmt.test = _without_type_test(stmt.test, namespace)
+        for field in ("body", "orelse"):
+            inner = getattr(stmt, field, None)
+            if inner:
+                setattr(stmt, field, _block(inner, namespace) or [keep_origin(stmt, compat.make("Pass"))])
+        out.append(stmt)
+    return out
+
+
+def _is(node, namespace, obj) -> bool:
+    """Whether ``node`` is a global name bound to ``obj`` (generated code binds builtins by name too)."""
+    return isinstance(node, gast.Name) and node.id in namespace and namespace[node.id] is obj
+
+
+def _counting_down(iterable, namespace):
+    """``range(a + (len(range(a, b, s)) - 1) * s, a - s, -s)`` for ``reversed(range(a, b, s))``, else None."""
+    if not (isinstance(iterable, gast.Call) and _is(iterable.func, namespace, builtins.reversed)
+            and len(iterable.args) == 1 and not iterable.keywords):
+        return None
+    inner = iterable.args[0]
+    if not (isinstance(inner, gast.Call) and _is(inner.func, namespace, builtins.range) and not inner.keywords
+            and 1 <= len(inner.args) <= 3):
+        return None
+    args = list(inner.args)
+    if len(args) == 1:  # range(n): n - 1 down to 0
+        stop = args[0]
+        return compat.call(compat.clone(inner.func), [compat.binop(compat.clone(stop), "Sub", compat.const(1)),
+                                                       compat.const(-1), compat.const(-1)])
+    start, stop = args[0], args[1]
+    step = args[2] if len(args) == 3 else compat.const(1)
+    count = compat.call(compat.name(_bound(namespace, builtins.len)), [compat.clone(inner)])
+    last = compat.binop(compat.clone(start), "Add",
+                        compat.binop(compat.binop(count, "Sub", compat.const(1)), "Mult", compat.clone(step)))
+    end = compat.binop(compat.clone(start), "Sub", compat.clone(step))
+    down = compat.make("UnaryOp", op=gast.USub(), operand=compat.clone(step))
+    return compat.call(compat.clone(inner.func), [last, end, down])
+
+
+def _bound(namespace, obj) -> str:
+    """The global name ``obj`` has in ``namespace`` (the builtin's own name when the module did not bind it)."""
+    for name, value in namespace.items():
+        if value is obj:
+            return name
+    name = obj.__name__
+    if name in namespace:
+        raise KeyError(f"astgrad: the generated module binds {name!r} to something else than the builtin")
+    namespace[name] = obj
+    return name
+
+
+def _without_type_test(test, namespace):
+    """``shape(x)`` for ``type(x) is not float and shape(x)``; other tests as they are."""
+    if not (isinstance(test, gast.BoolOp) and isinstance(test.op, gast.And)):
+        return test
+    kept = [v for v in test.values if not _is_float_test(v, namespace)]
+    if len(kept) == len(test.values):
+        return test
+    return kept[0] if len(kept) == 1 else compat.make("BoolOp", op=gast.And(), values=kept)
+
+
+def _is_float_test(node, namespace) -> bool:
+    return isinstance(node, gast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], gast.IsNot) \
+        and isinstance(node.left, gast.Call) and _is(node.left.func, namespace, builtins.type) \
+        and _is(node.comparators[0], namespace, builtins.float)

@@ -1,0 +1,137 @@
+"""backend="numba": the compiled adjoint gives the numbers the numpy backend and the references give.
+
+Numba compiles a gradient at its first call with each kind of arguments, a
+second or more each; the gradients here are made once per module (fixtures)
+and called with arguments of one kind, so each compiles once.
+"""
+
+import importlib.util
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+import _numeric
+import astgrad
+
+pytest.importorskip("numba")
+
+
+def _workloads():
+    """benchmarks/workloads.py as a module of its own, without putting benchmarks/ on sys.path."""
+    path = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "workloads.py"
+    spec = importlib.util.spec_from_file_location("_benchmarks_workloads_numba", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is made
+    spec.loader.exec_module(module)
+    return module
+
+
+workloads = _workloads()
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    """Each workload's numba gradient, called once (compiled) on the test-size inputs."""
+    rng = np.random.default_rng(7)
+    out = {}
+    for name, fn, inputs, wrt in [("W1", workloads.tutorial, workloads.tutorial_inputs, 0),
+                                  ("W2", workloads.scalar_loop, workloads.scalar_loop_inputs, 0),
+                                  ("W3", workloads.mlp_loss, workloads.mlp_small_inputs, (0, 1, 2))]:
+        args = inputs("test", rng)
+        gradient = astgrad.grad(fn, wrt=wrt, backend="numba")
+        out[name] = (gradient, args, gradient(*args), astgrad.grad(fn, wrt=wrt)(*args))
+    return out
+
+
+@pytest.mark.parametrize("name", ["W1", "W2", "W3"])
+def test_the_workloads_give_the_numpy_backends_gradient(compiled, name):
+    _, _, got, numpy = compiled[name]
+    for a, b in zip(got if isinstance(got, tuple) else (got,), numpy if isinstance(numpy, tuple) else (numpy,)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+def test_the_workloads_match_their_hand_written_gradients(compiled):
+    for name, hand in [("W1", workloads.tutorial_grad), ("W2", workloads.scalar_loop_grad),
+                       ("W3", workloads.mlp_loss_grad)]:
+        _, args, got, _ = compiled[name]
+        expected = hand(*args)
+        if name == "W3":
+            for a, b in zip(got, expected):
+                np.testing.assert_allclose(a, b, rtol=1e-10)
+        else:
+            np.testing.assert_allclose(got, expected, rtol=1e-10)
+
+
+def test_the_scalar_loop_matches_finite_differences(compiled):
+    gradient, (x, steps), got, _ = compiled["W2"]
+    expected = _numeric.gradient(lambda v: workloads.scalar_loop(v, steps), x)
+    assert abs(got - expected) < 1e-6 * max(1.0, abs(expected))
+    assert type(got) is float  # a number's gradient is a number, as with numpy
+
+
+def test_a_second_call_runs_the_compiled_code_on_new_values(compiled):
+    gradient, (x,), _, _ = compiled["W1"]
+    other = x * 3.0 - 1.0
+    np.testing.assert_allclose(gradient(other), workloads.tutorial_grad(other), rtol=1e-12)
+    assert gradient(other) is not gradient(other)  # a fresh array each call
+
+
+def test_the_source_is_the_text_numba_compiles(compiled):
+    source = compiled["W2"][0].source
+    assert "Compiled by Numba" in source
+    assert "reversed(" not in source and "range(steps - 1, -1, -1)" in source  # Numba has no reversed
+    assert "*," not in source.split("\n")[2]  # the seed is an ordinary parameter: no keyword-only ones
+    assert "type(x)" not in source  # the numpy backend's shortcut in the scalar check
+    assert "\n    del " not in compiled["W3"][0].source  # Numba refuses del
+
+
+# -- loops counting down with a step, index gradients, vjp, value_and_grad ----
+
+def stepped(x, n):
+    total = 0.0
+    for i in range(1, n, 3):
+        total = total + np.sin(x * i)
+    for j in range(n, 0, -2):
+        total = total + x * j * np.cos(x)
+    return total
+
+
+def picked(x, i):
+    return x[i] * x[i] * 2.0 + np.sum(x[1:3])
+
+
+def scaled(x):
+    return np.sin(x) * 2.0
+
+
+def test_loops_with_a_step_count_down_through_the_same_values():
+    for n in (0, 1, 7, 8):
+        got = astgrad.grad(stepped, backend="numba")(0.3, n)
+        assert got == pytest.approx(_numeric.gradient(lambda v: stepped(v, n), 0.3), rel=1e-6, abs=1e-9)
+        assert got == pytest.approx(astgrad.grad(stepped)(0.3, n), rel=1e-14)
+
+
+def test_index_gradients_and_out_of_range_indices():
+    """An index past the end raises IndexError at the user's line: compiled code without bounds checks
+    would read whatever memory follows the array and return a number."""
+    x = np.linspace(0.5, 2.0, 5)
+    gradient = astgrad.grad(picked, backend="numba")
+    np.testing.assert_allclose(gradient(x, 3), _numeric.gradient(lambda v: picked(v, 3), x), atol=1e-6)
+    np.testing.assert_allclose(gradient(x, -1), astgrad.grad(picked)(x, -1), rtol=1e-14)
+    with pytest.raises(IndexError) as info:
+        gradient(x, 5)
+    notes = "\n".join(getattr(info.value, "__notes__", []))
+    assert "return x[i] * x[i] * 2.0" in notes and "test_numba_values.py" in notes
+
+
+def test_vjp_and_value_and_grad():
+    x = np.linspace(-1.0, 1.0, 6)
+    seed = np.arange(6.0)
+    np.testing.assert_allclose(astgrad.vjp(scaled, backend="numba")(x, seed), 2.0 * np.cos(x) * seed, rtol=1e-14)
+    value, gradient = astgrad.value_and_grad(workloads.tutorial, backend="numba")(x.reshape(2, 3))
+    assert value == pytest.approx(workloads.tutorial(x.reshape(2, 3)), rel=1e-14)
+    np.testing.assert_allclose(gradient, workloads.tutorial_grad(x.reshape(2, 3)), rtol=1e-14)
+    with pytest.raises(ValueError, match="seed has shape"):  # numpy would broadcast it: refused, as with numpy
+        astgrad.vjp(scaled, backend="numba")(x, seed[:1])
