@@ -106,10 +106,15 @@ class _Runner:
     def __call__(self, *args, **kwargs):
         if self.fallen_back:
             return self.generated.numpy.function(*args, **kwargs)
+        compiled = self.compiled
+        known = len(compiled.overloads)
         try:
-            return self.compiled(*args, **kwargs)
-        except self.refused as exc:  # compiling for these argument types failed
-            error = _compile_error(exc, self.generated, self.fn)
+            result = compiled(*args, **kwargs)
+            if len(compiled.overloads) != known:  # compiled just now, for new argument types
+                _check_integer_arithmetic(compiled, self.generated, self.fn)
+            return result
+        except (self.refused, TransformError) as exc:  # compiling for these argument types failed
+            error = exc if isinstance(exc, TransformError) else _compile_error(exc, self.generated, self.fn)
             if self.strict:
                 raise error from None
             _fall_back(error)
@@ -128,6 +133,37 @@ class _Runner:
         except Exception as exc:
             add_location(numpy, exc, f"the generated gradient of {self.fn.__qualname__} (backend='numba')")
             raise exc from None
+
+
+#: integer operations whose result can pass 2**63 from small operands (sums need operands near it)
+_GROWING = {"mul", "pow", "lshift", "imul", "ipow", "ilshift"}
+
+
+def _check_integer_arithmetic(compiled, generated, fn) -> None:
+    """Refuse compiled code that multiplies, raises to a power or shifts integers.
+
+    Python's integers never overflow and Numba's are 64 bits: ``x * (n * n *
+    n)`` with n = 2**22 is 0.0 compiled.  Which values are integers is known
+    only once Numba typed the code, so this reads its typed statements.
+    """
+    from numba.core import ir, types
+    for overload in compiled.overloads.values():
+        annotation = overload.type_annotation
+        for block in annotation.blocks.values():
+            for stmt in block.body:
+                value = getattr(stmt, "value", None)
+                if not (isinstance(stmt, ir.Assign) and isinstance(value, ir.Expr)
+                        and value.op in ("binop", "inplace_binop")
+                        and getattr(value.fn, "__name__", "") in _GROWING
+                        and isinstance(annotation.typemap.get(stmt.target.name), types.Integer)):
+                    continue
+                lineno = stmt.loc.line
+                origin = user_line(generated, lineno)
+                filename, line, text = origin[:3] if origin else (*_where(fn)[:2], "")
+                raise TransformError("backend='numba': this line multiplies integers (or raises them to a power), "
+                                     "which compiled code does in 64 bits where Python's integers do not "
+                                     "overflow", filename, line, len(text) - len(text.lstrip()), text,
+                                     hint=f"write float(n) for an integer that only scales a value, or {_ADVICE}")
 
 
 def _fall_back(error) -> None:

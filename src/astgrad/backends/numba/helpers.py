@@ -22,6 +22,7 @@ import numpy as np
 from ... import rules
 from ...rules import _extra, _support
 from ...transform import outputs, runtime
+from . import lower
 
 _registered = False
 
@@ -159,6 +160,10 @@ def register() -> None:
                 out[index] += g
                 return out
             return into_number
+
+    @overload(lower.last_of_range)
+    def _last_of_range(start, stop, step):
+        return lambda start, stop, step: start + (len(range(start, stop, step)) - 1) * step
 
     @overload(runtime.is_zero)
     def _is_zero(g):

@@ -105,7 +105,7 @@ def _is(node, namespace, obj) -> bool:
 
 
 def _counting_down(iterable, namespace):
-    """``range(a + (len(range(a, b, s)) - 1) * s, a - s, -s)`` for ``reversed(range(a, b, s))``, else None."""
+    """``range(last_of_range(a, b, s), a - s, -s)`` for ``reversed(range(a, b, s))``, else None."""
     if not (isinstance(iterable, gast.Call) and _is(iterable.func, namespace, builtins.reversed)
             and len(iterable.args) == 1 and not iterable.keywords):
         return None
@@ -120,12 +120,15 @@ def _counting_down(iterable, namespace):
                                                        compat.const(-1), compat.const(-1)])
     start, stop = args[0], args[1]
     step = args[2] if len(args) == 3 else compat.const(1)
-    count = compat.call(compat.name(_bound(namespace, builtins.len)), [compat.clone(inner)])
-    last = compat.binop(compat.clone(start), "Add",
-                        compat.binop(compat.binop(count, "Sub", compat.const(1)), "Mult", compat.clone(step)))
+    last = compat.call(compat.name(_bound(namespace, last_of_range)), [compat.clone(a) for a in (start, stop, step)])
     end = compat.binop(compat.clone(start), "Sub", compat.clone(step))
     down = compat.make("UnaryOp", op=gast.USub(), operand=compat.clone(step))
     return compat.call(compat.clone(inner.func), [last, end, down])
+
+
+def last_of_range(start, stop, step):
+    """The last item of ``range(start, stop, step)`` (``start - step`` when it is empty)."""
+    return start + (len(range(start, stop, step)) - 1) * step
 
 
 def _bound(namespace, obj) -> str:

@@ -1,0 +1,123 @@
+"""backend="numba" where Numba cannot serve: a located error, or with backend="auto" numpy and one warning.
+
+Never a different number: a global read at each call would be frozen into
+the compiled code, so it is refused; an index past the end raises (see
+test_numba_values); what Numba cannot compile names the user's line.
+"""
+
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import astgrad
+
+WEIGHTS = np.array([1.0, 2.0, 3.0])
+
+
+def weighted(x):
+    return np.sum(x * WEIGHTS)
+
+
+def inner(a, b):
+    return a * np.exp(b)
+
+
+def calls_inner(x, y):
+    return np.sum(inner(x, y) + inner(y, x))
+
+
+def gathers(x):
+    total = 0.0
+    for i in range(3):
+        total = total + x[i] * x[i]
+    return total
+
+
+def test_import_and_the_numpy_backend_never_import_numba(tmp_path):
+    script = tmp_path / "uses_numpy.py"
+    script.write_text("import sys, numpy as np, astgrad\n"
+                      "def f(x):\n    return np.sum(np.sin(x))\n"
+                      "astgrad.grad(f)(np.ones(3))\n"
+                      "assert 'numba' not in sys.modules, 'numba imported'\n")
+    subprocess.run([sys.executable, str(script)], check=True)
+
+
+def test_an_unknown_backend_is_refused_at_once():
+    with pytest.raises(ValueError, match="the backends are 'numpy'"):
+        astgrad.grad(weighted, backend="jax")
+
+
+def test_a_global_read_at_each_call_is_refused_not_frozen():
+    pytest.importorskip("numba")
+    with pytest.raises(astgrad.TransformError) as info:
+        astgrad.grad(weighted, backend="numba")
+    message = str(info.value)
+    assert "`WEIGHTS`" in message and "test_numba_refusals.py:21" in message
+    assert "return np.sum(x * WEIGHTS)" in message and "pass `WEIGHTS` as an argument" in message
+
+
+def test_auto_falls_back_to_numpy_with_one_warning_and_reads_the_global_live():
+    with pytest.warns(RuntimeWarning, match="backend='auto' runs the numpy backend here") as caught:
+        gradient = astgrad.grad(weighted, backend="auto")
+    assert len(caught) == 1
+    np.testing.assert_array_equal(gradient(np.ones(3)), WEIGHTS)
+    WEIGHTS[0] = 10.0
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # said once, when the gradient was made
+            np.testing.assert_array_equal(gradient(np.ones(3)), [10.0, 2.0, 3.0])
+    finally:
+        WEIGHTS[0] = 1.0
+
+
+def test_calls_of_user_functions_are_refused_at_the_call():
+    pytest.importorskip("numba")
+    with pytest.raises(astgrad.TransformError) as info:
+        astgrad.grad(calls_inner, wrt=(0, 1), backend="numba")
+    message = str(info.value)
+    assert "test_numba_refusals.py:29" in message and "`inner`" in message
+    assert "return np.sum(inner(x, y) + inner(y, x))" in message
+
+
+def test_what_numba_cannot_compile_names_the_user_line_and_numbas_reason():
+    """The gradient of x[i] starts as the number 0.0 and becomes an array in the loop."""
+    pytest.importorskip("numba")
+    gradient = astgrad.grad(gathers, backend="numba")
+    with pytest.raises(astgrad.TransformError) as info:
+        gradient(np.arange(4.0))
+    message = str(info.value)
+    assert "test_numba_refusals.py:34" in message and "for i in range(3):" in message
+    assert "Cannot unify" in message and "generated line" in message and "backend='numpy'" in message
+    with pytest.warns(RuntimeWarning, match="Cannot unify"):
+        fallback = astgrad.grad(gathers, backend="auto")(np.arange(4.0))
+    np.testing.assert_array_equal(fallback, [0.0, 2.0, 4.0, 0.0])
+
+
+def test_without_numba_installed_numba_says_how_to_get_it_and_auto_uses_numpy(monkeypatch):
+    from astgrad.backends.numba import compiled
+    monkeypatch.setattr(compiled, "available", lambda: False)
+
+    def square(x):
+        return x * x
+    with pytest.raises(astgrad.TransformError, match=r"pip install 'astgrad\[numba\]'"):
+        astgrad.grad(square, backend="numba")
+    with pytest.warns(RuntimeWarning, match="needs Numba"):
+        assert astgrad.grad(square, backend="auto")(3.0) == 6.0
+
+
+def cubed_count(x, n):
+    return x * (n * n * n)
+
+
+def test_integer_products_are_refused_where_64_bits_would_overflow_silently():
+    """Python's 2**66 is 0 in 64-bit integers: compiled, the gradient would be 0.0."""
+    pytest.importorskip("numba")
+    assert astgrad.grad(cubed_count)(1.0, 2 ** 22) == 2.0 ** 66
+    with pytest.raises(astgrad.TransformError) as info:
+        astgrad.grad(cubed_count, backend="numba")(1.0, 2 ** 22)
+    assert "multiplies integers" in str(info.value) and "return x * (n * n * n)" in str(info.value)
+    with pytest.warns(RuntimeWarning, match="multiplies integers"):
+        assert astgrad.grad(cubed_count, backend="auto")(1.0, 2 ** 22) == 2.0 ** 66
