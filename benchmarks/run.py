@@ -37,7 +37,7 @@ if (HERE.parent / "src" / "astgrad").is_dir():
 
 import numpy as np  # noqa: E402
 
-from systems import SYSTEMS, TITLES, Unavailable, as_numpy, prepare  # noqa: E402
+from systems import NUMBA_COMPILE, SYSTEMS, TITLES, Unavailable, as_numpy, prepare  # noqa: E402
 from workloads import WORKLOADS, directional_derivative_error  # noqa: E402
 
 CHECK_RTOL = 1e-7
@@ -81,7 +81,7 @@ def header(size, repeat):
         f"{os.cpu_count()} cores; BLAS single-threaded (OPENBLAS_NUM_THREADS=OMP_NUM_THREADS=MKL_NUM_THREADS=1, "
         f"torch.set_num_threads(1)); float64 everywhere",
     ]
-    for name in ("torch", "autograd", "jax"):
+    for name in ("numba", "torch", "autograd", "jax"):
         version = _version(name)
         lines.append(f"{TITLES[name]}: {version or 'not installed'}")
     return "\n".join(lines) + "\n"
@@ -296,8 +296,10 @@ def report(results, keys):
             return fmt_bytes(value) + (f" (x{value / hand:.2f})" if hand else "")
         lines.append(f"| {key} | {fmt_seconds(first)} | {fmt_seconds(again)} | {fmt_bytes(hand)} | "
                      f"{peak('generated')} | {peak('taped')} | {extra['fd_error']:.1e} |")
+    lines += numba_compile_times(keys)
     lines += ["", "## Targets of issue 7", ""] + targets(results, keys)
     lines += ["", "## Against the expert gradient (issue 17, numpy backend)", ""] + expert_table(results, keys)
+    lines += ["", "## Targets of issue 17 (Numba backend)", ""] + numba_targets(results, keys)
     return "\n".join(lines)
 
 
@@ -336,6 +338,34 @@ def expert_table(results, keys):
         lines.append(f"- not measured: {text}" if r is None else
                      f"- {'met' if r <= limit else 'NOT met'}: {text} ({r:.2f})")
     return lines
+
+
+def numba_compile_times(keys):
+    """The Numba backend's first call per workload: the transform and Numba's compile."""
+    measured = [k for k in keys if WORKLOADS[k].fn in NUMBA_COMPILE]
+    if not measured:
+        return []
+    lines = ["", "## Numba backend: first call (transform done, Numba compiles)", "",
+             "| workload | compile |", "|---|---|"]
+    return lines + [f"| {k} | {fmt_seconds(NUMBA_COMPILE[WORKLOADS[k].fn])} |" for k in measured]
+
+
+def numba_targets(results, keys):
+    """Issue 17's targets for the Numba backend, against the numpy backend and the expert numpy gradient."""
+    def line(text, key, value, limit):
+        if key not in keys or value is None:
+            return f"- not measured: {text}"
+        return f"- {'met' if value <= limit else 'NOT met'}: {text} ({key} {value:.3f})"
+
+    def ratio(key, a, b):
+        return _ratio(results, key, a, b) if key in keys else None
+    compile_w2 = NUMBA_COMPILE.get(WORKLOADS["W2"].fn) if "W2" in keys else None
+    return [line("numba/expert at most 0.05 on the scalar loop", "W2", ratio("W2", "numba", "expert"), 0.05),
+            line("numba compile of the scalar loop under 2 s (seconds)", "W2", compile_w2, 2.0),
+            line("numba/generated (numpy backend) below 1 on the 2x2 tutorial", "W1", ratio("W1", "numba", "generated"),
+                 0.999),
+            line("numba/generated (numpy backend) at most 1.2 on the small MLP", "W3",
+                 ratio("W3", "numba", "generated"), 1.2)]
 
 
 def targets(results, keys):

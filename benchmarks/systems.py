@@ -19,10 +19,10 @@ import types
 
 import numpy as np
 
-SYSTEMS = ["primal", "hand", "expert", "generated", "taped", "torch", "autograd", "jax"]
+SYSTEMS = ["primal", "hand", "expert", "generated", "numba", "taped", "torch", "autograd", "jax"]
 TITLES = {
     "primal": "primal", "hand": "hand-written", "expert": "expert",
-    "generated": "astgrad generated",
+    "generated": "astgrad generated", "numba": "astgrad numba",
     "taped": "astgrad taped", "torch": "PyTorch eager", "autograd": "HIPS autograd", "jax": "jax (eager)",
 }
 
@@ -79,6 +79,28 @@ def _prepare_generated(workload, args):
 
     wrt = workload.wrt if len(workload.wrt) > 1 else workload.wrt[0]
     df = astgrad.vjp(workload.fn, wrt=wrt) if workload.vjp else astgrad.grad(workload.fn, wrt=wrt)
+    if len(workload.wrt) > 1:
+        return lambda: df(*args)
+    return lambda: (df(*args),)
+
+
+#: seconds the Numba backend's first call took (the compile), by workload function
+NUMBA_COMPILE: dict = {}
+
+
+def _prepare_numba(workload, args):
+    """The generated gradient compiled by Numba (backend="numba"); its first call, the compile, is timed here."""
+    import time
+
+    import astgrad
+
+    _import("numba")
+    wrt = workload.wrt if len(workload.wrt) > 1 else workload.wrt[0]
+    make = astgrad.vjp if workload.vjp else astgrad.grad
+    df = make(workload.fn, wrt=wrt, backend="numba")
+    start = time.perf_counter()
+    df(*args)
+    NUMBA_COMPILE[workload.fn] = time.perf_counter() - start
     if len(workload.wrt) > 1:
         return lambda: df(*args)
     return lambda: (df(*args),)
@@ -187,5 +209,6 @@ def _prepare_jax(workload, args):
 
 _PREPARERS = {
     "primal": _prepare_primal, "hand": _prepare_hand, "expert": _prepare_expert, "generated": _prepare_generated,
+    "numba": _prepare_numba,
     "taped": _prepare_taped, "torch": _prepare_torch, "autograd": _prepare_autograd, "jax": _prepare_jax,
 }
