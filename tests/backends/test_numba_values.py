@@ -102,6 +102,13 @@ def picked(x, i):
     return x[i] * x[i] * 2.0 + np.sum(x[1:3])
 
 
+def gathers(x):
+    total = 0.0
+    for i in range(3):
+        total = total + x[i] * x[i]
+    return total
+
+
 def scaled(x):
     return np.sin(x) * 2.0
 
@@ -135,3 +142,12 @@ def test_vjp_and_value_and_grad():
     np.testing.assert_allclose(gradient, workloads.tutorial_grad(x.reshape(2, 3)), rtol=1e-14)
     with pytest.raises(ValueError, match="seed has shape"):  # numpy would broadcast it: refused, as with numpy
         astgrad.vjp(scaled, backend="numba")(x, seed[:1])
+
+
+def test_a_parameters_gradient_added_to_in_a_loop_starts_as_zeros_of_its_shape():
+    """The numpy backend starts it as the number 0.0 (one type per variable in Numba: zeros of x's shape)."""
+    x = np.array([0.5, -1.5, 2.0, 3.0])
+    gradient = astgrad.grad(gathers, backend="numba")
+    assert "dx = zeros_like_gradient(x)" in gradient.source
+    np.testing.assert_array_equal(gradient(x), [1.0, -3.0, 4.0, 0.0])
+    np.testing.assert_allclose(gradient(x), _numeric.gradient(gathers, x), atol=1e-8)

@@ -34,6 +34,7 @@ import warnings
 from ...transform.compat import gast
 from ...transform.emit import compile_source, drop_lines_with, is_marker, render
 from ...transform.errors import TransformError
+from ...transform.ir import assigned
 from ...transform.pipeline import Generated
 from ...transform.runtime_errors import add_location, origins, user_line
 from . import helpers
@@ -70,7 +71,7 @@ def _numba_module(ctx, generated, strict):
     helpers.register()
     module = ctx.module
     namespace = module.ns.globals
-    functions = lower(module.functions, namespace)
+    functions = lower(module.functions, namespace, _parameter_gradients(ctx))
     _refuse_live_globals(functions, module, namespace)
     _refuse_callees(functions, module)
     header = [line[2:] for line in generated.source.splitlines() if line.startswith("# ")][:1]
@@ -88,6 +89,12 @@ def _numba_module(ctx, generated, strict):
     result.function = _Runner(compiled_namespace[names[0]], result, ctx.fn, strict)
     drop_lines_with(result, filename)
     return result
+
+
+def _parameter_gradients(ctx) -> dict:
+    """The entry's adjoint names of parameters its body never rebinds, to those parameters."""
+    kept = set(ctx.params) - assigned(ctx.body)
+    return {adjoint: name for name, adjoint in ctx.adjoints.table.items() if name in kept}
 
 
 class _Runner:

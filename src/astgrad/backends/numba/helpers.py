@@ -165,6 +165,14 @@ def register() -> None:
     def _last_of_range(start, stop, step):
         return lambda start, stop, step: start + (len(range(start, stop, step)) - 1) * step
 
+    @overload(lower.zeros_like_gradient)
+    def _zeros_like_gradient(x):
+        if number(x):
+            return lambda x: 0.0
+        if isinstance(x, types.Array):
+            dtype = x.dtype if isinstance(x.dtype, (types.Float, types.Complex)) else types.float64
+            return lambda x: np.zeros(x.shape, dtype)
+
     @overload(runtime.is_zero)
     def _is_zero(g):
         if isinstance(g, types.NoneType):

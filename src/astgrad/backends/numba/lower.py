@@ -13,6 +13,9 @@ Numba compiles:
 * ``for i in reversed(range(a, b, s))`` counts down with ``range`` itself:
   Numba has no ``reversed``;
 * ``np.s_[1:3]`` (an index a rule passes on) is ``slice(1, 3)``;
+* a parameter's gradient that starts as the number 0.0 starts as zeros of
+  the parameter's shape (``zeros_like_gradient``): Numba needs one type per
+  variable;
 * the entry's check that a parameter is a number (``type(x) is not float
   and shape(x)``) keeps its shape test only: the type test is the numpy
   backend's shortcut, and Numba has no ``type()``.
@@ -32,11 +35,16 @@ from ...transform.compat import gast
 from ...transform.runtime_errors import keep_origin
 
 
-def lower(functions, namespace) -> list:
-    """Copies of the module's FunctionDefs, rewritten for Numba; ``namespace`` maps global names to objects."""
+def lower(functions, namespace, zeros=None) -> list:
+    """Copies of the module's FunctionDefs, rewritten for Numba; ``namespace`` maps global names to objects.
+
+    ``zeros`` maps the entry's adjoint names to parameters of their shape (see ``_zeros_shaped``).
+    """
     out = []
     for fn_def in compat.clone(list(functions)):
         _positional(fn_def.args)
+        if not out and zeros:
+            _zeros_shaped(fn_def.body, zeros, namespace)
         fn_def.body = _block(fn_def.body, namespace) or [compat.make("Pass")]
         _Slices(namespace).visit(fn_def)
         out.append(fn_def)
@@ -65,6 +73,33 @@ class _Slices(gast.NodeTransformer):
             return node
         parts = [compat.clone(p) if p is not None else compat.const(None) for p in (node.lower, node.upper, node.step)]
         return compat.call(compat.name(_bound(self.namespace, builtins.slice)), parts)
+
+
+def _zeros_shaped(stmts, zeros, namespace) -> None:
+    """``dx = zeros_like_gradient(x)`` for ``dx = 0.0``, where ``x`` is a parameter the function never rebinds.
+
+    Where a gradient may not have been reached (before a loop that adds to
+    it), the numpy backend writes the number 0.0: the shape is not known
+    there.  Numba needs one type per variable, and the loop makes it an
+    array.  The gradient of a parameter that keeps its value has that
+    parameter's shape, so zeros of it are the same start: 0.0 + g and
+    zeros + g are the same numbers.
+    """
+    for stmt in stmts:
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) \
+                and stmt.targets[0].id in zeros and isinstance(stmt.value, gast.Constant) \
+                and type(stmt.value.value) is float and stmt.value.value == 0.0:
+            helper = _bound(namespace, zeros_like_gradient)
+            stmt.value = compat.call(compat.name(helper), [compat.name(zeros[stmt.targets[0].id])])
+        for field in ("body", "orelse"):
+            _zeros_shaped(getattr(stmt, field, None) or [], zeros, namespace)
+
+
+def zeros_like_gradient(x):
+    """A zero gradient for ``x``: 0.0 for a number, zeros of its shape (a float dtype) for an array."""
+    if isinstance(x, np.ndarray):
+        return np.zeros(x.shape, x.dtype if x.dtype.kind in "fc" else np.float64)
+    return 0.0
 
 
 def _positional(args) -> None:
