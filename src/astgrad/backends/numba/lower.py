@@ -40,7 +40,7 @@ def lower(functions, namespace, zeros=None) -> list:
 
     ``zeros`` maps the entry's adjoint names to parameters of their shape (see ``_zeros_shaped``).
     """
-    out = []
+    out: list = []
     for fn_def in compat.clone(list(functions)):
         _positional(fn_def.args)
         if not out and zeros:
