@@ -82,6 +82,7 @@ def test_the_source_is_the_text_numba_compiles(compiled):
     source = compiled["W2"][0].source
     assert "Compiled by Numba" in source
     assert "reversed(" not in source and "range(steps - 1, -1, -1)" in source  # Numba has no reversed
+    assert "pop_numbers" not in source  # the recurrence's loop as written: compiled, it is the fast form
     assert "*," not in source.split("\n")[2]  # the seed is an ordinary parameter: no keyword-only ones
     assert "type(x)" not in source  # the numpy backend's shortcut in the scalar check
     assert "\n    del " not in compiled["W3"][0].source  # Numba refuses del

@@ -31,6 +31,8 @@ import inspect
 import re
 import warnings
 
+import numpy as np
+
 from ...transform.compat import gast
 from ...transform.emit import compile_source, drop_lines_with, is_marker, render
 from ...transform.errors import TransformError
@@ -119,7 +121,7 @@ class _Runner:
             result = compiled(*args, **kwargs)
             if len(compiled.overloads) != known:  # compiled just now, for new argument types
                 _check_integer_arithmetic(compiled, self.generated, self.fn)
-            return result
+            return _owned(result)
         except (self.refused, TransformError) as exc:  # compiling for these argument types failed
             error = exc if isinstance(exc, TransformError) else _compile_error(exc, self.generated, self.fn)
             if self.strict:
@@ -140,6 +142,22 @@ class _Runner:
         except Exception as exc:
             add_location(numpy, exc, f"the generated gradient of {self.fn.__qualname__} (backend='numba')")
             raise exc from None
+
+
+def _owned(result):
+    """``result`` with each array copied into one that owns its memory.
+
+    An array Numba returns never owns its memory (its base is Numba's
+    record of it), views of the arguments included, so the gradient's entry
+    could not tell a new array from a view and would copy it the slow,
+    general way (api._finish).  A copy made here is new: the entry keeps it.
+    """
+    kind = type(result)
+    if kind is np.ndarray:
+        return result.copy()
+    if kind is tuple:
+        return tuple(_owned(item) for item in result)
+    return result
 
 
 #: integer operations whose result can pass 2**63 from small operands (sums need operands near it)

@@ -13,6 +13,9 @@ Numba compiles:
 * ``for i in reversed(range(a, b, s))`` counts down with ``range`` itself:
   Numba has no ``reversed``;
 * ``np.s_[1:3]`` (an index a rule passes on) is ``slice(1, 3)``;
+* a linear recurrence's loop is kept as written, without the numpy
+  backend's vectorised alternative (``pop_numbers``): compiled, the loop is
+  the fast form;
 * a parameter's gradient that starts as the number 0.0 starts as zeros of
   the parameter's shape (``zeros_like_gradient``): Numba needs one type per
   variable;
@@ -30,7 +33,7 @@ import builtins
 
 import numpy as np
 
-from ...transform import compat
+from ...transform import compat, runtime
 from ...transform.compat import gast
 from ...transform.runtime_errors import keep_origin
 
@@ -118,9 +121,14 @@ def _positional(args) -> None:
 
 
 def _block(stmts, namespace) -> list:
-    out = []
-    for stmt in stmts:
-        if isinstance(stmt, gast.Delete):
+    out: list = []
+    stmts = list(stmts)
+    for position, stmt in enumerate(stmts):
+        if isinstance(stmt, gast.Delete) or _loop_after(stmt, stmts[position - 1] if position else None, namespace):
+            continue
+        looped = _loop_after(stmts[position + 1] if position + 1 < len(stmts) else None, stmt, namespace)
+        if looped is not None:
+            out += _block(looped, namespace)  # the loop as written; the next statement (its If) is skipped
             continue
         if isinstance(stmt, gast.For):
             stmt.iter = _counting_down(stmt.iter, namespace) or stmt.iter
@@ -132,6 +140,27 @@ def _block(stmts, namespace) -> list:
                 setattr(stmt, field, _block(inner, namespace) or [keep_origin(stmt, compat.make("Pass"))])
         out.append(stmt)
     return out
+
+
+def _loop_after(stmt, before, namespace):
+    """The loop as written, for ``if saved is None: <loop> else: <vectorised>`` after ``saved = pop_numbers(...)``.
+
+    ``pop_numbers`` takes a linear recurrence's saved numbers off the stack
+    as one array when every value is a number, so numpy computes the
+    recurrence with array operations; else None, and the loop runs.  Compiled,
+    the loop is the fast form, and a variable that is None or a tuple has
+    no one type: the loop is kept and the rest goes.
+    """
+    if not (isinstance(stmt, gast.If) and isinstance(before, gast.Assign) and len(before.targets) == 1
+            and isinstance(before.targets[0], gast.Name) and isinstance(before.value, gast.Call)
+            and _is(before.value.func, namespace, runtime.pop_numbers)):
+        return None
+    test = stmt.test
+    if isinstance(test, gast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], gast.Is) \
+            and isinstance(test.left, gast.Name) and test.left.id == before.targets[0].id \
+            and isinstance(test.comparators[0], gast.Constant) and test.comparators[0].value is None:
+        return stmt.body
+    return None
 
 
 def _is(node, namespace, obj) -> bool:
