@@ -478,9 +478,9 @@ def math_tanh(g, ans, x):
     return g * (1 - ans * ans)
 
 
-for _fn, _rule in ((math.sin, math_sin), (math.cos, math_cos), (math.tan, math_tan), (math.exp, math_exp),
-                   (math.log, math_log), (math.sqrt, math_sqrt), (math.tanh, math_tanh)):
-    defjvp(_fn, _rule)
+for _math_fn, _rule in ((math.sin, math_sin), (math.cos, math_cos), (math.tan, math_tan), (math.exp, math_exp),
+                        (math.log, math_log), (math.sqrt, math_sqrt), (math.tanh, math_tanh)):
+    defjvp(_math_fn, _rule)
 
 # --------------------------------------------------- no gradient flows here
 
