@@ -39,7 +39,14 @@ GRADIENTS = {
     "several_returns": lambda: astgrad.grad(g.several_returns, optimize=2),
     "jvp": lambda: astgrad.jvp(g.for_loop),
     "second_order": lambda: astgrad.grad(astgrad.grad(g.straight_line)),
+    "hessian": lambda: called(astgrad.hessian(g.straight_line), np.array([0.3, -0.2])),
 }
+
+
+def called(composed, *args):
+    """A composition generates its code at its first call."""
+    composed(*args)
+    return composed
 
 
 def statement(nodes, text):
@@ -147,6 +154,11 @@ def test_every_statement_of_every_function_is_a_box():
     simple = [s for s in ast.walk(tree) if isinstance(s, ast.stmt)
               and not isinstance(s, (ast.FunctionDef, ast.Delete, ast.Pass, ast.Break, ast.Continue))]
     assert len([n for n, a in nodes.items() if a.get("shape") != "ellipse"]) == len(simple)
+
+
+def test_a_composition_not_called_yet_has_nothing_to_draw():
+    with pytest.raises(ValueError, match="generated no code yet"):
+        astgrad.graph(astgrad.hessian(g.for_loop))
 
 
 def test_names_and_saved_are_for_tensors():

@@ -35,6 +35,9 @@ def graph(value: Any, *, names: Optional[dict] = None, saved: bool = False) -> G
     if isinstance(source, str) and not _is_tensor_like(value):
         if names is not None or saved:
             raise TypeError("astgrad.graph: names= and saved= are for a Tensor's graph, not generated code")
+        if not source.strip():
+            raise ValueError(f"astgrad.graph: {value!r} has generated no code yet (compositions such as hessian "
+                             "generate theirs at their first call): call it once, then draw it")
         from .source import source_graph
         return source_graph(source)
     if callable(value) and not _is_tensor_like(value):
