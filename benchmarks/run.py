@@ -81,7 +81,8 @@ def header(size, repeat):
         f"{os.cpu_count()} cores; BLAS single-threaded (OPENBLAS_NUM_THREADS=OMP_NUM_THREADS=MKL_NUM_THREADS=1, "
         f"torch.set_num_threads(1)); float64 everywhere",
     ]
-    for name in ("numba", "torch", "autograd", "jax"):
+    lines.append(f"Numba (the astgrad numba column): {_version('numba') or 'not installed'}")
+    for name in ("torch", "autograd", "jax"):
         version = _version(name)
         lines.append(f"{TITLES[name]}: {version or 'not installed'}")
     return "\n".join(lines) + "\n"

@@ -122,3 +122,13 @@ def test_integer_products_are_refused_where_64_bits_would_overflow_silently():
     assert "multiplies integers" in str(info.value) and "return x * (n * n * n)" in str(info.value)
     with pytest.warns(RuntimeWarning, match="multiplies integers"):
         assert astgrad.grad(cubed_count, backend="auto")(1.0, 2 ** 22) == 2.0 ** 66
+
+
+def test_a_gradient_of_a_generated_gradient_is_left_to_the_numpy_backend():
+    def cube(x):
+        return x * x * x
+    with pytest.raises(ValueError, match="not of a generated gradient"):
+        astgrad.grad(astgrad.grad(cube), backend="numba")
+    assert astgrad.grad(astgrad.grad(cube))(2.0) == pytest.approx(12.0)
+    with pytest.raises(TypeError, match="generated"):  # a numba gradient's generated code is not differentiated
+        astgrad.grad(astgrad.grad(cube, backend="auto"))
