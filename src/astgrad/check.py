@@ -20,6 +20,8 @@ from . import _trees
 __all__ = ["check_grads", "GradientMismatch", "GradReport"]
 
 MODES = ("generated", "taped", "numeric")
+#: what is differentiated (HIPS autograd's spelling): reverse mode (gradients), forward mode (tangents)
+DIRECTIONS = ("rev", "fwd")
 #: inputs with at most this many elements get a full element-wise difference
 FULL_DIFFERENCE_LIMIT = 200
 
@@ -280,7 +282,7 @@ class _Skip(Exception):
 # ------------------------------------------------------------------- checking
 
 
-def check_grads(f, *args, wrt=0, rtol=1e-5, atol=1e-6, modes=MODES, eps=1e-6, seed=0):
+def check_grads(f, *args, wrt=0, rtol=1e-5, atol=1e-6, modes=MODES, eps=1e-6, seed=0, order=1):
     """Compare the gradients of ``f`` at ``args`` from each method in ``modes``.
 
     ``wrt`` is an argument position, a name, or a tuple of them; an argument
@@ -294,11 +296,25 @@ def check_grads(f, *args, wrt=0, rtol=1e-5, atol=1e-6, modes=MODES, eps=1e-6, se
     allow for its rounding noise, about ``1e-16 |F| / eps`` for a function
     whose (projected) value is ``F``, so large-valued functions do not fail
     on the estimate's own error.
+
+    ``modes`` may also name what is checked, in HIPS autograd's spelling:
+    ``"rev"`` (the gradient, the default) and ``"fwd"`` (the directional
+    derivative along a random direction: the generated ``jvp``, the tape's
+    ``jvp``, a central difference).  ``order=2`` also checks second
+    derivatives: ``H v`` along a random ``v`` for each argument, from the
+    generated code of the gradient (reverse over reverse for ``"rev"``,
+    forward over reverse for ``"fwd"``), the tape's double backward, and a
+    central difference of the generated gradient.  Every check is a row of
+    the same table, named ``x (fwd)``, ``x (rev, order 2)``...
     """
     __tracebackhide__ = True
-    unknown = set(modes) - set(MODES)
+    unknown = set(modes) - set(MODES) - set(DIRECTIONS)
     if unknown:
-        raise ValueError(f"check_grads: unknown modes {sorted(unknown)}; choose from {MODES}")
+        raise ValueError(f"check_grads: unknown modes {sorted(unknown)}; choose from {MODES + DIRECTIONS}")
+    if order not in (1, 2):
+        raise ValueError(f"check_grads: order={order!r}; orders 1 and 2 are checked")
+    directions_asked = [m for m in modes if m in DIRECTIONS] or ["rev"]
+    modes = tuple(m for m in modes if m in MODES) or MODES
     positions = _positions(f, wrt)
     args, inputs = _inputs(f, args, positions)
     value = f(*args)
@@ -316,7 +332,7 @@ def check_grads(f, *args, wrt=0, rtol=1e-5, atol=1e-6, modes=MODES, eps=1e-6, se
         "taped": lambda: _taped(f, args, inputs, u),
         "numeric": lambda: _numeric(f, args, inputs, u, eps, directions),
     }
-    for mode in modes:
+    for mode in modes if "rev" in directions_asked else ():
         try:
             grads = runners[mode]()
         except _Skip as skip:
@@ -331,6 +347,10 @@ def check_grads(f, *args, wrt=0, rtol=1e-5, atol=1e-6, modes=MODES, eps=1e-6, se
             grads = [float(np.real(np.sum(_double(g) * v))) for g, v in zip(grads, directions)]
         report.gradients[mode] = grads
     _compare(report, inputs, rtol, atol, report.numeric_noise)
+    sections = [("fwd", 1)] if "fwd" in directions_asked else []
+    sections += [(direction, 2) for direction in directions_asked] if order == 2 else []
+    for direction, degree in sections:
+        _section(report, f, args, positions, inputs, u, modes, direction, degree, (rtol, atol, eps, seed))
     if len(report.gradients) < 2:
         raise GradientMismatch(f"fewer than two methods could run, nothing was compared\n{report}", report)
     if not report.ok:
@@ -368,3 +388,100 @@ def _compare(report, inputs, rtol, atol, numeric_noise=0.0):
                 abs_max = float(np.nanmax(diff)) if diff.size else 0.0
                 rel_max = float(np.nanmax(rel)) if diff.size else 0.0
                 report.rows.append((name, f"{first} vs {second}", abs_max, rel_max, where, ok))
+
+
+# ------------------------------------------------ forward mode and order 2
+
+def _section(report, f, args, positions, inputs, u, modes, direction, order, options):
+    """Compare one more quantity across ``modes`` in ``report``'s table: tangents, or ``H v`` (order 2).
+
+    For each input, a random direction ``v``; order 1 compares the
+    directional derivative of ``F = <u, f>`` along ``v``, order 2 the vector
+    ``H v`` of the input's own block of the hessian of ``F``.
+    """
+    rtol, atol, eps, seed = options
+    rng = np.random.default_rng(seed + 7)
+    directions = [rng.standard_normal(np.shape(leaf.value(args))) for leaf in inputs]
+    label = direction if order == 1 else f"{direction}, order 2"
+    runners = {
+        "generated": lambda: [_generated_section(f, args, positions, leaf, u, v, direction, order)
+                              for leaf, v in zip(inputs, directions)],
+        "taped": lambda: _taped_section(f, args, inputs, u, directions, order),
+        "numeric": lambda: _numeric_section(f, args, positions, inputs, u, directions, order, eps),
+    }
+    section = GradReport(report.function, report.wrt)
+    for mode in modes:
+        try:
+            section.gradients[mode] = runners[mode]()
+        except _Skip as skip:
+            report.skipped[f"{mode} ({label})"] = str(skip)
+        except Exception as error:  # reported, not dropped, as for the gradients
+            report.skipped[f"{mode} ({label})"] = f"{type(error).__name__}: {error}"
+    renamed = [_Input(f"{leaf.name} ({label})", leaf.position, leaf.path) for leaf in inputs]
+    noise = report.numeric_noise if order == 1 else 0.0
+    _compare(section, renamed, rtol, atol, noise)
+    report.rows += section.rows
+    report.gradients.update({f"{mode} ({label})": grads for mode, grads in section.gradients.items()})
+
+
+def _generated_section(f, args, positions, leaf, u, v, direction, order):
+    from . import _compose, api
+    from ._jvp import jvp
+
+    if leaf.path:
+        raise _Skip(f"{leaf.name} is inside a container: the generated jvp and hessian take arrays and numbers")
+    v = v if isinstance(leaf.value(args), np.ndarray) else float(v)
+    if order == 1:  # fwd
+        _, tangent = jvp(f, wrt=leaf.position)(*args, v)
+        return _scalarize(tangent, u)
+    if u is not None:
+        raise _Skip("second derivatives by generated code need a scalar output (this one is checked through a "
+                    "random projection)")
+    if direction == "fwd":
+        return _compose.hvp(f, leaf.position)(*args, v)
+    return api.vjp(api.grad(f, leaf.position), leaf.position)(*args, v)
+
+
+def _taped_section(f, args, inputs, u, directions, order):
+    from .tape import Tensor, tensor
+    from .tape._modes import numpy_methods
+    from . import autograd
+
+    if any(isinstance(leaf.value(args), float) for leaf in inputs):
+        raise _Skip("an argument is a Python float; a Tensor cannot stand in for it faithfully")
+    found = []
+    with numpy_methods():
+        for k, leaf in enumerate(inputs):
+            x = tensor(np.asarray(leaf.value(args), dtype=np.float64), requires_grad=True)
+            out = f(*leaf.replaced(args, x))
+            if not isinstance(out, Tensor) or not out.requires_grad:
+                raise _Skip(f"{getattr(f, '__name__', 'f')} returned {type(out).__name__} without a tape")
+            value = out if u is None else (out * tensor(u, dtype=out.dtype)).sum()
+            (g,) = autograd.grad(value, x, create_graph=order == 2)
+            v = tensor(directions[k], dtype=g.dtype)
+            if order == 1:
+                found.append(float(np.real((g * v).sum().detach().numpy())))
+                continue
+            (hv,) = autograd.grad((g * v).sum(), x, allow_unused=True)
+            found.append(np.zeros(x.shape) if hv is None else hv.detach().numpy())
+    return found
+
+
+def _numeric_section(f, args, positions, inputs, u, directions, order, eps):
+    """Central differences: of ``F`` along ``v`` (order 1), of the generated gradient along ``v`` (order 2)."""
+    found = []
+    for leaf, v in zip(inputs, directions):
+        x = leaf.value(args)
+        v = v if isinstance(x, np.ndarray) else float(v)
+        if order == 1:
+            def at(s, leaf=leaf, x=x, v=v):
+                return _scalarize(f(*leaf.replaced(args, x + s * v)), u)
+            found.append((at(eps) - at(-eps)) / (2 * eps))
+            continue
+        step = 1e-5
+
+        def gradient_at(s, leaf=leaf, x=x, v=v):
+            moved = leaf.replaced(args, x + s * v)
+            return _double(_generated(f, moved, positions, [leaf], u)[0])
+        found.append((gradient_at(step) - gradient_at(-step)) / (2 * step))
+    return found
