@@ -52,6 +52,7 @@ class JvpFunction:
         if stage is not None:
             return generated.shown
         self._generated = generated
+        self._tree_variants = {}  # frozenset of the wrt names that hold containers -> Generated
         return generated.source
 
     @property
@@ -94,14 +95,26 @@ class JvpFunction:
             raise TypeError(f"{self!r}: the tangents are a tuple of {len(self._names)}, one for each of "
                             f"{', '.join(self._names)}; got {type(tangents).__name__}")
         tangents = [_tangent(name, bound.arguments[name], t) for name, t in zip(self._names, tangents)]
-        return self._run(self._generated, bound.args, tangents, bound.kwargs)
+        trees = frozenset(name for name in self._names if is_tree(bound.arguments[name]))
+        return self._run(self._for_trees(trees) if trees else self._generated, bound.args, tangents, bound.kwargs)
+
+    def _for_trees(self, trees):
+        """The generated code for arguments ``trees`` holding dicts, lists or tuples: built once per set of names."""
+        generated = self._tree_variants.get(trees)
+        if generated is None or not generated.current():
+            generated = self._tree_variants[trees] = build_forward(self.__astgrad_function__, self._names,
+                                                                   self._level, trees=tuple(sorted(trees)))
+        return generated
 
 
 def _tangent(name, value, tangent):
     """The tangent of argument ``name`` as the generated code takes it: an array of ``value``'s shape."""
     if is_tree(value):
-        raise TypeError(f"astgrad.jvp: {name} holds a dict, list or tuple; jvp takes arrays and numbers "
-                        f"for the arguments it differentiates (pass the items as arguments of their own)")
+        if not _same_structure(value, tangent):
+            raise ValueError(f"astgrad.jvp: the tangent of {name} must have {name}'s structure (the same dict "
+                             f"keys, list and tuple lengths, and leaf shapes); got {_describe(tangent)} for "
+                             f"{_describe(value)}")
+        return tangent
     if isinstance(tangent, (list, tuple)):  # numbers in a list, where an array goes
         tangent = np.asarray(tangent)
         tangent = tangent if tangent.dtype.kind in "fc" else tangent.astype(np.float64)
@@ -111,6 +124,25 @@ def _tangent(name, value, tangent):
     if isinstance(value, np.ndarray) and not isinstance(tangent, np.ndarray):
         return np.asarray(tangent, dtype=np.result_type(tangent, 1.0))
     return tangent
+
+
+def _same_structure(value, tangent) -> bool:
+    if isinstance(value, dict):
+        return isinstance(tangent, dict) and list(value) == list(tangent) and all(
+            _same_structure(value[k], tangent[k]) for k in value)
+    if isinstance(value, (list, tuple)):
+        return isinstance(tangent, (list, tuple)) and len(value) == len(tangent) and all(
+            _same_structure(v, t) for v, t in zip(value, tangent))
+    return not is_tree(tangent) and np.shape(value) == np.shape(tangent)
+
+
+def _describe(tree) -> str:
+    if isinstance(tree, dict):
+        return "{" + ", ".join(f"{k!r}: {_describe(v)}" for k, v in tree.items()) + "}"
+    if isinstance(tree, (list, tuple)):
+        inner = ", ".join(_describe(v) for v in tree)
+        return f"[{inner}]" if isinstance(tree, list) else f"({inner})"
+    return f"shape {np.shape(tree)}"
 
 
 def jvp(f=None, wrt=0, *, optimize=None):

@@ -25,7 +25,7 @@ import numpy as np
 
 from .. import rules
 from ..rules.sequences import append, grow
-from . import compat, primitives
+from . import compat, containers, primitives
 from .compat import gast
 from .emit import arguments, function_def
 from .errors import NoRuleTransformError
@@ -222,7 +222,7 @@ class Forwarder:
         primal = self.tag(compat.assign(ans, compat.clone(op.expr)), op)
         if not active:
             return primal, None
-        name = self.module.tangent_variant(op.fn, active)
+        name = self.module.tangent_variant(op.fn, active, containers.passed(self.ctx, bound, active))
         tangents = [compat.name(self.tangent(bound[p].id)) for p in active]
         value = compat.call(compat.name(name), tangents + [compat.clone(a) for a in op.args],
                             {k: compat.clone(v) for k, v in op.kwargs.items()})
@@ -264,8 +264,10 @@ class Forwarder:
     def loop(self, s, state, make):
         """The loop's body swept with the state at its start iterated to a fixed point."""
         before, entry = dict(state), dict(state)
+        module = self.module
         while True:
-            names, marks, line = self.names.snapshot(), self.module.mark(), self.last_line
+            names, marks, line = self.names.snapshot(), module.mark(), self.last_line
+            made = set(module.variants), len(module.functions)
             end = dict(entry)
             self.loops.append((entry, []))
             body = self.sweep(s.body, end)
@@ -274,7 +276,10 @@ class Forwarder:
             if grown == entry:
                 break
             self.names.restore(names)
-            self.module.reset(marks)
+            module.reset(marks)
+            for key in set(module.variants) - made[0]:  # callees' variants for tangents the start lacked
+                module.names.taken.discard(module.variants.pop(key))
+            del module.functions[made[1]:]
             self.last_line = line
             entry = grown
         body += self.zeros(entry, end)

@@ -439,13 +439,16 @@ class ModuleBuilder:
         return names
 
 
-    def tangent_variant(self, fn, active):
-        """The name of ``fn``'s ``jvp_`` variant for the ``active`` parameters (those given tangents), made once."""
-        key = (fn, tuple(active), "jvp")
+    def tangent_variant(self, fn, active, trees=((), ())):
+        """The name of ``fn``'s ``jvp_`` variant for the ``active`` parameters (those given tangents), made once.
+
+        ``trees``: the parameters that hold containers, and those that may (containers.passed).
+        """
+        key = (fn, tuple(active), trees, "jvp")
         if key in self.variants:
             return self.variants[key]
         name = self.variants[key] = self.names.fresh(f"jvp_{_ident(fn)}")  # before its passes: recursion finds it
-        ctx = Context(self, fn, active, mode="jvp")
+        ctx = Context(self, fn, active, mode="jvp", trees=trees[0], maybe_trees=trees[1])
         ctx.name = name
         run(FORWARD_CALLEE, ctx)
         self.functions += ctx.fn_defs
@@ -510,9 +513,11 @@ def build(fn, wrt, mode="grad", preserve_result=False, has_aux=False, trees=(), 
         return generated
 
 
-def build_forward(fn, wrt, level=DEFAULT_LEVEL, stage=None):
+def build_forward(fn, wrt, level=DEFAULT_LEVEL, stage=None, trees=()):
     """Transform ``fn`` into ``jvp_f(*args, *tangents) -> (value, tangent)``: one tangent per name in ``wrt``.
 
+    ``trees`` names the parameters that hold dicts, lists or tuples (their
+    tangents have the same structure).
     ``fn`` may be generated code (an adjoint): its source is found as a
     user function's is (the generated text is registered in linecache).
     """
@@ -521,7 +526,7 @@ def build_forward(fn, wrt, level=DEFAULT_LEVEL, stage=None):
     user = user_names_of(fn)
     while True:
         module = ModuleBuilder(user, level)
-        ctx = Context(module, fn, wrt, entry=True, mode="jvp")
+        ctx = Context(module, fn, wrt, entry=True, mode="jvp", trees=trees)
         try:
             run(FORWARD, ctx, watch=stage)
         except _NamesMet:
