@@ -4,8 +4,11 @@ A user function becomes generated code by running ``ENTRY`` in order over a
 ``Context``: parse, check, normalize, analyse, reverse, the optimisation
 passes of the chosen level, emit.  A function the entry calls gets its
 ``forward_``/``backward_`` pair from ``CALLEE``, the same passes up to its
-own reversal.  Each pass is a function ``(ctx) -> None`` named for what it
-does; ``Pass.level`` is the lowest optimisation level it runs at:
+own reversal.  Forward mode (``jvp``) runs ``FORWARD``: the same front end,
+then the forward sweep (forward.py) and dead code; a callee gets its
+``jvp_`` variant from ``FORWARD_CALLEE``.  Each pass is a function
+``(ctx) -> None`` named for what it does; ``Pass.level`` is the lowest
+optimisation level it runs at:
 
 * 0: the adjoint as the rules write it;
 * 1: what a careful person does by hand: dead code, single-use temporaries
