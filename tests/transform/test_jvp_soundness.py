@@ -292,3 +292,18 @@ def test_a_tree_argument_takes_a_tangent_of_its_structure():
     assert source.count("def jvp_layer") == 1  # the loop's first guess (no tangent for h) left no variant behind
     with pytest.raises(ValueError, match="structure"):
         jf(params, x, {"layers": direction["layers"][:1], "scale": 0.7})
+
+
+def names_like_generated_ones(x, dx):
+    zero_tangent = 2.0
+    tangent_of = x * dx
+    s = 0.0
+    for i in range(2):
+        s = s + np.sum(tangent_of * zero_tangent + x)
+    return s + np.sum(np.broadcast_to(dx, (2, 3)) * x)
+
+
+@pytest.mark.parametrize("wrt", [0, 1])
+def test_user_names_like_the_generated_ones_keep_their_meaning(wrt):
+    jf, _ = check(names_like_generated_ones, X, X + 1.0, wrt=(wrt,))
+    assert "dx_2" in jf.source and "zero_tangent_2(" in jf.source if wrt == 0 else True
