@@ -307,3 +307,43 @@ def names_like_generated_ones(x, dx):
 def test_user_names_like_the_generated_ones_keep_their_meaning(wrt):
     jf, _ = check(names_like_generated_ones, X, X + 1.0, wrt=(wrt,))
     assert "dx_2" in jf.source and "zero_tangent_2(" in jf.source if wrt == 0 else True
+
+
+def dict_items(x):
+    d = {}
+    d["a"] = x * 2
+    d["b"] = np.sin(x)
+    d["a"] = d["a"] * x
+    return np.sum(d["a"] * d["b"])
+
+
+def list_items(x):
+    lst = [x, x * 2, 3.0]
+    lst[1] = np.sin(lst[0]) * x
+    lst[2] = x
+    return np.sum(lst[1] * lst[2])
+
+
+def nested_items(x):
+    a = [[x * 1.0, x * 1.0], [2 * x, 1.0]]
+    a[1][0] = x * x
+    m = np.zeros((2, 3))
+    m[0] = x
+    m[1, 2] = x[0] * 3
+    return np.sum(a[1][0] * a[0][1]) + np.sum(m * m)
+
+
+def keyed_by_step(x):
+    d = {}
+    for k in range(3):
+        d[k] = x * k
+    s = 0.0
+    for k in range(3):
+        s = s + np.sum(d[k] * d[k])
+    return s
+
+
+@pytest.mark.parametrize("f", [dict_items, list_items, nested_items, keyed_by_step])
+def test_item_assignment_into_arrays_lists_and_dicts(f):
+    jf, _ = check(f, X)
+    assert "setitem(" in jf.source or "put(" in jf.source  # the same write of the tangents

@@ -149,6 +149,12 @@ class Forwarder:
             fn = grow if isinstance(op.expr, gast.Call) and self.ns.globals.get(
                 getattr(op.expr.func, "id", None)) is grow else append
             return compat.call(self.helper(fn), [self.of(a, state) for a in op.args])
+        if op.fn is rules.setitem and isinstance(op.expr, gast.Call) and len(op.expr.args) == 3:
+            # linear in the container and the value together: the tangent is the same write of their tangents
+            # (put: a dict in place, as the primal writes; an array or list copied, as the primal copies)
+            tangent = compat.clone(op.expr)
+            tangent.args[0], tangent.args[2] = self.of(op.args[0], state), self.of(op.args[2], state)
+            return tangent
         entry = primitives.classify(op.fn)[1]
         parts, whole = [], not primitives.returns_sequence(op)
         for i in live:
