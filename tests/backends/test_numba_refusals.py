@@ -132,3 +132,27 @@ def test_a_gradient_of_a_generated_gradient_is_left_to_the_numpy_backend():
     assert astgrad.grad(astgrad.grad(cube))(2.0) == pytest.approx(12.0)
     with pytest.raises(TypeError, match="generated"):  # a numba gradient's generated code is not differentiated
         astgrad.grad(astgrad.grad(cube, backend="auto"))
+
+
+def saves_arrays_in_a_loop(W, xs):
+    h = xs[0]
+    for t in range(xs.shape[0]):
+        h = np.tanh(xs[t] @ W + h)
+    return np.sum(h)
+
+
+def test_a_failure_only_the_compiled_code_has_is_said_and_auto_runs_numpy():
+    """The loop saves xs[t] (None before the loop) on a stack Numba types as a list of arrays:
+    it compiles, then raises when the None is pushed; numpy runs the same code."""
+    pytest.importorskip("numba")
+    W, xs = np.eye(3) * 0.5, np.linspace(-1.0, 1.0, 24).reshape(4, 2, 3)
+    expected = astgrad.grad(saves_arrays_in_a_loop)(W, xs)
+    with pytest.raises(TypeError) as info:
+        astgrad.grad(saves_arrays_in_a_loop, backend="numba")(W, xs)
+    assert "the numpy backend does not raise here" in "".join(info.value.__notes__)
+    auto = astgrad.grad(saves_arrays_in_a_loop, backend="auto")
+    with pytest.warns(RuntimeWarning, match="where numpy does not"):
+        np.testing.assert_allclose(auto(W, xs), expected, rtol=1e-14)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # said once
+        np.testing.assert_allclose(auto(W, xs), expected, rtol=1e-14)

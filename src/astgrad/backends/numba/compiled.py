@@ -130,15 +130,19 @@ class _Runner:
             self.fallen_back = True
             return self.generated.numpy.function(*args, **kwargs)
         except Exception as exc:
-            self._numpy_error(args, kwargs)
-            exc.add_note("astgrad: raised by the Numba-compiled gradient; the numpy backend does not raise here")
-            raise
+            result = self._numpy_result(args, kwargs)  # raises what numpy raises, at the user's line
+            if self.strict:
+                exc.add_note("astgrad: raised by the Numba-compiled gradient; the numpy backend does not raise here")
+                raise
+            _fall_back(f"the compiled gradient raised {type(exc).__name__}: {exc} where numpy does not")
+            self.fallen_back = True
+            return result
 
-    def _numpy_error(self, args, kwargs):
-        """Raise what the numpy module raises on these arguments (located), if it raises."""
+    def _numpy_result(self, args, kwargs):
+        """What the numpy module returns on these arguments, or what it raises (located)."""
         numpy = self.generated.numpy
         try:
-            numpy.function(*args, **kwargs)
+            return numpy.function(*args, **kwargs)
         except Exception as exc:
             add_location(numpy, exc, f"the generated gradient of {self.fn.__qualname__} (backend='numba')")
             raise exc from None
