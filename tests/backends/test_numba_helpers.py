@@ -1,0 +1,75 @@
+"""The Numba implementations of the runtime helpers give the numpy helpers' values.
+
+Each helper is called from a small compiled function, on the shapes where a
+generic implementation could go wrong (an axis stretched from 1, leading
+axes added, a lower-rank gradient spread, negative indices), and compared
+with the helper numpy runs. One compile per kind of arguments.
+"""
+
+import numpy as np
+import pytest
+
+from astgrad.rules import _extra, _support
+from astgrad.transform import runtime
+
+numba = pytest.importorskip("numba")
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    from astgrad.backends.numba import helpers
+    helpers.register()
+
+    @numba.njit(boundscheck=True)
+    def unbroadcast(g, to):
+        return runtime.unbroadcast(g, to)
+
+    @numba.njit(boundscheck=True)
+    def scatter(g, shape, index):
+        return _extra.scatter(g, shape, index)
+
+    @numba.njit(boundscheck=True)
+    def reductions(g, shape):
+        return (_support.expand_reduced(g, shape, 0, False), _support.reduced_count(shape, 1),
+                runtime.reduced_shape(shape, 1, True), runtime.reduced_shape(shape, None, False))
+    return unbroadcast, scatter, reductions
+
+
+RNG = np.random.default_rng(3)
+
+
+@pytest.mark.parametrize("g_shape, to", [((3, 4), (4,)), ((3, 4), (1, 4)), ((3, 4), (3, 1)), ((3, 4), (1, 1)),
+                                         ((3, 4), (3, 4)), ((2, 3, 4), (3, 1)), ((2, 3, 4), (1, 3, 4)),
+                                         ((4,), (3, 4)), ((3, 4), ())])
+def test_unbroadcast(compiled, g_shape, to):
+    g = RNG.standard_normal(g_shape)
+    np.testing.assert_allclose(compiled[0](g, to), _support.unbroadcast(g, to), rtol=1e-13, atol=1e-15)
+    assert np.shape(compiled[0](g, to)) == to
+
+
+def test_unbroadcast_of_a_number_and_of_a_transposed_array(compiled):
+    np.testing.assert_array_equal(compiled[0](2.5, (2, 3)), np.full((2, 3), 2.5))
+    g = RNG.standard_normal((4, 3)).T  # not contiguous
+    np.testing.assert_allclose(compiled[0](g, (3, 1)), _support.unbroadcast(g, (3, 1)), rtol=1e-13)
+    np.testing.assert_allclose(compiled[0](g, (4,)), _support.unbroadcast(g, (4,)), rtol=1e-13)
+
+
+@pytest.mark.parametrize("index", [2, -1, slice(1, 4), slice(None, None, -2)])
+def test_scatter_of_a_basic_index(compiled, index):
+    x = RNG.standard_normal(5)
+    g = x[index] * 3.0
+    np.testing.assert_array_equal(compiled[1](g, (5,), index), _extra.scatter(g, (5,), index))
+
+
+def test_scatter_into_a_matrix_by_a_tuple_of_int_and_slice(compiled):
+    g = RNG.standard_normal(3)
+    np.testing.assert_array_equal(compiled[1](g, (4, 3), (1, slice(None))), _extra.scatter(g, (4, 3), (1, slice(None))))
+
+
+def test_reductions_expand_count_and_shape(compiled):
+    g = RNG.standard_normal(4)  # the gradient of a sum over axis 0 of a (3, 4) array
+    spread, count, kept, full = compiled[2](g, (3, 4))
+    np.testing.assert_array_equal(spread, _support.expand_reduced(g, (3, 4), 0, False))
+    assert count == _support.reduced_count((3, 4), 1) == 4
+    assert kept == runtime.reduced_shape((3, 4), 1, True) == (3, 1)
+    assert full == runtime.reduced_shape((3, 4), None, False) == ()
