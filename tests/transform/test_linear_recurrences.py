@@ -82,6 +82,20 @@ def test_a_while_loop():
     _check(while_loop, 12.0)  # no trip: the seed itself
 
 
+def two_updates(x, y, n):
+    for _ in range(n):
+        x = np.sin(np.cos(x) * x)  # the step pops x twice and reads a temporary of the step before
+        x = np.sin(x) * y
+    return x * y
+
+
+def test_a_name_popped_twice_a_step_reads_each_pop():
+    g = astgrad.grad(two_updates)
+    assert "x_2 = saved[0]" in g.source and "x_3 = saved[1]" in g.source and "shifted(" in g.source
+    for n in (0, 1, 6):
+        _check(two_updates, 0.4, 0.7, n)
+
+
 def test_an_invariant_read_by_every_step():
     _check(shift_and_scale, 0.2, 30, 0.7)
     g = astgrad.grad(shift_and_scale, wrt=(0, 2))

@@ -63,15 +63,20 @@ def solve_linear_loops(fn_def, ns, names):
 class _Loop:
     """What a recognised loop's steps do: the pops, in order, and the affine updates of ``d``."""
 
-    def __init__(self, count, d):
+    def __init__(self, count):
         self.count = count  # the range the loop runs over (its length is the number of steps)
-        self.d = d
-        self.pops = []  # popped names, in the order each step pops them
-        self.carried = set()  # popped names the step reads before popping: the previous step's value
-        self.unread = set()  # popped names the steps do not read
-        self.updates = []  # (a, b): d = a * d + b, None for 1 and 0
+        self.d = None
+        self.pops = []  # popped names, in the order each step pops them (a name may be popped twice)
+        self.updates = []  # (a, b, refs): d = a * d + b (None for 1 and 0); refs: name -> the pop it reads
         self.invariants = []  # names the steps read that they do not assign
         self.number_d = False  # d must be a number (it is read under unbroadcast), not any float array
+
+    def sources(self):
+        """What each update reads of the popped names: ``("n", j)`` the value pop ``j`` of this step
+        gave, ``("c", j)`` the one it gave the step before (read before this step pops the name)."""
+        last = {name: j for j, name in enumerate(self.pops)}
+        return [{r: ("n", j) if j is not None else ("c", last[r]) for r, j in refs.items() if r in last}
+                for _, _, refs in self.updates]
 
 
 def _recognise(loop, after, ns, bound):
@@ -80,51 +85,38 @@ def _recognise(loop, after, ns, bound):
     count = _range_of(loop.iter, ns)
     if count is None:
         return None
-    steps = [s for s in loop.body if not is_marker(s)]
-    found = None
-    popped_so_far = set()
-    read_before_pop, read_after_pop = set(), set()
-    for stmt in steps:
+    found = _Loop(count)
+    current = {}  # popped name -> the pop of this step it holds
+    read = set()
+    for stmt in loop.body:
+        if is_marker(stmt):
+            continue
         name = popped_into(stmt)
         if name is not None:
-            if found is None:
-                found = _Loop(count, None)
-            if name in popped_so_far or name in read_after_pop:
-                return None
+            current[name] = len(found.pops)
             found.pops.append(name)
-            popped_so_far.add(name)
             continue
         reads = set()
         update = _affine(stmt, ns, reads)
-        number_d = _UNBROADCAST in reads
-        reads.discard(_UNBROADCAST)
         if update is None:
             return None
+        found.number_d = found.number_d or _UNBROADCAST in reads
+        reads.discard(_UNBROADCAST)
         d, a, b = update
-        if found is None:
-            found = _Loop(count, d)
-        if found.d is None:
-            found.d = d
-        if d != found.d:
+        if found.d not in (None, d):
             return None
-        for r in reads:
-            (read_after_pop if r in popped_so_far else read_before_pop).add(r)
-        found.updates.append((a, b))
-        found.number_d = found.number_d or number_d
-    if found is None or not found.updates or found.d in found.pops:
+        found.d = d
+        read |= reads
+        found.updates.append((a, b, {r: current.get(r) for r in reads}))
+    popped = set(found.pops)
+    if not found.updates or found.d in popped or found.d in read or loop.target.id in read:
         return None
-    assigned = set(found.pops) | {found.d}
-    if found.d in read_before_pop | read_after_pop or loop.target.id in read_before_pop | read_after_pop:
-        return None
-    found.carried = read_before_pop & set(found.pops)
-    found.unread = set(found.pops) - read_before_pop - read_after_pop
-    if found.carried & read_after_pop:
-        return None  # read as this step's value and as the previous step's: two arrays
-    found.invariants = sorted((read_before_pop | read_after_pop) - assigned)
-    if not {found.d, *found.invariants, *found.carried} <= bound:
+    found.invariants = sorted(read - popped)
+    carried = {r for refs in found.sources() for r, (kind, _) in refs.items() if kind == "c"}
+    if not {found.d, *found.invariants, *carried} <= bound:
         return None  # read before the loop's first step, they must surely be bound (a loop of no steps reads none)
     later = {n.id for s in after for n in compat.walk(s) if isinstance(n, gast.Name)}
-    if later & (set(found.pops) | {loop.target.id}):
+    if later & (popped | {loop.target.id}):
         return None  # what the loop leaves in them is read (or deleted) after it
     if any(isinstance(n, gast.Name) and n.id == ns.stack for n in compat.walk(count)) \
             or ns.stack in found.invariants:
@@ -243,32 +235,42 @@ def _resolve(node, ns):
 
 def _solved(loop, found, ns, names):
     """``saved = pop_numbers(...)``, then the loop where that is None, else the recurrence solved."""
+    sources = found.sources()
+    used = sorted({source for refs in sources for source in refs.values()}, key=lambda s: (s[1], s[0] == "c"))
+    kinds = {j: kind for kind, j in reversed(used)}  # "n" where a pop is read in its step, else "c"
+    pops = "".join(kinds.get(j, "-") for j in range(len(found.pops)))
+    of_name = {}
+    for kind, j in used:
+        of_name.setdefault(found.pops[j], []).append((kind, j))
+    carried = sorted({found.pops[j] for kind, j in used if kind == "c"})
+    numbers = ([found.d] if found.number_d else []) + found.invariants + carried
     saved = names.fresh("saved")
-    numbers = ([found.d] if found.number_d else []) + found.invariants + sorted(found.carried)
-    pops = "".join("c" if p in found.carried else "-" if p in found.unread else "n" for p in found.pops)
     take = compat.assign(saved, compat.call(compat.name(ns.helper(runtime.pop_numbers)), [
         compat.name(ns.stack) if found.pops else compat.const(None), compat.clone(found.count), compat.const(pops),
         compat.name(found.d)] + [compat.name(v) for v in numbers]))
-    vectorised = []
-    for j, name in enumerate(found.pops):
-        if name in found.unread:
-            continue
+    vectorised, arrays = [], {}
+    for kind, j in used:  # a name read from one pop keeps its name; from several, each gets one
+        name = found.pops[j]
+        arrays[kind, j] = name if len(of_name[name]) == 1 else names.fresh(name)
         column = compat.make("Subscript", value=compat.name(saved), slice=compat.const(j), ctx=gast.Load())
-        if name in found.carried:  # the value the previous step popped; the first step reads the one before
+        if kind == "c":  # the value the previous step popped; the first step reads the one before the loop
             column = compat.call(compat.name(ns.helper(runtime.shifted)), [column, compat.name(name)])
-        vectorised.append(compat.assign(name, column))
+        vectorised.append(compat.assign(arrays[kind, j], column))
     a = b = None
-    for a_step, b_step in found.updates:  # d = a_step * (a * d + b) + b_step
-        if a_step is not None and (a is not None or b is not None) \
-                and not isinstance(a_step, (gast.Name, gast.Constant)):
+    for (a_step, b_step, _), refs in zip(found.updates, sources):  # d = a_step * (a * d + b) + b_step
+        renamed = {r: arrays[source] for r, source in refs.items()}
+        for part in (a_step, b_step):
+            for n in [] if part is None else compat.walk(part):
+                if isinstance(n, gast.Name) and n.id in renamed:
+                    n.id = renamed[n.id]
+        if a_step is not None and b is not None and not isinstance(a_step, (gast.Name, gast.Constant)):
             factor = names.temp()
             vectorised.append(compat.assign(factor, a_step))
             a_step = compat.name(factor)
         a = _times(a, a_step)
         b = _plus(None if b is None else _times(b, None if a_step is None else compat.clone(a_step)), b_step)
-    read = [p for p in found.pops if p not in found.unread]
     steps = compat.call(compat.name(ns.bind(builtins.len, "len")), [
-        compat.name(read[0]) if read else compat.clone(found.count)])
+        compat.name(arrays[used[0]]) if used else compat.clone(found.count)])
     solve = compat.call(compat.name(ns.helper(runtime.linear_recurrence)),
                         [compat.name(found.d), a or compat.const(1.0), b or compat.const(None), steps])
     vectorised.append(compat.assign(found.d, solve))
