@@ -11,6 +11,7 @@ directional central difference.
 import itertools
 
 import numpy as np
+import pytest
 from hypothesis import assume, given, note, settings
 
 import astgrad
@@ -33,6 +34,17 @@ def _along(f, t):
 @settings(max_examples=40, derandomize=True, **COMMON)
 @given(source=aliasing_programs())
 def test_aliasing_programs_in_forward_mode_are_refused_as_in_reverse_mode_or_exact(source, tmp_path_factory):
+    check_program(source, tmp_path_factory)
+
+
+@pytest.mark.slow
+@settings(max_examples=1500, derandomize=False, **COMMON)
+@given(source=aliasing_programs())
+def test_many_aliasing_programs_in_forward_mode(source, tmp_path_factory):
+    check_program(source, tmp_path_factory)
+
+
+def check_program(source, tmp_path_factory):
     note(source)
     f = load(source, tmp_path_factory.mktemp("jvp_aliasing", numbered=True), f"astgrad_jvp_alias_{next(_counter)}").f
     x, y = X.copy(), Y.copy()

@@ -69,10 +69,24 @@ def test_corpus_tangent_is_the_directional_derivative(case):
 _counter = itertools.count()
 
 
-@settings(max_examples=25, derandomize=True, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+_SETTINGS = dict(deadline=None, database=None,
+                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+
+
+@settings(max_examples=25, derandomize=True, **_SETTINGS)
 @given(source=programs())
 def test_random_programs_tangents(source, tmp_path_factory):
+    check_program(source, tmp_path_factory)
+
+
+@pytest.mark.slow
+@settings(max_examples=500, derandomize=False, **_SETTINGS)
+@given(source=programs())
+def test_many_random_programs_tangents(source, tmp_path_factory):
+    check_program(source, tmp_path_factory)
+
+
+def check_program(source, tmp_path_factory):
     note(source)
     module = load(source, tmp_path_factory.mktemp("jvp_programs", numbered=True), f"astgrad_jvp_{next(_counter)}")
     with np.errstate(all="ignore"):
