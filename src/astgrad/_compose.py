@@ -156,9 +156,16 @@ class _GradientTangent:
         self._along, self._level, self._last = along, optimize, None
 
     def __call__(self, args, kwargs, v):
+        return self.at(args, kwargs)(v)
+
+    def at(self, args, kwargs):
+        """``v -> H v`` at these arguments: the generated code looked up once for many ``v``."""
         function, constants = adjoint_code(self._gradient, api._gradient_function)
-        self._last = jvp(function, self._along, optimize=self._level)
-        return self._last(*args, v, **kwargs, **constants)[1]
+        defaults = function.__kwdefaults__ or {}
+        constants = {k: c for k, c in constants.items() if k not in defaults or defaults[k] != c}
+        self._last = product = jvp(function, self._along, optimize=self._level)
+        kwargs = {**kwargs, **constants}
+        return lambda v: product(*args, v, **kwargs)[1]
 
     @property
     def source(self) -> str:
@@ -186,11 +193,11 @@ def hessian(f, wrt=0, *, optimize=None):
             found.append([])
             for j, tangent_of_gradient in enumerate(row):
                 x = _checked(inputs[j], "hessian", names[j])
-                columns = []
+                columns, along = [], tangent_of_gradient.at(args, kwargs)
                 for index in np.ndindex(*np.shape(x)):
                     v = np.zeros(np.shape(x))
                     v[index] = 1.0
-                    columns.append(tangent_of_gradient(args, kwargs, v if isinstance(x, np.ndarray) else float(v)))
+                    columns.append(along(v if isinstance(x, np.ndarray) else float(v)))
                 shape = np.shape(inputs[i]) + np.shape(x)
                 found[i].append(np.stack([np.broadcast_to(np.asarray(c, dtype=np.float64), np.shape(inputs[i]))
                                           for c in columns], axis=-1).reshape(shape))
