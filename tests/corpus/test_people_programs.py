@@ -172,9 +172,9 @@ def two_layer_loss(params, X, y, reg=0.1):
     SETTINGS["steps"] += 1
     hidden, cache1 = affine_relu_forward(X, params["W1"], params["b1"])
     scores, cache2 = affine_forward(hidden, params["W2"], params["b2"])
-    data_loss, _ = softmax_loss(scores, y)
-    reg_loss = 0.5 * reg * (np.sum(params["W1"] * params["W1"]) + np.sum(params["W2"] * params["W2"]))
-    return data_loss + reg_loss
+    loss, _ = softmax_loss(scores, y)
+    loss += 0.5 * reg * (np.sum(params["W1"] * params["W1"]) + np.sum(params["W2"] * params["W2"]))
+    return loss
 
 
 def two_layer_backward(params, X, y, reg=0.1):
@@ -207,3 +207,22 @@ def test_layer_functions_returning_caches_match_their_backward_functions():
         np.testing.assert_allclose(got[key], want[key], rtol=1e-10, atol=1e-13)
         numeric = numeric_grad(lambda p: two_layer_loss(dict(params, **{key: p}), X, y), (params[key],), 0)
         np.testing.assert_allclose(got[key], numeric, rtol=1e-6, atol=1e-8)
+
+
+def pair(x):
+    a = x * 2.0
+    return a, a
+
+
+def adds_into_a_returned_array(x):
+    p, q = pair(x)
+    p += 1.0  # numpy writes into the array q names too
+    return np.sum(q * x)
+
+
+def test_adding_into_an_array_a_function_returned_raises_when_it_runs():
+    # loss += reg above is exact because loss is a number when it runs; an array there may be shared
+    assert np.isclose(adds_into_a_returned_array(np.ones(3)), 9.0)
+    with pytest.raises(TypeError, match="p = p \\+ 1.0") as info:
+        astgrad.grad(adds_into_a_returned_array)(np.ones(3))
+    assert "test_people_programs.py" in "".join(info.value.__notes__)

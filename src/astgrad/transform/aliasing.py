@@ -33,7 +33,8 @@ from ..rules.sequences import append
 from . import compat
 from .compat import gast
 from .errors import UnsupportedSyntaxError
-from .ir import For, If, Op, While, atom_names
+from .ir import For, If, Op, Raw, While, atom_names, blocks
+from .runtime_errors import ORIGIN
 
 _FRESH_NAMES = (
     "zeros ones empty full zeros_like ones_like empty_like full_like array copy eye identity arange "
@@ -51,8 +52,12 @@ class _Site:
         self.op, self.pos, self.loops, self.path = op, pos, loops, path
 
 
-def check_writes(body, ret, params, local_names, source) -> None:
-    """Raise UnsupportedSyntaxError where a write into ``x`` may reach memory another name sees."""
+def check_writes(body, ret, params, local_names, source) -> list:
+    """Raise UnsupportedSyntaxError where a write into ``x`` may reach memory another name sees.
+
+    Returns the augmented assignments ``x op= v`` whose ``x`` a user function returned (``loss, dx =
+    f(...)``; ``loss += reg``): no analysis by name can tell a number from an array there, so each gets
+    a check when it runs that ``x`` holds a number, which ``x op= v`` only rebinds (``number_checks``)."""
     sites = []
     _flatten(body, (), (), sites)
     writes = {}
@@ -60,8 +65,9 @@ def check_writes(body, ret, params, local_names, source) -> None:
         if s.op.inplace and s.op.inplace[1] is not None:
             writes.setdefault(s.op.targets[0], []).append(s)
     _check_effects(sites, local_names, source)
+    checked: list = []
     if not writes:
-        return
+        return checked
     defs = {}
     for s in sites:
         for t in s.op.targets:
@@ -78,6 +84,10 @@ def check_writes(body, ret, params, local_names, source) -> None:
             reaching = _reaching_through(defs.get(x, []), w, entry)
             if entry not in reaching and all(_number(d.op, defs, dict.fromkeys(params, False)) for d in reaching):
                 continue  # a number: nothing else can see the write
+            if w.op.augmented and entry not in reaching and all(
+                    _returned(d.op, defs) or _number(d.op, defs, dict.fromkeys(params, False)) for d in reaching):
+                checked.append((w.op, x))  # a user function's result: a number, checked when it runs
+                continue
             risky.append(w)
             if entry in reaching:
                 raise _error(source, w, f"{_what(w)} would change the caller's array {x}; "
@@ -93,6 +103,38 @@ def check_writes(body, ret, params, local_names, source) -> None:
         for w in ws:
             if w.op.through:
                 _check_items_owned(x, w, sites, defs, set(local_names) | set(params), source)
+    return checked
+
+
+def _returned(op, defs) -> bool:
+    """Whether ``op`` binds what a user function returned, or an item of it (``loss, dx = f(x)``)."""
+    if op.kind == "call":
+        return True
+    source = op.args[0].id if op.kind == "unpack" and isinstance(op.args[0], gast.Name) else None
+    return source is not None and bool(defs.get(source)) and all(d.op.kind == "call" for d in defs[source])
+
+
+def number_checks(body, checked, helper, source) -> None:
+    """Before each ``x op= v`` in ``checked``, ``a_number(x, ...)`` (``helper``), which raises, naming the
+    user's line, unless ``x`` holds a number when it runs."""
+    where = {id(op): x for op, x in checked}
+    for block in _all_blocks(body):
+        for i in reversed(range(len(block))):
+            op = block[i]
+            if isinstance(op, Op) and id(op) in where:
+                x = where[id(op)]
+                call = compat.call(compat.name(helper), [compat.name(x), compat.const(op.inplace[0]),
+                                                         compat.const(op.inplace[1])])
+                stmt = compat.expr_stmt(call)
+                setattr(stmt, ORIGIN, (source.filename, op.line, op.text, False))
+                block.insert(i, Raw(stmt, op.line, op.text))
+
+
+def _all_blocks(stmts):
+    yield stmts
+    for s in stmts:
+        for block in blocks(s):
+            yield from _all_blocks(block)
 
 
 def _check_effects(sites, local_names, source):

@@ -39,6 +39,7 @@ class Op:
     sequence: bool = False         # pack into a list rather than a tuple
     inplace: Any = None            # (what, instead): the user's code writes into the target's memory
     through: bool = False          # the write is a[i] = t of a[i][j] = v (normalize.store_through)
+    augmented: bool = False        # x op= v on a name (aliasing: a number there is only rebound)
 
 
 @dataclass

@@ -211,6 +211,7 @@ class Normalizer:
                 if isinstance(s.value, gast.Constant):
                     right = right.strip("()")
                 self.out[-1].inplace = (f"{x} {sym}= ...", f"{x} = {x} {sym} {right}")
+                self.out[-1].augmented = True
         elif isinstance(s, gast.AnnAssign):
             if s.value is not None:
                 self.store(s.target, s.value)

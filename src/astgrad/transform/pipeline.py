@@ -34,7 +34,7 @@ from typing import Callable
 from ..rules import sequences
 from . import compat, containers, runtime
 from .adjoint_ir import pop, push, uses_stack
-from .aliasing import check_writes
+from .aliasing import check_writes, number_checks
 from .analyse import Analysis
 from .check import check_function
 from .compat import gast
@@ -150,7 +150,8 @@ def normalize(ctx):
 
 def check_aliasing(ctx):
     """Refuse a write through a name that may share memory unless it is reproduced exactly."""
-    check_writes(ctx.body, ctx.ret, ctx.params, local_names(ctx.source.tree), ctx.source)
+    checked = check_writes(ctx.body, ctx.ret, ctx.params, local_names(ctx.source.tree), ctx.source)
+    number_checks(ctx.body, checked, ctx.ns.helper(runtime.a_number), ctx.source)
 
 
 def unpack_aux(ctx):

@@ -25,7 +25,7 @@ __all__ = ["append", "grow", "split_last", "add_item", "is_zero", "as_column", "
            "add_into", "subtract_into", "multiply_into", "divide_into", "broadcast_shape", "reduced_shape",
            "check_seed", "matmul_shape", "not_joined", "not_a_dict",
            "pop_numbers", "shifted", "linear_recurrence", "written_through", "set_item_gradients",
-           "written_outside", "put"]
+           "written_outside", "put", "a_number"]
 
 
 def is_zero(g) -> bool:
@@ -224,6 +224,15 @@ def written_through(items, item, text):
                         f"`{text}[...] = ...` changes only that copy and the array keeps its values, while "
                         "astgrad's would change the array; write the index in one subscript, a[idx, j] = v, "
                         "or drop the statement if the copy was meant")
+
+
+def a_number(value, what, instead):
+    """Refuse ``x op= v`` (``what``) unless ``x`` holds a number, which it only rebinds: ``x`` came from a
+    user function, and an array there may share memory the generated code would not write."""
+    if not isinstance(value, (int, float, complex, np.generic)):
+        raise TypeError(f"astgrad: `{what}` writes into the {type(value).__name__} a called function returned, "
+                        f"which other names may share; astgrad's writes to a copy. Write {instead} (a new "
+                        "value; nothing else changes)")
 
 
 def written_outside(items, text, attribute):
