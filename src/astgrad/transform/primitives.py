@@ -72,6 +72,16 @@ def is_user_function(obj) -> bool:
     return isinstance(obj, types.FunctionType) and not hasattr(obj, "__astgrad_primitive__")
 
 
+def _internal(fn) -> bool:
+    """A helper of the generated code (transform/runtime.py and its kin), never a user's.
+
+    Rule helpers (``astgrad.rules``) are plain numpy code and are transformed
+    like a user's function; the runtime's helpers handle lists, tuples and
+    missing gradients, and get rules or a refusal.
+    """
+    return str(getattr(fn, "__module__", "")).startswith("astgrad.transform.")
+
+
 def unwrap_gradient_object(obj):
     """``grad(f)`` objects called inside a function stand for ``f``."""
     inner = getattr(obj, "__astgrad_function__", None)
@@ -92,6 +102,11 @@ def classify(fn):
     rule = rules.find(fn)
     if rule is not None:
         return ("prim", rule) if rule.differentiable else ("nondiff", None)
+    if is_user_function(fn) and _internal(fn):
+        return "opaque", (f"{rules.qualified_name(fn)} is a helper of astgrad's own and has no derivative rule; astgrad "
+                          f"does not differentiate it through its source. Generated code calls it (a higher derivative "
+                          f"through containers, lists or rules returning several gradients is not supported yet): use "
+                          f"the tape, astgrad.torch.autograd.functional.hessian, for this one")
     if is_user_function(fn):
         return "call", None
     try:
