@@ -15,6 +15,9 @@ from __future__ import annotations
 import inspect
 import types
 
+from .transform import runtime
+from .transform.tangents import generated_stack
+
 
 def adjoint_code(fn, factory):
     """``(function, constants)``: generated code computing ``fn``'s value, and the keywords it needs.
@@ -32,10 +35,40 @@ def adjoint_code(fn, factory):
     if not outer._generated.current():
         outer._rebuild()
     function = outer._general.function
+    if _solves_recurrences(function):  # optimize=1 solved a loop with helpers nothing differentiates: the loop
+        outer = factory(outer.__astgrad_function__, outer._wrt, "grad", False, False, 0)[0]
+        if not outer._generated.current():
+            outer._rebuild()
+        function = outer._general.function
     _refuse_callees(function, fn)
     seeds = {name: 1.0 for name, p in inspect.signature(function).parameters.items()
              if p.kind is p.KEYWORD_ONLY and name not in outer._signature.parameters}
     return function, {**inner_constants, **seeds}
+
+
+def _solves_recurrences(function) -> bool:
+    """Whether ``function`` calls the helpers of a solved linear recurrence (transform/recurrences.py)."""
+    helpers = (runtime.pop_numbers, runtime.linear_recurrence, runtime.shifted)
+    return any(value is helper for value in function.__globals__.values() for helper in helpers)
+
+
+def _refuse_stack(function, fn, mode):
+    """Refuse reverse mode over a gradient that saves values on its stack (``f`` has a loop or a branch).
+
+    Popping a saved value is a write the reverse sweep would have to undo;
+    forward mode pushes and pops the tangents beside the values instead
+    (transform/forward.py), so hessian and hvp differentiate such code.
+    """
+    stack = generated_stack(function)
+    if stack is None or stack not in function.__code__.co_varnames:
+        return
+    inner = getattr(fn, "__qualname__", fn)
+    raise TypeError(
+        f"astgrad: {mode} of the generated gradient of {inner}: {inner} has a loop or a branch, so its gradient "
+        f"saves values on a stack, and reverse mode does not differentiate such generated code again. For "
+        f"second derivatives use astgrad.hessian(f) or astgrad.hvp(f) (forward over reverse, through "
+        f"loops and branches), or the tape: x = astgrad.tensor(x0, requires_grad=True); (g,) = "
+        f"astgrad.autograd.grad(f(x), x, create_graph=True); then differentiate g")
 
 
 def _refuse_callees(function, fn):
@@ -77,6 +110,7 @@ class HigherGradient:
     def _outer(self):
         """The generated derivative of the inner gradient's current code, and the constants it is called with."""
         function, constants = adjoint_code(self._inner, self._factory)
+        _refuse_stack(function, self._inner, self._mode)
         outer, _ = self._factory(function, self._wrt, self._mode, self._preserve, self._aux, self._level)
         return outer, constants
 

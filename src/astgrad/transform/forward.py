@@ -32,7 +32,7 @@ from .errors import NoRuleTransformError
 from .ir import atom_names, dispatch
 from .locate import bound_arguments
 from .runtime_errors import ORIGIN
-from .tangents import add_tangents, tangent_of, zero_tangent
+from .tangents import add_tangents, stack_pop, tangent_of, zero_tangent
 
 LIVE, ZERO = "live", "zero"
 
@@ -69,6 +69,10 @@ class Forwarder:
     def forward_op(self, op, state):
         if op.kind == "unpack":
             return self.unpack(op, state)
+        if op.fn is grow and op.kind == "prim":
+            return self.push(op, state)
+        if op.fn is stack_pop and op.kind == "prim":
+            return self.pop(op, state)
         target = op.targets[0]
         wanted = target in self.carrying
         reads = set(atom_names(op.expr)) | {n for a in list(op.args) + list(op.kwargs.values()) for n in atom_names(a)}
@@ -92,6 +96,50 @@ class Forwarder:
                 if getattr(tangent, "id", None) != self.tangent(target):  # a call assigned it
                     out.append(compat.assign(self.tangent(target), tangent))
                 state[target] = LIVE
+        return out
+
+    # -- the stack of generated code (an adjoint differentiated again) ------------------
+
+    def push(self, op, state):
+        """``_stack.append(v)``: once any pushed value has a tangent, every push pushes one beside it.
+
+        The tangent stack starts as the zeros of what the stack holds (before
+        this push), so the i-th tangent always belongs to the i-th value.
+        (``t = grow(_stack, v)`` then ``_stack = t``: both name one list.)
+        """
+        stack, item = op.args
+        target = op.targets[0]
+        out = []
+        if not self.live(stack, state) and self.live(item, state):
+            out.append(compat.assign(self.tangent(stack.id),
+                                     compat.call(self.helper(zero_tangent), [compat.clone(stack)])))
+            state[stack.id] = LIVE
+        out.append(self.tag(compat.assign(target, compat.clone(op.expr)), op))
+        if self.live(stack, state):
+            pushed = compat.call(compat.name(self.ns.bind(grow, "grow")),
+                                 [compat.name(self.tangent(stack.id)), self.of(item, state)])
+            if target in self.carrying:
+                out.append(compat.assign(self.tangent(target), pushed))
+                state[target] = LIVE
+            else:
+                out.append(compat.expr_stmt(pushed))
+        elif target in self.carrying:
+            state[target] = ZERO
+        return out
+
+    def pop(self, op, state):
+        """``x = _stack.pop()``: the tangent stack pops too, whether or not ``x`` carries a tangent."""
+        stack, target = op.args[0], op.targets[0]
+        out = [self.tag(compat.assign(target, compat.clone(op.expr)), op)]
+        wanted = target in self.carrying
+        if self.live(stack, state):
+            popped = compat.call(compat.name(self.ns.bind(stack_pop, "stack_pop")),
+                                 [compat.name(self.tangent(stack.id))])
+            out.append(compat.assign(self.tangent(target), popped) if wanted else compat.expr_stmt(popped))
+            if wanted:
+                state[target] = LIVE
+        elif wanted:
+            state[target] = ZERO
         return out
 
     def tag(self, stmt, op):
@@ -258,23 +306,28 @@ class Forwarder:
         return [compat.if_stmt(compat.name(s.test), body or [compat.make("Pass")], orelse)]
 
     def forward_for(self, s, state):
-        if s.target in self.carrying:
+        if s.target in self.carrying and any(state.get(n) == LIVE for n in atom_names(s.iter)):
             raise self.ctx.source.error(self.ctx.source.tree, f"forward mode: the loop variable {s.target} carries a tangent",
                                         "Loop over indices: for i in range(len(xs)): x = xs[i]")
-        return self.loop(s, state, functools.partial(compat.for_stmt, s.target, compat.clone(s.iter)))
+        # items of a sequence without a tangent (range(n) in generated code) have none either
+        fixed = s.target if s.target in self.carrying else None
+        return self.loop(s, state, functools.partial(compat.for_stmt, s.target, compat.clone(s.iter)), fixed)
 
     def forward_while(self, s, state):
         cond = self.sweep(s.cond, state)
         return cond + self.loop(s, state, functools.partial(compat.while_stmt, compat.name(s.test)))
 
-    def loop(self, s, state, make):
-        """The loop's body swept with the state at its start iterated to a fixed point."""
+    def loop(self, s, state, make, fixed=None):
+        """The loop's body swept with the state at its start iterated to a fixed point (``fixed``: a
+        loop variable whose tangent is zero in the body)."""
         before, entry = dict(state), dict(state)
         module = self.module
         while True:
             names, marks, line = self.names.snapshot(), module.mark(), self.last_line
             made = set(module.variants), len(module.functions)
             end = dict(entry)
+            if fixed is not None:
+                end[fixed] = ZERO
             self.loops.append((entry, []))
             body = self.sweep(s.body, end)
             _, breaks = self.loops.pop()
@@ -307,7 +360,8 @@ def tangent_function(ctx, name, first=(), last=()):
     """``name(first tangents..., the parameters..., last tangents...)`` returning ``(value, tangent)``."""
     fw = Forwarder(ctx.module, ctx)
     ctx.adjoints = fw.tangent
-    state = {p: LIVE for p in ctx.wrt if p in fw.carrying}
+    # a parameter without a tangent that later gets one (an adjoint's seed in a loop) starts at zero
+    state = {p: LIVE if p in ctx.wrt else ZERO for p in ctx.params if p in fw.carrying}
     body = fw.sweep(ctx.body, state)
     ret = ctx.ret
     if isinstance(ret, gast.Name) and state.get(ret.id) == LIVE:

@@ -58,6 +58,7 @@ class Normalizer:
         self.lambdas: dict[str, gast.Lambda] = {}
         self.out: list = []
         self.stop = False
+        self.forward_stack = None  # in forward mode over generated code: the name of its stack
         self.stmt = source.tree
         self.sequences: set[str] = set()
         self.temps: set[str] = set()
@@ -351,6 +352,12 @@ class Normalizer:
             lst = value.func.value.id
             item = self.atomize(value.args[0])
             self.sequences.add(lst)
+            if lst == self.forward_stack:  # a push: the forward sweep pushes the tangent beside it
+                expr = compat.call(compat.name(self.ns.helper(sequences.grow)), [compat.name(lst), item])
+                saved, self.stop = self.stop, False  # pushed even under no_grad: the tangent stack keeps in step
+                self.emit([lst], "prim", expr, value, sequences.grow, [compat.name(lst), item])
+                self.stop = saved
+                return
             # the function itself: the primitive's wrapper would look for Tensors in every item
             expr = compat.call(compat.name(self.ns.helper(rules.raw(sequences.append))), [compat.name(lst), item])
             self.emit([lst], "prim", expr, value, sequences.append, [compat.name(lst), item])
@@ -421,6 +428,17 @@ class Normalizer:
                 temp = self.temp()
                 self.emit([temp], "nondiff", iter_expr, it)
                 iter_expr = compat.name(temp)
+            target = s.target.id
+        elif self.forward_stack is not None and fn is reversed and isinstance(s.target, gast.Name) \
+                and len(it.args) == 1 and not it.keywords:
+            # generated code's reverse loop over steps (range(n), range(n)[:count]), kept as it is: forward mode
+            # runs it forwards, and its steps are numbers without tangents
+            saved, self.stop = self.stop, True
+            steps = self.atomize(it.args[0])
+            self.stop = saved
+            iter_expr = compat.name(self.temp())
+            self.emit([iter_expr.id], "nondiff", compat.call(compat.name(self.ns.bind(reversed, "reversed")),
+                                                             [steps]), it)
             target = s.target.id
         else:
             if fn is enumerate and isinstance(s.target, gast.Tuple) and len(s.target.elts) == 2 \

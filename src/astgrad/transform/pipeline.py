@@ -49,6 +49,7 @@ from .levels import (compute_only_shapes, dead_code, drop_unread_saves, in_place
 from .lists import grow_in_place
 from .locate import in_wrapper
 from .namespace import Namespace
+from .tangents import STACK_MARK, generated_stack
 from .naming import Adjoints, Names, UserNames, user_names_of
 from .normalize import Normalizer, local_names, param_names
 from .optimize import optimize
@@ -141,6 +142,9 @@ def normalize(ctx):
     """One operation per statement (ir.py), jumps removed, methods and operators as primitives."""
     ctx.names = ctx.module.names.child()
     normalizer = Normalizer(ctx.source, ctx.names, ctx.ns)
+    if ctx.mode == "jvp" and ctx.entry:  # generated code's stack: values pushed and popped with their tangents
+        stack = generated_stack(ctx.fn)
+        normalizer.forward_stack = stack if stack not in param_names(ctx.source.tree) else None
     containers.prepare(normalizer, ctx.given_trees)
     ctx.body, ctx.ret = normalizer.function()
     ctx.params = param_names(ctx.source.tree)
@@ -301,6 +305,7 @@ def emit(ctx):
     filename = printable(f"<astgrad {fn.__qualname__} {variant} {os.path.basename(code.co_filename)}:"
                          f"{code.co_firstlineno}>")
     namespace = module.ns.globals
+    namespace[STACK_MARK] = module.ns.stack  # a transformation of this code again knows its stack (forward.py)
     filename = compile_source(module.source, filename, namespace)
     dependencies = module.dependencies
     for used in module.sources:

@@ -13,7 +13,25 @@ import numpy as np
 
 from ..rules._forward import add_tangents, broadcast_tangent
 
-__all__ = ["zero_tangent", "tangent_of", "add_tangents"]
+__all__ = ["zero_tangent", "tangent_of", "add_tangents", "stack_pop"]
+
+#: the global of a generated module naming the stack its functions save values on (``ns.stack``)
+STACK_MARK = "__astgrad_stack__"
+
+
+def generated_stack(fn):
+    """The name of the stack in ``fn``'s body when astgrad generated ``fn`` itself (an adjoint), else None.
+
+    Only that list is read as a stack: a user's list called ``_stack`` is a
+    list like any other.
+    """
+    module = getattr(fn, "__globals__", None)
+    return module.get(STACK_MARK) if isinstance(module, dict) else None
+
+
+def stack_pop(items):
+    """``items.pop()`` as a call: the forward sweep of generated code pops a value and, beside it, its tangent."""
+    return items.pop()
 
 
 def zero_tangent(value):

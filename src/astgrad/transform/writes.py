@@ -18,6 +18,7 @@ import numpy as np
 from . import compat, primitives
 from .compat import gast
 from .parse import MISSING
+from .tangents import stack_pop
 
 #: ndarray methods that change the array in place and have no rewrite here
 _REFUSED_METHODS = {
@@ -78,6 +79,12 @@ def write_call(n, target, expr) -> bool:
 def _list_change(n, target, expr):
     """``lst.extend(v)``: runs as written; the list's gradient cannot follow, so an error if it must."""
     lst, method = expr.func.value.id, expr.func.attr
+    if lst == n.forward_stack and method == "pop" and not expr.args and not expr.keywords:
+        # a pop of generated code's stack: the forward sweep pops the tangent beside the value
+        n.emit([target or n.temp()], "prim", compat.call(compat.name(n.ns.bind(stack_pop, "stack_pop")),
+                                                        [compat.name(lst)]), expr, stack_pop, [compat.name(lst)])
+        n.out[-1].kind = "prim"  # popped even under no_grad: the tangent stack must keep in step
+        return True
     args = [n.atomize(a) for a in expr.args]
     error = (f"{lst}.{method}(...) changes the list {lst} in place, which astgrad's generated code does "
              "not follow", "Build the list with lst.append(v) or a list comprehension instead.")
