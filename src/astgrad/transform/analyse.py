@@ -121,7 +121,8 @@ class Analysis:
             return set(atom_names(op.args[0])) & self.locals
         if op.kind != "prim":
             return set()
-        rule = primitives.classify(op.fn)[1]
+        kind, rule = primitives.classify(op.fn)
+        rule = rule if kind == "prim" else None  # a generated stack's pop in forward mode: a helper without a rule
         wanted = tuple(isinstance(a, gast.Name) and a.id in self.active for a in op.args)
         usage = rule.usage_for(wanted) if rule is not None else {}
         reads = set()
