@@ -24,7 +24,8 @@ from .transform.errors import TransformError
 from .transform.runtime_errors import add_location
 from ._callables import split, wrt_item
 from ._higher import HigherGradient
-from . import _trees, backends as _backends
+from . import _dask, _trees, backends as _backends
+from .rules._lazy import is_lazy
 from ._trees import has_gradient, is_tree
 from .transform.locate import bind_now, own_signature
 
@@ -181,7 +182,11 @@ class GradientFunction:
         args = [_unwrap(a) for a in bound.args]
         kwargs = {k: _unwrap(v) for k, v in bound.kwargs.items()}
         try:
-            out = generated.function(*args, **kwargs, **seed)
+            if _dask.any_lazy([*args, *kwargs.values(), *seed.values()]):
+                with _dask.refusing_fallbacks():
+                    out = generated.function(*args, **kwargs, **seed)
+            else:
+                out = generated.function(*args, **kwargs, **seed)
         except Exception as exc:
             self._locate(exc, generated)
             raise
@@ -349,6 +354,8 @@ def _finish(grad, original):
         return tensor(data, dtype=original.dtype)
     if is_tree(original):
         return _finish_tree(grad, original)
+    if is_lazy(grad) or is_lazy(original):
+        return _dask.finish(grad, original)
     if grad is None:
         grad = 0.0
     if isinstance(original, (float, int)) and not isinstance(original, bool):
@@ -381,7 +388,7 @@ def _finish_tree(grad, original):
         return _trees.like(original, {key: _leaf(parts.get(key), value) for key, value in original.items()})
     if isinstance(grad, (list, tuple)):
         parts = grad
-    elif type(grad) is np.ndarray and grad.ndim:
+    elif (type(grad) is np.ndarray or is_lazy(grad)) and grad.ndim:
         parts = list(grad)
     else:
         parts = list(_nothing(grad, original) or [None] * len(original))

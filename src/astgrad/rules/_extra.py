@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._registry import defjvp, defnondiff, defvjp, primitive
+from . import _lazy
+from ._lazy import ChunkedShape, is_lazy
 from ._support import expand_reduced, integral, reduced_count
 
 __all__ = [
@@ -44,6 +46,8 @@ def getitem(a, index):
 @primitive
 def scatter(g, shape, index):
     """Zeros of ``shape`` with ``g`` added at ``index`` (repeats accumulate)."""
+    if type(shape) is ChunkedShape or type(g) is not np.ndarray and is_lazy(g):
+        return _lazy.scatter(g, shape, index)
     out = np.zeros(shape, dtype=np.result_type(g))
     np.add.at(out, index, g)
     return out
@@ -66,6 +70,10 @@ def setitem(a, index, value):
         out = a.copy()
         out[index] = value
         return out
+    if is_lazy(a) or is_lazy(value):  # a new Dask array; np.array would compute it
+        out = a.copy() if is_lazy(a) else _lazy.from_numpy(a)
+        out[index] = value
+        return out
     out = np.array(a, copy=True)
     out[index] = value
     return out
@@ -74,7 +82,7 @@ def setitem(a, index, value):
 @primitive
 def sigmoid(x):
     """The logistic function, computed without overflow for large ``|x|``."""
-    x = np.asarray(x)
+    x = x if is_lazy(x) else np.asarray(x)
     return np.exp(-np.logaddexp(0, -x)).astype(x.dtype, copy=False)
 
 
@@ -98,8 +106,12 @@ def min_along(a, axis, keepdims=False):
 @primitive
 def first_extreme_mask(a, axis, largest):
     """True at the first maximum (or minimum) along ``axis``, False elsewhere."""
-    a = np.asarray(a)
     find = np.argmax if largest else np.argmin
+    if is_lazy(a):  # no put_along_axis in Dask: compare positions along the axis with the extreme's
+        axis = axis % a.ndim
+        positions = np.arange(a.shape[axis]).reshape((-1,) + (1,) * (a.ndim - 1 - axis))
+        return positions == np.expand_dims(find(a, axis=axis), axis)
+    a = np.asarray(a)
     mask = np.zeros(a.shape, dtype=bool)
     np.put_along_axis(mask, np.expand_dims(find(a, axis=axis), axis), True, axis=axis)
     return mask
@@ -148,7 +160,7 @@ def eigh_vectors(a, UPLO="L"):
 @primitive
 def astype(x, dtype):
     """``x`` converted to ``dtype`` (always a copy)."""
-    return np.asarray(x).astype(dtype)
+    return (x if is_lazy(x) else np.asarray(x)).astype(dtype)
 
 
 @primitive

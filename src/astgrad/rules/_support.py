@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _lazy
+from ._lazy import ChunkedShape
+
 __all__ = [
     "unbroadcast",
     "expand_reduced",
@@ -20,6 +23,7 @@ __all__ = [
     "product_of_others",
     "reverse_cumsum",
     "filled",
+    "split_at",
     "integral",
     "SMALL",
 ]
@@ -87,18 +91,24 @@ def filled(g, shape):
     small shape becomes a new (writeable) array filled with it (a Python
     number as float64, anything else keeping its dtype); everything else,
     tensors included, goes through ``np.broadcast_to`` (a read-only view).
+    Over the shape of a Dask array (a ``ChunkedShape``) it is a Dask array
+    with that array's chunks.
     """
     kind = type(g)
     if kind is float or kind is int:
         dtype = _FLOAT64
     elif (kind is np.ndarray or isinstance(g, np.generic)) and g.ndim == 0 and g.dtype.kind in "fc":
         dtype = g.dtype
+    elif type(shape) is ChunkedShape:  # the shape of a Dask array: a Dask array chunked as it was
+        return _lazy.spread(g, shape)
     else:
         return np.broadcast_to(g, shape)
     count = 1
     for n in shape:
         count *= n
     if count > SMALL:
+        if type(shape) is ChunkedShape:
+            return _lazy.spread(g, shape)
         return np.broadcast_to(float(g) if kind is int else g, shape)  # float64 on both sides of SMALL
     spread = np.empty(shape, dtype)  # np.full's two steps, without its Python wrapper
     spread.fill(g)
@@ -153,6 +163,13 @@ def product_of_others(a, axis=None):
     rest = np.prod(np.where(zero, 1, a), axis=axis, keepdims=True)
     at_nonzero = np.where(zeros == 0, rest, 0) / np.where(zero, 1, a)
     return np.where(zero, np.where(zeros == 1, rest, 0), at_nonzero)
+
+
+def split_at(g, cuts, axis=0):
+    """``np.split(g, cuts, axis)`` by slicing: the same views, and Dask arrays (which lack np.split) stay lazy."""
+    before = (slice(None),) * (axis % np.ndim(g))
+    bounds = [0, *cuts, None]
+    return [g[before + (slice(a, b),)] for a, b in zip(bounds[:-1], bounds[1:])]
 
 
 def reverse_cumsum(x, axis):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._registry import defjvp, defvjp, primitive
+from ._support import split_at
 from .shapes import split
 
 
@@ -20,14 +21,14 @@ def append(g, ans, arr, values, axis=None):
         head = np.size(arr)
         return np.reshape(g[:head], np.shape(arr)), np.reshape(g[head:], np.shape(values))
     cut = np.shape(arr)[axis]
-    g_arr, g_values = np.split(g, [cut], axis=axis)
+    g_arr, g_values = split_at(g, [cut], axis)
     return g_arr, g_values
 
 
 @defvjp(np.column_stack)
 def column_stack(g, ans, tup):
     widths = [np.shape(x)[1] if np.ndim(x) == 2 else 1 for x in tup]
-    pieces = np.split(g, np.cumsum(widths)[:-1], axis=1)
+    pieces = split_at(g, np.cumsum(widths)[:-1], 1)
     return [np.reshape(piece, np.shape(x)) for piece, x in zip(pieces, tup)]
 
 

@@ -13,7 +13,7 @@ import numpy as np
 from ._extra import vector_norm_jvp, vector_norm_vjp
 from .decompositions import matrix_norm_jvp, matrix_norm_vjp
 from ._registry import defjvp, defvjp
-from ._support import expand_reduced, integral, product_of_others, reduced_count, reverse_cumsum, tie_weights
+from ._support import expand_reduced, integral, product_of_others, reduced_count, reverse_cumsum, split_at, tie_weights
 
 
 @defvjp(np.sum)
@@ -161,7 +161,7 @@ def diff(g, ans, a, n=1, axis=-1, *, prepend=None, append=None):
         g = -np.diff(np.pad(g, widths), axis=axis)
     # g is the gradient of prepend, a and append joined along axis (a number joins as one slice)
     before = 0 if prepend is None else 1 if np.ndim(prepend) == 0 else np.shape(prepend)[axis]
-    return np.split(g, [before, before + np.shape(a)[axis]], axis=axis)[1]
+    return split_at(g, [before, before + np.shape(a)[axis]], axis)[1]
 
 
 @defvjp(np.linalg.norm)

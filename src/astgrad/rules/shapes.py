@@ -13,7 +13,7 @@ import numpy as np
 
 from ._extra import scatter, scatter_along_axis
 from ._registry import defjvp, defvjp
-from ._support import integral, within
+from ._support import integral, split_at, within
 
 
 @defvjp(np.reshape)
@@ -115,7 +115,7 @@ def rot90(g, ans, m, k=1, axes=(0, 1)):
 def _split_like(g, arrays, axis):
     """Pieces of ``g`` along ``axis`` with the sizes of ``arrays``."""
     ends = np.cumsum([np.shape(x)[axis] for x in arrays])
-    return np.split(g, ends[:-1], axis=axis)
+    return split_at(g, ends[:-1], axis)
 
 
 @defvjp(np.concatenate)
@@ -123,7 +123,7 @@ def concatenate(g, ans, arrays, axis=0, out=None, dtype=None, casting="same_kind
     if dtype is not None and integral(ans.dtype):
         return [np.zeros(np.shape(x)) for x in arrays]
     if axis is None:  # the arrays flattened, one after the other
-        pieces = np.split(g, np.cumsum([np.size(x) for x in arrays])[:-1])
+        pieces = split_at(np.ravel(g), np.cumsum([np.size(x) for x in arrays])[:-1])
         return [np.reshape(piece, np.shape(x)) for piece, x in zip(pieces, arrays)]
     return _split_like(g, arrays, axis)
 

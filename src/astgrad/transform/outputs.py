@@ -19,6 +19,7 @@ import numpy as np
 from . import compat, runtime
 from .compat import gast
 from .ir import For, Op, Raw, walk_ops, walk_statements
+from ..rules._lazy import is_lazy
 
 #: numpy functions returning one number when given one array and no axis
 _FULL_REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.var, np.std,
@@ -131,8 +132,9 @@ def scalar_output(value, where):
     kind = type(value)
     if kind is float or kind is int or kind is np.float64:
         return
-    if isinstance(value, (np.generic, np.ndarray)) and value.ndim == 0 and value.dtype.kind in _NUMBER_KINDS:
-        return
+    if (isinstance(value, (np.generic, np.ndarray)) or is_lazy(value)) and value.ndim == 0 \
+            and value.dtype.kind in _NUMBER_KINDS:
+        return  # a 0-d Dask array too: its value is not computed here
     if isinstance(value, (float, int, complex)) and not isinstance(value, bool):
         return
     raise TypeError(f"grad requires a scalar output; {where} returned {_describe(value)}: {_advice(value)}")
@@ -154,7 +156,7 @@ def aux_pair(value, where):
 
 
 def _describe(value) -> str:
-    if isinstance(value, np.ndarray):
+    if isinstance(value, np.ndarray) or is_lazy(value):
         return f"an array of shape {value.shape} and dtype {value.dtype}"
     if isinstance(value, (tuple, list)):
         return f"a {type(value).__name__} of {len(value)} items"
@@ -166,6 +168,6 @@ def _advice(value) -> str:
     if isinstance(value, (tuple, list)):
         return ("to return auxiliary values, pass has_aux=True and return (loss, aux); "
                 "for the gradient of several outputs, use vjp")
-    if isinstance(value, np.ndarray) and value.dtype.kind in _NUMBER_KINDS:
+    if (isinstance(value, np.ndarray) or is_lazy(value)) and value.dtype.kind in _NUMBER_KINDS:
         return "use vjp, or reduce it, e.g. np.sum"
     return "return the number to differentiate (a float or a 0-d array)"

@@ -17,6 +17,7 @@ from ..rules import linalg
 from ..rules.joining import as_column
 from ..rules.sequences import GradientDict, GradientList, append, grow, part, split_last
 from ..rules._support import SMALL, filled
+from ..rules._lazy import chunked_shape, is_lazy, rows as lazy_rows
 
 __all__ = ["append", "grow", "split_last", "add_item", "is_zero", "as_column", "accumulate", "part",
            "sequence_gradient", "replaced_gradient",
@@ -72,7 +73,7 @@ def _items(grad, count):
     """A list's gradient item by item: an array gradient (``np.sum(items)`` read the list as one) by rows."""
     if isinstance(grad, (list, tuple)):
         return grad
-    if type(grad) is np.ndarray and grad.ndim:
+    if (type(grad) is np.ndarray or is_lazy(grad)) and grad.ndim:
         return list(grad)
     return [None] * count
 
@@ -130,7 +131,7 @@ def replaced_gradient(g, index):
         out = g if type(g) is GradientDict else GradientDict(g)
         out.pop(index, None)
         return out
-    if type(g) is np.ndarray:  # numpy read the list as one array: rows
+    if type(g) is np.ndarray or is_lazy(g):  # numpy read the list as one array: rows
         out = g.copy()
         out[index] = 0.0
         return out
@@ -148,7 +149,7 @@ def replacing_gradient(g, index):
     if isinstance(index, slice):
         if g is None:
             return None
-        return list(g[index]) if type(g) is not np.ndarray else g[index]
+        return g[index] if type(g) is np.ndarray or is_lazy(g) else list(g[index])
     return part(g, index)
 
 
@@ -166,7 +167,7 @@ def getitem_gradient(g, items, index):
     """The gradient of ``items[index]`` for a value that may be an array or a sequence."""
     if isinstance(items, (list, tuple, dict)):
         return sequence_gradient(g, items, index)
-    return rules.scatter(g, np.shape(items), index)
+    return rules.scatter(g, shape(items), index)
 
 
 def unpacked_gradient(parts, value):
@@ -177,6 +178,8 @@ def unpacked_gradient(parts, value):
     """
     if isinstance(value, dict):  # a, b = d unpacks the keys, which carry no gradient
         return None
+    if is_lazy(value):
+        return lazy_rows(parts, shape(value))
     if not isinstance(value, np.ndarray):
         return tuple(parts)
     grad = np.zeros(np.shape(value))
@@ -302,6 +305,8 @@ def shape(value):
     if isinstance(value, dict):  # np.shape gives (), as for a number: a vjp seed 1.0 would pass for one
         raise TypeError("astgrad: a dict stands where an array is read (numpy would see one object, not its "
                         "values), or a vjp's function returns one: pass or return its arrays, as a tuple or list")
+    if is_lazy(value):
+        return chunked_shape(value)
     return np.shape(value)
 
 
@@ -310,7 +315,7 @@ def size(value):
     kind = type(value)
     if kind is np.ndarray:
         return value.size
-    if kind is Shaped:
+    if kind is Shaped or is_lazy(value):  # np.size would compute a Dask array
         return math.prod(value.shape)
     return np.size(value)
 
