@@ -219,6 +219,8 @@ def _rank(value):
         return (0, True)
     if kind in (float, bool, complex) or isinstance(value, np.generic):
         return (0, False)
+    if is_lazy(value):  # a Dask array: the adjoint for its rank (a matrix-vector rule in one form, not three)
+        return (value.ndim, False)
     return None
 
 

@@ -55,8 +55,12 @@ def dmethods(w, v, *, dresult=1.0):
         t15 = dt1 * v
         t16 = dt1 * w
     elif ndim(v) == 1:
-        t15 = np.expand_dims(dt1, -1) * v
-        t16 = np.sum(w * np.expand_dims(dt1, -1), axis=tuple(range(ndim(w) - 1)))
+        if ndim(w) == 2:
+            t15 = np.expand_dims(dt1, -1) * v
+            t16 = T(w) @ dt1
+        else:
+            t15 = np.expand_dims(dt1, -1) * v
+            t16 = np.sum(w * np.expand_dims(dt1, -1), axis=tuple(range(ndim(w) - 1)))
     elif ndim(w) == 1:
         t15 = np.squeeze(np.expand_dims(dt1, -2) @ T(v), -2)
         t16 = np.expand_dims(w, -1) * np.expand_dims(dt1, -2)

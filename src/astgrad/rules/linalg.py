@@ -28,6 +28,8 @@ def matmul(g, ans, a, b):
     if np.ndim(a) == 1 and np.ndim(b) == 1:
         return g * b, g * a
     if np.ndim(b) == 1:
+        if np.ndim(a) == 2:  # matrix times vector: b's gradient is one product, not an a-sized temporary summed
+            return np.expand_dims(g, -1) * b, T(a) @ g
         return np.expand_dims(g, -1) * b, np.sum(a * np.expand_dims(g, -1), axis=tuple(range(np.ndim(a) - 1)))
     if np.ndim(a) == 1:
         return np.squeeze(np.expand_dims(g, -2) @ T(b), -2), np.expand_dims(a, -1) * np.expand_dims(g, -2)
