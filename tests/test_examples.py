@@ -5,6 +5,7 @@ import re
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
@@ -92,3 +93,17 @@ def test_main_example_shows_the_adjoint_the_chain_and_three_agreeing_gradients()
     for pair in ("generated vs taped", "generated vs numeric", "taped vs numeric"):
         assert f"| x | {pair} |" in out
     assert "MISMATCH" not in out
+
+
+def test_dask_logistic_regression_at_a_small_size():
+    pytest.importorskip("dask.distributed")
+    result = subprocess.run([sys.executable, str(EXAMPLES / "dask_logistic_regression.py"), "--rows", "30000",
+                             "--chunk-rows", "10000", "--steps", "3", "--workers", "1", "--threads", "2",
+                             "--no-processes"], capture_output=True, text=True, check=True, timeout=120)
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("30,000 rows x 50 features") and "in 3 chunks of 10,000 rows" in lines[0]
+    assert lines[1].startswith("check: the Dask gradient on 20,000 rows equals numpy's")
+    losses = [float(re.search(r"loss (\S+)", line)[1]) for line in lines if line.startswith("step ")]
+    assert len(losses) == 3
+    assert losses[0] == pytest.approx(np.log(2.0), abs=1e-6)  # w = 0: every probability is 1/2
+    assert losses[0] > losses[1] > losses[2]
