@@ -24,7 +24,7 @@ import numpy as np
 
 from .rules._lazy import is_lazy
 
-__all__ = ["any_lazy", "refusing_fallbacks", "finish"]
+__all__ = ["any_lazy", "is_lazy", "refusing_fallbacks", "finish"]
 
 #: the start of what Dask warns when a numpy function has no Dask implementation and it computes instead
 _FALLBACK = "The `"

@@ -1,0 +1,95 @@
+"""Arguments in, gradients out: Tensors unwrapped for the generated code, gradients finished as their arguments.
+
+A gradient comes back with its argument's type, shape and dtype (a float
+for a float, a Tensor for a Tensor, a container in the container's
+structure, a lazy Dask array for a Dask argument or a Dask gradient).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _dask, _trees
+from ._trees import has_gradient, is_tree
+from .rules._lazy import is_lazy
+
+
+def _is_tensor(value) -> bool:
+    return hasattr(type(value), "_astgrad_apply") and hasattr(value, "detach") and hasattr(value, "numpy")
+
+
+def _unwrap(value):
+    """Tensors as numpy arrays, also inside (nested) dicts, lists and tuples."""
+    if _is_tensor(value):
+        return value.detach().numpy()
+    if is_tree(value) and any(_is_tensor(leaf) for _, leaf in _trees.leaves(value)):
+        return _trees.tree_map(_unwrap, value)
+    return value
+
+
+def _finish(grad, original):
+    """The gradient with its argument's type and shape (a float for a float)."""
+    if type(original) in (float, int) and type(grad) in (float, np.float64):
+        return float(grad)  # the common number case of the branch below
+    if _is_tensor(original):
+        from .tape import tensor
+        data = _finish(grad, original.detach().numpy())
+        return tensor(data, dtype=original.dtype)
+    if is_tree(original):
+        return _finish_tree(grad, original)
+    if is_lazy(grad) or is_lazy(original):
+        return _dask.finish(grad, original)
+    if grad is None:
+        grad = 0.0
+    if isinstance(original, (float, int)) and not isinstance(original, bool):
+        return float(np.real(np.sum(grad)))
+    shape = np.shape(original)
+    dtype = np.result_type(original) if np.issubdtype(np.result_type(original), np.inexact) else np.float64
+    if np.iscomplexobj(grad) and np.dtype(dtype).kind != "c":
+        grad = np.real(grad)  # a real argument's gradient is the real part (docs/rules.md)
+    out = np.array(grad, dtype=dtype, copy=True)
+    if out.shape != shape:
+        out = np.array(np.broadcast_to(out, shape), dtype=dtype)
+    if isinstance(original, np.generic):
+        return out[()]
+    return out
+
+
+def _finish_tree(grad, original):
+    """The gradient of a dict, list or tuple, in its structure: zeros for leaves that got none.
+
+    The generated code gives a dict's gradient only the keys it read, a list's
+    ``None`` for items without one, or an array whose rows are the items'
+    gradients (numpy read the list as one array).  A leaf that carries no
+    gradient (None, a string, a bool) gets ``None``.
+    """
+    if isinstance(original, dict):
+        parts = grad if isinstance(grad, dict) else _nothing(grad, original)
+        if not parts.keys() <= original.keys():
+            raise RuntimeError(f"astgrad: the gradient of a dict has keys it does not: "
+                               f"{sorted(map(repr, parts.keys() - original.keys()))}; please report this with the function")
+        return _trees.like(original, {key: _leaf(parts.get(key), value) for key, value in original.items()})
+    if isinstance(grad, (list, tuple)):
+        parts = grad
+    elif (type(grad) is np.ndarray or is_lazy(grad)) and grad.ndim:
+        parts = list(grad)
+    else:
+        parts = list(_nothing(grad, original) or [None] * len(original))
+    if len(parts) != len(original):  # never cut short or padded: that would be a wrong number
+        raise RuntimeError(f"astgrad: the gradient of a {type(original).__name__} of {len(original)} items has "
+                           f"{len(parts)}; please report this with the function")
+    return _trees.like(original, [_leaf(g, o) for g, o in zip(parts, original)])
+
+
+def _nothing(grad, original) -> dict:
+    """``{}`` for the gradient of a container nothing flowed into (None, or the 0.0 a join writes); else raise."""
+    if grad is None or isinstance(grad, float) and grad == 0.0:
+        return {}
+    raise RuntimeError(f"astgrad: the gradient of a {type(original).__name__} came out as {type(grad).__name__}; "
+                       f"please report this with the function")
+
+
+def _leaf(grad, original):
+    if not is_tree(original) and not has_gradient(original):
+        return None
+    return _finish(grad, original)
