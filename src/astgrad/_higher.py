@@ -40,7 +40,6 @@ def adjoint_code(fn, factory):
         if not outer._generated.current():
             outer._rebuild()
         function = outer._general.function
-    _refuse_callees(function, fn)
     seeds = {name: 1.0 for name, p in inspect.signature(function).parameters.items()
              if p.kind is p.KEYWORD_ONLY and name not in outer._signature.parameters}
     return function, {**inner_constants, **seeds}
@@ -110,6 +109,7 @@ class HigherGradient:
     def _outer(self):
         """The generated derivative of the inner gradient's current code, and the constants it is called with."""
         function, constants = adjoint_code(self._inner, self._factory)
+        _refuse_callees(function, self._inner)
         _refuse_stack(function, self._inner, self._mode)
         outer, _ = self._factory(function, self._wrt, self._mode, self._preserve, self._aux, self._level)
         return outer, constants

@@ -29,10 +29,11 @@ from . import compat, containers, primitives
 from .compat import gast
 from .emit import arguments, function_def
 from .errors import NoRuleTransformError
-from .ir import atom_names, dispatch
+from .ir import Op, atom_names, dispatch
 from .locate import bound_arguments
+from .normalize import param_names
 from .runtime_errors import ORIGIN
-from .tangents import add_tangents, stack_pop, tangent_of, zero_tangent
+from .tangents import add_tangents, generated_stack, stack_pop, tangent_of, zero_tangent
 
 LIVE, ZERO = "live", "zero"
 
@@ -69,6 +70,13 @@ class Forwarder:
     def forward_op(self, op, state):
         if op.kind == "unpack":
             return self.unpack(op, state)
+        if op.kind == "pack" and op.targets[0] == self.ctx.forward_stack and op.targets[0] in self.carrying:
+            # the entry's stack: its tangent stack exists from the start, so every callee is given it
+            state[op.targets[0]] = LIVE
+            return [self.tag(compat.assign(op.targets[0], compat.clone(op.expr)), op),
+                    compat.assign(self.tangent(op.targets[0]), compat.make("List", elts=[], ctx=gast.Load()))]
+        if op.fn is stack_changed:
+            return []  # the call before it pushed or popped the tangents too (its jvp variant was given them)
         if op.fn is grow and op.kind == "prim":
             return self.push(op, state)
         if op.fn is stack_pop and op.kind == "prim":
@@ -78,7 +86,9 @@ class Forwarder:
         reads = set(atom_names(op.expr)) | {n for a in list(op.args) + list(op.kwargs.values()) for n in atom_names(a)}
         ans = self.names.temp() if wanted and target in reads else target  # the rule reads the old value
         out = []
-        if op.kind == "call" and wanted:
+        stack = self.ctx.forward_stack
+        if op.kind == "call" and (wanted or any(getattr(a, "id", None) == stack for a in op.args)
+                                  and state.get(stack) == LIVE):  # a callee pushing or popping tangents too
             primal, tangent = self.call(op, ans, state)
             out.append(primal)
         else:
@@ -354,6 +364,51 @@ class Forwarder:
 
     def forward_raw(self, s, state):
         return [s.stmt]
+
+
+def prepare_stack(ctx, normalizer) -> None:
+    """In forward mode over generated code: ``ctx.forward_stack``, its stack's name, read as a stack (else None).
+
+    The entry makes the stack; a callee (``forward_g``, ``backward_g``)
+    pushes on the one it is given, with its tangent stack; given none (the
+    caller's stack has no tangent), it is refused where it pushes or pops.
+    """
+    ctx.forward_stack = stack = generated_stack(ctx.fn) if ctx.mode == "jvp" else None
+    if stack is not None:
+        normalizer.forward_stack = stack
+        normalizer.stack_without_tangent = stack in param_names(ctx.source.tree) and stack not in ctx.wrt
+
+
+def results_and_stack(ctx):
+    """What the analysis counts as results: ``ctx.ret``, and in a callee the stack its pushes go to."""
+    if getattr(ctx, "forward_stack", None) is None or ctx.entry:
+        return ctx.ret
+    return compat.tuple_([compat.clone(ctx.ret), compat.name(ctx.forward_stack)])
+
+
+def stack_changed(stack, *args):
+    """Stands, in the normal form only, for a call that pushed on or popped the generated stack."""
+    return stack
+
+
+def calls_change_stack(body, stack) -> list:
+    """After each call given the generated stack, ``stack = stack_changed(stack, the call's arguments...)``.
+
+    ``forward_g(_stack, x)`` pushes values that depend on ``x``, and
+    ``backward_g(_stack, g)`` pops them: the analysis sees that dependence
+    only through this op, so that the stack carries a tangent and both
+    callees are given the tangent stack.
+    """
+    out = []
+    for s in body:
+        out.append(s)
+        if isinstance(s, Op) and s.kind == "call" and any(getattr(a, "id", None) == stack for a in s.args):
+            args = [compat.name(stack)] + [compat.clone(a) for a in s.args] + [compat.clone(v) for v in s.kwargs.values()]
+            out.append(Op([stack], "prim", compat.name(stack), s.line, s.text, s.node, stack_changed, args))
+        for field in ("body", "orelse", "cond"):
+            if isinstance(getattr(s, field, None), list) and not isinstance(s, Op):
+                setattr(s, field, calls_change_stack(getattr(s, field), stack))
+    return out
 
 
 def tangent_function(ctx, name, first=(), last=()):

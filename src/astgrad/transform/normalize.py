@@ -59,6 +59,7 @@ class Normalizer:
         self.out: list = []
         self.stop = False
         self.forward_stack = None  # in forward mode over generated code: the name of its stack
+        self.stack_without_tangent = False  # a callee given the stack without its tangent stack: refused
         self.stmt = source.tree
         self.sequences: set[str] = set()
         self.temps: set[str] = set()
@@ -353,6 +354,7 @@ class Normalizer:
             item = self.atomize(value.args[0])
             self.sequences.add(lst)
             if lst == self.forward_stack:  # a push: the forward sweep pushes the tangent beside it
+                self.refuse_stack_without_tangent(value)
                 expr = compat.call(compat.name(self.ns.helper(sequences.grow)), [compat.name(lst), item])
                 saved, self.stop = self.stop, False  # pushed even under no_grad: the tangent stack keeps in step
                 self.emit([lst], "prim", expr, value, sequences.grow, [compat.name(lst), item])
@@ -375,6 +377,12 @@ class Normalizer:
             return
         raise self.error(s, "expression statements other than calls are not supported",
                          "Assign the value to a name or remove the statement.")
+
+    def refuse_stack_without_tangent(self, node):
+        if self.stack_without_tangent:
+            raise self.error(node, f"{self.forward_stack} is the stack of generated code, given here without its "
+                             "tangent stack: forward mode could not keep the tangents in step with the values",
+                             "Differentiate the function with the tape (astgrad.torch.autograd.functional).")
 
     def may_write(self, op, call):
         """A call without a rule kept for its effect may write into the arrays it is given and every

@@ -49,7 +49,8 @@ from .levels import (compute_only_shapes, dead_code, drop_unread_saves, in_place
 from .lists import grow_in_place
 from .locate import in_wrapper
 from .namespace import Namespace
-from .tangents import STACK_MARK, generated_stack
+from .tangents import STACK_MARK
+from .forward import calls_change_stack, prepare_stack, results_and_stack
 from .naming import Adjoints, Names, UserNames, user_names_of
 from .normalize import Normalizer, local_names, param_names
 from .optimize import optimize
@@ -142,11 +143,11 @@ def normalize(ctx):
     """One operation per statement (ir.py), jumps removed, methods and operators as primitives."""
     ctx.names = ctx.module.names.child()
     normalizer = Normalizer(ctx.source, ctx.names, ctx.ns)
-    if ctx.mode == "jvp" and ctx.entry:  # generated code's stack: values pushed and popped with their tangents
-        stack = generated_stack(ctx.fn)
-        normalizer.forward_stack = stack if stack not in param_names(ctx.source.tree) else None
+    prepare_stack(ctx, normalizer)
     containers.prepare(normalizer, ctx.given_trees)
     ctx.body, ctx.ret = normalizer.function()
+    if ctx.forward_stack is not None:
+        ctx.body = calls_change_stack(ctx.body, ctx.forward_stack)
     ctx.params = param_names(ctx.source.tree)
     ctx.normalized_locals = set(normalizer.locals)
     ctx.sequences = set(normalizer.sequences)
@@ -179,7 +180,7 @@ def analyse(ctx):
             ctx.maybe_sequences.update(op.targets)
     containers.mark(ctx, ctx.given_trees, ctx.given_tree_items, ctx.ns)  # parameters holding containers
     ranks = (ctx.module.ranks or {}) if ctx.entry else None  # a callee's adjoint serves every caller
-    ctx.analysis = Analysis(ctx.body, ctx.ret, ctx.wrt, ctx.params, ctx.locals, ctx.source, ranks)
+    ctx.analysis = Analysis(ctx.body, results_and_stack(ctx), ctx.wrt, ctx.params, ctx.locals, ctx.source, ranks)
     ctx.adjoints = Adjoints(ctx.names)
 
 

@@ -52,7 +52,8 @@ def write_call(n, target, expr) -> bool:
     func = expr.func
     obj = n.static(func)
     if obj is MISSING and isinstance(func, gast.Attribute):
-        if isinstance(func.value, gast.Name) and func.value.id in n.sequences and func.attr in _LIST_CHANGES:
+        if isinstance(func.value, gast.Name) and func.attr in _LIST_CHANGES and (
+                func.value.id in n.sequences or func.value.id == n.forward_stack):
             return _list_change(n, target, expr)
         owner = n.static(func.value)
         if isinstance(owner, np.ufunc) and func.attr == "at":
@@ -81,6 +82,7 @@ def _list_change(n, target, expr):
     lst, method = expr.func.value.id, expr.func.attr
     if lst == n.forward_stack and method == "pop" and not expr.args and not expr.keywords:
         # a pop of generated code's stack: the forward sweep pops the tangent beside the value
+        n.refuse_stack_without_tangent(expr)
         n.emit([target or n.temp()], "prim", compat.call(compat.name(n.ns.bind(stack_pop, "stack_pop")),
                                                         [compat.name(lst)]), expr, stack_pop, [compat.name(lst)])
         n.out[-1].kind = "prim"  # popped even under no_grad: the tangent stack must keep in step
