@@ -506,21 +506,8 @@ def build(fn, wrt, mode="grad", preserve_result=False, has_aux=False, trees=(), 
     """
     if level not in LEVELS:
         raise ValueError(f"astgrad: optimize={level!r}; the levels are {', '.join(map(str, LEVELS))}")
-    user = user_names_of(fn)
-    while True:
-        module = ModuleBuilder(user, level, ranks, backend)
-        ctx = Context(module, fn, wrt, entry=True, mode=mode, preserve_result=preserve_result, has_aux=has_aux,
-                      trees=trees)
-        try:
-            run(ENTRY, ctx, watch=stage)
-        except _NamesMet:
-            user = user.union(module.met)
-            continue
-        except TransformError as exc:
-            raise in_wrapper(fn, exc) from None
-        generated = module.generated
-        generated.shown = module.shown
-        return generated
+    return _transform(fn, wrt, ENTRY, stage, lambda user: ModuleBuilder(user, level, ranks, backend),
+                      dict(mode=mode, preserve_result=preserve_result, has_aux=has_aux, trees=trees))
 
 
 def build_forward(fn, wrt, level=DEFAULT_LEVEL, stage=None, trees=()):
@@ -533,12 +520,17 @@ def build_forward(fn, wrt, level=DEFAULT_LEVEL, stage=None, trees=()):
     """
     if level not in LEVELS:
         raise ValueError(f"astgrad: optimize={level!r}; the levels are {', '.join(map(str, LEVELS))}")
+    return _transform(fn, wrt, FORWARD, stage, lambda user: ModuleBuilder(user, level), dict(mode="jvp", trees=trees))
+
+
+def _transform(fn, wrt, passes, stage, new_module, options):
+    """Run ``passes`` over ``fn`` as an entry, again while it meets user names its generated names must avoid."""
     user = user_names_of(fn)
     while True:
-        module = ModuleBuilder(user, level)
-        ctx = Context(module, fn, wrt, entry=True, mode="jvp", trees=trees)
+        module = new_module(user)
+        ctx = Context(module, fn, wrt, entry=True, **options)
         try:
-            run(FORWARD, ctx, watch=stage)
+            run(passes, ctx, watch=stage)
         except _NamesMet:
             user = user.union(module.met)
             continue
