@@ -52,14 +52,23 @@ class _Site:
         self.op, self.pos, self.loops, self.path = op, pos, loops, path
 
 
+class _Join(_Site):
+    """The end of an ``if`` (id ``branch``) whose branches both bind ``names``: a definition of each
+    that no value bound before the ``if`` gets past."""
+
+    def __init__(self, pos, loops, path, branch, names):
+        super().__init__(None, pos, loops, path)
+        self.branch, self.names = branch, names
+
+
 def check_writes(body, ret, params, local_names, source) -> list:
     """Raise UnsupportedSyntaxError where a write into ``x`` may reach memory another name sees.
 
     Returns the augmented assignments ``x op= v`` whose ``x`` a user function returned (``loss, dx =
     f(...)``; ``loss += reg``): no analysis by name can tell a number from an array there, so each gets
     a check when it runs that ``x`` holds a number, which ``x op= v`` only rebinds (``number_checks``)."""
-    sites = []
-    _flatten(body, (), (), sites)
+    sites, joins = [], []
+    _flatten(body, (), (), sites, joins)
     writes = {}
     for s in sites:
         if s.op.inplace and s.op.inplace[1] is not None:
@@ -99,7 +108,7 @@ def check_writes(body, ret, params, local_names, source) -> list:
                                  f"on line {w.op.line} would change that array too; astgrad's {_what(w)} "
                                  "writes to a copy", _copy_hint(x, d, w))
         if risky:
-            _check_aliases(x, risky, sites, defs, entry, ret, end, source)
+            _check_aliases(x, risky, sites, defs, joins, entry, ret, end, source)
         for w in ws:
             if w.op.through:
                 _check_items_owned(x, w, sites, defs, set(local_names) | set(params), source)
@@ -185,10 +194,12 @@ def _copied(site) -> str:
         else f"{text}.copy()"
 
 
-def _reaching(defs, write, entry) -> list:
-    """The definitions of the written name whose value may be the one ``write`` writes into."""
+def _reaching(defs, write, entry, joins=()) -> list:
+    """The definitions of the written name whose value may be the one ``write`` writes into.
+
+    ``joins`` are the ends of ``if`` statements that bind the name in both branches (``_Join``)."""
     found = [d for d in defs if _may_follow(d, write)] + ([entry] if entry else [])
-    kills = [k for k in defs if k.pos < write.pos and write.path[:len(k.path)] == k.path]
+    kills = [k for k in [*defs, *joins] if k.pos < write.pos and write.path[:len(k.path)] == k.path]
     return [d for d in found if not any(_kills(k, d, write) for k in kills)]
 
 
@@ -210,8 +221,8 @@ def _reaching_through(defs, write, entry) -> list:
 
 def _kills(k, d, write) -> bool:
     """Every path from ``d`` to ``write`` passes ``k`` (``k`` sits before ``write`` in a block around it)."""
-    if d is k:
-        return False
+    if d is k or isinstance(k, _Join) and k.branch in {b for b, _ in d.path}:
+        return False  # a definition inside the if is what the name holds after it
     if d.pos < k.pos:
         return True
     return d.pos > write.pos and set(d.loops) & set(write.loops) <= set(k.loops)
@@ -242,11 +253,11 @@ def _number_name(name, defs, seen) -> bool:
     return bool(defs.get(name)) and all(_number(d.op, defs, seen) for d in defs[name])
 
 
-def _check_aliases(x, writes, sites, defs, entry, ret, end, source):
+def _check_aliases(x, writes, sites, defs, joins, entry, ret, end, source):
     written = {id(w): _buffers(x, w, defs, entry) for w in writes}
     work = []
     for s in sites:
-        if x in _reads(s.op) and _aliases(s.op) and not _next_version(s.op, x):
+        if x in _reads(s.op) and _aliases(s.op) and not _next_version(s.op, x) and not _copied_in(s.op, x, defs):
             shared = _buffers(x, s, defs, entry)  # the values of x that s may read
             hit = tuple(w for w in writes if shared & written[id(w)])
             work += [(t, s, hit) for t in s.op.targets if hit]
@@ -260,15 +271,17 @@ def _check_aliases(x, writes, sites, defs, entry, ret, end, source):
         if ret is not None and name in atom_names(ret):
             uses.append(end)
         single = len(defs.get(name, [])) == 1
+        kills = [j for j in joins if name in j.names]
         for use in uses:
             for w in hit:
-                if w is not use and _between(made, w, use, single):
+                if w is not use and _between(made, w, use, single) and _carries(made, w, use, defs[name], kills):
                     raise _error(source, made, f"{made.op.text!r} makes a name that shares memory with {x}, "
                                  f"and {_what(w)} on line {w.op.line} changes {x} before it is read; "
                                  f"astgrad's {_what(w)} writes to a copy, so the two would differ",
                                  f"Copy first (`{x}.copy()` where the second name is made), or finish "
                                  f"writing {x} before taking views of it{_instead(w)}.")
-            if use.op is not None and _aliases(use.op):  # x's own next version is x: its writes are checked
+            if use.op is not None and _aliases(use.op) and not _copied_in(use.op, name, defs):
+                # x's own next version is x: its writes are checked
                 work += [(t, use, hit) for t in use.op.targets if t != x]
 
 
@@ -328,6 +341,21 @@ def _next_version(op, x) -> bool:
     return op.fn in (append, rules.setitem) and getattr(op.args[0], "id", None) == x and x not in _names(op.args[1:])
 
 
+def _copied_in(op, name, defs) -> bool:
+    """``t = setitem(a, i, v)`` with ``name`` read only in ``i`` or ``v``, into an array of numbers: numpy
+    copies ``v``'s numbers into ``a``, so ``t`` shares no memory with ``name``."""
+    a = op.args[0] if op.fn is rules.setitem else None
+    return isinstance(a, gast.Name) and a.id != name and _number_array(a.id, defs)
+
+
+def _number_array(name, defs) -> bool:
+    """Whether ``name`` is surely a numpy array of numbers: made by ``np.zeros(shape)``, ``np.ones(shape)``
+    or ``np.empty(shape)`` (no dtype: ``dtype=object`` would hold references), then only written into."""
+    made = [d for d in defs.get(name, []) if not d.op.inplace]
+    return bool(made) and all(d.op.fn in (np.zeros, np.ones, np.empty) and len(d.op.args) == 1 and not d.op.kwargs
+                              for d in made)
+
+
 def _names(atoms) -> set:
     return {n for a in atoms for n in atom_names(a)}
 
@@ -355,22 +383,45 @@ def _between(made, write, use, single) -> bool:
     return _may_follow(made, write) and _may_follow(write, use)
 
 
+def _carries(made, write, use, defs, joins) -> bool:
+    """Whether the name may still hold what ``made`` bound when ``write`` runs, and again at ``use``
+    after it: ``made`` reaches ``write``, and a definition standing at ``write`` would reach ``use``.
+    (``prevh = H[t - 1] if t > 0 else h0`` at the top of a loop, read before ``H[t] = ...``: every
+    iteration binds ``prevh`` anew before reading it, so no write to ``H`` comes between.)"""
+    at_write = _Site(None, write.pos, write.loops, write.path)
+    return made in _reaching(defs, write, None, joins) and at_write in _reaching([*defs, at_write], use, None, joins)
+
+
 def _may_follow(a, b) -> bool:
     return b.pos > a.pos or bool(set(a.loops) & set(b.loops))
 
 
-def _flatten(stmts, loops, path, out):
+def _flatten(stmts, loops, path, out, joins):
     for s in stmts:
         if isinstance(s, Op):
             out.append(_Site(s, len(out), loops, path))
         elif isinstance(s, If):
-            _flatten(s.body, loops, path + ((id(s), 0),), out)
-            _flatten(s.orelse, loops, path + ((id(s), 1),), out)
+            _flatten(s.body, loops, path + ((id(s), 0),), out, joins)
+            _flatten(s.orelse, loops, path + ((id(s), 1),), out, joins)
+            names = _always_bound(s.body) & _always_bound(s.orelse)
+            if names:
+                joins.append(_Join(len(out) - 0.5, loops, path, id(s), names))
         elif isinstance(s, For):
-            _flatten(s.body, loops + (id(s),), path + ((id(s), 0),), out)
+            _flatten(s.body, loops + (id(s),), path + ((id(s), 0),), out, joins)
         elif isinstance(s, While):
-            _flatten(s.cond, loops, path, out)
-            _flatten(s.body, loops + (id(s),), path + ((id(s), 0),), out)
+            _flatten(s.cond, loops, path, out, joins)
+            _flatten(s.body, loops + (id(s),), path + ((id(s), 0),), out, joins)
+
+
+def _always_bound(stmts) -> set:
+    """The names every run of ``stmts`` that reaches its end binds (a loop may run no times)."""
+    names: set = set()
+    for s in stmts:
+        if isinstance(s, Op):
+            names.update(s.targets)
+        elif isinstance(s, If):
+            names |= _always_bound(s.body) & _always_bound(s.orelse)
+    return names
 
 
 def _reads(op) -> set:
