@@ -15,7 +15,11 @@ from __future__ import annotations
 import inspect
 import types
 
+import numpy as np
+
 from .transform import runtime
+from .transform.pipeline import build_forward
+from .transform.runtime_errors import add_location
 from .transform.tangents import generated_stack
 
 
@@ -51,72 +55,109 @@ def _solves_recurrences(function) -> bool:
     return any(value is helper for value in function.__globals__.values() for helper in helpers)
 
 
-def _refuse_stack(function, fn, mode):
-    """Refuse reverse mode over a gradient that saves values on its stack (``f`` has a loop or a branch).
-
-    Popping a saved value is a write the reverse sweep would have to undo;
-    forward mode pushes and pops the tangents beside the values instead
-    (transform/forward.py), so hessian and hvp differentiate such code.
-    """
-    stack = generated_stack(function)
-    if stack is None or stack not in function.__code__.co_varnames:
-        return
-    inner = getattr(fn, "__qualname__", fn)
-    raise TypeError(
-        f"astgrad: {mode} of the generated gradient of {inner}: {inner} has a loop or a branch, so its gradient "
-        f"saves values on a stack, and reverse mode does not differentiate such generated code again. For "
-        f"second derivatives use astgrad.hessian(f) or astgrad.hvp(f) (forward over reverse, through "
-        f"loops and branches), or the tape: x = astgrad.tensor(x0, requires_grad=True); (g,) = "
-        f"astgrad.autograd.grad(f(x), x, create_graph=True); then differentiate g")
-
-
-def _refuse_callees(function, fn):
-    """Refuse generated code whose functions pass values to each other on a stack (f calls functions of its own).
-
-    ``backward_g(_stack, dy)`` reads what ``forward_g(_stack, x)`` pushed: a
-    dependence on ``x`` that a second transformation does not see, and
-    whose derivative it would therefore drop.
-    """
-    module = function.__globals__
-    callees = sorted(name for name, value in module.items() if isinstance(value, types.FunctionType)
-                     and value.__globals__ is module and value is not function)
-    if callees:
-        inner = getattr(fn, "__qualname__", fn)
-        raise TypeError(
-            f"astgrad: the generated gradient {inner} calls generated functions of its own ({', '.join(callees)}): "
-            f"the function it differentiates calls functions astgrad differentiates too, and the generated "
-            f"engine does not differentiate such code again. Write the callee inline, or use the tape for this "
-            f"higher derivative: x = astgrad.tensor(x0, requires_grad=True); (g,) = astgrad.autograd.grad(f(x), x, "
-            f"create_graph=True); then differentiate g")
-
-
 class HigherGradient:
     """The ``grad``, ``value_and_grad`` or ``vjp`` of a generated gradient, by generated code.
 
     Called like the gradient it differentiates (a ``vjp`` with the seed
-    last); ``.source`` is the composed generated code.
+    last); ``.source`` is the composed generated code.  Reverse mode over
+    the inner code where it is straight-line (one sweep gives every
+    partial); forward mode over it where it saves values on a stack or calls
+    functions of its own (f has a loop, a branch or a callee): one generated
+    jvp per element of the ``wrt`` arguments, as hessian does.
     """
 
     def __init__(self, inner, wrt, mode, preserve_result, has_aux, level, factory):
         self._inner = inner
         self._wrt, self._mode, self._preserve, self._aux, self._level = wrt, mode, preserve_result, has_aux, level
         self._factory = factory
+        self._forward = None  # the last forward route built: (function it differentiates, names, Generated)
         self.__wrapped__ = inner
         for attribute in ("__module__", "__name__", "__qualname__"):
             setattr(self, attribute, getattr(inner, attribute, None))
         self.__doc__ = f"The {mode} of {getattr(inner, '__qualname__', inner)!r}, by generated code."
 
+    def _route(self):
+        """``(outer, code)``: the generated reverse-mode derivative of the inner code (or None), and that code."""
+        code = lower_code(self._inner, self._factory)
+        if not code.pick and not _needs_forward(code.function):
+            outer, _ = self._factory(code.function, self._wrt, self._mode, self._preserve, self._aux, self._level)
+            return outer, code
+        return None, code
+
     def _outer(self):
         """The generated derivative of the inner gradient's current code, and the constants it is called with."""
-        function, constants = adjoint_code(self._inner, self._factory)
-        _refuse_callees(function, self._inner)
-        _refuse_stack(function, self._inner, self._mode)
-        outer, _ = self._factory(function, self._wrt, self._mode, self._preserve, self._aux, self._level)
-        return outer, constants
+        outer, code = self._route()
+        return (outer if outer is not None else self._tangents(code)), code.constants
+
+    def _tangents(self, code):
+        """The generated jvp of ``code.function`` along the ``wrt`` parameters (built once per code and wrt)."""
+        names = _wrt_names(code.function, self._wrt)
+        last = self._forward
+        if last is None or last[0] is not code.function or last[1] != names or not last[2].current():
+            generated = build_forward(code.function, names, self._level)
+            self._forward = last = (code.function, names, generated, _Shown(generated, names))
+        return last[3]
 
     def __call__(self, *args, **kwargs):
-        outer, constants = self._outer()
-        return outer(*args, **kwargs, **constants)
+        outer, code = self._route()
+        if outer is not None:
+            return outer(*args, **kwargs, **code.constants)
+        return self._by_tangents(code, args, kwargs)
+
+    def _by_tangents(self, code, args, kwargs):
+        """Forward over the inner code: the partial along each element of each ``wrt`` argument, one jvp each."""
+        what = getattr(self._inner, "__qualname__", self._inner)
+        if self._aux:
+            raise TypeError(f"has_aux=True requires the function to return a pair (loss, aux); the generated gradient "
+                            f"{what} returns its gradient alone")
+        seed = None
+        if self._mode == "vjp":
+            if not args:
+                raise TypeError(f"a vjp is called as f_vjp(*args, seed): {self!r} was given no seed")
+            *args, seed = args
+        self._tangents(code)
+        function, names, generated = self._forward[:3]
+        bound = inspect.signature(function).bind(*args, **kwargs, **code.constants)
+        bound.apply_defaults()
+        inputs = [bound.arguments[name] for name in names]
+        for name in code.scalars:  # the code computes the lower derivative along 1.0 in this argument
+            if np.ndim(bound.arguments[name]) != 0:
+                raise TypeError(f"grad requires a scalar output; {what} returns an array of shape "
+                                f"{np.shape(bound.arguments[name])} (its argument {name!r} has that shape): use "
+                                f"astgrad.hessian, or differentiate one element of it")
+        for name, x in zip(names, inputs):
+            if not isinstance(x, (float, int, np.ndarray, np.floating, np.integer)) or isinstance(x, bool) \
+                    or np.iscomplexobj(x):
+                raise TypeError(f"astgrad.{self._mode} of the generated gradient {what}, which saves values on a "
+                                f"stack or calls generated functions of its own, is by forward mode and takes real "
+                                f"numbers and arrays; the argument {name!r} is a {type(x).__name__}")
+        zeros = [np.zeros(np.shape(x)) if isinstance(x, np.ndarray) else 0.0 for x in inputs]
+        value, found = None, []
+        for i, x in enumerate(inputs):
+            partials = np.zeros(np.shape(x))
+            for index in np.ndindex(*np.shape(x)):
+                u = np.zeros(np.shape(x))
+                u[index] = 1.0
+                direction = u if isinstance(x, np.ndarray) else float(u)
+                tangents = [direction if j == i else z for j, z in enumerate(zeros)]
+                try:
+                    out, tangent = generated.function(*bound.args, *tangents, **bound.kwargs)
+                except Exception as exc:
+                    add_location(generated, exc, f"the generated jvp of {what}")
+                    raise
+                out, tangent = _picked(out, code.pick), _picked(tangent, code.pick)
+                value = _scalar(out, self._mode, what)
+                partials[index] = tangent
+            found.append(partials if isinstance(x, np.ndarray) else float(partials))
+        if value is None:  # no element to vary: the value is still f's
+            out = generated.function(*bound.args, *zeros, **bound.kwargs)[0]
+            value = _scalar(_picked(out, code.pick), self._mode, what)
+        if seed is not None:
+            found = [np.multiply(seed, g) if isinstance(g, np.ndarray) else seed * g for g in found]
+        gradient = tuple(found) if isinstance(self._wrt, (tuple, list)) else found[0]
+        if self._mode == "value_and_grad":
+            return value, gradient
+        return (gradient, value) if self._preserve else gradient
 
     @property
     def source(self) -> str:
@@ -129,3 +170,86 @@ class HigherGradient:
 
     def __repr__(self):
         return f"<astgrad.{self._mode} of {self._inner!r}>"
+
+
+class _Shown:
+    """What ``.source`` and ``.wrt`` read of a forward route: the generated jvp, and the names it varies."""
+
+    def __init__(self, generated, names):
+        self.source, self.wrt = generated.source, tuple(names)
+
+
+class _Code:
+    """Generated code computing a gradient: ``function(*args, **constants)``, the item at index path ``pick``.
+
+    Code made by forward mode (a jvp along 1.0) is right only where the
+    arguments ``scalars`` name are numbers: each call checks that they are.
+    """
+
+    def __init__(self, function, constants, pick=(), scalars=()):
+        self.function, self.constants, self.pick, self.scalars = function, constants, pick, scalars
+
+
+def _picked(value, pick):
+    for index in pick:
+        value = value[index]
+    return value
+
+
+def _positional(function) -> list:
+    return [p.name for p in inspect.signature(function).parameters.values() if p.kind is not p.KEYWORD_ONLY]
+
+
+def _wrt_names(function, wrt) -> list:
+    """The parameter names ``wrt`` (a position, a name, or a tuple of them) means in ``function``."""
+    names = _positional(function)
+    out = []
+    for item in (wrt if isinstance(wrt, (tuple, list)) else (wrt,)):
+        if type(item) is int and -len(names) <= item < len(names):
+            item = names[item]
+        if item not in names or item in out:
+            raise ValueError(f"wrt={wrt!r} does not name distinct parameters of {function.__qualname__} "
+                             f"(its parameters: {', '.join(names)})")
+        out.append(item)
+    return out
+
+
+def _scalar(value, mode, what):
+    if np.ndim(value) != 0 or isinstance(value, (tuple, list, dict)) or np.iscomplexobj(value):
+        raise TypeError(f"{mode} requires a scalar output; the gradient of {what} returns "
+                        f"{'an array of shape ' + str(np.shape(value)) if isinstance(value, np.ndarray) else 'a ' + type(value).__name__}"
+                        f": use vjp, or reduce it, e.g. np.sum")
+    return value
+
+
+def _needs_forward(function) -> bool:
+    """Whether reverse mode cannot differentiate ``function`` again: it saves values on a stack or calls callees."""
+    stack = generated_stack(function)
+    module = function.__globals__
+    return stack is not None and stack in function.__code__.co_varnames or any(
+        isinstance(value, types.FunctionType) and value.__globals__ is module and value is not function
+        for value in module.values())
+
+
+def lower_code(fn, factory) -> _Code:
+    """The code that computes ``fn`` (a generated gradient, or a HigherGradient by either route)."""
+    if not isinstance(fn, HigherGradient):
+        return _Code(*adjoint_code(fn, factory))
+    outer, code = fn._route()
+    if outer is not None:
+        return _Code(*adjoint_code(fn, factory))
+    inner = getattr(fn._inner, "__qualname__", fn._inner)
+    raise TypeError(
+        f"astgrad: a derivative of {fn!r}, which differentiates the generated gradient of {inner} by forward mode "
+        f"(its code saves values on a stack or calls generated functions of its own: the function has a loop, a "
+        f"branch or a callee): forward mode does not yet differentiate its own generated code again. For a third "
+        f"derivative use the tape: x = astgrad.tensor(x0, dtype=np.float64, requires_grad=True); "
+        f"(g,) = astgrad.autograd.grad(f(x), x, create_graph=True); (h,) = astgrad.autograd.grad(g, x, "
+        f"create_graph=True); (t,) = astgrad.autograd.grad(h, x)")
+    fn._tangents(code)
+    function, names, generated = fn._forward[:3]
+    if isinstance(fn._wrt, (tuple, list)):
+        raise TypeError(f"grad requires a scalar output; {fn!r} returns a tuple of {len(names)} partial "
+                        f"derivatives: differentiate the grad of one argument (wrt=one name)")
+    tangent = list(inspect.signature(generated.function).parameters)[len(_positional(function))]
+    return _Code(generated.function, {**code.constants, tangent: 1.0}, (1,) + code.pick, code.scalars + tuple(names))

@@ -298,10 +298,11 @@ def _call(n, target, expr):
         if inner is not getattr(n.src.fn, "__astgrad_function__", n.src.fn):
             node = compat.call(n.static_ref(func), args, kwargs)
             n.emit([target], "opaque", node, expr, error=(
-                "calling a generated gradient inside a differentiated function is not supported",
+                "calling a generated gradient or jvp inside a differentiated function is not supported",
                 "Its derivative would be a higher derivative, which the generated engine does not compute "
                 "(differentiating the underlying function instead would be a lower order). Compute the inner "
-                "gradient outside, or use the tape: astgrad.autograd.grad(..., create_graph=True)."))
+                "gradient outside, write grad(grad(f)) or, for the gradient of a scalar f's jvp tangent along v, "
+                "astgrad.hvp(f)(*args, v); or use the tape: astgrad.autograd.grad(..., create_graph=True)."))
             return
         obj = inner  # a decorated function calling itself by name: recursion on the primal
     callee = n.static_ref(func) if obj is n.static(func) else n.ns.ref(obj)
