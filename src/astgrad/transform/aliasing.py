@@ -98,6 +98,13 @@ def check_writes(body, ret, params, local_names, source) -> list:
                 checked.append((w.op, x))  # a user function's result: a number, checked when it runs
                 continue
             risky.append(w)
+            if entry in reaching and _keyed(w.op.node):
+                key = compat.to_source(w.op.node).strip()
+                raise _error(source, w, f"{key} = ... would change the caller's {x}; astgrad's {_what(w)} writes "
+                             "to a copy, so the caller would not see the change",
+                             f"Return the value instead (with has_aux=True grad returns it beside the gradient) "
+                             f"and store it outside the differentiated function; if the caller does not need it, "
+                             f"copy first: {x} = {x}.copy().")
             if entry in reaching:
                 raise _error(source, w, f"{_what(w)} would change the caller's array {x}; "
                              f"astgrad's {_what(w)} writes to a copy",
@@ -168,6 +175,12 @@ def _check_effects(sites, local_names, source):
                          f"{shown} before that; astgrad's adjoint reads it again after the function ran "
                          "and would see the changed values",
                          "Call it before the array is first used, or outside the differentiated function.")
+
+
+def _keyed(node) -> bool:
+    """``bn_param["running_mean"] = v``: a write under a string key, into a dict of settings or state."""
+    return isinstance(node, gast.Subscript) and isinstance(node.slice, gast.Constant) and \
+        isinstance(node.slice.value, str)
 
 
 def _what(site) -> str:
