@@ -5,24 +5,31 @@ The function is logistic regression's loss with an L2 term, 100 weights and
 lam I``.  Timed round-robin in one process: ``astgrad.hessian`` (forward
 over reverse), ``astgrad.jacobian(astgrad.grad(f))`` (reverse over reverse),
 one ``astgrad.hvp``, one ``astgrad.grad``, the closed form, the tape's
-``torch.autograd.functional.hessian``, and HIPS autograd, JAX and PyTorch
-(``torch.func``) when they are installed.  Usage:
+``torch.autograd.functional.hessian``, and, when they are installed, HIPS
+``autograd.hessian``, ``jax.hessian`` eager and under ``jax.jit`` (its first
+call, the trace and compile, reported apart) and ``torch.func.hessian``
+(``peers.py``), each checked against the closed form before timing.  Usage:
 ``python benchmarks/hessian.py [--repeat 9] [--n 100]``.
 """
 
 from __future__ import annotations
 
-import argparse
-import importlib.util
-import pathlib
-import sys
-import time
+import os
 
-import numpy as np
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
+import argparse  # noqa: E402
+import pathlib  # noqa: E402
+import sys  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "src"))
 
 import astgrad  # noqa: E402
+import peers  # noqa: E402
 from astgrad.torch.autograd import functional  # noqa: E402
 import astgrad.torch as tape  # noqa: E402
 
@@ -46,25 +53,33 @@ def closed_form(w, X, y):
     return (X.T * (p * (1 - p))) @ X / len(y) + LAM * np.eye(len(w))
 
 
-def _time(fn, repeat):
-    loops, start = 1, time.perf_counter()
-    fn()
-    while time.perf_counter() - start < 0.05:
-        loops *= 2
-        start = time.perf_counter()
-        for _ in range(loops):
-            fn()
-    samples = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(loops):
-            fn()
-        samples.append((time.perf_counter() - start) / loops)
-    return float(np.median(samples))
+def hips_loss(anp):
+    def loss(w, X, y):
+        z = X @ w
+        return anp.mean(anp.logaddexp(0.0, z) - y * z) + 0.5 * LAM * anp.sum(w * w)
+    return loss
+
+
+def jax_loss(jnp):
+    def loss(w, X, y):
+        z = X @ w
+        return jnp.mean(jnp.logaddexp(0.0, z) - y * z) + 0.5 * LAM * jnp.sum(w * w)
+    return loss
+
+
+def torch_loss(torch):
+    def loss(w, X, y):
+        z = X @ w
+        return torch.mean(torch.nn.functional.softplus(z) - y * z) + 0.5 * LAM * torch.sum(w * w)
+    return loss
 
 
 def systems(w, X, y):
-    """name -> a function computing the hessian (or, for the two last rows of ours, one hvp / one gradient)."""
+    """name -> a function computing the hessian; the two astgrad rows of scale (one hvp, one gradient); notes.
+
+    The peers' rows are there when the peer imports; ``notes`` says why one
+    is missing and what jax.jit's first call (trace and compile) cost.
+    """
     v = np.ones_like(w)
     hessian = astgrad.hessian(loss)
     reverse_twice = astgrad.jacobian(astgrad.grad(loss))
@@ -80,54 +95,49 @@ def systems(w, X, y):
         "closed form (hand-written)": lambda: closed_form(w, X, y),
         "tape: torch.autograd.functional.hessian": lambda: functional.hessian(taped, tape.tensor(w)).numpy(),
     }
-    if importlib.util.find_spec("autograd"):
-        import autograd
-        import autograd.numpy as anp
-
-        def hips_loss(w):
-            z = X @ w
-            return anp.mean(anp.logaddexp(0.0, z) - y * z) + 0.5 * LAM * anp.sum(w * w)
-        found["HIPS autograd.hessian"] = lambda: autograd.hessian(hips_loss)(w)
-    if importlib.util.find_spec("jax"):
-        import jax
-        import jax.numpy as jnp
-        jax.config.update("jax_enable_x64", True)
-
-        def jax_loss(w):
-            z = X @ w
-            return jnp.mean(jnp.logaddexp(0.0, z) - y * z) + 0.5 * LAM * jnp.sum(w * w)
-        jitted = jax.jit(jax.hessian(jax_loss))
-        found["jax.jit(jax.hessian)"] = lambda: np.asarray(jitted(w))
-    if importlib.util.find_spec("torch"):
-        import torch
-        Xtorch, ytorch = torch.tensor(X), torch.tensor(y)
-
-        def torch_loss(w):
-            z = Xtorch @ w
-            return torch.mean(torch.logaddexp(torch.zeros_like(z), z) - ytorch * z) + 0.5 * LAM * torch.sum(w * w)
-        found["torch.func.hessian"] = lambda: torch.func.hessian(torch_loss)(torch.tensor(w)).numpy()
+    titles = {"HIPS autograd": "HIPS autograd.hessian", "jax (eager)": "jax.hessian (eager)",
+              "jax.jit": "jax.jit(jax.hessian)", "torch.func": "torch.func.hessian"}
+    runners, compile_seconds = peers.hessian_runners({"autograd": hips_loss, "jax": jax_loss, "torch": torch_loss},
+                                                     w, X, y)
+    notes = []
+    for peer, run in runners.items():
+        if isinstance(run, Exception):
+            notes.append(f"{titles[peer]}: {run}")
+        else:
+            found[titles[peer]] = _as_numpy(run)
+    for peer, seconds in compile_seconds.items():
+        notes.append(f"{titles[peer]}: first call (trace and compile) {seconds * 1e3:.0f} ms, not in the table")
     extra = {"astgrad.hvp (one column)": lambda: hvp(w, X, y, v), "astgrad.grad (for scale)": lambda: grad(w, X, y)}
-    return found, extra
+    return found, extra, notes
 
 
-def main():
+def _as_numpy(run):
+    return lambda: peers.as_array(run())
+
+
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=9)
     parser.add_argument("--n", type=int, default=100, help="the number of parameters")
-    options = parser.parse_args()
+    options = parser.parse_args(argv)
     X, y, w = make_data(options.n)
     expected = closed_form(w, X, y)
-    found, extra = systems(w, X, y)
+    found, extra, notes = systems(w, X, y)
     for name, run in found.items():
         np.testing.assert_allclose(run(), expected, rtol=1e-9, atol=1e-12, err_msg=name)
     np.testing.assert_allclose(extra["astgrad.hvp (one column)"](), expected @ np.ones(options.n), rtol=1e-9)
-    times = {name: _time(run, options.repeat) for name, run in {**found, **extra}.items()}
+    times = peers.round_robin({**found, **extra}, options.repeat)
     reference = times["closed form (hand-written)"]
-    print(f"# hessian of a {options.n}-parameter logistic loss (200 samples), median of {options.repeat}\n")
-    print("| system | time | / closed form |")
-    print("|---|---|---|")
+    ours = times["astgrad.hessian (forward over reverse)"]
+    print(f"## Hessian of a {options.n}-parameter logistic loss (200 samples), median of {options.repeat} "
+          f"round-robin repeats\n")
+    print("| system | time | / closed form | / astgrad.hessian |")
+    print("|---|---|---|---|")
     for name, seconds in times.items():
-        print(f"| {name} | {seconds * 1e3:.3f} ms | {seconds / reference:.1f} |")
+        print(f"| {name} | {seconds * 1e3:.3f} ms | {seconds / reference:.2f} | {seconds / ours:.2f} |")
+    print()
+    for note in notes:
+        print(f"- {note}")
 
 
 if __name__ == "__main__":

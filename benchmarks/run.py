@@ -3,6 +3,7 @@
     python benchmarks/run.py               # the full sizes (a few minutes on 2 cores)
     python benchmarks/run.py --quick       # small sizes, few repeats: a smoke run in seconds
     python benchmarks/run.py --only W1,W3 --repeat 15
+    python benchmarks/run.py --jvp --hessian   # also jvp.py's and hessian.py's tables (with the peers)
 
 Systems run round-robin (each repeat times every system once, in a rotating
 order) so that machine noise falls on all of them alike.  Before any timing,
@@ -62,6 +63,14 @@ def main(argv=None):
         results[key] = bench_workload(WORKLOADS[key], size, repeat, sample_seconds)
         print(f"<!-- {key} done in {time.perf_counter() - started:.1f} s -->", file=sys.stderr)
     print(report(results, keys))
+    if options.jvp:
+        import jvp
+        print()
+        jvp.main((["--quick"] if options.quick else []) + ["--only", ",".join(keys), "--repeat", str(repeat)])
+    if options.hessian:
+        import hessian
+        print()
+        hessian.main(["--repeat", str(repeat)])
 
 
 def parse_args(argv):
@@ -69,6 +78,10 @@ def parse_args(argv):
     parser.add_argument("--quick", action="store_true", help="small sizes and few repeats (a smoke run)")
     parser.add_argument("--only", help="comma-separated workloads, e.g. W1,W3")
     parser.add_argument("--repeat", type=int, help="round-robin repeats per workload (default 9, quick 3)")
+    parser.add_argument("--jvp", action="store_true",
+                        help="also time jvp of the workloads beside HIPS autograd, JAX and torch.func (jvp.py)")
+    parser.add_argument("--hessian", action="store_true",
+                        help="also time the 100-parameter hessian beside the same peers (hessian.py)")
     return parser.parse_args(argv)
 
 
