@@ -15,7 +15,7 @@ import inspect
 
 import numpy as np
 
-from . import api
+from . import _dask, api
 from ._higher import adjoint_code
 from ._jvp import jvp
 from ._trees import is_tree
@@ -73,8 +73,7 @@ def _checked(row, what, wrt):
 
 def _stack(rows, out_shape):
     """Rows (one per output element, each of the input's shape) as one array of shape out + in."""
-    first = np.asarray(rows[0])
-    return np.stack([np.asarray(r, dtype=np.float64) for r in rows]).reshape(out_shape + first.shape)
+    return _dask.stack(rows, axis=0).reshape(out_shape + np.shape(rows[0]))
 
 
 def jacobian(f, wrt=0, *, optimize=None):
@@ -137,8 +136,8 @@ def jacfwd(f, wrt=0, *, optimize=None):
                 tangents = direction if single else tuple(direction if j == i else z for j, z in enumerate(zeros))
                 value, tangent = product(*args, tangents, **kwargs)
                 out_shape = _shape_of_output(value, f, "jacfwd")
-                columns.append(np.broadcast_to(np.asarray(tangent, dtype=np.float64), out_shape))
-            blocks.append(np.stack(columns, axis=-1).reshape(out_shape + np.shape(x)))
+                columns.append(_dask.broadcast_to(tangent, out_shape))
+            blocks.append(_dask.stack(columns, axis=-1).reshape(out_shape + np.shape(x)))
         return blocks[0] if single else tuple(blocks)
 
     return Composed(f, "jacfwd", run, [product])
@@ -199,8 +198,8 @@ def hessian(f, wrt=0, *, optimize=None):
                     v[index] = 1.0
                     columns.append(along(v if isinstance(x, np.ndarray) else float(v)))
                 shape = np.shape(inputs[i]) + np.shape(x)
-                found[i].append(np.stack([np.broadcast_to(np.asarray(c, dtype=np.float64), np.shape(inputs[i]))
-                                          for c in columns], axis=-1).reshape(shape))
+                found[i].append(_dask.stack([_dask.broadcast_to(c, np.shape(inputs[i])) for c in columns],
+                                            axis=-1).reshape(shape))
         return found[0][0] if not isinstance(wrt, (tuple, list)) else tuple(tuple(row) for row in found)
 
     return Composed(f, "hessian", run, [block for row in blocks for block in row])
@@ -221,7 +220,8 @@ def hvp(f, wrt=0, *, optimize=None):
         if not args:
             raise TypeError("astgrad.hvp: call it as hvp(f)(*args, v)")
         *args, v = args
-        return product(args, kwargs, v)
+        out = product(args, kwargs, v)
+        return _dask.finish(out, v) if _dask.is_lazy(out) else out
 
     return Composed(f, "hvp", run, [product])
 

@@ -22,9 +22,10 @@ import warnings
 
 import numpy as np
 
+from ._trees import is_tree, leaves, rebuild
 from .rules._lazy import is_lazy
 
-__all__ = ["any_lazy", "is_lazy", "refusing_fallbacks", "finish"]
+__all__ = ["any_lazy", "any_lazy_leaf", "is_lazy", "refusing_fallbacks", "finish", "jvp_lazily", "broadcast_to", "stack"]
 
 #: the start of what Dask warns when a numpy function has no Dask implementation and it computes instead
 _FALLBACK = "The `"
@@ -37,6 +38,11 @@ _NUMPY = os.path.dirname(np.__file__) + os.sep
 
 def any_lazy(values) -> bool:
     return any(is_lazy(v) for v in values)
+
+
+def any_lazy_leaf(values) -> bool:
+    """Whether a Dask array is among ``values`` or inside one of them (a dict, list or tuple)."""
+    return "dask.array" in sys.modules and any(is_lazy(leaf) for v in values for _, leaf in leaves(v))
 
 
 @contextlib.contextmanager
@@ -115,3 +121,37 @@ def finish(grad, original):
         if grad is original:
             grad = grad.copy()  # a new Array: writing into one (x[i] = ...) leaves the other as it was
     return grad
+
+
+def jvp_lazily(function, args, tangents, kwargs):
+    """A generated jvp run with a Dask argument or tangent: ``(value, tangent)``, the tangent a lazy Dask array.
+
+    Numpy functions Dask lacks are refused as for gradients; each output
+    tangent gets its value's shape and dtype (and chunks, for a Dask value),
+    in the value's structure when ``f`` returns a container.
+    """
+    with refusing_fallbacks():
+        value, tangent = function(*args, *tangents, **kwargs)
+    if not is_tree(value):
+        return value, finish(tangent, value)
+    values, found = leaves(value), leaves(tangent) if is_tree(tangent) else []
+    if [path for path, _ in values] != [path for path, _ in found]:
+        return value, tangent  # not one tangent per leaf: as the generated code returned it
+    return value, rebuild(value, iter([finish(t, v) for (_, v), (_, t) in zip(values, found)]))
+
+
+def broadcast_to(value, shape):
+    """``value`` broadcast to ``shape``, lazily for a Dask array."""
+    if is_lazy(value):
+        import dask.array as da
+        return da.broadcast_to(value, shape)
+    return np.broadcast_to(np.asarray(value, dtype=np.float64), shape)
+
+
+def stack(columns, axis):
+    """``np.stack`` of float64 arrays; with a Dask array among them, a lazy Dask array."""
+    if not any_lazy(columns):
+        return np.stack([np.asarray(c, dtype=np.float64) for c in columns], axis=axis)
+    import dask.array as da
+    stacked = da.stack([da.asarray(c).astype(np.float64) for c in columns], axis=axis)
+    return stacked.rechunk({axis % stacked.ndim: -1})  # one chunk across the columns, not one per column

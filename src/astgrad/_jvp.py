@@ -14,6 +14,7 @@ import functools
 
 import numpy as np
 
+from . import _dask
 from ._callables import split
 from ._trees import is_tree
 from .api import _freeze, _generated_inside, _gradients_of, _higher_order_error, _level, _wrt_names
@@ -77,6 +78,8 @@ class JvpFunction:
 
     def _run(self, generated, args, tangents, kwargs):
         try:
+            if _dask.any_lazy_leaf([*args, *tangents, *kwargs.values()]):
+                return _dask.jvp_lazily(generated.function, args, tangents, kwargs)
             return generated.function(*args, *tangents, **kwargs)
         except Exception as exc:
             add_location(generated, exc, f"the generated jvp of {self.__wrapped__.__qualname__}")
@@ -121,7 +124,7 @@ def _tangent(name, value, tangent):
     if np.shape(tangent) != np.shape(value):
         raise ValueError(f"astgrad.jvp: the tangent of {name} has shape {np.shape(tangent)}, and {name} "
                          f"has shape {np.shape(value)}; a tangent is a direction of its argument's shape")
-    if isinstance(value, np.ndarray) and not isinstance(tangent, np.ndarray):
+    if isinstance(value, np.ndarray) and not isinstance(tangent, np.ndarray) and not _dask.is_lazy(tangent):
         return np.asarray(tangent, dtype=np.result_type(tangent, 1.0))
     return tangent
 
