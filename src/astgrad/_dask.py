@@ -42,7 +42,7 @@ def any_lazy(values) -> bool:
 
 def any_lazy_leaf(values) -> bool:
     """Whether a Dask array is among ``values`` or inside one of them (a dict, list or tuple)."""
-    return "dask.array" in sys.modules and any(is_lazy(leaf) for v in values for _, leaf in leaves(v))
+    return any(is_lazy(leaf) for v in values for _, leaf in leaves(v))
 
 
 @contextlib.contextmanager

@@ -11,6 +11,7 @@ built from changed.
 from __future__ import annotations
 
 import functools
+import sys
 
 import numpy as np
 
@@ -78,7 +79,7 @@ class JvpFunction:
 
     def _run(self, generated, args, tangents, kwargs):
         try:
-            if _dask.any_lazy_leaf([*args, *tangents, *kwargs.values()]):
+            if "dask.array" in sys.modules and _dask.any_lazy_leaf([*args, *tangents, *kwargs.values()]):
                 return _dask.jvp_lazily(generated.function, args, tangents, kwargs)
             return generated.function(*args, *tangents, **kwargs)
         except Exception as exc:
