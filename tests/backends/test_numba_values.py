@@ -38,26 +38,30 @@ def compiled():
     out = {}
     for name, fn, inputs, wrt in [("W1", workloads.tutorial, workloads.tutorial_inputs, 0),
                                   ("W2", workloads.scalar_loop, workloads.scalar_loop_inputs, 0),
-                                  ("W3", workloads.mlp_loss, workloads.mlp_small_inputs, (0, 1, 2))]:
+                                  ("W3", workloads.mlp_loss, workloads.mlp_small_inputs, (0, 1, 2)),
+                                  ("W7", workloads.softmax_xent, workloads.softmax_xent_inputs, 0),
+                                  ("W8", workloads.rnn, workloads.rnn_inputs, (0, 1, 2))]:
         args = inputs("test", rng)
         gradient = astgrad.grad(fn, wrt=wrt, backend="numba")
         out[name] = (gradient, args, gradient(*args), astgrad.grad(fn, wrt=wrt)(*args))
     return out
 
 
-@pytest.mark.parametrize("name", ["W1", "W2", "W3"])
+@pytest.mark.parametrize("name", ["W1", "W2", "W3", "W7", "W8"])
 def test_the_workloads_give_the_numpy_backends_gradient(compiled, name):
     _, _, got, numpy = compiled[name]
+    assert type(got) is type(numpy)
     for a, b in zip(got if isinstance(got, tuple) else (got,), numpy if isinstance(numpy, tuple) else (numpy,)):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
 
 
 def test_the_workloads_match_their_hand_written_gradients(compiled):
     for name, hand in [("W1", workloads.tutorial_grad), ("W2", workloads.scalar_loop_grad),
-                       ("W3", workloads.mlp_loss_grad)]:
+                       ("W3", workloads.mlp_loss_grad), ("W7", workloads.softmax_xent_grad),
+                       ("W8", workloads.rnn_grad)]:
         _, args, got, _ = compiled[name]
         expected = hand(*args)
-        if name == "W3":
+        if isinstance(expected, tuple):
             for a, b in zip(got, expected):
                 np.testing.assert_allclose(a, b, rtol=1e-10)
         else:

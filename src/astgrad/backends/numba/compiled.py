@@ -73,7 +73,7 @@ def _numba_module(ctx, generated, strict):
     helpers.register()
     module = ctx.module
     namespace = module.ns.globals
-    functions = lower(module.functions, namespace, _parameter_gradients(ctx))
+    functions = lower(module.functions, namespace, _parameter_gradients(ctx), module.ns.stack)
     _refuse_live_globals(functions, module, namespace)
     _refuse_callees(functions, module)
     header = [line[2:] for line in generated.source.splitlines() if line.startswith("# ")][:1]

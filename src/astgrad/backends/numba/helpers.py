@@ -22,7 +22,7 @@ import numpy as np
 from ... import rules
 from ...rules import _extra, _support
 from ...transform import outputs, runtime
-from . import lower
+from . import lower, reductions
 
 _registered = False
 
@@ -97,6 +97,7 @@ def register() -> None:
             return lambda g, shape: np.broadcast_to(g, shape)
 
     _unbroadcast_overloads(overload, types, number)
+    reductions.register(numba, overload, types, _literal_axes, _literal_value)
     # the numpy backend's results written into a buffer nothing reads again: computed anew here
     overload(runtime.add_into)(lambda buffer, other: lambda buffer, other: buffer + other)
     overload(runtime.subtract_into)(lambda buffer, other: lambda buffer, other: buffer - other)
@@ -172,6 +173,27 @@ def register() -> None:
         if isinstance(x, types.Array):
             dtype = x.dtype if isinstance(x.dtype, (types.Float, types.Complex)) else types.float64
             return lambda x: np.zeros(x.shape, dtype)
+
+    @overload(lower.saved_value)
+    def _saved_value(value):
+        if not isinstance(value, types.Optional):
+            return lambda value: value
+        kind = value.type
+        if isinstance(kind, types.Array) and kind.layout in "CA":
+            empty, dtype = (0,) * kind.ndim, kind.dtype
+            placeholder = lambda: np.empty(empty, dtype)  # noqa: E731
+        elif isinstance(kind, (types.Float, types.Integer, types.Boolean, types.Complex)):
+            zero = kind.cast_python_value(0)
+            placeholder = lambda: zero  # noqa: E731
+        else:
+            return None
+        placeholder = numba.njit(placeholder)
+
+        def either(value):
+            if value is None:
+                return placeholder()
+            return value
+        return either
 
     @overload(runtime.is_zero)
     def _is_zero(g):

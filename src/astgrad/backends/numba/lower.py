@@ -36,20 +36,25 @@ import numpy as np
 from ...transform import compat, runtime
 from ...transform.compat import gast
 from ...transform.runtime_errors import keep_origin
+from . import reductions
 
 
-def lower(functions, namespace, zeros=None) -> list:
+def lower(functions, namespace, zeros=None, stack=None) -> list:
     """Copies of the module's FunctionDefs, rewritten for Numba; ``namespace`` maps global names to objects.
 
-    ``zeros`` maps the entry's adjoint names to parameters of their shape (see ``_zeros_shaped``).
+    ``zeros`` maps the entry's adjoint names to parameters of their shape (see ``_zeros_shaped``);
+    ``stack`` is the name of the stack generated functions push on.
     """
     out: list = []
     for fn_def in compat.clone(list(functions)):
         _positional(fn_def.args)
+        if stack is not None:
+            _pushes_of_none(fn_def, stack, namespace)
         if not out and zeros:
             _zeros_shaped(fn_def.body, zeros, namespace)
         fn_def.body = _block(fn_def.body, namespace) or [compat.make("Pass")]
         _Slices(namespace).visit(fn_def)
+        _Reductions(namespace).visit(fn_def)
         out.append(fn_def)
     return out
 
@@ -78,6 +83,24 @@ class _Slices(gast.NodeTransformer):
         return compat.call(compat.name(_bound(self.namespace, builtins.slice)), parts)
 
 
+class _Reductions(gast.NodeTransformer):
+    """``max_along(x, 1, True)`` for ``np.max(x, axis=1, keepdims=True)``: Numba's reductions take no keepdims."""
+
+    def __init__(self, namespace):
+        self.namespace = namespace
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        return reductions.helper_call(node, self._resolve, lambda obj: _bound(self.namespace, obj)) or node
+
+    def _resolve(self, node):
+        if isinstance(node, gast.Name):
+            return self.namespace.get(node.id)
+        if isinstance(node, gast.Attribute) and isinstance(node.value, gast.Name):
+            return getattr(self.namespace.get(node.value.id), node.attr, None)
+        return None
+
+
 def _zeros_shaped(stmts, zeros, namespace) -> None:
     """``dx = zeros_like_gradient(x)`` for ``dx = 0.0``, where ``x`` is a parameter the function never rebinds.
 
@@ -103,6 +126,43 @@ def zeros_like_gradient(x):
     if isinstance(x, np.ndarray):
         return np.zeros(x.shape, x.dtype if x.dtype.kind in "fc" else np.float64)
     return 0.0
+
+
+def _pushes_of_none(fn_def, stack, namespace) -> None:
+    """``_stack.append(saved_value(t))`` for a push of ``t`` where ``t`` starts as None.
+
+    A value a loop overwrites is pushed before each write, the first time
+    as the None it starts as (before the loop it has no value); the reverse
+    loop pops it back and never reads it after.  Numba types a stack as a
+    list of one type, and None is not an array: ``saved_value`` gives an
+    empty array of the same type (0.0, 0, False for numbers) where the
+    value is None, and the value itself elsewhere.
+    """
+    starts_none = {t.id for node in gast.walk(fn_def) if isinstance(node, gast.Assign)
+                   and isinstance(node.value, gast.Constant) and node.value.value is None
+                   for t in node.targets if isinstance(t, gast.Name)}
+    if not starts_none:
+        return
+    helper = _bound(namespace, saved_value)
+    for node in gast.walk(fn_def):
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and node.func.attr == "append" \
+                and isinstance(node.func.value, gast.Name) and node.func.value.id == stack:
+            node.args = [_NoneSaved(starts_none, helper).visit(arg) for arg in node.args]
+
+
+class _NoneSaved(gast.NodeTransformer):
+    def __init__(self, names, helper):
+        self.names, self.helper = names, helper
+
+    def visit_Name(self, node):
+        if node.id in self.names and isinstance(node.ctx, gast.Load):
+            return compat.call(compat.name(self.helper), [node])
+        return node
+
+
+def saved_value(value):
+    """``value``; compiled, a placeholder of its type where it is None (see ``_pushes_of_none``)."""
+    return value
 
 
 def _positional(args) -> None:
