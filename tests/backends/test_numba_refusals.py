@@ -21,16 +21,9 @@ def weighted(x):
     return np.sum(x * WEIGHTS)
 
 
-def inner(a, b):
-    return a * np.exp(b)
-
-
-def calls_inner(x, y):
-    return np.sum(inner(x, y) + inner(y, x))
-
-
 def gathers(x):
     y = x * 2.0
+    y = y * y
     total = 0.0
     for i in range(3):
         total = total + y[i] * y[i]
@@ -74,27 +67,19 @@ def test_auto_falls_back_to_numpy_with_one_warning_and_reads_the_global_live():
         WEIGHTS[0] = 1.0
 
 
-def test_calls_of_user_functions_are_refused_at_the_call():
-    pytest.importorskip("numba")
-    with pytest.raises(astgrad.TransformError) as info:
-        astgrad.grad(calls_inner, wrt=(0, 1), backend="numba")
-    message = str(info.value)
-    assert "test_numba_refusals.py:29" in message and "`inner`" in message
-    assert "return np.sum(inner(x, y) + inner(y, x))" in message
-
-
 def test_what_numba_cannot_compile_names_the_user_line_and_numbas_reason():
-    """The gradient of y (a local) starts as the number 0.0 and becomes an array in the loop."""
+    """The gradient of y (a local rebound) starts as the number 0.0 and becomes an array in the loop."""
     pytest.importorskip("numba")
     gradient = astgrad.grad(gathers, backend="numba")
     with pytest.raises(astgrad.TransformError) as info:
         gradient(np.arange(4.0))
     message = str(info.value)
-    assert "test_numba_refusals.py:35" in message and "for i in range(3):" in message
+    assert "test_numba_refusals.py:28" in message and "for i in range(3):" in message
     assert "Cannot unify" in message and "generated line" in message and "backend='numpy'" in message
     with pytest.warns(RuntimeWarning, match="Cannot unify"):
         fallback = astgrad.grad(gathers, backend="auto")(np.arange(4.0))
-    np.testing.assert_array_equal(fallback, [0.0, 8.0, 16.0, 0.0])
+    np.testing.assert_array_equal(fallback, astgrad.grad(gathers)(np.arange(4.0)))
+    np.testing.assert_array_equal(fallback, 64.0 * np.arange(4.0) ** 3 * [1, 1, 1, 0])  # d sum((2x)^4) over x[:3]
 
 
 def test_without_numba_installed_numba_says_how_to_get_it_and_auto_uses_numpy(monkeypatch):

@@ -156,3 +156,20 @@ def test_a_parameters_gradient_added_to_in_a_loop_starts_as_zeros_of_its_shape()
     assert "dx = zeros_like_gradient(x)" in gradient.source
     np.testing.assert_array_equal(gradient(x), [1.0, -3.0, 4.0, 0.0])
     np.testing.assert_allclose(gradient(x), _numeric.gradient(gathers, x), atol=1e-8)
+
+
+def doubled_then_gathered(x):
+    y = x * 2.0
+    total = 0.0
+    for i in range(3):
+        total = total + y[i] * y[i]
+    return total
+
+
+def test_a_locals_gradient_added_to_in_a_loop_starts_as_zeros_of_its_shape():
+    """y is bound once, before the loop: its gradient, 0.0 in the numpy backend, starts as zeros of y's shape."""
+    x = np.array([0.5, -1.5, 2.0, 3.0])
+    gradient = astgrad.grad(doubled_then_gathered, backend="numba")
+    assert "dy = zeros_like_gradient(y)" in gradient.source
+    np.testing.assert_array_equal(gradient(x), astgrad.grad(doubled_then_gathered)(x))
+    np.testing.assert_array_equal(gradient(x), [4.0, -12.0, 16.0, 0.0])

@@ -40,6 +40,7 @@ from ...transform.ir import assigned
 from ...transform.pipeline import Generated
 from ...transform.runtime_errors import add_location, origins, user_line
 from . import helpers
+from .callees import own_stacks
 from .lower import lower
 
 _ADVICE = "use backend='numpy', or backend='auto' to fall back to it with a warning"
@@ -73,17 +74,19 @@ def _numba_module(ctx, generated, strict):
     helpers.register()
     module = ctx.module
     namespace = module.ns.globals
-    functions = lower(module.functions, namespace, _parameter_gradients(ctx), module.ns.stack)
+    functions = lower(module.functions, namespace, _parameter_gradients(ctx), module.ns.stack, _adjoints(ctx))
     _refuse_live_globals(functions, module, namespace)
-    _refuse_callees(functions, module)
+    _refuse_recursion(functions, module)
+    own_stacks(functions, module.ns.stack, [v[:2] for v in module.variants.values() if isinstance(v, tuple)])
     header = [line[2:] for line in generated.source.splitlines() if line.startswith("# ")][:1]
     header.append("Compiled by Numba (nopython mode) at the first call with each kind of arguments.")
     source = render(functions, module.comments, header)
     compiled_namespace = dict(namespace)
     filename = compile_source(source, generated.filename[:-1] + " numba>", compiled_namespace)
     names = [f.name for f in functions]
-    for name in names:
-        compiled_namespace[name] = numba.njit(boundscheck=True)(compiled_namespace[name])
+    for position, name in enumerate(names):  # callees inlined into the entry: the stack they share is its list
+        inline = "always" if position else "never"
+        compiled_namespace[name] = numba.njit(boundscheck=True, inline=inline)(compiled_namespace[name])
     result = Generated(source, None, filename, compiled_namespace, generated.dependencies,
                        origins(functions, module.comment_origins))
     result.rank_dependent = generated.rank_dependent
@@ -91,6 +94,11 @@ def _numba_module(ctx, generated, strict):
     result.function = _Runner(compiled_namespace[names[0]], result, ctx.fn, strict)
     drop_lines_with(result, filename)
     return result
+
+
+def _adjoints(ctx) -> dict:
+    """The entry's adjoint names, to the names of the values they are the gradients of."""
+    return {adjoint: name for name, adjoint in ctx.adjoints.table.items()}
 
 
 def _parameter_gradients(ctx) -> dict:
@@ -219,6 +227,9 @@ def _compile_error(exc, generated, fn) -> TransformError:
     if "Cannot unify" in reason:
         message += (" (a variable holds a number on one path and an array on another, such as a gradient that "
                     "starts as 0.0 before a loop; Numba needs one type per variable)")
+    elif "list.append" in reason:
+        message += (" (the values saved on one stack are of different kinds, a number in one loop iteration or call "
+                    "and an array in another; Numba's list holds one type)")
     hint = (f"(generated line {lineno}: {generated_line}; the whole module is the gradient's .source)\n"
             if generated_line else "") + _ADVICE
     if origin is None:
@@ -254,23 +265,51 @@ def _refuse_live_globals(functions, module, namespace) -> None:
 _BLOCKS = ("body", "orelse", "finalbody", "handlers")
 
 
-def _refuse_callees(functions, module) -> None:
-    """Refuse a module with callees' forward/backward pairs: Numba cannot type the stack they share (yet)."""
+def _refuse_recursion(functions, module) -> None:
+    """Refuse a module whose callees call themselves (directly or round a cycle), at the recursive call.
+
+    A callee's forward and backward functions are inlined into the entry,
+    so that Numba types the stack they share as the entry's one list (it
+    cannot type a list made in one function and filled in another); a
+    recursive function cannot be inlined.
+    """
     if len(functions) == 1:
         return
-    pairs = {f.name for f in functions[1:]}
-    for stmt, origin in zip(_statements(functions[:1]), origins(functions[:1], module.comment_origins)):
+    names = {f.name for f in functions}
+    calls = {f.name: {n.func.id for n in gast.walk(f) if isinstance(n, gast.Call) and isinstance(n.func, gast.Name)
+                      and n.func.id in names} for f in functions}
+    recursive = {name for name in names if name in _reachable(calls, name)}
+    if not recursive:
+        return
+    owner = None
+    for stmt, origin in zip(_statements(functions), origins(functions, module.comment_origins)):
+        if isinstance(stmt, gast.FunctionDef):
+            owner = stmt.name
+            continue
+        if owner not in recursive or isinstance(stmt, _COMPOUND) or origin is None:
+            continue
         called = [n.func.id for n in gast.walk(stmt) if isinstance(n, gast.Call) and isinstance(n.func, gast.Name)
-                  and n.func.id in pairs]
-        if called and origin is not None and not isinstance(stmt, _COMPOUND):
+                  and n.func.id in recursive and owner in _reachable(calls, n.func.id) | {n.func.id}]
+        if called:
             filename, line, text, _ = origin
-            raise TransformError(f"backend='numba' does not compile gradients through calls of other Python "
-                                 f"functions yet (here `{called[0].split('_', 1)[1]}`): their saved values share "
-                                 f"one stack that Numba cannot type", filename, line,
+            raise TransformError(f"backend='numba' does not compile gradients through recursive calls (here "
+                                 f"`{called[0].split('_', 1)[1]}`): the called functions are inlined into the "
+                                 f"gradient, and a recursive one cannot be", filename, line,
                                  len(text) - len(text.lstrip()), text,
-                                 hint=f"write the called function's body into this function, or {_ADVICE}")
-    raise TransformError("backend='numba' does not compile gradients through calls of other Python functions yet",
-                         hint=_ADVICE)
+                                 hint=f"write the recursion as a loop, or {_ADVICE}")
+    raise TransformError("backend='numba' does not compile gradients through recursive calls", hint=_ADVICE)
+
+
+def _reachable(calls, start) -> set:
+    """The functions ``start`` calls, directly or through others."""
+    seen: set = set()
+    todo = list(calls[start])
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo.extend(calls[name])
+    return seen
 
 
 _COMPOUND = (gast.For, gast.While, gast.If)

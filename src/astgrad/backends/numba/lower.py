@@ -16,8 +16,8 @@ Numba compiles:
 * a linear recurrence's loop is kept as written, without the numpy
   backend's vectorised alternative (``pop_numbers``): compiled, the loop is
   the fast form;
-* a parameter's gradient that starts as the number 0.0 starts as zeros of
-  the parameter's shape (``zeros_like_gradient``): Numba needs one type per
+* the gradient of a parameter (or of a local bound once) that starts as
+  the number 0.0 starts as zeros of its shape (``zeros_like_gradient``): Numba needs one type per
   variable;
 * the entry's check that a parameter is a number (``type(x) is not float
   and shape(x)``) keeps its shape test only: the type test is the numpy
@@ -33,25 +33,28 @@ import builtins
 
 import numpy as np
 
+from ... import rules
+from ...rules import _support
 from ...transform import compat, runtime
 from ...transform.compat import gast
 from ...transform.runtime_errors import keep_origin
 from . import reductions
 
 
-def lower(functions, namespace, zeros=None, stack=None) -> list:
+def lower(functions, namespace, zeros=None, stack=None, adjoints=None) -> list:
     """Copies of the module's FunctionDefs, rewritten for Numba; ``namespace`` maps global names to objects.
 
     ``zeros`` maps the entry's adjoint names to parameters of their shape (see ``_zeros_shaped``);
-    ``stack`` is the name of the stack generated functions push on.
+    ``stack`` is the name of the stack generated functions push on; ``adjoints`` maps all the entry's
+    adjoint names to their values' names (a local's gradient starts as zeros of it where its value is fixed).
     """
     out: list = []
     for fn_def in compat.clone(list(functions)):
         _positional(fn_def.args)
         if stack is not None:
             _pushes_of_none(fn_def, stack, namespace)
-        if not out and zeros:
-            _zeros_shaped(fn_def.body, zeros, namespace)
+        if not out and (zeros or adjoints):
+            _zeros_shaped_in_order(fn_def, dict(zeros or {}), adjoints or {}, namespace)
         fn_def.body = _block(fn_def.body, namespace) or [compat.make("Pass")]
         _Slices(namespace).visit(fn_def)
         _Reductions(namespace).visit(fn_def)
@@ -101,6 +104,26 @@ class _Reductions(gast.NodeTransformer):
         return None
 
 
+def _zeros_shaped_in_order(fn_def, zeros, adjoints, namespace) -> None:
+    """``_zeros_shaped`` over the entry's statements, a local's gradient included once its value is fixed.
+
+    A local the function binds once, by a statement of its body's top
+    level, keeps that value for every statement after it: the reverse
+    sweep's ``dy = 0.0`` there is the start of a gradient of ``y``'s shape.
+    """
+    stores: dict = {}
+    for node in gast.walk(fn_def):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            stores[node.id] = stores.get(node.id, 0) + 1
+    local_of = {name: adjoint for adjoint, name in adjoints.items()}
+    for stmt in fn_def.body:
+        _zeros_shaped([stmt], zeros, namespace)
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name):
+            name = stmt.targets[0].id
+            if stores.get(name) == 1 and name in local_of and name not in {a.id for a in fn_def.args.args}:
+                zeros[local_of[name]] = name
+
+
 def _zeros_shaped(stmts, zeros, namespace) -> None:
     """``dx = zeros_like_gradient(x)`` for ``dx = 0.0``, where ``x`` is a parameter the function never rebinds.
 
@@ -119,6 +142,40 @@ def _zeros_shaped(stmts, zeros, namespace) -> None:
             stmt.value = compat.call(compat.name(helper), [compat.name(zeros[stmt.targets[0].id])])
         for field in ("body", "orelse"):
             _zeros_shaped(getattr(stmt, field, None) or [], zeros, namespace)
+
+
+def _zeros_when_skipped(stmt, namespace) -> None:
+    """``da = zeros_like_gradient(a)`` for ``da = 0.0`` in ``if is_zero(g): ... else: da = unbroadcast(e, shape(a))``.
+
+    A callee's backward function skips its rules when the gradient it is
+    given is zero, and writes the number 0.0 for each gradient the rules
+    would have made; Numba needs one type per variable.  Where the rule
+    makes the gradient ``unbroadcast(e, shape(a))``, which has ``a``'s shape,
+    zeros of that shape are the same start: added to or multiplied with what
+    follows, 0.0 and zeros give the same numbers.
+    """
+    test = stmt.test
+    if not (isinstance(test, gast.Call) and _is(test.func, namespace, runtime.is_zero)):
+        return
+    shaped = {}
+    for other in stmt.orelse:
+        value = getattr(other, "value", None)
+        if isinstance(other, gast.Assign) and len(other.targets) == 1 and isinstance(other.targets[0], gast.Name) \
+                and isinstance(value, gast.Call) and any(_is(value.func, namespace, u) for u in _UNBROADCASTS) \
+                and len(value.args) == 2 and isinstance(value.args[1], gast.Call) \
+                and _is(value.args[1].func, namespace, runtime.shape) and len(value.args[1].args) == 1 \
+                and isinstance(value.args[1].args[0], gast.Name):
+            shaped[other.targets[0].id] = value.args[1].args[0].id
+    helper = None
+    for zero in stmt.body:
+        if isinstance(zero, gast.Assign) and len(zero.targets) == 1 and isinstance(zero.targets[0], gast.Name) \
+                and zero.targets[0].id in shaped and isinstance(zero.value, gast.Constant) \
+                and type(zero.value.value) is float and zero.value.value == 0.0:
+            helper = helper or _bound(namespace, zeros_like_gradient)
+            zero.value = compat.call(compat.name(helper), [compat.name(shaped[zero.targets[0].id])])
+
+
+_UNBROADCASTS = (runtime.unbroadcast, rules.unbroadcast, _support.unbroadcast)
 
 
 def zeros_like_gradient(x):
@@ -194,6 +251,8 @@ def _block(stmts, namespace) -> list:
             stmt.iter = _counting_down(stmt.iter, namespace) or stmt.iter
         if isinstance(stmt, (gast.If, gast.While)):
             stmt.test = _without_type_test(stmt.test, namespace)
+        if isinstance(stmt, gast.If):
+            _zeros_when_skipped(stmt, namespace)
         for field in ("body", "orelse"):
             inner = getattr(stmt, field, None)
             if inner:

@@ -1,0 +1,62 @@
+"""Each callee's forward/backward pair pushes on a stack of its own under backend="numba".
+
+The numpy module passes one stack through every call: a callee's forward
+function pushes what its backward function pops.  Numba types a list as a
+list of one type, and the entry's loop counters, a callee's saved tuple and
+another callee's saved arrays are of different types.  The pushes of one
+pair are popped only by that pair, last in first out, so the subsequence of
+one pair's pushes and pops is last in first out on its own: each pair gets
+its own list, made by the entry and passed to every function (the
+callees are inlined into the entry, see ``compiled``, so Numba types each
+list from the pushes it sees there).
+"""
+
+from __future__ import annotations
+
+from ...transform import compat
+from ...transform.compat import gast
+
+
+def own_stacks(functions, stack, pairs) -> None:
+    """Rewrite ``functions`` (the entry first) so each (forward, backward) name pair has its own stack list."""
+    present = {f.name: f for f in functions}
+    pairs = [(forward, backward) for forward, backward in pairs if forward in present or backward in present]
+    if not pairs:
+        return
+    taken = {n.id for f in functions for n in gast.walk(f) if isinstance(n, gast.Name)} | set(present)
+    stack_of: dict = {}
+    extra: list = []
+    for forward, backward in pairs:
+        if not _pushes(present.get(forward), stack):
+            stack_of[forward] = stack_of[backward] = None  # the pair saves nothing: given None for a stack
+            continue
+        name = f"{stack}_{forward}"
+        while name in taken:
+            name += "_"
+        taken.add(name)
+        stack_of[forward] = stack_of[backward] = name
+        extra.append(name)
+    entry = functions[0]
+    entry.body[:0] = [compat.assign(compat.name(name, store=True), compat.make("List", elts=[], ctx=gast.Load()))
+                      for name in extra]
+    for fn_def in functions[1:]:
+        if fn_def.name in stack_of and stack_of[fn_def.name] is not None:
+            fn_def.args.args[1:1] = [compat.make("Name", id=name, ctx=gast.Param(), annotation=None,
+                                                 type_comment=None) for name in extra]
+    for fn_def in functions:
+        for node in gast.walk(fn_def):
+            if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.func.id in stack_of:
+                own = stack_of[node.func.id]
+                node.args = [compat.const(None) if own is None else compat.name(own)] \
+                    + ([compat.name(n) for n in extra] if own is not None else []) + node.args[1:]
+    if not _pushes(entry, stack):  # the entry's own stack, now unused: Numba cannot type an empty list
+        entry.body = [s for s in entry.body if not (isinstance(s, gast.Assign) and len(s.targets) == 1
+                                                    and isinstance(s.targets[0], gast.Name)
+                                                    and s.targets[0].id == stack)]
+
+
+def _pushes(fn_def, stack) -> bool:
+    """Whether ``fn_def`` pushes on its stack (``_stack.append(...)``)."""
+    return fn_def is not None and any(
+        isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and n.func.attr == "append"
+        and isinstance(n.func.value, gast.Name) and n.func.value.id == stack for n in gast.walk(fn_def))
