@@ -37,7 +37,7 @@ from ... import rules
 from ...rules import _support
 from ...transform import compat, runtime
 from ...transform.compat import gast
-from ...transform.runtime_errors import keep_origin
+from ...transform.runtime_errors import ORIGIN, keep_origin
 from . import reductions
 
 
@@ -193,10 +193,12 @@ def _pushes_of_none(fn_def, stack, namespace) -> None:
     loop pops it back and never reads it after.  Numba types a stack as a
     list of one type, and None is not an array: ``saved_value`` gives an
     empty array of the same type (0.0, 0, False for numbers) where the
-    value is None, and the value itself elsewhere.
+    value is None, and the value itself elsewhere.  A None the user wrote
+    is left alone: the code may read it back.
     """
     starts_none = {t.id for node in gast.walk(fn_def) if isinstance(node, gast.Assign)
                    and isinstance(node.value, gast.Constant) and node.value.value is None
+                   and getattr(node, ORIGIN, None) is None  # the transformer's, not the user's `best = None`
                    for t in node.targets if isinstance(t, gast.Name)}
     if not starts_none:
         return
