@@ -251,3 +251,36 @@ def test_jacobians_with_dask_data_are_lazy(computations):
     assert len(computations) == 1
     np.testing.assert_allclose(computed[0], expected, rtol=1e-10)
     np.testing.assert_allclose(computed[1], expected, rtol=1e-10)
+
+
+#: hvp of the corpus's scalar functions: what Dask cannot run in the gradient's jvp, as for gradients
+HVP_NOT_ON_DASK = {
+    "reshape_transpose": (NotImplementedError, None),
+    "split_pieces": (TypeError, "Dask does not implement numpy.split"),
+    "fancy_index_with_repeats": (TypeError, "positions"),  # the gradient's scatter, which hvp differentiates
+    "determinant": (TypeError, "Dask does not implement numpy.linalg.det"),
+}
+SCALAR = [c for c in ON_ARRAYS if not isinstance(c.wrt, tuple) and np.ndim(c.f(*c.args)) == 0
+          and not np.iscomplexobj(c.f(*c.args)) and not any(np.iscomplexobj(a) for a in c.args)]
+
+
+@pytest.mark.parametrize("case", SCALAR, ids=[c.id for c in SCALAR])
+def test_corpus_hvps_on_dask_are_numpys_and_lazy(case, computations):
+    (v,) = _directions(case)
+    args = [lazy(a) for a in case.args]
+    try:
+        expected = astgrad.hvp(case.f, case.wrt)(*case.args, v)
+    except Exception as refusal:  # refused for numpy arrays: refused alike for Dask arrays
+        with pytest.raises(type(refusal)):
+            astgrad.hvp(case.f, case.wrt)(*args, lazy(v))
+        return
+    if case.id in HVP_NOT_ON_DASK:
+        error, text = HVP_NOT_ON_DASK[case.id]
+        with pytest.raises(error, match=text and re.escape(text)):
+            astgrad.hvp(case.f, case.wrt)(*args, lazy(v))
+        assert computations.scalars_only()
+        return
+    got = astgrad.hvp(case.f, case.wrt)(*args, lazy(v))
+    assert computations.scalars_only(), f"computed more than conditions: {computations}"
+    assert isinstance(got, da.Array) and got.shape == np.shape(v)
+    np.testing.assert_allclose(got.compute(), expected, rtol=1e-9, atol=1e-11)
