@@ -10,9 +10,11 @@ stay finite.
 
 import importlib.util
 import itertools
+import os
 import sys
 
 from hypothesis import strategies as st
+from hypothesis.database import DirectoryBasedExampleDatabase
 
 CONSTANTS = st.sampled_from([-1.5, -0.5, 0.25, 0.7, 1.3, 2.0])
 UNARY = ["np.sin({})", "np.cos({})", "np.tanh({})", "({} * {})", "(-{})", "np.exp(np.sin({}))",
@@ -137,3 +139,15 @@ def load(source, directory, name):
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def fresh_run(**common):
+    """``settings`` of a ``--runslow`` run: new random programs each time, and a failure that replays.
+
+    A failure prints its program (the tests ``note`` it) and a ``@reproduce_failure(...)`` line to
+    paste above the test; with ``ASTGRAD_HYPOTHESIS_DB=<directory>`` it is also saved there, and the
+    next run with the same setting tries it first.
+    """
+    directory = os.environ.get("ASTGRAD_HYPOTHESIS_DB")
+    return dict(common, derandomize=False, print_blob=True,
+                database=DirectoryBasedExampleDatabase(directory) if directory else None)

@@ -18,7 +18,7 @@ import astgrad
 from _numeric import gradient
 
 from .aliasing_programs import aliasing_programs
-from .programs import load
+from .programs import fresh_run, load
 
 X = np.array([0.37, -0.65, 1.13, 0.21])
 Y = np.array([0.93, 0.43, -0.42, -1.07])
@@ -76,7 +76,7 @@ def test_random_aliasing_programs_are_exact_or_refused(source, tmp_path_factory)
 
 
 @pytest.mark.slow
-@settings(max_examples=1500, derandomize=False, **COMMON)
+@settings(max_examples=1500, **fresh_run(**COMMON))
 @given(source=aliasing_programs())
 def test_many_random_aliasing_programs_are_exact_or_refused(source, tmp_path_factory):
     note(source)

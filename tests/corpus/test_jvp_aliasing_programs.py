@@ -18,7 +18,7 @@ import astgrad
 from _numeric import directional
 
 from .aliasing_programs import aliasing_programs
-from .programs import load
+from .programs import fresh_run, load
 from .test_aliasing_programs import COMMON, X, Y
 
 U = np.array([0.6, -0.3, 0.74, 0.1])
@@ -38,7 +38,7 @@ def test_aliasing_programs_in_forward_mode_are_refused_as_in_reverse_mode_or_exa
 
 
 @pytest.mark.slow
-@settings(max_examples=1500, derandomize=False, **COMMON)
+@settings(max_examples=1500, **fresh_run(**COMMON))
 @given(source=aliasing_programs())
 def test_many_aliasing_programs_in_forward_mode(source, tmp_path_factory):
     check_program(source, tmp_path_factory)

@@ -10,14 +10,14 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, note, settings
+from hypothesis import HealthCheck, assume, example, given, note, settings
 
 import astgrad
 from _numeric import directional
 
 from .functions import CASES
-from .programs import load, programs
-from .test_programs import X, Y, _differences_settle
+from .programs import fresh_run, load, programs
+from .test_programs import ANGLE_OF_1E8, X, Y, _angles_bounded, _differences_settle, _differences_trusted
 
 RNG = np.random.default_rng(77)
 
@@ -75,24 +75,39 @@ _SETTINGS = dict(deadline=None, database=None,
 
 @settings(max_examples=25, derandomize=True, **_SETTINGS)
 @given(source=programs())
+@example(source=ANGLE_OF_1E8)
 def test_random_programs_tangents(source, tmp_path_factory):
     check_program(source, tmp_path_factory)
 
 
+def test_differences_that_settle_can_still_miss_an_oscillation(tmp_path):
+    """cos of 1e8: differences agree at two steps and are 15% off; jvp matches the complex step."""
+    module = load(ANGLE_OF_1E8, tmp_path, "astgrad_jvp_angle_of_1e8")
+    u, v = np.array([0.6, -0.3, 0.74]), np.array([-0.2, 0.5, 0.3])
+    _, tangent = astgrad.jvp(module.f, (0, 1))(X, Y, (u, v))
+    h = 1e-30  # every operation of f is analytic: Im f(x + i h u) / h is its derivative to rounding
+    complex_step = np.imag(module.f(X + 1j * h * u, Y + 1j * h * v)) / h
+    np.testing.assert_allclose(tangent, complex_step, rtol=1e-12)
+    numeric = directional(lambda t: np.sum(module.f(X + t * u, Y + t * v)), 0.0, 1.0)
+    assert abs(numeric - tangent) > 0.1 * abs(tangent)
+    assert _differences_settle(module.f) and not _angles_bounded(module) and not _differences_trusted(module)
+
+
 @pytest.mark.slow
-@settings(max_examples=500, derandomize=False, **_SETTINGS)
+@settings(max_examples=500, **fresh_run(**_SETTINGS))
 @given(source=programs())
 def test_many_random_programs_tangents(source, tmp_path_factory):
     check_program(source, tmp_path_factory)
 
 
 def check_program(source, tmp_path_factory):
+    """The tangent equals <grad f, (u, v)> from the reverse engine, always; and central differences
+    wherever they can referee (see ``_differences_trusted``)."""
     note(source)
     module = load(source, tmp_path_factory.mktemp("jvp_programs", numbered=True), f"astgrad_jvp_{next(_counter)}")
     with np.errstate(all="ignore"):
         value = module.f(X, Y)
     assume(bool(np.all(np.isfinite(value))))
-    assume(_differences_settle(module.f))
     try:
         jf = astgrad.jvp(module.f, (0, 1))
     except astgrad.TransformError as exc:
@@ -101,7 +116,10 @@ def check_program(source, tmp_path_factory):
     u, v = np.array([0.6, -0.3, 0.74]), np.array([-0.2, 0.5, 0.3])
     with np.errstate(all="ignore"):
         _, tangent = jf(X, Y, (u, v))
-        numeric = directional(lambda t: np.sum(module.f(X + t * u, Y + t * v)), 0.0, 1.0)
         gx, gy = astgrad.grad(module.f, (0, 1))(X, Y)
-    assert np.isclose(tangent, numeric, rtol=1e-4, atol=1e-5), f"{tangent} != {numeric}\n\nprogram:\n{source}"
-    assert np.isclose(tangent, gx @ u + gy @ v, rtol=1e-9, atol=1e-9), f"program:\n{source}"
+    reverse = gx @ u + gy @ v
+    assert np.isclose(tangent, reverse, rtol=1e-9, atol=1e-9), f"{tangent} != {reverse}\n\nprogram:\n{source}"
+    if _differences_trusted(module):
+        with np.errstate(all="ignore"):
+            numeric = directional(lambda t: np.sum(module.f(X + t * u, Y + t * v)), 0.0, 1.0)
+        assert np.isclose(tangent, numeric, rtol=1e-4, atol=1e-5), f"{tangent} != {numeric}\n\nprogram:\n{source}"

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 import astgrad
 
-from .programs import load, programs
+from .programs import fresh_run, load, programs
 
 X = np.array([0.37, -0.65, 1.13])
 Y = np.array([0.93, 0.43, -0.42])
@@ -153,7 +153,7 @@ def test_renaming_to_generated_names_changes_no_gradient(source, data, tmp_path_
 
 
 @pytest.mark.slow
-@settings(max_examples=300, derandomize=False, **COMMON)
+@settings(max_examples=300, **fresh_run(**COMMON))
 @given(source=programs(), data=st.data())
 def test_many_renamings_change_no_gradient(source, data, tmp_path_factory):
     check_renamed_program(source, data, tmp_path_factory.mktemp("renamed", numbered=True))
