@@ -288,3 +288,48 @@ def test_a_write_after_a_call_that_wrote_in_place_still_reaches_the_caller(wrt):
     changes the caller's x there; a copy would not. Found by the random aliasing programs."""
     with pytest.raises(astgrad.TransformError, match="would change the caller's array x"):
         astgrad.grad(_shuffled_then_added, wrt)(np.array([0.37, -0.65, 1.13, 0.21]), np.ones(4))
+
+
+def _plus(a, b):
+    return a + b
+
+
+def _first(a, b):
+    return a
+
+
+def an_alias_made_after_the_write(x):
+    y = x * 2.0
+    y = _plus(y, x)
+    v = np.sin(x)
+    v -= x
+    s = np.sum(y * y)
+    y = _plus(x, v)
+    return s + np.sum(y * x)
+
+
+def test_a_name_made_before_the_write_does_not_share_what_a_later_call_returns():
+    """``y = _plus(x, v)`` may return ``v``'s array, but only after ``v -= x`` ran, and the ``y`` of the
+    earlier ``y = _plus(y, x)``, read after the write, cannot be that array: numpy's value and gradient,
+    not a refusal at that earlier line.
+    Found by the random renamed programs (--runslow)."""
+    _matches_numpy(an_alias_made_after_the_write, X)
+
+
+def alias_through_a_call_in_the_next_iteration(x):
+    v = x * 2.0
+    y = x * 1.0
+    z = x * 1.0
+    for i in range(2):
+        z = _first(y, x)
+        v -= x
+        y = _first(v, x)
+    return np.sum(z * x)
+
+
+def test_a_name_a_call_makes_in_the_next_iteration_still_shares_memory():
+    """In the second iteration ``z`` is ``v``'s array (``y = _first(v, x)`` ran in the first), and
+    ``v -= x`` zeroes it: numpy returns 0, a copy would return sum(x * x)."""
+    assert alias_through_a_call_in_the_next_iteration(X.copy()) == 0.0
+    with pytest.raises(astgrad.TransformError, match="makes a name that shares memory with v"):
+        astgrad.grad(alias_through_a_call_in_the_next_iteration)

@@ -293,7 +293,8 @@ def _check_aliases(x, writes, sites, defs, joins, entry, ret, end, source):
                                  f"astgrad's {_what(w)} writes to a copy, so the two would differ",
                                  f"Copy first (`{x}.copy()` where the second name is made), or finish "
                                  f"writing {x} before taking views of it{_instead(w)}.")
-            if use.op is not None and _aliases(use.op) and not _copied_in(use.op, name, defs):
+            if use.op is not None and _aliases(use.op) and not _copied_in(use.op, name, defs) \
+                    and _may_follow(made, use):  # a use before ``made`` (no loop around both) reads older values
                 # x's own next version is x: its writes are checked
                 work += [(t, use, hit) for t in use.op.targets if t != x]
 
