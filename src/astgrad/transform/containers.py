@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import rules
-from . import compat, runtime
+from . import compat, runtime, runtime_checks
 from .compat import gast
 from .ir import Op, Raw, branches, walk_ops
 from .runtime_errors import ORIGIN
@@ -97,11 +97,11 @@ def _checks(op, joined, iterated, plan, ns) -> list:
     if op.kind == "prim" and op.fn in (np.add, np.multiply) and isinstance(op.expr, gast.BinOp):
         maybe = [a.id for a in op.args if isinstance(a, gast.Name) and a.id in joined]
         if op.fn is np.multiply or len(maybe) == 2:  # + joins two sequences only; tuple + array is numpy's
-            found += [_check(plan, ns, op, runtime.not_joined, name, "+" if op.fn is np.add else "*")
+            found += [_check(plan, ns, op, runtime_checks.not_joined, name, "+" if op.fn is np.add else "*")
                       for name in maybe]
     elif op.kind == "prim" and op.fn is rules.getitem and getattr(op.node, ITERATED, False) \
             and isinstance(op.args[0], gast.Name) and op.args[0].id in iterated:
-        found.append(_check(plan, ns, op, runtime.not_a_dict, op.args[0].id, ""))
+        found.append(_check(plan, ns, op, runtime_checks.not_a_dict, op.args[0].id, ""))
     return found
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import rules
 from ..rules import sequences
-from . import compat, runtime
+from . import compat, runtime, runtime_checks
 from .aliasing import shares_memory
 from .compat import gast
 from .errors import UnsupportedSyntaxError
@@ -300,7 +300,7 @@ class Normalizer:
         root, shown, node = _root(target).id, compat.to_source(target).strip(), target
         # into a dict or list, or an attribute of anything but an array: the adjoint may read an array's values
         items = self.atomize(target.value)
-        self.out.append(self.checked(runtime.written_outside, items, compat.to_source(target.value).strip(),
+        self.out.append(self.checked(runtime_checks.written_outside, items, compat.to_source(target.value).strip(),
                                      isinstance(target, gast.Attribute)))
         target = compat.clone(target)
         target.value = items
@@ -333,7 +333,7 @@ class Normalizer:
         held = self.temp()
         read = compat.make("Subscript", value=base, slice=index, ctx=gast.Load())
         self.emit([held], "prim", read, inner, rules.getitem, [base, index_arg])
-        self.out.append(self.checked(runtime.written_through, compat.clone(base), compat.name(held),
+        self.out.append(self.checked(runtime_checks.written_through, compat.clone(base), compat.name(held),
                                      compat.to_source(inner).strip()))
         index, index_arg = self.index(target.slice)
         written = self.temp()

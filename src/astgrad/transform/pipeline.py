@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..rules import sequences
-from . import compat, containers, runtime
+from . import compat, containers, runtime, runtime_checks
 from .adjoint_ir import pop, push, uses_stack
 from .aliasing import check_writes, number_checks
 from .analyse import Analysis
@@ -156,7 +156,7 @@ def normalize(ctx):
 def check_aliasing(ctx):
     """Refuse a write through a name that may share memory unless it is reproduced exactly."""
     checked = check_writes(ctx.body, ctx.ret, ctx.params, local_names(ctx.source.tree), ctx.source)
-    number_checks(ctx.body, checked, ctx.ns.helper(runtime.a_number), ctx.source)
+    number_checks(ctx.body, checked, ctx.ns.helper(runtime_checks.a_number), ctx.source)
 
 
 def unpack_aux(ctx):
