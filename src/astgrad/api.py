@@ -39,6 +39,8 @@ class GradientFunction:
     """A generated gradient, callable like the function it differentiates."""
 
     def __init__(self, fn, wrt, mode, preserve_result, has_aux=False, level=DEFAULT_LEVEL, backend="numpy"):
+        self.__class__ = type(GradientFunction.__name__, (GradientFunction,), {
+            "__slots__": (), "__module__": __name__, "__qualname__": GradientFunction.__qualname__})  # see _entry
         self.__astgrad_function__ = fn
         functools.update_wrapper(self, fn)
         self.__dict__.pop(_CACHE, None)  # fn's own gradients, copied with fn.__dict__
@@ -73,7 +75,7 @@ class GradientFunction:
         self._ranked = {}  # ranks of the arguments -> (Generated, entry): see _specialised
         self._tree_variants = {}  # frozenset of the wrt names that hold containers -> Generated
         self._seed = _seed_name(self._generated.function)
-        self._entry = GradientFunction._call_general
+        self._entry = _call_general
         if self._arity >= 0 and not generated.rank_dependent:
             self._entry = _compile_entry(self, generated)
 
@@ -97,7 +99,7 @@ class GradientFunction:
             if len(self._ranked) >= _MAX_SIGNATURES:
                 return self._general
             generated = self._build(ranks)
-            entry = _compile_entry(self, generated, ranks) if self._arity >= 0 else GradientFunction._call_general
+            entry = _compile_entry(self, generated, ranks) if self._arity >= 0 else _call_general
             found = self._ranked[key] = (generated, entry)
         self._generated, self._entry = found
         return found[0]
@@ -137,7 +139,27 @@ class GradientFunction:
         return source_markdown(self.source)
 
     def __call__(self, *args, **kwargs):
-        return self._entry(self, args, kwargs)  # compiled per instance: see _compile_entry
+        return _call_general(self, args, kwargs)  # until _entry installs the compiled entry
+
+    @property
+    def _entry(self):
+        """What a call runs: the entry compiled for the adjoint in use (_compile_entry), or _call_general.
+
+        The compiled entry is the ``__call__`` of this gradient's own class
+        (made in ``__init__``): a call then runs it directly, without a
+        ``__call__`` of the shared class calling it (a tenth of a
+        microsecond, a few percent of a 2x2 gradient).
+        """
+        return vars(type(self)).get("__call__", _call_general)
+
+    @_entry.setter
+    def _entry(self, entry):
+        own = type(self)
+        if entry is _call_general:
+            if "__call__" in vars(own):
+                del own.__call__
+        else:
+            own.__call__ = entry
 
     def _locate(self, exc, generated=None):
         """Note on ``exc`` the user's line the generated code was at (see transform.runtime_errors)."""
@@ -157,14 +179,11 @@ class GradientFunction:
         self._generated = generated  # the one .source shows
         return generated
 
-    def _call_general(self, args, kwargs, checked=False):
+    def _call_general(self, args, kwargs):
         """Every call the compiled entry does not take: keywords, Tensors, lists, a rebound callee,
         and arguments of other ranks than the adjoint the entry runs was specialised for."""
-        if not checked and not self._generated.current():
+        if not self._generated.current():
             self._rebuild()
-            if not kwargs and len(args) == self._arity and all(type(a) in _PLAIN for a in args) \
-                    and self._entry is not GradientFunction._call_general:
-                return self._entry(self, args, kwargs, True)
         seed_value = None
         if self._mode == "vjp":
             if not args:
@@ -205,6 +224,7 @@ class GradientFunction:
         return result
 
 
+_call_general = GradientFunction._call_general
 _PLAIN = frozenset({np.ndarray, float, int})
 #: adjoints kept per gradient for arguments of different ranks; calls with more use the general one
 _MAX_SIGNATURES = 16
@@ -226,19 +246,19 @@ def _rank(value):
 
 # The common call, positional numpy arrays and numbers with no keywords, as
 # code compiled per GradientFunction (by _compile_entry) for its arity, wrt
-# positions and mode.  Everything else goes to _call_general, which checks
-# for a rebound callee again, transforms anew and comes back with checked=True.
+# positions and mode, installed as the gradient's ``__call__`` (see _entry).
+# Everything else goes to _call_general, which checks for a rebound callee
+# again and transforms anew (the call after that runs the general path).
 _ENTRY = """
-def entry(self, args, kwargs, checked=False):
+def entry(self, *args, **kwargs):
     if not kwargs and len(args) == {arity}:
         {args}, = args
         if {plain}:
-            if not checked:
-                try:
-                    checked = {current}  # Dependencies.current(), inline
-                except (AttributeError, ValueError):
-                    pass
-            if checked:
+            try:
+                current = {current}  # Dependencies.current(), inline
+            except (AttributeError, KeyError, ValueError):
+                current = False
+            if current:
                 try:
                     {unpack} = _function({call})
                 except Exception as exc:  # free when nothing is raised
@@ -250,27 +270,30 @@ def entry(self, args, kwargs, checked=False):
 """
 
 # A gradient is returned as it is when fresh: an array of its argument's
-# shape and float dtype that owns its memory (no view of anything), is
-# writeable, and is none of the arguments nor a gradient returned before it.
-# Otherwise _finish copies it (or makes the float of a number argument).
-# (float64 is tested first: one ``is`` instead of comparing dtypes.)
+# shape and float dtype that is no view of anything (``base`` is None: numpy
+# records where an array's memory comes from unless the array allocated
+# it), is writeable, and is none of the arguments nor a gradient returned
+# before it.  Otherwise _finish copies it (or makes the float of a number
+# argument).  (float64 is tested first: one ``is`` instead of comparing
+# dtypes; ``base`` is read instead of ``flags.owndata``, since ``flags``
+# makes an object at each read.)
 _KEEP = """\
                 if not (type({g}) is _ndarray and {t} is _ndarray and {g}.shape == {a}.shape
                         and ({g}.dtype is {a}.dtype is _float64 or {g}.dtype == {a}.dtype and {g}.dtype.kind in "fc")
-                        and (flags := {g}.flags).owndata and flags.writeable and {others}):
+                        and {g}.base is None and {g}.flags.writeable and {others}):
                     {g} = _finish({g}, {a})
 """
 
 
 def _compile_entry(gf, generated=None, ranks=None):
-    """``gf.__call__`` for the common call, a function of ``(gf, args, kwargs, checked)``.
+    """``gf.__call__`` for the common call, a function of ``(gf, *args, **kwargs)``.
 
     With ``ranks`` (the adjoint is specialised for them) the entry takes
     only arguments of those ranks (and types); others go to _call_general.
     """
     generated = generated or gf._generated
     namespace = {"_function": generated.function, "_generated": generated, "_finish": _finish, "_ndarray": np.ndarray,
-                 "_float64": np.dtype(np.float64), "_PLAIN": _PLAIN, "_call_general": GradientFunction._call_general}
+                 "_float64": np.dtype(np.float64), "_PLAIN": _PLAIN, "_call_general": _call_general}
     args = [f"a{i}" for i in range(gf._arity)]  # with types t0, t1, ...
     grads = [f"g{i}" for i in range(len(gf._names))]
     call = ", ".join(args)

@@ -174,8 +174,11 @@ class Dependencies:
 
         One test per recorded name, such as ``_dep3.sum is _dep4`` for ``np.sum``;
         the objects are bound in ``namespace`` under names starting ``_dep``.
-        A name that is gone raises AttributeError (ValueError for an emptied
-        closure cell), which the caller catches and reads as "not current".
+        A name that is gone raises AttributeError (KeyError for a dict's key,
+        ValueError for an emptied closure cell), which the caller catches and
+        reads as "not current".  A key of a plain dict is read as a subscript
+        (half the cost of ``.get``); a key recorded absent, or of a dict
+        subclass (whose ``__missing__`` a subscript would call), with ``.get``.
         """
         from keyword import iskeyword
 
@@ -187,7 +190,9 @@ class Dependencies:
         tests = []
         for (kind, _, _), (place, key, value) in self.entries.items():
             if kind == "key":  # a dict such as the function's globals
-                read = f"{bind(place)}.get({repr(key) if type(key) is str else bind(key)}, {bind(_MISSING)})"
+                key_text = repr(key) if type(key) is str else bind(key)
+                read = (f"{bind(place)}[{key_text}]" if value is not _MISSING and type(place) is dict
+                        else f"{bind(place)}.get({key_text}, {bind(_MISSING)})")
             elif kind == "cell":
                 read = f"{bind(place)}.cell_contents"
             elif key.isidentifier() and not iskeyword(key):
