@@ -4,6 +4,7 @@
     python benchmarks/run.py --quick       # small sizes, few repeats: a smoke run in seconds
     python benchmarks/run.py --only W1,W3 --repeat 15
     python benchmarks/run.py --jvp --hessian   # also jvp.py's and hessian.py's tables (with the peers)
+    python benchmarks/run.py --only W1 --cpu-time  # on a machine others load: CPU time, not wall time
 
 Systems run round-robin (each repeat times every system once, in a rotating
 order) so that machine noise falls on all of them alike.  Before any timing,
@@ -42,11 +43,16 @@ from systems import NUMBA_COMPILE, SYSTEMS, TITLES, Unavailable, as_numpy, prepa
 from workloads import WORKLOADS, directional_derivative_error  # noqa: E402
 
 CHECK_RTOL = 1e-7
+#: the clock of every timed sample: wall time, or the thread's CPU time with --cpu-time
+_clock = time.perf_counter
 HAND_FD_TOL = 1e-5
 
 
 def main(argv=None):
+    global _clock
     options = parse_args(argv)
+    if options.cpu_time:
+        _clock = time.thread_time
     size = "quick" if options.quick else "full"
     repeat = options.repeat or (3 if options.quick else 9)
     sample_seconds = 0.002 if options.quick else 0.02
@@ -55,7 +61,7 @@ def main(argv=None):
     if unknown:
         sys.exit(f"--only: unknown workload(s) {', '.join(unknown)}; choose from {', '.join(WORKLOADS)}")
 
-    print(header(size, repeat))
+    print(header(size, repeat) + ("(CPU time of the timing thread, not wall time)\n" if options.cpu_time else ""))
     _warm_up_transformer()
     results = {}
     for key in keys:
@@ -82,6 +88,9 @@ def parse_args(argv):
                         help="also time jvp of the workloads beside HIPS autograd, JAX and torch.func (jvp.py)")
     parser.add_argument("--hessian", action="store_true",
                         help="also time the 100-parameter hessian beside the same peers (hessian.py)")
+    parser.add_argument("--cpu-time", action="store_true",
+                        help="time samples by the thread's CPU time (time.thread_time), which other processes "
+                             "on a loaded machine disturb less than wall time; BLAS runs in this thread")
     return parser.parse_args(argv)
 
 
@@ -200,10 +209,10 @@ def time_once(runner, loops):
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        start = time.perf_counter()
+        start = _clock()
         for _ in range(loops):
             runner()
-        return (time.perf_counter() - start) / loops
+        return (_clock() - start) / loops
     finally:
         if gc_was_enabled:
             gc.enable()
