@@ -39,6 +39,7 @@ from .analyse import Analysis
 from .check import check_function
 from .compat import gast
 from .emit import arguments, compile_source, drop_lines_with, function_def, marker, printable, render
+from .effects import check_calls_for_effect
 from .errors import TransformError
 from .forward import tangent_function
 from .inline import RuleInliner
@@ -181,6 +182,7 @@ def analyse(ctx):
     containers.mark(ctx, ctx.given_trees, ctx.given_tree_items, ctx.ns)  # parameters holding containers
     ranks = (ctx.module.ranks or {}) if ctx.entry else None  # a callee's adjoint serves every caller
     ctx.analysis = Analysis(ctx.body, results_and_stack(ctx), ctx.wrt, ctx.params, ctx.locals, ctx.source, ranks)
+    check_calls_for_effect(ctx.body, ctx.analysis, ctx.source, ignore=ctx.forward_stack)
     ctx.adjoints = Adjoints(ctx.names)
 
 
