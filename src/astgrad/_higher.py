@@ -8,6 +8,14 @@ user function; the seeds are constants (1.0, the seed of a scalar output)
 passed at every call.  A third derivative differentiates the second one's
 generated code the same way.  Nothing here imports the public API: it hands
 in ``factory`` (``api._gradient_function``) to build and cache gradients.
+
+Where the inner code saves values on a stack or calls generated functions
+of its own (``f`` has a loop, a branch or a callee), reverse mode cannot
+differentiate it again: the outer derivative is then the generated jvp of
+that code, one per element of the ``wrt`` arguments (forward over reverse,
+as hessian).  A derivative of such a derivative is forward mode over ``f``'s
+own jvp, a jvp of a jvp (``_forward_chain``): forward code keeps ``f``'s
+loops and branches as they are and has no stack to follow.
 """
 
 from __future__ import annotations
@@ -115,9 +123,15 @@ class HigherGradient:
             if not args:
                 raise TypeError(f"a vjp is called as f_vjp(*args, seed): {self!r} was given no seed")
             *args, seed = args
+            if np.ndim(seed) != 0 or isinstance(seed, (tuple, list, dict)):
+                raise ValueError(f"vjp: the seed has shape {np.shape(seed)} but the gradient of {what} is one number; "
+                                 f"the seed of a scalar output is a number")
         self._tangents(code)
         function, names, generated = self._forward[:3]
-        bound = inspect.signature(function).bind(*args, **kwargs, **code.constants)
+        bound = inspect.signature(function).bind_partial(*args, **kwargs, **code.constants)
+        for name, value in code.defaults.items():  # a jvp's tangents follow the parameters: it has no defaults
+            bound.arguments.setdefault(name, value)
+        bound = inspect.signature(function).bind(*bound.args, **bound.kwargs)
         bound.apply_defaults()
         inputs = [bound.arguments[name] for name in names]
         for name in code.scalars:  # the code computes the lower derivative along 1.0 in this argument
@@ -186,8 +200,9 @@ class _Code:
     arguments ``scalars`` name are numbers: each call checks that they are.
     """
 
-    def __init__(self, function, constants, pick=(), scalars=()):
+    def __init__(self, function, constants, pick=(), scalars=(), defaults=None):
         self.function, self.constants, self.pick, self.scalars = function, constants, pick, scalars
+        self.defaults = defaults or {}  # the user's positional defaults, where ``function`` lost them
 
 
 def _picked(value, pick):
@@ -238,18 +253,41 @@ def lower_code(fn, factory) -> _Code:
     outer, code = fn._route()
     if outer is not None:
         return _Code(*adjoint_code(fn, factory))
-    inner = getattr(fn._inner, "__qualname__", fn._inner)
-    raise TypeError(
-        f"astgrad: a derivative of {fn!r}, which differentiates the generated gradient of {inner} by forward mode "
-        f"(its code saves values on a stack or calls generated functions of its own: the function has a loop, a "
-        f"branch or a callee): forward mode does not yet differentiate its own generated code again. For a third "
-        f"derivative use the tape: x = astgrad.tensor(x0, dtype=np.float64, requires_grad=True); "
-        f"(g,) = astgrad.autograd.grad(f(x), x, create_graph=True); (h,) = astgrad.autograd.grad(g, x, "
-        f"create_graph=True); (t,) = astgrad.autograd.grad(h, x)")
-    fn._tangents(code)
-    function, names, generated = fn._forward[:3]
+    return _forward_chain(fn, fn)
+
+
+def _forward_chain(fn, owner) -> _Code:
+    """``fn``'s value by forward mode alone: the jvp of the jvp ... of ``f``, each along 1.0 in its argument.
+
+    Forward mode over the forward-over-reverse code of ``fn`` would have to
+    follow two stacks; ``f``'s own jvp has none (forward code keeps its
+    loops and branches as they are), nor has a jvp of a jvp.  Each level
+    differentiates along one number, so its code is right only where that
+    argument is a number (``scalars``, checked at each call).  The generated
+    functions are cached on ``owner``.
+    """
+    inner = fn._inner if isinstance(fn, HigherGradient) else None
     if isinstance(fn._wrt, (tuple, list)):
-        raise TypeError(f"grad requires a scalar output; {fn!r} returns a tuple of {len(names)} partial "
+        raise TypeError(f"grad requires a scalar output; {fn!r} returns a tuple of {len(fn._wrt)} partial "
                         f"derivatives: differentiate the grad of one argument (wrt=one name)")
-    tangent = list(inspect.signature(generated.function).parameters)[len(_positional(function))]
-    return _Code(generated.function, {**code.constants, tangent: 1.0}, (1,) + code.pick, code.scalars + tuple(names))
+    if inner is None:
+        f = fn.__astgrad_function__
+        code = _Code(f, {}, defaults={p.name: p.default for p in inspect.signature(f).parameters.values()
+                                      if p.default is not p.empty and p.kind is not p.KEYWORD_ONLY})
+    else:
+        code = _forward_chain(inner, owner)
+    names = _wrt_names(code.function, fn._wrt)
+    generated = _cached_forward(owner, len(code.pick), code.function, names, 1)
+    tangent = list(inspect.signature(generated.function).parameters)[len(_positional(code.function))]
+    return _Code(generated.function, {**code.constants, tangent: 1.0}, (1,) + code.pick, code.scalars + tuple(names),
+                 code.defaults)
+
+
+def _cached_forward(owner, depth, function, names, level):
+    """``build_forward(function, names, level)``, the ``depth``-th of a chain, kept on ``owner`` until stale."""
+    cache = owner.__dict__.setdefault("_forward_codes", {})
+    key = (function, tuple(names), level)
+    found = cache.get(depth)
+    if found is None or found[0] != key or not found[1].current():
+        found = cache[depth] = (key, build_forward(function, names, level))
+    return found[1]

@@ -16,6 +16,7 @@ import numpy as np
 
 from astgrad import rules
 from astgrad.rules._support import filled, reverse_cumsum
+from astgrad.transform.tangents import add_tangents, tangent_of
 from astgrad.transform import runtime
 from astgrad.transform.runtime import append, as_column
 
@@ -468,6 +469,10 @@ def _cases():
         Case(runtime.T, [normal(3, 4)]), Case(runtime.T, [normal(2, 3, 4)], name="3d"),
         Case(reverse_cumsum, [normal(3, 4), const(1)]),
         Case(runtime.unpacked_gradient, [Arg([normal(3), normal(3)]), const(np.zeros((2, 3)))], tape=False),
+        # and of generated forward code (a jvp differentiated again): spread a tangent, add two
+        Case(tangent_of, [normal(3), const(np.zeros((2, 3)))], tape=False),
+        Case(tangent_of, [scalar(), const(np.zeros(4))], name="number", tape=False),
+        Case(add_tangents, [normal(2, 3), normal(2, 3)], tape=False),
     ]
     for fn, maker in ((math.sin, scalar()), (math.cos, scalar()), (math.tan, scalar()), (math.exp, scalar()),
                       (math.log, scalar()), (math.sqrt, scalar()), (math.tanh, scalar())):

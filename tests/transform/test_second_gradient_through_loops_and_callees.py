@@ -195,10 +195,61 @@ def test_the_source_is_the_jvp_of_the_generated_gradient():
     assert second.wrt == ("x",)
 
 
-def test_a_third_derivative_through_a_loop_is_refused_pointing_at_the_tape():
-    with pytest.raises(TypeError, match=r"forward mode does not yet.*create_graph=True"):
-        grad(grad(grad(power)))(1.5)
-    assert grad(grad(power))(1.5) == pytest.approx(20 * 1.5 ** 3)  # the refusal spoils nothing
+THIRD = [
+    (power, 1.5, lambda x: 60 * x ** 2),
+    (taylor_sin, 0.9, lambda x: -math.cos(x)),
+    (grows_past_ten, 1.5, lambda x: 60 * x ** 2 + 6),
+    (grows_past_ten, 2.0, lambda x: 6.0),
+    (branch, 0.5, lambda x: 6.0),
+    (branch, -0.5, lambda x: -2 * math.cos(x)),
+    (looped_branch, 0.6, lambda x: 18.0),
+    (twice, 0.8, lambda x: 54.0),
+    (calls_a_loop, 0.7, lambda x: 3 * (6 * math.cos(x) - 6 * x * math.sin(x) - x * x * math.cos(x))),
+    (scaled_items, 0.9, lambda x: 18.0),
+]
+
+
+@pytest.mark.parametrize("f, x, closed", THIRD, ids=lambda c: getattr(c, "__name__", None))
+def test_the_third_derivative_is_the_derivative_of_the_second(f, x, closed):
+    third = grad(grad(grad(f)))(x)
+    assert third == pytest.approx(closed(x), rel=1e-10)
+    assert third == pytest.approx(gradient(grad(grad(f)), x, eps=1e-5), rel=1e-5, abs=1e-5)
+
+
+def test_fourth_derivatives_and_recursion_and_defaults():
+    assert grad(grad(grad(grad(taylor_sin))))(0.9) == pytest.approx(math.sin(0.9), rel=1e-10)
+    assert grad(grad(grad(grad(power))))(1.5) == pytest.approx(120 * 1.5, rel=1e-12)
+    assert grad(grad(grad(power_by_recursion)))(1.3, 4) == pytest.approx(24 * 1.3, rel=1e-12)
+
+    def defaults(x, n=4, *, c=1.0):
+        y = c
+        for i in range(n):
+            y = y * x
+        return y
+    assert grad(grad(grad(defaults)))(1.3) == pytest.approx(24 * 1.3, rel=1e-12)
+    assert grad(grad(grad(defaults)))(1.3, n=5, c=2.0) == pytest.approx(120 * 1.3 ** 2, rel=1e-12)
+
+
+def test_third_order_mixed_partials():
+    x, y = 1.5, 2.0
+    assert grad(grad(grad(mixed, 0), 1), 1)(x, y) == pytest.approx(4 * x, rel=1e-12)
+    assert grad(grad(grad(mixed, 0), 1), (0, 1))(x, y) == pytest.approx((2 * (1 + 2 * y), 4 * x), rel=1e-12)
+    w = np.array([1.0, -2.0, 0.5])
+    np.testing.assert_allclose(grad(grad(grad(weighted, 0), 0), 1)(1.5, w), np.full(3, 2.0), rtol=1e-12)
+
+
+def test_a_third_derivative_of_an_array_gradient_is_refused_not_summed():
+    with pytest.raises(TypeError, match="scalar output.*shape \\(2,\\)"):
+        grad(grad(grad(power)))(np.array([1.0, 2.0]))
+    with pytest.raises(TypeError, match="scalar output.*tuple of 2"):
+        grad(grad(grad(mixed, 0), (0, 1)))(1.5, 2.0)
+    assert grad(grad(grad(power)))(1.5) == pytest.approx(60 * 1.5 ** 2)  # the refusals spoil nothing
+
+
+def test_the_third_derivative_source_is_forward_mode_three_times():
+    third = grad(grad(grad(power)))
+    assert third(1.5) == pytest.approx(135.0)
+    assert "def jvp_jvp_jvp_power" in third.source
 
 
 def test_straight_line_code_still_goes_by_reverse_mode():
@@ -228,3 +279,9 @@ def test_reverse_over_forward_is_refused_at_the_call_pointing_at_hvp():
     assert "WAVY_JVP(x, V)[1]" in str(info.value)
     x = np.array([0.3, -0.4, 0.8])  # what it points at is that gradient
     np.testing.assert_allclose(astgrad.hvp(wavy)(x, V), gradient(tangent_along_v, x), rtol=1e-6, atol=1e-6)
+
+
+def test_a_vjp_seed_of_the_wrong_shape_is_refused_not_broadcast():
+    with pytest.raises(ValueError, match="seed has shape \\(2,\\)"):
+        astgrad.vjp(grad(power))(1.5, np.ones(2))
+    assert astgrad.vjp(grad(power))(1.5, 2.0) == pytest.approx(2 * 20 * 1.5 ** 3)

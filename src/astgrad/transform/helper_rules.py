@@ -23,6 +23,7 @@ import numpy as np
 from ..rules import _support, defjvp, defnondiff, defvjp
 from ..rules._support import expand_reduced, filled, reverse_cumsum
 from . import outputs, runtime
+from .tangents import add_tangents, tangent_of, zero_tangent
 from .runtime import T, broadcast_shape, shape, unbroadcast, unpacked_gradient
 
 
@@ -30,7 +31,7 @@ from .runtime import T, broadcast_shape, shape, unbroadcast, unpacked_gradient
 
 defnondiff(runtime.shape, runtime.size, runtime.ndim, runtime.broadcast_shape, runtime.reduced_shape,
            runtime.matmul_shape, runtime.only_shape, runtime.check_seed, runtime.is_zero, _support.reduced_count,
-           _support.within, outputs.scalar_output, outputs.not_scalar, outputs.aux_pair)
+           _support.within, outputs.scalar_output, outputs.not_scalar, outputs.aux_pair, zero_tangent)
 
 
 # -- spreading a gradient over a shape, and summing it back -------------------
@@ -107,3 +108,29 @@ def _reads_only_the_shape(t, ans, *args):
 
 
 defjvp(runtime.unpacked_gradient, _unpacked_gradient_jvp, _reads_only_the_shape)
+
+
+# -- the helpers of generated forward-mode code (a jvp differentiated again: a third derivative) -----
+# ``zero_tangent(y)`` is zeros whatever ``y`` holds; ``tangent_of(t, ans)`` spreads ``t`` over ``ans``'s shape
+# and dtype (``ans`` is read for them alone); ``add_tangents`` adds.  All are linear in the tangents.
+
+def _tangent_of_vjp(g, ans, t, like):
+    return g, None  # the engines sum g back to t's shape; like is read for its shape and dtype
+
+
+def _add_tangents_vjp(g, ans, a, b):
+    return g, g
+
+
+def _spread(t, ans, tangent, like):
+    return tangent_of(t, like)
+
+
+def _passed(t, ans, *args):
+    return t
+
+
+defvjp(tangent_of, _tangent_of_vjp)
+defjvp(tangent_of, _spread, _reads_only_the_shape)
+defvjp(add_tangents, _add_tangents_vjp)
+defjvp(add_tangents, _passed, _passed)
