@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import inspect
 import types
+import weakref
 
 import numpy as np
 
@@ -47,14 +48,26 @@ def adjoint_code(fn, factory):
     if not outer._generated.current():
         outer._rebuild()
     function = outer._general.function
-    if _solves_recurrences(function):  # optimize=1 solved a loop with helpers nothing differentiates: the loop
+    if _facts(function)[1]:  # optimize=1 solved a loop with helpers nothing differentiates: the loop
         outer = factory(outer.__astgrad_function__, outer._wrt, "grad", False, False, 0)[0]
         if not outer._generated.current():
             outer._rebuild()
         function = outer._general.function
-    seeds = {name: 1.0 for name, p in inspect.signature(function).parameters.items()
-             if p.kind is p.KEYWORD_ONLY and name not in outer._signature.parameters}
+    seeds = {name: 1.0 for name in _facts(function)[0] if name not in outer._signature.parameters}
     return function, {**inner_constants, **seeds}
+
+
+#: generated function -> (its keyword-only parameters, whether it solves recurrences, whether it needs forward mode)
+_FACTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _facts(function) -> tuple:
+    """What each call reads of a generated function, found once: its text never changes."""
+    found = _FACTS.get(function)
+    if found is None:
+        keywords = [name for name, p in inspect.signature(function).parameters.items() if p.kind is p.KEYWORD_ONLY]
+        found = _FACTS[function] = (keywords, _solves_recurrences(function), _needs_forward(function))
+    return found
 
 
 def _solves_recurrences(function) -> bool:
@@ -87,7 +100,7 @@ class HigherGradient:
     def _route(self):
         """``(outer, code)``: the generated reverse-mode derivative of the inner code (or None), and that code."""
         code = lower_code(self._inner, self._factory)
-        if not code.pick and not _needs_forward(code.function):
+        if not code.pick and not _facts(code.function)[2]:
             outer, _ = self._factory(code.function, self._wrt, self._mode, self._preserve, self._aux, self._level)
             return outer, code
         return None, code
