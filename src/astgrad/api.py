@@ -22,6 +22,7 @@ from .transform.pipeline import ENTRY, show_forward
 from .transform.emit import compile_source, drop_lines_with
 from .transform.errors import TransformError
 from .transform.runtime_errors import add_location
+from .transform.runtime_checks import arguments_in
 from ._callables import split, wrt_item
 from ._higher import HigherGradient
 from . import _dask, backends as _backends
@@ -225,6 +226,9 @@ class GradientFunction:
 
 
 _call_general = GradientFunction._call_general
+# a write into a differentiated argument through a global is refused where it runs (runtime_checks); a tree
+# argument (the only kind such a write can reach without writing into an array) takes _call_general
+arguments_in(_call_general.__code__, lambda frame_locals: frame_locals.get("originals"))
 _PLAIN = frozenset({np.ndarray, float, int})
 #: adjoints kept per gradient for arguments of different ranks; calls with more use the general one
 _MAX_SIGNATURES = 16

@@ -9,6 +9,8 @@ called function returned.  ``runtime_errors`` adds the user's file and line.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 __all__ = ["not_joined", "not_a_dict", "written_through", "a_number", "written_outside"]
@@ -66,10 +68,53 @@ def a_number(value, what, instead):
 def written_outside(items, text, attribute):
     """Refuse ``config[k] = v`` (``attribute``: ``state.k = v``) kept as written on an object the function
     does not own unless it is a dict or list (for an attribute: anything but an array): writing into an
-    array changes memory the adjoint may read after the function ran."""
+    array changes memory the adjoint may read after the function ran.  Also refuse a write into any object
+    inside a differentiated argument of a gradient running on this thread (``_ARGUMENTS``): the function would
+    read the new value, while the gradient is counted for the argument's old one."""
     if type(items) is dict or type(items) is list or attribute and not isinstance(items, np.ndarray):
-        return
+        name = _argument_holding(items)
+        if name is None:
+            return
+        raise TypeError(f"astgrad: `{text}{'.' if attribute else '[...]'} = ...` writes into the differentiated "
+                        f"argument {name} (the object written into is {name} or inside it), which astgrad cannot "
+                        f"follow: the function reads the new value, while the gradient is counted for the old "
+                        f"one. Don't write into the argument through a global: pass the object explicitly, or "
+                        f"copy it first ({text}_copy = copy.deepcopy({text})) and write into the copy")
     raise TypeError(f"astgrad: `{text}{'.' if attribute else '[...]'} = ...` writes into a {type(items).__name__!r} "
                     "object the function does not own; astgrad runs such writes as written into dicts, lists and "
                     "attributes of objects other than arrays (the adjoint may read an array's values after the "
                     "function ran): copy it into a local name first")
+
+
+# code object of a function that runs generated code -> arguments(frame locals): {name: differentiated argument}.
+# written_outside walks the calling frames (this thread's, nested gradients and callees included) for them:
+# nothing is set or reset per call, so a function that writes into no global pays nothing.
+_ARGUMENTS: dict = {}
+
+
+def arguments_in(code, arguments):
+    """Record that a frame running ``code`` holds its differentiated arguments as ``arguments(f_locals)``."""
+    _ARGUMENTS[code] = arguments
+
+
+def _argument_holding(items):
+    """The name of a differentiated argument of a running gradient that is ``items`` or holds it, or None."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        arguments = _ARGUMENTS.get(frame.f_code)
+        if arguments is not None:
+            for name, value in (arguments(frame.f_locals) or {}).items():
+                if _inside(items, value):
+                    return name
+        frame = frame.f_back
+    return None
+
+
+def _inside(items, value):
+    if value is items:
+        return True
+    if type(value) is dict:
+        return any(_inside(items, v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_inside(items, v) for v in value)
+    return False
