@@ -21,6 +21,7 @@ from ._trees import is_tree
 from .api import _freeze, _generated_inside, _gradients_of, _higher_order_error, _level, _wrt_names
 from .transform.locate import bind_now, own_signature
 from .transform.pipeline import build_forward
+from .transform.runtime_checks import arguments_in
 from .transform.runtime_errors import add_location
 
 __all__ = ["jvp"]
@@ -110,6 +111,15 @@ class JvpFunction:
                                                                    self._level, trees=tuple(sorted(trees)))
         return generated
 
+
+
+def _arguments(frame_locals):
+    """The differentiated arguments of a running JvpFunction._call_general (tree arguments only come that way)."""
+    bound = frame_locals.get("bound")
+    return None if bound is None else {name: bound.arguments.get(name) for name in frame_locals["self"]._names}
+
+
+arguments_in(JvpFunction._call_general.__code__, _arguments)
 
 def _tangent(name, value, tangent):
     """The tangent of argument ``name`` as the generated code takes it: an array of ``value``'s shape."""
