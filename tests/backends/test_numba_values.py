@@ -92,6 +92,30 @@ def test_the_source_is_the_text_numba_compiles(compiled):
     assert "\n    del " not in compiled["W3"][0].source  # Numba refuses del
 
 
+
+def test_numba_compiles_the_gradient_written_for_the_arguments_ranks(compiled):
+    """The rule of ``@`` branches on its operands' ranks; the text Numba compiled has only the branch that runs."""
+    gradient = compiled["W3"][0]
+    assert "ndim(" in gradient.sources["any"]
+    assert "ndim(" not in gradient.source and "for a 2-d W1, a 1-d b1, a 2-d W2, a 2-d X" in gradient.source
+
+
+def test_arguments_of_other_ranks_after_the_first_compile_get_their_own_gradient(compiled):
+    """A gradient compiled for a 2-d W2 and Y must not run on 1-d ones: a new one is written and compiled."""
+    gradient, (W1, b1, W2, X, Y), _, _ = compiled["W3"]
+    w2, y = W2[:, 0].copy(), Y[:, 0].copy()  # one output: h @ w2 takes the rule's branch for a 1-d right operand
+    got = gradient(W1, b1, w2, X, y)
+    numpy = astgrad.grad(workloads.mlp_loss, wrt=(0, 1, 2))(W1, b1, w2, X, y)
+    for a, b in zip(got, numpy):
+        assert a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    expected = _numeric.gradient(lambda w: workloads.mlp_loss(W1, b1, w, X, y), w2)
+    np.testing.assert_allclose(got[2], expected, rtol=1e-6, atol=1e-8)
+    assert "a 1-d W2, a 2-d X and a 1-d Y" in gradient.source
+    back = gradient(W1, b1, W2, X, Y)  # and the 2-d arguments again take the 2-d gradient
+    np.testing.assert_allclose(back[0], compiled["W3"][3][0], rtol=1e-12, atol=1e-14)
+
+
 # -- loops counting down with a step, index gradients, vjp, value_and_grad ----
 
 def stepped(x, n):
