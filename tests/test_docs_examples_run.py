@@ -1,0 +1,71 @@
+"""Every python block of README.md and docs/*.md runs, in order, one namespace a page, as the page shows it.
+
+A block the page marks `<!-- not run: why -->` (on the line before its fence) is illustrative (a fragment,
+generated code, a cluster address); `<!-- needs: module -->` skips the page's blocks from there on when the
+optional module is missing; `<!-- test with: 20_000_000 = 20_000 -->` (after those) runs the block with
+smaller sizes. A block's printed lines must match the `# ...` comments the page writes after
+its `print(...)` calls (tests/test_docs_printed_values.py checks those).
+"""
+
+import os
+import pathlib
+import re
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+PAGES = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
+FENCE = re.compile(r"^```python[^\n]*\n(.*?)^```", re.M | re.S)
+MARK = re.compile(r"<!--\s*(not run|needs):?\s*(.*?)\s*-->\s*\n(?:<!--\s*test with:.*-->\s*\n)?\Z")
+SMALLER = re.compile(r"<!--\s*test with:\s*(.*?)\s*-->\s*\n\Z")
+
+RUNNER = """
+import importlib.util, sys
+ns = {"__name__": "__main__"}
+for path, needs in zip(sys.argv[1::2], sys.argv[2::2]):
+    if needs != "-" and importlib.util.find_spec(needs) is None:
+        print("skipped, needs", needs)
+        break
+    with open(path) as file:
+        exec(compile(file.read(), path, "exec"), ns)
+"""
+
+
+def blocks(page: pathlib.Path):
+    """(line, code, mark, detail) of each python block."""
+    text = page.read_text()
+    for match in FENCE.finditer(text):
+        before = text[:match.start()]
+        mark = MARK.search(before[-200:])
+        code = match.group(1)
+        smaller = SMALLER.search(before[-200:])
+        for pair in smaller[1].split(",") if smaller else ():
+            large, small = (side.strip() for side in pair.split("="))
+            assert large in code, f"{page.name}: {large} is not in the block after the test-with mark"
+            code = code.replace(large, small)
+        yield (before.count("\n") + 2, code, mark[1] if mark else None, mark[2] if mark else None)
+
+
+def page_with_blocks():
+    return [page for page in PAGES if any(True for _ in blocks(page))]
+
+
+@pytest.mark.parametrize("page", page_with_blocks(), ids=lambda p: p.name)
+def test_the_python_blocks_of_a_page_run(page, tmp_path):
+    args = []
+    needs = "-"
+    for line, code, mark, detail in blocks(page):
+        if mark == "not run":
+            assert detail, f"{page.name}:{line}: say why the block is not run"
+            continue
+        if mark == "needs":
+            needs = detail
+        path = tmp_path / f"{page.stem.replace('-', '_')}_line_{line}.py"
+        path.write_text(code)
+        args += [str(path), needs]
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "MPLBACKEND": "Agg"}
+    result = subprocess.run([sys.executable, "-c", RUNNER, *args], capture_output=True, text=True,
+                            cwd=tmp_path, env=env, timeout=120)
+    assert result.returncode == 0, result.stderr[-3000:]
