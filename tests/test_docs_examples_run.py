@@ -7,12 +7,14 @@ smaller sizes. A block's printed lines must match the `# ...` comments the page 
 its `print(...)` calls (tests/test_docs_printed_values.py checks those).
 """
 
+import ast
 import os
 import pathlib
 import re
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -22,8 +24,18 @@ MARK = re.compile(r"<!--\s*(not run|needs):?\s*(.*?)\s*-->\s*\n(?:<!--\s*test wi
 SMALLER = re.compile(r"<!--\s*test with:\s*(.*?)\s*-->\s*\n\Z")
 
 RUNNER = """
-import importlib.util, sys
-ns = {"__name__": "__main__"}
+import importlib.util, re, sys
+import numpy as np
+
+def claim(value, shown, where):
+    places = max([len(digits) for digits in re.findall(r"\\.(\\d*)", shown)] + [0])
+    tol = 0.6 * 10.0 ** -places
+    expected = np.asarray(eval(shown, {"array": np.array, "nan": np.nan, "inf": np.inf}), dtype=float)
+    value = np.asarray(value.detach().numpy() if hasattr(value, "detach") else value, dtype=float)
+    assert value.shape == expected.shape and np.allclose(value, expected, rtol=tol, atol=tol), (
+        f"{where}: the page shows {shown}, the code gives {value!r}")
+
+ns = {"__name__": "__main__", "_claim_": claim}
 for path, needs in zip(sys.argv[1::2], sys.argv[2::2]):
     if needs != "-" and importlib.util.find_spec(needs) is None:
         print("skipped, needs", needs)
@@ -48,6 +60,43 @@ def blocks(page: pathlib.Path):
         yield (before.count("\n") + 2, code, mark[1] if mark else None, mark[2] if mark else None)
 
 
+CLAIM = re.compile(r"^(?P<expression>[^\s#][^#]*?)\s+#\s*(?P<comment>[-\d\[(a].*)$")
+
+
+def shown_value(comment: str):
+    """The literal a comment starts with, or None when it is prose."""
+    for cut in (comment, comment.split(": ")[0], comment.split(" = ")[0], comment.split(", ")[0]):
+        try:
+            ast.parse(cut, mode="eval")
+            eval(cut, {"array": np.array, "nan": np.nan, "inf": np.inf, "__builtins__": {}})
+        except Exception:
+            continue
+        return cut.strip()
+    return None
+
+
+def with_claims(code: str, where: str) -> str:
+    """Each `expression   # value` line of the block asserts the value."""
+    lines = code.split("\n")
+    for i, line in enumerate(lines):
+        match = CLAIM.match(line)
+        if not match:
+            continue
+        shown = shown_value(match["comment"])
+        try:
+            tree = ast.parse(match["expression"])
+        except SyntaxError:
+            continue
+        if shown is None or len(tree.body) != 1 or not isinstance(tree.body[0], ast.Expr):
+            continue
+        call = tree.body[0].value
+        expression = match["expression"]
+        if isinstance(call, ast.Call) and getattr(call.func, "id", None) == "print" and len(call.args) == 1:
+            expression = ast.unparse(call.args[0])
+        lines[i] = f"_claim_({expression}, {shown!r}, {f'{where}+{i}'!r})"
+    return "\n".join(lines)
+
+
 def page_with_blocks():
     return [page for page in PAGES if any(True for _ in blocks(page))]
 
@@ -63,7 +112,7 @@ def test_the_python_blocks_of_a_page_run(page, tmp_path):
         if mark == "needs":
             needs = detail
         path = tmp_path / f"{page.stem.replace('-', '_')}_line_{line}.py"
-        path.write_text(code)
+        path.write_text(with_claims(code, f"{page.name}:{line}"))
         args += [str(path), needs]
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "MPLBACKEND": "Agg"}
     result = subprocess.run([sys.executable, "-c", RUNNER, *args], capture_output=True, text=True,
