@@ -76,11 +76,13 @@ def value(x):
 
 
 def tangent(x):
-    """The tangent of ``x``: ``None`` without one; a list of tangents (zeros for the rest) for a list holding Duals."""
+    """The tangent of ``x``: ``None`` without one; a list of tangents (zeros for the rest, None for None) for a list
+    holding Duals."""
     if isinstance(x, Dual):
         return x.tangent
     if isinstance(x, (list, tuple)) and any(isinstance(item, Dual) for item in x):
-        return [item.tangent if isinstance(item, Dual) else np.zeros_like(item) for item in x]
+        return [item.tangent if isinstance(item, Dual) else None if item is None else np.zeros_like(item)
+                for item in x]  # None: a generated gradient's item that got none
     return None
 
 

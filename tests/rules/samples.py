@@ -42,6 +42,9 @@ class Case:
     call: object = None
     name: str = ""
     tape: bool = True  # False for math.* (Python floats) and list-valued transformer helpers
+    # False for helpers whose value is a list or tuple of gradients: generated reverse mode reads a primitive's
+    # value as one array (it differentiates such helpers only forward, for hessians over containers)
+    generated: bool = True
     expected: object = None  # edge samples only: gradients for unit output weights (see EDGES)
 
     @property
@@ -473,6 +476,19 @@ def _cases():
         Case(tangent_of, [normal(3), const(np.zeros((2, 3)))], tape=False),
         Case(tangent_of, [scalar(), const(np.zeros(4))], name="number", tape=False),
         Case(add_tangents, [normal(2, 3), normal(2, 3)], tape=False),
+        # gradients of containers and lists (arrays, and lists of arrays, as generated code holds them)
+        Case(runtime.accumulate, [normal(2, 3), normal(3)], tape=False),
+        Case(runtime.accumulate, [Arg([normal(3), normal(2)]), Arg([normal(3), normal(2)])], name="lists", tape=False, generated=False),
+        Case(runtime.sequence_gradient, [normal(3), const((np.zeros(3), np.zeros(3))), const(1)], tape=False, generated=False),
+        Case(runtime.getitem_gradient, [normal(2), const(np.zeros((3, 2))), const(1)], tape=False),
+        Case(runtime.getitem_gradient, [normal(3), const((np.zeros(2), np.zeros(3))), const(1)], name="list",
+             tape=False, generated=False),
+        Case(runtime.add_item, [Arg([normal(3), normal(2)]), normal(3), const((np.zeros(3), np.zeros(2))), const(0)],
+             tape=False, generated=False),
+        Case(runtime.part, [normal(3, 2), const(1)], tape=False),
+        Case(runtime.split_last, [Arg([normal(3), normal(2)])], tape=False, generated=False),
+        Case(runtime.split_last, [normal(3, 2)], name="rows", tape=False, generated=False),
+        Case(runtime.gradient_tuple, [normal(3), const(2)], tape=False, generated=False),
     ]
     for fn, maker in ((math.sin, scalar()), (math.cos, scalar()), (math.tan, scalar()), (math.exp, scalar()),
                       (math.log, scalar()), (math.sqrt, scalar()), (math.tanh, scalar())):

@@ -28,7 +28,7 @@ from ._dual import Dual, call
 #: helpers that level-1 adjoints call and that have no table entry yet: a
 #: transformation of generated code refuses them (NoRuleError) until they do
 NOT_YET = {
-    "gradient_tuple", "part", "add_item", "sequence_gradient", "grow", "split_last",  # containers and lists
+    "grow",  # a list's append in place: the forward sweep pushes a tangent beside it (forward.py)
     "product_of_others",  # the gradient of np.prod
     "matmul", "mean", "adjugate", "one_triangle", "_split_like", "_embed_diagonal",  # rule helpers called, not inlined
     "matrix_norm_vjp", "vector_norm_vjp", "eigh_values_vjp", "eigh_vectors_vjp",

@@ -44,7 +44,8 @@ def broadcast_tangent(t, ans):
     tangent, whatever float64 constants a rule multiplied by (``np.log(2.0)``),
     and a real output gets the real part of a tangent: the directional
     derivative of a real value is real, whatever a rule's formula leaves in
-    the imaginary part.
+    the imaginary part.  A dict (a gradient generated code made, holding the
+    keys that got one) has no dtype and the shape ``()``: it is returned as it is.
     """
     if t is None:
         return None
@@ -60,12 +61,30 @@ def broadcast_tangent(t, ans):
 
 
 def add_tangents(a, b):
-    """``a + b`` for tangents, where ``None`` is zero and tuples and lists add item by item."""
+    """``a + b`` for tangents, where ``None`` is zero and tuples and lists add item by item.
+
+    Dicts (the gradients generated code makes hold the keys that got one)
+    add key by key; a dict, list or tuple plus the number ``0.0`` (a join's
+    zero before any gradient) is itself.
+    """
     if a is None:
         return b
     if b is None:
         return a
+    if not isinstance(a, (dict, tuple, list)) and isinstance(b, (dict, tuple, list)):
+        a, b = b, a
+    if isinstance(a, (dict, tuple, list)) and type(b) is float and b == 0.0:
+        return a
+    if isinstance(a, dict):
+        if not isinstance(b, dict):
+            raise TypeError(f"astgrad: a dict's tangent cannot be added to a {type(b).__name__}")
+        out = dict(a)
+        for key, value in b.items():
+            out[key] = add_tangents(out[key], value) if key in out else value
+        return out
     if isinstance(a, (tuple, list)):
+        if len(a) != len(b):  # never cut short by zip
+            raise ValueError(f"astgrad: tangents of {len(a)} and {len(b)} items cannot be added")
         return type(a)(add_tangents(x, y) for x, y in zip(a, b))
     return a + b
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from .. import rules
 from ..rules.sequences import append, grow
-from . import compat, containers, primitives
+from . import compat, containers, primitives, runtime
 from .compat import gast
 from .emit import arguments, function_def
 from .errors import NoRuleTransformError
@@ -39,6 +39,11 @@ LIVE, ZERO = "live", "zero"
 
 #: ufuncs whose real result may come from a complex argument: their tangents are made real (tangent_of)
 _TO_REAL = {np.absolute}
+
+#: helpers of generated code whose values may be dicts, lists or tuples of gradients: their arguments'
+#: tangents are added by ``add_tangents`` (key by key), never by ``+`` (which would join two lists)
+CONTAINER_VALUED = {runtime.accumulate, runtime.add_item, runtime.sequence_gradient, runtime.getitem_gradient,
+                    runtime.part, runtime.split_last, runtime.gradient_tuple, runtime.unpacked_gradient}
 
 
 class Forwarder:
@@ -214,7 +219,7 @@ class Forwarder:
             tangent.args[0], tangent.args[2] = self.of(op.args[0], state), self.of(op.args[2], state)
             return tangent
         entry = primitives.classify(op.fn)[1]
-        parts, whole = [], not primitives.returns_sequence(op)
+        parts, whole = [], not primitives.returns_sequence(op) and op.fn not in CONTAINER_VALUED
         for i in live:
             rule = entry.jvp_for(i)
             if rule is None:

@@ -20,18 +20,22 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import rules
 from ..rules import _support, defjvp, defnondiff, defvjp
 from ..rules._support import expand_reduced, filled, reverse_cumsum
-from . import outputs, runtime
+from . import outputs, runtime, runtime_checks
+from .runtime import (T, broadcast_shape, getitem_gradient, gradient_tuple, is_zero, part, replacing_gradient,
+                      sequence_gradient, shape, split_last, unbroadcast, unpacked_gradient)
 from .tangents import add_tangents, tangent_of, zero_tangent
-from .runtime import T, broadcast_shape, shape, unbroadcast, unpacked_gradient
 
 
 # -- shapes, counts and checks: no gradient flows through them --------------
 
 defnondiff(runtime.shape, runtime.size, runtime.ndim, runtime.broadcast_shape, runtime.reduced_shape,
            runtime.matmul_shape, runtime.only_shape, runtime.check_seed, runtime.is_zero, _support.reduced_count,
-           _support.within, outputs.scalar_output, outputs.not_scalar, outputs.aux_pair, zero_tangent)
+           _support.within, outputs.scalar_output, outputs.not_scalar, outputs.aux_pair, zero_tangent,
+           runtime_checks.not_joined, runtime_checks.not_a_dict, runtime_checks.written_through, runtime_checks.a_number,
+           runtime_checks.written_outside)
 
 
 # -- spreading a gradient over a shape, and summing it back -------------------
@@ -134,3 +138,109 @@ defvjp(tangent_of, _tangent_of_vjp)
 defjvp(tangent_of, _spread, _reads_only_the_shape)
 defvjp(add_tangents, _add_tangents_vjp)
 defjvp(add_tangents, _passed, _passed)
+
+
+# -- gradients of containers and lists, and a rule's gradients split per argument ---
+# Each is linear in the gradients it is given (the containers, indexes and
+# counts only say where they go), so its forward rule is the helper again,
+# applied to the tangent, and its reverse rule the transpose.  The forward
+# sweep adds the contributions of several arguments with ``add_tangents``,
+# key by key for dicts (see CONTAINER_VALUED in forward.py).
+
+def _gradient_like(g, value):
+    """``g`` read as the gradient of ``value``: key by key, item by item, summed to an array's shape."""
+    if value is None or is_zero(g):
+        return None
+    if isinstance(value, dict):
+        return {key: _gradient_like(part(g, key), item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_gradient_like(part(g, i), item) for i, item in enumerate(value))
+    return unbroadcast(g, shape(value))
+
+
+@defvjp(runtime.accumulate)
+def accumulate_vjp(g, ans, total, grad):
+    return _gradient_like(g, total), _gradient_like(g, grad)
+
+
+defjvp(runtime.accumulate, _passed, _passed)
+
+
+@defvjp(runtime.sequence_gradient)
+def sequence_gradient_vjp(g, ans, grad, items, index):
+    return replacing_gradient(g, index)
+
+
+def sequence_gradient_jvp(t, ans, grad, items, index):
+    return sequence_gradient(t, items, index)
+
+
+defjvp(runtime.sequence_gradient, sequence_gradient_jvp, _reads_only_the_shape)  # items: for its kind and length
+
+
+@defvjp(runtime.getitem_gradient)
+def getitem_gradient_vjp(g, ans, grad, items, index):
+    if isinstance(items, (list, tuple, dict)):
+        return replacing_gradient(g, index)
+    return rules.getitem(g, index)
+
+
+def getitem_gradient_jvp(t, ans, grad, items, index):
+    return getitem_gradient(t, items, index)
+
+
+defjvp(runtime.getitem_gradient, getitem_gradient_jvp, _reads_only_the_shape)
+
+
+@defvjp(runtime.add_item)
+def add_item_vjp(g, ans, total, grad, items, index):
+    return _gradient_like(g, total), replacing_gradient(g, index)
+
+
+def _added_item_jvp(t, ans, total, grad, items, index):
+    return sequence_gradient(t, items, index)
+
+
+defjvp(runtime.add_item, _passed, _added_item_jvp, _reads_only_the_shape)
+
+
+@defvjp(runtime.part)
+def part_vjp(g, ans, grad, i):
+    if is_zero(grad):
+        return None  # the part is the number 0.0, whatever moves
+    return getitem_gradient(g, grad, i)
+
+
+@defjvp(runtime.part)
+def part_jvp(t, ans, grad, i):
+    return part(t, i)
+
+
+@defvjp(runtime.split_last)
+def split_last_vjp(g, ans, grad):
+    rest, last = g
+    if type(grad) is np.ndarray:  # rows of an array
+        out = np.zeros(grad.shape, dtype=np.result_type(grad, 1.0))
+        out[:-1] = 0.0 if rest is None else rest
+        out[-1] = 0.0 if last is None else last
+        return out
+    if not isinstance(grad, (list, tuple)):
+        return rest
+    return list(rest) + [last]
+
+
+@defjvp(runtime.split_last)
+def split_last_jvp(t, ans, grad):
+    return split_last(t)
+
+
+@defvjp(runtime.gradient_tuple)
+def gradient_tuple_vjp(g, ans, value, count, needed=(), rule="a rule"):
+    if isinstance(value, tuple):
+        return tuple(g[:len(value)]) + (None,) * (len(value) - count)
+    return g[0]
+
+
+@defjvp(runtime.gradient_tuple)
+def gradient_tuple_jvp(t, ans, value, count, needed=(), rule="a rule"):
+    return gradient_tuple(t, count)

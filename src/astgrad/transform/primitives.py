@@ -105,8 +105,8 @@ def classify(fn):
     if is_user_function(fn) and _internal(fn):
         return "opaque", (f"{rules.qualified_name(fn)} is a helper of astgrad's own and has no derivative rule; astgrad "
                           f"does not differentiate it through its source. Generated code calls it (a higher derivative "
-                          f"through containers, lists or rules returning several gradients is not supported yet): use "
-                          f"the tape, astgrad.torch.autograd.functional.hessian, for this one")
+                          f"through it is not supported yet: hessian and hvp, forward mode, differentiate the helpers of "
+                          f"containers and lists); use the tape, astgrad.torch.autograd.functional.hessian, for this one")
     if is_user_function(fn):
         return "call", None
     try:

@@ -35,10 +35,12 @@ def stack_pop(items):
 
 
 def zero_tangent(value):
-    """The zero tangent of ``value``: zeros of its shape and floating dtype, item by item in a container."""
+    """The zero tangent of ``value``: zeros of its shape and floating dtype, item by item in a container; ``None`` for ``None``."""
     kind = type(value)
     if kind is float or kind is int or kind is bool:
         return 0.0
+    if value is None:  # no gradient (generated code's zero of unknown shape): no tangent either
+        return None
     if kind is complex:
         return 0j
     if isinstance(value, (list, tuple)):
