@@ -15,10 +15,12 @@ import inspect
 
 import numpy as np
 
-from . import _dask, api
+from . import _dask, _trees, api
 from ._higher import adjoint_code
 from ._jvp import jvp
-from ._trees import is_tree
+from ._returned import _finish
+from ._trees import has_gradient, is_tree
+from .transform.tangents import zero_tangent
 
 __all__ = ["jacobian", "jacrev", "jacfwd", "hessian", "hvp", "elementwise_grad"]
 
@@ -62,18 +64,63 @@ def _shape_of_output(out, f, what):
     return np.shape(out)
 
 
-def _checked(row, what, wrt):
-    if is_tree(row):
-        raise TypeError(f"astgrad.{what}: the argument {wrt!r} is a {type(row).__name__}; {what} takes arrays and "
-                        f"numbers (use grad for dicts, lists and tuples of arrays)")
-    if np.iscomplexobj(row):
-        raise TypeError(f"astgrad.{what}: the argument {wrt!r} is complex; {what} is for real inputs")
-    return row
+def _checked(value, what, wrt):
+    """``value``, an argument ``wrt`` names: an array, a number, or dicts, lists and tuples of them, all real."""
+    for path, leaf in _trees.leaves(value):
+        if has_gradient(leaf) and np.iscomplexobj(leaf):
+            where = f"{wrt!r}{_trees.path_text(path)}"
+            raise TypeError(f"astgrad.{what}: the argument {where} is complex; {what} is for real inputs. Pass the "
+                            f"real and imaginary parts as two real arguments (x = re + 1j * im inside f) and take the "
+                            f"{what} with respect to both: wrt=(re, im)")
+    return value
 
 
-def _stack(rows, out_shape):
-    """Rows (one per output element, each of the input's shape) as one array of shape out + in."""
-    return _dask.stack(rows, axis=0).reshape(out_shape + np.shape(rows[0]))
+def _map_paths(fn, tree):
+    """``fn(path, leaf)`` for each leaf of ``tree``, in a tree of its structure (``fn((), x)`` for an array)."""
+    return _trees.rebuild(tree, iter([fn(path, leaf) for path, leaf in _trees.leaves(tree)]))
+
+
+def _directions(x):
+    """``(path, direction)`` for each element of each leaf of ``x`` that has a derivative, in order.
+
+    ``direction`` has ``x``'s structure: the basis vector of that element at
+    ``path``, zeros at every other leaf (``None`` where a leaf has none).
+    """
+    zero = _zero(x)
+    for path, leaf in _trees.leaves(x):
+        if not has_gradient(leaf):
+            continue
+        for index in np.ndindex(*np.shape(leaf)):
+            u = np.zeros(np.shape(leaf))
+            u[index] = 1.0
+            yield path, _trees.replace(zero, path, u if isinstance(leaf, np.ndarray) else float(u))
+
+
+def _assemble(outer, inner, columns):
+    """The derivative of a value shaped like ``outer`` along the elements of ``inner``, as JAX nests it.
+
+    ``columns`` lists ``(path, value)`` in the order of :func:`_directions`
+    of ``inner``: the derivative's value (``outer``'s structure) along each
+    element.  The result has ``outer``'s structure; its leaf ``a`` has
+    ``inner``'s structure, whose leaf ``b`` is an array of shape
+    ``a.shape + b.shape``.  A leaf without a derivative is ``None``.
+    """
+    along: dict = {}
+    for path, value in columns:
+        along.setdefault(path, []).append(value)
+
+    def leaf_of_outer(path_a, a):
+        if not is_tree(outer) or has_gradient(a):
+            return _map_paths(lambda path_b, b: block(path_a, a, path_b, b), inner)
+        return None
+
+    def block(path_a, a, path_b, b):
+        if path_b not in along:
+            return None
+        parts = [_dask.broadcast_to(_trees.get(value, path_a), np.shape(a)) for value in along[path_b]]
+        return _dask.stack(parts, axis=-1).reshape(np.shape(a) + np.shape(b))
+
+    return _map_paths(leaf_of_outer, outer)
 
 
 def jacobian(f, wrt=0, *, optimize=None):
@@ -81,13 +128,17 @@ def jacobian(f, wrt=0, *, optimize=None):
 
     ``jacobian(f)(*args)`` has shape ``f(*args).shape + x.shape`` for the
     argument ``x`` named by ``wrt``; a tuple ``wrt`` gives one such array per
-    argument.  ``f`` returns one real array or number; the arguments are
-    real arrays or numbers.  ``f`` runs once more for its output's shape.
+    argument.  An argument holding dicts, lists and tuples of arrays gets
+    its structure back, each leaf ``a`` of shape ``f(*args).shape + a.shape``
+    (as ``jax.jacrev``).  ``f`` returns one real array or number; the
+    arguments are real.  ``f`` runs once more for its output's shape.
     """
     single = not isinstance(wrt, (tuple, list))
     product = api.vjp(f, wrt, optimize=optimize)
+    signature = inspect.signature(f)
 
     def run(*args, **kwargs):
+        names, inputs = _inputs(f, signature, wrt, args, kwargs, "jacobian")
         out_shape = _output_shape(f, args, kwargs, "jacobian")
         rows = []
         for index in np.ndindex(*out_shape):
@@ -95,12 +146,26 @@ def jacobian(f, wrt=0, *, optimize=None):
             seed[index] = 1.0
             row = product(*args, seed, **kwargs)
             rows.append((row,) if single else row)
-        names = (wrt,) if single else tuple(wrt)
-        blocks = tuple(_stack([_checked(r[i], "jacobian", name) for r in rows], out_shape)
-                       for i, name in enumerate(names))
+        blocks = tuple(_map_paths(lambda path, leaf, i=i, x=x: _stacked_rows([_trees.get(r[i], path) for r in rows],
+                                                                               out_shape, leaf)
+                                  if not is_tree(x) or has_gradient(leaf) else None, x)
+                       for i, x in enumerate(inputs))
         return blocks[0] if single else blocks
 
     return Composed(f, "jacobian", run, [product])
+
+
+def _stacked_rows(rows, out_shape, leaf):
+    """Rows (one per output element, each of the leaf's shape) as one array of shape out + leaf."""
+    return _dask.stack([_dask.broadcast_to(r, np.shape(leaf)) for r in rows], axis=0).reshape(out_shape + np.shape(leaf))
+
+
+def _inputs(f, signature, wrt, args, kwargs, what):
+    """The names ``wrt`` gives and the (checked) arguments they name in this call."""
+    bound = signature.bind(*args, **kwargs)
+    bound.apply_defaults()
+    names, _ = api._wrt_names(f, signature, wrt)
+    return names, [_checked(bound.arguments[name], what, name) for name in names]
 
 
 #: the reverse-mode jacobian, by its JAX name
@@ -111,36 +176,36 @@ def jacfwd(f, wrt=0, *, optimize=None):
     """The Jacobian of ``f`` by forward mode: one generated jvp per input element.
 
     The same result as :func:`jacobian` (shape ``f(*args).shape + x.shape``,
-    a tuple of them for a tuple ``wrt``), cheaper when the input is smaller
-    than the output: its cost grows with the input's size, not the output's.
+    a tuple of them for a tuple ``wrt``, an argument's structure for dicts,
+    lists and tuples), cheaper when the input is smaller than the output:
+    its cost grows with the input's size, not the output's.
     """
     single = not isinstance(wrt, (tuple, list))
     product = jvp(f, wrt, optimize=optimize)
     signature = inspect.signature(f)
 
     def run(*args, **kwargs):
-        bound = signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        names, _ = api._wrt_names(f, signature, wrt)
-        inputs = [bound.arguments[name] for name in names]
-        for name, value in zip(names, inputs):
-            _checked(value, "jacfwd", name)
-        zeros = [np.zeros(np.shape(x)) if isinstance(x, np.ndarray) else 0.0 for x in inputs]
+        names, inputs = _inputs(f, signature, wrt, args, kwargs, "jacfwd")
+        zeros = [_zero(x) for x in inputs]
         blocks = []
         for i, x in enumerate(inputs):
-            columns, out_shape = [], None
-            for index in np.ndindex(*np.shape(x)):
-                u = np.zeros(np.shape(x))
-                u[index] = 1.0
-                direction = u if isinstance(x, np.ndarray) else float(u)
+            columns, value = [], None
+            for path, direction in _directions(x):
                 tangents = direction if single else tuple(direction if j == i else z for j, z in enumerate(zeros))
                 value, tangent = product(*args, tangents, **kwargs)
-                out_shape = _shape_of_output(value, f, "jacfwd")
-                columns.append(_dask.broadcast_to(tangent, out_shape))
-            blocks.append(_dask.stack(columns, axis=-1).reshape(out_shape + np.shape(x)))
+                columns.append((path, tangent))
+            if value is None:  # nothing to differentiate along: f's value for the output's shape
+                value = f(*args, **kwargs)
+            _shape_of_output(value, f, "jacfwd")
+            blocks.append(_assemble(value, x, columns))
         return blocks[0] if single else tuple(blocks)
 
     return Composed(f, "jacfwd", run, [product])
+
+
+def _zero(x):
+    """The zero tangent of ``x`` (``None`` at leaves without a derivative)."""
+    return _map_paths(lambda path, leaf: zero_tangent(leaf) if has_gradient(leaf) else None, x)
 
 
 class _GradientTangent:
@@ -148,23 +213,32 @@ class _GradientTangent:
 
     Forward over reverse: the gradient's generated code (optimize=1, see
     _higher) transformed by the forward sweep.  ``.source`` is that jvp.
+    An argument ``wrt`` names that holds dicts, lists or tuples is
+    differentiated through the gradient's code for containers; the result
+    has its structure (zeros where the code gave no gradient).
     """
 
     def __init__(self, f, wrt, along, optimize):
         self._gradient = api.grad(f, wrt, optimize=1)
-        self._along, self._level, self._last = along, optimize, None
+        self._wrt, self._along, self._level, self._last = wrt, along, optimize, None
+        self._signature = inspect.signature(f)
 
     def __call__(self, args, kwargs, v):
         return self.at(args, kwargs)(v)
 
     def at(self, args, kwargs):
         """``v -> H v`` at these arguments: the generated code looked up once for many ``v``."""
-        function, constants = adjoint_code(self._gradient, api._gradient_function)
+        bound = self._signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        name = self._gradient.wrt[0]
+        value = bound.arguments[name]
+        trees = frozenset((name,)) if is_tree(value) else frozenset()
+        function, constants = adjoint_code(self._gradient, api._gradient_function, trees)
         defaults = function.__kwdefaults__ or {}
         constants = {k: c for k, c in constants.items() if k not in defaults or defaults[k] != c}
         self._last = product = jvp(function, self._along, optimize=self._level)
         kwargs = {**kwargs, **constants}
-        return lambda v: product(*args, v, **kwargs)[1]
+        return lambda v: _finish(product(*args, v, **kwargs)[1], value)
 
     @property
     def source(self) -> str:
@@ -178,29 +252,28 @@ def hessian(f, wrt=0, *, optimize=None):
     the generated jvp of the code ``grad(f)`` generates, along the basis
     vector ``j`` of ``x``; for a tuple ``wrt`` the result is the nested tuple
     of blocks ``H[i][j] = d2f / dx_i dx_j``, of shape ``x_i.shape + x_j.shape``.
+    For an argument holding dicts, lists and tuples the blocks nest as in
+    ``jax.hessian``: ``H[a][b]`` for leaves ``a`` and ``b``, of shape
+    ``a.shape + b.shape`` (with a tuple ``wrt``, ``H[i][a][j][b]``).
     """
     names = wrt if isinstance(wrt, (tuple, list)) else (wrt,)
     blocks = [[_GradientTangent(f, row, column, optimize) for column in names] for row in names]
     signature = inspect.signature(f)
 
     def run(*args, **kwargs):
-        bound = signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        inputs = [bound.arguments[name] for name in api._wrt_names(f, signature, tuple(names))[0]]
+        _, inputs = _inputs(f, signature, tuple(names), args, kwargs, "hessian")
         found = []
         for i, row in enumerate(blocks):
             found.append([])
             for j, tangent_of_gradient in enumerate(row):
-                x = _checked(inputs[j], "hessian", names[j])
-                columns, along = [], tangent_of_gradient.at(args, kwargs)
-                for index in np.ndindex(*np.shape(x)):
-                    v = np.zeros(np.shape(x))
-                    v[index] = 1.0
-                    columns.append(along(v if isinstance(x, np.ndarray) else float(v)))
-                shape = np.shape(inputs[i]) + np.shape(x)
-                found[i].append(_dask.stack([_dask.broadcast_to(c, np.shape(inputs[i])) for c in columns],
-                                            axis=-1).reshape(shape))
-        return found[0][0] if not isinstance(wrt, (tuple, list)) else tuple(tuple(row) for row in found)
+                along = tangent_of_gradient.at(args, kwargs)
+                columns = [(path, along(v)) for path, v in _directions(inputs[j])]
+                found[i].append(_assemble(inputs[i], inputs[j], columns))
+        if not isinstance(wrt, (tuple, list)):
+            return found[0][0]
+        return tuple(_map_paths(lambda path, leaf, i=i: tuple(_trees.get(found[i][j], path) for j in range(len(names)))
+                                if not is_tree(inputs[i]) or has_gradient(leaf) else None, inputs[i])
+                     for i in range(len(names)))
 
     return Composed(f, "hessian", run, [block for row in blocks for block in row])
 
@@ -209,17 +282,19 @@ def hvp(f, wrt=0, *, optimize=None):
     """``hvp(f)(*args, v)``: the hessian of a scalar ``f`` times ``v``, without building the hessian.
 
     One generated jvp of the generated gradient along ``v`` (forward over
-    reverse; ``v`` has the shape of the argument ``wrt`` names): the cost of
-    a few gradients.
+    reverse; ``v`` has the structure and shapes of the argument ``wrt``
+    names, dicts, lists and tuples included): the cost of a few gradients.
     """
     if isinstance(wrt, (tuple, list)):
         raise TypeError("astgrad.hvp: wrt names one argument (for several, hessian gives every block)")
     product = _GradientTangent(f, wrt, wrt, optimize)
+    signature = inspect.signature(f)
 
     def run(*args, **kwargs):
         if not args:
             raise TypeError("astgrad.hvp: call it as hvp(f)(*args, v)")
         *args, v = args
+        _inputs(f, signature, wrt, args, kwargs, "hvp")
         out = product(args, kwargs, v)
         return _dask.finish(out, v) if _dask.is_lazy(out) else out
 

@@ -32,11 +32,13 @@ from .transform.runtime_errors import add_location
 from .transform.tangents import generated_stack
 
 
-def adjoint_code(fn, factory):
+def adjoint_code(fn, factory, trees=frozenset()):
     """``(function, constants)``: generated code computing ``fn``'s value, and the keywords it needs.
 
     ``function`` is generated at optimize=1 or below; ``constants`` are its
     seeds.  The code is read again when ``fn``'s was rebuilt (``f`` edited).
+    ``trees``: the wrt parameters holding dicts, lists or tuples (the
+    gradient's variant for them).
     """
     if isinstance(fn, HigherGradient):
         function, constants = adjoint_code(fn._inner, factory)
@@ -47,12 +49,12 @@ def adjoint_code(fn, factory):
         inner_constants = {}
     if not outer._generated.current():
         outer._rebuild()
-    function = outer._general.function
+    function = outer._for_trees(trees).function if trees else outer._general.function
     if _facts(function)[1]:  # optimize=1 solved a loop with helpers nothing differentiates: the loop
         outer = factory(outer.__astgrad_function__, outer._wrt, "grad", False, False, 0)[0]
         if not outer._generated.current():
             outer._rebuild()
-        function = outer._general.function
+        function = outer._for_trees(trees).function if trees else outer._general.function
     seeds = {name: 1.0 for name in _facts(function)[0] if name not in outer._signature.parameters}
     return function, {**inner_constants, **seeds}
 

@@ -11,6 +11,7 @@ built from changed.
 from __future__ import annotations
 
 import functools
+import inspect
 import sys
 
 import numpy as np
@@ -18,7 +19,10 @@ import numpy as np
 from . import _dask
 from ._callables import split
 from ._trees import is_tree
-from .api import _freeze, _generated_inside, _gradients_of, _higher_order_error, _level, _wrt_names
+from ._higher import HigherGradient, adjoint_code
+from ._returned import _finish
+from .api import (_composable, _freeze, _generated_inside, _gradient_function, _gradients_of, _higher_order_error,
+                  _level, _wrt_names)
 from .transform.locate import bind_now, own_signature
 from .transform.pipeline import build_forward
 from .transform.runtime_checks import arguments_in
@@ -171,6 +175,8 @@ def jvp(f=None, wrt=0, *, optimize=None):
         return lambda fn: jvp(fn, wrt, optimize=optimize)
     level = _level(optimize, "jvp")
     inner = _generated_inside(f)
+    if inner is not None and inner is f and _composable(f):
+        return JvpOfGradient(f, wrt, level)
     if inner is not None:
         raise _higher_order_error(f, inner, "jvp")
     fn, wrt, rebind = split(f, wrt, "jvp")
@@ -182,6 +188,49 @@ def jvp(f=None, wrt=0, *, optimize=None):
             del per_fn[old]
         per_fn[key] = cached = JvpFunction(fn, wrt, level)
     return rebind(cached)
+
+
+class JvpOfGradient:
+    """``jvp(grad(f))``: the forward sweep over the code ``grad(f)`` generates (forward over reverse, see _higher).
+
+    Called as ``jvp(f)`` is, ``(*args, tangents)``; returns the gradient and
+    its tangent, ``H u`` for a scalar ``f`` (``hvp`` is this tangent alone).
+    """
+
+    def __init__(self, gradient, wrt, level):
+        self.__wrapped__ = gradient
+        self._gradient, self._wrt, self._level, self._last = gradient, wrt, level, None
+        self._signature = inspect.signature(gradient)
+
+    def __repr__(self):
+        return f"<astgrad.jvp of {self._gradient!r}>"
+
+    def __call__(self, *args, **kwargs):
+        if not args:
+            raise TypeError(f"a jvp is called as f_jvp(*args, tangents): {self!r} was given no tangents")
+        *args, tangents = args
+        bound = self._signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        names = self._gradient.wrt
+        originals = [bound.arguments[name] for name in names]
+        trees = frozenset(name for name, value in zip(names, originals) if is_tree(value))
+        if trees and isinstance(self._gradient, HigherGradient):
+            raise TypeError(f"astgrad.jvp of {self._gradient!r}: a higher derivative of a function of dicts, lists "
+                            f"or tuples is not generated; use astgrad.hessian or astgrad.hvp of the function itself")
+        function, constants = adjoint_code(self._gradient, _gradient_function, trees)
+        defaults = function.__kwdefaults__ or {}
+        constants = {k: c for k, c in constants.items() if k not in defaults or defaults[k] != c}
+        self._last = product = jvp(function, self._wrt, optimize=self._level)
+        value, tangent = product(*args, tangents, **kwargs, **constants)
+        if isinstance(self._gradient._wrt, (tuple, list)):
+            return (tuple(_finish(v, o) for v, o in zip(value, originals)),
+                    tuple(_finish(t, o) for t, o in zip(tangent, originals)))
+        return _finish(value, originals[0]), _finish(tangent, originals[0])
+
+    @property
+    def source(self) -> str:
+        """The generated jvp of the gradient's generated code (as of the last call)."""
+        return self._last.source if self._last is not None else ""
 
 
 def _tangent_function(fn, wrt, level=None):

@@ -157,8 +157,8 @@ def test_jacobian_agrees_with_the_tape():
 def test_jacobian_refuses_what_it_cannot_shape():
     with pytest.raises(TypeError, match="returns a tuple"):
         astgrad.jacobian(lambda x: (x, 2 * x))(X3)
-    with pytest.raises(TypeError, match="is a dict"):
-        astgrad.jacobian(lambda p: p["a"] * 2.0)({"a": X3})
+    with pytest.raises(TypeError, match="returns a dict"):
+        astgrad.jacobian(lambda x: {"a": x * 2.0})(X3)
 
 
 def test_elementwise_grad_is_the_derivative_of_an_elementwise_function():
