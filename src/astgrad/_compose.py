@@ -16,8 +16,7 @@ import inspect
 import numpy as np
 
 from . import _dask, _trees, api
-from ._higher import adjoint_code
-from ._jvp import jvp
+from ._jvp import gradient_code, jvp
 from ._returned import _finish
 from ._trees import has_gradient, is_tree
 from .transform.tangents import zero_tangent
@@ -233,7 +232,7 @@ class _GradientTangent:
         name = self._gradient.wrt[0]
         value = bound.arguments[name]
         trees = frozenset((name,)) if is_tree(value) else frozenset()
-        function, constants = adjoint_code(self._gradient, api._gradient_function, trees)
+        function, constants = gradient_code(self._gradient, trees)
         defaults = function.__kwdefaults__ or {}
         constants = {k: c for k, c in constants.items() if k not in defaults or defaults[k] != c}
         self._last = product = jvp(function, self._along, optimize=self._level)

@@ -19,7 +19,7 @@ import numpy as np
 from . import _dask
 from ._callables import split
 from ._trees import is_tree
-from ._higher import HigherGradient, adjoint_code
+from ._higher import HigherGradient, adjoint_code, lower_code
 from ._returned import _finish
 from .api import (_composable, _freeze, _generated_inside, _gradient_function, _gradients_of, _higher_order_error,
                   _level, _wrt_names)
@@ -214,10 +214,7 @@ class JvpOfGradient:
         names = self._gradient.wrt
         originals = [bound.arguments[name] for name in names]
         trees = frozenset(name for name, value in zip(names, originals) if is_tree(value))
-        if trees and isinstance(self._gradient, HigherGradient):
-            raise TypeError(f"astgrad.jvp of {self._gradient!r}: a higher derivative of a function of dicts, lists "
-                            f"or tuples is not generated; use astgrad.hessian or astgrad.hvp of the function itself")
-        function, constants = adjoint_code(self._gradient, _gradient_function, trees)
+        function, constants = gradient_code(self._gradient, trees)
         defaults = function.__kwdefaults__ or {}
         constants = {k: c for k, c in constants.items() if k not in defaults or defaults[k] != c}
         self._last = product = jvp(function, self._wrt, optimize=self._level)
@@ -231,6 +228,23 @@ class JvpOfGradient:
     def source(self) -> str:
         """The generated jvp of the gradient's generated code (as of the last call)."""
         return self._last.source if self._last is not None else ""
+
+
+def gradient_code(gradient, trees=frozenset()):
+    """``(function, constants)``: the generated code ``gradient`` (``grad(f)``, or ``grad`` of that) runs.
+
+    A ``grad(grad(f))`` that goes by forward mode (f has a loop, a branch or
+    a callee) is refused by ``lower_code``: its code is a jvp, which reverse
+    mode over its lower code would not reproduce (a wrong number, not an
+    error, before: the callees' stack was not followed).
+    """
+    if isinstance(gradient, HigherGradient):
+        if trees:
+            raise TypeError(f"astgrad: a derivative of {gradient!r} at dicts, lists or tuples is not generated; use "
+                            f"astgrad.hessian or astgrad.hvp of the function itself")
+        code = lower_code(gradient, _gradient_function)
+        return code.function, code.constants
+    return adjoint_code(gradient, _gradient_function, trees)
 
 
 def _tangent_function(fn, wrt, level=None):

@@ -105,3 +105,25 @@ def test_jacfwd_of_a_gradient_is_the_hessian():
         e = np.eye(3)[j]
         np.testing.assert_allclose(H[:, j], [directional(lambda s: g(w + s * e, X, y)[i], 0.0, 1.0) for i in range(3)],
                                    rtol=1e-5, atol=1e-6)
+
+
+def fifth_power(x):
+    y = 1.0
+    for _ in range(5):
+        y = y * x
+    return y
+
+
+def calls_its_own(x):
+    return fifth_power(x) * 2.0
+
+
+@pytest.mark.parametrize("f", [fifth_power, calls_its_own], ids=lambda f: f.__name__)
+def test_a_third_derivative_through_loops_or_callees_is_refused_not_zero(f):
+    """hessian(grad(f)) of such f gave 0.0 (reverse mode over code whose callees pass values on a stack)."""
+    second = astgrad.grad(f)
+    for third in (lambda: astgrad.hessian(second)(1.5), lambda: astgrad.hvp(second)(1.5, 1.0),
+                  lambda: astgrad.jvp(astgrad.grad(second))(1.5, 1.0)):
+        with pytest.raises(TypeError, match="use the tape"):
+            third()
+    assert astgrad.jvp(second)(1.5, 1.0)[1] == pytest.approx(20 * 1.5 ** 3 * (1 if f is fifth_power else 2))
