@@ -220,24 +220,35 @@ class _GradientTangent:
     def __init__(self, f, wrt, along, optimize):
         self._gradient = api.grad(f, wrt, optimize=1)
         self._wrt, self._along, self._level, self._last = wrt, along, optimize, None
-        self._signature = inspect.signature(f)
+        self._signature = signature = inspect.signature(f)
+        params = list(signature.parameters.values())
+        # positional calls reaching the argument read it without Signature.bind (hvp's per-call cost)
+        self._plain = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+        self._params = [p.name for p in params]
 
-    def __call__(self, args, kwargs, v):
-        return self.at(args, kwargs)(v)
+    def __call__(self, args, kwargs, v, what="hvp"):
+        return self.at(args, kwargs, what)(v)
 
-    def at(self, args, kwargs):
+    def at(self, args, kwargs, what="hessian"):
         """``v -> H v`` at these arguments: the generated code looked up once for many ``v``."""
-        bound = self._signature.bind(*args, **kwargs)
-        bound.apply_defaults()
         name = self._gradient.wrt[0]
-        value = bound.arguments[name]
+        position = self._params.index(name) if self._plain else len(args)
+        if position < len(args):
+            value = args[position]
+        else:
+            bound = self._signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            value = bound.arguments[name]
+        _checked(value, what, name)
         trees = frozenset((name,)) if is_tree(value) else frozenset()
         function, constants = gradient_code(self._gradient, trees)
         defaults = function.__kwdefaults__ or {}
         constants = {k: c for k, c in constants.items() if k not in defaults or defaults[k] != c}
         self._last = product = jvp(function, self._along, optimize=self._level)
         kwargs = {**kwargs, **constants}
-        return lambda v: _finish(product(*args, v, **kwargs)[1], value)
+        if trees:  # the tangent of a dict's gradient holds the keys that got one: the others are zeros
+            return lambda v: _finish(product(*args, v, **kwargs)[1], value)
+        return lambda v: product(*args, v, **kwargs)[1]
 
     @property
     def source(self) -> str:
@@ -287,13 +298,11 @@ def hvp(f, wrt=0, *, optimize=None):
     if isinstance(wrt, (tuple, list)):
         raise TypeError("astgrad.hvp: wrt names one argument (for several, hessian gives every block)")
     product = _GradientTangent(f, wrt, wrt, optimize)
-    signature = inspect.signature(f)
 
     def run(*args, **kwargs):
         if not args:
             raise TypeError("astgrad.hvp: call it as hvp(f)(*args, v)")
         *args, v = args
-        _inputs(f, signature, wrt, args, kwargs, "hvp")
         out = product(args, kwargs, v)
         return _dask.finish(out, v) if _dask.is_lazy(out) else out
 

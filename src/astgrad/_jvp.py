@@ -234,15 +234,24 @@ def gradient_code(gradient, trees=frozenset()):
     """``(function, constants)``: the generated code ``gradient`` (``grad(f)``, or ``grad`` of that) runs.
 
     A ``grad(grad(f))`` that goes by forward mode (f has a loop, a branch or
-    a callee) is refused by ``lower_code``: its code is a jvp, which reverse
-    mode over its lower code would not reproduce (a wrong number, not an
-    error, before: the callees' stack was not followed).
+    a callee) is refused: its code (``lower_code``) is a jvp of a jvp whose
+    value is one item of what it returns, right only at numbers, which a
+    jvp of it does not read so (a wrong number, not an error: reverse mode
+    over its lower code did not follow the callees' stack).
     """
     if isinstance(gradient, HigherGradient):
         if trees:
             raise TypeError(f"astgrad: a derivative of {gradient!r} at dicts, lists or tuples is not generated; use "
                             f"astgrad.hessian or astgrad.hvp of the function itself")
         code = lower_code(gradient, _gradient_function)
+        if code.pick or code.scalars:
+            inner = getattr(gradient._inner, "__qualname__", gradient._inner)
+            raise TypeError(
+                f"astgrad: hessian, hvp or jvp of {gradient!r}, a second derivative that differentiates the generated "
+                f"gradient of {inner} by forward mode (the function has a loop, a branch or a callee): not generated. "
+                f"For a scalar x, grad(grad(grad(f))) gives the third derivative; otherwise use the tape: "
+                f"x = astgrad.tensor(x0, dtype=np.float64, requires_grad=True); (g,) = astgrad.autograd.grad(f(x), x, "
+                f"create_graph=True); (h,) = astgrad.autograd.grad(g, x, create_graph=True); then differentiate h")
         return code.function, code.constants
     return adjoint_code(gradient, _gradient_function, trees)
 
