@@ -65,6 +65,8 @@ def _shape_of_output(out, f, what):
 
 def _checked(value, what, wrt):
     """``value``, an argument ``wrt`` names: an array, a number, or dicts, lists and tuples of them, all real."""
+    if type(value) is float or type(value) is np.ndarray and value.dtype.kind != "c":
+        return value  # the common case, without the walk (hvp checks at every call)
     for path, leaf in _trees.leaves(value):
         if has_gradient(leaf) and np.iscomplexobj(leaf):
             where = f"{wrt!r}{_trees.path_text(path)}"
