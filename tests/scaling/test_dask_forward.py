@@ -259,6 +259,9 @@ HVP_NOT_ON_DASK = {
     "split_pieces": (TypeError, "Dask does not implement numpy.split"),
     "fancy_index_with_repeats": (TypeError, "positions"),  # the gradient's scatter, which hvp differentiates
     "determinant": (TypeError, "Dask does not implement numpy.linalg.det"),
+    # computed on numpy since the container helpers and gradient_tuple have table entries; Dask refuses them
+    "cholesky_logdet": (ValueError, "All chunks must be a square matrix"),
+    "gram_eigenvalues": (TypeError, "Dask does not implement numpy.linalg.eigh"),
 }
 SCALAR = [c for c in ON_ARRAYS if not isinstance(c.wrt, tuple) and np.ndim(c.f(*c.args)) == 0
           and not np.iscomplexobj(c.f(*c.args)) and not any(np.iscomplexobj(a) for a in c.args)]
