@@ -23,8 +23,12 @@ from .ir import For, Op, atom_names, branches, walk_ops, walk_statements
 _REMAT = (np.add, np.subtract, np.multiply, np.negative)
 
 
-def rematerializable(body, an) -> dict:
-    """``{name: defining op}`` for the saved names the adjoint can recompute; ``an`` is the Analysis."""
+def rematerializable(body, an, params=()) -> dict:
+    """``{name: defining op}`` for the saved names the adjoint can recompute; ``an`` is the Analysis.
+
+    A name bound before its one op (a parameter, a loop target) is never chosen: the primal's push
+    before that op also saves the earlier value, which the adjoint restores for the reads above it.
+    """
     defs = {}
     for op in walk_ops(body):
         for t in op.targets:
@@ -35,6 +39,7 @@ def rematerializable(body, an) -> dict:
             for name in an.rule_reads(op):
                 readers.setdefault(name, []).append(op)
     iters = {n for s in walk_statements(body) if isinstance(s, For) for n in atom_names(s.iter)}
+    bound_otherwise = set(params) | {s.target for s in walk_statements(body) if isinstance(s, For)}
     chosen = {}
 
     def visit(stmts):
@@ -46,7 +51,8 @@ def rematerializable(body, an) -> dict:
                     or len(op.targets) != 1:
                 continue
             t = op.targets[0]
-            if t not in an.saved or len(defs.get(t, ())) != 1 or t in an.ret_names or t in iters:
+            if t not in an.saved or len(defs.get(t, ())) != 1 or t in an.ret_names or t in iters \
+                    or t in bound_otherwise:
                 continue
             reads = readers.get(t, [])
             if not reads or any(id(r) not in position or position[id(r)] <= i for r in reads):

@@ -49,7 +49,7 @@ class Reverser:
         # names that surely hold tuples or lists (unpacking anything else may unpack an array)
         self.built_sequences = {t for op in walk_ops(plan.body) for t in op.targets
                                 if op.kind == "pack" or op.kind == "prim" and primitives.returns_sequence(op)}
-        self.remat = rematerializable(plan.body, self.an) if remat else {}  # name -> op: recomputed, not saved
+        self.remat = rematerializable(plan.body, self.an, plan.params) if remat else {}  # name -> op: recomputed, not saved
         self.an.saved -= set(self.remat)
         self.read_counts = fusion.read_counts(plan.body)
 
