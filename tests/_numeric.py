@@ -66,6 +66,16 @@ def assert_grad(gradient_fn, f, *args, wrt=(0,), rtol=1e-5, atol=1e-6):
         np.testing.assert_allclose(value, expected, rtol=rtol, atol=atol)
 
 
+def replaced(tree, path, value):
+    """A copy of ``tree`` (nested dicts, lists, tuples) with the leaf at index path ``path`` set to ``value``."""
+    if not path:
+        return value
+    head, rest = path[0], path[1:]
+    if isinstance(tree, dict):
+        return {k: replaced(v, rest, value) if k == head else v for k, v in tree.items()}
+    return type(tree)(replaced(v, rest, value) if i == head else v for i, v in enumerate(tree))
+
+
 def tree_gradient(f, tree, eps=1e-6):
     """df/dtree for ``tree`` a (nested) dict, list or tuple of numbers and arrays, in its structure.
 
@@ -73,14 +83,6 @@ def tree_gradient(f, tree, eps=1e-6):
     one array are two inputs); leaves that are not numbers or float arrays
     (None, strings, bools) get ``None``.
     """
-    def replaced(node, path, value):
-        if not path:
-            return value
-        head, rest = path[0], path[1:]
-        if isinstance(node, dict):
-            return {k: replaced(v, rest, value) if k == head else v for k, v in node.items()}
-        return type(node)(replaced(v, rest, value) if i == head else v for i, v in enumerate(node))
-
     def visit(node, path):
         if isinstance(node, dict):
             return {k: visit(v, path + (k,)) for k, v in node.items()}

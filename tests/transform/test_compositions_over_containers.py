@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import astgrad
-from _numeric import gradient, tree_gradient
+from _numeric import gradient, replaced, tree_gradient
 
 RNG = np.random.default_rng(7)
 
@@ -40,15 +40,6 @@ def with_a_label(p, x):
 def _params_dict():
     return {"W1": RNG.standard_normal((3, 2)), "b1": RNG.standard_normal(3), "W2": RNG.standard_normal((2, 3)),
             "b2": RNG.standard_normal(2), "scale": 0.7}
-
-
-def _replaced(tree, path, value):
-    if not path:
-        return value
-    head, rest = path[0], path[1:]
-    if isinstance(tree, dict):
-        return {k: _replaced(v, rest, value) if k == head else v for k, v in tree.items()}
-    return type(tree)(_replaced(v, rest, value) if i == head else v for i, v in enumerate(tree))
 
 
 def _get(tree, path):
@@ -80,7 +71,7 @@ def _check_hessian_block(H, f, args, position):
             block = _get(_get(H, path_a), path_b)
             assert block.shape == np.shape(a) + np.shape(b)
             for index in np.ndindex(*np.shape(a)):
-                expected = gradient(lambda v: np.asarray(_get(grad_at(_replaced(tree, path_b, v)), path_a))[index], b)
+                expected = gradient(lambda v: np.asarray(_get(grad_at(replaced(tree, path_b, v)), path_a))[index], b)
                 np.testing.assert_allclose(block[index], expected, rtol=1e-5, atol=1e-6)
 
 
@@ -149,7 +140,7 @@ def test_hessian_of_a_dict_and_an_array_nests_as_jax_does():
     gx = astgrad.grad(mlp_dict, 1)
     for name, leaf in p.items():  # d(grad_x)/d p[name], against differences
         for index in np.ndindex(2):
-            expected = gradient(lambda v: gx(_replaced(p, (name,), v), x)[index], leaf)
+            expected = gradient(lambda v: gx(replaced(p, (name,), v), x)[index], leaf)
             np.testing.assert_allclose(H[1][0][name][index], expected, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(H[0]["W2"][1], np.moveaxis(H[1][0]["W2"], 0, -1), rtol=1e-10)  # symmetric
 
