@@ -1,8 +1,8 @@
 """Every python block of README.md and docs/*.md runs, in order, one namespace a page, as the page shows it.
 
 A block the page marks `<!-- not run: why -->` (on the line before its fence) is illustrative (a fragment,
-generated code, a cluster address); `<!-- needs: module -->` skips the page's blocks from there on when the
-optional module is missing; `<!-- test with: 20_000_000 = 20_000 -->` (after those) runs the block with
+generated code, a cluster address); `<!-- needs: module program:name -->` skips the page's blocks from there on when an
+optional module (or a program on PATH) is missing; `<!-- test with: 20_000_000 = 20_000 -->` (after those) runs the block with
 smaller sizes. A block's printed lines must match the `# ...` comments the page writes after
 its `print(...)` calls (tests/test_docs_printed_values.py checks those).
 """
@@ -24,7 +24,7 @@ MARK = re.compile(r"<!--\s*(not run|needs):?\s*(.*?)\s*-->\s*\n(?:<!--\s*test wi
 SMALLER = re.compile(r"<!--\s*test with:\s*(.*?)\s*-->\s*\n\Z")
 
 RUNNER = """
-import importlib.util, re, sys
+import importlib.util, re, shutil, sys
 import numpy as np
 
 def claim(value, shown, where):
@@ -35,11 +35,18 @@ def claim(value, shown, where):
     assert value.shape == expected.shape and np.allclose(value, expected, rtol=tol, atol=tol), (
         f"{where}: the page shows {shown}, the code gives {value!r}")
 
-def missing(module):
-    try:
-        return importlib.util.find_spec(module) is None
-    except ImportError:
-        return True
+def missing(needs):
+    for need in needs.split():
+        if need.startswith("program:"):
+            if shutil.which(need[len("program:"):]) is None:
+                return True
+            continue
+        try:
+            if importlib.util.find_spec(need) is None:
+                return True
+        except ImportError:
+            return True
+    return False
 
 ns = {"__name__": "__main__", "_claim_": claim}
 for path, needs in zip(sys.argv[1::2], sys.argv[2::2]):
