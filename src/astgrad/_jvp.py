@@ -123,7 +123,16 @@ def _arguments(frame_locals):
     return None if bound is None else {name: bound.arguments.get(name) for name in frame_locals["self"]._names}
 
 
+def _fast_arguments(frame_locals):
+    """The differentiated arguments of a running JvpFunction.__call__ that took the fast path (all positional)."""
+    self, args = frame_locals.get("self"), frame_locals.get("args")
+    if self is None or args is None or frame_locals.get("kwargs") or len(args) != self._arity:
+        return None
+    return {name: args[i] for name, i in zip(self._names, self._positions)}
+
+
 arguments_in(JvpFunction._call_general.__code__, _arguments)
+arguments_in(JvpFunction.__call__.__code__, _fast_arguments)
 
 def _tangent(name, value, tangent):
     """The tangent of argument ``name`` as the generated code takes it: an array of ``value``'s shape."""

@@ -323,6 +323,8 @@ def _compile_entry(gf, generated=None, ranks=None):
                            plain=plain, current=generated.dependencies.test_source(namespace), result=result)
     filename = compile_source(source, generated.filename[:-1] + " entry>", namespace)
     drop_lines_with(generated, filename)
+    wrt = {name: f"a{i}" for name, i in zip(gf._names, gf._positions)}
+    arguments_in(namespace["entry"].__code__, lambda frame_locals: {n: frame_locals.get(a) for n, a in wrt.items()})
     return namespace["entry"]
 
 

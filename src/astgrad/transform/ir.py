@@ -84,6 +84,7 @@ class Raw:
     line: int = 0
     text: str = ""
     guard: Any = None              # (node, message, hint): refused if it reads a value that depends on wrt
+    call: Any = None               # the Op of a call kept only for its effect, which this statement runs
 
 
 def atom_names(node) -> list[str]:

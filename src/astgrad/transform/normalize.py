@@ -547,5 +547,5 @@ _SYMBOLS = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Po
 def _as_statement(op, atom, src, s):
     """A call kept only for its effect (print): emitted as is, no adjoint."""
     if op.kind in ("nondiff", "opaque") and isinstance(atom, gast.Name) and op.targets == [atom.id]:
-        return Raw(compat.expr_stmt(op.expr), src.user_line(s), src.line_text(s))
+        return Raw(compat.expr_stmt(op.expr), src.user_line(s), src.line_text(s), call=op)
     return op

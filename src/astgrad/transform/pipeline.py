@@ -39,6 +39,7 @@ from .analyse import Analysis
 from .check import check_function
 from .compat import gast
 from .emit import arguments, compile_source, drop_lines_with, function_def, marker, printable, render
+from .callee_writes import check_untransformed_calls
 from .effects import check_calls_for_effect
 from .errors import TransformError
 from .forward import tangent_function
@@ -183,6 +184,7 @@ def analyse(ctx):
     ranks = (ctx.module.ranks or {}) if ctx.entry else None  # a callee's adjoint serves every caller
     ctx.analysis = Analysis(ctx.body, results_and_stack(ctx), ctx.wrt, ctx.params, ctx.locals, ctx.source, ranks)
     check_calls_for_effect(ctx.body, ctx.analysis, ctx.source, ignore=ctx.forward_stack)
+    ctx.body = check_untransformed_calls(ctx.body, ctx.analysis, ctx.source, ctx.ns, ctx.locals)
     ctx.adjoints = Adjoints(ctx.names)
 
 

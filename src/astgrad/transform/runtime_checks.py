@@ -9,11 +9,14 @@ called function returned.  ``runtime_errors`` adds the user's file and line.
 
 from __future__ import annotations
 
+import inspect
 import sys
+import types
+import weakref
 
 import numpy as np
 
-__all__ = ["not_joined", "not_a_dict", "written_through", "a_number", "written_outside"]
+__all__ = ["not_joined", "not_a_dict", "written_through", "a_number", "written_outside", "written_by_call"]
 
 
 def not_joined(value, line, symbol):
@@ -89,7 +92,7 @@ def written_outside(items, text, attribute):
 # code object of a function that runs generated code -> arguments(frame locals): {name: differentiated argument}.
 # written_outside walks the calling frames (this thread's, nested gradients and callees included) for them:
 # nothing is set or reset per call, so a function that writes into no global pays nothing.
-_ARGUMENTS: dict = {}
+_ARGUMENTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def arguments_in(code, arguments):
@@ -97,16 +100,157 @@ def arguments_in(code, arguments):
     _ARGUMENTS[code] = arguments
 
 
-def _argument_holding(items):
-    """The name of a differentiated argument of a running gradient that is ``items`` or holds it, or None."""
-    frame = sys._getframe(2)
+def _running_arguments(depth=3):
+    """``(name, value)`` of each differentiated argument of the gradients running on this thread."""
+    frame = sys._getframe(depth)
     while frame is not None:
         arguments = _ARGUMENTS.get(frame.f_code)
         if arguments is not None:
-            for name, value in (arguments(frame.f_locals) or {}).items():
-                if _inside(items, value):
-                    return name
+            yield from (arguments(frame.f_locals) or {}).items()
         frame = frame.f_back
+
+
+def _argument_holding(items):
+    """The name of a differentiated argument of a running gradient that is ``items`` or holds it, or None."""
+    for name, value in _running_arguments():
+        if _inside(items, value):
+            return name
+    return None
+
+
+def written_by_call(site, callee, *given):
+    """Refuse a call the transform runs as written (``site``: a ``callee_writes.CallSite``, whose plan says what
+    the function may write into, read from its source) when an object it may write into is, is inside or
+    shares memory with a differentiated argument, or is an array (the adjoint may read it after the call)."""
+    found = callable_code(callee)
+    if found is None:
+        _written_by_builtin(site, callee, given)
+        return
+    plan = site.plan(found)
+    if plan is None:
+        return
+    arguments = None
+    for kind, where, steps, shown in plan.writes:
+        if kind == GLOBAL:
+            base = where[0].get(where[1], _NOTHING)
+        elif kind == SELF:
+            base = found[1]
+        elif kind == GIVEN and type(where) is tuple:  # the objects *args or **kwargs collect: each wholly
+            if arguments is None:
+                arguments = list(_running_arguments(2))
+            for obj in (part for i in where for part in _reachable(given[i])):
+                _refuse_overlap(plan, obj, arguments, shown)
+            continue
+        elif kind == GIVEN:
+            base = given[where]
+        else:
+            try:
+                base = where.cell_contents
+            except ValueError:
+                continue
+        if base is _NOTHING or base is None or isinstance(base, (int, float, complex, str, bytes, bool)):
+            continue
+        exact = follow(base, steps) if steps is not None else _NOTHING
+        if arguments is None:
+            arguments = list(_running_arguments(2))
+        for obj in ([exact] if exact is not _NOTHING else _reachable(base)):
+            _refuse_overlap(plan, obj, arguments, shown)
+
+
+def _refuse_overlap(plan, obj, arguments, shown):
+    """Refuse ``obj``, which ``plan``'s function may write into, if it overlaps a differentiated argument or is
+    an array."""
+    name = _overlap(obj, arguments)
+    if name is not None:
+        raise TypeError(f"astgrad: {plan.name}(...) is run as written (its result carries no gradient), "
+                        f"and it may write into the differentiated argument {name} ({shown}): the function "
+                        "would read the new values, while the gradient is counted for the old ones. Pass "
+                        "the values in and return the new ones (x = f(x)), or write into a copy")
+    if isinstance(obj, np.ndarray):
+        raise TypeError(f"astgrad: {plan.name}(...) is run as written (its result carries no gradient), and "
+                        f"it may write into an array ({shown}) whose values the adjoint may read after the "
+                        "call. Give it a copy (f(a.copy())), return the new values and use them (a = f(a)), "
+                        "or call the function outside the differentiated one")
+
+
+def _written_by_builtin(site, callee, given):
+    """A callable without Python source (a C method, ``rng.shuffle(G)``, ``G.__setitem__(0, v)``) may write into
+    its object and what it is given: refuse those that are a global's (``site.outside``) and overlap a
+    differentiated argument or are arrays."""
+    owner = getattr(callee, "__self__", None)
+    if (owner is None or isinstance(owner, types.ModuleType)) and site.only_reads(callee):
+        return  # a numpy function or a builtin that only reads (a method of an object may change it: rng.shuffle)
+    objects = [owner if not isinstance(owner, types.ModuleType) else None, *given]
+    name = getattr(callee, "__qualname__", None) or getattr(callee, "__name__", None) or type(callee).__name__
+    arguments = None
+    for obj, outside in zip(objects, site.outside):
+        if not outside or obj is None or isinstance(obj, (int, float, complex, str, bytes, bool, tuple)):
+            continue
+        if arguments is None:
+            arguments = list(_running_arguments(3))
+        holder = _overlap(obj, arguments)
+        if holder is not None or isinstance(obj, np.ndarray):
+            what = f"the differentiated argument {holder}" if holder is not None else "an array the function does not own"
+            raise TypeError(f"astgrad: {name}(...) is run as written (it has no gradient rule and its result is "
+                            f"not used), and it may write into {what}, which astgrad cannot follow: the adjoint "
+                            "would read the values as changed. Call it outside the differentiated function, or on "
+                            "a copy")
+
+
+_NOTHING = object()
+
+
+#: where a root object is found when the check runs: a global (``(globals, name)``), a closure cell, ``self`` of
+#: the bound method the caller calls, or the i-th object the caller's check is given (an argument of the call)
+GLOBAL, CELL, SELF, GIVEN = "global", "cell", "self", "given"
+
+
+def callable_code(obj):
+    """``(function, self)`` of a Python callable whose source a call runs, or None (a builtin, a C method)."""
+    if isinstance(obj, types.FunctionType):
+        return obj, None
+    if isinstance(obj, types.MethodType) and isinstance(obj.__func__, types.FunctionType):
+        return obj.__func__, obj.__self__
+    call = inspect.getattr_static(type(obj), "__call__", None)  # the class's own, found as Python finds it
+    if isinstance(call, types.FunctionType) and not isinstance(obj, type):
+        return call, obj
+    return None
+
+
+def follow(value, steps, missing=_NOTHING):
+    """The object at ``steps`` from ``value``, or ``missing`` where a step fails."""
+    for how, key in steps:
+        try:
+            value = getattr(value, key) if how == "attr" else value[key]
+        except Exception:
+            return missing
+    return value
+
+
+def _reachable(value, limit=10000):
+    """``value`` and what its items and attributes hold, each once (cycles, shared objects), at most ``limit``."""
+    seen, work = set(), [value]
+    while work and len(seen) < limit:
+        obj = work.pop()
+        if id(obj) in seen or obj is None or isinstance(obj, (int, float, complex, str, bytes, bool)):
+            continue
+        seen.add(id(obj))
+        yield obj
+        if type(obj) is dict or isinstance(obj, dict):
+            work.extend(obj.values())
+        elif isinstance(obj, (list, tuple, set, frozenset)):
+            work.extend(obj)
+        elif not isinstance(obj, (np.ndarray, np.generic, type)) and isinstance(getattr(obj, "__dict__", None), dict):
+            work.extend(vars(obj).values())
+
+
+def _overlap(obj, arguments):
+    """The name of a differentiated argument that is ``obj``, holds it, or shares memory with it, or None."""
+    for name, value in arguments:
+        for part in _reachable(value):
+            if part is obj or isinstance(obj, np.ndarray) and isinstance(part, np.ndarray) and \
+                    np.may_share_memory(obj, part):
+                return name
     return None
 
 
