@@ -306,8 +306,9 @@ def _call(n, target, expr):
                 "calling a generated gradient or jvp inside a differentiated function is not supported",
                 "Its derivative would be a higher derivative, which the generated engine does not compute "
                 "(differentiating the underlying function instead would be a lower order). Compute the inner "
-                "gradient outside, write grad(grad(f)) or, for the gradient of a scalar f's jvp tangent along v, "
-                "astgrad.hvp(f)(*args, v); or use the tape: astgrad.autograd.grad(..., create_graph=True)."))
+                "gradient outside, write grad(grad(f)), astgrad.hessian(f) or astgrad.hvp(f)(*args, v); call "
+                "jvp(f) of a plain function (its code is differentiated); or use the tape: "
+                "astgrad.autograd.grad(..., create_graph=True)."))
             return
         obj = inner  # a decorated function calling itself by name: recursion on the primal
     callee = n.static_ref(func) if obj is n.static(func) else n.ns.ref(obj)
