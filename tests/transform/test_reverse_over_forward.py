@@ -312,3 +312,33 @@ def test_a_forward_rule_without_a_reverse_rule_is_refused_at_its_line():
     with pytest.raises(astgrad.TransformError, match=r"(?s)no gradient rule for numpy\.i0.*astgrad\.defvjp") as info:
         astgrad.grad(bessel_tangent)
     assert "test_reverse_over_forward.py" in str(info.value)
+
+
+def holomorphic(z):
+    return z ** 2 * np.sin(z)
+
+
+HOLOMORPHIC_JVP = astgrad.jvp(holomorphic)
+ZU = np.array([1.0 + 0.5j, -0.3j])
+ZW = np.array([0.2 - 1j, 0.7 + 0.1j])
+
+
+def complex_tangent(z):
+    return np.real(np.sum(HOLOMORPHIC_JVP(z, ZU)[1] * ZW))
+
+
+def complex_by_hand(z):
+    return np.real(np.sum((2 * z * np.sin(z) + z ** 2 * np.cos(z)) * ZU * ZW))
+
+
+def test_a_complex_point_gets_the_gradient_of_the_tangent_written_by_hand():
+    z = np.array([0.3 + 0.2j, -0.5 + 0.4j])
+    assert complex_tangent(z) == pytest.approx(complex_by_hand(z), rel=1e-12)
+    np.testing.assert_allclose(astgrad.grad(complex_tangent)(z), astgrad.grad(complex_by_hand)(z), rtol=1e-12)
+    step = 1e-6  # and the real and imaginary parts by central differences (docs/rules.md: d/dre - i d/dim)
+    for k in range(2):
+        e = np.zeros(2)
+        e[k] = step
+        d_re = (complex_tangent(z + e) - complex_tangent(z - e)) / (2 * step)
+        d_im = (complex_tangent(z + 1j * e) - complex_tangent(z - 1j * e)) / (2 * step)
+        assert astgrad.grad(complex_tangent)(z)[k] == pytest.approx(d_re - 1j * d_im, rel=1e-6)
