@@ -66,6 +66,20 @@ class JvpFunction:
     def source(self) -> str:
         return self._generated.source
 
+    def _as_callee(self):
+        """What a differentiated function calling this jvp runs instead (transform/generated_calls.py).
+
+        ``(generated, parameters, wrt names, their positions or None, single)``:
+        the current generated code for arrays, ``f``'s parameter names, and
+        where each ``wrt`` argument is among them (None unless every parameter
+        is positional).
+        """
+        if not self._generated.current():
+            self._rebuild()
+        parameters = list(self._signature.parameters)
+        return self._generated, parameters, list(self._names), self._positions if self._arity >= 0 else None, \
+            self._single
+
     @property
     def wrt(self) -> tuple:
         return tuple(self._names)

@@ -16,7 +16,7 @@ import numpy as np
 
 from astgrad import rules
 from astgrad.rules._support import filled, reverse_cumsum
-from astgrad.transform.tangents import add_tangents, tangent_of
+from astgrad.transform.tangents import add_tangents, jvp_tangent, tangent_of
 from astgrad.transform import runtime
 from astgrad.transform.runtime import append, as_column
 
@@ -476,6 +476,7 @@ def _cases():
         Case(tangent_of, [normal(3), const(np.zeros((2, 3)))], tape=False),
         Case(tangent_of, [scalar(), const(np.zeros(4))], name="number", tape=False),
         Case(add_tangents, [normal(2, 3), normal(2, 3)], tape=False),
+        Case(jvp_tangent, [normal(2, 3), normal(2, 3), const("the tangent of x")], tape=False),  # reverse over forward
         # gradients of containers and lists (arrays, and lists of arrays, as generated code holds them)
         Case(runtime.accumulate, [normal(2, 3), normal(3)], tape=False),
         Case(runtime.accumulate, [Arg([normal(3), normal(2)]), Arg([normal(3), normal(2)])], name="lists", tape=False, generated=False),

@@ -14,6 +14,7 @@ from .. import rules
 from ..rules.joining import as_column
 from . import compat, primitives
 from .compat import gast
+from .generated_calls import generated_jvp, jvp_call
 from .ir import If
 from .parse import MISSING
 from .writes import write_call
@@ -294,6 +295,10 @@ def _call(n, target, expr):
             "calling a local variable is not supported", "Call a module-level function or a primitive."))
         return
     inner = primitives.unwrap_gradient_object(obj)
+    if inner is not obj and inner is not getattr(n.src.fn, "__astgrad_function__", n.src.fn) \
+            and generated_jvp(obj) is not None:
+        jvp_call(n, target, expr, obj, _primitive)  # reverse over forward: the jvp's code, a callee
+        return
     if inner is not obj:
         if inner is not getattr(n.src.fn, "__astgrad_function__", n.src.fn):
             node = compat.call(n.static_ref(func), args, kwargs)
@@ -301,8 +306,9 @@ def _call(n, target, expr):
                 "calling a generated gradient or jvp inside a differentiated function is not supported",
                 "Its derivative would be a higher derivative, which the generated engine does not compute "
                 "(differentiating the underlying function instead would be a lower order). Compute the inner "
-                "gradient outside, write grad(grad(f)) or, for the gradient of a scalar f's jvp tangent along v, "
-                "astgrad.hvp(f)(*args, v); or use the tape: astgrad.autograd.grad(..., create_graph=True)."))
+                "gradient outside, write grad(grad(f)), astgrad.hessian(f) or astgrad.hvp(f)(*args, v); call "
+                "jvp(f) of a plain function (its code is differentiated); or use the tape: "
+                "astgrad.autograd.grad(..., create_graph=True)."))
             return
         obj = inner  # a decorated function calling itself by name: recursion on the primal
     callee = n.static_ref(func) if obj is n.static(func) else n.ns.ref(obj)

@@ -26,7 +26,7 @@ from ..rules._support import expand_reduced, filled, reverse_cumsum
 from . import outputs, runtime, runtime_checks
 from .runtime import (T, broadcast_shape, getitem_gradient, gradient_tuple, is_zero, part, replacing_gradient,
                       sequence_gradient, shape, split_last, unbroadcast, unpacked_gradient)
-from .tangents import add_tangents, tangent_of, zero_tangent
+from .tangents import add_tangents, jvp_tangent, tangent_of, zero_tangent
 
 
 # -- shapes, counts and checks: no gradient flows through them --------------
@@ -119,7 +119,8 @@ defjvp(runtime.unpacked_gradient, _unpacked_gradient_jvp, _reads_only_the_shape)
 # and dtype (``ans`` is read for them alone); ``add_tangents`` adds.  All are linear in the tangents.
 
 def _tangent_of_vjp(g, ans, t, like):
-    return g, None  # the engines sum g back to t's shape; like is read for its shape and dtype
+    return g, 0.0  # the engines sum g back to t's shape; like is read for its shape and dtype (a zero, not None:
+    # reverse mode over a jvp differentiates like too, and None there is an error)
 
 
 def _add_tangents_vjp(g, ans, a, b):
@@ -138,6 +139,14 @@ defvjp(tangent_of, _tangent_of_vjp)
 defjvp(tangent_of, _spread, _reads_only_the_shape)
 defvjp(add_tangents, _add_tangents_vjp)
 defjvp(add_tangents, _passed, _passed)
+
+
+def _jvp_tangent_vjp(g, ans, value, tangent, what):
+    return 0.0, g, None  # the argument is read for its shape alone
+
+
+defvjp(jvp_tangent, _jvp_tangent_vjp)
+defjvp(jvp_tangent, _reads_only_the_shape, _passed)
 
 
 # -- gradients of containers and lists, and a rule's gradients split per argument ---

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..rules._forward import add_tangents, broadcast_tangent
 
-__all__ = ["zero_tangent", "tangent_of", "add_tangents", "stack_pop"]
+__all__ = ["zero_tangent", "tangent_of", "add_tangents", "stack_pop", "jvp_tangent"]
 
 #: the global of a generated module naming the stack its functions save values on (``ns.stack``)
 STACK_MARK = "__astgrad_stack__"
@@ -61,3 +61,27 @@ def tangent_of(t, ans):
     if isinstance(ans, (tuple, list)) and isinstance(t, (tuple, list)):
         return type(t)(tangent_of(part, out) for part, out in zip(t, ans))
     return broadcast_tangent(t, ans)
+
+
+def jvp_tangent(value, tangent, what):
+    """``tangent``, checked as a generated jvp checks it, where a differentiated function calls that jvp.
+
+    The caller's gradient runs the jvp's generated code itself (reverse over
+    forward, transform/generated_calls.py), so the checks ``jvp(f)(x, u)``
+    makes on ``u`` are made here: a direction of ``value``'s shape, a number
+    made an array where ``value`` is one.  Containers are refused: the code
+    called is the jvp's code for arrays.  ``what`` says which argument of
+    which jvp, for the messages.  Linear in ``tangent``: its rules pass the
+    gradient and the tangent through.
+    """
+    if isinstance(value, (dict, list, tuple)) or isinstance(tangent, (dict, list, tuple)):
+        given = value if isinstance(value, (dict, list, tuple)) else tangent
+        raise TypeError(f"astgrad: {what} is given a {type(given).__name__}; a jvp called inside a differentiated "
+                        f"function takes arrays and numbers for the arguments it varies and their tangents "
+                        f"(write np.array(...), or differentiate the function of the containers itself)")
+    if np.shape(tangent) != np.shape(value):
+        raise ValueError(f"astgrad.jvp: {what} has a tangent of shape {np.shape(tangent)} and the argument has "
+                         f"shape {np.shape(value)}; a tangent is a direction of its argument's shape")
+    if isinstance(value, np.ndarray) and not isinstance(tangent, np.ndarray):
+        return np.asarray(tangent, dtype=np.result_type(tangent, 1.0))
+    return tangent
