@@ -14,6 +14,7 @@ from . import autograd
 from .api import TransformError, grad, show, value_and_grad, vjp
 from ._jvp import jvp
 from ._compose import elementwise_grad, hessian, hvp, jacfwd, jacobian, jacrev
+from . import _gradient_calls  # noqa: F401  (the table entry of a gradient called inside a differentiated function)
 from .check import GradientMismatch, GradReport, check_grads
 from ._graphs import graph
 

@@ -19,6 +19,16 @@ from astgrad.rules._support import filled, reverse_cumsum
 from astgrad.transform.tangents import add_tangents, jvp_tangent, tangent_of
 from astgrad.transform import runtime
 from astgrad.transform.runtime import append, as_column
+from astgrad._gradient_calls import gradient_at
+import astgrad
+
+
+def _gradient_sample(x, y):
+    return np.sum(np.sin(x) * y ** 2) + np.sum(x * x * y)
+
+
+_GRADIENT_SAMPLE = astgrad.grad(_gradient_sample)
+_GRADIENTS_SAMPLE = astgrad.grad(_gradient_sample, wrt=(0, 1))
 
 
 @dataclass
@@ -477,6 +487,9 @@ def _cases():
         Case(tangent_of, [scalar(), const(np.zeros(4))], name="number", tape=False),
         Case(add_tangents, [normal(2, 3), normal(2, 3)], tape=False),
         Case(jvp_tangent, [normal(2, 3), normal(2, 3), const("the tangent of x")], tape=False),  # reverse over forward
+        # a generated gradient called inside a differentiated function: hessian blocks of _gradient_sample
+        Case(gradient_at, [const(_GRADIENT_SAMPLE), normal(3), normal(3)], tape=False),
+        Case(gradient_at, [const(_GRADIENTS_SAMPLE), normal(2), normal(2)], name="two", tape=False, generated=False),
         # gradients of containers and lists (arrays, and lists of arrays, as generated code holds them)
         Case(runtime.accumulate, [normal(2, 3), normal(3)], tape=False),
         Case(runtime.accumulate, [Arg([normal(3), normal(2)]), Arg([normal(3), normal(2)])], name="lists", tape=False, generated=False),

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import astgrad
+from tests._numeric import gradient
 from _numeric import assert_grad, numeric_grad
 
 X = np.array([0.3, -0.2, 0.5])
@@ -129,11 +130,20 @@ def test_recursion_is_transformed_once_per_activity_pattern():
     assert astgrad.grad(factorial_power)(1.5, 3) == pytest.approx(4 * 1.5 ** 3)
 
 
-def test_gradient_object_called_inside_is_rejected():
-    g_inner = astgrad.grad(square)
+def test_gradient_object_called_inside_is_differentiated():
+    """A hessian block of the inner function, never the lower order its own gradient would give."""
+    g_inner = astgrad.grad(lambda v: np.sum(v * v * v))
 
     def outer(x):
         return np.sum(g_inner(x) * x)
+    np.testing.assert_allclose(astgrad.grad(outer)(X), gradient(outer, X), rtol=1e-6)
+
+
+def test_value_and_grad_object_called_inside_is_rejected():
+    vg = astgrad.value_and_grad(square)
+
+    def outer(x):
+        return np.sum(vg(x)[1] * x)
     with pytest.raises(astgrad.TransformError, match="generated gradient"):
         astgrad.grad(outer)
 

@@ -299,16 +299,23 @@ def _call(n, target, expr):
             and generated_jvp(obj) is not None:
         jvp_call(n, target, expr, obj, _primitive)  # reverse over forward: the jvp's code, a callee
         return
+    why = "calling a generated gradient or jvp inside a differentiated function is not supported"
+    if inner is not obj and inner is not getattr(n.src.fn, "__astgrad_function__", n.src.fn) \
+            and getattr(type(obj), "_as_primitive", None) is not None:
+        primitive, why = obj._as_primitive(kwargs)
+        if primitive is not None:  # grad(f) called here: its derivatives are hessian blocks of f
+            given = [n.static_ref(func), *args]
+            _primitive(n, target, compat.call(n.ns.ref(primitive), given), expr, primitive, given, {})
+            return
     if inner is not obj:
         if inner is not getattr(n.src.fn, "__astgrad_function__", n.src.fn):
             node = compat.call(n.static_ref(func), args, kwargs)
             n.emit([target], "opaque", node, expr, error=(
-                "calling a generated gradient or jvp inside a differentiated function is not supported",
-                "Its derivative would be a higher derivative, which the generated engine does not compute "
-                "(differentiating the underlying function instead would be a lower order). Compute the inner "
-                "gradient outside, write grad(grad(f)), astgrad.hessian(f) or astgrad.hvp(f)(*args, v); call "
-                "jvp(f) of a plain function (its code is differentiated); or use the tape: "
-                "astgrad.autograd.grad(..., create_graph=True)."))
+                why,
+                "Its derivative would be a higher derivative, which the generated engine computes only for "
+                "grad(f) and jvp(f) of a plain function called with every argument by position. Compute the "
+                "inner gradient outside, write grad(grad(f)), astgrad.hessian(f) or astgrad.hvp(f)(*args, v); "
+                "or use the tape: astgrad.autograd.grad(..., create_graph=True)."))
             return
         obj = inner  # a decorated function calling itself by name: recursion on the primal
     callee = n.static_ref(func) if obj is n.static(func) else n.ns.ref(obj)

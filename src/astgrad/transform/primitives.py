@@ -79,7 +79,8 @@ def _internal(fn) -> bool:
     like a user's function; the runtime's helpers handle lists, tuples and
     missing gradients, and get rules or a refusal.
     """
-    return str(getattr(fn, "__module__", "")).startswith("astgrad.transform.")
+    return str(getattr(fn, "__module__", "")).startswith("astgrad.transform.") or \
+        getattr(fn, "__astgrad_internal__", False)  # a helper elsewhere in astgrad (_gradient_calls)
 
 
 def unwrap_gradient_object(obj):
