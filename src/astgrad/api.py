@@ -251,12 +251,14 @@ def _rank(value):
 # The common call, positional numpy arrays and numbers with no keywords, as
 # code compiled per GradientFunction (by _compile_entry) for its arity, wrt
 # positions and mode, installed as the gradient's ``__call__`` (see _entry).
-# Everything else goes to _call_general, which checks for a rebound callee
-# again and transforms anew (the call after that runs the general path).
+# The arguments are positional-only parameters defaulting to _ABSENT (no
+# tuple of them is made and unpacked; an argument not given is _ABSENT,
+# which no guard takes).  Everything else goes to _call_general, which
+# checks for a rebound callee again and transforms anew (the call after
+# that runs the general path).
 _ENTRY = """
-def entry(self, *args, **kwargs):
-    if not kwargs and len(args) == {arity}:
-        {args}, = args
+def entry(self, {params}, /, *args, **kwargs):
+    if not args and not kwargs:
         if {plain}:
             try:
                 current = {current}  # Dependencies.current(), inline
@@ -270,19 +272,41 @@ def entry(self, *args, **kwargs):
                     raise
 {keep}
                 return {result}
-    return _call_general(self, args, kwargs)
+    return _call_general(self, _given(({args},), args), kwargs)
 """
+
+
+class _Absent:
+    """An argument the compiled entry was not given (see _ENTRY)."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "<no argument>"
+
+
+_ABSENT = _Absent()
+
+
+def _given(head, rest):
+    """The positional arguments of a call of the compiled entry: those given of ``head``, then ``rest``."""
+    for i, value in enumerate(head):
+        if value is _ABSENT:
+            return head[:i] + rest  # the parameters are positional-only: the given ones come first
+    return head + rest
+
 
 # A gradient is returned as it is when fresh: an array of its argument's
 # shape and float dtype that is no view of anything (``base`` is None: numpy
 # records where an array's memory comes from unless the array allocated
 # it), is writeable, and is none of the arguments nor a gradient returned
-# before it.  Otherwise _finish copies it (or makes the float of a number
+# before it (for an argument the guard did not prove an array, ``t is
+# _ndarray`` first).  Otherwise _finish copies it (or makes the float of a number
 # argument).  (float64 is tested first: one ``is`` instead of comparing
 # dtypes; ``base`` is read instead of ``flags.owndata``, since ``flags``
 # makes an object at each read.)
 _KEEP = """\
-                if not (type({g}) is _ndarray and {t} is _ndarray and {g}.shape == {a}.shape
+                if not (type({g}) is _ndarray and {t}{g}.shape == {a}.shape
                         and ({g}.dtype is {a}.dtype is _float64 or {g}.dtype == {a}.dtype and {g}.dtype.kind in "fc")
                         and {g}.base is None and {g}.flags.writeable and {others}):
                     {g} = _finish({g}, {a})
@@ -297,7 +321,8 @@ def _compile_entry(gf, generated=None, ranks=None):
     """
     generated = generated or gf._generated
     namespace = {"_function": generated.function, "_generated": generated, "_finish": _finish, "_ndarray": np.ndarray,
-                 "_float64": np.dtype(np.float64), "_PLAIN": _PLAIN, "_call_general": _call_general}
+                 "_float64": np.dtype(np.float64), "_PLAIN": _PLAIN, "_call_general": _call_general,
+                 "_ABSENT": _ABSENT, "_given": _given}
     args = [f"a{i}" for i in range(gf._arity)]  # with types t0, t1, ...
     grads = [f"g{i}" for i in range(len(gf._names))]
     call = ", ".join(args)
@@ -306,7 +331,9 @@ def _compile_entry(gf, generated=None, ranks=None):
     unpack = ", ".join(grads)  # one gradient is not a tuple
     if gf._preserve or gf._aux or gf._mode == "value_and_grad":
         unpack = f"({unpack}), value"
-    keep = "".join(_KEEP.format(g=g, a=args[i], t=f"t{i}",
+    names = list(gf._signature.parameters)
+    rank = [(ranks or {}).get(names[i]) if i < len(names) else None for i in range(len(args))]
+    keep = "".join(_KEEP.format(g=g, a=args[i], t="" if _array(rank[i]) else f"t{i} is _ndarray and ",
                                 others=" and ".join(f"{g} is not {o}" for o in args + grads[:n]))
                    for n, (g, i) in enumerate(zip(grads, gf._positions)))
     result = grads[0] if gf._single else f"({', '.join(grads)},)"
@@ -316,16 +343,19 @@ def _compile_entry(gf, generated=None, ranks=None):
         result = f"{result}, value"
     elif gf._aux:
         result = f"{result}, value[1]"
-    names = list(gf._signature.parameters)
-    plain = " and ".join(_guard(i, a, (ranks or {}).get(names[i]) if i < len(names) else None)
-                         for i, a in enumerate(args))
-    source = _ENTRY.format(arity=gf._arity, args=", ".join(args), call=call, unpack=unpack, keep=keep.rstrip(),
+    plain = " and ".join(_guard(i, a, rank[i]) for i, a in enumerate(args))
+    source = _ENTRY.format(params=", ".join(f"{a}=_ABSENT" for a in args), args=", ".join(args), call=call, unpack=unpack, keep=keep.rstrip(),
                            plain=plain, current=generated.dependencies.test_source(namespace), result=result)
     filename = compile_source(source, generated.filename[:-1] + " entry>", namespace)
     drop_lines_with(generated, filename)
     wrt = {name: f"a{i}" for name, i in zip(gf._names, gf._positions)}
     arguments_in(namespace["entry"].__code__, lambda frame_locals: {n: frame_locals.get(a) for n, a in wrt.items()})
     return namespace["entry"]
+
+
+def _array(rank) -> bool:
+    """Whether the guard for ``rank`` (see _guard) takes nothing but an ndarray."""
+    return rank is not None and not rank[1] and rank[0] > 0
 
 
 def _guard(i, arg, rank):

@@ -11,6 +11,7 @@ from __future__ import annotations
 from . import compat, runtime
 from .cleanup import drop_unread_saves as _drop_unread_saves, propagate_copies, release, unstack
 from .compat import gast
+from .inline import rewrite
 from .inplace import reuse_buffers
 from .recurrences import solve_linear_loops
 from .optimize import drop_arrays, shapes_on_stack as _shapes_on_stack, shapes_only, unbind
@@ -84,6 +85,31 @@ def in_place(ctx):
 def linear_recurrences(ctx):
     """A reverse loop of steps affine in one adjoint, over saved numbers: cumulative products instead."""
     ctx.fn_def = solve_linear_loops(ctx.fn_def, ctx.ns, ctx.names)
+
+
+def array_sizes(ctx):
+    """``x.size`` for ``size(x)`` of a parameter the call's ranks prove an array, without the helper's call.
+
+    ``size`` serves a number too; a parameter of rank 1 or more (the entry
+    guards ``type(x) is np.ndarray and x.ndim == k``; the general path gives
+    a Dask array its rank too) has the attribute, with the same value.
+    Asking the rank makes the gradient specialise by rank (ranks.Ranks.asked).
+    A parameter the function assigns keeps the helper.
+    """
+    fn_def, ranks = ctx.fn_def, ctx.analysis.ranks
+    params = {a.id for a in fn_def.args.posonlyargs + fn_def.args.args}
+    assigned = {n.id for stmt in fn_def.body for n in compat.walk(stmt)
+                if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
+
+    def replace(node):
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) \
+                and ctx.ns.globals.get(node.func.id) is runtime.size \
+                and len(node.args) == 1 and not node.keywords and isinstance(node.args[0], gast.Name):
+            name = node.args[0].id
+            if name in params and name not in assigned and (ranks.rank(name) or 0) >= 1:
+                return compat.attr(compat.name(name), "size")
+        return None
+    fn_def.body = [rewrite(stmt, replace) for stmt in fn_def.body]
 
 
 def _numbers(ctx):

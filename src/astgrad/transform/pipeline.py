@@ -45,7 +45,7 @@ from .errors import TransformError
 from .forward import tangent_function
 from .inline import RuleInliner
 from .ir import assigned, first_bindings, walk_ops
-from .levels import (compute_only_shapes, dead_code, drop_unread_saves, in_place, inline_temporaries,
+from .levels import (array_sizes, compute_only_shapes, dead_code, drop_unread_saves, in_place, inline_temporaries,
                      keep_only_shapes, linear_recurrences, read_through_copies, release_arrays, saves_in_locals,
                      shapes_on_stack, static_shapes)
 from .lists import grow_in_place
@@ -343,6 +343,7 @@ ENTRY = (
     Pass("release_arrays", release_arrays, 2),
     Pass("in_place", in_place, 2),
     Pass("linear_recurrences", linear_recurrences, 1),
+    Pass("array_sizes", array_sizes, 2),
     Pass("emit", emit),
 )
 
