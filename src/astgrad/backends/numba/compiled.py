@@ -39,7 +39,7 @@ from ...transform.errors import TransformError
 from ...transform.ir import assigned
 from ...transform.pipeline import Generated
 from ...transform.runtime_errors import add_location, origins, user_line
-from . import helpers
+from . import helpers, shaping
 from .callees import own_stacks
 from .lower import lower
 
@@ -76,6 +76,7 @@ def _numba_module(ctx, generated, strict):
     namespace = module.ns.globals
     functions = lower(module.functions, namespace, _parameter_gradients(ctx), module.ns.stack, _adjoints(ctx))
     _refuse_live_globals(functions, module, namespace)
+    _refuse_squeeze_without_axis(functions, module, namespace)
     _refuse_recursion(functions, module)
     own_stacks(functions, module.ns.stack, [v[:2] for v in module.variants.values() if isinstance(v, tuple)])
     header = [line[2:] for line in generated.source.splitlines() if line.startswith("# ")][:1]
@@ -263,6 +264,31 @@ def _refuse_live_globals(functions, module, namespace) -> None:
 
 
 _BLOCKS = ("body", "orelse", "finalbody", "handlers")
+
+
+def _refuse_squeeze_without_axis(functions, module, namespace) -> None:
+    """Refuse ``np.squeeze(x)`` without an axis where it is written: its result's rank depends on ``x``'s lengths.
+
+    Numba types every variable with a rank when it compiles, from the
+    arguments' ranks alone; which axes have length 1 is known only when the
+    code runs.  With the axis written out the rank is known (shaping.py).
+    """
+    def resolve(node):
+        if isinstance(node, gast.Name):
+            return namespace.get(node.id)
+        if isinstance(node, gast.Attribute) and isinstance(node.value, gast.Name):
+            return getattr(namespace.get(node.value.id), node.attr, None)
+        return None
+    for stmt, origin in zip(_statements(functions), origins(functions, module.comment_origins)):
+        own = [node for field, value in gast.iter_fields(stmt) if field not in _BLOCKS
+               for node in (value if isinstance(value, list) else [value]) if isinstance(node, gast.AST)]
+        if origin is None or not any(shaping.squeeze_without_axis(n, resolve) for node in own for n in gast.walk(node)):
+            continue
+        filename, line, text, _ = origin
+        raise TransformError("backend='numba' does not compile np.squeeze without an axis: the rank of its result "
+                             "depends on which axes have length 1, and Numba fixes every rank when it compiles",
+                             filename, line, len(text) - len(text.lstrip()), text,
+                             hint=f"name the axes, as in np.squeeze(x, axis=1) (or write x[:, 0]), or {_ADVICE}")
 
 
 def _refuse_recursion(functions, module) -> None:

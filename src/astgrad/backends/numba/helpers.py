@@ -22,7 +22,7 @@ import numpy as np
 from ... import rules
 from ...rules import _extra, _support
 from ...transform import outputs, runtime
-from . import lower, reductions
+from . import lower, products, reductions, shaping
 
 _registered = False
 
@@ -98,6 +98,8 @@ def register() -> None:
 
     _unbroadcast_overloads(overload, types, number)
     reductions.register(numba, overload, types, _literal_axes, _literal_value)
+    shaping.register(numba, overload, types, _literal_axes)
+    products.register(overload, types, _literal_value)
     # the numpy backend's results written into a buffer nothing reads again: computed anew here
     overload(runtime.add_into)(lambda buffer, other: lambda buffer, other: buffer + other)
     overload(runtime.subtract_into)(lambda buffer, other: lambda buffer, other: buffer - other)

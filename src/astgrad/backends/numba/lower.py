@@ -13,6 +13,8 @@ Numba compiles:
 * ``for i in reversed(range(a, b, s))`` counts down with ``range`` itself:
   Numba has no ``reversed``;
 * ``np.s_[1:3]`` (an index a rule passes on) is ``slice(1, 3)``;
+* reductions along constant axes, ``np.squeeze`` along constant axes and
+  ``np.reshape`` call helpers (reductions.py, shaping.py);
 * a linear recurrence's loop is kept as written, without the numpy
   backend's vectorised alternative (``pop_numbers``): compiled, the loop is
   the fast form;
@@ -38,7 +40,7 @@ from ...rules import _support
 from ...transform import compat, runtime
 from ...transform.compat import gast
 from ...transform.runtime_errors import ORIGIN, keep_origin
-from . import reductions
+from . import reductions, shaping
 
 
 def lower(functions, namespace, zeros=None, stack=None, adjoints=None) -> list:
@@ -87,14 +89,20 @@ class _Slices(gast.NodeTransformer):
 
 
 class _Reductions(gast.NodeTransformer):
-    """``max_along(x, 1, True)`` for ``np.max(x, axis=1, keepdims=True)``: Numba's reductions take no keepdims."""
+    """``max_along(x, 1, True)`` for ``np.max(x, axis=1, keepdims=True)``: Numba's reductions take no keepdims.
+
+    Also ``squeeze_along(x, 1)`` for ``np.squeeze(x, 1)`` and ``reshaped(g, s)`` for ``np.reshape(g, s)``
+    (shaping.py): Numba has no squeeze and reshapes only contiguous arrays.
+    """
 
     def __init__(self, namespace):
         self.namespace = namespace
 
     def visit_Call(self, node):
         self.generic_visit(node)
-        return reductions.helper_call(node, self._resolve, lambda obj: _bound(self.namespace, obj)) or node
+        bound = lambda obj: _bound(self.namespace, obj)  # noqa: E731
+        return reductions.helper_call(node, self._resolve, bound) or shaping.helper_call(node, self._resolve, bound) \
+            or node
 
     def _resolve(self, node):
         if isinstance(node, gast.Name):

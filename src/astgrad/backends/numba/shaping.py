@@ -1,0 +1,117 @@
+"""``np.squeeze`` and ``np.reshape`` for Numba, which lacks the one and reshapes only contiguous arrays.
+
+``lower`` rewrites ``np.squeeze(x, 1)`` (an axis that is a constant in the
+text: the rule of ``a @ b`` with a 1-d ``a`` writes ``np.squeeze(..., -2)``,
+people write ``np.squeeze(out, axis=1)``) into ``squeeze_along(x, 1)``, which
+is the numpy call in Python and, compiled, an index with 0 at the squeezed
+axes after checking that each has length 1 (numpy's ValueError otherwise,
+never a slice of a longer axis).  ``np.squeeze(x)`` without an axis is
+refused where it is written (``compiled``): the rank of its result depends
+on the lengths of ``x``'s axes, which Numba does not know when it compiles.
+
+``np.reshape(g, shape)`` becomes ``reshaped(g, shape)``: a gradient is often
+a broadcast view (``filled``), which Numba's reshape refuses; compiled, such
+an array is copied into a contiguous one first.  The numbers are the same.
+A reshaped array numpy would return as a view is a copy there only where it
+was not contiguous, and compiled code writes into no array it did not make.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...transform import compat
+from ...transform.compat import gast
+from .reductions import _constant
+
+
+def squeeze_along(x, axis):
+    """``np.squeeze(x, axis)``."""
+    return np.squeeze(x, axis)
+
+
+def reshaped(x, shape):
+    """``np.reshape(x, shape)``."""
+    return np.reshape(x, shape)
+
+
+def helper_call(node, resolve, bound):
+    """``squeeze_along(x, 1)`` for ``np.squeeze(x, 1)``, ``reshaped(g, s)`` for ``np.reshape(g, s)``; else None."""
+    if not isinstance(node, gast.Call):
+        return None
+    try:
+        target = resolve(node.func)
+        squeeze, reshape = target is np.squeeze, target is np.reshape
+    except TypeError:  # an object whose comparison is not a bool
+        return None
+    keywords = {k.arg: k.value for k in node.keywords}
+    if squeeze and len(node.args) + len(keywords) == 2 and (len(node.args) == 2 or set(keywords) == {"axis"}):
+        axis = node.args[1] if len(node.args) == 2 else keywords["axis"]
+        if not _is_axis(_constant(axis)):
+            return None  # an axis known only when the code runs: Numba refuses np.squeeze, at the user's line
+        return compat.call(compat.name(bound(squeeze_along)), [compat.clone(node.args[0]), compat.clone(axis)])
+    if reshape and len(node.args) == 2 and not keywords:
+        return compat.call(compat.name(bound(reshaped)), [compat.clone(a) for a in node.args])
+    return None
+
+
+def squeeze_without_axis(node, resolve) -> bool:
+    """Whether ``node`` calls ``np.squeeze`` with no axis (or ``axis=None``)."""
+    if not isinstance(node, gast.Call):
+        return False
+    try:
+        if resolve(node.func) is not np.squeeze:
+            return False
+    except TypeError:
+        return False
+    axis = node.args[1] if len(node.args) > 1 else {k.arg: k.value for k in node.keywords}.get("axis")
+    return axis is None or _constant(axis) is None
+
+
+def _is_axis(value) -> bool:
+    return type(value) is int or isinstance(value, tuple) and bool(value) and all(type(v) is int for v in value)
+
+
+def register(numba, overload, types, literal_axes) -> None:
+    """Register the helpers' Numba implementations (``helpers.register`` passes its tools)."""
+
+    @overload(squeeze_along, prefer_literal=True)
+    def _squeeze_along(x, axis):
+        if not isinstance(x, types.Array):
+            return None
+        rank = x.ndim
+        if isinstance(axis, types.BaseTuple):
+            given = [getattr(a, "literal_value", None) for a in axis]
+        else:
+            given = [getattr(axis, "literal_value", None)]
+        axes = literal_axes(axis, rank, types)
+        if axes is None or len(axes) != len(given):  # not constant, out of range, or an axis named twice
+            return None
+        checks = "".join(f"    if x.shape[{i}] != 1:\n        raise ValueError('cannot select an axis to squeeze out "
+                         f"which has size not equal to one')\n" for i in sorted(axes))
+        if len(axes) == rank:  # every axis goes: a 0-d array, as numpy gives (an index would give a number)
+            result = "np.ascontiguousarray(x).reshape(())"
+        else:
+            result = "x[" + ", ".join("0" if i in axes else ":" for i in range(rank)) + "]"
+        return _function(f"def squeeze(x, axis):\n{checks}    return {result}\n", "squeeze")
+
+    @overload(reshaped)
+    def _reshaped(x, shape):
+        if isinstance(x, types.Array) and x.layout == "C":
+            return lambda x, shape: x.reshape(shape)
+        if isinstance(x, types.Array):
+            return lambda x, shape: np.ascontiguousarray(x).reshape(shape)
+        if isinstance(x, (types.Float, types.Complex)):
+            def number(x, shape):
+                out = np.full(shape, x)
+                if out.size != 1:
+                    raise ValueError("cannot reshape an array of size 1 into a shape of another size")
+                return out
+            return number
+
+
+def _function(text, name):
+    """A small implementation written for one rank and its axes (Numba compiles it per call site's types)."""
+    namespace = {"np": np}
+    exec(compile(text, "<astgrad numba shaping>", "exec"), namespace)
+    return namespace[name]
