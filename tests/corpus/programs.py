@@ -51,8 +51,13 @@ def expressions(draw, names, depth=2, fresh_array=False):
 
 
 @st.composite
-def statements(draw, names, helpers, depth, fresh):
-    """A list of source lines (unindented) that may assign ``names`` or new names."""
+def statements(draw, names, helpers, depth, fresh, loop_locals=False):
+    """A list of source lines (unindented) that may assign ``names`` or new names.
+
+    With ``loop_locals`` a ``for`` body may begin by binding a name of its own (``w3 = x * 0.7``, read
+    by the rest of the body, pushed each trip) and end by reading the loop index, which an inner loop
+    of the body may have rebound.
+    """
     kind = draw(st.sampled_from(["assign", "assign", "augmented", "call", "if", "for", "while"]
                                 if depth > 0 else ["assign", "augmented", "call"]))
     locals_ = [n for n in names if n not in ("x", "y")]  # `x += ...` would write into the caller's array
@@ -74,7 +79,7 @@ def statements(draw, names, helpers, depth, fresh):
         helper = draw(st.sampled_from(helpers))
         a, b = draw(st.sampled_from(names)), draw(expressions(names, 1))
         return [f"{target} = {helper}({a}, {b})"], target
-    body = lambda: _block(draw, names, helpers, depth - 1, fresh)  # noqa: E731
+    body = lambda: _block(draw, names, helpers, depth - 1, fresh, loop_locals)  # noqa: E731
     if kind == "if":
         test = f"np.sum({draw(expressions(names, 1))}) > {draw(CONSTANTS)}"
         lines = [f"if {test}:"] + body()
@@ -83,7 +88,17 @@ def statements(draw, names, helpers, depth, fresh):
         return lines, None
     if kind == "for":
         count = draw(st.integers(0, 3))
-        lines = [f"for i in range({count}):"] + body()
+        lines = [f"for i in range({count}):"]
+        if loop_locals and draw(st.booleans()):
+            local = next(fresh).replace("v", "w")
+            value = draw(expressions(names, draw(st.integers(0, 2)), fresh_array=True))
+            lines.append(f"    {local} = {value}" + (" * (i + 0.5)" if draw(st.booleans()) else ""))
+            lines += _block(draw, names + [local], helpers, depth - 1, fresh, loop_locals)
+        else:
+            lines += body()
+        if loop_locals and draw(st.booleans()):
+            target = draw(st.sampled_from(names))
+            lines.append(f"    {target} = {draw(expressions(names, 1))} * (i * 0.25 + 1.0)")
         if draw(st.booleans()):
             lines += [f"    if np.sum({draw(st.sampled_from(names))}) > {draw(CONSTANTS)}:", "        break"]
         return lines, None
@@ -95,17 +110,17 @@ def statements(draw, names, helpers, depth, fresh):
             f"    {counter} = {counter} + 1"], None
 
 
-def _block(draw, names, helpers, depth, fresh):
+def _block(draw, names, helpers, depth, fresh, loop_locals=False):
     lines = []
     for _ in range(draw(st.integers(1, 2))):
-        new, _ = draw(statements(names, helpers, depth, fresh))
+        new, _ = draw(statements(names, helpers, depth, fresh, loop_locals))
         lines += ["    " + line for line in new]
     return lines
 
 
 @st.composite
-def programs(draw):
-    """Source of a module defining helpers ``h0``, ``h1`` and ``f(x, y)``."""
+def programs(draw, loop_locals=False):
+    """Source of a module defining helpers ``h0``, ``h1`` and ``f(x, y)`` (``loop_locals``: see ``statements``)."""
     lines = ["import numpy as np", ""]
     helpers = []
     for h in range(draw(st.integers(0, 2))):
@@ -121,7 +136,7 @@ def programs(draw):
     fresh = (f"v{i}" for i in itertools.count())
     body = []
     for _ in range(draw(st.integers(1, 5))):
-        new, target = draw(statements(names, helpers, 2, fresh))
+        new, target = draw(statements(names, helpers, 2, fresh, loop_locals))
         body += ["    " + line for line in new]
         if target and target not in names:
             names.append(target)

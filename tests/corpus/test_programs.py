@@ -62,6 +62,7 @@ def check_program(source, directory):
     assert others == {}, f"{others}\n\nprogram:\n{source}"
     engines = {"taped"} | ({"numeric"} if trusted else set()) | (set() if refused else {"generated"})
     assert set(report.gradients) == engines
+    return module, report
 
 
 def _differences_settle(f, steps=(1e-5, 1e-6), rtol=1e-3):

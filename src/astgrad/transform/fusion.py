@@ -27,7 +27,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from . import compat
+from . import compat, remat
 from .compat import gast
 from .ir import Op, own_reads, walk_statements
 
@@ -403,6 +403,7 @@ def read_counts(body) -> dict:
 #   adj(n), names      adjoint names; fresh temporaries (snapshot/restore on failure)
 #   seeds              the scalar seeds (scalar_seeds.ScalarSeeds)
 #   saved_targets(op), restore(n)  which targets the primal pushed; ``n = <pop>``
+#   remat              {name: op} of the values the sweep recomputes in front of the group's code
 #   unbroadcast(expr, n), accumulate(atom, expr, live, out, scalar)
 
 
@@ -477,6 +478,13 @@ def adjoint(ops, analysis, sweep, live):
     reads |= {v for v in derivatives if not shapes.holds_shape_of(v, r)}  # read for shape(v)
     old_root = r in leaf_names and r in reads
     if old_root and r not in sweep.saved_targets(root):
+        sweep.names.restore(state)
+        return None
+    # a recomputed value (``t = x * 0.7`` of ``x = np.sin(t) * y``) is made in front of the code, which
+    # pops the group's targets only at its end: it must not read one the group rebinds (then one rule
+    # per operation, each popping its own targets before the next one's recomputation)
+    popped = {t for m in ops for t in m.targets if t in sweep.saved_targets(m)} - ({r} if old_root else set())
+    if popped & remat.operands(sweep.remat, reads):
         sweep.names.restore(state)
         return None
     for n in reads - internal - {r, g}:

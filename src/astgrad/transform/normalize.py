@@ -436,7 +436,7 @@ class Normalizer:
                 temp = self.temp()
                 self.emit([temp], "nondiff", iter_expr, it)
                 iter_expr = compat.name(temp)
-            target = s.target.id
+            target = self.loop_index(s, s.target, body_assigned, head)
         elif self.forward_stack is not None and fn is reversed and isinstance(s.target, gast.Name) \
                 and len(it.args) == 1 and not it.keywords:
             # generated code's reverse loop over steps (range(n), range(n)[:count]), kept as it is: forward mode
@@ -452,7 +452,7 @@ class Normalizer:
             if fn is enumerate and isinstance(s.target, gast.Tuple) and len(s.target.elts) == 2 \
                     and len(it.args) == 1:
                 seqs = [self.atomize(it.args[0])]
-                target = s.target.elts[0].id
+                target = self.loop_index(s, s.target.elts[0], body_assigned, head)
                 items = [s.target.elts[1]]
             elif fn is zip and isinstance(s.target, gast.Tuple) and len(s.target.elts) == len(it.args):
                 seqs = [self.atomize(a) for a in it.args]
@@ -484,6 +484,16 @@ class Normalizer:
         body = self.block(head + list(s.body))
         self.stmt = saved
         self.out.append(For(target, iter_expr, body, line, text))
+
+    def loop_index(self, s, name, assigned, head):
+        """The loop's own index variable: the user's name, or a fresh one bound to it first in the body
+        when the body rebinds it (``i = ...``, an inner ``for i``), as the reverse loop rebinds only its own."""
+        if name.id not in assigned:
+            return name.id
+        index = self.temp_local(name.id)
+        head.append(compat.make("Assign", targets=[name], value=compat.name(index), lineno=s.lineno,
+                                col_offset=s.col_offset))
+        return index
 
     def pinned(self, atom, assigned):
         """An atom whose value the loop body cannot change."""

@@ -88,6 +88,18 @@ def rematerializable(body, an, params=()) -> dict:
             del chosen[t]
 
 
+def operands(remat, names) -> set:
+    """The names that recomputing those of ``names`` in ``remat`` reads (through each other, too)."""
+    out, todo = set(), [n for n in names if n in remat]
+    while todo:
+        for a in remat[todo.pop()].args:
+            if isinstance(a, gast.Name) and a.id not in out:
+                out.add(a.id)
+                if a.id in remat:
+                    todo.append(a.id)
+    return out
+
+
 def recompute(remat, code, done) -> list:
     """Statements recomputing the names of ``remat`` that ``code`` reads (and what they read).
 
