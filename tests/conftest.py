@@ -1,8 +1,18 @@
-"""Shared test configuration: the gradcheck fixture, isolated_rules, the --runslow and --optimize-level flags."""
+"""Shared test configuration: the gradcheck fixture, isolated_rules, the --runslow and --optimize-level flags.
 
-import pytest
+The tests compile Numba gradients without LLVM's optimisation passes (``NUMBA_OPT=0``, set here before
+anything imports Numba; an ``NUMBA_OPT`` already in the environment is kept): those passes were half of
+the whole default run's Numba compile time and change no number (Numba compiles without fast-math).
+tests/backends/test_numba_optimised.py compiles at Numba's own default level, in a process of its own.
+"""
 
-from astgrad.rules import _registry
+import os
+
+os.environ.setdefault("NUMBA_OPT", "0")
+
+import pytest  # noqa: E402
+
+from astgrad.rules import _registry  # noqa: E402
 
 # The installed package registers the plugin through its entry point; this
 # line makes the fixture available when the tests run from a source tree.

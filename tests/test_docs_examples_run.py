@@ -8,6 +8,7 @@ its `print(...)` calls (tests/test_docs_printed_values.py checks those).
 """
 
 import ast
+import json
 import os
 import pathlib
 import re
@@ -23,7 +24,7 @@ FENCE = re.compile(r"^```python[^\n]*\n(.*?)^```", re.M | re.S)
 MARK = re.compile(r"<!--\s*(not run|needs):?\s*(.*?)\s*-->\s*\n(?:<!--\s*test with:.*-->\s*\n)?\Z")
 SMALLER = re.compile(r"<!--\s*test with:\s*(.*?)\s*-->\s*\n\Z")
 
-RUNNER = """
+PAGE = """
 import importlib.util, re, shutil, sys
 import numpy as np
 
@@ -48,13 +49,52 @@ def missing(needs):
             return True
     return False
 
-ns = {"__name__": "__main__", "_claim_": claim}
-for path, needs in zip(sys.argv[1::2], sys.argv[2::2]):
-    if needs != "-" and missing(needs):
-        print("skipped, needs", needs)
-        break
-    with open(path) as file:
-        exec(compile(file.read(), path, "exec"), ns)
+def run_page(args):
+    ns = {"__name__": "__main__", "_claim_": claim}
+    for path, needs in zip(args[0::2], args[1::2]):
+        if needs != "-" and missing(needs):
+            print("skipped, needs", needs)
+            break
+        with open(path) as file:
+            exec(compile(file.read(), path, "exec"), ns)
+"""
+
+# One page: a process of its own.
+RUNNER = PAGE + """
+run_page(sys.argv[1:])
+"""
+
+# Every page: one process imports numpy and astgrad once (what each page's process spent most of its
+# time on), then forks a child for each page, so each page still starts from a process of its own that
+# has run nothing else. A request is one line of JSON: the page's directory, its arguments, the file
+# for its stderr; the answer is one line, the page's exit status.
+FORKING = PAGE + """
+import json, os, signal, traceback
+import astgrad  # noqa: F401
+
+for line in sys.stdin:
+    request = json.loads(line)
+    sys.stdout.flush()
+    pid = os.fork()
+    if pid == 0:
+        status = 1
+        try:
+            signal.alarm(120)
+            os.chdir(request["cwd"])
+            for fd, name in ((1, "stdout"), (2, "stderr")):
+                os.dup2(os.open(request[name], os.O_WRONLY | os.O_CREAT | os.O_TRUNC), fd)
+            sys.argv = ["-c", *request["args"]]
+            run_page(request["args"])
+            status = 0
+        except SystemExit as stop:
+            status = stop.code if isinstance(stop.code, int) else 0 if stop.code is None else 1
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(status)
+    print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)
 """
 
 
@@ -114,8 +154,36 @@ def page_with_blocks():
     return [page for page in PAGES if any(True for _ in blocks(page))]
 
 
+ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "MPLBACKEND": "Agg"}
+
+
+@pytest.fixture(scope="module")
+def run_page():
+    """``run_page(args, cwd)``: the page's exit status and stderr, from a forked child where there is fork."""
+    if not hasattr(os, "fork"):
+        def in_a_process(args, cwd):
+            result = subprocess.run([sys.executable, "-c", RUNNER, *args], capture_output=True, text=True,
+                                    cwd=cwd, env=ENV, timeout=120)
+            return result.returncode, result.stderr
+        yield in_a_process
+        return
+    server = subprocess.Popen([sys.executable, "-c", FORKING], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True, cwd=ROOT, env=ENV)
+
+    def forked(args, cwd):
+        request = {"cwd": str(cwd), "args": args, "stdout": str(cwd / "stdout.txt"), "stderr": str(cwd / "stderr.txt")}
+        server.stdin.write(json.dumps(request) + "\n")
+        server.stdin.flush()
+        answer = server.stdout.readline()
+        assert answer, "the process that forks the pages ended"
+        return int(answer), (cwd / "stderr.txt").read_text()
+    yield forked
+    server.stdin.close()
+    server.wait(timeout=60)
+
+
 @pytest.mark.parametrize("page", page_with_blocks(), ids=lambda p: p.name)
-def test_the_python_blocks_of_a_page_run(page, tmp_path):
+def test_the_python_blocks_of_a_page_run(page, tmp_path, run_page):
     args = []
     needs = "-"
     for line, code, mark, detail in blocks(page):
@@ -127,7 +195,5 @@ def test_the_python_blocks_of_a_page_run(page, tmp_path):
         path = tmp_path / f"{page.stem.replace('-', '_')}_line_{line}.py"
         path.write_text(with_claims(code, f"{page.name}:{line}"))
         args += [str(path), needs]
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "MPLBACKEND": "Agg"}
-    result = subprocess.run([sys.executable, "-c", RUNNER, *args], capture_output=True, text=True,
-                            cwd=tmp_path, env=env, timeout=120)
-    assert result.returncode == 0, result.stderr[-3000:]
+    returncode, stderr = run_page(args, tmp_path)
+    assert returncode == 0, stderr[-3000:]

@@ -76,6 +76,12 @@ def graph() -> dict:
     return {name: _edges(name, path, modules) for name, path in modules.items()}
 
 
+@pytest.fixture(scope="module")
+def edges():
+    """The package's graph, parsed once for the tests here (none of them changes it)."""
+    return graph()
+
+
 def cycle(edges) -> list:
     """One import cycle of ``edges`` as a list of modules (first == last), or []."""
     state = {}
@@ -111,15 +117,13 @@ def test_cycle_finder_finds_a_cycle_through_a_function_level_import(tmp_path):
     assert _edges("p.a", path, {"p.a", "p.b", "p.c"}) == {"p.b"}
 
 
-def test_the_graph_sees_known_edges():
-    edges = graph()
+def test_the_graph_sees_known_edges(edges):
     assert "astgrad.transform.reverse" in edges["astgrad.transform.pipeline"]
     assert "astgrad.rules" in edges["astgrad.transform.reverse"]
 
 
 @pytest.mark.parametrize("package", ["astgrad.transform", "astgrad.rules", "astgrad.tape", "astgrad"])
-def test_no_import_cycle(package):
-    edges = graph()
+def test_no_import_cycle(edges, package):
     if package != "astgrad":  # the package's own modules among themselves
         edges = {m: {n for n in e if n.startswith(package)} for m, e in edges.items() if m.startswith(package)}
     found = cycle(edges)
