@@ -428,3 +428,33 @@ def test_objects_collected_by_star_args_are_checked():
                 astgrad.grad(f)(x)
     finally:
         PAIR.clear()
+
+
+import logging  # noqa: E402
+import random  # noqa: E402
+
+LOGGER = logging.getLogger("astgrad-test-untransformed-calls")
+
+
+def logs(x):
+    LOGGER.debug("a value")
+    return np.sum(x * x)
+
+
+def shuffles_with_the_standard_library(x):
+    random.shuffle(G["x"])
+    return np.sum(x * x)
+
+
+def test_a_library_function_runs_exactly_and_its_own_state_is_not_checked():
+    """logging's handlers and caches are no user's array: the call runs, the gradient is exact."""
+    np.testing.assert_allclose(astgrad.grad(logs)(x0()), [2.0, 4.0])
+
+
+def test_a_library_function_given_the_argument_is_still_checked():
+    """random.shuffle is Python code of the standard library that swaps the items of what it is given."""
+    x = np.array([1.0, 2.0, 3.0])
+    G["x"] = x
+    with pytest.raises(TypeError, match="argument x"):
+        astgrad.grad(shuffles_with_the_standard_library)(x)
+    np.testing.assert_array_equal(x, [1.0, 2.0, 3.0])

@@ -21,6 +21,7 @@ transform time: the adjoint reads that name again after the call.
 from __future__ import annotations
 
 import inspect
+import sysconfig
 import types
 import weakref
 
@@ -83,6 +84,10 @@ def _first_parameter(fn):
 def _collect(fn, roots, self_value, writes, seen, dependencies, caller):
     """Add to ``writes`` what ``fn`` may write into through ``roots`` (``{parameter: (kind, where, steps)}``),
     its globals and closure, and the Python functions it calls (read in turn)."""
+    if _library(fn):  # its own module's state is no user's array: only what the user's objects reach
+        roots = {p: r for p, r in roots.items() if r[0] in (GIVEN, GLOBAL, CELL)}
+        if not roots:
+            return
     key = (fn, tuple(sorted((p, r[0], id(r[1]) if r[0] in (GLOBAL, CELL) else r[1], r[2]) for p, r in roots.items())))
     if key in seen:
         return
@@ -102,13 +107,14 @@ def _collect(fn, roots, self_value, writes, seen, dependencies, caller):
               and isinstance(n.ctx, (gast.Store, gast.Param, gast.Del))}
     _rebinds(tree, source, declared, stored, caller)
     aliases: dict = {}  # a name in fn -> (kind, where, steps to the object it holds, or None)
+    library = _library(fn)
     for name in {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)}:
         if name in roots:
             kind, where, steps = roots[name]
             rebound = any(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, (gast.Store, gast.Del))
                           for n in gast.walk(tree))
             aliases[name] = (kind, where, None if rebound else steps)
-        elif name not in stored or name in declared:
+        elif not library and (name not in stored or name in declared):
             found = _outside(source, name)
             if found is not None:
                 aliases[name] = found
@@ -118,6 +124,15 @@ def _collect(fn, roots, self_value, writes, seen, dependencies, caller):
         for hit in _writes_of(node, aliases, values, source, stored - declared, writes, seen, dependencies, caller):
             line = getattr(node, "lineno", 1)
             writes.append((*hit, f"{source.filename}:{line}: {source.lines[line - 1].strip()}"))
+
+
+_LIBRARY_PATHS = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "purelib", "platlib")})
+
+
+def _library(fn) -> bool:
+    """A function of the standard library or an installed package: what its module keeps (a logger's handlers,
+    a cache) is not read for writes, only the objects of the user's it is given or reached through."""
+    return fn.__code__.co_filename.startswith(_LIBRARY_PATHS)
 
 
 def _outside(source, name):
