@@ -458,3 +458,28 @@ def test_a_library_function_given_the_argument_is_still_checked():
     with pytest.raises(TypeError, match="argument x"):
         astgrad.grad(shuffles_with_the_standard_library)(x)
     np.testing.assert_array_equal(x, [1.0, 2.0, 3.0])
+
+
+def swap_first(a, b):
+    a[0], b[0] = b[0], a[0]
+
+
+OPAQUE_SWAP = swap_first.__call__  # a method-wrapper: no Python source the transform can read
+
+
+def passes_two_globals():
+    OPAQUE_SWAP(STATE["log"], G["x"])
+
+
+def through_two_globals(x):
+    passes_two_globals()
+    return np.sum(x * 3.0)
+
+
+def test_every_global_given_to_an_unread_function_is_checked_not_only_the_first():
+    x = x0()
+    G["x"] = x
+    STATE["log"] = [5.0, 6.0]
+    with pytest.raises(TypeError, match="argument x"):
+        astgrad.grad(through_two_globals)(x)
+    np.testing.assert_array_equal(x, [1.0, 2.0])

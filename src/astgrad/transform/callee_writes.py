@@ -32,7 +32,7 @@ from .effects import _CHANGING, _only_reads, _root, _stores_into
 from .errors import UnsupportedSyntaxError
 from .parse import _MISSING as _NO
 from .parse import Dependencies, FunctionSource
-from .runtime_checks import CELL, GIVEN, GLOBAL, SELF, callable_code, follow
+from .runtime_checks import CELL, GIVEN, GLOBAL, SELF, WHOLLY, callable_code, follow
 
 #: methods of arrays, lists and dicts that only read the object they are called on
 _READING_METHODS = {m for m in dir(np.ndarray) if not m.startswith("_")} - _CHANGING | \
@@ -235,37 +235,37 @@ def _writes_of(node, aliases, values, source, local, writes, seen, dependencies,
                 if isinstance(node, gast.AugAssign):  # in place where the object has the operator
                     found.append(_path(part, aliases))
         return [f for f in found if f is not None]
-    hit = _write_of_call(node, aliases, values, source, local, writes, seen, dependencies, caller)
-    return [] if hit is None else [hit]
+    return _writes_of_call(node, aliases, values, source, local, writes, seen, dependencies, caller)
 
 
-def _write_of_call(node, aliases, values, source, local, writes, seen, dependencies, caller):
-    """The object a call may write into, as ``_writes_of`` gives them, or None."""
+def _writes_of_call(node, aliases, values, source, local, writes, seen, dependencies, caller):
+    """The objects a call may write into, as ``_writes_of`` gives them."""
     if not isinstance(node, gast.Call):
-        return None
+        return []
     func = node.func
     for k in node.keywords:
         if k.arg == "out" and _path(k.value, aliases) is not None:
-            return _path(k.value, aliases)
+            return [_path(k.value, aliases), *_given_to(node, aliases, source, local, func)]
     if isinstance(func, gast.Attribute) and _path(func.value, aliases) is not None:
         obj = _path(func.value, aliases)
         if func.attr in _CHANGING:
-            return obj
+            return [obj, *_given_to(node, aliases, source, local, func)]
         value = _value_of(func.value, values)
         method = getattr(value, func.attr, _NO) if value is not _NO else _NO
         found = callable_code(method) if method is not _NO else None
         if found is not None:
             _collect_callee(found[0], obj, node, aliases, writes, seen, dependencies, caller, found[1])
-            return None
+            return []
         if func.attr in _READING_METHODS and not isinstance(method, types.MethodType):
             return _given_to(node, aliases, source, local, func)
-        return obj[0], obj[1], None  # a method not known to only read: it may write anywhere into its object
+        # a method not known to only read: it may write anywhere into its object and what it is given
+        return [_wholly(obj), *_given_to(node, aliases, source, local, func)]
     callee = source.resolve_expr(func, local)
     found = callable_code(callee) if callee is not _NO else None
     if found is not None and not _only_reads(callee):
         self_root = _path(func, aliases) if found[1] is not None else None
         _collect_callee(found[0], self_root, node, aliases, writes, seen, dependencies, caller, found[1])
-        return None
+        return []
     return _given_to(node, aliases, source, local, func, callee)
 
 
@@ -286,17 +286,23 @@ def _value_of(node, values):
 
 
 def _given_to(node, aliases, source, local, func, callee=_NO):
-    """A root given to a function that is not known to only read: it may write anywhere into it."""
+    """The roots given to a function not known to only read: it may write anywhere into each."""
     given = [_path(a.value if isinstance(a, gast.Starred) else a, aliases) for a in node.args]
     given += [_path(k.value, aliases) for k in node.keywords]
     given = [g for g in given if g is not None]
     if not given:
-        return None
+        return []
     if callee is _NO:
         callee = source.resolve_expr(func, local)
     if callee is not _NO and _only_reads(callee):
-        return None
-    return given[0][0], given[0][1], None
+        return []
+    return [_wholly(g) for g in given]
+
+
+def _wholly(found):
+    """``found`` (kind, where, steps) as a write anywhere into the object the steps reach."""
+    kind, where, steps = found
+    return kind, where, None if steps is None else (*steps, WHOLLY)
 
 
 def _collect_callee(fn, self_root, call, aliases, writes, seen, dependencies, caller, self_value):

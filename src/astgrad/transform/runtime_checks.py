@@ -150,6 +150,10 @@ def written_by_call(site, callee, *given):
                 continue
         if base is _NOTHING or base is None or isinstance(base, (int, float, complex, str, bytes, bool)):
             continue
+        if steps and steps[-1] is WHOLLY:  # anywhere into the object the path reaches
+            base, steps = follow(base, steps[:-1]), None
+            if base is _NOTHING:
+                continue
         exact = follow(base, steps) if steps is not None else _NOTHING
         if arguments is None:
             arguments = list(_running_arguments(2))
@@ -203,6 +207,8 @@ _NOTHING = object()
 #: where a root object is found when the check runs: a global (``(globals, name)``), a closure cell, ``self`` of
 #: the bound method the caller calls, or the i-th object the caller's check is given (an argument of the call)
 GLOBAL, CELL, SELF, GIVEN = "global", "cell", "self", "given"
+#: the last step of a path written into anywhere (given to a function not read, a method not known)
+WHOLLY = ("wholly", None)
 
 
 def callable_code(obj):
