@@ -202,25 +202,31 @@ def _follow_aliases(tree, aliases):
                             changed = True
 
 
+def _chain(node):
+    """``(name, steps)`` of ``node``, a name followed by items and attributes (steps None where an item is not a
+    constant), or ``(None, None)``."""
+    steps: list | None = []
+    while isinstance(node, (gast.Subscript, gast.Attribute)):
+        if isinstance(node, gast.Attribute):
+            steps = steps if steps is None else [*steps, ("attr", node.attr)]
+        elif isinstance(node.slice, gast.Constant):
+            steps = steps if steps is None else [*steps, ("item", node.slice.value)]
+        else:
+            steps = None
+        node = node.value
+    if not isinstance(node, gast.Name):
+        return None, None
+    return node.id, None if steps is None else tuple(reversed(steps))
+
+
 def _path(node, aliases):
     """``(kind, where, steps)`` of the object ``node`` (a root name and constant items and attributes) is,
     steps None if the path is not known; None if ``node`` reaches no root."""
-    steps: list = []
-    known = True
-    while isinstance(node, (gast.Subscript, gast.Attribute)):
-        if isinstance(node, gast.Attribute):
-            steps.append(("attr", node.attr))
-        elif isinstance(node.slice, gast.Constant):
-            steps.append(("item", node.slice.value))
-        else:
-            known = False
-        node = node.value
-    if not isinstance(node, gast.Name) or node.id not in aliases:
+    name, steps = _chain(node)
+    if name not in aliases:
         return None
-    kind, where, prefix = aliases[node.id]
-    if not known or prefix is None:
-        return kind, where, None
-    return kind, where, prefix + tuple(reversed(steps))
+    kind, where, prefix = aliases[name]
+    return kind, where, None if steps is None or prefix is None else prefix + steps
 
 
 def _writes_of(node, aliases, values, source, local, writes, seen, dependencies, caller):
@@ -271,18 +277,10 @@ def _writes_of_call(node, aliases, values, source, local, writes, seen, dependen
 
 def _value_of(node, values):
     """The object ``node`` (a name and constant items and attributes) holds at transform time, or _NO."""
-    steps = []
-    while isinstance(node, (gast.Subscript, gast.Attribute)):
-        if isinstance(node, gast.Attribute):
-            steps.append(("attr", node.attr))
-        elif isinstance(node.slice, gast.Constant):
-            steps.append(("item", node.slice.value))
-        else:
-            return _NO
-        node = node.value
-    if not isinstance(node, gast.Name) or values.get(node.id, _NO) is _NO:
+    name, steps = _chain(node)
+    if steps is None or values.get(name, _NO) is _NO:
         return _NO
-    return follow(values[node.id], tuple(reversed(steps)), _NO)
+    return follow(values[name], steps, _NO)
 
 
 def _given_to(node, aliases, source, local, func, callee=_NO):
