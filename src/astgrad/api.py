@@ -311,6 +311,14 @@ _KEEP = """\
                         and {g}.base is None and {g}.flags.writeable and {others}):
                     {g} = _finish({g}, {a})
 """
+# Numba's arrays never own their memory: ``base`` is Numba's record of it
+# (``_allocator``), whose ``parent`` is the caller's array it belongs to and
+# whose ``refcount`` counts the arrays on it.  One that Numba allocated and
+# only this gradient holds is as fresh as a numpy array whose ``base`` is
+# None; views of the arguments, and two gradients on one buffer, are copied.
+_KEEP_NUMBA = _KEEP.replace(
+    "{g}.base is None",
+    "((b := {g}.base) is None or type(b) is _allocator and b.parent is None and b.refcount == 1)")
 
 
 def _compile_entry(gf, generated=None, ranks=None):
@@ -322,7 +330,7 @@ def _compile_entry(gf, generated=None, ranks=None):
     generated = generated or gf._generated
     namespace = {"_function": generated.function, "_generated": generated, "_finish": _finish, "_ndarray": np.ndarray,
                  "_float64": np.dtype(np.float64), "_PLAIN": _PLAIN, "_call_general": _call_general,
-                 "_ABSENT": _ABSENT, "_given": _given}
+                 "_ABSENT": _ABSENT, "_given": _given, "_allocator": generated.allocator}
     args = [f"a{i}" for i in range(gf._arity)]  # with types t0, t1, ...
     grads = [f"g{i}" for i in range(len(gf._names))]
     call = ", ".join(args)
@@ -333,7 +341,7 @@ def _compile_entry(gf, generated=None, ranks=None):
         unpack = f"({unpack}), value"
     names = list(gf._signature.parameters)
     rank = [(ranks or {}).get(names[i]) if i < len(names) else None for i in range(len(args))]
-    keep = "".join(_KEEP.format(g=g, a=args[i], t="" if _array(rank[i]) else f"t{i} is _ndarray and ",
+    keep = "".join((_KEEP if generated.allocator is None else _KEEP_NUMBA).format(g=g, a=args[i], t="" if _array(rank[i]) else f"t{i} is _ndarray and ",
                                 others=" and ".join(f"{g} is not {o}" for o in args + grads[:n]))
                    for n, (g, i) in enumerate(zip(grads, gf._positions)))
     result = grads[0] if gf._single else f"({', '.join(grads)},)"

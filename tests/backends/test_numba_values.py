@@ -197,3 +197,50 @@ def test_a_locals_gradient_added_to_in_a_loop_starts_as_zeros_of_its_shape():
     assert "dy = zeros_like_gradient(y)" in gradient.source
     np.testing.assert_array_equal(gradient(x), astgrad.grad(doubled_then_gathered)(x))
     np.testing.assert_array_equal(gradient(x), [4.0, -12.0, 16.0, 0.0])
+
+
+# -- what the compiled entry returns: Numba's arrays are kept only when nothing else holds their memory ----
+
+def transposed(x):
+    return x.T
+
+
+def summed_pair(x, y):
+    return np.sum(x + y)
+
+
+def test_a_gradient_that_is_a_view_of_an_argument_is_copied():
+    """vjp of x.T is the seed's transpose, a view of the seed in the compiled code: the user gets a copy."""
+    x = np.arange(6.0).reshape(2, 3)
+    seed = np.arange(6.0).reshape(3, 2) + 1.0
+    gradient = astgrad.vjp(transposed, backend="numba")
+    for _ in range(2):  # the first call compiles; the second runs the compiled entry
+        got = gradient(x, seed)
+        np.testing.assert_array_equal(got, seed.T)
+        assert not np.shares_memory(got, seed) and got.flags.writeable
+        got[0, 0] = -100.0
+        assert seed[0, 0] == 1.0
+
+
+def test_two_gradients_sharing_memory_are_returned_apart():
+    """d/dx and d/dy of sum(x + y) are one array in the generated code: Numba returns two arrays on one buffer."""
+    x, y = np.ones((2, 2)), np.full((2, 2), 3.0)
+    gradient = astgrad.grad(summed_pair, wrt=(0, 1), backend="numba")
+    for _ in range(2):
+        dx, dy = gradient(x, y)
+        np.testing.assert_array_equal(dx, np.ones((2, 2)))
+        np.testing.assert_array_equal(dy, np.ones((2, 2)))
+        assert not np.shares_memory(dx, dy)
+        dx += 1.0
+        np.testing.assert_array_equal(dy, np.ones((2, 2)))
+
+
+def test_a_fresh_compiled_result_is_returned_without_a_copy(compiled):
+    """The array Numba allocated is the user's: writeable, not shared with the arguments or another call's."""
+    gradient, (x,), _, _ = compiled["W1"]
+    first, second = gradient(x), gradient(x)
+    for got in (first, second):
+        assert got.flags.writeable and got.dtype == np.float64 and got.shape == x.shape
+        assert not np.shares_memory(got, x)
+    assert not np.shares_memory(first, second)
+    assert type(first.base).__name__ == "_MemInfo"  # Numba's own allocation, kept as it is

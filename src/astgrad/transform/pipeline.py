@@ -474,6 +474,7 @@ class Generated:
     """The result of a transformation: module source and entry function."""
 
     rank_dependent = False  # whether arguments of known ranks would change the code (build(ranks=...))
+    allocator = None  # a backend's type of the ``base`` of the arrays it allocates (api._KEEP_NUMBA)
 
     def __init__(self, source, function, filename, namespace, dependencies=None, origins=()):
         self.source = source
