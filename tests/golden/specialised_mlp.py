@@ -7,9 +7,9 @@ def dmlp(W1, b1, W2, X, Y, *, dresult=1.0):
     t4 = t5 - Y
     t5 = only_shape(t5)
     # grad of line 102: return np.mean((h @ W2 - Y) ** 2)
-    dt3 = filled(dresult / size(t4), shape(t4))
+    dt3 = dresult / size(t4)
     dt5 = unbroadcast(2 * dt3 * t4, shape(t5))
-    del dt3, t4, t5
+    del t4, t5
     dh = dt5 @ T(W2)
     dW2 = T(h) @ dt5
     del dt5

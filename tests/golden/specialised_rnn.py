@@ -21,9 +21,8 @@ def drnn(Wx, Wh, b, xs, h0, *, dresult=1.0):
     del t4
     t8 = Shaped(shape(h))
     # grad of line 109: return np.mean(h ** 2)
-    dt8 = filled(dresult / size(t8), shape(t8))
+    dt8 = dresult / size(t8)
     dh = dt8 * (2 * h)
-    del dt8
     # grad of line 107: for t in range(xs.shape[0]):
     dWh = 0.0
     dWx = 0.0

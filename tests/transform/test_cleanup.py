@@ -4,10 +4,13 @@ Each case checks the generated source for what should be gone and the
 gradient against central differences.
 """
 
+import astor
+import gast
 import numpy as np
 import pytest
 
 import astgrad
+from astgrad.transform.cleanup import propagate_copies
 
 from _numeric import assert_grad
 
@@ -120,3 +123,21 @@ def test_a_value_that_only_feeds_itself_is_not_computed():
         (accumulated_result(0.4 + 1e-6, 5) - accumulated_result(0.4 - 1e-6, 5)) / 2e-6, rel=1e-6)
     value, grad = astgrad.value_and_grad(accumulated_result)(0.4, 5)
     assert value == pytest.approx(accumulated_result(0.4, 5))  # kept when the value is asked for
+
+
+def _copied_then_rebound(source):
+    """``source`` after cleanup.propagate_copies with ``da`` an adjoint temporary, as lines."""
+    fn_def = gast.parse(source).body[0]
+    return astor.to_source(gast.gast_to_ast(propagate_copies(fn_def, {"da"}))).strip().splitlines()
+
+
+def test_a_copy_rebound_from_itself_at_once_reads_the_copied_name():
+    lines = _copied_then_rebound("def f(b, c):\n    da = b\n    da = g(da, c) + da\n    return da\n")
+    assert lines[1:] == ["    da = g(b, c) + b", "    return da"]
+
+
+def test_a_copy_read_between_or_rebound_twice_is_kept():
+    kept = "def f(b):\n    da = b\n    h(da)\n    da = g(da)\n    return da\n"
+    assert "    da = b" in _copied_then_rebound(kept)
+    thrice = "def f(b):\n    da = b\n    da = g(da)\n    da = g(da)\n    return da\n"
+    assert "    da = b" in _copied_then_rebound(thrice)

@@ -73,12 +73,17 @@ def scatter(g, shape, index):
     Dask writes (``out[index] = g``) instead of adding, the same where no
     position is indexed twice: basic indexes, boolean masks, one integer
     array without repeats.  Repeats, several integer arrays and indexes
-    that are themselves Dask arrays are refused.
+    that are themselves Dask arrays are refused, the last with the advice of np.where.
     """
     import numpy as np
     parts = index if isinstance(index, tuple) else (index,)
     arrays = [i for i in parts if isinstance(i, (list, np.ndarray)) or is_lazy(i)]
-    if any(is_lazy(i) for i in arrays) or len(arrays) > 1 or arrays and not _distinct(arrays[0], parts, shape):
+    if any(is_lazy(i) for i in arrays):
+        raise TypeError(f"astgrad: this gradient adds values into a Dask array at positions that are themselves a "
+                        f"Dask array ({_brief(index)}: a mask or indexes computed from a Dask array, as in "
+                        f"x[x > 0]); Dask cannot write at positions it has not computed. Write the selection with "
+                        f"np.where (np.where(x > 0, x, 0.0)), or compute the positions first")
+    if len(arrays) > 1 or arrays and not _distinct(arrays[0], parts, shape):
         raise TypeError(f"astgrad: this gradient adds values into a Dask array at the positions {_brief(index)} "
                         f"(the rule scatter, which the gradients of indexing, np.take, np.diag and others use); Dask "
                         f"writes lazily only where slices, a boolean mask or one integer array without repeats "

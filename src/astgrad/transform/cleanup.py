@@ -192,6 +192,13 @@ def propagate_copies(fn_def, candidates):
                 if isinstance(getattr(s, field, None), list) and getattr(s, field):
                     setattr(s, field, block(getattr(s, field)))
             copy = _copy_of(s)
+            if copy is not None and copy[0] in candidates and stores.get(copy[0]) == 2 and copy[0] != copy[1] \
+                    and (moved := _rebinds_from(out[i + 1:i + 2], *copy)):  # a = b; a = f(a) becomes a = f(b)
+                stores[copy[0]] = 1
+                loads[copy[0]] -= moved
+                loads[copy[1]] = loads.get(copy[1], 0) + moved
+                del out[i]
+                continue
             if copy is not None and copy[0] in candidates and stores.get(copy[0]) == 1 and copy[0] != copy[1]:
                 if _propagate(out, i, *copy, loads):
                     del out[i]
@@ -208,6 +215,31 @@ def _copy_of(stmt):
             and isinstance(stmt.value, gast.Name):
         return stmt.targets[0].id, stmt.value.id
     return None
+
+
+def _rebinds_from(following, a, b) -> int:
+    """How many reads of ``a`` ``following`` has, when it is one ``a = f(a)``; those then read ``b``.
+
+    The value is computed before ``a`` is bound again, so it reads the copy,
+    which is ``b``: ``b`` is not assigned in between.
+    """
+    if len(following) != 1:
+        return 0
+    stmt = following[0]
+    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)
+            and stmt.targets[0].id == a):
+        return 0
+    reads = [n for n in compat.walk(stmt.value) if isinstance(n, gast.Name) and n.id == a]
+    if not reads or any(isinstance(n, (gast.Lambda, gast.NamedExpr)) or _comprehension(n)
+                        for n in compat.walk(stmt.value)):
+        return 0
+    for n in reads:
+        n.id = b
+    return len(reads)
+
+
+def _comprehension(node) -> bool:
+    return isinstance(node, (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp))
 
 
 def _propagate(stmts, i, a, b, loads) -> bool:

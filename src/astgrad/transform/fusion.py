@@ -463,7 +463,13 @@ def adjoint(ops, analysis, sweep, live):
     g = sweep.adj(r)
     seeds = sweep.seeds
     scalar_g = r in seeds.lazy
-    spread = scalar_g and not all(shapes.holds_shape_of(v, r, strict=True) for v in derivatives)
+    # d r / d v has r's whole shape when it reads a name of that shape (2 * t4 of (t4 - y) ** 2): g times it
+    # is then the same array for a number g as for g spread, and un-broadcasting it into a smaller v sums
+    # the right elements.  Otherwise v must have r's shape, or the spread seed's sum over v's broadcast
+    # axes would be lost (each v's gradient broadcasts to v's shape: see ScalarSeeds.takes_scalar)
+    whole = {v: any(isinstance(algebra.nodes[a], gast.Name) and shapes.holds_shape_of(algebra.nodes[a].id, r, strict=True)
+                    for a in p.atoms()) for v, p in derivatives.items()}
+    spread = scalar_g and not all(whole[v] or shapes.holds_shape_of(v, r, strict=True) for v in derivatives)
     scalar_g = scalar_g and not spread
     # operands whose gradients are multiples of one array (tanh(a + 2 * b)) share it
     primitive = {}
@@ -512,7 +518,7 @@ def adjoint(ops, analysis, sweep, live):
                 value = algebra.gradient_times(g, rest)
                 bound[key] = (sweep.adj(sweep.names.temp()), value)
                 out.append(compat.assign(bound[key][0], value))
-            scalar = scalar_g and not seeds.has_shape_of(bound[key][1], v)  # what the shared name holds
+            scalar = scalar_g and not (whole[v] or seeds.has_shape_of(bound[key][1], v))  # what the shared name holds
             expr = compat.name(bound[key][0])
             if not summed:  # sum the shared array first, then scale the (smaller) sum: -unbroadcast(dt9, ...)
                 expr = sweep.unbroadcast(expr, v)
@@ -520,7 +526,7 @@ def adjoint(ops, analysis, sweep, live):
             algebra.nodes[-2] = expr
             expr = algebra.expr(Poly({((-2, 1),): c}))
         else:
-            scalar = scalar_g and not seeds.has_shape_of(expr, v)
+            scalar = scalar_g and not (whole[v] or seeds.has_shape_of(expr, v))
         if not summed:
             expr = sweep.unbroadcast(expr, v)
         sweep.accumulate(compat.name(v), expr, live, out, scalar)

@@ -249,10 +249,13 @@ class Reverser:
             if grad is None:
                 continue
             arg = op.args[i]
+            # g * f'(x) reading x, which has the result's shape, has x's shape for a number g too
+            whole = scalar_g and self.an.shapes.same(op, i) and any(
+                isinstance(n, gast.Name) and n.id == arg.id for n in compat.walk(grad))
             if unbroadcast and arg.id not in self.sequences and not self.an.keeps_shape(op, i):
                 grad = self.unbroadcast(grad, arg.id)
-            scalar = scalar_g and not self.seeds.has_shape_of(grad, arg.id)
-            if self.seeds.is_filled(grad) and self.seeds.takes_scalar(arg.id):
+            scalar = scalar_g and not (whole or self.seeds.has_shape_of(grad, arg.id))
+            if self.seeds.is_filled(grad) and self.seeds.takes_scalar(arg.id, fused=True):
                 grad, scalar = grad.args[0], True  # the seed of a full reduction, not spread yet
             self.accumulate(arg, grad, live, out, scalar)
 

@@ -18,8 +18,20 @@ from .compat import gast
 
 # rules that are elementwise expressions of the gradient and the operands: a
 # gradient that only broadcasts to the result's shape gives arguments'
-# gradients that broadcast to theirs (a scalar seed stays a scalar)
-_SCALAR_SAFE = (np.add, np.subtract, np.multiply, np.negative, np.divide)
+# gradients that broadcast to theirs (a scalar seed stays a scalar).  Each
+# unary function's rule is g * f'(x) (rules.elementwise); a binary one's
+# (power, maximum, ...) is g times an array of the result's shape per
+# operand.  takes_scalar asks more: every operand that gets a gradient has
+# the result's shape, since one broadcast over the elements (an exponent,
+# a bound) gets the sum over them, which a number standing for the spread
+# seed would not give.
+_SCALAR_SAFE = frozenset({
+    np.add, np.subtract, np.multiply, np.negative, np.divide, np.positive,
+    np.power, np.float_power, np.square, np.sqrt, np.cbrt, np.reciprocal, np.maximum, np.minimum,
+    np.exp, np.exp2, np.expm1, np.log, np.log2, np.log10, np.log1p,
+    np.sin, np.cos, np.tan, np.arcsin, np.arccos, np.arctan, np.sinh, np.cosh, np.tanh,
+    np.arcsinh, np.arccosh, np.arctanh, np.deg2rad, np.rad2deg, np.fabs,
+})
 
 
 class ScalarSeeds:
@@ -35,8 +47,15 @@ class ScalarSeeds:
         self.depth = 0  # inside an adjoint of control flow: spread before it
         self.group_roots = {}  # the result of a fused group of elementwise operations -> the group
 
-    def takes_scalar(self, var) -> bool:
-        """Whether the adjoint of ``var``'s one producer is exact for a gradient that only broadcasts."""
+    def takes_scalar(self, var, fused=False) -> bool:
+        """Whether the adjoint of ``var``'s one producer is exact for a gradient that only broadcasts.
+
+        ``fused``: where ``var`` is the result of a fused group, whether its
+        gradient may be left a number for the group's adjoint, which spreads
+        it where its operands need (fusion.adjoint knows each operand's
+        derivative; here only the shapes are known).  The rule-by-rule
+        adjoint, which runs where the group cannot be fused, asks without it.
+        """
         op = self.producers.get(var)
         if not self.enabled or self.depth or op is None or not self.an.is_active(op):
             return False
@@ -44,6 +63,8 @@ class ScalarSeeds:
             return True
         shapes = self.an.shapes
         group = self.group_roots.get(var)
+        if group is not None and fused:
+            return True
         if group is not None:  # g * P for each operand (fusion): exact when each has var's shape
             internal = {m.targets[0] for m in group}
             return all(shapes.holds_shape_of(a.id, var, strict=True)
@@ -80,7 +101,7 @@ class ScalarSeeds:
         ``live``: var's adjoint already holds a value.
         """
         starts = not live or var in self.lazy
-        if scalar and starts and not self.takes_scalar(var):
+        if scalar and starts and not self.takes_scalar(var, fused=True):
             grad, scalar = self.spread(var, grad), False
         if scalar and starts:
             self.lazy.add(var)
