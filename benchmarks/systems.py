@@ -19,11 +19,12 @@ import types
 
 import numpy as np
 
-SYSTEMS = ["primal", "hand", "expert", "generated", "numba", "taped", "torch", "autograd", "jax"]
+SYSTEMS = ["primal", "hand", "expert", "generated", "numba", "taped", "torch", "autograd", "jax", "jaxjit"]
 TITLES = {
     "primal": "primal", "hand": "hand-written", "expert": "expert",
     "generated": "astgrad generated", "numba": "astgrad numba",
     "taped": "astgrad taped", "torch": "PyTorch eager", "autograd": "HIPS autograd", "jax": "jax (eager)",
+    "jaxjit": "jax.jit",
 }
 
 
@@ -84,7 +85,7 @@ def _prepare_generated(workload, args):
     return lambda: (df(*args),)
 
 
-#: seconds the Numba backend's first call took (the compile), by workload function
+#: seconds the Numba backend's first call took (the compile), by workload key
 NUMBA_COMPILE: dict = {}
 
 
@@ -100,7 +101,7 @@ def _prepare_numba(workload, args):
     df = make(workload.fn, wrt=wrt, backend="numba")
     start = time.perf_counter()
     df(*args)
-    NUMBA_COMPILE[workload.fn] = time.perf_counter() - start
+    NUMBA_COMPILE[workload.key] = time.perf_counter() - start
     if len(workload.wrt) > 1:
         return lambda: df(*args)
     return lambda: (df(*args),)
@@ -207,8 +208,56 @@ def _prepare_jax(workload, args):
     return run
 
 
+#: seconds jax.jit's first call took (trace and XLA compile), by workload key
+JAX_JIT_COMPILE: dict = {}
+
+
+def _prepare_jax_jit(workload, args):
+    """``jax.jit`` of ``jax.grad`` (W5: ``jax.vjp``), loops in JAX's idiom; its first call, the compile, is timed here.
+
+    The loops are written as jax.jit needs them (``peers.JAX_LOOPS``: W2 with
+    ``lax.fori_loop``, W5 with ``lax.while_loop``, W8 with ``lax.scan``);
+    integers (W2's trip count) are bound before tracing, as static.
+    """
+    import time
+
+    from peers import _jax, _jit_source
+    jax, jnp, lax = _jax()
+    fn = _jit_source(workload.fn, jnp, lax)
+    args, seed = _split_seed(workload, args)
+    static = {i: a for i, a in enumerate(args) if isinstance(a, int)}
+    traced = [i for i in range(len(args)) if i not in static]
+    wrt = tuple(traced.index(i) for i in workload.wrt)
+
+    def of_traced(values):
+        point = {**static, **dict(zip(traced, values))}
+        return fn(*[point[i] for i in range(len(args))])
+
+    if workload.vjp:
+        def gradient(values, seed):
+            _, vjp = jax.vjp(lambda *v: of_traced(v), *values)
+            grads = vjp(seed)
+            return tuple(grads[i] for i in wrt)
+    else:
+        def gradient(values):
+            return jax.grad(lambda *v: of_traced(v), argnums=wrt)(*values)
+    jitted = jax.jit(gradient)
+    values = tuple(jnp.asarray(args[i]) for i in traced)
+    call = (lambda: jitted(values, jnp.asarray(seed))) if workload.vjp else (lambda: jitted(values))
+    start = time.perf_counter()
+    jax.block_until_ready(call())
+    JAX_JIT_COMPILE[workload.key] = time.perf_counter() - start
+
+    def run():
+        grads = call()
+        jax.block_until_ready(grads)
+        return tuple(grads)
+    return run
+
+
 _PREPARERS = {
     "primal": _prepare_primal, "hand": _prepare_hand, "expert": _prepare_expert, "generated": _prepare_generated,
     "numba": _prepare_numba,
     "taped": _prepare_taped, "torch": _prepare_torch, "autograd": _prepare_autograd, "jax": _prepare_jax,
+    "jaxjit": _prepare_jax_jit,
 }
