@@ -44,28 +44,39 @@ def _needed(fn_def, ns, keep, names):
     value's check reads (``_raising_part``) is needed: the check stays.
     """
     needs = {}  # name -> names its pure assignments read
-    needed = set(keep)
+    needed = set(keep) | set(names.values())  # the check helpers: read by any check
+    pure = []  # (targets, statement) of the pure assignments
     for stmt in _statements(fn_def.body):
         if isinstance(stmt, gast.Assign) and all(isinstance(t, gast.Name) or isinstance(t, gast.Tuple) and all(
                 isinstance(e, gast.Name) for e in t.elts) for t in stmt.targets):
             nodes = compat.walk(stmt.value)
             if _pure_nodes(nodes, ns):
                 reads = {n.id for n in nodes if isinstance(n, gast.Name)}
-                for t in stmt.targets:
-                    for n in ([t] if isinstance(t, gast.Name) else t.elts):
-                        needs.setdefault(n.id, set()).update(reads)
-                check = _raising_part(stmt.value, ns, names, _targets(stmt))
-                if check is not None:
-                    needed |= {n.id for n in compat.walk(check) if isinstance(n, gast.Name)}
+                targets = _targets(stmt)
+                for name in targets:
+                    needs.setdefault(name, set()).update(reads)
+                pure.append((targets, stmt))
                 continue
         needed |= {n.id for n in compat.walk(_own_parts(stmt))
                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+    # A check reads only names its value reads and the helpers, so it adds
+    # nothing to a needed assignment's reads: checks are built only for the
+    # assignments not (yet) needed, each once, until none adds a name.
     todo = list(needed)
     while todo:
-        for name in needs.get(todo.pop(), ()):
-            if name not in needed:
-                needed.add(name)
-                todo.append(name)
+        while todo:
+            for name in needs.get(todo.pop(), ()):
+                if name not in needed:
+                    needed.add(name)
+                    todo.append(name)
+        unneeded = [(t, s) for t, s in pure if not t & needed]
+        pure = [(t, s) for t, s in pure if t & needed]
+        for targets, stmt in unneeded:
+            check = _raising_part(stmt.value, ns, names, targets)
+            for n in compat.walk(check) if check is not None else ():
+                if isinstance(n, gast.Name) and n.id not in needed:
+                    needed.add(n.id)
+                    todo.append(n.id)
     return needed
 
 
