@@ -1,5 +1,7 @@
 """Calls of user functions, recursion, globals, closures, defaults, lambdas, comprehensions."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -159,3 +161,21 @@ def test_decorated_function_recursing_by_its_own_name():
     def plain(x, n=3):
         return x if n == 0 else np.sin(plain(x, n - 1))
     assert decorated_recursive(0.4) == pytest.approx(numeric_grad(plain, [0.4], 0), rel=1e-6)
+
+
+def _sum_of_squares(x):
+    return np.sum(x * x)
+
+
+def test_looking_for_callees_warns_about_nothing():
+    # names the function uses (str, object) are also looked up on the modules
+    # it reads; numpy answers np.str and np.object with a FutureWarning
+    def f(x):
+        label = str(x.shape)
+        kind = np.asarray(x, dtype=object).dtype
+        return _sum_of_squares(x) if label and kind else 0.0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        g = astgrad.grad(f)(np.array([1.0, 2.0]))
+    assert [str(w.message) for w in caught] == []
+    np.testing.assert_allclose(g, [2.0, 4.0])

@@ -222,7 +222,9 @@ def _callees(fn, code) -> list:
     found = []
     try:  # a guess, never a new way to fail: what it misses, build() meets and runs again for
         for module in [v for v in values if isinstance(v, types.ModuleType)]:
-            values += [getattr(module, name, None) for name in names]
+            # the module's dict, not getattr: a module's __getattr__ runs code
+            # (numpy's warns for np.str, np.object)
+            values += [vars(module).get(name) for name in names]
         for value in values:
             value = unwrap_gradient_object(value)
             if is_user_function(value) and classify(value)[0] == "call":  # transformed, not a rule
