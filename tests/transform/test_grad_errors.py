@@ -63,6 +63,10 @@ def calls_local(x, fn):
     return fn(x) * 2
 
 
+def calls_computed(x):
+    return getattr(np, "sin")(x) * 2  # noqa: B009 (a function the transform cannot name)
+
+
 def walrus(x):
     if (y := x * 2) > 1:
         return y
@@ -107,7 +111,8 @@ CASES = [
     (no_rule, "no gradient rule for numpy.i0", "astgrad.defvjp(numpy.i0"),
     (unknown_method, ".cumprod_custom()", "numpy function"),
     (unknown_attribute, ".real_part", "numpy function"),
-    (calls_local, "calling a local variable", "module-level"),
+    (calls_local, "calling a local variable (fn)", "module-level"),
+    (calls_computed, "calling a function computed in the body (getattr(np, 'sin'))", "by its name"),
     (walrus, ":=", "own statement"),
     (star_args, "*args", "named parameters"),
     (loop_else, "else clauses on loops", "flag"),

@@ -291,8 +291,11 @@ def _call(n, target, expr):
     if obj is MISSING:
         callee = n.atomize(func)
         node = compat.call(callee, args, kwargs)
+        what = f"a local variable ({func.id})" if isinstance(func, gast.Name) else \
+            f"a function computed in the body ({compat.to_source(func).strip()})"
         n.emit([target], "opaque", node, expr, error=(
-            "calling a local variable is not supported", "Call a module-level function or a primitive."))
+            f"calling {what} is not supported: astgrad cannot tell which function it is",
+            "Call a module-level function or a numpy function by its name."))
         return
     inner = primitives.unwrap_gradient_object(obj)
     if inner is not obj and inner is not getattr(n.src.fn, "__astgrad_function__", n.src.fn) \
