@@ -511,10 +511,19 @@ def _cases():
 
 
 CASES = _cases()
+try:
+    import scipy  # noqa: F401  (optional: its entries and their cases come with it)
+except ImportError:
+    pass
+else:
+    from .samples_scipy import scipy_cases
+    CASES += scipy_cases()
 
 
 def case_id(case: Case) -> str:
     name = getattr(case.entry, "__name__", str(case.entry))
+    if getattr(case.entry, "__self__", None) is not None and not isinstance(case.entry.__self__, type):
+        name = f"{type(case.entry.__self__).__name__.removesuffix('_gen')}.{name}"  # scipy.stats.norm.cdf
     module = "math." if case.entry in MATH else ""
     return f"{module}{name}" + (f"-{case.name}" if case.name else "")
 
