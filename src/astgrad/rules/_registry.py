@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import importlib
 import os
 import site
 import sys
@@ -429,7 +430,7 @@ def find(fn: Callable) -> Rule | None:
     """
     try:
         rule = _TABLE.get(_key(fn))
-        if rule is None and _deferred.load_imported():
+        if rule is None and load_deferred():
             rule = _TABLE.get(_key(fn))
         return rule
     except TypeError:
@@ -451,8 +452,37 @@ _SHIPPED: set = set()
 
 def mark_shipped() -> None:
     """Remember the entries astgrad itself registers (called once the package is imported)."""
+    global _deferred_ready
     _SHIPPED.update(_TABLE)
-    _deferred.ready = True
+    _deferred_ready = True
+
+
+#: set once astgrad's own table is complete (``mark_shipped``): no library's rules load while it is filled,
+#: nor while they load (their registrations look entries up)
+_deferred_ready = False
+
+
+def load_deferred() -> bool:
+    """Register the rules of every optional library (scipy) imported since; whether any were (``_deferred``)."""
+    global _deferred_ready
+    if not _deferred_ready:
+        return False
+    modules = _deferred.take_imported()
+    if not modules:
+        return False
+    _deferred_ready = False
+    try:
+        for module in modules:
+            before = dict(_TABLE)
+            importlib.import_module(module)
+            for key, rule in before.items():  # the user's own rule for a library callable stays
+                if _TABLE.get(key) is not rule:
+                    _TABLE[key] = rule
+            _SHIPPED.update(key for key in _TABLE if key not in before)
+    finally:
+        _deferred_ready = True
+    changed()
+    return True
 
 
 def shipped() -> list[Rule]:

@@ -38,9 +38,11 @@ def _section_of(rule) -> str:
 def catalogue() -> str:
     """Markdown listing every entry of the derivative table."""
     import astgrad  # noqa: F401  (the transformer registers its own helpers on import)
-    from ._deferred import load_all
+    from ._deferred import import_installed
+    from ._registry import load_deferred
 
-    load_all()  # scipy's rules too, when it is installed
+    import_installed()  # scipy's rules too, when it is installed
+    load_deferred()
 
     entries = shipped()
     differentiable = [r for r in entries if r.differentiable]
