@@ -309,6 +309,7 @@ def _cases():
         Case(np.stack, [Arg([normal(2, 3), normal(2, 3)])], {"axis": 1}),
         Case(np.hstack, [Arg([normal(2, 3), normal(2, 1)])]), Case(np.hstack, [Arg([normal(3), normal(2)])], name="1d"),
         Case(np.vstack, [Arg([normal(3), normal(2, 3)])]),
+        *([Case(np.row_stack, [Arg([normal(3), normal(2, 3)])])] if hasattr(np, "row_stack") else []),
         Case(np.split, [normal(2, 6)], call=split_in_three),
         Case(np.array_split, [normal(5, 2)], call=array_split_uneven),
         Case(np.tile, [normal(2, 3), const((2, 1, 2))]),
