@@ -46,6 +46,8 @@ def gamma(g, ans, x):
 
 @defvjp(special.digamma)
 def digamma(g, ans, x):
+    if np.iscomplexobj(x):  # scipy's polygamma takes real numbers only
+        raise ValueError("astgrad: no gradient for scipy.special.digamma of complex numbers")
     return g * special.polygamma(1, x)
 
 
