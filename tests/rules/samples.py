@@ -309,6 +309,7 @@ def _cases():
         Case(np.stack, [Arg([normal(2, 3), normal(2, 3)])], {"axis": 1}),
         Case(np.hstack, [Arg([normal(2, 3), normal(2, 1)])]), Case(np.hstack, [Arg([normal(3), normal(2)])], name="1d"),
         Case(np.vstack, [Arg([normal(3), normal(2, 3)])]),
+        *([Case(np.row_stack, [Arg([normal(3), normal(2, 3)])])] if hasattr(np, "row_stack") else []),
         Case(np.split, [normal(2, 6)], call=split_in_three),
         Case(np.array_split, [normal(5, 2)], call=array_split_uneven),
         Case(np.tile, [normal(2, 3), const((2, 1, 2))]),
@@ -511,10 +512,19 @@ def _cases():
 
 
 CASES = _cases()
+try:
+    import scipy  # noqa: F401  (optional: its entries and their cases come with it)
+except ImportError:
+    pass
+else:
+    from .samples_scipy import scipy_cases
+    CASES += scipy_cases()
 
 
 def case_id(case: Case) -> str:
     name = getattr(case.entry, "__name__", str(case.entry))
+    if getattr(case.entry, "__self__", None) is not None and not isinstance(case.entry.__self__, type):
+        name = f"{type(case.entry.__self__).__name__.removesuffix('_gen')}.{name}"  # scipy.stats.norm.cdf
     module = "math." if case.entry in MATH else ""
     return f"{module}{name}" + (f"-{case.name}" if case.name else "")
 

@@ -95,7 +95,7 @@ def vjp_side(case, args, diff, us, ws):
         entry = rules.lookup(case.entry)
         ans = case.entry(*args, **case.kwargs)
         g = ws if isinstance(ans, (tuple, list)) else ws[0]
-        grads = entry.vjp(g, ans, *args, **case.kwargs)
+        grads = entry.specialized(tuple(diff))(g, ans, *args, **case.kwargs)  # as the tape calls it
         grads = grads if isinstance(grads, tuple) else (grads,)
     else:
         present = [w for w in ws if w is not None]
@@ -128,7 +128,8 @@ def test_every_differentiated_sample_argument_has_a_forward_rule():
     assert not missing, missing
 
 
-FORWARD_CASES = [c for c in CASES if rules.lookup(c.entry).name not in WITHOUT_FORWARD]
+#: a helper the tape cannot run (scipy.linalg.cho_factor's tuple) has no taped reverse side and no Dual path
+FORWARD_CASES = [c for c in CASES if rules.lookup(c.entry).name not in WITHOUT_FORWARD and (c.tape or c.call is None)]
 
 
 @pytest.mark.parametrize("case", FORWARD_CASES, ids=case_id)

@@ -112,9 +112,9 @@ def compare(taped, numeric, rtol, atol):
 
 def test_every_entry_has_a_case():
     """Every rule astgrad ships (not rules a test or a user registers) has a sample case."""
-    tested = {id(c.entry) for c in CASES}
+    tested = {c.entry for c in CASES}  # equality: scipy.stats.norm.cdf is a new bound method at each read
     shipped = [r for r in rules.shipped() if r.differentiable]
-    missing = [r.name for r in shipped if id(r.fn) not in tested]
+    missing = [r.name for r in shipped if r.fn not in tested]
     assert not missing, f"table entries without a sample case in tests/rules/samples.py: {missing}"
 
 

@@ -8,17 +8,20 @@ un-broadcasting step.  Importing this package fills the table.
 from ._registry import (
     NoRuleError,
     Rule,
+    apply,
     defjvp,
     defnondiff,
     defvjp,
     find,
     generation,
     is_nondifferentiable,
+    library_function,
     lookup,
     primitive,
     qualified_name,
     raw,
     registered,
+    sequence_outputs,
     shipped,
 )
 from ._forward import add_tangents, broadcast_tangent, tangent_of_call

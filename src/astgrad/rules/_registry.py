@@ -29,9 +29,15 @@ from __future__ import annotations
 
 import builtins
 import functools
+import importlib
+import os
+import site
 import sys
+import sysconfig
+import types
 from typing import Any, Callable
 
+from . import _deferred
 from ._introspect import parameter_usage, positional_parameters, without_unneeded_gradients
 
 __all__ = [
@@ -160,6 +166,9 @@ class Rule:
 
 
 _TABLE: dict[Any, Rule] = {}
+#: primitives of a library whose result is a tuple of arrays (``scipy.linalg.cho_factor``): their gradient
+#: and tangent are tuples too (numpy's such functions are listed in transform.primitives)
+sequence_outputs: set = set()
 _generation = 0
 #: replaced (never changed in place) with every change to the table: code built
 #: against the table holds the object it saw and tests ``_registry.version is
@@ -212,8 +221,56 @@ def qualified_name(fn: Callable) -> str:
     if module.startswith("astgrad.rules._"):
         module = "astgrad.rules"
     if type(fn).__name__ == "ufunc":
-        return f"numpy.{fn.__name__}"
+        if vars(sys.modules["numpy"]).get(fn.__name__) is fn:
+            return f"numpy.{fn.__name__}"
+        return _public_path(fn, fn.__name__) or f"numpy.{fn.__name__}"  # scipy.special's ufuncs
+    if isinstance(fn, types.MethodType) and not isinstance(fn.__self__, (type, types.ModuleType)):
+        owner = _public_path(fn.__self__, None)  # scipy.stats.norm.cdf: a method of a library's object
+        if owner is not None:
+            return f"{owner}.{fn.__name__}"
+    if module and not module.startswith(("numpy", "astgrad")) and "._" in f".{module}" and name.isidentifier():
+        module = _public_module(fn, module, name) or module  # scipy.linalg._basic.solve as scipy.linalg.solve
     return f"{module}.{name}" if module and module != "builtins" else name
+
+
+def _public_module(fn, module: str, name: str) -> str | None:
+    """The shortest public parent of ``module`` (no part starting ``_``) that exports ``fn`` as ``name``."""
+    parts = module.split(".")
+    for end in range(1, len(parts)):
+        if any(part.startswith("_") for part in parts[:end]):
+            break
+        parent = sys.modules.get(".".join(parts[:end]))
+        if parent is not None and vars(parent).get(name) is fn:
+            return ".".join(parts[:end])
+    return None
+
+
+def _public_path(obj, name: str | None) -> str | None:
+    """``module.name`` of a module-level object without a ``__module__`` of its own (a ufunc, an instance).
+
+    Searched among the imported public modules (no part starting ``_``), read
+    through their dicts (never a module's ``__getattr__``), the shortest path
+    first: ``scipy.special.gammaln``, ``scipy.stats.norm``.
+    """
+    found = []
+    package = None if name is not None else (getattr(type(obj), "__module__", None) or "").split(".")[0]
+    for module_name, module in list(sys.modules.items()):
+        if module is None or any(part.startswith("_") for part in module_name.split(".")):
+            continue
+        if package is not None and module_name.split(".")[0] != package:  # an instance: its class's package
+            continue
+        try:
+            members = vars(module)
+        except TypeError:
+            continue
+        if name is not None:
+            if members.get(name) is obj:
+                found.append(f"{module_name}.{name}")
+            continue
+        for key, value in list(members.items()):
+            if value is obj and not key.startswith("_"):
+                found.append(f"{module_name}.{key}")
+    return min(found, key=lambda path: (path.count("."), len(path))) if found else None
 
 
 def defvjp(fn: Callable, rule: Callable | None = None, *, name: str | None = None):
@@ -293,10 +350,7 @@ def defnondiff(*fns: Callable) -> None:
 
 def lookup(fn: Callable) -> Rule:
     """The table entry for ``fn``; raises :class:`NoRuleError` if it has none."""
-    try:
-        rule = _TABLE.get(_key(fn))
-    except TypeError:  # unhashable callable
-        rule = None
+    rule = find(fn)
     if rule is None:
         raise NoRuleError(_no_rule_advice(fn))
     return rule
@@ -306,8 +360,10 @@ def _no_rule_advice(fn: Callable) -> str:
     """Why ``fn`` has no rule and what to write: the ``defvjp`` call only when ``fn`` has a name to write."""
     name = qualified_name(fn)
     if _names(name, fn):
+        what = (f"{name}, a function of an installed library: astgrad differentiates a library's functions "
+                f"through rules only, never through their source" if library_function(fn) else name)
         return (
-            f"no gradient rule for {name}. Register one with "
+            f"no gradient rule for {what}. Register one with "
             f"astgrad.defvjp({name}, rule), where rule(g, ans, *args, **kwargs) "
             f"returns the gradient of each argument, or declare it "
             f"non-differentiable with astgrad.defnondiff({name})."
@@ -322,6 +378,31 @@ def _no_rule_advice(fn: Callable) -> str:
                "and register its rule with astgrad.defvjp(that_function, rule)")
     return (f"no gradient rule for {name}: rules are registered on a named function, and this callable "
             f"has no name that leads back to it. Instead, {fix}.")
+
+
+def _library_paths() -> tuple:
+    paths = {sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")}
+    paths.update(getattr(site, "getsitepackages", list)())
+    return tuple(os.path.join(os.path.realpath(path), "") for path in paths)
+
+
+_LIBRARY_PATHS = _library_paths()
+
+
+def library_function(fn) -> bool:
+    """A Python function of the standard library or an installed package (scipy's ``logsumexp``), not astgrad's.
+
+    Only the user's code is differentiated through its source: a library
+    function is a primitive with a rule in the table, or refused where the
+    user calls it (docs/guarantees.md).  A package installed in editable mode
+    is the user's own code, where it lives.
+    """
+    fn = fn.__func__ if isinstance(fn, types.MethodType) else fn  # scipy.stats.norm.cdf: its class's function
+    code = getattr(fn, "__code__", None)
+    module = str(getattr(fn, "__module__", "") or "")
+    if not isinstance(fn, types.FunctionType) or code is None or module.split(".")[0] == "astgrad":
+        return False
+    return os.path.realpath(code.co_filename).startswith(_LIBRARY_PATHS)
 
 
 def _names(name: str, fn) -> bool:
@@ -342,9 +423,16 @@ def _names(name: str, fn) -> bool:
 
 
 def find(fn: Callable) -> Rule | None:
-    """The table entry for ``fn`` or ``None``."""
+    """The table entry for ``fn`` or ``None``.
+
+    A miss first registers the rules of any optional library (scipy) imported
+    since (``_deferred``), then looks again.
+    """
     try:
-        return _TABLE.get(_key(fn))
+        rule = _TABLE.get(_key(fn))
+        if rule is None and load_deferred():
+            rule = _TABLE.get(_key(fn))
+        return rule
     except TypeError:
         return None
 
@@ -364,7 +452,37 @@ _SHIPPED: set = set()
 
 def mark_shipped() -> None:
     """Remember the entries astgrad itself registers (called once the package is imported)."""
+    global _deferred_ready
     _SHIPPED.update(_TABLE)
+    _deferred_ready = True
+
+
+#: set once astgrad's own table is complete (``mark_shipped``): no library's rules load while it is filled,
+#: nor while they load (their registrations look entries up)
+_deferred_ready = False
+
+
+def load_deferred() -> bool:
+    """Register the rules of every optional library (scipy) imported since; whether any were (``_deferred``)."""
+    global _deferred_ready
+    if not _deferred_ready:
+        return False
+    modules = _deferred.take_imported()
+    if not modules:
+        return False
+    _deferred_ready = False
+    try:
+        for module in modules:
+            before = dict(_TABLE)
+            importlib.import_module(module)
+            for key, rule in before.items():  # the user's own rule for a library callable stays
+                if _TABLE.get(key) is not rule:
+                    _TABLE[key] = rule
+            _SHIPPED.update(key for key in _TABLE if key not in before)
+    finally:
+        _deferred_ready = True
+    changed()
+    return True
 
 
 def shipped() -> list[Rule]:
@@ -394,6 +512,22 @@ def primitive(fn: Callable) -> Callable:
     wrapper.__astgrad_primitive__ = wrapper
     wrapper.__astgrad_raw__ = fn
     return wrapper
+
+
+def apply(fn: Callable, *args, **kwargs):
+    """``fn(*args, **kwargs)``, recorded on the tape as one node with ``fn``'s rule when an argument is a Tensor.
+
+    The tape sees numpy's functions and ufuncs (scipy.special's too) through
+    numpy's dispatch protocols, but a library's Python function (scipy's
+    ``logsumexp``, ``scipy.linalg.solve``, ``scipy.stats.norm.cdf``) turns a
+    Tensor into an array first, which a Tensor that requires grad refuses.
+    ``astgrad.rules.apply(scipy.linalg.solve, a, b)`` calls it through its
+    rule instead.  Generated code needs none of this: it calls ``fn`` itself.
+    """
+    dispatcher = _find_dispatcher(args, kwargs)
+    if dispatcher is not None:
+        return dispatcher(fn, args, kwargs)
+    return fn(*args, **kwargs)
 
 
 def _find_dispatcher(args, kwargs):

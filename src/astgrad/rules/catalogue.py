@@ -19,6 +19,10 @@ _SECTIONS = (
     ("astgrad.rules.decompositions", "Matrix decompositions"),
     ("astgrad.rules._extra", "Primitives numpy lacks (used by both engines)"),
     ("astgrad.rules.losses", "Layers and losses of neural networks (`torch.nn.functional` on the tape)"),
+    ("astgrad.rules.scipy_special", "`scipy.special` (with scipy installed; the tape sees its ufuncs, "
+     "`astgrad.rules.apply` calls its Python functions)"),
+    ("astgrad.rules.scipy_linalg", "`scipy.linalg` (with scipy installed; on the tape through `astgrad.rules.apply`)"),
+    ("astgrad.rules.scipy_stats", "`scipy.stats` (with scipy installed; on the tape through `astgrad.rules.apply`)"),
     ("astgrad.transform.helper_rules", "Helpers of generated gradients (differentiated again by hessian and grad(grad))"),
 )
 
@@ -34,13 +38,18 @@ def _section_of(rule) -> str:
 def catalogue() -> str:
     """Markdown listing every entry of the derivative table."""
     import astgrad  # noqa: F401  (the transformer registers its own helpers on import)
+    from ._deferred import import_installed
+    from ._registry import load_deferred
+
+    import_installed()  # scipy's rules too, when it is installed
+    load_deferred()
 
     entries = shipped()
     differentiable = [r for r in entries if r.differentiable]
     lines = [
         "# Supported callables",
         "",
-        "Generated from the derivative table by `python -m astgrad.rules.catalogue`; "
+        "Generated from the derivative table (with scipy installed) by `python -m astgrad.rules.catalogue`; "
         "do not edit by hand (a test compares this page with the table).",
         "",
         f"{len(differentiable)} callables have a gradient rule and "

@@ -358,6 +358,11 @@ def vstack_jvp(t, ans, tup, dtype=None, casting="same_kind"):
     return np.vstack(t)
 
 
+if hasattr(np, "row_stack"):  # numpy's deprecated alias of vstack: a library function needs its own entry
+    defvjp(np.row_stack, vstack)
+    defjvp(np.row_stack, vstack_jvp)
+
+
 @defjvp(np.split)
 def split_jvp(t, ans, ary, indices_or_sections, axis=0):
     return np.split(t, indices_or_sections, axis)

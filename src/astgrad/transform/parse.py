@@ -106,13 +106,46 @@ class FunctionSource:
             return self.resolve(node.id)
         if isinstance(node, gast.Attribute):
             base = self.resolve_expr(node.value, local_names)
-            if base is _MISSING or not isinstance(base, (types.ModuleType, type)):
+            if base is _MISSING:
                 return _MISSING
+            if not isinstance(base, (types.ModuleType, type)):
+                return self._library_method(node, base, local_names)
             value = getattr(base, node.attr, _MISSING)
             if value is not _MISSING:
                 self.dependencies.record_attr(base, node.attr, value)
             return value
         return _MISSING
+
+
+    def _library_method(self, node, base, local_names):
+        """``norm.cdf`` with ``norm`` a library's object (``scipy.stats.norm``): the bound method, a callable
+        the rule table may hold, where a method of a user's value would be anything at run time.
+
+        Only a plain function defined on the object's class is resolved (no
+        property runs, no instance attribute shadows it).  The generated code
+        binds the method, so the name that held the object and the class's
+        function are both recorded: rebinding either builds the gradient again.
+        """
+        cls = type(base)
+        if not _registry.library_function(getattr(cls, node.attr, None)) or node.attr in getattr(base, "__dict__", {}):
+            return _MISSING
+        function = getattr(cls, node.attr)
+        self.dependencies.record_attr(cls, node.attr, function, always=True)
+        holder = node.value
+        if isinstance(holder, gast.Name):
+            source = self.live_source(holder.id)
+            if isinstance(source, dict):
+                self.dependencies.record_key(source, holder.id, base, always=True)
+            elif source is not None:  # a closure cell, recorded whatever it holds
+                self.dependencies.entries[("cell", id(source), None)] = (source, None, base)
+        elif isinstance(holder, gast.Attribute):
+            owner = self.resolve_expr(holder.value, local_names)
+            if owner is _MISSING:
+                return _MISSING
+            self.dependencies.record_attr(owner, holder.attr, base, always=True)
+        else:
+            return _MISSING
+        return types.MethodType(function, base)
 
 
 class Dependencies:

@@ -108,9 +108,9 @@ def classify(fn):
                           f"does not differentiate it through its source. Generated code calls it (a higher derivative "
                           f"through it is not supported yet: hessian and hvp, forward mode, differentiate the helpers of "
                           f"containers and lists); use the tape, astgrad.torch.autograd.functional.hessian, for this one")
-    if is_user_function(fn):
+    if is_user_function(fn) and not rules.library_function(fn):
         return "call", None
-    try:
+    try:  # a library's function (never transformed from its source), a builtin, an object: its rule's advice
         rules.lookup(fn)
     except rules.NoRuleError as exc:
         return "opaque", str(exc)
@@ -128,7 +128,7 @@ SEQUENCE_OUTPUTS = {f for f in (
 def returns_sequence(op) -> bool:
     """Whether a primitive operation's result is a tuple or list (``np.linalg.svd(a, compute_uv=False)`` is not)."""
     if op.fn not in SEQUENCE_OUTPUTS:
-        return False
+        return op.fn in rules.sequence_outputs
     if op.fn is np.linalg.svd:
         flag = op.kwargs.get("compute_uv", op.args[2] if len(op.args) > 2 else None)
         return not (isinstance(flag, gast.Constant) and not flag.value)

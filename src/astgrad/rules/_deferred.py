@@ -1,0 +1,40 @@
+"""Rules of optional libraries, registered once the user's program has imported the library.
+
+``import astgrad`` never imports scipy: its rules live in modules of their
+own (``scipy_special``, ``scipy_linalg``, ``scipy_stats``), and the table
+(``_registry.load_deferred``) registers them the first time it is asked for
+a callable it lacks while the library is in ``sys.modules``.  A program
+that calls ``scipy.special.gammaln`` has imported ``scipy.special``, so the
+first lookup of ``gammaln`` finds its rule.  A rule a user registered
+earlier for one of these callables is kept.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+#: library module -> the module of astgrad.rules holding its rules
+DEFERRED = {
+    "scipy.special": "astgrad.rules.scipy_special",
+    "scipy.linalg": "astgrad.rules.scipy_linalg",
+    "scipy.stats": "astgrad.rules.scipy_stats",
+}
+
+_pending = dict(DEFERRED)
+
+
+def take_imported() -> list[str]:
+    """The rules modules of the deferred libraries imported since the last call, each given out once."""
+    if not _pending:
+        return []
+    return [_pending.pop(library) for library in [lib for lib in _pending if lib in sys.modules]]
+
+
+def import_installed() -> None:
+    """Import every deferred library that is installed (the catalogue lists all their rules)."""
+    for library in list(_pending):
+        try:
+            importlib.import_module(library)
+        except ImportError:
+            _pending.pop(library)

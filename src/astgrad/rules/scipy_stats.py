@@ -1,0 +1,305 @@
+"""Derivative rules for the distributions of ``scipy.stats``, registered once a program imports it.
+
+``scipy.stats.norm.cdf`` is a method of the module-level object ``norm``;
+the table holds the bound method (equal, and of equal hash, for every
+``norm.cdf`` read), so generated code that calls ``norm.cdf(d1)`` finds
+this rule.  Each rule gives the gradient in the argument and in every
+parameter as scipy orders them: ``norm.logpdf(x, loc=0, scale=1)``,
+``t.logpdf(x, df, loc=0, scale=1)``, ``poisson.logpmf(k, mu, loc=0)``.
+The count ``k`` of a discrete distribution and its shift ``loc`` get none.
+
+A location-scale family is its standard density at ``z = (x - loc) / scale``:
+each family gives the derivative of its standard log density (its score)
+and the log density itself, and one helper per method turns them into the
+gradients in ``x``, ``loc`` and ``scale``.  These functions are elementwise,
+so an argument's forward rule is the reverse rule's gradient for that
+argument with the tangent in place of ``g`` (``elementwise_jvp``).
+Frozen distributions (``norm(0, 1).cdf``) have no rules yet.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Callable
+
+import numpy as np
+from scipy import special, stats
+
+from ._registry import defjvp, defvjp
+from .linalg import T, one_triangle
+
+_LOG_SQRT_2PI = float(0.5 * np.log(2 * np.pi))
+
+
+# ---------------------------------------------------------------- standard densities: log density and score
+
+
+def norm_log_density(z):
+    return -z * z / 2 - _LOG_SQRT_2PI
+
+
+def norm_score(z):
+    return -z
+
+
+def expon_log_density(z):
+    return np.where(z >= 0, -z, -np.inf)
+
+
+def expon_score(z):
+    return np.where(z >= 0, -1.0, 0.0)
+
+
+def laplace_log_density(z):
+    return -np.abs(z) - np.log(2.0)
+
+
+def laplace_score(z):
+    return -np.sign(z)
+
+
+def logistic_log_density(z):
+    return -np.abs(z) - 2 * np.log1p(np.exp(-np.abs(z)))
+
+
+def logistic_score(z):
+    return -np.tanh(z / 2)
+
+
+# ---------------------------------------------------------------- one helper per method of a location-scale family
+
+
+def logpdf_gradients(g, z, scale, score):
+    """``(x, loc, scale)`` gradients of ``log f(z) - log(scale)``."""
+    dz = g * score(z) / scale
+    return dz, -dz, -(dz * z + g / scale)
+
+
+def cdf_gradients(g, z, scale, log_density):
+    """``(x, loc, scale)`` gradients of ``F(z)``: the density at ``z`` over ``scale``."""
+    dz = g * np.exp(log_density(z)) / scale
+    return dz, -dz, -dz * z
+
+
+def logcdf_gradients(g, ans, z, scale, log_density):
+    """``(x, loc, scale)`` gradients of ``log F(z)`` (or ``log S(z)`` with ``-g``): density over ``F``, in logs."""
+    dz = g * np.exp(log_density(z) - ans) / scale
+    return dz, -dz, -dz * z
+
+
+# ---------------------------------------------------------------- the normal, written out
+
+
+def norm_logpdf(g, ans, x, loc=0, scale=1):
+    return logpdf_gradients(g, (x - loc) / scale, scale, norm_score)
+
+
+def norm_pdf(g, ans, x, loc=0, scale=1):
+    return logpdf_gradients(g * ans, (x - loc) / scale, scale, norm_score)
+
+
+def norm_cdf(g, ans, x, loc=0, scale=1):
+    return cdf_gradients(g, (x - loc) / scale, scale, norm_log_density)
+
+
+def norm_sf(g, ans, x, loc=0, scale=1):
+    return cdf_gradients(-g, (x - loc) / scale, scale, norm_log_density)
+
+
+def norm_logcdf(g, ans, x, loc=0, scale=1):
+    return logcdf_gradients(g, ans, (x - loc) / scale, scale, norm_log_density)
+
+
+def norm_logsf(g, ans, x, loc=0, scale=1):
+    return logcdf_gradients(-g, ans, (x - loc) / scale, scale, norm_log_density)
+
+
+def expon_logpdf(g, ans, x, loc=0, scale=1):
+    return logpdf_gradients(g, (x - loc) / scale, scale, expon_score)
+
+
+def expon_pdf(g, ans, x, loc=0, scale=1):
+    return logpdf_gradients(g * ans, (x - loc) / scale, scale, expon_score)
+
+
+def expon_cdf(g, ans, x, loc=0, scale=1):
+    return cdf_gradients(g, (x - loc) / scale, scale, expon_log_density)
+
+
+def expon_sf(g, ans, x, loc=0, scale=1):
+    return cdf_gradients(-g, (x - loc) / scale, scale, expon_log_density)
+
+
+def expon_logcdf(g, ans, x, loc=0, scale=1):
+    return logcdf_gradients(g, ans, (x - loc) / scale, scale, expon_log_density)
+
+
+def expon_logsf(g, ans, x, loc=0, scale=1):
+    return logcdf_gradients(-g, ans, (x - loc) / scale, scale, expon_log_density)
+
+
+def laplace_logpdf(g, ans, x, loc=0, scale=1):
+    return logpdf_gradients(g, (x - loc) / scale, scale, laplace_score)
+
+
+def laplace_pdf(g, ans, x, loc=0, scale=1):
+    return logpdf_gradients(g * ans, (x - loc) / scale, scale, laplace_score)
+
+
+def laplace_cdf(g, ans, x, loc=0, scale=1):
+    return cdf_gradients(g, (x - loc) / scale, scale, laplace_log_density)
+
+
+def laplace_sf(g, ans, x, loc=0, scale=1):
+    return cdf_gradients(-g, (x - loc) / scale, scale, laplace_log_density)
+
+
+def laplace_logcdf(g, ans, x, loc=0, scale=1):
+    return logcdf_gradients(g, ans, (x - loc) / scale, scale, laplace_log_density)
+
+
+def laplace_logsf(g, ans, x, loc=0, scale=1):
+    return logcdf_gradients(-g, ans, (x - loc) / scale, scale, laplace_log_density)
+
+
+def logistic_logpdf(g, ans, x, loc=0, scale=1):
+    return logpdf_gradients(g, (x - loc) / scale, scale, logistic_score)
+
+
+def logistic_pdf(g, ans, x, loc=0, scale=1):
+    return logpdf_gradients(g * ans, (x - loc) / scale, scale, logistic_score)
+
+
+def logistic_cdf(g, ans, x, loc=0, scale=1):
+    return cdf_gradients(g, (x - loc) / scale, scale, logistic_log_density)
+
+
+def logistic_sf(g, ans, x, loc=0, scale=1):
+    return cdf_gradients(-g, (x - loc) / scale, scale, logistic_log_density)
+
+
+def logistic_logcdf(g, ans, x, loc=0, scale=1):
+    return logcdf_gradients(g, ans, (x - loc) / scale, scale, logistic_log_density)
+
+
+def logistic_logsf(g, ans, x, loc=0, scale=1):
+    return logcdf_gradients(-g, ans, (x - loc) / scale, scale, logistic_log_density)
+
+
+# ---------------------------------------------------------------- families with shape parameters (log densities)
+
+
+def t_logpdf(g, ans, x, df, loc=0, scale=1):
+    z = (x - loc) / scale
+    dz = -g * (df + 1) * z / (df + z * z) / scale
+    d_df = g * ((special.digamma((df + 1) / 2) - special.digamma(df / 2) - 1 / df - np.log1p(z * z / df)) / 2
+                + (df + 1) * z * z / (2 * df * (df + z * z)))
+    return dz, d_df, -dz, -(dz * z + g / scale)
+
+
+def t_pdf(g, ans, x, df, loc=0, scale=1):
+    return t_logpdf(g * ans, ans, x, df, loc, scale)
+
+
+def gamma_logpdf(g, ans, x, a, loc=0, scale=1):
+    z = (x - loc) / scale
+    dz = g * ((a - 1) / z - 1) / scale
+    return dz, g * (np.log(z) - special.digamma(a)), -dz, -(dz * z + g / scale)
+
+
+def gamma_pdf(g, ans, x, a, loc=0, scale=1):
+    return gamma_logpdf(g * ans, ans, x, a, loc, scale)
+
+
+def beta_logpdf(g, ans, x, a, b, loc=0, scale=1):
+    z = (x - loc) / scale
+    dz = g * ((a - 1) / z - (b - 1) / (1 - z)) / scale
+    both = special.digamma(a + b)
+    return (dz, g * (np.log(z) - special.digamma(a) + both), g * (np.log1p(-z) - special.digamma(b) + both),
+            -dz, -(dz * z + g / scale))
+
+
+def beta_pdf(g, ans, x, a, b, loc=0, scale=1):
+    return beta_logpdf(g * ans, ans, x, a, b, loc, scale)
+
+
+# ---------------------------------------------------------------- discrete: in the rate or the probability
+
+
+def poisson_logpmf(g, ans, k, mu, loc=0):
+    return None, g * ((k - loc) / mu - 1), None
+
+
+def poisson_pmf(g, ans, k, mu, loc=0):
+    return poisson_logpmf(g * ans, ans, k, mu, loc)
+
+
+def binom_logpmf(g, ans, k, n, p, loc=0):
+    count = k - loc
+    return None, None, g * (count / p - (n - count) / (1 - p)), None
+
+
+def binom_pmf(g, ans, k, n, p, loc=0):
+    return binom_logpmf(g * ans, ans, k, n, p, loc)
+
+
+# ---------------------------------------------------------------- the multivariate normal
+
+
+def multivariate_normal_logpdf(g, ans, x, mean=None, cov=1, allow_singular=False):
+    """In ``x``, ``mean`` and ``cov`` (a 2-D matrix, of which scipy reads the lower triangle)."""
+    if np.ndim(cov) != 2 or mean is None:
+        raise ValueError("astgrad: the gradient of scipy.stats.multivariate_normal.logpdf needs mean= and cov= "
+                         "as a vector and a matrix")
+    precision = np.linalg.inv(cov)
+    alpha = (x - mean) @ precision  # a row per point (cov is symmetric)
+    g_rows = np.expand_dims(g, -1)
+    outer = np.sum(np.expand_dims(g_rows * alpha, -1) * np.expand_dims(alpha, -2), axis=tuple(range(np.ndim(alpha) - 1)))
+    g_cov = (outer - np.sum(g) * precision) / 2
+    return -g_rows * alpha, g_rows * alpha, one_triangle((g_cov + T(g_cov)) / 2, "L")
+
+
+def multivariate_normal_logpdf_jvp(t, ans, x, mean=None, cov=1, allow_singular=False, *, argnum):
+    precision = np.linalg.inv(cov)
+    alpha = (x - mean) @ precision
+    if argnum == 0:
+        return -np.sum(t * alpha, axis=-1)
+    if argnum == 1:
+        return np.sum(t * alpha, axis=-1)
+    read = np.tril(t) + T(np.tril(t, -1))  # the symmetric matrix scipy reads from the lower triangle
+    return (np.sum((alpha @ read) * alpha, axis=-1) - np.sum(precision * read)) / 2
+
+
+# ---------------------------------------------------------------- registration
+
+
+def elementwise_jvp(t, ans, *args, argnum, vjp, **kwargs):
+    """The forward rule of an elementwise function's argument: its reverse rule's gradient, read with ``t`` for ``g``."""
+    out = vjp(t, ans, *args, **kwargs)[argnum]
+    if out is None:
+        raise ValueError(f"astgrad: no tangent for argument {argnum} of {vjp.__name__} (a count, a shift of a "
+                         f"discrete distribution): pass a constant there")
+    return out
+
+
+_ELEMENTWISE: dict[str, tuple[Callable, ...]] = {
+    "norm": (norm_logpdf, norm_pdf, norm_cdf, norm_sf, norm_logcdf, norm_logsf),
+    "expon": (expon_logpdf, expon_pdf, expon_cdf, expon_sf, expon_logcdf, expon_logsf),
+    "laplace": (laplace_logpdf, laplace_pdf, laplace_cdf, laplace_sf, laplace_logcdf, laplace_logsf),
+    "logistic": (logistic_logpdf, logistic_pdf, logistic_cdf, logistic_sf, logistic_logcdf, logistic_logsf),
+    "t": (t_logpdf, t_pdf),
+    "gamma": (gamma_logpdf, gamma_pdf),
+    "beta": (beta_logpdf, beta_pdf),
+    "poisson": (poisson_logpmf, poisson_pmf),
+    "binom": (binom_logpmf, binom_pmf),
+}
+
+for _family, _rules in _ELEMENTWISE.items():
+    for _rule in _rules:
+        _method = _rule.__name__[len(_family) + 1:]
+        _fn = getattr(getattr(stats, _family), _method)
+        defvjp(_fn, _rule, name=f"scipy.stats.{_family}.{_method}")
+        defjvp(_fn, rest=functools.partial(elementwise_jvp, vjp=_rule))
+
+defvjp(stats.multivariate_normal.logpdf, multivariate_normal_logpdf, name="scipy.stats.multivariate_normal.logpdf")
+defjvp(stats.multivariate_normal.logpdf, rest=multivariate_normal_logpdf_jvp)
