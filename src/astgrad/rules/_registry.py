@@ -30,6 +30,8 @@ from __future__ import annotations
 import builtins
 import functools
 import sys
+import types
+import warnings
 from typing import Any, Callable
 
 from ._introspect import parameter_usage, positional_parameters, without_unneeded_gradients
@@ -229,12 +231,36 @@ def defvjp(fn: Callable, rule: Callable | None = None, *, name: str | None = Non
         return functools.partial(defvjp, fn, name=name)
     if not callable(rule):
         raise TypeError(f"defvjp: the rule for {qualified_name(fn)} must be callable, got {rule!r}")
+    _warn_if_the_tape_cannot_see(fn)
     old = find(fn)
     # a new reverse rule may disagree with the forward rules written for the old one: they go with it
     # (forward mode then asks for defjvp), unless the same rule is registered again
     kept = old is not None and old.fn is fn and old.vjp is rule
     _store(fn, Rule(fn, rule, name or qualified_name(fn), old.jvps if kept else (), old.jvp_rest if kept else None))
     return rule
+
+
+TAPE_CANNOT_SEE = (
+    "astgrad.defvjp({name}): {name} is a plain Python function, so only generated code uses this rule; the taped "
+    "Tensor runs {name}'s body and never sees the call. Decorate it with @astgrad.primitive (before defvjp) for "
+    "both engines to use the rule."
+)
+
+
+def _warn_if_the_tape_cannot_see(fn: Callable) -> None:
+    """Warn when ``fn`` is a user's plain function: generated code calls it as a primitive, the tape cannot.
+
+    The tape records numpy's callables through numpy's dispatch protocols
+    and ``primitive`` wrappers through their hook; a plain Python function
+    called on Tensors just runs, so a rule registered for it would silently
+    reach one engine only.
+    """
+    if not isinstance(fn, types.FunctionType) or hasattr(fn, "__astgrad_primitive__"):
+        return
+    module = getattr(fn, "__module__", None) or ""
+    if module.split(".")[0] in ("numpy", "scipy", "astgrad"):  # libraries the table and the tape both know
+        return
+    warnings.warn(TAPE_CANNOT_SEE.format(name=getattr(fn, "__qualname__", repr(fn))), UserWarning, stacklevel=3)
 
 
 def defjvp(fn: Callable, *rules: Callable | None, argnum: int | None = None, rest: Callable | None = None):
