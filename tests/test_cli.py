@@ -43,6 +43,17 @@ def wrong(x):
     return cube(x).sum()
 
 
+class Scaler:
+    def __init__(self):
+        self.w = np.array([1.0, 2.0])
+
+    def loss(self, x):
+        return np.sum(self.w * x ** 2)
+
+    def total(self):
+        return np.sum(self.w)
+
+
 if __name__ == "__main__":
     raise SystemExit("the CLI must not run the file's main block")
 '''
@@ -143,3 +154,37 @@ def test_a_reader_that_stops_early_gets_no_traceback(model):
     proc.wait(timeout=120)
     assert proc.returncode == 1
     assert stderr == ""
+
+
+def test_a_method_is_differentiated_with_respect_to_its_first_parameter_after_self(model):
+    done = run("show", f"{model}:Scaler.loss")
+    assert done.returncode == 0, done.stderr
+    assert "with respect to x." in done.stdout.splitlines()[0]
+    assert done.stderr.strip() == ("astgrad: Scaler.loss is a method: differentiating with respect to 'x', the first "
+                                   "parameter after 'self' (--wrt chooses another)")
+    checked = run("check", f"{model}:Scaler.loss", "--args", "Scaler(), np.array([0.5, -1.0])")
+    assert checked.returncode == 0, checked.stderr
+    assert "| x | generated vs numeric |" in checked.stdout and "MISMATCH" not in checked.stdout
+
+
+def test_a_method_with_nothing_but_self_asks_for_wrt(model):
+    done = run("show", f"{model}:Scaler.total")
+    assert done.returncode == 1
+    assert "Scaler.total is a method whose only parameter is self: name what to differentiate with respect to " \
+           "with --wrt" in done.stderr
+
+
+def test_a_refusal_names_what_was_differentiated_and_wrt(model):
+    done = run("show", f"{model}:Scaler.loss", "--wrt", "self")
+    assert done.returncode == 1
+    assert "(differentiated with respect to 'self'; --wrt NAME chooses another)" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_optimize_takes_the_levels_and_says_which_is_the_default(model):
+    done = run("show", f"{model}:double", "--optimize", "5")
+    assert done.returncode == 2
+    assert "invalid choice: 5 (choose from 0, 1, 2)" in done.stderr
+    described = " ".join(run("show", "--help").stdout.split())
+    assert "0 (the adjoint as the rules write it)" in described and "2 (also memory work" in described
+    assert "the default)" in described

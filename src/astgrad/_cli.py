@@ -37,6 +37,12 @@ code under `if __name__ == "__main__":` does not run); FUNC may be dotted
 _EPILOG = "Exit status: 0 on success, 1 on an error or a gradient mismatch, 2 on a usage error."
 
 
+_LEVELS = (0, 1, 2)
+_OPTIMIZE_HELP = ("the optimisation level of the generated code: 0 (the adjoint as the rules write it), 1 (what a "
+                  "careful person writes by hand: no dead code, temporaries and elementwise chains folded), 2 (also "
+                  "memory work: shapes instead of arrays, recomputation, in-place results; the default)")
+
+
 class _Failure(Exception):
     """An error to report on one line, without a traceback."""
 
@@ -51,7 +57,8 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument("target", metavar="FILE.py:FUNC", help="the file and the function in it")
         sub.add_argument("--wrt", action="append", metavar="NAME",
                          help="a parameter to differentiate with respect to, by name or position; "
-                              "repeat for several (default: the first parameter)")
+                              "repeat for several (default: the first parameter; for Class.method the first "
+                              "after self)")
 
     show = commands.add_parser(
         "show", help="print the generated gradient source",
@@ -63,7 +70,7 @@ def _parser() -> argparse.ArgumentParser:
                            "jvp: the Jacobian-vector product (forward mode)")
     show.add_argument("--stage", metavar="STAGE",
                       help="print the code as it is after this pass of the transformer (see astgrad.show)")
-    show.add_argument("--optimize", type=int, metavar="N", help="the optimisation level of the generated code")
+    show.add_argument("--optimize", type=int, choices=_LEVELS, metavar="N", help=_OPTIMIZE_HELP)
 
     graph = commands.add_parser(
         "graph", help="print the generated gradient's data flow as Graphviz DOT",
@@ -71,7 +78,7 @@ def _parser() -> argparse.ArgumentParser:
                     "(astgrad.graph), or render it to a file with -o.")
     target(graph)
     graph.add_argument("--mode", choices=("grad", "vjp"), default="grad", help="as for show")
-    graph.add_argument("--optimize", type=int, metavar="N", help="the optimisation level of the generated code")
+    graph.add_argument("--optimize", type=int, choices=_LEVELS, metavar="N", help=_OPTIMIZE_HELP)
     graph.add_argument("-o", "--output", metavar="FILE",
                        help="write the picture to FILE in the format its suffix names (.svg, .png, .pdf; "
                             ".dot for the text); needs the graphviz package and Graphviz's dot program")
@@ -138,6 +145,32 @@ def _wrt(values: Optional[Sequence[str]]) -> Any:
     return parsed[0] if len(parsed) == 1 else tuple(parsed)
 
 
+def _is_method(module: Any, name: str) -> bool:
+    """Whether ``name`` (dotted) reaches a function through a class: a method whose first parameter is ``self``."""
+    owner = module
+    parts = name.split(".")
+    for part in parts[:-1]:
+        owner = getattr(owner, part)
+    if not inspect.isclass(owner):
+        return False
+    return inspect.isfunction(inspect.getattr_static(owner, parts[-1], None))
+
+
+def _default_wrt(fn: Callable, module: Any, path: str, name: str, given: Optional[Sequence[str]]) -> Any:
+    """What to differentiate with respect to: ``--wrt``, else the first parameter, but never a method's ``self``."""
+    if given:
+        return _wrt(given)
+    if not _is_method(module, name):
+        return 0
+    parameters = list(inspect.signature(fn).parameters)
+    if len(parameters) < 2:
+        raise _Failure(f"{path}: {name} is a method whose only parameter is {parameters[0] if parameters else 'none'}"
+                       f": name what to differentiate with respect to with --wrt")
+    print(f"astgrad: {name} is a method: differentiating with respect to {parameters[1]!r}, the first parameter "
+          f"after {parameters[0]!r} (--wrt chooses another)", file=sys.stderr)
+    return 1
+
+
 def _accepts(fn: Callable, name: str) -> bool:
     return name in inspect.signature(fn).parameters
 
@@ -145,7 +178,7 @@ def _accepts(fn: Callable, name: str) -> bool:
 def _show(fn: Callable, args: argparse.Namespace) -> None:
     import astgrad
 
-    wrt = _wrt(args.wrt)
+    wrt = args.wrt_resolved
     make = {"grad": astgrad.grad, "vjp": astgrad.vjp, "jvp": astgrad.jvp}[args.mode]
     options: dict[str, Any] = {}
     if args.optimize is not None:
@@ -170,7 +203,7 @@ def _graph(fn: Callable, args: argparse.Namespace) -> None:
 
     make = astgrad.grad if args.mode == "grad" else astgrad.vjp
     options = {} if args.optimize is None else {"optimize": args.optimize}
-    picture = astgrad.graph(make(fn, _wrt(args.wrt), **options))
+    picture = astgrad.graph(make(fn, args.wrt_resolved, **options))
     if args.output is None:
         print(picture.source, end="")
         return
@@ -201,7 +234,7 @@ def _check(fn: Callable, module: Any, args: argparse.Namespace) -> int:
 
     values = _arguments(args.args, module)
     try:
-        report = astgrad.check_grads(fn, *values, wrt=_wrt(args.wrt), rtol=args.rtol, atol=args.atol)
+        report = astgrad.check_grads(fn, *values, wrt=args.wrt_resolved, rtol=args.rtol, atol=args.atol)
     except astgrad.GradientMismatch as mismatch:
         print(mismatch.report)
         print(f"astgrad: gradient mismatch in {args.target}", file=sys.stderr)
@@ -223,10 +256,12 @@ def _one_line(error: BaseException) -> str:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
     args = _parser().parse_args(argv)
+    fn: Optional[Callable] = None
     try:
         path, name = _split_target(args.target)
         module = _load(path)
         fn = _function(module, path, name)
+        args.wrt_resolved = _default_wrt(fn, module, path, name, args.wrt)
         if args.command == "show":
             _show(fn, args)
             return 0
@@ -240,7 +275,21 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except _Failure as failure:
         return _fail(str(failure))
     except Exception as error:  # a refusal of the transformer, or the function itself failed
-        return _fail(_one_line(error))
+        return _fail(_one_line(error) + _wrt_hint(fn, args))
+
+
+def _wrt_hint(fn: Optional[Callable], args: argparse.Namespace) -> str:
+    """What the failed command differentiated with respect to, and how to choose otherwise (``--wrt``)."""
+    wrt = getattr(args, "wrt_resolved", None)
+    if fn is None or wrt is None:
+        return ""
+    try:
+        parameters = list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return ""
+    chosen = [parameters[w] if isinstance(w, int) and w < len(parameters) else str(w)
+              for w in (wrt if isinstance(wrt, tuple) else (wrt,))]
+    return f" (differentiated with respect to {', '.join(repr(c) for c in chosen)}; --wrt NAME chooses another)"
 
 
 def _fail(message: str) -> int:

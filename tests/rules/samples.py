@@ -347,6 +347,20 @@ def _cases():
         Case(rules.binary_cross_entropy, [unit_open(3, 4), unit_open(3, 4)]),
         Case(rules.binary_cross_entropy, [unit_open(5), unit_open(5), const(np.linspace(0.5, 2, 5)), const("sum")],
              name="weighted_sum"),
+        Case(rules.binary_cross_entropy_with_logits, [normal(3, 4), unit_open(3, 4)]),
+        Case(rules.binary_cross_entropy_with_logits, [normal(5), unit_open(5), const(np.linspace(0.5, 2, 5)),
+                                                      const(np.linspace(3, 1, 5)), const("sum")],
+             name="weighted_sum"),
+        Case(rules.binary_cross_entropy_with_logits, [normal(2, 3), unit_open(2, 3)], {"reduction": "none"},
+             name="none"),
+        Case(rules.smooth_l1_loss, [normal(3, 4), normal(3, 4)]),
+        Case(rules.smooth_l1_loss, [normal(3, 4), normal(4)], {"beta": 0.5, "reduction": "sum"}, name="beta_sum"),
+        Case(rules.smooth_l1_loss, [normal(5), normal(5), const("none"), const(0.0)], name="l1"),
+        Case(rules.huber_loss, [normal(3, 4), normal(3, 4)]),
+        Case(rules.huber_loss, [normal(3, 4), normal(3, 4)], {"delta": 0.5, "reduction": "none"}, name="delta_none"),
+        Case(rules.embedding, [normal(5, 3), const(np.array([[0, 2], [4, 2]]))]),
+        Case(rules.layer_norm, [normal(2, 3, 4), const((4,)), normal(4), normal(4)]),
+        Case(rules.layer_norm, [normal(3, 2, 2), const((2, 2))], {"eps": 1e-3}, name="plain"),
         # the transformer's functional list append: on the tape a Python list.append needs no node
         Case(append, [Arg([normal(2), normal(2)]), normal(2)], tape=False),
         # an item of np.c_[...] in generated code
@@ -655,6 +669,9 @@ def _edges():
         Case(rules.min_along, [fixed([[1.0, 3.0, 1.0]])], {"axis": 1}, name="tie_first", expected=[[[1.0, 0.0, 0.0]]]),
         Case(builtins.max, [fixed([2.0, 3.0, 3.0])], name="builtin_tie_first", expected=[[0.0, 1.0, 0.0]]),
         Case(builtins.min, [fixed([2.0, 1.0, 1.0])], name="builtin_tie_first", expected=[[0.0, 1.0, 0.0]]),
+        # nn.Embedding's padding row is held constant: no gradient reaches it (rows counted by how often picked)
+        Case(rules.embedding, [fixed(np.arange(15.0).reshape(5, 3)), const(np.array([1, 3, 3, 0, 1])), const(3)],
+             name="padding", expected=[[[1.0] * 3, [2.0] * 3, [0.0] * 3, [0.0] * 3, [0.0] * 3]]),
     ]
     return edges
 

@@ -35,6 +35,7 @@ import site
 import sys
 import sysconfig
 import types
+import warnings
 from typing import Any, Callable
 
 from . import _deferred
@@ -286,12 +287,39 @@ def defvjp(fn: Callable, rule: Callable | None = None, *, name: str | None = Non
         return functools.partial(defvjp, fn, name=name)
     if not callable(rule):
         raise TypeError(f"defvjp: the rule for {qualified_name(fn)} must be callable, got {rule!r}")
+    _warn_if_the_tape_cannot_see(fn)
     old = find(fn)
     # a new reverse rule may disagree with the forward rules written for the old one: they go with it
     # (forward mode then asks for defjvp), unless the same rule is registered again
     kept = old is not None and old.fn is fn and old.vjp is rule
     _store(fn, Rule(fn, rule, name or qualified_name(fn), old.jvps if kept else (), old.jvp_rest if kept else None))
     return rule
+
+
+TAPE_CANNOT_SEE = (
+    "astgrad.defvjp({name}): {name} is a plain Python function, so only generated code uses this rule; the taped "
+    "Tensor runs {name}'s body and never sees the call. Decorate it with @astgrad.primitive (before defvjp) for "
+    "both engines to use the rule."
+)
+
+
+def _warn_if_the_tape_cannot_see(fn: Callable) -> None:
+    """Warn when ``fn`` is a user's plain function: generated code calls it as a primitive, the tape cannot.
+
+    The tape records numpy's callables through numpy's dispatch protocols
+    and ``primitive`` wrappers through their hook; a plain Python function
+    called on Tensors just runs, so a rule registered for it would silently
+    reach one engine only.  A library's function (scipy's ``logsumexp``)
+    cannot be decorated; the tape refuses to run it on Tensors (it turns them
+    into arrays first), and ``rules.apply`` records it with its rule
+    (docs/rules.md), so it gets no warning.
+    """
+    if not isinstance(fn, types.FunctionType) or hasattr(fn, "__astgrad_primitive__"):
+        return
+    module = getattr(fn, "__module__", None) or ""
+    if module.split(".")[0] in ("numpy", "scipy", "astgrad") or library_function(fn):
+        return
+    warnings.warn(TAPE_CANNOT_SEE.format(name=getattr(fn, "__qualname__", repr(fn))), UserWarning, stacklevel=3)
 
 
 def defjvp(fn: Callable, *rules: Callable | None, argnum: int | None = None, rest: Callable | None = None):

@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 
+from ._device import check_device
 from ._dtypes import as_numpy_dtype, default_complex, default_float
 from ._record import is_tensor
 from ._tensor import FLOAT_ONLY, Tensor
@@ -74,6 +75,7 @@ def _holds_numpy_double(value) -> bool:
 
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new leaf tensor holding a copy of ``data``."""
+    check_device(device)
     if is_tensor(data):
         warnings.warn(COPY_CONSTRUCT_WARNING, UserWarning, stacklevel=2)
         array = np.array(data._data, dtype=as_numpy_dtype(dtype), copy=True)
@@ -84,6 +86,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
 
 def as_tensor(data, dtype=None, device=None):
     """``data`` as a tensor, sharing its memory where it already is one (or a numpy array) of ``dtype``."""
+    check_device(device)
     if is_tensor(data) and (dtype is None or as_numpy_dtype(dtype) == data._data.dtype):
         return data
     if isinstance(data, np.ndarray) and (dtype is None or as_numpy_dtype(dtype) == data.dtype):
@@ -109,21 +112,25 @@ def _filled(size, value, dtype, requires_grad):
 
 def ones(*size, dtype=None, device=None, requires_grad=False):
     """A new leaf of ones of shape ``size`` (``ones(2, 3)`` or ``ones((2, 3))``), in the default dtype unless ``dtype``."""
+    check_device(device)
     return _filled(size, 1, dtype, requires_grad)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False):
     """A new leaf of zeros of shape ``size``, in the default dtype unless ``dtype``."""
+    check_device(device)
     return _filled(size, 0, dtype, requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False):
     """A new leaf of shape ``size``; its values are zeros here (PyTorch leaves them unset)."""
+    check_device(device)
     return _filled(size, 0, dtype, requires_grad)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
     """A new leaf of shape ``size`` filled with ``fill_value`` (a bool or int value gives bool or int64, as PyTorch's)."""
+    check_device(device)
     if dtype is None and isinstance(fill_value, bool):
         dtype = np.bool_
     elif dtype is None and isinstance(fill_value, int):
@@ -139,26 +146,31 @@ def _like(t, value, dtype, requires_grad):
 
 def ones_like(t, dtype=None, device=None, requires_grad=False):
     """A new leaf of ones with ``t``'s shape and, unless ``dtype``, its dtype."""
+    check_device(device)
     return _like(t, 1, dtype, requires_grad)
 
 
 def zeros_like(t, dtype=None, device=None, requires_grad=False):
     """A new leaf of zeros with ``t``'s shape and, unless ``dtype``, its dtype."""
+    check_device(device)
     return _like(t, 0, dtype, requires_grad)
 
 
 def full_like(t, fill_value, dtype=None, device=None, requires_grad=False):
     """A new leaf filled with ``fill_value``, with ``t``'s shape and, unless ``dtype``, its dtype."""
+    check_device(device)
     return _like(t, fill_value, dtype, requires_grad)
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):
     """A new leaf ``n`` by ``m`` (default ``n``) with ones on the diagonal."""
+    check_device(device)
     return _leaf(np.eye(n, m, dtype=as_numpy_dtype(dtype) or default_float()), requires_grad)
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
     """A new leaf of ``start, start + step, ...`` below ``end`` (``arange(n)`` counts from 0); int64 when all are ints."""
+    check_device(device)
     if end is None:
         start, end = 0, start
     values = (start, end, step)
@@ -170,12 +182,14 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
 
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     """A new leaf of ``steps`` evenly spaced values from ``start`` to ``end``, both included."""
+    check_device(device)
     np_dtype = as_numpy_dtype(dtype) or default_float()
     return _leaf(np.linspace(start, end, int(steps)).astype(np_dtype), requires_grad)
 
 
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
     """A new leaf of standard normal samples of shape ``size`` from the generator ``manual_seed`` seeds."""
+    check_device(device)
     rng = generator._rng if generator is not None else _generator
     np_dtype = as_numpy_dtype(dtype) or default_float()
     return _leaf(rng.standard_normal(_shape(size)).astype(np_dtype), requires_grad)
@@ -183,6 +197,7 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
 
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
     """A new leaf of uniform samples in [0, 1) of shape ``size`` from the generator ``manual_seed`` seeds."""
+    check_device(device)
     rng = generator._rng if generator is not None else _generator
     np_dtype = as_numpy_dtype(dtype) or default_float()
     return _leaf(rng.random(_shape(size)).astype(np_dtype), requires_grad)
@@ -190,12 +205,13 @@ def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
 
 def randint(low, high=None, size=(), dtype=None, device=None, requires_grad=False):
     """A new leaf of random integers in [``low``, ``high``) (``randint(high, size=...)`` starts at 0)."""
+    check_device(device)
     if high is None:
         low, high = 0, low
     np_dtype = as_numpy_dtype(dtype) or np.dtype(np.int64)
     return _leaf(_generator.integers(low, high, size=tuple(size)).astype(np_dtype), requires_grad)
 
 
-def randn_like(t, dtype=None, requires_grad=False):
+def randn_like(t, dtype=None, device=None, requires_grad=False):
     """A new leaf of standard normal samples with ``t``'s shape and dtype."""
-    return randn(*t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+    return randn(*t.shape, dtype=dtype or t.dtype, device=device, requires_grad=requires_grad)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ._device import check_device
 from ._dtypes import c_type_name
 from ._factories import empty, full, tensor
 from ._methods import _sizes, return_type
@@ -243,6 +244,7 @@ class SelectionMethods:
 
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
         """A new leaf holding a copy of ``data``, in this tensor's dtype unless ``dtype`` is given."""
+        check_device(device)
         if is_tensor(data):
             warnings.warn(NEW_TENSOR_WARNING, UserWarning, stacklevel=2)
             data = np.array(data._data)
@@ -252,15 +254,19 @@ class SelectionMethods:
         return self.dtype if dtype is None else dtype
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+        check_device(device)
         return full(_sizes(size), 0, dtype=self._new_dtype(dtype), requires_grad=requires_grad)
 
     def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+        check_device(device)
         return full(_sizes(size), 1, dtype=self._new_dtype(dtype), requires_grad=requires_grad)
 
     def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+        check_device(device)
         return full(_sizes((size,)), fill_value, dtype=self._new_dtype(dtype), requires_grad=requires_grad)
 
     def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+        check_device(device)
         return empty(_sizes(size), dtype=self._new_dtype(dtype), requires_grad=requires_grad)
 
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import rules
 from . import _ndarray
+from ._device import check_device, device
 from ._dtypes import as_numpy_dtype
 from ._inplace import VIEW_OF_LEAF_INPLACE
 from ._methods import _axis, _sizes
@@ -202,12 +203,35 @@ class ShapeMethods:
     def copy(self):
         return self.clone()
 
-    def to(self, dtype=None, *args, **kwargs):
-        if isinstance(dtype, str) or dtype is None:  # a device: nothing to move
-            dtype = kwargs.get("dtype", args[0] if args else None)
-            if dtype is None:
-                return self
-        return self._cast(dtype)
+    def to(self, *args, **kwargs):
+        """``to(dtype)``, ``to(device, dtype)``, ``to(other)``, with ``copy=True`` for a new tensor.
+
+        The CPU is the only device: naming it moves nothing, naming another
+        raises PyTorch's error for a device that is not there.
+        """
+        copy = kwargs.pop("copy", False)
+        kwargs.pop("non_blocking", None)
+        kwargs.pop("memory_format", None)
+        where, dtype = kwargs.pop("device", None), kwargs.pop("dtype", None)
+        if kwargs:
+            raise TypeError(f"to() received an invalid combination of arguments - got an unexpected keyword "
+                            f"argument '{next(iter(kwargs))}'")
+        args = list(args)
+        if args and is_tensor(args[0]):  # to(other): other's device and dtype
+            other = args.pop(0)
+            where, dtype = other.device, other.dtype
+        elif args and (isinstance(args[0], (str, device)) or isinstance(args[0], int) and not isinstance(args[0], bool)):
+            where = args.pop(0)  # a string is a device, as in PyTorch (a dtype name goes to astype)
+        if args and not isinstance(args[0], bool):
+            dtype = args.pop(0)
+        if args:  # non_blocking, copy by position
+            args.pop(0)
+            if args:
+                copy = bool(args.pop(0))
+        if where is not None:
+            check_device(where)
+        out = self if dtype is None else self._cast(dtype)
+        return out.clone() if copy and out is self else out
 
     def _cast(self, dtype):
         """``self`` as ``dtype``; a string is a dtype name ("i4"), never a device as for ``.to``."""

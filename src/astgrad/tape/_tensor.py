@@ -21,6 +21,7 @@ import weakref
 import numpy as np
 
 from . import _dtypes, _modes
+from ._device import CPU, CUDA_MISSING
 from ._format import format_tensor, legacy_type_name
 from ._modes import is_grad_enabled
 
@@ -379,14 +380,21 @@ class Tensor:
 
     @property
     def device(self):
-        return _CPU
+        return CPU
 
     @property
     def is_cuda(self) -> bool:
         return False
 
+    def cuda(self, device=None, non_blocking=False, memory_format=None) -> "Tensor":
+        """PyTorch's CPU-only build's answer: there is no CUDA here."""
+        raise AssertionError(CUDA_MISSING)
+
     def is_floating_point(self) -> bool:
         return self._data.dtype.kind == "f"
+
+    def is_complex(self) -> bool:
+        return self._data.dtype.kind == "c"
 
     def type(self, dtype=None):
         if dtype is None:
@@ -414,23 +422,6 @@ class RemovableHandle:
 RemovableHandle.__module__ = "torch.utils.hooks"
 
 
-class _Device:
-    type = "cpu"
-    index = None
-
-    def __repr__(self):
-        return "device(type='cpu')"
-
-    def __str__(self):
-        return "cpu"
-
-    def __eq__(self, other):
-        return str(other) == "cpu" or isinstance(other, _Device)
-
-    __hash__ = object.__hash__
-
-
-_CPU = _Device()
 _warned: set = set()
 
 

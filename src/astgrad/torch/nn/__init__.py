@@ -2,10 +2,11 @@
 
 from . import functional
 from .modules import (
-    BCELoss, CrossEntropyLoss, Flatten, LeakyReLU, Linear, LogSoftmax, Module, MSELoss, NLLLoss, ReLU, Sequential,
-    Sigmoid, Softmax, Tanh,
+    BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, Dropout, Embedding, Flatten, HuberLoss, L1Loss, LayerNorm, LeakyReLU,
+    Linear, LogSoftmax, Module, MSELoss, NLLLoss, ReLU, Sequential, Sigmoid, SmoothL1Loss, Softmax, Tanh,
 )
 from .parameter import Parameter
 
-__all__ = ["BCELoss", "CrossEntropyLoss", "Flatten", "LeakyReLU", "Linear", "LogSoftmax", "Module", "MSELoss",
-           "NLLLoss", "Parameter", "ReLU", "Sequential", "Sigmoid", "Softmax", "Tanh", "functional"]
+__all__ = ["BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "HuberLoss",
+           "L1Loss", "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax", "Module", "MSELoss", "NLLLoss", "Parameter",
+           "ReLU", "Sequential", "Sigmoid", "SmoothL1Loss", "Softmax", "Tanh", "functional"]

@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 
 from ... import rules
-from ...tape import apply_op, as_tensor, is_tensor
+from ...tape import apply_op, as_tensor, is_tensor, rand, zeros_like
 
 
 def relu(input, inplace=False):
@@ -173,3 +173,137 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         weight = np.broadcast_to(as_tensor(weight).detach().numpy(), input.shape)
     return apply_op("BinaryCrossEntropyBackward0", rules.binary_cross_entropy, (input, target),
                     {"weight": weight, "reduction": reduction}, slots=((0,), (1,)), promote=True)
+
+
+def _warn_size_mismatch(input, target) -> None:
+    if target.shape != input.shape:
+        warnings.warn(
+            f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
+            "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
+            "same size.",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
+def _not_differentiable_in(name: str, argument: str, value) -> None:
+    if is_tensor(value) and value.requires_grad:
+        raise RuntimeError(f"The function '{name}' is not differentiable with respect to argument '{argument}'. "
+                           "This input cannot have requires_grad True.")
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
+                                     pos_weight=None):
+    """Binary cross entropy of ``sigmoid(input)`` from the logits (``BinaryCrossEntropyWithLogitsBackward0``).
+
+    Computed from the logits directly, so large logits neither overflow nor lose
+    the gradient; ``pos_weight`` weighs the positive term of each class.
+    """
+    reduction = _reduction(size_average, reduce, reduction)
+    input, target = as_tensor(input), as_tensor(target)
+    if target.shape != input.shape:
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    _not_differentiable_in("binary_cross_entropy_with_logits", "weight", weight)
+    _not_differentiable_in("binary_cross_entropy_with_logits", "pos_weight", pos_weight)
+    weight = None if weight is None else as_tensor(weight).detach().numpy()
+    pos_weight = None if pos_weight is None else as_tensor(pos_weight).detach().numpy()
+    return apply_op("BinaryCrossEntropyWithLogitsBackward0", rules.binary_cross_entropy_with_logits, (input, target),
+                    {"weight": weight, "pos_weight": pos_weight, "reduction": reduction}, slots=((0,), (1,)),
+                    promote=True)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean (or sum, or each) of ``|input - target|``: PyTorch composes it, so its node is the reduction's."""
+    reduction = _reduction(size_average, reduce, reduction)
+    input, target = as_tensor(input), as_tensor(target)
+    _warn_size_mismatch(input, target)
+    distance = (input - target).abs()
+    if weight is not None:
+        distance = distance * as_tensor(weight)
+    if reduction == "none":
+        return distance
+    return distance.sum() if reduction == "sum" else distance.mean()
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """``0.5 d**2 / beta`` within ``beta`` of the target, ``|d| - 0.5 beta`` beyond (``SmoothL1LossBackward0``)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    input, target = as_tensor(input), as_tensor(target)
+    if beta == 0:  # PyTorch computes the L1 loss then
+        return l1_loss(input, target, reduction=reduction)
+    _warn_size_mismatch(input, target)
+    return apply_op("SmoothL1LossBackward0", rules.smooth_l1_loss, (input, target),
+                    {"reduction": reduction, "beta": beta}, slots=((0,), (1,)), promote=True)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """``0.5 d**2`` within ``delta`` of the target, ``delta (|d| - 0.5 delta)`` beyond (``HuberLossBackward0``)."""
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    input, target = as_tensor(input), as_tensor(target)
+    _warn_size_mismatch(input, target)
+    if weight is not None:
+        if as_tensor(weight).shape != input.shape:
+            raise ValueError("Weights and input must have the same size.")
+        losses = apply_op("HuberLossBackward0", rules.huber_loss, (input, target),
+                          {"reduction": "none", "delta": delta}, slots=((0,), (1,)), promote=True) * as_tensor(weight)
+        return losses if reduction == "none" else losses.sum() if reduction == "sum" else losses.mean()
+    return apply_op("HuberLossBackward0", rules.huber_loss, (input, target),
+                    {"reduction": reduction, "delta": delta}, slots=((0,), (1,)), promote=True)
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
+    """The rows of ``weight`` that the integer ``input`` picks (``EmbeddingBackward0``); the padding row gets no gradient."""
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        raise NotImplementedError("astgrad.torch: embedding's max_norm, scale_grad_by_freq and sparse are not "
+                                  "supported; renormalise or scale the weight yourself")
+    input, weight = as_tensor(input), as_tensor(weight)
+    indices = input.detach().numpy()
+    if indices.dtype.kind not in "iu":
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got {input.type()} instead (while checking arguments for embedding)")
+    rows = weight.shape[0]
+    if indices.size and (indices.min() < 0 or indices.max() >= rows):
+        raise IndexError("index out of range in self")
+    if padding_idx is not None:
+        if not -rows <= padding_idx < rows:
+            raise AssertionError("Padding_idx must be within num_embeddings")
+        padding_idx %= rows
+    return apply_op("EmbeddingBackward0", rules.embedding, (weight, indices), {"padding_idx": padding_idx},
+                    slots=((0,),))
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Each element zeroed with probability ``p``, the rest scaled by ``1 / (1 - p)`` (``MulBackward0``) while training.
+
+    The mask comes from the generator ``torch.manual_seed`` seeds; out of
+    training (or with ``p == 0``) the input is returned as it is.
+    """
+    if not 0 <= p <= 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    input = as_tensor(input)
+    if not training or p == 0:
+        return input
+    keep = rand(*input.shape, dtype=input.dtype) >= p
+    mask = keep.to(input.dtype) / (1 - p) if p < 1 else zeros_like(input)
+    return input.mul_(mask) if inplace else input * mask
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Each sample standardised over its trailing ``normalized_shape`` axes, then scaled and shifted."""
+    input = as_tensor(input)
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    normalized_shape = tuple(int(n) for n in normalized_shape)
+    if tuple(input.shape[input.dim() - len(normalized_shape):]) != normalized_shape or len(normalized_shape) > input.dim():
+        raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
+                           f"[*, {', '.join(str(n) for n in normalized_shape)}], but got input of size{list(input.shape)}")
+    operands = [input, normalized_shape, None if weight is None else as_tensor(weight),
+                None if bias is None else as_tensor(bias)]
+    slots = tuple((i,) for i in (0, 2, 3) if operands[i] is not None)
+    return apply_op("NativeLayerNormBackward0", rules.layer_norm, tuple(operands), {"eps": eps}, slots=slots,
+                    promote=True)

@@ -11,12 +11,19 @@ from __future__ import annotations
 import collections
 import math
 
-from ...tape import empty, no_grad, rand
+import numpy as np
+
+
+from ...tape import (
+    CUDA_MISSING, DType, check_device, empty, float16, float32, float64, is_tensor, no_grad, ones, rand, randn,
+    zeros,
+)
 from . import functional as F
 from .parameter import Parameter
 
 __all__ = ["Module", "Linear", "Sequential", "ReLU", "LeakyReLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax",
-           "Flatten", "MSELoss", "NLLLoss", "CrossEntropyLoss", "BCELoss"]
+           "Flatten", "Embedding", "Dropout", "LayerNorm", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "NLLLoss",
+           "CrossEntropyLoss", "BCELoss", "BCEWithLogitsLoss"]
 
 
 class Module:
@@ -121,6 +128,59 @@ class Module:
         for p in self.parameters():
             p.requires_grad_(requires_grad)
         return self
+
+    def _cast(self, dtype, only_floating: bool = True) -> "Module":
+        """Every parameter (and its ``.grad``) cast to ``dtype`` in place: the Parameter objects stay the same."""
+        for p in self.parameters():
+            if only_floating and not (p.is_floating_point() or p.is_complex()):
+                continue
+            p.data = p.data.to(dtype)
+            if p.grad is not None:
+                p.grad = p.grad.to(dtype)
+        return self
+
+    def to(self, *args, **kwargs) -> "Module":
+        """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)``: the CPU is the only device here.
+
+        A dtype casts the floating point and complex parameters, as PyTorch does.
+        """
+        kwargs.pop("non_blocking", None)
+        dtype = kwargs.get("dtype")
+        given = list(args)
+        if given and is_tensor(given[0]):
+            dtype = given[0].dtype
+        else:
+            if given and not isinstance(given[0], (DType, np.dtype, type)):
+                check_device(given.pop(0))
+            if "device" in kwargs:
+                check_device(kwargs["device"])
+            if given:
+                dtype = given[0]
+        if dtype is None:
+            return self
+        desired = empty(0, dtype=dtype).dtype
+        if not (desired.is_floating_point or desired.is_complex):
+            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
+                            f"dtype={desired}")
+        return self._cast(dtype)
+
+    def cpu(self) -> "Module":
+        return self
+
+    def cuda(self, device=None) -> "Module":
+        raise AssertionError(CUDA_MISSING)
+
+    def double(self) -> "Module":
+        return self._cast(float64)
+
+    def float(self) -> "Module":
+        return self._cast(float32)
+
+    def half(self) -> "Module":
+        return self._cast(float16)
+
+    def type(self, dst_type) -> "Module":
+        return self._cast(dst_type, only_floating=False)
 
     def train(self, mode: bool = True) -> "Module":
         for m in self.modules():
@@ -284,6 +344,92 @@ NLLLoss = _loss("NLLLoss", F.nll_loss, "``F.nll_loss`` as a Module.", weight=Non
 CrossEntropyLoss = _loss("CrossEntropyLoss", F.cross_entropy, "``F.cross_entropy`` as a Module.", weight=None,
                          ignore_index=-100, label_smoothing=0.0)
 BCELoss = _loss("BCELoss", F.binary_cross_entropy, "``F.binary_cross_entropy`` as a Module.", weight=None)
+BCEWithLogitsLoss = _loss("BCEWithLogitsLoss", F.binary_cross_entropy_with_logits,
+                          "``F.binary_cross_entropy_with_logits`` as a Module.", weight=None, pos_weight=None)
+L1Loss = _loss("L1Loss", F.l1_loss, "``F.l1_loss`` as a Module.")
+SmoothL1Loss = _loss("SmoothL1Loss", F.smooth_l1_loss, "``F.smooth_l1_loss`` as a Module.", beta=1.0)
+HuberLoss = _loss("HuberLoss", F.huber_loss, "``F.huber_loss`` as a Module.", delta=1.0)
+
+
+class Embedding(Module):
+    """A table of ``num_embeddings`` vectors of ``embedding_dim``, drawn from N(0, 1); the padding row starts at 0."""
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx=None, max_norm=None, norm_type=2.0,
+                 scale_grad_by_freq=False, sparse=False, _weight=None, _freeze=False, device=None, dtype=None):
+        super().__init__()
+        check_device(device)
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx %= num_embeddings
+        self.num_embeddings, self.embedding_dim, self.padding_idx = num_embeddings, embedding_dim, padding_idx
+        self.max_norm, self.norm_type, self.scale_grad_by_freq, self.sparse = max_norm, norm_type, scale_grad_by_freq, sparse
+        weight = randn(num_embeddings, embedding_dim, dtype=dtype) if _weight is None else _weight.detach()
+        self.weight = Parameter(weight, requires_grad=not _freeze)
+        if _weight is None and padding_idx is not None:
+            self.weight.detach().numpy()[padding_idx] = 0  # the padding row starts at zero
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, **kwargs) -> "Embedding":
+        rows, columns = embeddings.shape
+        return cls(rows, columns, padding_idx=padding_idx, _weight=embeddings, _freeze=freeze, **kwargs)
+
+    def forward(self, input):
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                           self.scale_grad_by_freq, self.sparse)
+
+    def extra_repr(self) -> str:
+        text = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.padding_idx is not None:
+            text += f", padding_idx={self.padding_idx}"
+        return text
+
+
+class Dropout(Module):
+    """``F.dropout`` while training (``model.train()``), the identity after ``model.eval()``."""
+
+    def __init__(self, p: float = 0.5, inplace: bool = False):
+        super().__init__()
+        if not 0 <= p <= 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p, self.inplace = p, inplace
+
+    def forward(self, input):
+        return F.dropout(input, self.p, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class LayerNorm(Module):
+    """``F.layer_norm`` over the trailing ``normalized_shape`` axes, with a weight of ones and a bias of zeros."""
+
+    def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True, bias: bool = True,
+                 device=None, dtype=None):
+        super().__init__()
+        check_device(device)
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(int(n) for n in normalized_shape)
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(ones(*self.normalized_shape, dtype=dtype))
+            self._parameters["bias"] = Parameter(zeros(*self.normalized_shape, dtype=dtype)) if bias else None
+        else:
+            self._parameters["weight"] = None
+            self._parameters["bias"] = None
+
+    def forward(self, input):
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
+                f"bias={self.bias is not None}")
+
+
+Embedding.__module__ = "torch.nn.modules.sparse"
+Dropout.__module__ = "torch.nn.modules.dropout"
+LayerNorm.__module__ = "torch.nn.modules.normalization"
 
 def _new_module(name: str) -> Module:
     """An empty instance of this package's layer class ``name``; unpickling then restores its attributes."""

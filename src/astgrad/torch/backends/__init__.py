@@ -1,0 +1,3 @@
+"""``torch.backends``: the accelerators tutorials probe (``torch.backends.mps.is_available()``) are absent."""
+
+from . import cuda, mps
