@@ -1,6 +1,8 @@
 """``torch.autograd.Function``: an operation with a forward and a backward written by the user.
 
-``forward(ctx, *inputs)`` runs without recording (as in PyTorch); ``apply``
+``forward(ctx, *inputs)`` runs without recording (as in PyTorch), or, in
+PyTorch 2's style, ``forward(*inputs)`` followed by ``setup_context(ctx,
+inputs, output)`` when the class defines ``setup_context``; ``apply``
 then records one node, named ``<ClassName>Backward``, whose backward calls
 ``backward(ctx, grad_output)``.  Tensors saved with
 ``ctx.save_for_backward`` are checked against in-place writes when the
@@ -10,6 +12,7 @@ backward reads them (PyTorch's version-counter error), never read stale.
 from __future__ import annotations
 
 import functools
+import inspect
 
 from ... import rules
 from ...tape import Tensor, apply_op, as_tensor, is_grad_enabled, is_tensor, no_grad, zeros_like
@@ -105,9 +108,26 @@ class Function:
         raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
 
     @staticmethod
+    def setup_context(ctx, inputs, output):
+        """Not defined here: a class that defines it gets ``forward(*inputs)`` without ``ctx``."""
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
     def backward(ctx, *grad_outputs):
         raise NotImplementedError("You must implement either the backward or vjp method for your custom "
                                   "autograd.Function to use it with backward mode AD.")
+
+    @classmethod
+    def _forward(cls, ctx, inputs):
+        """The output of ``forward``: given ``ctx`` first, or (with ``setup_context``) the inputs alone, then
+        ``setup_context(ctx, inputs, output)``, as PyTorch calls them; nothing is recorded meanwhile."""
+        with no_grad():
+            if inspect.getattr_static(cls, "setup_context") is inspect.getattr_static(Function, "setup_context"):
+                return cls.forward(ctx, *inputs)
+            inspect.signature(cls.forward).bind(*inputs)  # PyTorch's TypeError for a forward that still takes ctx
+            out = cls.forward(*inputs)
+            cls.setup_context(ctx, inputs, out)
+            return out
 
     @classmethod
     def apply(cls, *inputs):
@@ -115,8 +135,7 @@ class Function:
         ctx._function = cls
         ctx.needs_input_grad = tuple(is_tensor(a) and a.requires_grad and is_grad_enabled() for a in inputs)
         ctx._inputs_like = tuple(a.detach() if is_tensor(a) else None for a in inputs)
-        with no_grad():
-            out = cls.forward(ctx, *inputs)
+        out = cls._forward(ctx, inputs)
         if isinstance(out, (tuple, list)):
             raise NotImplementedError(f"astgrad.torch: {cls.__name__}.forward returns several tensors; a custom "
                                       "Function with more than one output is not supported: split it into one "
