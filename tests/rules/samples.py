@@ -328,6 +328,8 @@ def _cases():
         Case(rules.scatter, [normal(3), const((2, 4)), const((1, np.array([0, 3, 3])))]),
         Case(rules.scatter_along_axis, [normal(2, 2), const(np.array([[0, 2], [1, 1]])), const(1), const((2, 3))]),
         Case(rules.setitem, [normal(3, 4), const((0, slice(1, 3))), normal(2)]),
+        Case(rules.setitem, [normal(3, 4), const((np.array([2, 0, 2]), 1)), normal(3)], name="repeated"),
+        Case(rules.written, [normal(3, 4), const((np.array([2, 0, 2, 2]), slice(1, 3)))]),
         Case(rules.astype, [normal(3), const(np.float64)]),
         Case(rules.softmax, [normal(3, 4), const(1)]), Case(rules.log_softmax, [normal(3, 4), const(0)]),
         Case(rules.mse_loss, [normal(3, 4), normal(3, 4)]),

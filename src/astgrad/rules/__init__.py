@@ -46,4 +46,5 @@ from ._extra import (
     sigmoid,
     softmax,
     vector_norm,
+    written,
 )

@@ -20,6 +20,8 @@ __all__ = [
     "scatter",
     "scatter_along_axis",
     "setitem",
+    "written",
+    "last_writes",
     "sigmoid",
     "relu",
     "max_along",
@@ -77,6 +79,46 @@ def setitem(a, index, value):
     out = np.array(a, copy=True)
     out[index] = value
     return out
+
+
+@primitive
+def written(g, index):
+    """The gradient of ``value`` in ``a[index] = value``: ``g[index]``, zero where numpy's write did not last.
+
+    With an index that names one element twice (``a[[0, 0]] = v``, ``a[[0, 0, 1]] += v``) numpy keeps the
+    last write and the earlier one is lost: its value moves nothing, so it gets no gradient.
+    """
+    part = g[index]
+    if not may_repeat(index):
+        return part
+    return part * last_writes(np.shape(g), index)
+
+
+def may_repeat(index) -> bool:
+    """Whether ``index`` may name one element twice: it holds an integer array or list (boolean masks never do)."""
+    if type(index) is int or type(index) is slice:
+        return False
+    for part in index if type(index) is tuple else (index,):
+        if isinstance(part, list):
+            part = np.asarray(part)
+        if (isinstance(part, np.ndarray) or is_lazy(part)) and part.dtype != bool:
+            return True
+    return False
+
+
+@primitive
+def last_writes(shape, index):
+    """True at each place of ``a[index]`` whose write numpy keeps in ``a[index] = value`` (``a`` of ``shape``).
+
+    Asked of numpy itself: the positions written in order, each element of an array of ``shape`` keeps the
+    position numpy wrote last.  ``True`` when ``index`` cannot repeat an element.
+    """
+    if not may_repeat(index):
+        return True
+    marks = np.full(tuple(shape), -1, np.intp)
+    order = np.arange(marks[index].size).reshape(np.shape(marks[index]))
+    marks[index] = order
+    return marks[index] == order
 
 
 @primitive
@@ -206,7 +248,12 @@ def scatter_along_axis_vjp(g, ans, g_in, indices, axis, shape):
 
 @defvjp(setitem)
 def setitem_vjp(g, ans, a, index, value):
-    return setitem(g, index, 0), None, getitem(g, index)
+    return setitem(g, index, 0), None, written(g, index)
+
+
+@defvjp(written)
+def written_vjp(g, ans, g_in, index):
+    return scatter(g * last_writes(g_in.shape, index), g_in.shape, index)
 
 
 @defvjp(sigmoid)
@@ -289,6 +336,11 @@ def scatter_along_axis_jvp(t, ans, g_in, indices, axis, shape):
     return scatter_along_axis(t, indices, axis, shape)
 
 
+@defjvp(written)
+def written_jvp(t, ans, g_in, index):
+    return written(t, index)
+
+
 def setitem_jvp_a(t, ans, a, index, value):
     return setitem(t, index, 0)
 
@@ -360,4 +412,4 @@ def mse_loss_jvp_target(t, ans, input, target, reduction="mean"):
 defjvp(mse_loss, mse_loss_jvp_input, mse_loss_jvp_target)
 
 
-defnondiff(np.argmax, np.argmin, first_extreme_mask)
+defnondiff(np.argmax, np.argmin, first_extreme_mask, last_writes)
