@@ -86,9 +86,10 @@ def written(g, index):
     """The gradient of ``value`` in ``a[index] = value``: ``g[index]``, zero where numpy's write did not last.
 
     With an index that names one element twice (``a[[0, 0]] = v``, ``a[[0, 0, 1]] += v``) numpy keeps the
-    last write and the earlier one is lost: its value moves nothing, so it gets no gradient.
+    last write and the earlier one is lost: its value moves nothing, so it gets no gradient.  A number
+    ``g`` (the seed of a 0-d result written with ``out=``) is read as the 0-d array it stands for.
     """
-    part = g[index]
+    part = np.asarray(g)[index] if isinstance(g, (int, float, complex)) else g[index]
     if not may_repeat(index):
         return part
     return part * last_writes(np.shape(g), index)

@@ -184,7 +184,7 @@ def step(g, ans, x, *args, **kwargs):
 @defvjp(np.sign)
 def sign(g, ans, x):
     """Zero for real ``x``; ``z / |z|`` of a complex ``z`` is smooth away from 0 (docs/rules.md)."""
-    if x.dtype.kind != "c":
+    if not np.iscomplexobj(x):
         return g * 0
     modulus = np.abs(x)
     return np.where(modulus == 0, 0, (g - np.real(g * ans) * np.conj(ans)) / np.where(modulus == 0, 1, modulus))
@@ -217,7 +217,7 @@ def absolute_jvp(t, ans, x):
 @defjvp(np.sign)
 def sign_jvp(t, ans, x):
     """Zero for real ``x``; for complex ``z``, d(z/|z|) = (t - ans Re(conj(ans) t)) / |z|."""
-    if x.dtype.kind != "c":
+    if not np.iscomplexobj(x):
         return t * 0
     modulus = np.abs(x)
     return np.where(modulus == 0, 0, (t - ans * np.real(np.conj(ans) * t)) / np.where(modulus == 0, 1, modulus))

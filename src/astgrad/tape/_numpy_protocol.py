@@ -234,6 +234,9 @@ def _apply_function(fn, args, kwargs):
     if rule is None or rule.vjp is None:
         return apply_nondiff(fn, args, kwargs)
     if kwargs:
+        refused = rule.refused_keyword(kwargs)
+        if refused is not None and _requires_grad((*args, *kwargs.values())):
+            raise TypeError(f"astgrad: {refused[0]}. {refused[1]}")
         args, kwargs = _bind_keywords(rule, args, kwargs)
     name = entry[2]
     if isinstance(name, tuple):
