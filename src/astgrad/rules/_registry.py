@@ -425,6 +425,9 @@ def primitive(fn: Callable) -> Callable:
 
     wrapper.__astgrad_primitive__ = wrapper
     wrapper.__astgrad_raw__ = fn
+    # generated code may call the function itself (no search for Tensors): the table finds its entry by it too,
+    # so code differentiating that code again reads its rule, never its source
+    fn.__astgrad_primitive__ = wrapper
     return wrapper
 
 
