@@ -26,7 +26,7 @@ from ._support import expand_reduced, normalize_axis, reduced_count, tie_weights
 from . import _extra, complex, decomposition_tangents, decompositions, elementwise, joining, linalg, losses, reductions, selection, sequences, shapes  # noqa: F401  (registers the rules)
 from .losses import binary_cross_entropy, leaky_relu, linear, nll_loss
 from .decompositions import eig_values, eig_vectors, lstsq_residuals, lstsq_solution, qr_q, qr_r, svd_u, svd_values, svd_vh
-from .selection import gradient_along, gradient_axes
+from .selection import gradient_along, gradient_axes, histogram_counts, histogram_edges
 from ._extra import (
     astype,
     eigh_values,

@@ -322,14 +322,28 @@ def mse_loss_vjp(g, ans, input, target, reduction="mean"):
 # -- forward rules -------------------------------------------------------
 
 
-@defjvp(getitem)
 def getitem_jvp(t, ans, a, index):
     return getitem(t, index)
 
 
-@defjvp(scatter)
+def index_jvp(t, ans, a, index):
+    """An index (an integer a generated gradient popped off its stack carries a zero tangent): it moves nothing."""
+    return None
+
+
+defjvp(getitem, getitem_jvp, index_jvp)
+
+
 def scatter_jvp(t, ans, g_in, shape, index):
     return scatter(t, shape, index)
+
+
+def scatter_index_jvp(t, ans, g_in, shape, index):
+    """A shape or an index moves nothing."""
+    return None
+
+
+defjvp(scatter, scatter_jvp, scatter_index_jvp, scatter_index_jvp)
 
 
 @defjvp(scatter_along_axis)
@@ -337,9 +351,11 @@ def scatter_along_axis_jvp(t, ans, g_in, indices, axis, shape):
     return scatter_along_axis(t, indices, axis, shape)
 
 
-@defjvp(written)
 def written_jvp(t, ans, g_in, index):
     return written(t, index)
+
+
+defjvp(written, written_jvp, index_jvp)
 
 
 def setitem_jvp_a(t, ans, a, index, value):
@@ -350,7 +366,12 @@ def setitem_jvp_value(t, ans, a, index, value):
     return setitem(np.zeros(np.shape(ans), np.result_type(t, ans)), index, t)
 
 
-defjvp(setitem, setitem_jvp_a, None, setitem_jvp_value)
+def setitem_jvp_index(t, ans, a, index, value):
+    """An index moves nothing."""
+    return None
+
+
+defjvp(setitem, setitem_jvp_a, setitem_jvp_index, setitem_jvp_value)
 defjvp(sigmoid, sigmoid_vjp)  # a diagonal Jacobian: the reverse rule is the forward rule
 defjvp(relu, relu_vjp)
 
