@@ -632,6 +632,7 @@ def _edges():
         Case(np.fmax, [fixed([1.0, 3.0]), fixed([1.0, 2.0])], name="tie"),
         Case(np.fmin, [fixed([1.0, 3.0]), fixed([1.0, 2.0])], name="tie"),
         Case(np.sort, [fixed([2.0, 1.0, 2.0])], name="tie", expected=[[1.0, 1.0, 1.0]]),
+        Case(np.unique, [fixed([2.0, 1.0, 2.0])], name="tie", expected=[[0.5, 1.0, 0.5]]),
         Case(np.sort, [fixed([[1.5, 2.5, -0.5], [3.0, 0.7, 2.2]])], {"axis": None}, name="flat"),
         Case(np.absolute, [fixed([-1.0, 0.0, 2.0])], name="zero"),
         Case(rules.relu, [fixed([-1.0, 0.0, 2.0])], name="zero", expected=[[0.0, 0.0, 1.0]]),
