@@ -180,7 +180,7 @@ def analyse(ctx):
             ctx.sequences.update(op.targets)
         elif op.kind == "call":
             ctx.maybe_sequences.update(op.targets)
-    _copies_of_sequences(ctx)
+    containers.copies_of_sequences(ctx.body, ctx.sequences, ctx.maybe_sequences)
     containers.mark(ctx, ctx.given_trees, ctx.given_tree_items, ctx.ns)  # parameters holding containers
     ranks = (ctx.module.ranks or {}) if ctx.entry else None  # a callee's adjoint serves every caller
     ctx.analysis = Analysis(ctx.body, results_and_stack(ctx), ctx.wrt, ctx.params, ctx.locals, ctx.source, ranks)
@@ -584,20 +584,6 @@ def _inits(ctx, keep=()):
     early = set().union(*first_bindings(ctx.body, ctx.params).values())
     unbound = sorted((ctx.analysis.saved | set(keep)) - set(ctx.params) - early)
     return [compat.assign(v, compat.const(None)) for v in unbound]
-
-
-def _copies_of_sequences(ctx) -> None:
-    """A name bound to a list or tuple (``q = parts``) may hold one: its items' gradients are sequences too (an
-    array's gradient of the parts numpy would stack, or fail to, is no gradient of a list)."""
-    copies = [op for op in walk_ops(ctx.body) if op.kind == "copy" and op.args and isinstance(op.args[0], gast.Name)]
-    found = True
-    while found:
-        found = False
-        for op in copies:
-            if (op.args[0].id in ctx.sequences or op.args[0].id in ctx.maybe_sequences) \
-                    and not set(op.targets) <= ctx.maybe_sequences | ctx.sequences:
-                ctx.maybe_sequences.update(op.targets)
-                found = True
 
 
 def _returns_sequence(op) -> bool:
