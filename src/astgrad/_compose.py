@@ -116,8 +116,8 @@ def _assemble(outer, inner, columns):
         return None
 
     def block(path_a, a, path_b, b):
-        if path_b not in along:
-            return None
+        if path_b not in along:  # a leaf without a derivative, or one without elements: JAX's (a.shape + (0,))
+            return np.zeros(np.shape(a) + np.shape(b)) if has_gradient(b) and np.size(b) == 0 else None
         parts = [_dask.broadcast_to(_trees.get(value, path_a), np.shape(a)) for value in along[path_b]]
         return _dask.stack(parts, axis=-1).reshape(np.shape(a) + np.shape(b))
 
@@ -158,6 +158,8 @@ def jacobian(f, wrt=0, *, optimize=None):
 
 def _stacked_rows(rows, out_shape, leaf):
     """Rows (one per output element, each of the leaf's shape) as one array of shape out + leaf."""
+    if not rows:  # an output without elements: JAX's zeros of shape (0,) + leaf
+        return np.zeros(out_shape + np.shape(leaf))
     return _dask.stack([_dask.broadcast_to(r, np.shape(leaf)) for r in rows], axis=0).reshape(out_shape + np.shape(leaf))
 
 

@@ -125,6 +125,31 @@ def cholesky_spd(a):
     return np.linalg.cholesky(a @ np.swapaxes(a, -1, -2) + np.eye(a.shape[-1]))
 
 
+def unique_values_counted(a):
+    values, counts = np.unique(a, return_counts=True)
+    return values * counts
+
+
+def sort_complex_parts(a, b):
+    return np.real(np.sort_complex(a)), np.imag(np.sort_complex(a + 1j * b))
+
+
+def histogram_weighted(a, w):
+    return np.histogram(a, 4, None, None, w)
+
+
+def histogram_density(a, w):
+    return np.histogram(a, 3, None, True, w)
+
+
+def histogram_given_edges(a, edges):
+    return np.histogram(a, np.sort(edges), None, True)
+
+
+def sorted_edges():
+    return Arg(lambda rng: np.array([-2.5, -0.6, 0.3, 2.8]) + rng.uniform(-0.05, 0.05, 4))
+
+
 def split_in_three(a):
     return np.split(a, 3, axis=1)
 
@@ -329,6 +354,8 @@ def _cases():
         Case(rules.scatter, [normal(3), const((2, 4)), const((1, np.array([0, 3, 3])))]),
         Case(rules.scatter_along_axis, [normal(2, 2), const(np.array([[0, 2], [1, 1]])), const(1), const((2, 3))]),
         Case(rules.setitem, [normal(3, 4), const((0, slice(1, 3))), normal(2)]),
+        Case(rules.setitem, [normal(3, 4), const((np.array([2, 0, 2]), 1)), normal(3)], name="repeated"),
+        Case(rules.written, [normal(3, 4), const((np.array([2, 0, 2, 2]), slice(1, 3)))]),
         Case(rules.astype, [normal(3), const(np.float64)]),
         Case(rules.softmax, [normal(3, 4), const(1)]), Case(rules.log_softmax, [normal(3, 4), const(0)]),
         Case(rules.mse_loss, [normal(3, 4), normal(3, 4)]),
@@ -344,6 +371,7 @@ def _cases():
         Case(rules.nll_loss, [normal(2, 3, 2), const(np.array([[0, 2], [1, 1]]))], {"reduction": "sum"},
              name="spatial_sum"),
         Case(rules.nll_loss, [normal(4), const(2)], name="one_sample"),
+        Case(rules.losses.target_weights, [const(np.zeros((3, 4))), const(np.array([0, 3, 1])), positive(4), const(1)]),
         Case(rules.binary_cross_entropy, [unit_open(3, 4), unit_open(3, 4)]),
         Case(rules.binary_cross_entropy, [unit_open(5), unit_open(5), const(np.linspace(0.5, 2, 5)), const("sum")],
              name="weighted_sum"),
@@ -437,6 +465,15 @@ def _cases():
         Case(np.partition, [spaced(3, 5), const(2)]),
         Case(np.partition, [spaced(4, 3), const(1)], {"axis": 0}, name="axis0"),
         Case(np.nan_to_num, [normal(3, 4)]),
+        Case(np.unique, [spaced(3, 4)]), Case(np.unique, [spaced(4, 3)], {"axis": 0}, name="axis0"),
+        Case(np.unique, [spaced(5)], call=unique_values_counted, name="counts"),
+        Case(np.sort_complex, [spaced(2, 4), normal(2, 4)], call=sort_complex_parts),
+        Case(np.full_like, [normal(2, 3), scalar()]), Case(np.full_like, [normal(2, 3), normal(3)], name="row"),
+        Case(np.histogram, [normal(7), positive(7)], call=histogram_weighted),
+        Case(np.histogram, [normal(7), positive(7)], call=histogram_density, name="density"),
+        Case(np.histogram, [normal(7), sorted_edges()], call=histogram_given_edges, name="edges"),
+        Case(rules.histogram_counts, [normal(7), const(3), const(None), const(True), positive(7)]),
+        Case(rules.histogram_edges, [normal(7), const(3)]),
         Case(np.linspace, [normal(), normal(), const(4)]),
         Case(np.linspace, [normal(2), normal(2)], call=linspace_along_axis1, name="axis1"),
     ]
@@ -619,6 +656,7 @@ def _edges():
         Case(np.fmax, [fixed([1.0, 3.0]), fixed([1.0, 2.0])], name="tie"),
         Case(np.fmin, [fixed([1.0, 3.0]), fixed([1.0, 2.0])], name="tie"),
         Case(np.sort, [fixed([2.0, 1.0, 2.0])], name="tie", expected=[[1.0, 1.0, 1.0]]),
+        Case(np.unique, [fixed([2.0, 1.0, 2.0])], name="tie", expected=[[0.5, 1.0, 0.5]]),
         Case(np.sort, [fixed([[1.5, 2.5, -0.5], [3.0, 0.7, 2.2]])], {"axis": None}, name="flat"),
         Case(np.absolute, [fixed([-1.0, 0.0, 2.0])], name="zero"),
         Case(rules.relu, [fixed([-1.0, 0.0, 2.0])], name="zero", expected=[[0.0, 0.0, 1.0]]),

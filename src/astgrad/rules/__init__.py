@@ -32,7 +32,7 @@ from .losses import (
     smooth_l1_loss,
 )
 from .decompositions import eig_values, eig_vectors, lstsq_residuals, lstsq_solution, qr_q, qr_r, svd_u, svd_values, svd_vh
-from .selection import gradient_along, gradient_axes
+from .selection import gradient_along, gradient_axes, histogram_counts, histogram_edges
 from ._extra import (
     astype,
     eigh_values,
@@ -52,4 +52,5 @@ from ._extra import (
     sigmoid,
     softmax,
     vector_norm,
+    written,
 )

@@ -20,6 +20,8 @@ __all__ = [
     "scatter",
     "scatter_along_axis",
     "setitem",
+    "written",
+    "last_writes",
     "sigmoid",
     "relu",
     "max_along",
@@ -77,6 +79,49 @@ def setitem(a, index, value):
     out = np.array(a, copy=True)
     out[index] = value
     return out
+
+
+@primitive
+def written(g, index):
+    """The gradient of ``value`` in ``a[index] = value``: ``g[index]``, zero where numpy's write did not last.
+
+    With an index that names one element twice (``a[[0, 0]] = v``, ``a[[0, 0, 1]] += v``) numpy keeps the
+    last write and the earlier one is lost: its value moves nothing, so it gets no gradient.  A number
+    ``g`` (the seed of a 0-d result written with ``out=``) is read as the 0-d array it stands for.
+    """
+    if type(g) is np.ndarray and type(index) is int:  # y[i] = v in a loop: as cheap as getitem
+        return g[index]
+    part = np.asarray(g)[index] if isinstance(g, (int, float, complex)) else g[index]
+    if not may_repeat(index):
+        return part
+    return part * last_writes(np.shape(g), index)
+
+
+def may_repeat(index) -> bool:
+    """Whether ``index`` may name one element twice: it holds an integer array or list (boolean masks never do)."""
+    if type(index) is int or type(index) is slice:
+        return False
+    for part in index if type(index) is tuple else (index,):
+        if isinstance(part, list):
+            part = np.asarray(part)
+        if (isinstance(part, np.ndarray) or is_lazy(part)) and part.dtype != bool:
+            return True
+    return False
+
+
+@primitive
+def last_writes(shape, index):
+    """True at each place of ``a[index]`` whose write numpy keeps in ``a[index] = value`` (``a`` of ``shape``).
+
+    Asked of numpy itself: the positions written in order, each element of an array of ``shape`` keeps the
+    position numpy wrote last.  ``True`` when ``index`` cannot repeat an element.
+    """
+    if not may_repeat(index):
+        return True
+    marks = np.full(tuple(shape), -1, np.intp)
+    order = np.arange(marks[index].size).reshape(np.shape(marks[index]))
+    marks[index] = order
+    return marks[index] == order
 
 
 @primitive
@@ -206,7 +251,12 @@ def scatter_along_axis_vjp(g, ans, g_in, indices, axis, shape):
 
 @defvjp(setitem)
 def setitem_vjp(g, ans, a, index, value):
-    return setitem(g, index, 0), None, getitem(g, index)
+    return setitem(g, index, 0), None, written(g, index)
+
+
+@defvjp(written)
+def written_vjp(g, ans, g_in, index):
+    return scatter(g * last_writes(g_in.shape, index), g_in.shape, index)
 
 
 @defvjp(sigmoid)
@@ -274,19 +324,40 @@ def mse_loss_vjp(g, ans, input, target, reduction="mean"):
 # -- forward rules -------------------------------------------------------
 
 
-@defjvp(getitem)
 def getitem_jvp(t, ans, a, index):
     return getitem(t, index)
 
 
-@defjvp(scatter)
+def index_jvp(t, ans, a, index):
+    """An index (an integer a generated gradient popped off its stack carries a zero tangent): it moves nothing."""
+    return None
+
+
+defjvp(getitem, getitem_jvp, index_jvp)
+
+
 def scatter_jvp(t, ans, g_in, shape, index):
     return scatter(t, shape, index)
+
+
+def scatter_index_jvp(t, ans, g_in, shape, index):
+    """A shape or an index moves nothing."""
+    return None
+
+
+defjvp(scatter, scatter_jvp, scatter_index_jvp, scatter_index_jvp)
 
 
 @defjvp(scatter_along_axis)
 def scatter_along_axis_jvp(t, ans, g_in, indices, axis, shape):
     return scatter_along_axis(t, indices, axis, shape)
+
+
+def written_jvp(t, ans, g_in, index):
+    return written(t, index)
+
+
+defjvp(written, written_jvp, index_jvp)
 
 
 def setitem_jvp_a(t, ans, a, index, value):
@@ -297,7 +368,12 @@ def setitem_jvp_value(t, ans, a, index, value):
     return setitem(np.zeros(np.shape(ans), np.result_type(t, ans)), index, t)
 
 
-defjvp(setitem, setitem_jvp_a, None, setitem_jvp_value)
+def setitem_jvp_index(t, ans, a, index, value):
+    """An index moves nothing."""
+    return None
+
+
+defjvp(setitem, setitem_jvp_a, setitem_jvp_index, setitem_jvp_value)
 defjvp(sigmoid, sigmoid_vjp)  # a diagonal Jacobian: the reverse rule is the forward rule
 defjvp(relu, relu_vjp)
 
@@ -360,4 +436,4 @@ def mse_loss_jvp_target(t, ans, input, target, reduction="mean"):
 defjvp(mse_loss, mse_loss_jvp_input, mse_loss_jvp_target)
 
 
-defnondiff(np.argmax, np.argmin, first_extreme_mask)
+defnondiff(np.argmax, np.argmin, first_extreme_mask, last_writes)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import builtins
 import functools
 import importlib
+import inspect
 import os
 import site
 import sys
@@ -77,6 +78,7 @@ class Rule:
         self.jvps = tuple(jvps)
         self.jvp_rest = jvp_rest
         self._usage: dict[str, str] | None = None
+        self._keywords: Any = _UNREAD  # the keywords the vjp takes (None: any), read at the first call
         self._specialized: dict[tuple, Callable] = {}
 
     @property
@@ -148,6 +150,29 @@ class Rule:
                 return None
         return tuple(args), kwargs
 
+    def refused_keyword(self, kwargs) -> tuple[str, str] | None:
+        """Why a call with these keyword arguments has no gradient by this rule, and what to write; or ``None``.
+
+        A keyword the reverse rule has no parameter for (``np.sum(x, where=m)``, ``np.var(x, mean=m)``)
+        changes the value the rule does not know of: an error at the call, never a gradient of
+        another function.
+        """
+        if self._keywords is _UNREAD:
+            try:
+                params = list(inspect.signature(self.vjp).parameters.values()) if self.vjp else []
+            except (TypeError, ValueError):  # a rule whose signature cannot be read: take its call's word
+                params = [inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD)]
+            self._keywords = None if any(p.kind is p.VAR_KEYWORD for p in params) else \
+                frozenset(p.name for p in params[2:] if p.kind is not p.POSITIONAL_ONLY)
+        if self._keywords is None:  # **kwargs: takes any
+            return None
+        for key in kwargs:
+            if key not in self._keywords:
+                return (f"{self.name}'s gradient rule takes no {key}= argument, so astgrad cannot differentiate "
+                        f"this call", f"{_KEYWORD_ADVICE.get(key, f'Call {self.name} without {key}=')}, or register "
+                        f"a rule that takes it with astgrad.defvjp({self.name}, rule).")
+        return None
+
     @property
     def has_jvp(self) -> bool:
         """Whether any argument has a forward rule."""
@@ -165,6 +190,13 @@ class Rule:
         kind = "vjp" if self.vjp else "non-differentiable"
         return f"<Rule {self.name} ({kind})>"
 
+
+_UNREAD = object()
+_KEYWORD_ADVICE = {
+    "where": "Select the elements first (x[m], or np.where(m, x, 0) in a sum)",
+    "mean": "Leave mean= out: numpy computes the same mean",
+    "initial": "Combine the initial value with the result yourself (np.maximum(np.max(x), v))",
+}
 
 _TABLE: dict[Any, Rule] = {}
 #: primitives of a library whose result is a tuple of arrays (``scipy.linalg.cho_factor``): their gradient
@@ -539,6 +571,9 @@ def primitive(fn: Callable) -> Callable:
 
     wrapper.__astgrad_primitive__ = wrapper
     wrapper.__astgrad_raw__ = fn
+    # generated code may call the function itself (no search for Tensors): the table finds its entry by it too,
+    # so code differentiating that code again reads its rule, never its source
+    fn.__astgrad_primitive__ = wrapper
     return wrapper
 
 

@@ -168,7 +168,7 @@ def product_of_others(a, axis=None):
 def split_at(g, cuts, axis=0):
     """``np.split(g, cuts, axis)`` by slicing: the same views, and Dask arrays (which lack np.split) stay lazy."""
     before = (slice(None),) * (axis % np.ndim(g))
-    bounds = [0, *cuts, None]
+    bounds = [0] + [int(cut) for cut in cuts] + [None]  # no *cuts: hessians transform this helper
     return [g[before + (slice(a, b),)] for a, b in zip(bounds[:-1], bounds[1:])]
 
 

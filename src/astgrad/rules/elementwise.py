@@ -184,7 +184,7 @@ def step(g, ans, x, *args, **kwargs):
 @defvjp(np.sign)
 def sign(g, ans, x):
     """Zero for real ``x``; ``z / |z|`` of a complex ``z`` is smooth away from 0 (docs/rules.md)."""
-    if x.dtype.kind != "c":
+    if not np.iscomplexobj(x):
         return g * 0
     modulus = np.abs(x)
     return np.where(modulus == 0, 0, (g - np.real(g * ans) * np.conj(ans)) / np.where(modulus == 0, 1, modulus))
@@ -217,7 +217,7 @@ def absolute_jvp(t, ans, x):
 @defjvp(np.sign)
 def sign_jvp(t, ans, x):
     """Zero for real ``x``; for complex ``z``, d(z/|z|) = (t - ans Re(conj(ans) t)) / |z|."""
-    if x.dtype.kind != "c":
+    if not np.iscomplexobj(x):
         return t * 0
     modulus = np.abs(x)
     return np.where(modulus == 0, 0, (t - ans * np.real(np.conj(ans) * t)) / np.where(modulus == 0, 1, modulus))
@@ -485,10 +485,10 @@ for _math_fn, _rule in ((math.sin, math_sin), (math.cos, math_cos), (math.tan, m
 # --------------------------------------------------- no gradient flows here
 
 defnondiff(
-    np.argwhere, np.flatnonzero, np.searchsorted, np.unique, np.histogram, np.digitize,
-    np.bitwise_and, np.bitwise_or, np.invert, np.sort_complex,
+    np.argwhere, np.flatnonzero, np.searchsorted, np.digitize,
+    np.bitwise_and, np.bitwise_or, np.invert,
     np.shape, np.ndim, np.size, np.argsort, np.zeros_like, np.ones_like,
-    np.empty_like, np.full_like, np.equal, np.not_equal, np.less, np.less_equal,
+    np.empty_like, np.equal, np.not_equal, np.less, np.less_equal,
     np.greater, np.greater_equal, np.logical_and, np.logical_or, np.logical_not,
     np.logical_xor, np.isnan, np.isinf, np.isfinite, np.all, np.any,
     np.floor_divide, np.nonzero, np.count_nonzero, np.array_equal,

@@ -49,7 +49,27 @@ def target_weights(input, target, weight, ignore_index):
     return np.where(ignored, 0, weight[np.where(ignored, 0, target)]).astype(weight.dtype)
 
 
-defnondiff(safe_targets, target_weights)
+defnondiff(safe_targets)
+
+
+@defvjp(target_weights)
+def target_weights_vjp(g, ans, input, target, weight, ignore_index):
+    """Each target reads its class's weight (``input`` gives the class count only; targets are indices)."""
+    if weight is None:
+        return np.zeros(np.shape(input))
+    kept = np.where(np.asarray(target) == ignore_index, 0, g)
+    return np.zeros(np.shape(input)), None, scatter(kept, np.shape(weight), safe_targets(target, ignore_index)), None
+
+
+def target_weights_jvp_input(t, ans, input, target, weight, ignore_index):
+    return None
+
+
+def target_weights_jvp_weight(t, ans, input, target, weight, ignore_index):
+    return np.where(np.asarray(target) == ignore_index, 0, t[safe_targets(target, ignore_index)])
+
+
+defjvp(target_weights, target_weights_jvp_input, None, target_weights_jvp_weight)
 
 
 def _picked(input, target):

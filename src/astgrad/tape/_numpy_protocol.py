@@ -8,6 +8,8 @@ that names it and says how to register one, never a silent zero.
 
 from __future__ import annotations
 
+import inspect
+
 from typing import Any
 
 import numpy as np
@@ -159,6 +161,16 @@ def _eig(func, args, kwargs):
     return _EIG_RESULT(values, apply_op("LinalgEigBackward0", rules.eig_vectors, (a,), slots=((0,),)))
 
 
+def _histogram(func, args, kwargs):
+    """``np.histogram``: its counts and its edges, each a node (both move with the data or the weights)."""
+    bound = inspect.signature(np.histogram).bind(*args, **kwargs)
+    bound.apply_defaults()
+    given = tuple(bound.arguments.values())
+    slots = _array_slots(given)
+    return (apply_op("HistogramBackward0", rules.histogram_counts, given, slots=slots),
+            apply_op("HistogramBackward0", rules.histogram_edges, given, slots=slots))
+
+
 _SLOGDET_RESULT = type(np.linalg.slogdet(np.eye(1)))
 _EIG_RESULT = type(np.linalg.eig(np.eye(1)))
 _QR_RESULT = type(np.linalg.qr(np.eye(1)))
@@ -167,7 +179,7 @@ _EIGH_RESULT = type(np.linalg.eigh(np.eye(1)))
 #: numpy functions with several outputs: each output becomes its own node.
 _MULTI_OUTPUT = {np.split: _pieces, np.array_split: _pieces, np.linalg.slogdet: _slogdet,
                  np.linalg.eigh: _eigh, np.linalg.svd: _svd, np.linalg.qr: _qr, np.linalg.lstsq: _lstsq,
-                 np.linalg.eig: _eig, np.gradient: _gradient,
+                 np.linalg.eig: _eig, np.gradient: _gradient, np.histogram: _histogram,
                  np.hsplit: _split_along(lambda ndim: 1 if ndim > 1 else 0),
                  np.vsplit: _split_along(lambda ndim: 0), np.dsplit: _split_along(lambda ndim: 2)}
 
@@ -234,6 +246,9 @@ def _apply_function(fn, args, kwargs):
     if rule is None or rule.vjp is None:
         return apply_nondiff(fn, args, kwargs)
     if kwargs:
+        refused = rule.refused_keyword(kwargs)
+        if refused is not None and _requires_grad((*args, *kwargs.values())):
+            raise TypeError(f"astgrad: {refused[0]}. {refused[1]}")
         args, kwargs = _bind_keywords(rule, args, kwargs)
     name = entry[2]
     if isinstance(name, tuple):

@@ -147,10 +147,13 @@ class Analysis:
 
 def _bind_active_keywords(op, active, source):
     """Move active keyword arguments (``np.select(c, v, default=y)``) to the positions the rule differentiates."""
+    rule = primitives.classify(op.fn)[1]
+    refused = rule.refused_keyword(op.kwargs)
+    if refused is not None:
+        raise source.error(op.node, *refused, NoRuleTransformError)
     wanted = [key for key, atom in op.kwargs.items() if set(atom_names(atom)) & active]
     if not wanted:
         return
-    rule = primitives.classify(op.fn)[1]
     bound = rule.bind_keywords(op.args, op.kwargs, wanted)
     if bound is None:
         raise source.error(op.node, f"{rule.name} gives no gradient to {wanted[0]}= passed by keyword",

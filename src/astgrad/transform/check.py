@@ -55,6 +55,9 @@ def check_function(source) -> None:
     if args.vararg is not None or args.kwarg is not None:
         raise source.error(fn, f"{fn.name} takes *args or **kwargs, which cannot be differentiated",
                            "Give the function named parameters.", UnsupportedSyntaxError)
+    for node in gast.walk(fn):  # a generator returns nothing too: the yield is what to point at
+        if isinstance(node, (gast.Yield, gast.YieldFrom)):
+            _check_node(source, node, set())
     returns = [n for n in gast.walk(fn) if isinstance(n, gast.Return)]
     if not returns:
         raise source.error(fn, f"{fn.name} returns nothing, so it has no gradient",

@@ -160,3 +160,17 @@ def dict_view_loop(n, s, assigned):
                        **loc)
     first = compat.make("Assign", targets=[value], value=read, **loc)
     return compat.make("For", target=key, iter=compat.name(keys), body=[first] + list(s.body), orelse=[], **loc)
+
+
+def copies_of_sequences(body, sequences, maybe_sequences) -> None:
+    """A name bound to a list or tuple (``q = parts``) may hold one: its items' gradients are read as a
+    sequence's at run time (an array's gradient of parts numpy would stack, or cannot, is no list's)."""
+    copies = [op for op in walk_ops(body) if op.kind == "copy" and op.args and isinstance(op.args[0], gast.Name)]
+    found = True
+    while found:
+        found = False
+        for op in copies:
+            if (op.args[0].id in sequences or op.args[0].id in maybe_sequences) \
+                    and not set(op.targets) <= maybe_sequences | sequences:
+                maybe_sequences.update(op.targets)
+                found = True

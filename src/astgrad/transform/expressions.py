@@ -235,6 +235,11 @@ def _lambda(n, target, expr):
 
 def _listcomp(n, target, expr):
     # [elt for v in xs if c] -> target = []; for v in xs: if c: target.append(elt)
+    if target not in n.temps and target not in n.scope:  # the value of a return: grown in a temp nothing else sees
+        built = n.temp()
+        _listcomp(n, built, expr)
+        n.emit([target], "copy", compat.name(built), expr, args=[compat.name(built)])
+        return
     n.emit([target], "nondiff", compat.make("List", elts=[], ctx=gast.Load()), expr)
     n.sequences.add(target)
     loc = dict(lineno=expr.lineno, col_offset=expr.col_offset)
@@ -282,6 +287,8 @@ def _call(n, target, expr):
     args = [n.atomize(a) for a in expr.args]
     kwargs = {kw.arg: n.atomize(kw.value) for kw in expr.keywords}
     obj = n.static(func)
+    if getattr(obj, "__astgrad_raw__", None) is None and getattr(obj, "__astgrad_primitive__", None) is not None:
+        obj = obj.__astgrad_primitive__  # a primitive's function itself (generated code calls append so): its entry
     if obj is MISSING and isinstance(func, gast.Name) and func.id == n.src.fn.__code__.co_name \
             and func.id not in n.locals:
         obj = n.src.fn  # a decorated function calling itself while being decorated

@@ -111,6 +111,8 @@ class Forwarder:
                 if getattr(tangent, "id", None) != self.tangent(target):  # a call assigned it
                     out.append(compat.assign(self.tangent(target), tangent))
                 state[target] = LIVE
+        elif op.kind == "pack":  # a new list, which generated code may grow in place: its tangent starts at zero
+            state[target] = ZERO
         return out
 
     # -- the stack of generated code (an adjoint differentiated again) ------------------

@@ -180,6 +180,7 @@ def analyse(ctx):
             ctx.sequences.update(op.targets)
         elif op.kind == "call":
             ctx.maybe_sequences.update(op.targets)
+    containers.copies_of_sequences(ctx.body, ctx.sequences, ctx.maybe_sequences)
     containers.mark(ctx, ctx.given_trees, ctx.given_tree_items, ctx.ns)  # parameters holding containers
     ranks = (ctx.module.ranks or {}) if ctx.entry else None  # a callee's adjoint serves every caller
     ctx.analysis = Analysis(ctx.body, results_and_stack(ctx), ctx.wrt, ctx.params, ctx.locals, ctx.source, ranks)

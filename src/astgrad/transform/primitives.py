@@ -121,8 +121,10 @@ def classify(fn):
 SEQUENCE_OUTPUTS = {f for f in (
     getattr(np, "split", None), getattr(np, "array_split", None), getattr(np, "hsplit", None),
     getattr(np, "vsplit", None), getattr(np, "dsplit", None), np.linalg.eigh, np.linalg.slogdet,
-    np.linalg.svd, np.linalg.qr, np.linalg.eig, np.linalg.lstsq, np.meshgrid, np.broadcast_arrays)
+    np.linalg.svd, np.linalg.qr, np.linalg.eig, np.linalg.lstsq, np.meshgrid, np.broadcast_arrays, np.histogram,
+    np.unique)
     if f is not None}
+_UNIQUE_FLAGS = ((1, "return_index"), (2, "return_inverse"), (3, "return_counts"))
 
 
 def returns_sequence(op) -> bool:
@@ -132,6 +134,9 @@ def returns_sequence(op) -> bool:
     if op.fn is np.linalg.svd:
         flag = op.kwargs.get("compute_uv", op.args[2] if len(op.args) > 2 else None)
         return not (isinstance(flag, gast.Constant) and not flag.value)
+    if op.fn is np.unique:  # a tuple with any of its flags, else the values alone
+        flags = [op.kwargs.get(key, op.args[i] if len(op.args) > i else None) for i, key in _UNIQUE_FLAGS]
+        return any(flag is not None and not (isinstance(flag, gast.Constant) and not flag.value) for flag in flags)
     if op.fn is np.linalg.qr:
         mode = op.kwargs.get("mode", op.args[1] if len(op.args) > 1 else None)
         return not (isinstance(mode, gast.Constant) and mode.value == "r")

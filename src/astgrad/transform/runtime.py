@@ -159,7 +159,7 @@ def set_item_gradients(g, items, index, value):
     if type(items) is list or type(items) is dict:
         value_gradient = replacing_gradient(g, index)  # first: replaced_gradient may change g
         return replaced_gradient(g, index), value_gradient
-    return rules.setitem(g, index, 0), unbroadcast(rules.getitem(g, index), shape(value))
+    return rules.setitem(g, index, 0), unbroadcast(rules.written(g, index), shape(value))
 
 
 def getitem_gradient(g, items, index):
@@ -245,7 +245,20 @@ def shape(value):
                         "values), or a vjp's function returns one: pass or return its arrays, as a tuple or list")
     if is_lazy(value):
         return chunked_shape(value)
+    if kind is tuple or kind is list:
+        try:
+            return np.shape(value)
+        except ValueError:  # parts numpy cannot stack: a vjp's output (v * 2, np.sum(v)) and its seed
+            return Parts(shape(part) for part in value)
     return np.shape(value)
+
+
+class Parts(tuple):
+    """The shapes of a tuple's or list's parts, where numpy cannot stack them into one array.
+
+    A vjp compares its seed's with its output's (``check_seed``); anything that
+    reads it as one array's shape fails, as numpy would have.
+    """
 
 
 def size(value):

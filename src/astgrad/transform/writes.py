@@ -18,6 +18,7 @@ import numpy as np
 from . import compat, primitives
 from .compat import gast
 from .parse import MISSING
+from ..rules.sequences import grow
 from .tangents import stack_pop
 
 #: ndarray methods that change the array in place and have no rewrite here
@@ -63,6 +64,14 @@ def write_call(n, target, expr) -> bool:
                           "has no repeats).")
         if (owner is MISSING or isinstance(owner, np.ndarray)) and (func.attr in _REFUSED_METHODS or func.attr in _REWRITTEN_METHODS):
             return _method(n, target, expr, func.attr)
+    elif obj is grow and n.forward_stack is not None and len(expr.args) == 2 and not expr.keywords \
+            and isinstance(expr.args[0], gast.Name):
+        # generated code appending in place to a list it pops in its adjoint (transform/lists.py): the forward
+        # sweep pushes the tangent beside the value, as for its stack
+        items, item = compat.name(expr.args[0].id), n.atomize(expr.args[1])
+        n.emit([target or n.temp()], "prim", compat.call(compat.name(n.ns.helper(grow)), [items, item]), expr,
+               grow, [compat.name(expr.args[0].id), item])
+        return True
     elif obj is not MISSING:
         _refuse_function(n, expr, obj)
         if _same(obj, np.copyto):
@@ -80,9 +89,11 @@ def write_call(n, target, expr) -> bool:
 def _list_change(n, target, expr):
     """``lst.extend(v)``: runs as written; the list's gradient cannot follow, so an error if it must."""
     lst, method = expr.func.value.id, expr.func.attr
-    if lst == n.forward_stack and method == "pop" and not expr.args and not expr.keywords:
-        # a pop of generated code's stack: the forward sweep pops the tangent beside the value
-        n.refuse_stack_without_tangent(expr)
+    if method == "pop" and not expr.args and not expr.keywords and n.forward_stack is not None:
+        # a pop of generated code's stack, or of a list it grew in place (transform/lists.py) and pops in its
+        # adjoint: the forward sweep pops the tangent beside the value
+        if lst == n.forward_stack:
+            n.refuse_stack_without_tangent(expr)
         n.emit([target or n.temp()], "prim", compat.call(compat.name(n.ns.bind(stack_pop, "stack_pop")),
                                                         [compat.name(lst)]), expr, stack_pop, [compat.name(lst)])
         n.out[-1].kind = "prim"  # popped even under no_grad: the tangent stack must keep in step
