@@ -12,7 +12,7 @@ import numpy as _np
 
 from .. import rules
 from ..rules.joining import as_column
-from . import compat, primitives
+from . import attributes, compat, primitives
 from .compat import gast
 from .generated_calls import generated_jvp, jvp_call
 from .ir import If
@@ -222,6 +222,8 @@ def _attribute(n, target, expr):
         n.emit([target], "nondiff", node, expr)
     elif expr.attr == "T":
         _primitive(n, target, node, expr, rules.find(__import__("numpy").transpose).fn, [base], {})
+    elif not hasattr(_np.ndarray, expr.attr):  # a field of a dataclass, a named tuple, a registered class
+        _primitive(n, target, node, expr, attributes.attribute, [base, compat.const(expr.attr)], {})
     else:
         n.emit([target], "opaque", node, expr,
                error=(f"attribute .{expr.attr} of a differentiable value has no gradient rule",

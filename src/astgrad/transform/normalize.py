@@ -301,7 +301,7 @@ class Normalizer:
         # into a dict or list, or an attribute of anything but an array: the adjoint may read an array's values
         items = self.atomize(target.value)
         self.out.append(self.checked(runtime_checks.written_outside, items, compat.to_source(target.value).strip(),
-                                     isinstance(target, gast.Attribute)))
+                                     target.attr if isinstance(target, gast.Attribute) else False))
         target = compat.clone(target)
         target.value = items
         if isinstance(target, gast.Subscript):

@@ -14,6 +14,7 @@ import types
 import numpy as np
 
 from .. import rules
+from . import attributes
 from .compat import gast
 
 BINARY_OPS = {
@@ -155,6 +156,6 @@ _SHAPE_KEEPING = {
     np.linalg.norm, np.reshape, np.ravel, np.squeeze, np.expand_dims, np.transpose,
     np.swapaxes, np.moveaxis, np.concatenate, np.stack, rules.getitem, rules.scatter,
     rules.sigmoid, rules.relu, rules.max_along, rules.min_along, rules.vector_norm,
-    rules.astype,
+    rules.astype, attributes.attribute,
 }
 _SHAPE_KEEPING = {rules.find(f).fn if rules.find(f) else f for f in _SHAPE_KEEPING}

@@ -16,6 +16,8 @@ import weakref
 
 import numpy as np
 
+from .. import _trees
+
 __all__ = ["not_joined", "not_a_dict", "written_through", "a_number", "written_outside", "written_by_call"]
 
 
@@ -74,16 +76,17 @@ def written_outside(items, text, attribute):
     array changes memory the adjoint may read after the function ran.  Also refuse a write into any object
     inside a differentiated argument of a gradient running on this thread (``_ARGUMENTS``): the function would
     read the new value, while the gradient is counted for the argument's old one."""
+    shown = f"{text}.{attribute}" if isinstance(attribute, str) else f"{text}{'.' if attribute else '[...]'}"
     if type(items) is dict or type(items) is list or attribute and not isinstance(items, np.ndarray):
         name = _argument_holding(items)
         if name is None:
             return
-        raise TypeError(f"astgrad: `{text}{'.' if attribute else '[...]'} = ...` writes into the differentiated "
+        raise TypeError(f"astgrad: `{shown} = ...` writes into the differentiated "
                         f"argument {name} (the object written into is {name} or inside it), which astgrad cannot "
                         f"follow: the function reads the new value, while the gradient is counted for the old "
                         f"one. Don't write into the argument through a global: pass the object explicitly, or "
                         f"copy it first ({text}_copy = copy.deepcopy({text})) and write into the copy")
-    raise TypeError(f"astgrad: `{text}{'.' if attribute else '[...]'} = ...` writes into a {type(items).__name__!r} "
+    raise TypeError(f"astgrad: `{shown} = ...` writes into a {type(items).__name__!r} "
                     "object the function does not own; astgrad runs such writes as written into dicts, lists and "
                     "attributes of objects other than arrays (the adjoint may read an array's values after the "
                     "function ran): copy it into a local name first")
@@ -267,4 +270,6 @@ def _inside(items, value):
         return any(_inside(items, v) for v in value.values())
     if isinstance(value, (list, tuple)):
         return any(_inside(items, v) for v in value)
+    if _trees.is_object(value):  # a dataclass's fields, a registered class's children
+        return any(_inside(items, v) for v in _trees.children(value)[0])
     return False
