@@ -9,6 +9,7 @@ one exists.  ``classify`` says what the transformer does with a callable.
 from __future__ import annotations
 
 import builtins
+import random
 import types
 
 import numpy as np
@@ -61,6 +62,9 @@ BUILTIN_PRIMITIVES = {builtins.abs: np.absolute}
 #: builtins that return their argument's value (gradient flows through)
 BUILTIN_COPIES = {builtins.float}
 #: builtins whose result carries no gradient
+#: calls that only set or read the global random state: no gradient, and nothing they are given changes
+RANDOM_STATE = {np.random.seed, np.random.set_state, np.random.get_state, random.seed, random.setstate, random.getstate}
+
 BUILTIN_CONSTANTS = {
     builtins.range, builtins.len, builtins.int, builtins.bool, builtins.print,
     builtins.isinstance, builtins.str, builtins.round, builtins.type, builtins.repr,
@@ -97,7 +101,7 @@ def classify(fn):
     try:
         if fn in BUILTIN_COPIES:
             return "copy", None
-        if fn in BUILTIN_CONSTANTS:
+        if fn in BUILTIN_CONSTANTS or fn in RANDOM_STATE:
             return "nondiff", None
     except TypeError:
         pass

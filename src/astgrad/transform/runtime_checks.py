@@ -18,7 +18,8 @@ import numpy as np
 
 from .. import _trees
 
-__all__ = ["not_joined", "not_a_dict", "written_through", "a_number", "written_outside", "written_by_call"]
+__all__ = ["not_joined", "not_a_dict", "written_through", "a_number", "written_outside", "written_by_call",
+           "same_method"]
 
 
 def not_joined(value, line, symbol):
@@ -68,6 +69,20 @@ def a_number(value, what, instead):
         raise TypeError(f"astgrad: `{what}` writes into the {type(value).__name__} a called function returned, "
                         f"which other names may share; astgrad's writes to a copy. Write {instead} (a new "
                         "value; nothing else changes)")
+
+
+def same_method(obj, name, expected, text):
+    """Refuse ``obj.name(...)`` (``text``) unless it calls ``expected`` bound to ``obj``: the function the
+    gradient was made for (transform.methods), not a subclass's override or a function stored on ``obj``."""
+    bound = getattr(obj, name)
+    if getattr(bound, "__func__", None) is expected and getattr(bound, "__self__", None) is obj:
+        return
+    runs = getattr(getattr(bound, "__func__", bound), "__qualname__", type(bound).__name__)
+    raise TypeError(f"astgrad: `{text}` calls {runs} here ({type(obj).__qualname__} object), and the gradient was "
+                    f"made for {expected.__qualname__}, the method the class it was written in has; astgrad "
+                    f"differentiates the function that runs or nothing. Call the method through the class you "
+                    f"mean (`{expected.__qualname__}(...)` with the object first), or differentiate the "
+                    f"subclass's method itself")
 
 
 def written_outside(items, text, attribute):
