@@ -8,6 +8,8 @@ The references: each layer's ``backward`` written by hand, central finite
 differences, and the tape's ``backward()``.
 """
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -191,3 +193,31 @@ def test_forward_mode_and_hessian_vector_products_through_the_methods():
     down = astgrad.grad(TwoLayerNet.loss)(moved(-1.0), X, y)
     for got, a, b in zip(astgrad.tree_flatten(hv)[0], astgrad.tree_flatten(up)[0], astgrad.tree_flatten(down)[0]):
         np.testing.assert_allclose(got, (a - b) / (2 * step), rtol=1e-5, atol=1e-7)
+
+
+@dataclasses.dataclass
+class Regression:
+    layer: Dense  # the field's class: self.layer.forward(x) is Dense.forward
+    bias: float
+
+    def predict(self, x):
+        return self.layer.forward(x) + self.bias
+
+
+def regression_loss(model: Regression, x, y):  # the annotation: model.predict(x) is Regression.predict
+    return np.mean((model.predict(x) - y) ** 2)
+
+
+def test_annotated_parameters_and_dataclass_fields_say_the_class():
+    model = Regression(Dense(RNG.normal(size=(3, 2)), RNG.normal(size=2)), 0.3)
+    x, y = RNG.normal(size=(5, 3)), RNG.normal(size=(5, 2))
+    got = astgrad.grad(regression_loss)(model, x, y)
+    assert type(got) is Regression and type(got.layer) is Dense
+    dout = 2.0 * (model.predict(x) - y) / y.size
+    dW, db, _ = model.layer.backward(x, dout)
+    np.testing.assert_allclose(got.layer.W, dW, rtol=1e-10)
+    np.testing.assert_allclose(got.layer.b, db, rtol=1e-10)
+    np.testing.assert_allclose(got.bias, dout.sum(), rtol=1e-10)
+    model.layer = Scaled(model.layer.W, model.layer.b)  # not what the field says: refused where it runs
+    with pytest.raises(TypeError, match="calls Scaled.forward here"):
+        astgrad.grad(regression_loss)(model, x, y)

@@ -401,7 +401,7 @@ def _method(n, target, expr, base, method, args, kwargs):
     entry = primitives.METHODS.get(method)
     if entry is None:
         node = compat.call(compat.attr(base, method), args, kwargs)
-        shown = compat.to_source(base).strip()
+        shown = compat.to_source(expr.func.value if isinstance(expr.func, gast.Attribute) else base).strip()
         n.emit([target], "opaque", node, expr, error=(
             f"{shown}.{method}(...) has no gradient rule: astgrad cannot tell which function it calls (the method "
             f".{method}() of an array has none, and an object's class is known only where it runs)",

@@ -2,9 +2,10 @@
 
 A call ``recv.m(...)`` runs whatever ``recv``'s class (or ``recv`` itself)
 holds under ``m`` when it runs, which a transform made once cannot know in
-general.  Three receivers say their class: the first parameter of a
+general.  Some receivers say their class: the first parameter of a
 function defined in a class body (``self``, never rebound in the function)
-is an instance of that class, ``self.layer1`` holds what that class's
+is an instance of that class, a parameter annotated with a class
+(``model: Model``) one of it, ``self.layer1`` holds what that class's
 ``__init__`` stores there (``self.layer1 = Dense(...)``, one class) or its
 dataclass field is annotated with, and a global or closure object is an
 instance of its class now.  There the method is looked up in the class and called as
@@ -21,6 +22,7 @@ import ast
 import inspect
 import textwrap
 import types
+import typing
 
 from .callee_writes import _library
 from .compat import gast
@@ -58,9 +60,12 @@ def receiver_class(n, name):
     if name in n.locals:
         fn = n.src.fn
         code = fn.__code__
-        if not code.co_argcount or code.co_varnames[0] != name or _rebound(n.src.tree, name):
+        if name not in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount] or _rebound(n.src.tree, name):
             return None
-        return defining_class(fn)
+        annotated = _hints(fn).get(name)
+        if isinstance(annotated, type):  # def loss(model: Model, x)
+            return annotated
+        return defining_class(fn) if code.co_varnames[0] == name else None
     obj = n.static(gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None))
     if obj is MISSING or isinstance(obj, (type, types.ModuleType)) or callable(obj) and not hasattr(obj, "__dict__"):
         return None
@@ -79,13 +84,10 @@ def attribute_class(n, name, attr):
     owner = receiver_class(n, name)
     if owner is None:
         return None
-    found = set()
-    field = getattr(owner, "__dataclass_fields__", {}).get(attr)
-    if field is not None and isinstance(field.type, type):
-        found.add(field.type)
+    if attr in getattr(owner, "__dataclass_fields__", {}) and isinstance(_hints(owner).get(attr), type):
+        return _hints(owner)[attr]
     init = _in_class(owner, "__init__")
-    if is_user_function(init):
-        found |= _stored_in_init(init, attr)
+    found = _stored_in_init(init, attr) if is_user_function(init) else set()
     return found.pop() if len(found) == 1 else None
 
 
@@ -114,6 +116,14 @@ def _stored_in_init(init, attr) -> set:
                 cls = init.__globals__.get(made.id) if isinstance(made, ast.Name) else None
                 found.add(cls if isinstance(cls, type) else None)
     return found
+
+
+def _hints(obj) -> dict:
+    """``obj``'s annotations as classes (string annotations evaluated as ``typing`` does); {} if that fails."""
+    try:
+        return typing.get_type_hints(obj)
+    except Exception:  # a name the annotation uses is not defined: no class to go by
+        return {}
 
 
 def defining_class(fn):
