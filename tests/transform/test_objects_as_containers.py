@@ -299,3 +299,47 @@ def test_tree_utilities_round_trip_objects():
     assert astgrad.tree_flatten(Pair(1.0, 2.0))[1] != astgrad.tree_flatten((1.0, 2.0))[1]
     with pytest.raises(TypeError, match="container already"):
         astgrad.register_pytree(Dense, lambda o: ((), None), lambda a, c: None)
+
+
+@dataclasses.dataclass(frozen=True)
+class Checked:
+    W: np.ndarray
+
+    def __post_init__(self):  # would refuse a gradient's negative entries: the gradient never runs it
+        if np.any(self.W < 0):
+            raise ValueError("W must be nonnegative")
+
+
+class Reversed:
+    """Children in the other order than the attributes are written: (b, w)."""
+
+    def __init__(self, w, b):
+        self.w, self.b = w, b
+
+
+astgrad.register_pytree(Reversed, lambda r: ((r.b, r.w), None), lambda aux, children: Reversed(children[1], children[0]))
+
+
+def test_the_gradient_object_is_made_without_init_and_children_are_placed_by_identity():
+    def f(c):
+        return np.sum(np.sin(c.W) * 3.0)
+    c = Checked(np.array([0.5, 2.0, 3.0]))
+    got = astgrad.grad(f)(c)
+    assert type(got) is Checked and np.any(got.W < 0)
+    np.testing.assert_allclose(got.W, 3.0 * np.cos(c.W), rtol=1e-12)
+
+    def g(r):
+        return np.sum(r.w ** 2 * r.b)
+    r = Reversed(RNG.normal(size=3), RNG.normal(size=3))
+    got = astgrad.grad(g)(r)
+    np.testing.assert_allclose(got.w, 2 * r.w * r.b, rtol=1e-12)
+    np.testing.assert_allclose(got.b, r.w ** 2, rtol=1e-12)
+
+
+def test_an_int_field_used_in_the_computation_is_passed_through_and_the_rest_exact():
+    def f(layer, x):
+        return np.sum(dense(layer, x)) * layer.scale
+    layer, x = Dense(RNG.normal(size=(3, 2)), RNG.normal(size=2), scale=4), RNG.normal(size=(2, 3))
+    got = astgrad.grad(f)(layer, x)
+    assert got.scale == 4 and type(got.scale) is int
+    _close(got, tree_gradient(lambda t: f(t, x), layer))
