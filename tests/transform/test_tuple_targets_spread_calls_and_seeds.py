@@ -120,3 +120,60 @@ def test_spread_arguments_into_what_gives_a_gradient_are_refused_located():
     assert info.value.lineno == into_a_rule.__code__.co_firstlineno + 1
     x = RNG.normal(size=3)
     np.testing.assert_allclose(astgrad.grad(keywords)(x), 2.0 * np.ones(3))
+
+
+def recurrent_loss_through_views(Wx, Wh, x, h0):
+    N, T, _ = x.shape
+    h = np.zeros((N, T, h0.shape[1]))
+    c = np.zeros(h0.shape)
+    h[:, 0, :], c = step(x[:, 0, :], h0, c, Wx, Wh)
+    for t in range(1, T):
+        h[:, t, :], c = step(x[:, t, :], h[:, t - 1, :], c, Wx, Wh)  # a view of h, read by step only
+    return np.sum(h * h)
+
+
+def test_a_view_of_the_state_passed_into_a_function_that_returns_new_arrays():
+    Wx, Wh = RNG.normal(size=(3, 4)) * 0.5, RNG.normal(size=(4, 4)) * 0.5
+    x, h0 = RNG.normal(size=(2, 5, 3)), RNG.normal(size=(2, 4))
+    dWx, dWh = astgrad.grad(recurrent_loss_through_views, wrt=(0, 1))(Wx, Wh, x, h0)
+    by_hand = recurrent_backward(Wx, Wh, x, h0)
+    np.testing.assert_allclose(dWx, by_hand[0], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(dWh, by_hand[1], rtol=1e-10, atol=1e-12)
+
+
+KEPT = []
+
+
+def returns_it(v, c):
+    return v, c + 1.0
+
+
+def returns_a_view(v, c):
+    return v[:, :2] * 1.0, v[:, 1:]
+
+
+def keeps_it(v, c):
+    KEPT.append(v)
+    return v * 2.0, c * 2.0
+
+
+def repeats_it(v, c):
+    return v * 2, c * 2.0  # v a list would be repeated, its items shared
+
+
+def through(fn):
+    def loss(x):
+        h = np.zeros((3, 4, 2))
+        c = np.zeros((3, 2))
+        for t in range(1, 4):
+            h[:, t, :], c = fn(h[:, t - 1, :] + x, c)  # a new array: fine whatever fn does
+            h[:, t, :], c = fn(h[:, t - 1, :], c + x)
+        return np.sum(h) + np.sum(c)
+    loss.__name__ = f"through_{fn.__name__}"
+    return loss
+
+
+@pytest.mark.parametrize("fn", [returns_it, returns_a_view, keeps_it, repeats_it])
+def test_a_view_passed_to_a_function_whose_result_may_share_it_stays_refused(fn):
+    with pytest.raises(astgrad.TransformError, match="shares memory with h"):
+        astgrad.grad(through(fn))(np.ones(2))
