@@ -157,6 +157,14 @@ def keeps_it(v, c):
     return v * 2.0, c * 2.0
 
 
+keep = KEPT.append
+
+
+def keeps_it_through_a_name(v, c):
+    keep(v)
+    return v * 2.0, c * 2.0
+
+
 def repeats_it(v, c):
     return v * 2, c * 2.0  # v a list would be repeated, its items shared
 
@@ -173,7 +181,7 @@ def through(fn):
     return loss
 
 
-@pytest.mark.parametrize("fn", [returns_it, returns_a_view, keeps_it, repeats_it])
+@pytest.mark.parametrize("fn", [returns_it, returns_a_view, keeps_it, keeps_it_through_a_name, repeats_it])
 def test_a_view_passed_to_a_function_whose_result_may_share_it_stays_refused(fn):
     with pytest.raises(astgrad.TransformError, match="shares memory with h"):
         astgrad.grad(through(fn))(np.ones(2))

@@ -21,6 +21,9 @@ from .parse import MISSING, FunctionSource
 from .primitives import is_user_function
 from .writes import _out_position
 
+#: builtins that keep no reference to what they are given
+_KEEPS_NOTHING = {print, len, range, float, int, bool, abs, min, max, sum, round, isinstance, enumerate, zip}
+
 #: operators whose result is a new array or number whatever their operands (lists have none of them)
 _NUMERIC = (gast.Sub, gast.Div, gast.FloorDiv, gast.Mod, gast.Pow, gast.MatMult)
 
@@ -124,11 +127,24 @@ class _Proof:
                     return False
                 if isinstance(node, gast.AugAssign) and not self.own(node.target.id):
                     return False
-            elif isinstance(node, gast.Call):
-                obj = self.source.resolve_expr(node.func, self.local)
-                if obj is MISSING or is_user_function(obj) and not returns_fresh(obj, self.fresh_fn, self.depth + 1):
-                    return False
+            elif isinstance(node, gast.Call) and not self.keeps_nothing_call(node):
+                return False
         return True
+
+    def keeps_nothing_call(self, node) -> bool:
+        """A call named statically of a numpy or math function, a builtin that keeps nothing, or a user
+        function proved to return new arrays and keep nothing (a class or a bound method may keep what it is given)."""
+        obj = self.source.resolve_expr(node.func, self.local)
+        if obj is MISSING or isinstance(obj, type):
+            return False
+        if is_user_function(obj):
+            return returns_fresh(obj, self.fresh_fn, self.depth + 1)
+        try:
+            if obj in _KEEPS_NOTHING:
+                return True
+        except TypeError:  # unhashable
+            return False
+        return self.fresh_fn(obj) or (getattr(obj, "__module__", None) or "").partition(".")[0] in ("numpy", "math")
 
     def own(self, name) -> bool:
         """``name`` holds a new array of this function's own (``x += v`` then writes into nothing else)."""
