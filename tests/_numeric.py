@@ -10,6 +10,8 @@ argument).  ``numeric_grad`` and ``assert_grad`` are the same reference for a
 function of several arguments.
 """
 
+import dataclasses
+
 import numpy as np
 
 
@@ -67,29 +69,38 @@ def assert_grad(gradient_fn, f, *args, wrt=(0,), rtol=1e-5, atol=1e-6):
 
 
 def replaced(tree, path, value):
-    """A copy of ``tree`` (nested dicts, lists, tuples) with the leaf at index path ``path`` set to ``value``."""
+    """A copy of ``tree`` (nested dicts, lists, tuples, named tuples, dataclasses) with the leaf at index path
+    ``path`` set to ``value`` (a dataclass's field by its name, through ``dataclasses.replace``)."""
     if not path:
         return value
     head, rest = path[0], path[1:]
     if isinstance(tree, dict):
         return {k: replaced(v, rest, value) if k == head else v for k, v in tree.items()}
-    return type(tree)(replaced(v, rest, value) if i == head else v for i, v in enumerate(tree))
+    if dataclasses.is_dataclass(tree):
+        return dataclasses.replace(tree, **{head: replaced(getattr(tree, head), rest, value)})
+    items = [replaced(v, rest, value) if i == head else v for i, v in enumerate(tree)]
+    return type(tree)(*items) if hasattr(type(tree), "_fields") else type(tree)(items)
 
 
 def tree_gradient(f, tree, eps=1e-6):
-    """df/dtree for ``tree`` a (nested) dict, list or tuple of numbers and arrays, in its structure.
+    """df/dtree for ``tree`` a (nested) dict, list, tuple or dataclass of numbers and arrays, in its structure.
 
     Each leaf is varied alone, in a fresh copy of the tree (two keys holding
     one array are two inputs); leaves that are not numbers or float arrays
-    (None, strings, bools) get ``None``.
+    (None, strings, bools) get ``None``; a dataclass's field that is one, or
+    a Python int, keeps its value (as astgrad's gradients of objects do).
     """
-    def visit(node, path):
+    def visit(node, path, field=False):
         if isinstance(node, dict):
             return {k: visit(v, path + (k,)) for k, v in node.items()}
+        if dataclasses.is_dataclass(node):
+            fields = {f.name: visit(getattr(node, f.name), path + (f.name,), True) for f in dataclasses.fields(node)}
+            return dataclasses.replace(node, **fields)
         if isinstance(node, (list, tuple)):
-            return type(node)(visit(v, path + (i,)) for i, v in enumerate(node))
-        if node is None or isinstance(node, (bool, str)):
-            return None
+            items = [visit(v, path + (i,)) for i, v in enumerate(node)]
+            return type(node)(*items) if hasattr(type(node), "_fields") else type(node)(items)
+        if node is None or isinstance(node, (bool, str)) or field and type(node) is int:
+            return node if field else None
         return gradient(lambda value: f(replaced(tree, path, value)), node, eps)
 
     return visit(tree, ())

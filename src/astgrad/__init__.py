@@ -15,6 +15,7 @@ from .api import TransformError, grad, show, value_and_grad, vjp
 from ._jvp import jvp
 from ._compose import elementwise_grad, hessian, hvp, jacfwd, jacobian, jacrev
 from . import _gradient_calls  # noqa: F401  (the table entry of a gradient called inside a differentiated function)
+from ._trees import register_pytree, tree_flatten, tree_map, tree_unflatten
 from .check import GradientMismatch, GradReport, check_grads
 from ._graphs import graph
 

@@ -89,7 +89,7 @@ def _directions(x):
     """
     zero = _zero(x)
     for path, leaf in _trees.leaves(x):
-        if not has_gradient(leaf):
+        if not _trees.differentiated(path, leaf):
             continue
         for index in np.ndindex(*np.shape(leaf)):
             u = np.zeros(np.shape(leaf))
@@ -111,7 +111,7 @@ def _assemble(outer, inner, columns):
         along.setdefault(path, []).append(value)
 
     def leaf_of_outer(path_a, a):
-        if not is_tree(outer) or has_gradient(a):
+        if not is_tree(outer) or _trees.differentiated(path_a, a):
             return _map_paths(lambda path_b, b: block(path_a, a, path_b, b), inner)
         return None
 
@@ -149,7 +149,7 @@ def jacobian(f, wrt=0, *, optimize=None):
             rows.append((row,) if single else row)
         blocks = tuple(_map_paths(lambda path, leaf, i=i, x=x: _stacked_rows([_trees.get(r[i], path) for r in rows],
                                                                                out_shape, leaf)
-                                  if not is_tree(x) or has_gradient(leaf) else None, x)
+                                  if not is_tree(x) or _trees.differentiated(path, leaf) else None, x)
                        for i, x in enumerate(inputs))
         return blocks[0] if single else blocks
 
@@ -208,7 +208,7 @@ def jacfwd(f, wrt=0, *, optimize=None):
 
 def _zero(x):
     """The zero tangent of ``x`` (``None`` at leaves without a derivative)."""
-    return _map_paths(lambda path, leaf: zero_tangent(leaf) if has_gradient(leaf) else None, x)
+    return _map_paths(lambda path, leaf: zero_tangent(leaf) if _trees.differentiated(path, leaf) else None, x)
 
 
 class _GradientTangent:
@@ -286,7 +286,7 @@ def hessian(f, wrt=0, *, optimize=None):
         if not isinstance(wrt, (tuple, list)):
             return found[0][0]
         return tuple(_map_paths(lambda path, leaf, i=i: tuple(_trees.get(found[i][j], path) for j in range(len(names)))
-                                if not is_tree(inputs[i]) or has_gradient(leaf) else None, inputs[i])
+                                if not is_tree(inputs[i]) or _trees.differentiated(path, leaf) else None, inputs[i])
                      for i in range(len(names)))
 
     return Composed(f, "hessian", run, [block for row in blocks for block in row])

@@ -18,6 +18,7 @@ import numpy as np
 
 from . import _dask
 from ._callables import split
+from . import _trees
 from ._trees import is_tree
 from ._higher import HigherGradient, adjoint_code, lower_code
 from ._returned import _finish
@@ -174,10 +175,14 @@ def _same_structure(value, tangent) -> bool:
     if isinstance(value, (list, tuple)):
         return isinstance(tangent, (list, tuple)) and len(value) == len(tangent) and all(
             _same_structure(v, t) for v, t in zip(value, tangent))
+    if _trees.is_object(value):
+        return type(tangent) is type(value) and _same_structure(_trees.children(value)[0], _trees.children(tangent)[0])
     return not is_tree(tangent) and np.shape(value) == np.shape(tangent)
 
 
 def _describe(tree) -> str:
+    if _trees.is_object(tree):
+        return f"{type(tree).__qualname__}{_describe(tuple(_trees.children(tree)[0]))}"
     if isinstance(tree, dict):
         return "{" + ", ".join(f"{k!r}: {_describe(v)}" for k, v in tree.items()) + "}"
     if isinstance(tree, (list, tuple)):

@@ -63,6 +63,8 @@ def _finish_tree(grad, original):
     gradients (numpy read the list as one array).  A leaf that carries no
     gradient (None, a string, a bool) gets ``None``.
     """
+    if _trees.is_object(original):
+        return _finish_object(grad, original)
     if isinstance(original, dict):
         parts = grad if isinstance(grad, dict) else _nothing(grad, original)
         if not parts.keys() <= original.keys():
@@ -79,6 +81,23 @@ def _finish_tree(grad, original):
         raise RuntimeError(f"astgrad: the gradient of a {type(original).__name__} of {len(original)} items has "
                            f"{len(parts)}; please report this with the function")
     return _trees.like(original, [_leaf(g, o) for g, o in zip(parts, original)])
+
+
+def _finish_object(grad, original):
+    """The gradient of a dataclass or registered object: an object of its class whose children are their
+    gradients (the generated code gives a list, one item per child, ``None`` where none flowed); a child
+    that gets no gradient (a string, a Python int, None) keeps its value."""
+    found, aux = _trees.children(original)
+    if isinstance(grad, (list, tuple)) and not _trees.is_object(grad):
+        parts = list(grad)
+    else:
+        parts = list(_nothing(grad, original) or [None] * len(found))
+    if len(parts) != len(found):
+        raise RuntimeError(f"astgrad: the gradient of a {type(original).__qualname__} of {len(found)} children has "
+                           f"{len(parts)}; please report this with the function")
+    keys = _trees.keys_of(original)
+    return _trees.rebuild_object(original, [_finish(g, o) if _trees.is_tree(o) or _trees.differentiated((key,), o)
+                                            else o for g, o, key in zip(parts, found, keys)], aux)
 
 
 def _nothing(grad, original) -> dict:

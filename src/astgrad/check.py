@@ -125,7 +125,7 @@ def _inputs(f, args, positions):
             inputs.append(_Input(name, p))
             continue
         for path, leaf in _trees.leaves(args[p]):
-            if _trees.has_gradient(leaf):
+            if _trees.differentiated(path, leaf):
                 args[p] = _trees.replace(args[p], path, _as_float64(leaf))
                 inputs.append(_Input(name + _trees.path_text(path), p, path))
     return args, inputs

@@ -17,7 +17,8 @@ import numpy as np
 from astgrad import rules
 from astgrad.rules._support import filled, reverse_cumsum
 from astgrad.transform.tangents import add_tangents, jvp_tangent, tangent_of
-from astgrad.transform import runtime
+from astgrad.transform import attributes, runtime
+from collections import namedtuple
 from astgrad.transform.runtime import append, as_column
 from astgrad._gradient_calls import gradient_at
 import astgrad
@@ -269,6 +270,10 @@ BINARY = [np.add, np.subtract, np.multiply, np.divide, np.maximum, np.minimum, n
           np.hypot, np.logaddexp, np.logaddexp2]
 REDUCTIONS = [np.sum, np.mean, np.max, np.min, np.amax, np.amin, np.prod, np.var, np.std, np.ptp, np.nansum,
               np.nanmean]
+
+
+#: an object whose field ``w`` an attribute_gradient case reads
+_FIELDS = namedtuple("Fields", "w b")(np.zeros(3), np.zeros(2))
 
 
 def _cases():
@@ -555,6 +560,10 @@ def _cases():
         Case(runtime.split_last, [Arg([normal(3), normal(2)])], tape=False, generated=False),
         Case(runtime.split_last, [normal(3, 2)], name="rows", tape=False, generated=False),
         Case(runtime.gradient_tuple, [normal(3), const(2)], tape=False, generated=False),
+        # an attribute read: a field of an object (its gradient a list, one item per child), an array's .T
+        Case(attributes.attribute, [normal(3, 4), const("T")], tape=False),
+        Case(attributes.attribute_gradient, [normal(3), const(_FIELDS), const("w"), const(_FIELDS.w)], tape=False,
+             generated=False),
     ]
     for fn, maker in ((math.sin, scalar()), (math.cos, scalar()), (math.tan, scalar()), (math.exp, scalar()),
                       (math.log, scalar()), (math.sqrt, scalar()), (math.tanh, scalar())):

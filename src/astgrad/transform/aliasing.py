@@ -33,6 +33,7 @@ from ..rules.sequences import append
 from . import compat
 from .compat import gast
 from .errors import UnsupportedSyntaxError
+from .fresh_results import numpy_allocates, returns_fresh
 from .ir import For, If, Op, Raw, While, atom_names, blocks
 from .runtime_errors import ORIGIN
 
@@ -270,7 +271,8 @@ def _check_aliases(x, writes, sites, defs, joins, entry, ret, end, source):
     written = {id(w): _buffers(x, w, defs, entry) for w in writes}
     work = []
     for s in sites:
-        if x in _reads(s.op) and _aliases(s.op) and not _next_version(s.op, x) and not _copied_in(s.op, x, defs):
+        if x in _reads(s.op) and _aliases(s.op) and not _next_version(s.op, x) and not _copied_in(s.op, x, defs) \
+                and not _returns_new(s.op):
             shared = _buffers(x, s, defs, entry)  # the values of x that s may read
             hit = tuple(w for w in writes if shared & written[id(w)])
             work += [(t, s, hit) for t in s.op.targets if hit]
@@ -293,7 +295,7 @@ def _check_aliases(x, writes, sites, defs, joins, entry, ret, end, source):
                                  f"astgrad's {_what(w)} writes to a copy, so the two would differ",
                                  f"Copy first (`{x}.copy()` where the second name is made), or finish "
                                  f"writing {x} before taking views of it{_instead(w)}.")
-            if use.op is not None and _aliases(use.op) and not _copied_in(use.op, name, defs) \
+            if use.op is not None and _aliases(use.op) and not _copied_in(use.op, name, defs) and not _returns_new(use.op) \
                     and _may_follow(made, use):  # a use before ``made`` (no loop around both) reads older values
                 # x's own next version is x: its writes are checked
                 work += [(t, use, hit) for t in use.op.targets if t != x]
@@ -475,6 +477,17 @@ def _aliases(op) -> bool:
     if op.fn is not None:
         return not _is_fresh_fn(op.fn)
     return isinstance(op.expr, gast.Name)
+
+
+def _returns_new(op) -> bool:
+    """A call of a user function whose every result is new memory (``fresh_results``): it shares none with what
+    it is given, so ``step(h[:, t - 1, :])`` makes no name that sees ``h``."""
+    if op.kind != "call":
+        return False
+    found = getattr(op, "returns_new", None)  # read from the callee's source once per op
+    if found is None:
+        found = op.returns_new = returns_fresh(op.fn, lambda obj: numpy_allocates(obj, _FRESH))
+    return found
 
 
 def _fresh(op, defs, depth=0) -> bool:

@@ -32,7 +32,7 @@ from .effects import _CHANGING, _only_reads, _root, _stores_into
 from .errors import UnsupportedSyntaxError
 from .parse import _MISSING as _NO
 from .parse import Dependencies, FunctionSource
-from .runtime_checks import CELL, GIVEN, GLOBAL, SELF, WHOLLY, callable_code, follow
+from .runtime_checks import CELL, GIVEN, GLOBAL, SELF, WHOLLY, callable_code, follow, stores_given
 
 #: methods of arrays, lists and dicts that only read the object they are called on
 _READING_METHODS = {m for m in dir(np.ndarray) if not m.startswith("_")} - _CHANGING | \
@@ -371,7 +371,7 @@ class CallSite:
     planned again when a function that plan read has been rebound.
     """
 
-    __slots__ = ("source", "node", "reads", "positional", "keywords", "plans", "outside")
+    __slots__ = ("source", "node", "reads", "positional", "keywords", "plans", "outside", "given_gradient")
 
     def __init__(self, source, node, reads, positional, keywords, outside):
         self.source, self.node, self.reads = source, node, reads
@@ -379,6 +379,9 @@ class CallSite:
         # for a function without Python source (a C method): whether its object, then each argument, is a
         # global's (or a closure's), which it may write into; the function's own locals are followed where made
         self.outside = outside
+        # the call's line when an argument (or its object) carries a gradient: anything the function stores
+        # may be computed from it, and read back later it would count as a constant
+        self.given_gradient = ""
         self.plans: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # function -> (Plan or None, deps)
 
     def plan(self, found, dependencies=None):
@@ -448,11 +451,14 @@ def check_untransformed_calls(body, analysis, source, ns, local_names):
         given = list(call.args) + [k.value for k in call.keywords]  # no *args or **kwargs: check refuses them
         outside = tuple(_root(a) is not None and _root(a) not in local_names for a in [call.func, *given])
         site = CallSite(source, op.node, reads, len(call.args), [k.arg for k in call.keywords], outside)
+        site.given_gradient = op.text.strip() if analysis.reads_of(op) & analysis.active else ""
         fn = op.fn
         if fn is not None:  # known now: planned now, its errors located at transform time
             found = callable_code(fn)
             if found is not None and (_internal(found[0]) or site.plan(found, source.dependencies) is None):
                 return None
+            if found is not None and site.given_gradient:
+                stores_given(site, found[0], site.plan(found, source.dependencies), source)
             if found is None and (_only_reads(fn) or not any(outside)):
                 return None
         elif not (isinstance(call.func, gast.Attribute) and call.func.attr not in _READING_METHODS):

@@ -64,9 +64,11 @@ def check_function(source) -> None:
                            "Return the value to differentiate.", UnsupportedSyntaxError)
     local_names = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs} | {
         n.id for n in gast.walk(fn) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    spread = {id(a) for n in gast.walk(fn) if isinstance(n, gast.Call) for a in n.args if isinstance(a, gast.Starred)}
     for stmt in fn.body:
         for node in gast.walk(stmt):
-            _check_node(source, node, local_names)
+            if id(node) not in spread:  # f(*x.shape): normalize takes it where f has no gradient to give
+                _check_node(source, node, local_names)
 
 
 def _check_node(source, node, local_names):
@@ -80,11 +82,6 @@ def _check_node(source, node, local_names):
         raise source.error(node, "else clauses on loops are not supported",
                            "Use a flag variable set before break, and test it after the loop.",
                            UnsupportedSyntaxError)
-    if isinstance(node, gast.Call):
-        for kw in node.keywords:
-            if kw.arg is None:
-                raise source.error(node, "**kwargs in a call is not supported",
-                                   "Pass the keyword arguments one by one.", UnsupportedSyntaxError)
     if isinstance(node, gast.Lambda) and (node.args.vararg or node.args.kwarg):
         raise source.error(node, "lambdas with *args or **kwargs are not supported",
                            "Give the lambda named parameters.", UnsupportedSyntaxError)
@@ -101,18 +98,24 @@ def _check_node(source, node, local_names):
 
 def _check_target(source, target, local_names):
     if isinstance(target, (gast.Tuple, gast.List)):
-        for elt in target.elts:
-            if not isinstance(elt, gast.Name):
-                raise source.error(elt, "only plain names can be unpacked into",
-                                   "Unpack into names, then assign those.", UnsupportedSyntaxError)
+        for elt in target.elts:  # h[:, t, :], c = step(...): each target as if assigned alone, left to right
+            if isinstance(elt, gast.Starred):
+                raise source.error(elt, "starred unpacking (`a, *rest = ...`) is not supported",
+                                   "Unpack by position (`a, rest = xs[0], xs[1:]`).", UnsupportedSyntaxError)
+            _check_target(source, elt, local_names)
     elif isinstance(target, (gast.Attribute, gast.Subscript)):
         base, attribute = target, False
         while isinstance(base, (gast.Subscript, gast.Attribute)):  # a[i][j] = v: normalize writes a[i] back
             attribute = attribute or isinstance(base, gast.Attribute)
             base = base.value
         if attribute and (not isinstance(base, gast.Name) or base.id in local_names):
-            raise source.error(target, "assigning to an attribute is not supported",
-                               "Keep the value in a local variable and return it.", UnsupportedSyntaxError)
+            raise source.error(target, "assigning to an attribute of an object the function was given or made is "
+                               "not supported (a method that stores into self included): the gradient cannot follow "
+                               "a value through the object to where it is read back",
+                               "Keep the value in a local variable and return it; store arrays on the object before "
+                               "the differentiated call and pass the object in (its fields are read as written; a "
+                               "dataclass or a class registered with astgrad.register_pytree gets its gradient back "
+                               "in its structure).", UnsupportedSyntaxError)
         if not isinstance(base, gast.Name):
             raise source.error(target, "only item assignment into a name (`name[i] = v`, `name[i][j] = v`) is "
                                "supported", "Assign the inner object to a name first.", UnsupportedSyntaxError)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import rules
-from . import compat, runtime, runtime_checks
+from . import attributes, compat, runtime, runtime_checks
 from .compat import gast
 from .ir import Op, Raw, branches, walk_ops
 from .runtime_errors import ORIGIN
@@ -43,6 +43,10 @@ def mark(plan, trees, maybe, ns) -> None:
     may be containers too, and a dict literal's name is one.
     """
     plan.trees, plan.tree_items = set(trees), set()
+    objects = set(trees) | set(maybe) | items_of(plan.body, set(trees) | set(maybe))
+    _fields_named_t(plan.body, objects)
+    plan.maybe_sequences.update(op.args[0].id for op in walk_ops(plan.body)  # obj.w: obj's gradient is a list
+                                if op.kind == "prim" and op.fn is attributes.attribute and isinstance(op.args[0], gast.Name))
     plan.maybe_sequences.update(items_of(plan.body, set(plan.maybe_sequences)))
     dicts = {t for op in walk_ops(plan.body) if op.kind == "pack" and isinstance(op.expr, gast.Dict)
              for t in op.targets}
@@ -55,6 +59,16 @@ def mark(plan, trees, maybe, ns) -> None:
     iterated = joined | dicts | plan.maybe_sequences
     if joined or iterated:
         plan.body = _checked(plan.body, joined, iterated, plan, ns)
+
+
+def _fields_named_t(body, objects) -> None:
+    """``p.T`` on what may be a dataclass or a named tuple: its field ``T``, read as any attribute (an array's
+    transpose then too: ``attributes.attribute_gradient`` tells them apart when it runs)."""
+    transpose = rules.find(np.transpose).fn
+    for op in walk_ops(body):
+        if op.kind == "prim" and op.fn is transpose and isinstance(op.expr, gast.Attribute) and op.expr.attr == "T" \
+                and len(op.args) == 1 and isinstance(op.args[0], gast.Name) and op.args[0].id in objects:
+            op.fn, op.args = attributes.attribute, [op.args[0], compat.const("T")]
 
 
 def passed(plan, bound, active) -> tuple:
@@ -72,7 +86,7 @@ def items_of(body, trees) -> set:
         for op in walk_ops(body):
             sources = {a.id for a in op.args[:1] if isinstance(a, gast.Name)}
             if sources & (trees | found) and (op.kind in ("unpack", "copy") or
-                                              op.kind == "prim" and op.fn is rules.getitem):
+                                              op.kind == "prim" and op.fn in (rules.getitem, attributes.attribute)):
                 grown.update(op.targets)
         if grown == found:
             return found

@@ -12,7 +12,7 @@ import numpy as _np
 
 from .. import rules
 from ..rules.joining import as_column
-from . import compat, primitives
+from . import attributes, compat, methods, primitives, runtime_checks
 from .compat import gast
 from .generated_calls import generated_jvp, jvp_call
 from .ir import If
@@ -222,6 +222,8 @@ def _attribute(n, target, expr):
         n.emit([target], "nondiff", node, expr)
     elif expr.attr == "T":
         _primitive(n, target, node, expr, rules.find(__import__("numpy").transpose).fn, [base], {})
+    elif not hasattr(_np.ndarray, expr.attr):  # a field of a dataclass, a named tuple, a registered class
+        _primitive(n, target, node, expr, attributes.attribute, [base, compat.const(expr.attr)], {})
     else:
         n.emit([target], "opaque", node, expr,
                error=(f"attribute .{expr.attr} of a differentiable value has no gradient rule",
@@ -284,6 +286,9 @@ def _call(n, target, expr):
         return
     if write_call(n, target, expr):
         return
+    if any(isinstance(a, gast.Starred) for a in expr.args) or any(kw.arg is None for kw in expr.keywords):
+        _spread_call(n, target, expr)
+        return
     args = [n.atomize(a) for a in expr.args]
     kwargs = {kw.arg: n.atomize(kw.value) for kw in expr.keywords}
     obj = n.static(func)
@@ -292,6 +297,13 @@ def _call(n, target, expr):
     if obj is MISSING and isinstance(func, gast.Name) and func.id == n.src.fn.__code__.co_name \
             and func.id not in n.locals:
         obj = n.src.fn  # a decorated function calling itself while being decorated
+    if obj is MISSING and (method := methods.method_of(n, func)) is not None:  # self.forward(x)
+        base = n.atomize(func.value)
+        n.out.append(n.checked(runtime_checks.same_method, base, func.attr, n.ns.ref(method),
+                               compat.to_source(expr).strip()))
+        n.emit([target], "call", compat.call(n.ns.ref(method), [base] + args, kwargs), expr, fn=method,
+               args=[base] + args, kwargs=kwargs)
+        return
     if obj is MISSING and isinstance(func, gast.Attribute):
         _method(n, target, expr, n.atomize(func.value), func.attr, args, kwargs)
         return
@@ -346,6 +358,28 @@ def _call(n, target, expr):
         n.emit([target], kind, node, expr, fn=obj, args=args, kwargs=kwargs)
 
 
+def _spread_call(n, target, expr):
+    """``np.random.rand(*x.shape)``, ``np.zeros(**spec)``: a call with ``*`` or ``**``, run as written where
+    the callable gives no gradient (no rule, or declared to have none): a rule or a user function binds
+    its arguments one by one, which a spread list does not say."""
+    obj = n.static(expr.func)
+    kind = primitives.classify(obj)[0] if obj is not MISSING else "method"
+    if kind not in ("nondiff", "opaque"):
+        raise n.error(expr, f"*args or **kwargs in a call of {compat.to_source(expr.func).strip()}, which astgrad "
+                      "differentiates, is not supported",
+                      "Pass the arguments one by one (`f(a, b)`, `f(x, k=v)`).")
+    args = [compat.make("Starred", value=n.atomize(a.value), ctx=gast.Load()) if isinstance(a, gast.Starred)
+            else n.atomize(a) for a in expr.args]
+    keywords = [compat.make("keyword", arg=kw.arg, value=n.atomize(kw.value)) for kw in expr.keywords]
+    node = compat.make("Call", func=n.static_ref(expr.func), args=args, keywords=keywords)
+    plain = [a.value if isinstance(a, gast.Starred) else a for a in args]
+    if kind == "nondiff":
+        n.emit([target], "nondiff", node, expr, fn=obj, args=plain)
+    else:
+        n.emit([target], "opaque", node, expr, fn=obj, args=plain, error=(
+            f"no gradient rule for {rules.qualified_name(obj)}", "Call it on values that carry no gradient."))
+
+
 def _as_array(n, atom, expr):
     """A list or tuple given where numpy takes an array, as the array numpy makes of it (``np.asarray``).
 
@@ -374,9 +408,13 @@ def _method(n, target, expr, base, method, args, kwargs):
     entry = primitives.METHODS.get(method)
     if entry is None:
         node = compat.call(compat.attr(base, method), args, kwargs)
+        shown = compat.to_source(expr.func.value if isinstance(expr.func, gast.Attribute) else base).strip()
         n.emit([target], "opaque", node, expr, error=(
-            f"the method .{method}() of a differentiable value has no gradient rule",
-            "Call a numpy function with a rule instead (see docs/supported-python.md)."))
+            f"{shown}.{method}(...) has no gradient rule: astgrad cannot tell which function it calls (the method "
+            f".{method}() of an array has none, and an object's class is known only where it runs)",
+            f"Call a numpy function with a rule instead (see docs/supported-python.md); for a method of your own, "
+            f"call it through its class, `TheClass.{method}({shown}, ...)`, which astgrad then differentiates (a "
+            f"method called on self or on a global object is found by itself)."))
         return
     fn, packs = entry
     if packs and len(args) > 1:

@@ -25,7 +25,7 @@ import numpy as np
 
 from .. import rules
 from ..rules.sequences import append, grow
-from . import compat, containers, primitives, runtime
+from . import attributes, compat, containers, primitives, runtime
 from .compat import gast
 from .emit import arguments, function_def
 from .errors import NoRuleTransformError
@@ -43,7 +43,8 @@ _TO_REAL = {np.absolute}
 #: helpers of generated code whose values may be dicts, lists or tuples of gradients: their arguments'
 #: tangents are added by ``add_tangents`` (key by key), never by ``+`` (which would join two lists)
 CONTAINER_VALUED = {runtime.accumulate, runtime.add_item, runtime.sequence_gradient, runtime.getitem_gradient,
-                    runtime.part, runtime.split_last, runtime.gradient_tuple, runtime.unpacked_gradient}
+                    runtime.part, runtime.split_last, runtime.gradient_tuple, runtime.unpacked_gradient,
+                    attributes.attribute_gradient}
 
 
 class Forwarder:

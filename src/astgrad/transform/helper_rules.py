@@ -23,7 +23,8 @@ import numpy as np
 from .. import rules
 from ..rules import _support, defjvp, defnondiff, defvjp
 from ..rules._support import expand_reduced, filled, reverse_cumsum
-from . import outputs, runtime, runtime_checks
+from . import attributes, outputs, runtime, runtime_checks
+from .attributes import attribute_gradient, attribute_tangent
 from .runtime import (T, broadcast_shape, getitem_gradient, gradient_tuple, is_zero, part, replacing_gradient,
                       sequence_gradient, shape, split_last, unbroadcast, unpacked_gradient)
 from .tangents import add_tangents, jvp_tangent, tangent_of, zero_tangent
@@ -35,7 +36,7 @@ defnondiff(runtime.shape, runtime.size, runtime.ndim, runtime.broadcast_shape, r
            runtime.matmul_shape, runtime.only_shape, runtime.check_seed, runtime.is_zero, _support.reduced_count,
            _support.within, outputs.scalar_output, outputs.not_scalar, outputs.aux_pair, zero_tangent,
            runtime_checks.not_joined, runtime_checks.not_a_dict, runtime_checks.written_through, runtime_checks.a_number,
-           runtime_checks.written_outside)
+           runtime_checks.written_outside, runtime_checks.same_method)
 
 
 # -- spreading a gradient over a shape, and summing it back -------------------
@@ -199,6 +200,28 @@ def getitem_gradient_jvp(t, ans, grad, items, index):
 
 
 defjvp(runtime.getitem_gradient, getitem_gradient_jvp, _reads_only_the_shape)
+
+
+@defvjp(attributes.attribute)
+def attribute_vjp(g, ans, obj, name):
+    return attribute_gradient(g, obj, name, ans), None
+
+
+@defjvp(attributes.attribute)
+def attribute_jvp(t, ans, obj, name):
+    return attribute_tangent(t, obj, name, ans)
+
+
+@defvjp(attributes.attribute_gradient)
+def attribute_gradient_vjp(g, ans, grad, obj, name, value):
+    return attribute_tangent(g, obj, name, value)  # the item at the child obj.name read
+
+
+def _attribute_gradient_jvp(t, ans, grad, obj, name, value):
+    return attribute_gradient(t, obj, name, value)
+
+
+defjvp(attributes.attribute_gradient, _attribute_gradient_jvp, _reads_only_the_shape, None, _reads_only_the_shape)
 
 
 @defvjp(runtime.add_item)

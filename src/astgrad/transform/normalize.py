@@ -256,6 +256,8 @@ class Normalizer:
         else it is the write into ``target`` that aliasing checks (``x.sort()`` on a global: refused)."""
         if isinstance(target, gast.Name):
             self.assign(target.id, value)
+        elif isinstance(target, (gast.Tuple, gast.List)) and not all(isinstance(e, gast.Name) for e in target.elts):
+            self.store_each(target.elts, value, outside)
         elif isinstance(target, (gast.Tuple, gast.List)):
             names = [e.id for e in target.elts]
             if isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(names):
@@ -292,6 +294,19 @@ class Normalizer:
         else:
             raise self.error(target, "unsupported assignment target")
 
+    def store_each(self, targets, value, outside):
+        """``h[:, t, :], c = value``: every value read first (into fresh names), then each target assigned
+        alone, left to right, as Python assigns them (``i, x[i] = ...`` writes ``x`` at the new ``i``)."""
+        temps = [self.temp() for _ in targets]
+        if isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(targets):
+            for temp, item in zip(temps, value.elts):
+                self.assign(temp, item)
+        else:
+            atom = self.atomize(value)
+            self.emit(temps, "unpack", atom, value, args=[atom])
+        for target, temp in zip(targets, temps):
+            self.store(target, compat.name(temp), outside)
+
     def store_outside(self, target, value):
         """``config["lr"] = 0.1``, ``model.steps = n``: a write into a global's (or closure's) object, run as
         written in the primal.  The adjoint cannot see it, so it is refused (analyse) if the value or an
@@ -301,7 +316,7 @@ class Normalizer:
         # into a dict or list, or an attribute of anything but an array: the adjoint may read an array's values
         items = self.atomize(target.value)
         self.out.append(self.checked(runtime_checks.written_outside, items, compat.to_source(target.value).strip(),
-                                     isinstance(target, gast.Attribute)))
+                                     target.attr if isinstance(target, gast.Attribute) else False))
         target = compat.clone(target)
         target.value = items
         if isinstance(target, gast.Subscript):

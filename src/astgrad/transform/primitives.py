@@ -9,11 +9,13 @@ one exists.  ``classify`` says what the transformer does with a callable.
 from __future__ import annotations
 
 import builtins
+import random
 import types
 
 import numpy as np
 
 from .. import rules
+from . import attributes
 from .compat import gast
 
 BINARY_OPS = {
@@ -60,6 +62,9 @@ BUILTIN_PRIMITIVES = {builtins.abs: np.absolute}
 #: builtins that return their argument's value (gradient flows through)
 BUILTIN_COPIES = {builtins.float}
 #: builtins whose result carries no gradient
+#: calls that only set or read the global random state: no gradient, and nothing they are given changes
+RANDOM_STATE = {np.random.seed, np.random.set_state, np.random.get_state, random.seed, random.setstate, random.getstate}
+
 BUILTIN_CONSTANTS = {
     builtins.range, builtins.len, builtins.int, builtins.bool, builtins.print,
     builtins.isinstance, builtins.str, builtins.round, builtins.type, builtins.repr,
@@ -96,7 +101,7 @@ def classify(fn):
     try:
         if fn in BUILTIN_COPIES:
             return "copy", None
-        if fn in BUILTIN_CONSTANTS:
+        if fn in BUILTIN_CONSTANTS or fn in RANDOM_STATE:
             return "nondiff", None
     except TypeError:
         pass
@@ -160,6 +165,6 @@ _SHAPE_KEEPING = {
     np.linalg.norm, np.reshape, np.ravel, np.squeeze, np.expand_dims, np.transpose,
     np.swapaxes, np.moveaxis, np.concatenate, np.stack, rules.getitem, rules.scatter,
     rules.sigmoid, rules.relu, rules.max_along, rules.min_along, rules.vector_norm,
-    rules.astype,
+    rules.astype, attributes.attribute,
 }
 _SHAPE_KEEPING = {rules.find(f).fn if rules.find(f) else f for f in _SHAPE_KEEPING}

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from .. import rules
+from .. import _trees, rules
 from ..rules import linalg
 from ..rules.joining import as_column
 from ..rules.sequences import GradientDict, GradientList, append, grow, part, split_last
@@ -85,6 +85,8 @@ def sequence_gradient(g, items, index):
     """
     if isinstance(items, dict):
         return GradientDict({index: g})
+    if not isinstance(items, (list, tuple)):
+        not_by_position(items, "[...]")
     out = GradientList([None] * len(items))
     if isinstance(index, slice):
         for position, value in zip(range(*index.indices(len(items))), g):
@@ -92,6 +94,12 @@ def sequence_gradient(g, items, index):
     else:
         out[index] = g
     return out
+
+
+def not_by_position(obj, how):
+    raise TypeError(f"astgrad: {how} on a {type(obj).__qualname__}, whose gradient is kept by its children "
+                    f"(dataclass fields, or what its registered flatten returns), not by what indexing or iterating "
+                    f"it gives; read its parts as attributes (obj.w) instead")
 
 
 def add_item(total, g, items, index):
@@ -166,6 +174,8 @@ def getitem_gradient(g, items, index):
     """The gradient of ``items[index]`` for a value that may be an array or a sequence."""
     if isinstance(items, (list, tuple, dict)):
         return sequence_gradient(g, items, index)
+    if _trees.is_object(items):
+        not_by_position(items, "[...]")
     return rules.scatter(g, shape(items), index)
 
 
@@ -177,6 +187,8 @@ def unpacked_gradient(parts, value):
     """
     if isinstance(value, dict):  # a, b = d unpacks the keys, which carry no gradient
         return None
+    if _trees.is_object(value):
+        not_by_position(value, "unpacking")
     if is_lazy(value):
         return lazy_rows(parts, shape(value))
     if not isinstance(value, np.ndarray):

@@ -9,6 +9,7 @@ called function returned.  ``runtime_errors`` adds the user's file and line.
 
 from __future__ import annotations
 
+import ast
 import inspect
 import sys
 import types
@@ -16,7 +17,11 @@ import weakref
 
 import numpy as np
 
-__all__ = ["not_joined", "not_a_dict", "written_through", "a_number", "written_outside", "written_by_call"]
+from .. import _trees
+from .errors import UnsupportedSyntaxError
+
+__all__ = ["not_joined", "not_a_dict", "written_through", "a_number", "written_outside", "written_by_call",
+           "same_method"]
 
 
 def not_joined(value, line, symbol):
@@ -68,22 +73,37 @@ def a_number(value, what, instead):
                         "value; nothing else changes)")
 
 
+def same_method(obj, name, expected, text):
+    """Refuse ``obj.name(...)`` (``text``) unless it calls ``expected`` bound to ``obj``: the function the
+    gradient was made for (transform.methods), not a subclass's override or a function stored on ``obj``."""
+    bound = getattr(obj, name)
+    if getattr(bound, "__func__", None) is expected and getattr(bound, "__self__", None) is obj:
+        return
+    runs = getattr(getattr(bound, "__func__", bound), "__qualname__", type(bound).__name__)
+    raise TypeError(f"astgrad: `{text}` calls {runs} here ({type(obj).__qualname__} object), and the gradient was "
+                    f"made for {expected.__qualname__}, the method the class it was written in has; astgrad "
+                    f"differentiates the function that runs or nothing. Call the method through the class you "
+                    f"mean (`{expected.__qualname__}(...)` with the object first), or differentiate the "
+                    f"subclass's method itself")
+
+
 def written_outside(items, text, attribute):
     """Refuse ``config[k] = v`` (``attribute``: ``state.k = v``) kept as written on an object the function
     does not own unless it is a dict or list (for an attribute: anything but an array): writing into an
     array changes memory the adjoint may read after the function ran.  Also refuse a write into any object
     inside a differentiated argument of a gradient running on this thread (``_ARGUMENTS``): the function would
     read the new value, while the gradient is counted for the argument's old one."""
+    shown = f"{text}.{attribute}" if isinstance(attribute, str) else f"{text}{'.' if attribute else '[...]'}"
     if type(items) is dict or type(items) is list or attribute and not isinstance(items, np.ndarray):
         name = _argument_holding(items)
         if name is None:
             return
-        raise TypeError(f"astgrad: `{text}{'.' if attribute else '[...]'} = ...` writes into the differentiated "
+        raise TypeError(f"astgrad: `{shown} = ...` writes into the differentiated "
                         f"argument {name} (the object written into is {name} or inside it), which astgrad cannot "
                         f"follow: the function reads the new value, while the gradient is counted for the old "
                         f"one. Don't write into the argument through a global: pass the object explicitly, or "
                         f"copy it first ({text}_copy = copy.deepcopy({text})) and write into the copy")
-    raise TypeError(f"astgrad: `{text}{'.' if attribute else '[...]'} = ...` writes into a {type(items).__name__!r} "
+    raise TypeError(f"astgrad: `{shown} = ...` writes into a {type(items).__name__!r} "
                     "object the function does not own; astgrad runs such writes as written into dicts, lists and "
                     "attributes of objects other than arrays (the adjoint may read an array's values after the "
                     "function ran): copy it into a local name first")
@@ -129,6 +149,8 @@ def written_by_call(site, callee, *given):
     plan = site.plan(found)
     if plan is None:
         return
+    if site.given_gradient:  # a method known only now (dense1.forward(x)): refused where it runs
+        stores_given(site, found[0], plan)
     arguments = None
     for kind, where, steps, shown in plan.writes:
         if kind == GLOBAL:
@@ -177,6 +199,50 @@ def _refuse_overlap(plan, obj, arguments, shown):
                         "or call the function outside the differentiated one")
 
 
+def stores_given(site, fn, plan, source=None):
+    """Refuse a call run as written that is given a value carrying a gradient and may store anything: what it
+    stores may be computed from that value (``self.output = x @ self.W``), and read back later (``layer.output``)
+    it would count as a constant, a zero gradient.  ``source``: raise the located error now (transform time)."""
+    storing = [shown for *_, shown in (plan.writes if plan is not None else ()) if not _stores_text(shown)]
+    if not storing:
+        return  # log.append(f"mean {np.mean(x)}"): no string carries a gradient
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "the function")
+    message = (f"{name}(...) in `{site.given_gradient}` is run as written (its result is not used), it is given "
+               f"a value that carries a gradient, and it stores values ({storing[0]}) that may be computed "
+               f"from it; read back later they would count as constants, so the gradient through them would be lost")
+    hint = ("Return the values from the function and use its result (astgrad then differentiates it), "
+            "or call it outside the differentiated function.")
+    if source is not None:
+        raise source.error(site.node, message, hint, UnsupportedSyntaxError)
+    raise TypeError(f"astgrad: {message}. {hint}")
+
+
+def _stores_text(shown) -> bool:
+    """Whether the write ``shown`` (``file:line: statement``) surely stores strings (f-strings, ``str(...)``,
+    ``"%s" % v``) or constants: values that carry no gradient."""
+    try:
+        tree = ast.parse(shown.split(": ", 1)[-1].strip())
+    except SyntaxError:
+        return False
+    stmt = tree.body[0] if len(tree.body) == 1 else None
+    values: list = []
+    if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+        values = [stmt.value]
+    elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        values = list(stmt.value.args) + [k.value for k in stmt.value.keywords]
+    else:
+        return False
+    return bool(values) and all(_text(v) for v in values)
+
+
+def _text(node) -> bool:
+    if isinstance(node, ast.JoinedStr) or isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+        return isinstance(node.left, ast.Constant) and isinstance(node.left.value, str)
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("str", "repr", "format")
+
+
 def _written_by_builtin(site, callee, given):
     """A callable without Python source (a C method, ``rng.shuffle(G)``, ``G.__setitem__(0, v)``) may write into
     its object and what it is given: refuse those that are a global's (``site.outside``) and overlap a
@@ -186,6 +252,13 @@ def _written_by_builtin(site, callee, given):
         return  # a numpy function or a builtin that only reads (a method of an object may change it: rng.shuffle)
     objects = [owner if not isinstance(owner, types.ModuleType) else None, *given]
     name = getattr(callee, "__qualname__", None) or getattr(callee, "__name__", None) or type(callee).__name__
+    if site.given_gradient and isinstance(owner, (list, dict, set)) or site.given_gradient and any(site.outside):
+        # KEPT.append(x * 2.0): the value is kept where the function may read it back as a constant
+        raise TypeError(f"astgrad: {name}(...) in `{site.given_gradient}` is run as written (it has no gradient "
+                        f"rule and its result is not used), it is given a value that carries a gradient, and it may "
+                        f"keep it in an object outside the function; read back later it would count as a constant, "
+                        f"so the gradient through it would be lost. Build the list in the function (lst = []; "
+                        f"lst.append(v)) or return the value, or call it outside the differentiated function")
     arguments = None
     for obj, outside in zip(objects, site.outside):
         if not outside or obj is None or isinstance(obj, (int, float, complex, str, bytes, bool, tuple)):
@@ -267,4 +340,6 @@ def _inside(items, value):
         return any(_inside(items, v) for v in value.values())
     if isinstance(value, (list, tuple)):
         return any(_inside(items, v) for v in value)
+    if _trees.is_object(value):  # a dataclass's fields, a registered class's children
+        return any(_inside(items, v) for v in _trees.children(value)[0])
     return False
