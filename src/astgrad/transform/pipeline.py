@@ -157,8 +157,9 @@ def normalize(ctx):
 
 def check_aliasing(ctx):
     """Refuse a write through a name that may share memory unless it is reproduced exactly."""
-    checked = check_writes(ctx.body, ctx.ret, ctx.params, local_names(ctx.source.tree), ctx.source)
-    number_checks(ctx.body, checked, ctx.ns.helper(runtime_checks.a_number), ctx.source)
+    checked, returns = check_writes(ctx.body, ctx.ret, ctx.params, local_names(ctx.source.tree), ctx.source)
+    number_checks(ctx.body, checked, returns, (ctx.ns.helper(runtime_checks.a_number),
+                                               ctx.ns.helper(runtime_checks.a_returned_number)), ctx.source)
 
 
 def unpack_aux(ctx):

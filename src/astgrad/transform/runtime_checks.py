@@ -16,7 +16,7 @@ import weakref
 
 import numpy as np
 
-__all__ = ["not_joined", "not_a_dict", "written_through", "a_number", "written_outside", "written_by_call"]
+__all__ = ["not_joined", "not_a_dict", "written_through", "a_number", "a_returned_number", "written_outside", "written_by_call"]
 
 
 def not_joined(value, line, symbol):
@@ -66,6 +66,17 @@ def a_number(value, what, instead):
         raise TypeError(f"astgrad: `{what}` writes into the {type(value).__name__} a called function returned, "
                         f"which other names may share; astgrad's writes to a copy. Write {instead} (a new "
                         "value; nothing else changes)")
+
+
+def a_returned_number(value, made, x, what, line):
+    """Refuse what a user function returned (``made``: ``e0 = energy(pos, vel)``) unless it is a number:
+    an array there may share memory with ``x``, which ``what`` (on ``line``) later writes into, and
+    astgrad's write goes to a copy, so the two names would differ."""
+    if not isinstance(value, (int, float, complex, bool, np.generic)):
+        raise TypeError(f"astgrad: `{made}` gives a {type(value).__name__}, which may share memory with {x}, and "
+                        f"`{what}` on line {line} changes {x} before it is read; astgrad's `{what}` writes to a "
+                        f"copy, so the two would differ. Copy first (`{x}.copy()` where the value is made), or "
+                        f"finish writing {x} before calling the function")
 
 
 def written_outside(items, text, attribute):
