@@ -62,3 +62,64 @@ def an_array_returned_before_the_write(vel0):
 def test_an_array_a_user_function_returned_is_refused_when_it_may_share_memory():
     with pytest.raises(TypeError, match=r"`e0 = _tail\(vel\)` gives a ndarray, which may share memory with vel"):
         astgrad.grad(an_array_returned_before_the_write)(np.ones(3))
+
+
+# -- a Kalman filter's log-likelihood -----------------------------------------------
+
+def kalman_log_likelihood(q, r, zs, F, H):
+    """The gain ``K`` of the last step reaches nothing: its adjoint is the zero the reverse sweep writes
+    where a path has no gradient, which the matmul rule must be skipped for, not given."""
+    n = F.shape[0]
+    x = np.zeros(n)
+    P = np.eye(n)
+    Q = q * np.eye(n)
+    R = r * np.eye(H.shape[0])
+    ll = 0.0
+    for k in range(zs.shape[0]):
+        x = F @ x
+        P = F @ P @ F.T + Q
+        y = zs[k] - H @ x
+        S = H @ P @ H.T + R
+        K = P @ H.T @ np.linalg.inv(S)
+        ll = ll - 0.5 * (y @ np.linalg.solve(S, y) + np.linalg.slogdet(S)[1])
+        x = x + K @ y
+        P = P - K @ H @ P
+    return ll
+
+
+def _kalman_data():
+    rng = np.random.default_rng(0)
+    F = np.array([[1.0, 0.1], [0.0, 1.0]])
+    H = np.array([[1.0, 0.0]])
+    return rng.normal(size=(6, 1)), F, H
+
+
+def test_kalman_filter_log_likelihood():
+    zs, F, H = _kalman_data()
+    _close_to_differences(kalman_log_likelihood, (0.3, 0.5, zs, F, H), wrt=(0, 1))
+
+
+def test_kalman_filter_log_likelihood_matches_jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+
+    def port(q, r, zs, F, H):
+        n = F.shape[0]
+        x, P = jnp.zeros(n), jnp.eye(n)
+        ll = 0.0
+        for k in range(zs.shape[0]):
+            x = F @ x
+            P = F @ P @ F.T + q * jnp.eye(n)
+            y = zs[k] - H @ x
+            S = H @ P @ H.T + r * jnp.eye(H.shape[0])
+            K = P @ H.T @ jnp.linalg.inv(S)
+            ll = ll - 0.5 * (y @ jnp.linalg.solve(S, y) + jnp.linalg.slogdet(S)[1])
+            x = x + K @ y
+            P = P - K @ H @ P
+        return ll
+
+    zs, F, H = _kalman_data()
+    want = jax.grad(port, argnums=(0, 1))(0.3, 0.5, zs, F, H)
+    got = astgrad.grad(kalman_log_likelihood, wrt=(0, 1))(0.3, 0.5, zs, F, H)
+    np.testing.assert_allclose(got, [float(w) for w in want], rtol=1e-10)

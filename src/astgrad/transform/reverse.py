@@ -207,11 +207,12 @@ class Reverser:
         if target not in self.maybe_zero or target not in live:
             self.adjoint_prim(op, live, out)
             return
-        before = set(live)
+        before, zero_before = set(live), set(self.maybe_zero)
         code = []
         self.adjoint_prim(op, live, code)
         if not code:
             return
+        self.maybe_zero |= zero_before  # skipped for a zero: what was 0.0 before may still be
         started = sorted(live - before)
         out.append(compat.if_stmt(compat.call(self.helper(runtime.is_zero), [compat.name(self.adj(target))]),
                                   [self.zero(v) for v in started], code))
