@@ -23,7 +23,7 @@ from .compat import gast
 from .runtime_errors import ORIGIN
 from .adjoint_ir import pop, push
 from .inline import merge_repeated
-from .ir import For, Op, blocks, breaks, dispatch, first_bindings, walk_ops
+from .ir import For, Op, Raw, blocks, breaks, dispatch, first_bindings, walk_ops
 from .remat import recompute, rematerializable
 from .scalar_seeds import ScalarSeeds
 
@@ -70,6 +70,9 @@ class Reverser:
     def primal_raw(self, s):
         return [s.stmt]
 
+    def adjoint_raw(self, s, live):
+        return [s.adjoint]
+
     def primal_op(self, op):
         out = [push(self.ns.stack, compat.name(t)) for t in self.saved_targets(op) if id(op) not in self.plan.grown]
         expr = op.expr
@@ -106,6 +109,8 @@ class Reverser:
             return self.an.is_active(s) or bool(self.saved_targets(s))
         if isinstance(s, For) and s.target in self.an.saved:
             return True
+        if isinstance(s, Raw):
+            return s.adjoint is not None
         return any(self.needed(x) for block in blocks(s) for x in block)
 
     def saved_targets(self, op) -> list:
