@@ -16,8 +16,7 @@ from _numeric import numeric_grad
 
 
 def _close_to_differences(fn, args, wrt=(0,), rtol=1e-6, atol=1e-8):
-    got = astgrad.grad(fn, wrt=wrt)(*[np.copy(a) if isinstance(a, np.ndarray) else a for a in args])
-    got = got if len(wrt) > 1 else (got,)
+    got = astgrad.grad(fn, wrt=wrt)(*[np.copy(a) if isinstance(a, np.ndarray) else a for a in args])  # a tuple
     for g, i in zip(got, wrt):
         np.testing.assert_allclose(g, numeric_grad(fn, args, i), rtol=rtol, atol=atol)
     return got
@@ -123,3 +122,64 @@ def test_kalman_filter_log_likelihood_matches_jax():
     want = jax.grad(port, argnums=(0, 1))(0.3, 0.5, zs, F, H)
     got = astgrad.grad(kalman_log_likelihood, wrt=(0, 1))(0.3, 0.5, zs, F, H)
     np.testing.assert_allclose(got, [float(w) for w in want], rtol=1e-10)
+
+
+# -- a Runge-Kutta integrator that takes the right-hand side ------------------------
+
+def rk4(f, y0, t, p):
+    ys = [y0]
+    for i in range(len(t) - 1):
+        h = t[i + 1] - t[i]
+        y = ys[i]
+        k1 = f(t[i], y, p)
+        k2 = f(t[i] + h / 2, y + h / 2 * k1, p)
+        k3 = f(t[i] + h / 2, y + h / 2 * k2, p)
+        k4 = f(t[i] + h, y + h * k3, p)
+        ys.append(y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4))
+    return np.stack(ys)
+
+
+def lotka_volterra(t, y, p):
+    return np.array([p[0] * y[0] - p[1] * y[0] * y[1], p[2] * y[0] * y[1] - p[3] * y[1]])
+
+
+def fit_residual(p, f, t, observed):
+    """A parameter fit of an ODE model: the right-hand side is an argument, as integrators take it."""
+    return np.sum((rk4(f, np.array([1.0, 0.5]), t, p) - observed) ** 2)
+
+
+def _ode_data():
+    t = np.linspace(0.0, 2.0, 9)
+    observed = rk4(lotka_volterra, np.array([1.0, 0.5]), t, np.array([1.1, 0.4, 0.3, 0.9])) + 0.01
+    return t, observed
+
+
+def test_runge_kutta_taking_the_right_hand_side():
+    t, observed = _ode_data()
+    p = np.array([1.0, 0.5, 0.35, 0.8])
+    _close_to_differences(fit_residual, (p, lotka_volterra, t, observed))
+
+
+def test_runge_kutta_taking_the_right_hand_side_matches_jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+
+    def rhs(t, y, p):
+        return jnp.array([p[0] * y[0] - p[1] * y[0] * y[1], p[2] * y[0] * y[1] - p[3] * y[1]])
+
+    def port(p, t, observed):
+        ys = [jnp.array([1.0, 0.5])]
+        for i in range(len(t) - 1):
+            h, y = t[i + 1] - t[i], ys[i]
+            k1 = rhs(t[i], y, p)
+            k2 = rhs(t[i] + h / 2, y + h / 2 * k1, p)
+            k3 = rhs(t[i] + h / 2, y + h / 2 * k2, p)
+            k4 = rhs(t[i] + h, y + h * k3, p)
+            ys.append(y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4))
+        return jnp.sum((jnp.stack(ys) - observed) ** 2)
+
+    t, observed = _ode_data()
+    p = np.array([1.0, 0.5, 0.35, 0.8])
+    np.testing.assert_allclose(astgrad.grad(fit_residual)(p, lotka_volterra, t, observed),
+                               jax.grad(port)(p, t, observed), rtol=1e-10)

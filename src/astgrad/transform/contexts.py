@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import types
 
 __all__ = ["entered", "left", "close_left_open"]
 
@@ -48,7 +49,7 @@ def close_left_open(exc) -> None:
     if not entries:
         return
     running = set()
-    frame = sys._getframe(1)
+    frame: types.FrameType | None = sys._getframe(1)
     while frame is not None:
         running.add(id(frame))
         frame = frame.f_back

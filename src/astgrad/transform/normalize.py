@@ -58,6 +58,7 @@ class Normalizer:
         self.scope = scope_names(source.tree) | read_elsewhere(source.fn.__code__)
         self.comprehension_names: set[str] = set()
         self.lambdas: dict[str, gast.Lambda] = {}
+        self.callables: dict = {}  # parameter -> the function it holds in the calls served (pipeline.normalize)
         self.out: list = []
         self.stop = False
         self.forward_stack = None  # in forward mode over generated code: the name of its stack
@@ -142,6 +143,11 @@ class Normalizer:
 
     def load_name(self, node):
         """An atom for a name: locals stay, free names are bound in the namespace."""
+        if node.id in self.lambdas:  # inlined where it is called; the generated code has no such function
+            raise self.error(node, f"the lambda {node.id} made in the function can only be called here, not passed "
+                             "on or stored: astgrad inlines it where it is called",
+                             "Define the function at module level, with what it reads from this function as "
+                             "parameters, and pass that (it is transformed as a callee).")
         if node.id in self.locals or node.id in self.temps:
             return compat.name(node.id)
         obj = self.src.resolve(node.id)

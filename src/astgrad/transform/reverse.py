@@ -18,7 +18,7 @@ import functools
 
 from .. import rules
 from . import compat, containers, fusion, lists, primitives, runtime
-from .locate import bound_arguments
+from .locate import bound_arguments, passed_functions
 from .compat import gast
 from .runtime_errors import ORIGIN
 from .adjoint_ir import pop, push
@@ -402,4 +402,5 @@ class Reverser:
         bound = bound_arguments(op, self.plan.source)
         active = tuple(p for p, atom in bound.items() if isinstance(atom, gast.Name)
                        and (atom.id in self.an.adjoint or atom.id in self.an.active))
-        return self.builder.variant(op.fn, active, containers.passed(self.plan, bound, active))
+        return self.builder.variant(op.fn, active, containers.passed(self.plan, bound, active),
+                                    passed_functions(self.plan, bound))
