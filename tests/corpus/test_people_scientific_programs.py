@@ -183,3 +183,47 @@ def test_runge_kutta_taking_the_right_hand_side_matches_jax():
     p = np.array([1.0, 0.5, 0.35, 0.8])
     np.testing.assert_allclose(astgrad.grad(fit_residual)(p, lotka_volterra, t, observed),
                                jax.grad(port)(p, t, observed), rtol=1e-10)
+
+
+# -- a pairwise potential with the diagonal masked -----------------------------------
+
+def coulomb_energy(x, q):
+    d = x[:, None, :] - x[None, :, :]
+    r2 = np.sum(d ** 2, axis=-1)
+    inv_r = 1 / np.sqrt(r2)
+    inv_r[r2 == 0] = 0  # no self-interaction: the adjoint there is structurally zero
+    return 0.5 * np.sum(q[:, None] * q[None, :] * inv_r)
+
+
+def _charges():
+    rng = np.random.default_rng(3)
+    return rng.normal(size=(5, 3)), rng.uniform(0.5, 1.5, 5)
+
+
+def test_pairwise_potential_with_the_diagonal_masked():
+    x, q = _charges()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        got = _close_to_differences(coulomb_energy, (x, q), wrt=(0, 1))
+    assert all(np.all(np.isfinite(g)) for g in got)
+
+
+def test_pairwise_potential_matches_jax_with_the_double_where():
+    """JAX gives NaN for the port as written; with the input masked too (the "double where") it gives
+    the derivative astgrad gives the program as written."""
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+
+    def port(x, q):
+        d = x[:, None, :] - x[None, :, :]
+        r2 = jnp.sum(d ** 2, axis=-1)
+        diagonal = r2 == 0
+        inv_r = jnp.where(diagonal, 0.0, 1 / jnp.sqrt(jnp.where(diagonal, 1.0, r2)))
+        return 0.5 * jnp.sum(q[:, None] * q[None, :] * inv_r)
+
+    x, q = _charges()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        got = astgrad.grad(coulomb_energy, wrt=(0, 1))(x, q)
+    want = jax.grad(port, argnums=(0, 1))(x, q)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-10)

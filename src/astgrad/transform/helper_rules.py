@@ -23,7 +23,7 @@ import numpy as np
 from .. import rules
 from ..rules import _support, defjvp, defnondiff, defvjp
 from ..rules._support import expand_reduced, filled, reverse_cumsum
-from . import outputs, runtime, runtime_checks
+from . import outputs, runtime, runtime_checks, structural
 from .runtime import (T, broadcast_shape, getitem_gradient, gradient_tuple, is_zero, part, replacing_gradient,
                       sequence_gradient, shape, split_last, unbroadcast, unpacked_gradient)
 from .tangents import add_tangents, jvp_tangent, tangent_of, zero_tangent
@@ -254,3 +254,18 @@ def gradient_tuple_vjp(g, ans, value, count, needed=(), rule="a rule"):
 @defjvp(runtime.gradient_tuple)
 def gradient_tuple_jvp(t, ans, value, count, needed=(), rule="a rule"):
     return gradient_tuple(t, count)
+
+
+# -- structural zeros: a gradient cleaned where it is structurally zero --------
+
+defnondiff(structural.written, structural.unselected)
+
+
+@defvjp(structural.cleaned)
+def cleaned_vjp(g, ans, mask, grad):
+    return None, structural.cleaned(mask, g)
+
+
+@defjvp(structural.cleaned, argnum=1)
+def cleaned_jvp(t, ans, mask, grad):
+    return structural.cleaned(mask, t)
