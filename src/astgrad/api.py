@@ -74,7 +74,7 @@ class GradientFunction:
         try:
             generated = self._build(None)
         except TransformError as exc:
-            self._called = parameters_called(fn, signature, names) if exc.reason.startswith(CALLING_A_LOCAL) else ()
+            self._called = refused_for_functions(exc, fn, signature, names)
             if not self._called:
                 raise
             # the code depends on the functions they hold (rk4(f, y0, t, p) calls f): made at each call's first
@@ -111,19 +111,10 @@ class GradientFunction:
         first call with it, and kept (with the function, so its ``id`` stays
         its own) for the next; the oldest goes past ``_MAX_SIGNATURES``.
         """
-        functions = tuple((name, arguments[name]) for name in self._called
-                          if name in arguments and callable(arguments[name]) and not isinstance(arguments[name], type))
-        if not functions:
-            raise self._refused.with_traceback(None)
-        key = (tuple((name, id(f)) for name, f in functions), trees)
-        found = self._function_variants.pop(key, None)  # popped: put back as the newest
-        if found is None or not found[0].current():
-            found = (self._build(trees=tuple(sorted(trees)), callables=functions), functions)
-        if len(self._function_variants) >= _MAX_SIGNATURES:
-            self._function_variants.pop(next(iter(self._function_variants)))
-        self._function_variants[key] = found
-        self._generated = found[0]  # the one .source shows
-        return found[0]
+        generated = function_variant(self, arguments, trees, lambda functions: self._build(
+            trees=tuple(sorted(trees)), callables=functions))
+        self._generated = generated  # the one .source shows
+        return generated
 
     def _specialised(self, arguments):
         """The adjoint for arguments of these ranks, transformed at the first call with them.
@@ -280,6 +271,28 @@ arguments_in(_call_general.__code__, lambda frame_locals: frame_locals.get("orig
 _PLAIN = frozenset({np.ndarray, float, int})
 #: adjoints kept per gradient for arguments of different ranks; calls with more use the general one
 _MAX_SIGNATURES = 16
+
+
+def function_variant(owner, arguments, trees, make):
+    """The generated code (``make(functions)``) for the functions ``owner._called``'s parameters hold in
+    ``arguments``, kept in ``owner._function_variants`` (see GradientFunction._for_functions)."""
+    functions = tuple((name, arguments[name]) for name in owner._called
+                      if name in arguments and callable(arguments[name]) and not isinstance(arguments[name], type))
+    if not functions:
+        raise owner._refused.with_traceback(None)
+    key = (tuple((name, id(f)) for name, f in functions), trees)
+    found = owner._function_variants.pop(key, None)  # popped: put back as the newest
+    if found is None or not found[0].current():
+        found = (make(functions), functions)
+    if len(owner._function_variants) >= _MAX_SIGNATURES:
+        owner._function_variants.pop(next(iter(owner._function_variants)))
+    owner._function_variants[key] = found
+    return found[0]
+
+
+def refused_for_functions(exc, fn, signature, wrt) -> tuple:
+    """The parameters whose functions the code may wait for, when ``exc`` refused calling one (else empty)."""
+    return parameters_called(fn, signature, wrt) if exc.reason.startswith(CALLING_A_LOCAL) else ()
 
 
 def parameters_called(fn, signature, wrt) -> tuple:

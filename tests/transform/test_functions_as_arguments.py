@@ -4,7 +4,7 @@
 the function ``f`` holds at the call (a Python function, a lambda, a
 ``functools.partial``, a bound method, an object with ``__call__``, a numpy
 function, a generated gradient), transformed as a callee, and made again
-for another function.  A function passed on from the differentiated
+for another function; the same for ``jvp``.  A function passed on from the differentiated
 function to a callee (``integrate(rhs, y0)``) specialises the callee the
 same way.  Each gradient is compared with central differences of the same
 call; the adversarial cases are the ones a cache keyed wrongly would get
@@ -99,6 +99,13 @@ def test_one_gradient_called_with_one_function_then_another_gives_each_its_deriv
     for f in (decay, oscillator, decay, FUNCTIONS["lambda"], oscillator):
         np.testing.assert_allclose(df(0.7, f, T), _expected(final_state_loss, 0.7, f, T), rtol=1e-6)
     assert {"f holding decay", "f holding oscillator"} <= set(df.sources)  # one per function, kept
+
+
+def test_one_jvp_called_with_one_function_then_another_gives_each_its_derivative():
+    jvp = astgrad.jvp(final_state_loss)
+    for f in (decay, oscillator, decay, FUNCTIONS["partial"], oscillator):
+        np.testing.assert_allclose(jvp(0.7, f, T, 1.0)[1], _expected(final_state_loss, 0.7, f, T), rtol=1e-6)
+    assert "oscillator" in jvp.source or "decay" in jvp.source
 
 
 def _edited(t, y, p):
