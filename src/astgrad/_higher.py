@@ -47,6 +47,8 @@ def adjoint_code(fn, factory, trees=frozenset()):
     else:
         outer = fn if fn._level <= 1 else factory(fn.__astgrad_function__, fn._wrt, "grad", False, False, 1)[0]
         inner_constants = {}
+    if outer._refused is not None:  # its code calls the functions its parameters hold, made per call: not here
+        raise outer._refused.with_traceback(None)
     if not outer._generated.current():
         outer._rebuild()
     function = outer._for_trees(trees).function if trees else outer._general.function

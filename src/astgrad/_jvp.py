@@ -23,7 +23,8 @@ from ._trees import is_tree
 from ._higher import HigherGradient, adjoint_code, lower_code
 from ._returned import _finish
 from .api import (_composable, _freeze, _generated_inside, _gradient_function, _gradients_of, _higher_order_error,
-                  _level, _wrt_names)
+                  _level, _wrt_names, function_variant, refused_for_functions)
+from .transform.errors import TransformError
 from .transform.locate import bind_now, own_signature
 from .transform.pipeline import build_forward
 from .transform.runtime_checks import arguments_in
@@ -56,16 +57,28 @@ class JvpFunction:
         # positional calls with every argument given (and one more, the tangents) skip Signature.bind
         self._arity = len(params) + 1 if plain else -1
         self._positions = [[p.name for p in params].index(n) for n in self._names] if plain else []
-        generated = build_forward(fn, self._names, self._level, stage)
+        self._tree_variants = {}  # frozenset of the wrt names that hold containers -> Generated
+        self._function_variants, self._called, self._refused = {}, (), None  # see api.function_variant
+        try:
+            generated = build_forward(fn, self._names, self._level, stage)
+        except TransformError as exc:
+            self._called = refused_for_functions(exc, fn, signature, self._names)
+            if not self._called or stage is not None:
+                raise
+            # made per function a parameter holds, at the call; no fast path (it does not look at functions)
+            self._refused, self._generated, self._shown = exc, None, None
+            return None
         if stage is not None:
             return generated.shown
-        self._generated = generated
-        self._tree_variants = {}  # frozenset of the wrt names that hold containers -> Generated
+        self._generated = self._shown = generated
         return generated.source
 
     @property
     def source(self) -> str:
-        return self._generated.source
+        if self._generated is None and self._shown is None:
+            raise AttributeError(f"the jvp of {self.__astgrad_function__.__qualname__} is made at the first call, for the "
+                                 f"functions its parameters {', '.join(self._called)} hold: call it first")
+        return (self._generated or self._shown).source
 
     def _as_callee(self):
         """What a differentiated function calling this jvp runs instead (transform/generated_calls.py).
@@ -75,6 +88,8 @@ class JvpFunction:
         where each ``wrt`` argument is among them (None unless every parameter
         is positional).
         """
+        if self._refused is not None:  # made per function a parameter holds: not called from generated code
+            raise self._refused.with_traceback(None)
         if not self._generated.current():
             self._rebuild()
         parameters = list(self._signature.parameters)
@@ -89,7 +104,7 @@ class JvpFunction:
         return f"<astgrad.jvp of {self.__wrapped__.__qualname__} wrt {', '.join(self._names)}>"
 
     def __call__(self, *args, **kwargs):
-        if not kwargs and len(args) == self._arity and self._generated.current():
+        if not kwargs and len(args) == self._arity and self._generated is not None and self._generated.current():
             tangents = (args[-1],) if self._single else args[-1]
             if type(tangents) is tuple and len(tangents) == len(self._positions) and all(
                     type(t) is np.ndarray and type(a := args[i]) is np.ndarray and t.shape == a.shape
@@ -110,7 +125,7 @@ class JvpFunction:
         if not args:
             raise TypeError(f"a jvp is called as f_jvp(*args, tangents): {self!r} was given no tangents")
         *args, tangents = args
-        if not self._generated.current():
+        if (self._generated or self._shown) is not None and not (self._generated or self._shown).current():
             self._rebuild()
         bound = bind_now(self.__wrapped__, self._signature, args, kwargs)
         if self._single:
@@ -120,7 +135,13 @@ class JvpFunction:
                             f"{', '.join(self._names)}; got {type(tangents).__name__}")
         tangents = [_tangent(name, bound.arguments[name], t) for name, t in zip(self._names, tangents)]
         trees = frozenset(name for name in self._names if is_tree(bound.arguments[name]))
-        return self._run(self._for_trees(trees) if trees else self._generated, bound.args, tangents, bound.kwargs)
+        if self._called:
+            generated = function_variant(self, bound.arguments, trees, lambda functions: build_forward(
+                self.__astgrad_function__, self._names, self._level, trees=tuple(sorted(trees)), callables=functions))
+            self._shown = generated  # the one .source shows
+        else:
+            generated = self._for_trees(trees) if trees else self._generated
+        return self._run(generated, bound.args, tangents, bound.kwargs)
 
     def _for_trees(self, trees):
         """The generated code for arguments ``trees`` holding dicts, lists or tuples: built once per set of names."""

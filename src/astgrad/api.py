@@ -10,6 +10,7 @@ transform.parse.Dependencies).
 
 from __future__ import annotations
 
+import ast
 import functools
 import inspect
 import os
@@ -21,6 +22,7 @@ from .transform import DEFAULT_LEVEL, LEVELS, STAGES, build, check, describe_ran
 from .transform.pipeline import ENTRY, show_forward
 from .transform.emit import compile_source, drop_lines_with
 from .transform.errors import TransformError
+from .transform.expressions import CALLING_A_LOCAL
 from .transform.runtime_errors import add_location
 from .transform.runtime_checks import arguments_in
 from ._callables import split, wrt_item
@@ -28,7 +30,7 @@ from ._higher import HigherGradient
 from . import _dask, backends as _backends
 from ._returned import _finish, _unwrap
 from ._trees import is_tree
-from .transform.locate import bind_now, own_signature
+from .transform.locate import bind_now, locate, own_signature
 
 __all__ = ["grad", "value_and_grad", "vjp", "show", "TransformError"]
 
@@ -66,9 +68,21 @@ class GradientFunction:
         params = list(signature.parameters.values())
         plain = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
         self._signature, self._names, self._single = signature, names, single
+        self._function_variants, self._called, self._refused = {}, (), None  # see _for_functions
         if stage is not None:
             return self._build(None, stage=stage).shown
-        generated = self._build(None)
+        try:
+            generated = self._build(None)
+        except TransformError as exc:
+            self._called = refused_for_functions(exc, fn, signature, names)
+            if not self._called:
+                raise
+            # the code depends on the functions they hold (rk4(f, y0, t, p) calls f): made at each call's first
+            self._refused = exc  # raised again for a call that gives none
+            self._generated = self._general = None
+            self._ranked, self._tree_variants = {}, {}
+            self._entry = _call_general
+            return None
         # positional calls with every argument given skip Signature.bind
         self._arity = len(params) + (mode == "vjp") if plain else -1
         self._positions = [[p.name for p in params].index(n) for n in names] if plain else []
@@ -80,11 +94,27 @@ class GradientFunction:
         if self._arity >= 0 and not generated.rank_dependent:
             self._entry = _compile_entry(self, generated)
 
-    def _build(self, ranks=None, trees=(), stage=None):
+    def _build(self, ranks=None, trees=(), stage=None, callables=()):
         mode = self._mode
         return build(self.__astgrad_function__, self._names, mode="vjp" if mode == "vjp" else "grad",
                      preserve_result=self._preserve or self._aux or mode == "value_and_grad",
-                     has_aux=self._aux, trees=trees, ranks=ranks, level=self._level, stage=stage, backend=self._backend)
+                     has_aux=self._aux, trees=trees, ranks=ranks, level=self._level, stage=stage, backend=self._backend,
+                     callables=callables)
+
+    def _for_functions(self, arguments, trees):
+        """The generated code for a call whose parameters hold these functions, where the code for any
+        refused (``_refused``: calling a parameter on a differentiated value).
+
+        ``rk4(f, y0, t, p)`` calling ``f(t[i], y, p)``, or passing ``f`` on to
+        a function that does: the code calls the function ``f`` holds in this
+        call (transformed as a callee), so it is made per function, at the
+        first call with it, and kept (with the function, so its ``id`` stays
+        its own) for the next; the oldest goes past ``_MAX_SIGNATURES``.
+        """
+        generated = function_variant(self, arguments, trees, lambda functions: self._build(
+            trees=tuple(sorted(trees)), callables=functions))
+        self._generated = generated  # the one .source shows
+        return generated
 
     def _specialised(self, arguments):
         """The adjoint for arguments of these ranks, transformed at the first call with them.
@@ -108,6 +138,10 @@ class GradientFunction:
     @property
     def source(self) -> str:
         """The whole generated module that ran last (before any call: the general one)."""
+        if self._generated is None:
+            raise AttributeError(f"the generated code of {self.__wrapped__.__qualname__} calls the functions its "
+                                 f"parameters {', '.join(self._called)} hold, so it is made at the first call: call "
+                                 "the gradient, then read .source")
         return self._generated.source
 
     @property
@@ -116,11 +150,14 @@ class GradientFunction:
 
         ``"any"`` is the general one, for arguments of any ranks.
         """
-        found = {"any": self._general.source}
+        found = {"any": self._general.source} if self._general is not None else {}
         for key, (generated, _) in self._ranked.items():
             found[describe_ranks(dict(key))[len(", for "):]] = generated.source
         for trees, generated in self._tree_variants.items():
             found[f"{', '.join(sorted(trees))} holding dicts, lists or tuples"] = generated.source
+        for (_, trees), (generated, functions) in self._function_variants.items():
+            held = ", ".join(f"{name} holding {getattr(f, '__qualname__', type(f).__name__)}" for name, f in functions)
+            found[held + (f"; {', '.join(sorted(trees))} holding containers" if trees else "")] = generated.source
         return found
 
     @property
@@ -183,7 +220,7 @@ class GradientFunction:
     def _call_general(self, args, kwargs):
         """Every call the compiled entry does not take: keywords, Tensors, lists, a rebound callee,
         and arguments of other ranks than the adjoint the entry runs was specialised for."""
-        if not self._generated.current():
+        if self._generated is not None and not self._generated.current():
             self._rebuild()
         seed_value = None
         if self._mode == "vjp":
@@ -193,7 +230,9 @@ class GradientFunction:
         bound = bind_now(self.__wrapped__, self._signature, args, kwargs)  # defaults as they are now
         originals = {name: bound.arguments.get(name) for name in self._names}
         trees = frozenset(name for name, value in originals.items() if is_tree(value))
-        if trees:
+        if self._called:
+            generated = self._for_functions(bound.arguments, trees)
+        elif trees:
             generated = self._for_trees(trees)
         else:
             generated = self._specialised({name: _unwrap(value) for name, value in bound.arguments.items()
@@ -232,6 +271,39 @@ arguments_in(_call_general.__code__, lambda frame_locals: frame_locals.get("orig
 _PLAIN = frozenset({np.ndarray, float, int})
 #: adjoints kept per gradient for arguments of different ranks; calls with more use the general one
 _MAX_SIGNATURES = 16
+
+
+def function_variant(owner, arguments, trees, make):
+    """The generated code (``make(functions)``) for the functions ``owner._called``'s parameters hold in
+    ``arguments``, kept in ``owner._function_variants`` (see GradientFunction._for_functions)."""
+    functions = tuple((name, arguments[name]) for name in owner._called
+                      if name in arguments and callable(arguments[name]) and not isinstance(arguments[name], type))
+    if not functions:
+        raise owner._refused.with_traceback(None)
+    key = (tuple((name, id(f)) for name, f in functions), trees)
+    found = owner._function_variants.pop(key, None)  # popped: put back as the newest
+    if found is None or not found[0].current():
+        found = (make(functions), functions)
+    if len(owner._function_variants) >= _MAX_SIGNATURES:
+        owner._function_variants.pop(next(iter(owner._function_variants)))
+    owner._function_variants[key] = found
+    return found[0]
+
+
+def refused_for_functions(exc, fn, signature, wrt) -> tuple:
+    """The parameters whose functions the code may wait for, when ``exc`` refused calling one (else empty)."""
+    return parameters_called(fn, signature, wrt) if exc.reason.startswith(CALLING_A_LOCAL) else ()
+
+
+def parameters_called(fn, signature, wrt) -> tuple:
+    """The parameters (not differentiated) that ``fn``'s body calls, ``f(t, y)``, or passes to a call,
+    ``rk4(f, y0)``: they may hold functions."""
+    names = set()
+    for node in ast.walk(locate(fn).node):
+        if isinstance(node, ast.Call):
+            names.update(a.id for a in [node.func, *node.args, *(k.value for k in node.keywords)]
+                         if isinstance(a, ast.Name))
+    return tuple(p for p in signature.parameters if p not in wrt and p in names)
 
 
 def _rank(value):
@@ -428,7 +500,7 @@ def _gradient_function(fn, wrt, mode, preserve_result, has_aux, optimize, backen
         for old in [k for k in per_fn if k[0] is not code]:  # built for code fn no longer runs
             del per_fn[old]
         per_fn[key] = cached = GradientFunction(fn, wrt, mode, preserve_result, has_aux, level, backend)
-    elif not cached._generated.current():
+    elif cached._generated is not None and not cached._generated.current():
         cached._rebuild()
     return cached, rebind
 

@@ -17,7 +17,7 @@ import numpy as np
 from astgrad import rules
 from astgrad.rules._support import filled, reverse_cumsum
 from astgrad.transform.tangents import add_tangents, jvp_tangent, tangent_of
-from astgrad.transform import attributes, runtime
+from astgrad.transform import attributes, runtime, structural
 from collections import namedtuple
 from astgrad.transform.runtime import append, as_column
 from astgrad._gradient_calls import gradient_at
@@ -538,6 +538,8 @@ def _cases():
         Case(rules.expand_reduced, [normal(), const(())], name="0d"),
         Case(runtime.T, [normal(3, 4)]), Case(runtime.T, [normal(2, 3, 4)], name="3d"),
         Case(reverse_cumsum, [normal(3, 4), const(1)]),
+        Case(structural.cleaned, [const(np.array([[True, False, False], [False, True, False]])), normal(2, 3)]),
+        Case(structural.cleaned, [const(None), normal(2, 3)], name="no_mask"),
         Case(runtime.unpacked_gradient, [Arg([normal(3), normal(3)]), const(np.zeros((2, 3)))], tape=False),
         # and of generated forward code (a jvp differentiated again): spread a tangent, add two
         Case(tangent_of, [normal(3), const(np.zeros((2, 3)))], tape=False),

@@ -62,12 +62,14 @@ class _Join(_Site):
         self.branch, self.names = branch, names
 
 
-def check_writes(body, ret, params, local_names, source) -> list:
+def check_writes(body, ret, params, local_names, source) -> tuple:
     """Raise UnsupportedSyntaxError where a write into ``x`` may reach memory another name sees.
 
-    Returns the augmented assignments ``x op= v`` whose ``x`` a user function returned (``loss, dx =
-    f(...)``; ``loss += reg``): no analysis by name can tell a number from an array there, so each gets
-    a check when it runs that ``x`` holds a number, which ``x op= v`` only rebinds (``number_checks``)."""
+    Returns two lists of what no analysis by name can tell a number from an array in, each checked when
+    it runs (``number_checks``): the augmented assignments ``x op= v`` whose ``x`` a user function
+    returned (``loss, dx = f(...)``; ``loss += reg``), which only rebind a number; and the names bound to
+    what a user function returned that would share memory with ``x`` if they were arrays (``e0 =
+    energy(pos, vel)`` before ``vel += ...``), which share nothing if they are numbers."""
     sites, joins = [], []
     _flatten(body, (), (), sites, joins)
     writes = {}
@@ -76,8 +78,9 @@ def check_writes(body, ret, params, local_names, source) -> list:
             writes.setdefault(s.op.targets[0], []).append(s)
     _check_effects(sites, local_names, source)
     checked: list = []
+    returns: list = []
     if not writes:
-        return checked
+        return checked, returns
     defs = {}
     for s in sites:
         for t in s.op.targets:
@@ -116,11 +119,11 @@ def check_writes(body, ret, params, local_names, source) -> list:
                                  f"on line {w.op.line} would change that array too; astgrad's {_what(w)} "
                                  "writes to a copy", _copy_hint(x, d, w))
         if risky:
-            _check_aliases(x, risky, sites, defs, joins, entry, ret, end, source)
+            returns += _check_aliases(x, risky, sites, defs, joins, entry, ret, end, source)
         for w in ws:
             if w.op.through:
                 _check_items_owned(x, w, sites, defs, set(local_names) | set(params), source)
-    return checked
+    return checked, returns
 
 
 def _returned(op, defs) -> bool:
@@ -131,17 +134,31 @@ def _returned(op, defs) -> bool:
     return source is not None and bool(defs.get(source)) and all(d.op.kind == "call" for d in defs[source])
 
 
-def number_checks(body, checked, helper, source) -> None:
-    """Before each ``x op= v`` in ``checked``, ``a_number(x, ...)`` (``helper``), which raises, naming the
-    user's line, unless ``x`` holds a number when it runs."""
-    where = {id(op): x for op, x in checked}
+def number_checks(body, checked, returns, helpers, source) -> None:
+    """Before each ``x op= v`` in ``checked``, ``a_number(x, ...)``; after each op in ``returns``,
+    ``a_returned_number(name, ...)`` (``helpers``): each raises, naming the user's line, unless the name
+    holds a number when it runs."""
+    before = {id(op): x for op, x in checked}
+    after = {id(op): (name, x, w) for op, name, x, w in returns}
     for block in _all_blocks(body):
         for i in reversed(range(len(block))):
             op = block[i]
-            if isinstance(op, Op) and id(op) in where:
-                x = where[id(op)]
-                call = compat.call(compat.name(helper), [compat.name(x), compat.const(op.inplace[0]),
-                                                         compat.const(op.inplace[1])])
+            if not isinstance(op, Op):
+                continue
+            if id(op) in after:
+                name, x, w = after[id(op)]
+                made = f"{name} = {compat.to_source(op.node).strip()}" if isinstance(op.node, gast.Call) else \
+                    op.text.strip()
+                call = compat.call(compat.name(helpers[1]), [compat.name(name), compat.const(made),
+                                                             compat.const(x), compat.const(_what(w)),
+                                                             compat.const(w.op.line)])
+                stmt = compat.expr_stmt(call)
+                setattr(stmt, ORIGIN, (source.filename, op.line, op.text, False))
+                block.insert(i + 1, Raw(stmt, op.line, op.text))
+            if id(op) in before:
+                x = before[id(op)]
+                call = compat.call(compat.name(helpers[0]), [compat.name(x), compat.const(op.inplace[0]),
+                                                             compat.const(op.inplace[1])])
                 stmt = compat.expr_stmt(call)
                 setattr(stmt, ORIGIN, (source.filename, op.line, op.text, False))
                 block.insert(i, Raw(stmt, op.line, op.text))
@@ -267,7 +284,11 @@ def _number_name(name, defs, seen) -> bool:
     return bool(defs.get(name)) and all(_number(d.op, defs, seen) for d in defs[name])
 
 
-def _check_aliases(x, writes, sites, defs, joins, entry, ret, end, source):
+def _check_aliases(x, writes, sites, defs, joins, entry, ret, end, source) -> list:
+    """Raise where a name sharing memory with ``x`` is read after a write to ``x``.  A chain of such names
+    that starts at what a user function returned (``e0 = energy(pos, vel)``; ``vel += ...`` later) may
+    start at a number, which shares nothing: returns those ``(op, name, x, write)``, checked when they run."""
+    returned: dict = {}
     written = {id(w): _buffers(x, w, defs, entry) for w in writes}
     work = []
     for s in sites:
@@ -275,10 +296,10 @@ def _check_aliases(x, writes, sites, defs, joins, entry, ret, end, source):
                 and not _returns_new(s.op):
             shared = _buffers(x, s, defs, entry)  # the values of x that s may read
             hit = tuple(w for w in writes if shared & written[id(w)])
-            work += [(t, s, hit) for t in s.op.targets if hit]
+            work += [(t, s, hit, _returned_root(s, t, None)) for t in s.op.targets if hit]
     seen = set()
     while work:
-        name, made, hit = work.pop()
+        name, made, hit, root = work.pop()
         if (name, id(made)) in seen:
             continue
         seen.add((name, id(made)))
@@ -290,6 +311,9 @@ def _check_aliases(x, writes, sites, defs, joins, entry, ret, end, source):
         for use in uses:
             for w in hit:
                 if w is not use and _between(made, w, use, single) and _carries(made, w, use, defs[name], kills):
+                    if root is not None:  # a user function's result: shares nothing if it is a number
+                        returned.setdefault(id(root[0]), (root[0].op, root[1], x, w))
+                        continue
                     raise _error(source, made, f"{made.op.text!r} makes a name that shares memory with {x}, "
                                  f"and {_what(w)} on line {w.op.line} changes {x} before it is read; "
                                  f"astgrad's {_what(w)} writes to a copy, so the two would differ",
@@ -298,7 +322,19 @@ def _check_aliases(x, writes, sites, defs, joins, entry, ret, end, source):
             if use.op is not None and _aliases(use.op) and not _copied_in(use.op, name, defs) and not _returns_new(use.op) \
                     and _may_follow(made, use):  # a use before ``made`` (no loop around both) reads older values
                 # x's own next version is x: its writes are checked
-                work += [(t, use, hit) for t in use.op.targets if t != x]
+                work += [(t, use, hit, _returned_root(use, t, root)) for t in use.op.targets if t != x]
+    return list(returned.values())
+
+
+def _returned_root(made, name, root):
+    """Where the chain of names sharing memory starts, when it starts at what a user function returned
+    (``e0 = energy(x, v)``, or an item of it, ``e, g = f(v)``): ``(site, name)``; None otherwise."""
+    if made.op.kind == "call":
+        return made, name
+    if made.op.kind == "unpack" and root is not None and root[0].op.kind == "call" \
+            and getattr(made.op.args[0], "id", None) == root[1]:
+        return made, name
+    return root
 
 
 def _check_items_owned(x, write, sites, defs, named, source):

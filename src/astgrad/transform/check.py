@@ -8,6 +8,8 @@ later, by ``analyse``, once activity is known.
 
 from __future__ import annotations
 
+import contextlib
+
 from .compat import gast
 from .errors import UnsupportedSyntaxError
 
@@ -91,9 +93,40 @@ def _check_node(source, node, local_names):
     if isinstance(node, gast.AugAssign):
         _check_target(source, node.target, local_names)
     if isinstance(node, gast.With):
-        if len(node.items) != 1 or node.items[0].optional_vars is not None:
-            raise source.error(node, "only `with astgrad.no_grad():` is supported inside a differentiated function",
-                               "Move other context managers outside the function.", UnsupportedSyntaxError)
+        _check_with(source, node, local_names)
+
+
+def _check_with(source, node, local_names):
+    """``with m: body`` runs as written (normalize.with_block): no ``as`` target, no manager that may swallow an
+    exception, no jump out of the block (the generated code leaves it only at its end)."""
+    for item in node.items:
+        expr = item.context_expr
+        made = source.resolve_expr(expr.func, local_names) if isinstance(expr, gast.Call) else None
+        if getattr(made, "__name__", "") == "no_grad" and len(node.items) == 1:
+            return
+        if made is contextlib.suppress:
+            raise source.error(node, "`with contextlib.suppress(...)` goes on after the block when an exception "
+                               "is raised in it, which astgrad's generated code cannot follow",
+                               "Catch the exception outside the differentiated function, or test for the "
+                               "condition with `if`.", UnsupportedSyntaxError)
+        if item.optional_vars is not None:
+            raise source.error(node, "`with ... as name` is not supported inside a differentiated function",
+                               "Drop `as name` (the block runs under the manager as written), or use the "
+                               "manager outside the function.", UnsupportedSyntaxError)
+    for inner in _jumps(node.body, loop=False):
+        raise source.error(inner, f"{type(inner).__name__.lower()} inside a `with` block is not supported: "
+                           "astgrad's generated code leaves the manager only at the end of the block",
+                           "Set a flag or the result in the block and act on it after the block.",
+                           UnsupportedSyntaxError)
+
+
+def _jumps(stmts, loop):
+    """The ``return`` statements in ``stmts`` and the ``break``/``continue`` not inside a loop there."""
+    for s in stmts:
+        if isinstance(s, gast.Return) or not loop and isinstance(s, (gast.Break, gast.Continue)):
+            yield s
+        for field in ("body", "orelse"):
+            yield from _jumps(getattr(s, field, []), loop or isinstance(s, (gast.For, gast.While)))
 
 
 def _check_target(source, target, local_names):

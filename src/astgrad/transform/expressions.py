@@ -8,6 +8,9 @@ the order the rule expects them.
 
 from __future__ import annotations
 
+import functools
+import types
+
 import numpy as _np
 
 from .. import rules
@@ -279,6 +282,49 @@ def _comprehension_variable(n, name):
     return name
 
 
+#: how the refusal of a call of a local name begins: a gradient whose code is refused so waits for the
+#: functions its parameters hold (api.GradientFunction._for_functions)
+CALLING_A_LOCAL = "calling a local variable"
+
+
+def _bound_parts(n, obj, args, kwargs):
+    """``(function, args, kwargs)`` of a call of ``obj``: a ``functools.partial`` calls its function with the
+    arguments it fixed first, a bound method (an object with ``__call__``: that method) its function with
+    ``self`` first (both bound as constants;
+    a partial's keywords, a dict that can change, are recorded so that a change makes the transform stale)."""
+    while True:
+        if isinstance(obj, functools.partial):
+            for key, value in obj.keywords.items():
+                n.src.dependencies.record_key(obj.keywords, key, value, always=True)
+            args = [_fixed(n, a) for a in obj.args] + args
+            kwargs = {**{k: _fixed(n, v) for k, v in obj.keywords.items()}, **kwargs}
+            obj = obj.func
+        elif isinstance(obj, types.MethodType) and isinstance(obj.__func__, types.FunctionType):
+            args = [_fixed(n, obj.__self__)] + args
+            obj = obj.__func__
+        elif _user_callable_object(obj):
+            obj = types.MethodType(type(obj).__call__, obj)
+        else:
+            return obj, args, kwargs
+
+
+def _user_callable_object(obj) -> bool:
+    """An object whose class, a user's, defines ``__call__`` in Python (not a gradient object, not a library's
+    such as ``np.vectorize``, whose source astgrad never follows)."""
+    kind = type(obj)
+    call = next((vars(c)["__call__"] for c in kind.__mro__ if "__call__" in vars(c)), None)  # as type(obj).__call__
+    return not isinstance(obj, (type, types.FunctionType)) and getattr(obj, "__astgrad_function__", None) is None \
+        and isinstance(call, types.FunctionType) \
+        and str(kind.__module__).split(".")[0] not in ("numpy", "scipy", "astgrad")
+
+
+def _fixed(n, value):
+    """An argument a partial or a bound method fixed, as an atom of generated code."""
+    if value is None or type(value) in (bool, int, float, str):
+        return compat.const(value)
+    return compat.name(n.ns.bind(value, "fixed"))
+
+
 def _call(n, target, expr):
     func = expr.func
     if isinstance(func, gast.Name) and func.id in n.lambdas:
@@ -297,6 +343,8 @@ def _call(n, target, expr):
     if obj is MISSING and isinstance(func, gast.Name) and func.id == n.src.fn.__code__.co_name \
             and func.id not in n.locals:
         obj = n.src.fn  # a decorated function calling itself while being decorated
+    if obj is MISSING and isinstance(func, gast.Name) and func.id in n.callables:
+        obj = n.callables[func.id]  # a parameter holding a function: the one it holds in the calls served
     if obj is MISSING and (method := methods.method_of(n, func)) is not None:  # self.forward(x)
         base = n.atomize(func.value)
         n.out.append(n.checked(runtime_checks.same_method, base, func.attr, n.ns.ref(method),
@@ -304,17 +352,21 @@ def _call(n, target, expr):
         n.emit([target], "call", compat.call(n.ns.ref(method), [base] + args, kwargs), expr, fn=method,
                args=[base] + args, kwargs=kwargs)
         return
+    if obj is not MISSING:
+        obj, args, kwargs = _bound_parts(n, obj, args, kwargs)
     if obj is MISSING and isinstance(func, gast.Attribute):
         _method(n, target, expr, n.atomize(func.value), func.attr, args, kwargs)
         return
     if obj is MISSING:
         callee = n.atomize(func)
         node = compat.call(callee, args, kwargs)
-        what = f"a local variable ({func.id})" if isinstance(func, gast.Name) else \
-            f"a function computed in the body ({compat.to_source(func).strip()})"
+        what = f"{CALLING_A_LOCAL} ({func.id})" if isinstance(func, gast.Name) else \
+            f"calling a function computed in the body ({compat.to_source(func).strip()})"
         n.emit([target], "opaque", node, expr, error=(
-            f"calling {what} is not supported: astgrad cannot tell which function it is",
-            "Call a module-level function or a numpy function by its name."))
+            f"{what} is not supported: astgrad cannot tell which function it is",
+            "Call a module-level function or a numpy function by its name. (A parameter of the function given to "
+            "grad, value_and_grad or vjp is called as the function it holds when the gradient is called: "
+            "a Python function, a lambda, a functools.partial or a bound method.)"))
         return
     inner = primitives.unwrap_gradient_object(obj)
     if inner is not obj and inner is not getattr(n.src.fn, "__astgrad_function__", n.src.fn) \

@@ -30,7 +30,7 @@ from .compat import gast
 from .emit import arguments, function_def
 from .errors import NoRuleTransformError
 from .ir import Op, atom_names, dispatch
-from .locate import bound_arguments
+from .locate import bound_arguments, passed_functions
 from .normalize import param_names
 from .runtime_errors import ORIGIN
 from .tangents import add_tangents, generated_stack, stack_pop, tangent_of, zero_tangent
@@ -294,7 +294,8 @@ class Forwarder:
         primal = self.tag(compat.assign(ans, compat.clone(op.expr)), op)
         if not active:
             return primal, None
-        name = self.module.tangent_variant(op.fn, active, containers.passed(self.ctx, bound, active))
+        name = self.module.tangent_variant(op.fn, active, containers.passed(self.ctx, bound, active),
+                                           passed_functions(self.ctx, bound))
         tangents = [compat.name(self.tangent(bound[p].id)) for p in active]
         value = compat.call(compat.name(name), tangents + [compat.clone(a) for a in op.args],
                             {k: compat.clone(v) for k, v in op.kwargs.items()})

@@ -23,7 +23,7 @@ import numpy as np
 from .. import rules
 from ..rules import _support, defjvp, defnondiff, defvjp
 from ..rules._support import expand_reduced, filled, reverse_cumsum
-from . import attributes, outputs, runtime, runtime_checks
+from . import attributes, outputs, runtime, runtime_checks, structural
 from .attributes import attribute_gradient, attribute_tangent
 from .runtime import (T, broadcast_shape, getitem_gradient, gradient_tuple, is_zero, part, replacing_gradient,
                       sequence_gradient, shape, split_last, unbroadcast, unpacked_gradient)
@@ -36,7 +36,7 @@ defnondiff(runtime.shape, runtime.size, runtime.ndim, runtime.broadcast_shape, r
            runtime.matmul_shape, runtime.only_shape, runtime.check_seed, runtime.is_zero, _support.reduced_count,
            _support.within, outputs.scalar_output, outputs.not_scalar, outputs.aux_pair, zero_tangent,
            runtime_checks.not_joined, runtime_checks.not_a_dict, runtime_checks.written_through, runtime_checks.a_number,
-           runtime_checks.written_outside, runtime_checks.same_method)
+           runtime_checks.a_returned_number, runtime_checks.written_outside, runtime_checks.same_method)
 
 
 # -- spreading a gradient over a shape, and summing it back -------------------
@@ -276,3 +276,18 @@ def gradient_tuple_vjp(g, ans, value, count, needed=(), rule="a rule"):
 @defjvp(runtime.gradient_tuple)
 def gradient_tuple_jvp(t, ans, value, count, needed=(), rule="a rule"):
     return gradient_tuple(t, count)
+
+
+# -- structural zeros: a gradient cleaned where it is structurally zero --------
+
+defnondiff(structural.written, structural.unselected)
+
+
+@defvjp(structural.cleaned)
+def cleaned_vjp(g, ans, mask, grad):
+    return None, structural.cleaned(mask, g)
+
+
+@defjvp(structural.cleaned, argnum=1)
+def cleaned_jvp(t, ans, mask, grad):
+    return structural.cleaned(mask, t)

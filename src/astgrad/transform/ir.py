@@ -85,6 +85,7 @@ class Raw:
     text: str = ""
     guard: Any = None              # (node, message, hint): refused if it reads a value that depends on wrt
     call: Any = None               # the Op of a call kept only for its effect, which this statement runs
+    adjoint: Any = None            # a statement the adjoint sweep runs where it passes this one (contexts.py)
 
 
 def atom_names(node) -> list[str]:

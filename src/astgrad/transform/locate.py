@@ -240,6 +240,22 @@ def bound_arguments(op, source) -> dict:
     return dict(bound.arguments)
 
 
+def passed_functions(ctx, bound) -> tuple:
+    """``(parameter, function)`` for the functions a call of a user function passes (``integrate(rhs, y0)``):
+    a name the generated module binds to a callable at transform time (a global function, a partial, a
+    bound method), or a parameter of the caller specialised on the function it holds (``ctx.callables``).
+    The callee's variant is specialised on them, so its calls of that parameter are calls of the function."""
+    found = []
+    for param, atom in bound.items():
+        name = getattr(atom, "id", None)
+        if name is None:
+            continue
+        value = ctx.callables.get(name) if name in ctx.callables else dict.get(ctx.ns.globals, name)
+        if value is not None and callable(value) and not isinstance(value, (type, types.ModuleType)):
+            found.append((param, value))
+    return tuple(found)
+
+
 def in_wrapper(fn, error) -> TransformError:
     """``error``, raised in the code of a decorator's wrapper, saying so and what to do instead."""
     code = fn.__code__

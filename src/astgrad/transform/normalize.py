@@ -10,13 +10,15 @@ order, so the same function always normalises to the same names.
 
 from __future__ import annotations
 
+import contextlib
 import types
+import warnings
 
 import numpy as np
 
 from .. import rules
 from ..rules import sequences
-from . import compat, runtime, runtime_checks
+from . import compat, contexts, runtime, runtime_checks
 from .aliasing import shares_memory
 from .compat import gast
 from .errors import UnsupportedSyntaxError
@@ -56,6 +58,7 @@ class Normalizer:
         self.scope = scope_names(source.tree) | read_elsewhere(source.fn.__code__)
         self.comprehension_names: set[str] = set()
         self.lambdas: dict[str, gast.Lambda] = {}
+        self.callables: dict = {}  # parameter -> the function it holds in the calls served (pipeline.normalize)
         self.out: list = []
         self.stop = False
         self.forward_stack = None  # in forward mode over generated code: the name of its stack
@@ -140,6 +143,11 @@ class Normalizer:
 
     def load_name(self, node):
         """An atom for a name: locals stay, free names are bound in the namespace."""
+        if node.id in self.lambdas:  # inlined where it is called; the generated code has no such function
+            raise self.error(node, f"the lambda {node.id} made in the function can only be called here, not passed "
+                             "on or stored: astgrad inlines it where it is called",
+                             "Define the function at module level, with what it reads from this function as "
+                             "parameters, and pass that (it is transformed as a callee).")
         if node.id in self.locals or node.id in self.temps:
             return compat.name(node.id)
         obj = self.src.resolve(node.id)
@@ -424,13 +432,60 @@ class Normalizer:
     def with_block(self, s):
         ctx = s.items[0].context_expr
         obj = self.static(ctx.func) if isinstance(ctx, gast.Call) else MISSING
-        if getattr(obj, "__name__", "") != "no_grad" or ctx.args or ctx.keywords:
-            raise self.error(s, "only `with astgrad.no_grad():` is supported inside a differentiated function",
-                             "Move other context managers outside the function.")
+        if getattr(obj, "__name__", "") != "no_grad" or ctx.args or ctx.keywords or len(s.items) > 1:
+            self.managed_block(s)
+            return
         saved, self.stop = self.stop, True
         for st in s.body:
             self.statement(st)
         self.stop = saved
+
+    def managed_block(self, s):
+        """``with m1, m2: body`` as ``entered(m1)``, ``entered(m2)``, the body, ``left()``, ``left()``: each
+        manager is made, entered and exited where Python does (check.py refused jumps out of the block and
+        managers that swallow exceptions).  The adjoint of the body runs under an ``np.errstate`` of constant
+        settings entered again (contexts.py); a manager made from a differentiated value is refused."""
+        line, text = self.src.user_line(s), self.src.line_text(s)
+        enter, leave = self.ns.bind(contexts.entered, "entered"), self.ns.bind(contexts.left, "left")
+        opened = []
+        for item in s.items:
+            made = self.manager(item.context_expr)
+            again = None
+            if _errstate_of_constants(item.context_expr, self.static):
+                again = compat.expr_stmt(compat.call(compat.name(enter), [self.kept_as_written(item.context_expr)]))
+            stmt = compat.expr_stmt(compat.call(compat.name(enter), [made]))
+            setattr(stmt, ORIGIN, (self.src.filename, line, text, False))
+            exit_again = compat.expr_stmt(compat.call(compat.name(leave), [])) if again is not None else None
+            self.out.append(Raw(stmt, line, text, adjoint=exit_again))
+            opened.append(again)
+        for st in s.body:
+            self.statement(st)
+        for again in reversed(opened):
+            stmt = compat.expr_stmt(compat.call(compat.name(leave), []))
+            setattr(stmt, ORIGIN, (self.src.filename, line, text, False))
+            self.out.append(Raw(stmt, line, text, adjoint=again))
+
+    def manager(self, expr):
+        """The atom of a ``with`` statement's manager, one of ``RUN_AS_WRITTEN`` made in the statement; refused
+        if it depends on a wrt argument.  Any other manager's ``__enter__`` or ``__exit__`` may change what the
+        adjoint reads after the block (a global, an array, a class attribute), which astgrad cannot follow."""
+        func = self.static(expr.func) if isinstance(expr, gast.Call) else MISSING
+        if not any(func is m for m in RUN_AS_WRITTEN):
+            shown = compat.to_source(expr).strip()
+            raise self.error(expr, f"`with {shown}:` enters a context manager astgrad does not know; its "
+                             "__enter__ and __exit__ may change what the gradient reads after the block (a global, "
+                             "an array, an attribute), which astgrad cannot follow",
+                             "Enter it outside the differentiated function. Inside, np.errstate(...), "
+                             "warnings.catch_warnings(), np.printoptions(...) and contextlib.nullcontext() "
+                             "run as written.")
+        args = [self.atomize(a) for a in expr.args]
+        kwargs = {kw.arg: self.atomize(kw.value) for kw in expr.keywords}
+        temp = self.temp()
+        self.emit([temp], "opaque", compat.call(self.static_ref(expr.func), args, kwargs), expr, fn=func, args=args,
+                  kwargs=kwargs, error=("a context manager made from a value that depends on the differentiated "
+                                        "arguments has no gradient rule",
+                                        "Make the manager from constants, or use it outside the function."))
+        return compat.name(temp)
 
     # -- loops ----------------------------------------------------------
 
@@ -574,3 +629,14 @@ def _as_statement(op, atom, src, s):
     if op.kind in ("nondiff", "opaque") and isinstance(atom, gast.Name) and op.targets == [atom.id]:
         return Raw(compat.expr_stmt(op.expr), src.user_line(s), src.line_text(s), call=op)
     return op
+
+
+#: managers a ``with`` block inside a differentiated function may enter: each changes only how numpy
+#: reports floating-point errors, how warnings are filtered, or how arrays print
+RUN_AS_WRITTEN = (np.errstate, warnings.catch_warnings, np.printoptions, contextlib.nullcontext)
+
+
+def _errstate_of_constants(expr, static) -> bool:
+    """``np.errstate(over="ignore")``: settings written as constants, which the adjoint can enter again."""
+    return isinstance(expr, gast.Call) and static(expr.func) is np.errstate and not expr.args and all(
+        kw.arg is not None and isinstance(kw.value, gast.Constant) for kw in expr.keywords)

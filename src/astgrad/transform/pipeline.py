@@ -85,7 +85,7 @@ class Context:
     """
 
     def __init__(self, module, fn, wrt, *, entry=False, mode="grad", preserve_result=False, has_aux=False,
-                 trees=(), maybe_trees=()):
+                 trees=(), maybe_trees=(), callables=()):
         self.module = module
         self.ns = module.ns
         self.level = module.level
@@ -97,6 +97,7 @@ class Context:
         self.has_aux = has_aux
         self.given_trees, self.given_tree_items = trees, maybe_trees  # parameters holding dicts, lists, tuples
         self.pair = None  # with has_aux, the atom of the pair (loss, aux) f returns
+        self.callables = dict(callables)  # parameter -> the function it holds in the calls served (specialised)
         self.maybe_sequences = set()  # results of user calls: arrays, tuples or lists
         self.fn_defs = []
         self.primal, self.adjoint = [], []  # the statements of each sweep in the entry's fn_def
@@ -145,6 +146,8 @@ def normalize(ctx):
     """One operation per statement (ir.py), jumps removed, methods and operators as primitives."""
     ctx.names = ctx.module.names.child()
     normalizer = Normalizer(ctx.source, ctx.names, ctx.ns)
+    rebound = {n.id for n in gast.walk(ctx.source.tree) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    ctx.callables = normalizer.callables = {name: obj for name, obj in ctx.callables.items() if name not in rebound}
     prepare_stack(ctx, normalizer)
     containers.prepare(normalizer, ctx.given_trees)
     ctx.body, ctx.ret = normalizer.function()
@@ -157,8 +160,9 @@ def normalize(ctx):
 
 def check_aliasing(ctx):
     """Refuse a write through a name that may share memory unless it is reproduced exactly."""
-    checked = check_writes(ctx.body, ctx.ret, ctx.params, local_names(ctx.source.tree), ctx.source)
-    number_checks(ctx.body, checked, ctx.ns.helper(runtime_checks.a_number), ctx.source)
+    checked, returns = check_writes(ctx.body, ctx.ret, ctx.params, local_names(ctx.source.tree), ctx.source)
+    number_checks(ctx.body, checked, returns, (ctx.ns.helper(runtime_checks.a_number),
+                                               ctx.ns.helper(runtime_checks.a_returned_number)), ctx.source)
 
 
 def unpack_aux(ctx):
@@ -437,34 +441,36 @@ class ModuleBuilder:
         del self.comments[mark:]
         del self.comment_origins[mark:]
 
-    def variant(self, fn, active, trees=((), ())):
+    def variant(self, fn, active, trees=((), ()), callables=()):
         """The names of ``fn``'s forward/backward pair for the ``active`` parameters, made once.
 
         ``trees``: the parameters that hold containers, and those that may (containers.passed).
+        ``callables``: ``(parameter, function)`` pairs, the functions the call passes (passed_functions).
         """
-        key = (fn, tuple(active), trees)
+        key = (fn, tuple(active), trees, tuple((p, id(f)) for p, f in callables))
         if key in self.variants:
             return self.variants[key]
         base = _ident(fn)
         names = (self.names.fresh(f"forward_{base}"), self.names.fresh(f"backward_{base}"), tuple(active))
         self.variants[key] = names  # before its passes run: a recursive call finds it
-        ctx = Context(self, fn, active, trees=trees[0], maybe_trees=trees[1])
+        ctx = Context(self, fn, active, trees=trees[0], maybe_trees=trees[1], callables=callables)
         ctx.name = names
         run(CALLEE, ctx)
         self.functions += ctx.fn_defs
         return names
 
 
-    def tangent_variant(self, fn, active, trees=((), ())):
+    def tangent_variant(self, fn, active, trees=((), ()), callables=()):
         """The name of ``fn``'s ``jvp_`` variant for the ``active`` parameters (those given tangents), made once.
 
         ``trees``: the parameters that hold containers, and those that may (containers.passed).
+        ``callables``: as for ``variant``.
         """
-        key = (fn, tuple(active), trees, "jvp")
+        key = (fn, tuple(active), trees, tuple((p, id(f)) for p, f in callables), "jvp")
         if key in self.variants:
             return self.variants[key]
         name = self.variants[key] = self.names.fresh(f"jvp_{_ident(fn)}")  # before its passes: recursion finds it
-        ctx = Context(self, fn, active, mode="jvp", trees=trees[0], maybe_trees=trees[1])
+        ctx = Context(self, fn, active, mode="jvp", trees=trees[0], maybe_trees=trees[1], callables=callables)
         ctx.name = name
         run(FORWARD_CALLEE, ctx)
         self.functions += ctx.fn_defs
@@ -491,7 +497,7 @@ class Generated:
 
 
 def build(fn, wrt, mode="grad", preserve_result=False, has_aux=False, trees=(), ranks=None, level=DEFAULT_LEVEL,
-          stage=None, backend=None):
+          stage=None, backend=None, callables=()):
     """Transform ``fn``; ``wrt`` lists parameter names; ``level`` is the optimisation level.
 
     ``ranks`` maps parameters to ``(rank, holds a Python int)`` as they are
@@ -504,6 +510,9 @@ def build(fn, wrt, mode="grad", preserve_result=False, has_aux=False, trees=(), 
     required).  ``trees`` names the parameters that hold dicts, lists or
     tuples in this call.  With ``stage``, the result's ``shown`` is the
     source after that pass.  ``backend`` turns the numpy module into the one that runs.
+    ``callables`` pairs parameters with the functions they hold in the calls
+    the result will serve (the caller checks that they do): the body's calls
+    of those parameters are calls of those functions, transformed as callees.
 
     Generated names must avoid every name of every user function the module
     transforms, known before the first name is made: the code objects of
@@ -514,20 +523,22 @@ def build(fn, wrt, mode="grad", preserve_result=False, has_aux=False, trees=(), 
     if level not in LEVELS:
         raise ValueError(f"astgrad: optimize={level!r}; the levels are {', '.join(map(str, LEVELS))}")
     return _transform(fn, wrt, ENTRY, stage, lambda user: ModuleBuilder(user, level, ranks, backend),
-                      dict(mode=mode, preserve_result=preserve_result, has_aux=has_aux, trees=trees))
+                      dict(mode=mode, preserve_result=preserve_result, has_aux=has_aux, trees=trees,
+                           callables=callables))
 
 
-def build_forward(fn, wrt, level=DEFAULT_LEVEL, stage=None, trees=()):
+def build_forward(fn, wrt, level=DEFAULT_LEVEL, stage=None, trees=(), callables=()):
     """Transform ``fn`` into ``jvp_f(*args, *tangents) -> (value, tangent)``: one tangent per name in ``wrt``.
 
     ``trees`` names the parameters that hold dicts, lists or tuples (their
-    tangents have the same structure).
+    tangents have the same structure).  ``callables``: as for ``build``.
     ``fn`` may be generated code (an adjoint): its source is found as a
     user function's is (the generated text is registered in linecache).
     """
     if level not in LEVELS:
         raise ValueError(f"astgrad: optimize={level!r}; the levels are {', '.join(map(str, LEVELS))}")
-    return _transform(fn, wrt, FORWARD, stage, lambda user: ModuleBuilder(user, level), dict(mode="jvp", trees=trees))
+    return _transform(fn, wrt, FORWARD, stage, lambda user: ModuleBuilder(user, level),
+                      dict(mode="jvp", trees=trees, callables=callables))
 
 
 def _transform(fn, wrt, passes, stage, new_module, options):

@@ -16,14 +16,16 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
+
 from .. import rules
-from . import compat, containers, fusion, lists, primitives, runtime
-from .locate import bound_arguments
+from . import compat, containers, fusion, lists, primitives, runtime, structural
+from .locate import bound_arguments, passed_functions
 from .compat import gast
 from .runtime_errors import ORIGIN
 from .adjoint_ir import pop, push
 from .inline import merge_repeated
-from .ir import For, Op, blocks, breaks, dispatch, first_bindings, walk_ops
+from .ir import For, Op, Raw, blocks, breaks, dispatch, first_bindings, walk_ops
 from .remat import recompute, rematerializable
 from .scalar_seeds import ScalarSeeds
 
@@ -42,6 +44,10 @@ class Reverser:
         self.available = set(plan.params) | once  # bound whenever the adjoint runs
         # names whose adjoint may hold the number 0.0 of a join (``zero``), not an array of their shape
         self.maybe_zero = set()
+        # in the block being swept: names whose adjoint is structurally zero at a mask (structural.py) -> the
+        # mask's name, and the item assignments and np.where whose operand's producer can use that
+        self.structural: dict = {}
+        self.mask_sources: set = set()
         self.backward_only = False  # a called function's backward half: only what rules read is kept
         self.fuse = True  # groups of elementwise operations differentiated as one expression (fusion.py)
         producers = {t: op for op in plan.body if isinstance(op, Op) for t in op.targets if t in once}
@@ -69,6 +75,9 @@ class Reverser:
 
     def primal_raw(self, s):
         return [s.stmt]
+
+    def adjoint_raw(self, s, live):
+        return [s.adjoint]
 
     def primal_op(self, op):
         out = [push(self.ns.stack, compat.name(t)) for t in self.saved_targets(op) if id(op) not in self.plan.grown]
@@ -106,6 +115,8 @@ class Reverser:
             return self.an.is_active(s) or bool(self.saved_targets(s))
         if isinstance(s, For) and s.target in self.an.saved:
             return True
+        if isinstance(s, Raw):
+            return s.adjoint is not None
         return any(self.needed(x) for block in blocks(s) for x in block)
 
     def saved_targets(self, op) -> list:
@@ -122,6 +133,8 @@ class Reverser:
         groups = fusion.groups(stmts, self.an, self.names.temps, self.read_counts) if self.fuse else {}
         self.seeds.group_roots.update((ops[-1].targets[0], ops) for ops in groups.values())
         fused = set()  # ops whose adjoint a group's one expression already is
+        sources = _mask_sources(stmts)
+        self.structural, self.mask_sources = {}, sources
         for s in reversed(stmts):
             if id(s) in fused:
                 continue
@@ -137,6 +150,9 @@ class Reverser:
                     group = None
                 else:  # g * P for each operand: zeros of the operand's shape for g = 0.0
                     self.maybe_zero.discard(s.targets[0])
+            if group is not None and s.targets[0] in self.structural:  # one rule at a time, each cleaned
+                self.seeds.group_roots.pop(s.targets[0], None)
+                group = None
             fused_code = group and fusion.adjoint(group, self.an, self, live)
             if fused_code:
                 head, code = fused_code
@@ -151,6 +167,7 @@ class Reverser:
                 code = dispatch(self, "adjoint", s, live)
                 self.seeds.depth -= 1
                 out += spread
+                self.structural, self.mask_sources = {}, sources  # the nested block's sweep may add to any
             if not code and not head:
                 continue
             if s.line != last_line or not isinstance(s, Op):
@@ -170,8 +187,12 @@ class Reverser:
                 self.guarded_prim(op, live, out)
             elif kind == "copy":
                 if op.targets[0] in live:
+                    fresh = getattr(op.args[0], "id", None) not in live
                     self.accumulate(op.args[0], compat.name(self.adj(op.targets[0])), live, out,
                                     op.targets[0] in self.seeds.lazy)
+                    mask = self.structural.get(op.targets[0])
+                    if mask is not None and fresh and self.is_input(op.args[0]):
+                        self.structural[op.args[0].id] = mask  # the same adjoint
             elif kind == "pack":
                 if op.targets[0] in live:
                     g = compat.name(self.adj(op.targets[0]))
@@ -189,6 +210,7 @@ class Reverser:
                 self.adjoint_call(op, live, out)
         saved = self.saved_targets(op)
         for t in reversed(op.targets):
+            self.structural.pop(t, None)  # an earlier value of the name is another value
             live.discard(t)
             self.seeds.lazy.discard(t)
             self.maybe_zero.discard(t)
@@ -207,14 +229,17 @@ class Reverser:
         if target not in self.maybe_zero or target not in live:
             self.adjoint_prim(op, live, out)
             return
-        before = set(live)
+        before, zero_before, masks = set(live), set(self.maybe_zero), set(self.structural.values())
         code = []
         self.adjoint_prim(op, live, code)
         if not code:
             return
+        self.maybe_zero |= zero_before  # skipped for a zero: what was 0.0 before may still be
         started = sorted(live - before)
+        made = sorted(set(self.structural.values()) - masks)  # no mask where the rule is skipped
         out.append(compat.if_stmt(compat.call(self.helper(runtime.is_zero), [compat.name(self.adj(target))]),
-                                  [self.zero(v) for v in started], code))
+                                  [self.zero(v) for v in started] + [compat.assign(m, compat.const(None)) for m in made],
+                                  code))
 
     def adjoint_prim(self, op, live, out):
         target = op.targets[0]
@@ -244,11 +269,16 @@ class Reverser:
         out += inlined.prelude
         unbroadcast = primitives.needs_unbroadcast(op.fn)
         grads = merge_repeated(op.args, inlined.grads, live)
+        mask = self.structural.get(target) if not scalar_g else None
+        elementwise = isinstance(op.fn, np.ufunc)
         for i in needed:
             grad = grads.get(i)
             if grad is None:
                 continue
             arg = op.args[i]
+            fresh = arg.id not in live  # this is the operand's first contribution, so far its whole adjoint
+            if mask is not None and elementwise:
+                grad = compat.call(self.helper(structural.cleaned), [compat.name(mask), grad])
             # g * f'(x) reading x, which has the result's shape, has x's shape for a number g too
             whole = scalar_g and self.an.shapes.same(op, i) and any(
                 isinstance(n, gast.Name) and n.id == arg.id for n in compat.walk(grad))
@@ -258,12 +288,38 @@ class Reverser:
             if self.seeds.is_filled(grad) and self.seeds.takes_scalar(arg.id, fused=True):
                 grad, scalar = grad.args[0], True  # the seed of a full reduction, not spread yet
             self.accumulate(arg, grad, live, out, scalar)
+            if fresh and not scalar and arg.id in live:
+                self.structural_zeros(op, i, mask if elementwise else None, out)
 
     # -- what fusion.adjoint asks of the sweep -------------------------------------
 
     def inline(self, op, g, ans, needed):
         """``op``'s rule inlined for gradient ``g`` and result ``ans``: the gradients of ``needed`` operands."""
         return self.builder.inliner.inline(primitives.classify(op.fn)[1], op, g, ans, self.names, needed, self.an.ranks)
+
+    def structural_zeros(self, op, i, mask, out):
+        """Note where operand ``i`` of ``op``, whose adjoint was just made, is structurally zero: at the
+        result's ``mask`` for an elementwise operation (the same entries, if the shapes agree); at what an
+        item assignment overwrote, or what ``np.where`` did not take from it (structural.py)."""
+        arg = op.args[i].id
+        if mask is not None:
+            self.structural[arg] = mask
+            return
+        if id(op) not in self.mask_sources:
+            return
+        before = self.structural.get(op.targets[0])
+        before = compat.name(before) if before is not None else compat.const(None)
+        d = compat.name(self.adj(arg))
+        if op.fn is rules.setitem and i == 0:
+            value = compat.call(self.helper(structural.written), [d, compat.clone(op.args[1]), before])
+        elif op.fn is np.where and i in (1, 2):
+            value = compat.call(self.helper(structural.unselected),
+                                [d, compat.clone(op.args[0]), compat.const(i == 1), before])
+        else:
+            return
+        name = self.names.temp()
+        out.append(compat.assign(name, value))
+        self.structural[arg] = name
 
     def restore(self, name):
         """``name = <pop>``: the value ``name`` had before the statement the adjoint has just undone."""
@@ -308,6 +364,8 @@ class Reverser:
             return
         var = atom.id
         d = self.adj(var)
+        if var in live:
+            self.structural.pop(var, None)  # another contribution: zero at the mask no longer
         grad = self.seeds.seed(var, grad, scalar, var in live)
         zero = may_zero or any(isinstance(n, gast.Name) and n.id in self.zero_adjoints() for n in gast.walk(grad))
         if zero and var not in live:
@@ -396,4 +454,25 @@ class Reverser:
         bound = bound_arguments(op, self.plan.source)
         active = tuple(p for p, atom in bound.items() if isinstance(atom, gast.Name)
                        and (atom.id in self.an.adjoint or atom.id in self.an.active))
-        return self.builder.variant(op.fn, active, containers.passed(self.plan, bound, active))
+        return self.builder.variant(op.fn, active, containers.passed(self.plan, bound, active),
+                                    passed_functions(self.plan, bound))
+
+
+def _mask_sources(stmts) -> set:
+    """The ids of the item assignments and ``np.where`` calls in ``stmts`` whose array operand an elementwise
+    operation of the same block made (through copies and other such calls): its rule can use where the
+    operand's adjoint is structurally zero."""
+    carries: dict = {}  # name -> whether the operation that made it can use a mask of its adjoint
+    found: set = set()
+    for s in stmts:
+        if not isinstance(s, Op):
+            carries.clear()  # a nested block may bind anything
+            continue
+        operands = [s.args[0]] if s.fn is rules.setitem and s.args else \
+            s.args[1:3] if s.fn is np.where and len(s.args) == 3 else []
+        if any(isinstance(a, gast.Name) and carries.get(a.id) for a in operands):
+            found.add(id(s))
+        source = s.args[0].id if s.kind == "copy" and s.args and isinstance(s.args[0], gast.Name) else None
+        for t in s.targets:
+            carries[t] = isinstance(s.fn, np.ufunc) or id(s) in found or bool(source and carries.get(source))
+    return found

@@ -20,8 +20,8 @@ import numpy as np
 from .. import _trees
 from .errors import UnsupportedSyntaxError
 
-__all__ = ["not_joined", "not_a_dict", "written_through", "a_number", "written_outside", "written_by_call",
-           "same_method"]
+__all__ = ["not_joined", "not_a_dict", "written_through", "a_number", "a_returned_number", "written_outside",
+           "written_by_call", "same_method"]
 
 
 def not_joined(value, line, symbol):
@@ -85,6 +85,17 @@ def same_method(obj, name, expected, text):
                     f"differentiates the function that runs or nothing. Call the method through the class you "
                     f"mean (`{expected.__qualname__}(...)` with the object first), or differentiate the "
                     f"subclass's method itself")
+
+
+def a_returned_number(value, made, x, what, line):
+    """Refuse what a user function returned (``made``: ``e0 = energy(pos, vel)``) unless it is a number:
+    an array there may share memory with ``x``, which ``what`` (on ``line``) later writes into, and
+    astgrad's write goes to a copy, so the two names would differ."""
+    if not isinstance(value, (int, float, complex, bool, np.generic)):
+        raise TypeError(f"astgrad: `{made}` gives a {type(value).__name__}, which may share memory with {x}, and "
+                        f"`{what}` on line {line} changes {x} before it is read; astgrad's `{what}` writes to a "
+                        f"copy, so the two would differ. Copy first (`{x}.copy()` where the value is made), or "
+                        f"finish writing {x} before calling the function")
 
 
 def written_outside(items, text, attribute):

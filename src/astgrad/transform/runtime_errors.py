@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 
 from .compat import gast
+from .contexts import close_left_open
 from .emit import is_marker
 
 #: the attribute a primal statement carries: (file name, line, source text)
@@ -85,7 +86,10 @@ def user_line(generated, lineno):
 
 
 def add_location(generated, exc, label) -> None:
-    """Add a note to ``exc`` naming the user's line the generated code was running for."""
+    """Add a note to ``exc`` naming the user's line the generated code was running for.
+
+    First exit the context managers of ``with`` blocks the exception left open (contexts.py)."""
+    close_left_open(exc)
     if getattr(exc, "_astgrad_located", False):
         return
     tb, lineno = exc.__traceback__, None

@@ -21,7 +21,7 @@ import numpy as np
 
 from ... import rules
 from ...rules import _extra, _support
-from ...transform import outputs, runtime
+from ...transform import outputs, runtime, structural
 from . import lower, products, reductions, shaping
 
 _registered = False
@@ -196,6 +196,39 @@ def register() -> None:
                 return placeholder()
             return value
         return either
+
+    # structural zeros (transform/structural.py): an all-False mask where numpy's helper gives None
+    @overload(structural.unselected)
+    def _unselected(grad, condition, taken, before=None):
+        if not isinstance(grad, types.Array):
+            return None
+        joined = not isinstance(before, (types.NoneType, types.Omitted)) and before is not None
+
+        def unselected(grad, condition, taken, before=None):
+            mask = np.zeros(grad.shape, dtype=np.bool_)
+            cond = np.asarray(condition)
+            if cond.ndim <= grad.ndim and np.broadcast_shapes(cond.shape, grad.shape) == grad.shape:
+                picked = np.broadcast_to(cond, grad.shape)
+                mask = np.logical_not(picked) if taken else picked.copy()
+            return mask
+        if not joined:
+            return unselected
+
+        def unselected_joined(grad, condition, taken, before=None):
+            mask = unselected(grad, condition, taken)
+            return np.logical_or(mask, before) if before.shape == mask.shape else mask
+        return unselected_joined
+
+    @overload(structural.cleaned)
+    def _cleaned(mask, grad):
+        if isinstance(mask, types.NoneType) or not isinstance(grad, types.Array) or mask.ndim != grad.ndim:
+            return lambda mask, grad: grad
+
+        def cleaned(mask, grad):
+            if mask.shape != grad.shape:
+                return grad
+            return np.where(mask, np.zeros((), grad.dtype)[()], grad)
+        return cleaned
 
     @overload(runtime.is_zero)
     def _is_zero(g):
