@@ -33,7 +33,7 @@ from ..rules.sequences import append
 from . import compat
 from .compat import gast
 from .errors import UnsupportedSyntaxError
-from .fresh_results import numpy_allocates, returns_fresh
+from .fresh_results import _KEEPS_NOTHING, numpy_allocates, returns_fresh
 from .ir import For, If, Op, Raw, While, atom_names, blocks
 from .runtime_errors import ORIGIN
 
@@ -70,8 +70,8 @@ def check_writes(body, ret, params, local_names, source) -> tuple:
     returned (``loss, dx = f(...)``; ``loss += reg``), which only rebind a number; and the names bound to
     what a user function returned that would share memory with ``x`` if they were arrays (``e0 =
     energy(pos, vel)`` before ``vel += ...``), which share nothing if they are numbers."""
-    sites, joins = [], []
-    _flatten(body, (), (), sites, joins)
+    sites, joins, escapes = [], [], []
+    _flatten(body, (), (), sites, joins, escapes)
     writes = {}
     for s in sites:
         if s.op.inplace and s.op.inplace[1] is not None:
@@ -118,6 +118,7 @@ def check_writes(body, ret, params, local_names, source) -> tuple:
                     raise _error(source, d, f"{x} may share memory with another array here, so {_what(w)} "
                                  f"on line {w.op.line} would change that array too; astgrad's {_what(w)} "
                                  "writes to a copy", _copy_hint(x, d, w))
+        _check_escapes(x, ws, escapes, sites, source)
         if risky:
             returns += _check_aliases(x, risky, sites, defs, joins, entry, ret, end, source)
         for w in ws:
@@ -448,21 +449,85 @@ def _may_follow(a, b) -> bool:
     return b.pos > a.pos or bool(set(a.loops) & set(b.loops))
 
 
-def _flatten(stmts, loops, path, out, joins):
+class _Escape(_Site):
+    """A statement run as written that stores the values of ``names`` where the function's names cannot see
+    (``G.h = h``, ``D["h"] = h``, ``L.append(h)``): what it stores keeps the memory those names hold."""
+
+    def __init__(self, pos, loops, path, raw, names, where):
+        super().__init__(None, pos, loops, path)
+        self.raw, self.names, self.where = raw, names, where
+
+
+def _flatten(stmts, loops, path, out, joins, escapes=None):
     for s in stmts:
         if isinstance(s, Op):
             out.append(_Site(s, len(out), loops, path))
+        elif isinstance(s, Raw) and escapes is not None:
+            kept = _stored_names(s)
+            if kept:
+                escapes.append(_Escape(len(out) - 0.5, loops, path, s, *kept))
         elif isinstance(s, If):
-            _flatten(s.body, loops, path + ((id(s), 0),), out, joins)
-            _flatten(s.orelse, loops, path + ((id(s), 1),), out, joins)
+            _flatten(s.body, loops, path + ((id(s), 0),), out, joins, escapes)
+            _flatten(s.orelse, loops, path + ((id(s), 1),), out, joins, escapes)
             names = _always_bound(s.body) & _always_bound(s.orelse)
             if names:
                 joins.append(_Join(len(out) - 0.5, loops, path, id(s), names))
         elif isinstance(s, For):
-            _flatten(s.body, loops + (id(s),), path + ((id(s), 0),), out, joins)
+            _flatten(s.body, loops + (id(s),), path + ((id(s), 0),), out, joins, escapes)
         elif isinstance(s, While):
-            _flatten(s.cond, loops, path, out, joins)
-            _flatten(s.body, loops + (id(s),), path + ((id(s), 0),), out, joins)
+            _flatten(s.cond, loops, path, out, joins, escapes)
+            _flatten(s.body, loops + (id(s),), path + ((id(s), 0),), out, joins, escapes)
+
+
+def _stored_names(raw) -> tuple | None:
+    """``(names, where)``: the local names whose values ``raw`` may store somewhere outside the function's
+    names, and that place as the user wrote it; None when it stores nothing.
+
+    Two kinds of statement run as written can keep a value: an assignment into an object the function does
+    not own (``G.h = h``; the normalizer guards it with ``written_outside``), and a call kept for its effect
+    (``L.append(h)``, ``cache.update(h=h)``, a user function storing its argument) unless it is a numpy
+    function or a builtin that keeps no reference."""
+    stmt = raw.stmt
+    if isinstance(stmt, gast.Assign) and raw.guard is not None:
+        names = set(atom_names(stmt.value))
+        return (names, compat.to_source(stmt.targets[0]).strip()) if names else None
+    if raw.call is None or not isinstance(stmt, gast.Expr) or not isinstance(stmt.value, gast.Call):
+        return None
+    fn = raw.call.fn
+    if fn is not None and (fn in _KEEPS_NOTHING or isinstance(fn, np.ufunc)
+                           or getattr(fn, "__module__", "") and str(getattr(fn, "__module__", "")).split(".")[0] == "numpy"):
+        return None
+    call = stmt.value
+    names = set()
+    for a in [*call.args, *(k.value for k in call.keywords)]:
+        names.update(atom_names(a))
+    if isinstance(call.func, gast.Attribute):  # L.append(h): the object the method belongs to keeps it
+        where = compat.to_source(call.func.value).strip()
+    else:
+        where = f"what {compat.to_source(call.func).strip()} keeps"
+    return (names, where) if names else None
+
+
+def _check_escapes(x, writes, escapes, sites, source):
+    """Refuse a write into ``x`` after a value that may share its memory was stored outside (``_Escape``)."""
+    group, work = set(), [x]
+    while work:  # x and the names made from it that may share its memory
+        name = work.pop()
+        if name not in group:
+            group.add(name)
+            work += [t for s in sites if name in _reads(s.op) and _aliases(s.op) and not _returns_new(s.op)
+                     for t in s.op.targets]
+    for e in escapes:
+        kept = e.names & group
+        if not kept:
+            continue
+        for w in writes:
+            if _may_follow(e, w):
+                raise _error(source, w, f"{_what(w)} changes {x} after line {e.raw.line} stored "
+                             f"{min(kept)} in {e.where}, which keeps the same array; astgrad's {_what(w)} writes to "
+                             f"a copy, so {e.where} would not see the change",
+                             f"Store a copy ({min(kept)}.copy()), or finish writing {x} before storing it"
+                             f"{_instead(w)}.")
 
 
 def _always_bound(stmts) -> set:
