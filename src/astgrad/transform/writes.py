@@ -11,11 +11,9 @@ with what to write instead.
 
 from __future__ import annotations
 
-import inspect
-
 import numpy as np
 
-from . import compat, primitives
+from . import compat, numpy_writes, primitives
 from .compat import gast
 from .parse import MISSING
 from .tangents import stack_pop
@@ -51,6 +49,7 @@ def write_call(n, target, expr) -> bool:
     """
     func = expr.func
     obj = n.static(func)
+    found: tuple = ()
     if obj is MISSING and isinstance(func, gast.Attribute):
         if isinstance(func.value, gast.Name) and func.attr in _LIST_CHANGES and (
                 func.value.id in n.sequences or func.value.id == n.forward_stack):
@@ -61,13 +60,23 @@ def write_call(n, target, expr) -> bool:
                           "astgrad's generated code does not reproduce",
                           "Build the result as a new array (for example a[idx] = a[idx] + v when idx "
                           "has no repeats).")
-        if (owner is MISSING or isinstance(owner, np.ndarray)) and (func.attr in _REFUSED_METHODS or func.attr in _REWRITTEN_METHODS):
+        method = numpy_writes.ufunc_method(owner, func.attr)
+        if method is not None:  # np.add.reduce(m, 0, None, y): the ufunc's method has its own out
+            obj = method
+        elif (owner is MISSING or isinstance(owner, np.ndarray)) and (func.attr in _REFUSED_METHODS or func.attr in _REWRITTEN_METHODS):
             return _method(n, target, expr, func.attr)
-    elif obj is not MISSING:
+        else:
+            found = numpy_writes.method_doors(func.attr) if owner is MISSING or isinstance(owner, np.ndarray) else ()
+    if obj is not MISSING:
         _refuse_function(n, expr, obj)
         if _same(obj, np.copyto):
             return _copyto(n, target, expr)
-    out = _out_argument(n, expr, obj)
+        if not _numpy_callable(obj):
+            return False
+        found = numpy_writes.doors(obj)
+    if _flags(n, target, expr, found):
+        return True
+    out = _out_argument(n, expr, found)
     if out is None:
         return False
     name, call = out
@@ -75,6 +84,68 @@ def write_call(n, target, expr) -> bool:
     if target is not None:
         n.emit([target], "copy", compat.name(name), expr, args=[compat.name(name)])
     return True
+
+
+def _flags(n, target, expr, found) -> bool:
+    """``np.median(a, overwrite_input=True)``, ``np.nan_to_num(a, copy=False)``: a flag that lets numpy write
+    into an argument.  Given a new array (arithmetic, ``.copy()``), the flag is dropped (numpy's result is the
+    same, and nothing else sees that array); ``copy=False`` on a name is the write ``a[...] = np.nan_to_num(a)``;
+    anything else is refused.  Emits the call and returns True when a flag was open."""
+    keywords = {kw.arg: kw.value for kw in expr.keywords if kw.arg}
+    opened = [w for w in numpy_writes.used(found, expr.args, keywords) if w.door.kind != numpy_writes.OUT]
+    if not opened:
+        return False
+    args, kws = list(expr.args), list(expr.keywords)
+    into = None
+    for w in opened:
+        door, node = w.door, w.node
+        if node is None:  # x.byteswap(inplace=True)
+            raise n.error(expr, f".{compat.to_source(expr.func).strip().rsplit('.', 1)[-1]}(...) with "
+                          f"{door.parameter}= writes into the array it is called on, which astgrad's generated code "
+                          "does not reproduce", "Assign the new array to a name instead.")
+        shown = compat.to_source(node).strip()
+        flag = keywords[door.parameter] if w.position is None else args[w.position]
+        flag_text = repr(flag.value) if isinstance(flag, gast.Constant) else compat.to_source(flag).strip()
+        what = f"{compat.to_source(expr.func).strip()}(..., {door.parameter}={flag_text})"
+        off = compat.const(door.parameter == "copy")  # the flag's value that writes nowhere
+        if w.position is None:
+            kws = [compat.make("keyword", arg=k.arg, value=off) if k.arg == door.parameter else k for k in kws]
+        else:
+            args[w.position] = off
+        if _new_array(n, node):
+            continue
+        if door.kind == numpy_writes.IN_PLACE and isinstance(node, gast.Name) and node.id not in n.sequences \
+                and into is None:
+            into = node.id
+            continue
+        if door.kind == numpy_writes.SCRAMBLE:
+            raise n.error(expr, f"{what} may leave {shown}'s values in any order (numpy's choice), which "
+                          "astgrad's generated code does not reproduce",
+                          f"Drop {door.parameter}=... (numpy's result is the same), or give it a new array: "
+                          f"{shown}.copy().")
+        raise n.error(expr, f"{what} writes into {shown}, which is not a name here",
+                      f"Assign {shown} to a name first, or drop {door.parameter}=....")
+    call = compat.make("Call", func=expr.func, args=args, keywords=kws, lineno=expr.lineno,
+                       col_offset=expr.col_offset)
+    if into is None:
+        n.assign(target or n.temp(), call)
+        return True
+    _write_into(n, expr, into, call, f"{compat.to_source(expr).strip()}",
+                f"{into} = {compat.to_source(call).strip()}")
+    if target is not None:
+        n.emit([target], "copy", compat.name(into), expr, args=[compat.name(into)])
+    return True
+
+
+def _new_array(n, node) -> bool:
+    """``node`` surely makes an array no name sees: arithmetic, ``v.copy()``, ``np.copy(v)``."""
+    if isinstance(node, gast.BinOp) or isinstance(node, gast.UnaryOp) and not isinstance(node.op, gast.Not):
+        return True
+    if isinstance(node, gast.Call) and not node.keywords:
+        if isinstance(node.func, gast.Attribute) and node.func.attr == "copy" and not node.args:
+            return True
+        return n.static(node.func) is np.copy
+    return False
 
 
 def _list_change(n, target, expr):
@@ -148,19 +219,21 @@ def _same(obj, fn) -> bool:
     return obj is fn or type(obj) is type(fn) and obj == fn
 
 
-def _out_argument(n, expr, obj):
-    """(name of the array written, the call without its output) or None when the call has no ``out``."""
-    if obj is not MISSING and not _numpy_callable(obj):
-        return None
+def _out_argument(n, expr, found):
+    """(name of the array written, the call without its output) or None when the call has no ``out``.
+
+    ``found``: the callable's doors (``numpy_writes``), which say where it takes its output by position.
+    """
     value, keywords, args = None, list(expr.keywords), list(expr.args)
     for kw in keywords:
         if kw.arg == "out":
             value = kw.value
             keywords.remove(kw)
             break
-    at = _out_position(obj, expr.func)
+    outs = sorted(d.position for d in found if d.kind == numpy_writes.OUT and d.position is not None)
+    at = outs[0] if outs else None
     if value is None and at is not None and len(args) > at and not _none(args[at]):
-        if len(args) > at + 1 and not isinstance(obj, np.ufunc):
+        if len(args) > at + len(outs):
             raise n.error(expr, "an output array passed by position, followed by more arguments",
                           "Pass out= and the arguments after it by keyword.")
         value = args[at] if len(args) == at + 1 else compat.tuple_(args[at:])
@@ -181,28 +254,6 @@ def _out_argument(n, expr, obj):
 
 def _none(node) -> bool:
     return isinstance(node, gast.Constant) and node.value is None
-
-
-def _out_position(obj, func):
-    """Where ``obj`` (or the method ``func`` names) takes its output array by position, or None."""
-    shift = 0
-    if obj is MISSING:  # x.sum(0, None, out): the method of an array, numpy's function without ``a``
-        entry = primitives.METHODS.get(getattr(func, "attr", None))
-        if entry is None or entry[1]:
-            return None
-        obj, shift = entry[0], 1
-    if isinstance(obj, np.ufunc):
-        return obj.nin - shift
-    try:
-        params = list(inspect.signature(obj).parameters.values())
-    except (TypeError, ValueError):
-        return None
-    for i, p in enumerate(params):
-        if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
-            return None
-        if p.name == "out":
-            return i - shift
-    return None
 
 
 def _numpy_callable(obj) -> bool:
