@@ -386,6 +386,18 @@ def _median_of_global():
     np.median(C, overwrite_input=True)
 
 
+CACHE = {"k": C}
+LOG = {}
+
+
+def _cached():
+    return CACHE.get("k")
+
+
+def _cached_item():
+    _cached()[0] = 5.0
+
+
 def reads_then_calls(helper):
     def f(x):
         y = C * x
@@ -397,7 +409,7 @@ def reads_then_calls(helper):
 
 @pytest.mark.parametrize("helper", [_globals_item, _sys_modules_item, _call_result_item, _call_result_fill,
                                     _exec_item, _default_item, _bound_fill, _positional_out, _vars_item,
-                                    _asarray_fill, _median_of_global])
+                                    _asarray_fill, _median_of_global, _cached_item])
 def test_a_helper_writing_into_a_global_through_any_door_is_refused(helper):
     _refused_here(reads_then_calls(helper), helper.__name__)
     np.testing.assert_array_equal(C, [4.0, 1.0, 3.0, 2.0])  # refused before the helper ran: nothing written
@@ -434,3 +446,25 @@ def helpers_that_write_nothing_of_the_gradients(x):
 
 def test_defaults_that_are_not_written_or_hold_no_array_still_run():
     _matches_numpy(helpers_that_write_nothing_of_the_gradients)
+
+
+def _new_list():
+    return []
+
+
+def _log_into_fresh_and_setdefault():
+    _new_list().append(1.0)
+    LOG.setdefault("calls", []).append(1)
+
+
+def logs_through_call_results(x):
+    y = C * x
+    _log_into_fresh_and_setdefault()
+    return np.sum(y * y)
+
+
+def test_writes_into_what_calls_return_run_where_they_reach_no_array():
+    _matches_numpy(logs_through_call_results)
+    LOG.clear()
+    astgrad.grad(logs_through_call_results)(X.copy())
+    assert LOG["calls"] == [1]  # run as written, once

@@ -124,7 +124,16 @@ def _collect(fn, roots, self_value, writes, seen, dependencies, caller, bound=No
                 aliases[name] = found
     values = {name: _value_at_transform(root, self_value) for name, root in aliases.items()}
     _follow_aliases(tree, aliases)
+    held = {n.targets[0].id: n.value.value for n in gast.walk(tree) if isinstance(n, gast.Assign)
+            and len(n.targets) == 1 and isinstance(n.targets[0], gast.Name) and isinstance(n.value, gast.Attribute)
+            and n.value.attr in _CHANGING}  # w = get_box().fill: a changing method kept in a name
     for node in gast.walk(tree):
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.func.id in held:
+            owner = held[node.func.id]
+            found = [_path(owner, aliases)] if _path(owner, aliases) is not None else \
+                _returned(owner, aliases, source, stored - declared, caller)
+            line = getattr(node, "lineno", 1)
+            writes += [(*_wholly(f), f"{source.filename}:{line}: {source.lines[line - 1].strip()}") for f in found]
         for hit in _writes_of(node, aliases, values, source, stored - declared, writes, seen, dependencies, caller):
             line = getattr(node, "lineno", 1)
             writes.append((*hit, f"{source.filename}:{line}: {source.lines[line - 1].strip()}"))
@@ -361,15 +370,15 @@ def _returned(node, aliases, source, local, caller, depth=0):
         except Exception:
             inner = None
         if inner is not None:
-            names = {n.id for n in gast.walk(inner.tree) if isinstance(n, gast.Name)}
-            for name in sorted(names):
-                root = _outside(inner, name)
-                if root is not None:
-                    found.append(_wholly(root))
-            found += [_wholly((CELL, cell, ())) for cell in _default_cells(code[0]).values()]
-            for call in (n for n in gast.walk(inner.tree) if isinstance(n, gast.Return) and n.value is not None):
-                found += _returned(call.value, {}, inner, {n.id for n in gast.walk(inner.tree) if isinstance(n, gast.Name)
-                                   and isinstance(n.ctx, (gast.Store, gast.Param))}, caller, depth + 1)
+            stored = {n.id for n in gast.walk(inner.tree) if isinstance(n, gast.Name)
+                      and isinstance(n.ctx, (gast.Store, gast.Param, gast.Del))}
+            reached = {name: _outside(inner, name) for name in sorted({n.id for n in gast.walk(inner.tree)
+                                                                      if isinstance(n, gast.Name)} - stored)}
+            reached = {name: root for name, root in reached.items() if root is not None}
+            reached.update({name: (CELL, cell, ()) for name, cell in _default_cells(code[0]).items()})
+            found += [_wholly(root) for root in reached.values()]
+            for ret in (n for n in gast.walk(inner.tree) if isinstance(n, gast.Return) and n.value is not None):
+                found += _returned(ret.value, reached, inner, stored - set(reached), caller, depth + 1)
             return found
     if callee is not _NO and (_only_reads(callee) or callee in (list, dict, tuple, set)) or \
             isinstance(node.func, gast.Attribute) and _path(node.func.value, aliases) is not None:
