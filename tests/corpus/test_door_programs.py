@@ -5,7 +5,8 @@ arguments, locals, views, globals, closures, defaults, what a call returns and a
 function, in branches and loops, and in helpers).  Each must be refused at its own file's line (a
 ``TransformError`` when transformed, or astgrad's ``TypeError`` when it runs, before anything was
 written), or give numpy's own value, leave the arguments, globals, closures and defaults as numpy
-leaves them, and give the gradient central finite differences give.  The default run is derandomized
+leaves them, and give the gradient central finite differences give (and ``jvp`` its product with a
+direction, or a located refusal).  The default run is derandomized
 (the same programs every time, a few seconds); ``--runslow`` adds a fresh random run of 1000.
 """
 
@@ -79,7 +80,24 @@ def check_program(source, directory):
     assume(all(np.allclose(a, b, rtol=1e-3, atol=1e-5) for a, b in zip(coarse, fine)))
     np.testing.assert_allclose(gx, fine[0], rtol=1e-4, atol=1e-5, err_msg="d/dx" + context)
     np.testing.assert_allclose(gy, fine[1], rtol=1e-4, atol=1e-5, err_msg="d/dy" + context)
+    _check_forward(module, name, gx, gy, context)
     return "transformed"
+
+
+def _check_forward(module, name, gx, gy, context):
+    """Forward mode reads the same doors: ``jvp`` gives ``<grad f, (u, w)>`` or is refused at the program's line."""
+    u, w = np.array([0.3, -0.1, 0.5, 0.2]), np.array([-0.4, 0.6, 0.1, 0.3])
+    module.reset()
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            _, tangent = astgrad.jvp(module.f, wrt=(0, 1))(X.copy(), Y.copy(), (u, w))
+    except (astgrad.TransformError, TypeError) as error:
+        if isinstance(error, TypeError) and not str(error).startswith("astgrad:"):
+            raise
+        assert _located(error, f"{name}.py"), f"jvp refused, but not at the program's line: {error}{context}"
+        return
+    np.testing.assert_allclose(tangent, gx @ u + gy @ w, rtol=1e-8, atol=1e-10, err_msg="jvp" + context)
 
 
 COMMON = dict(deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow,

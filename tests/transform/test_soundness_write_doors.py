@@ -468,3 +468,27 @@ def test_writes_into_what_calls_return_run_where_they_reach_no_array():
     LOG.clear()
     astgrad.grad(logs_through_call_results)(X.copy())
     assert LOG["calls"] == [1]  # run as written, once
+
+
+def _sorts(p, q):
+    p.sort()
+
+
+def gives_a_view_to_a_sorting_helper(x):
+    a = x * 1.0
+    _sorts(a[::-1], x)
+    return np.sum(a * x)
+
+
+def test_the_refusal_names_the_argument_as_written():
+    _refused_here(gives_a_view_to_a_sorting_helper, "_sorts(...) is given a[::-1]", "p.sort()")
+
+
+def _keeps_the_fill_of_a_result():
+    w = _returns_c().fill
+    w(5.0)
+
+
+def test_a_helper_keeping_a_method_of_a_call_result_is_refused():
+    _refused_here(reads_then_calls(_keeps_the_fill_of_a_result), "_keeps_the_fill_of_a_result")
+    np.testing.assert_array_equal(C, [4.0, 1.0, 3.0, 2.0])

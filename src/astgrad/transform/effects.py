@@ -20,7 +20,7 @@ import inspect
 
 import numpy as np
 
-from . import numpy_writes
+from . import compat, numpy_writes
 from .compat import gast
 from .errors import UnsupportedSyntaxError
 from .ir import walk_ops
@@ -52,12 +52,26 @@ def check_calls_for_effect(body, analysis, source, ignore=None) -> None:
         if found is not None:
             where, param = found
             name = getattr(op.fn, "__name__", "the function")
-            shown = given.get(param, ", ".join(sorted(given.values())))
+            shown = _as_written(op, param) or given.get(param, ", ".join(sorted(given.values())))
             raise source.error(op.node, f"{name}(...) is given {shown}, which carries a gradient, and may change it "
                                f"({where}); its result is not used, so astgrad runs the call as written and the "
                                "gradient would miss the change", "Return the new value from the function and use "
                                "it (x = f(x)), or call the function outside the differentiated one.",
                                UnsupportedSyntaxError)
+
+
+def _as_written(op, param):
+    """The user's text of the argument given to ``param`` in the call ``op`` stands for (``a[::-1]`` rather than
+    the normalizer's temporary name), or None."""
+    call = op.node
+    if not isinstance(call, gast.Call) or param is None:
+        return None
+    try:
+        bound = inspect.signature(op.fn).bind(*call.args, **{k.arg: k.value for k in call.keywords if k.arg})
+    except (TypeError, ValueError):
+        return None
+    value = bound.arguments.get(param)
+    return compat.to_source(value).strip() if isinstance(value, gast.AST) else None
 
 
 def _generated(fn) -> bool:
