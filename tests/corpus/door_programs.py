@@ -8,7 +8,8 @@ keeps), then writes through one door, in ``f`` itself, in a branch or a loop, or
   (``np.add.accumulate(e, 0, None, t)``), a function's or an array method's (``np.cumsum(e, 0, None, t)``,
   ``t.clip(lo, hi, t)``), ``out=``, ``copy=False``, ``overwrite_input=True``, ``t.fill``, ``t.sort``, a
   bound method kept in a name, ``exec``, item and augmented assignment, ``globals()[...]``,
-  ``sys.modules[__name__]``, and ``globals()["SCALE"] = ...`` rebinding a global ``f`` read;
+  ``sys.modules[__name__]``, a random generator's ``out`` (which sets the result's shape), and
+  ``globals()["SCALE"] = ...`` rebinding a global ``f`` read;
 * the objects written: the argument ``x``, a local array, views of it (``a[::-1]``, ``a.reshape(-1)``,
   ``np.asarray(a)``, ``a.T``), a global, a closure's array, a default argument, what a function returns
   and a property.
@@ -81,7 +82,8 @@ DOORS = ["np.maximum({t}, 0.1, {t})", "np.add({e}, {t}, {t})", "np.multiply({e},
          "np.add.accumulate({e}, 0, None, {t})", "np.cumsum({e}, 0, None, {t})", "np.clip({t}, -0.5, 0.5, {t})",
          "{t}.clip(-0.5, 0.5, {t})", "s = np.sum(np.nan_to_num({t}, copy=False, nan=0.0)) * 0.1",
          "s = np.median({t}, overwrite_input=True)", "{t}.fill(0.3)", "{t}.sort()", "w = {t}.fill\nw(0.3)",
-         "exec('{t}[0] = 0.5')", "{t}[1] = np.sum({e}) * 0.2"]
+         "exec('{t}[0] = 0.5')", "{t}[1] = np.sum({e}) * 0.2", "np.random.default_rng(1).random(out={t})",
+         "np.random.default_rng(1).standard_normal(None, np.float64, {t})"]
 NAME_DOORS = ["{t} += {e}", "{t} *= 0.5"]
 #: doors that reach a global by a string, whatever the target
 STRING_DOORS = ["globals()['G'][0] = 0.5", "globals()['SCALE'] = 2.5", "sys.modules[__name__].G[2] = 0.5"]

@@ -39,7 +39,10 @@ def test_every_writing_parameter_of_numpy_is_a_door():
         params = numpy_writes.parameters(obj)
         if params is None:
             continue
-        known = {d.parameter for d in numpy_writes.doors(obj)}
+        doors = numpy_writes.doors(obj)
+        known = {d.parameter for d in doors}
+        if any(name == "size" for name, _ in params):  # a random generator's out sets the result's shape
+            assert all(d.kind == numpy_writes.SIZED for d in doors if d.parameter == "out"), shown
         for param, _ in params:
             if not _SUSPECT.search(param) or (name, param) in _NOT_WRITING:
                 continue
@@ -53,6 +56,14 @@ def test_every_writing_parameter_of_numpy_is_a_door():
                 unknown.append(f"{shown}({param})")
     assert not missed, f"writing parameters numpy_writes does not read: {missed}"
     assert not unknown, f"parameters that may write, which no one has classified: {unknown}"
+
+
+def test_random_generators_out_is_known_to_set_the_shape():
+    rng = np.random.default_rng(0)
+    assert [d.kind for d in numpy_writes.doors(rng.random)] == [numpy_writes.SIZED]
+    a = np.zeros(3)
+    rng.random(out=a)  # what numpy does: three draws, where rng.random() would give one
+    assert len(set(a)) == 3
 
 
 def test_a_ufunc_writes_its_outputs_by_position_from_nin_and_nout():

@@ -492,3 +492,97 @@ def _keeps_the_fill_of_a_result():
 def test_a_helper_keeping_a_method_of_a_call_result_is_refused():
     _refused_here(reads_then_calls(_keeps_the_fill_of_a_result), "_keeps_the_fill_of_a_result")
     np.testing.assert_array_equal(C, [4.0, 1.0, 3.0, 2.0])
+
+
+RNG = np.random.default_rng(0)
+
+
+def random_into_a_copy(x):
+    a = x.copy()
+    np.random.default_rng(0).random(out=a)
+    return np.sum(a * x)
+
+
+def normal_into_a_global_generator_by_position(x):
+    a = x * 2.0
+    RNG.standard_normal(None, np.float64, a)
+    return np.sum(a * x)
+
+
+@pytest.mark.parametrize("fn", [random_into_a_copy, normal_into_a_global_generator_by_position])
+def test_a_random_generators_out_sets_the_shape_and_is_refused(fn):
+    # a[...] = rng.random() would broadcast one draw where numpy draws one per element
+    _refused_here(fn, "out")
+
+
+try:
+    import scipy.linalg as scipy_linalg
+except ImportError:  # scipy is an optional extra
+    scipy_linalg = None
+
+
+def solve_overwriting_a_matrix_read_before(x):
+    a = M + np.eye(4)
+    y = a @ x
+    z = scipy_linalg.solve(a, np.ones(4), overwrite_a=True)
+    return np.sum(y * y) + np.sum(z)
+
+
+@pytest.mark.skipif(scipy_linalg is None, reason="scipy is not installed")
+def test_another_librarys_flags_are_read_from_its_signature():
+    _refused_here(solve_overwriting_a_matrix_read_before, "overwrite_a=True", "in any order")
+
+
+def _returns_box(buf=C):
+    return buf
+
+
+def generator_writes_into_what_a_call_returns(x):
+    y = C * x
+    np.random.default_rng(1).standard_normal(None, np.float64, _returns_box())
+    return np.sum(y * y)
+
+
+def generator_writes_into_a_view_of_what_a_call_returns(x):
+    y = C * x
+    rows = _returns_box()[::-1]
+    np.random.default_rng(1).standard_normal(None, np.float64, rows)
+    return np.sum(y * y)
+
+
+@pytest.mark.parametrize("fn", [generator_writes_into_what_a_call_returns,
+                                generator_writes_into_a_view_of_what_a_call_returns])
+def test_a_method_of_an_unknown_object_writing_into_a_call_result_is_refused(fn):
+    # found by tests/corpus/test_door_programs.py: the Generator's positional out was C itself
+    _refused_here(fn, "standard_normal")
+    np.testing.assert_array_equal(C, [4.0, 1.0, 3.0, 2.0])
+
+
+class _Holder:
+    def __init__(self, arr):
+        self.arr = arr
+
+    @property
+    def data(self):
+        return self.arr
+
+
+HOLDER = _Holder(C)
+
+
+def generator_writes_into_a_property(x):
+    y = C * x
+    np.random.default_rng(1).standard_normal(None, np.float64, HOLDER.data)
+    return np.sum(y * y)
+
+
+def generator_writes_into_a_row_of_a_global(x):
+    y = C * x
+    np.random.default_rng(1).standard_normal(None, np.float64, C[1:3])
+    return np.sum(y * y)
+
+
+@pytest.mark.parametrize("fn", [generator_writes_into_a_property, generator_writes_into_a_row_of_a_global])
+def test_a_method_of_an_unknown_object_writing_into_a_globals_part_is_refused(fn):
+    _refused_here(fn, "standard_normal")
+    np.testing.assert_array_equal(C, [4.0, 1.0, 3.0, 2.0])

@@ -543,6 +543,7 @@ def check_untransformed_calls(body, analysis, source, ns, local_names):
     from .runtime_errors import ORIGIN
 
     reads = frozenset({n.id for n in gast.walk(source.tree) if isinstance(n, gast.Name)} - set(local_names))
+    returned = _returned_names(body, local_names)
 
     def block(stmts):
         out = []
@@ -565,7 +566,8 @@ def check_untransformed_calls(body, analysis, source, ns, local_names):
     def _check_for(op):
         call = op.expr
         given = list(call.args) + [k.value for k in call.keywords]  # no *args or **kwargs: check refuses them
-        outside = tuple(_root(a) is not None and _root(a) not in local_names for a in [call.func, *given])
+        outside = tuple(_root(a) is not None and (_root(a) not in local_names or _root(a) in returned)
+                        for a in [call.func, *given])
         site = CallSite(source, op.node, reads, len(call.args), [k.arg for k in call.keywords], outside)
         fn = op.fn
         if fn is not None:  # known now: planned now, its errors located at transform time
@@ -586,6 +588,38 @@ def check_untransformed_calls(body, analysis, source, ns, local_names):
         return Raw(stmt, op.line, op.text)
 
     return block(body)
+
+
+def _returned_names(body, local_names) -> set:
+    """Names that may hold what a function returned (``t = get_box()``), a global's item or attribute (``G[0]``,
+    ``H.data``, a property), and views and names made from them: an object of anyone's, as a global's name is."""
+    from .aliasing import shares_memory
+    from .ir import atom_names, op_reads, walk_ops
+
+    ops = list(walk_ops(body))
+    found = {t for op in ops if isinstance(op.expr, gast.Call) and (op.kind == "call" or op.kind == "opaque" and not (
+        op.fn is not None and _only_reads(op.fn))) for t in op.targets}  # a numpy function's: new, or a view of its own
+    found |= {t for op in ops if (shares_memory(op) or isinstance(op.expr, gast.Attribute)) and  # G[0], H.data
+              _data_read(op) - set(local_names) for t in op.targets}
+    grown = True
+    while grown:
+        grown = False
+        for op in ops:
+            reads = set(atom_names(op.expr)) | set(op_reads(op))
+            if shares_memory(op) and reads & found and not set(op.targets) <= found:
+                found.update(op.targets)
+                grown = True
+    return found
+
+
+def _data_read(op) -> set:
+    """The names of the values ``op`` reads (its arguments; the object of ``H.data``), not the functions it calls."""
+    from .ir import atom_names, op_reads
+
+    if op.args or op.kwargs:
+        return set(op_reads(op))
+    root = _root(op.expr)
+    return {root} if root is not None else set(atom_names(op.expr))
 
 
 def _ident(name):

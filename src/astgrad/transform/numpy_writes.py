@@ -35,9 +35,11 @@ from typing import NamedTuple
 import numpy as np
 
 #: the namespaces whose callables the test enumerates
-NAMESPACES = {"numpy": np, "numpy.linalg": np.linalg, "numpy.fft": np.fft}
+NAMESPACES = {"numpy": np, "numpy.linalg": np.linalg, "numpy.fft": np.fft, "numpy.random": np.random,
+              "numpy.random.Generator": np.random.default_rng(0)}
 
 OUT = "out"  # the result is stored into the argument
+SIZED = "sized out"  # the argument is the result, its shape the result's (``rng.random(size, dtype, out)``)
 SCRAMBLE = "scramble"  # the argument may be left with other values (``overwrite_input=True``)
 IN_PLACE = "in place"  # the result is computed into the argument and returned (``copy=False``)
 
@@ -115,11 +117,12 @@ def _read_doors(fn) -> tuple[Door, ...]:
     if params is None:
         return ()
     positional = [name for name, by_position in params if by_position]
+    sized = any(name == "size" for name, _ in params)  # a random generator: out sets the result's shape
     found = []
     for i, (name, by_position) in enumerate(params):
         at = i if by_position else None
         if name == "out":
-            found.append(Door(name, at, OUT, None, None))
+            found.append(Door(name, at, SIZED if sized else OUT, None, None))
         elif name.startswith("overwrite_") or name == "inplace" or name == "copy" and _copies_in_place(fn):
             target = name[len("overwrite_"):] if name.startswith("overwrite_") else None
             index = positional.index(target) if target in positional else 0
@@ -213,7 +216,7 @@ def used(found, args, keywords) -> list[Written]:
         else:
             continue
         literal = getattr(value, "value", _NO) if type(value).__name__ == "Constant" else _NO
-        if door.kind == OUT:
+        if door.kind in (OUT, SIZED):
             if literal is None:
                 continue
             opened.append(Written(door, value, at))

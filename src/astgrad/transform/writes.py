@@ -11,6 +11,8 @@ with what to write instead.
 
 from __future__ import annotations
 
+import sysconfig
+
 import numpy as np
 
 from . import compat, numpy_writes, primitives
@@ -65,14 +67,16 @@ def write_call(n, target, expr) -> bool:
             obj = method
         elif (owner is MISSING or isinstance(owner, np.ndarray)) and (func.attr in _REFUSED_METHODS or func.attr in _REWRITTEN_METHODS):
             return _method(n, target, expr, func.attr)
-        else:
-            found = numpy_writes.method_doors(func.attr) if owner is MISSING or isinstance(owner, np.ndarray) else ()
+        elif owner is MISSING or isinstance(owner, np.ndarray):
+            found = numpy_writes.method_doors(func.attr)
+        elif _numpy_callable(getattr(owner, func.attr, None)):  # RNG.random(None, np.float64, a): a Generator's
+            found = numpy_writes.doors(getattr(owner, func.attr))
     if obj is not MISSING:
         _refuse_function(n, expr, obj)
         if _same(obj, np.copyto):
             return _copyto(n, target, expr)
         if not _numpy_callable(obj):
-            return False
+            return _library_call(n, target, expr, obj)
         found = numpy_writes.doors(obj)
     if _flags(n, target, expr, found):
         return True
@@ -92,7 +96,8 @@ def _flags(n, target, expr, found) -> bool:
     same, and nothing else sees that array); ``copy=False`` on a name is the write ``a[...] = np.nan_to_num(a)``;
     anything else is refused.  Emits the call and returns True when a flag was open."""
     keywords = {kw.arg: kw.value for kw in expr.keywords if kw.arg}
-    opened = [w for w in numpy_writes.used(found, expr.args, keywords) if w.door.kind != numpy_writes.OUT]
+    opened = [w for w in numpy_writes.used(found, expr.args, keywords)
+              if w.door.kind not in (numpy_writes.OUT, numpy_writes.SIZED)]
     if not opened:
         return False
     args, kws = list(expr.args), list(expr.keywords)
@@ -119,7 +124,7 @@ def _flags(n, target, expr, found) -> bool:
             into = node.id
             continue
         if door.kind == numpy_writes.SCRAMBLE:
-            raise n.error(expr, f"{what} may leave {shown}'s values in any order (numpy's choice), which "
+            raise n.error(expr, f"{what} may leave {shown}'s values in any order (the library's choice), which "
                           "astgrad's generated code does not reproduce",
                           f"Drop {door.parameter}=... (numpy's result is the same), or give it a new array: "
                           f"{shown}.copy().")
@@ -135,6 +140,25 @@ def _flags(n, target, expr, found) -> bool:
     if target is not None:
         n.emit([target], "copy", compat.name(into), expr, args=[compat.name(into)])
     return True
+
+
+def _library_call(n, target, expr, obj) -> bool:
+    """A function of another library (``scipy.linalg.solve(a, b, overwrite_a=True)``): its flags are read and
+    handled as numpy's; an ``out`` is refused, since what it computes without one is not known."""
+    code = getattr(obj, "__code__", None)
+    if not callable(obj) or str(getattr(obj, "__module__", "")).startswith(("astgrad", "builtins")) or \
+            code is not None and not code.co_filename.startswith(_LIBRARY_PATHS):
+        return False  # the user's own function: transformed, its writes checked in its body
+    found = numpy_writes.doors(obj)
+    keywords = {kw.arg: kw.value for kw in expr.keywords if kw.arg}
+    if any(w.door.kind in (numpy_writes.OUT, numpy_writes.SIZED) for w in numpy_writes.used(found, expr.args, keywords)):
+        raise n.error(expr, f"{compat.to_source(expr.func).strip()}(...) is given an array to write its result into, "
+                      "which astgrad's generated code does not reproduce for a function outside numpy",
+                      "Assign the result to a name instead of passing out=.")
+    return _flags(n, target, expr, found)
+
+
+_LIBRARY_PATHS = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "purelib", "platlib")})
 
 
 def _new_array(n, node) -> bool:
@@ -232,6 +256,17 @@ def _out_argument(n, expr, found):
             break
     outs = sorted(d.position for d in found if d.kind == numpy_writes.OUT and d.position is not None)
     at = outs[0] if outs else None
+    sized = any(d.kind == numpy_writes.SIZED for d in found)
+    if value is not None and not _none(value) and (sized or not any(d.kind == numpy_writes.OUT for d in found)):
+        shown = compat.to_source(expr.func).strip()
+        why = "its out sets the result's shape" if sized else "astgrad cannot tell what it computes without out="
+        raise n.error(expr, f"{shown}(..., out={compat.to_source(value).strip()}) writes its result into an "
+                      f"existing array, and {why}", "Assign the result to a name instead (for a random "
+                      "generator, pass size=x.shape).")
+    sized_at = [d.position for d in found if d.kind == numpy_writes.SIZED and d.position is not None]
+    if sized_at and len(args) > sized_at[0] and not _none(args[sized_at[0]]):
+        raise n.error(expr, f"{compat.to_source(expr.func).strip()}(...) is given an output array by position, "
+                      "which sets its result's shape", "Assign the result to a name instead (pass size=x.shape).")
     if value is None and at is not None and len(args) > at and not _none(args[at]):
         if len(args) > at + len(outs):
             raise n.error(expr, "an output array passed by position, followed by more arguments",
@@ -259,6 +294,8 @@ def _none(node) -> bool:
 def _numpy_callable(obj) -> bool:
     if isinstance(obj, np.ufunc) or isinstance(getattr(obj, "__self__", None), (np.ufunc, np.ndarray)):
         return True
+    if callable(obj) and type(getattr(obj, "__self__", None)).__module__.startswith("numpy"):
+        return True  # a method of a numpy object: np.random.Generator's
     if primitives.is_user_function(obj):
         return False
     return (getattr(obj, "__module__", None) or "").split(".")[0] == "numpy"
