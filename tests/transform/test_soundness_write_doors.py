@@ -586,3 +586,18 @@ def generator_writes_into_a_row_of_a_global(x):
 def test_a_method_of_an_unknown_object_writing_into_a_globals_part_is_refused(fn):
     _refused_here(fn, "standard_normal")
     np.testing.assert_array_equal(C, [4.0, 1.0, 3.0, 2.0])
+
+
+def _generator_into_a_call_result():
+    np.random.default_rng(1).random(out=_returns_c())
+
+
+def _generator_into_a_call_result_by_position():
+    np.random.default_rng(1).standard_normal(None, np.float64, _returns_c())
+
+
+@pytest.mark.parametrize("helper", [_generator_into_a_call_result, _generator_into_a_call_result_by_position])
+def test_a_helper_giving_a_call_result_to_an_unknown_method_is_refused(helper):
+    # found by tests/corpus/test_door_programs.py --runslow
+    _refused_here(reads_then_calls(helper), helper.__name__)
+    np.testing.assert_array_equal(C, [4.0, 1.0, 3.0, 2.0])

@@ -302,6 +302,8 @@ def _writes_of_call(node, aliases, values, source, local, writes, seen, dependen
     for k in node.keywords:
         if k.arg == "out" and _path(k.value, aliases) is not None:
             return [_path(k.value, aliases), *_given_to(node, aliases, source, local, func)]
+        if k.arg == "out" and _returned(k.value, aliases, source, local, caller):  # out=get_box()
+            return [*_returned(k.value, aliases, source, local, caller), *_given_to(node, aliases, source, local, func)]
     if isinstance(func, gast.Name) and func.id in aliases:  # fill = G.fill; fill(0.0): a method held in a name
         return [_wholly(_path(func, aliases)), *_given_to(node, aliases, source, local, func)]
     if isinstance(func, gast.Attribute) and func.attr in _CHANGING and _path(func.value, aliases) is None:
@@ -325,14 +327,24 @@ def _writes_of_call(node, aliases, values, source, local, writes, seen, dependen
         if func.attr in _READING_METHODS and not isinstance(method, types.MethodType):
             return _given_to(node, aliases, source, local, func)
         # a method not known to only read: it may write anywhere into its object and what it is given
-        return [_wholly(obj), *_given_to(node, aliases, source, local, func)]
+        return [_wholly(obj), *_given_to(node, aliases, source, local, func), *_results_given(node, aliases, source,
+                                                                                              local, caller)]
     callee = source.resolve_expr(func, local)
     found = callable_code(callee) if callee is not _NO else None
     if found is not None and not _only_reads(callee):
         self_root = _path(func, aliases) if found[1] is not None else None
         _collect_callee(found[0], self_root, node, aliases, writes, seen, dependencies, caller, found[1])
         return []
-    return _given_to(node, aliases, source, local, func, callee)
+    if callee is not _NO and _only_reads(callee):
+        return []
+    # a function or method no one knows (rng.standard_normal(None, np.float64, get_box())): what it is given
+    return [*_given_to(node, aliases, source, local, func, callee), *_results_given(node, aliases, source, local, caller)]
+
+
+def _results_given(node, aliases, source, local, caller):
+    """What the call results ``node`` is given may be (``_returned``), each wholly."""
+    values = [a.value if isinstance(a, gast.Starred) else a for a in node.args] + [k.value for k in node.keywords]
+    return [w for v in values for w in _returned(v, aliases, source, local, caller)]
 
 
 def _door_arguments(call, source, local):
