@@ -122,3 +122,15 @@ def test_method_doors_count_positions_without_self():
     cumsum = numpy_writes.method_doors("cumsum")
     assert [(d.parameter, d.position) for d in cumsum] == [("out", 2)]
     assert list(inspect.signature(np.ndarray.cumsum).parameters)[3] == "out"
+
+
+def test_the_output_position_of_a_function_or_an_array_method():
+    from astgrad.transform.compat import gast
+    from astgrad.transform.parse import MISSING
+    from astgrad.transform.writes import _out_position
+
+    clip = gast.Attribute(value=gast.Name(id="m", ctx=gast.Load(), annotation=None, type_comment=None),
+                          attr="clip", ctx=gast.Load())
+    assert _out_position(np.add, None) == 2 and _out_position(np.divmod, None) == 2
+    assert _out_position(np.cumsum, None) == list(inspect.signature(np.cumsum).parameters).index("out")
+    assert _out_position(MISSING, clip) == 2 and _out_position(np.sort, None) is None

@@ -287,6 +287,13 @@ def _out_argument(n, expr, found):
                                  lineno=expr.lineno, col_offset=expr.col_offset)
 
 
+def _out_position(obj, func):
+    """Where ``obj`` (or, when ``obj`` is MISSING, the array method ``func`` names) takes its output array by
+    position, or None: read from numpy by ``numpy_writes``."""
+    found = numpy_writes.method_doors(getattr(func, "attr", "")) if obj is MISSING else numpy_writes.doors(obj)
+    return min((d.position for d in found if d.kind == numpy_writes.OUT and d.position is not None), default=None)
+
+
 def _none(node) -> bool:
     return isinstance(node, gast.Constant) and node.value is None
 
