@@ -25,18 +25,16 @@ import sysconfig
 import types
 import weakref
 
-import numpy as np
-
+from . import compat, numpy_writes
 from .compat import gast
-from .effects import _CHANGING, _only_reads, _root, _stores_into
+from .effects import _CHANGING, _numpy, _only_reads, _root, _stores_into, unseen_door
 from .errors import UnsupportedSyntaxError
 from .parse import _MISSING as _NO
 from .parse import Dependencies, FunctionSource
 from .runtime_checks import CELL, GIVEN, GLOBAL, SELF, WHOLLY, callable_code, follow, stores_given
 
 #: methods of arrays, lists and dicts that only read the object they are called on
-_READING_METHODS = {m for m in dir(np.ndarray) if not m.startswith("_")} - _CHANGING | \
-    {"get", "keys", "values", "items", "copy", "index", "count"}
+_READING_METHODS = numpy_writes.READING_METHODS | {"get", "keys", "values", "items", "copy", "index", "count"}
 
 
 class Plan:
@@ -63,7 +61,7 @@ def plan_call(fn, bound_self, given, caller, node, reads, dependencies):
     if bound_self is not None and first is not None:
         roots[first] = (SELF, None, ())
     writes: list = []
-    _collect(fn, roots, bound_self, writes, set(), dependencies, (caller, node, reads))
+    _collect(fn, roots, bound_self, writes, set(), dependencies, (caller, node, reads), set(roots))
     if not writes:
         return None
     unique = {}
@@ -81,13 +79,17 @@ def _first_parameter(fn):
                                                            params[0].POSITIONAL_OR_KEYWORD) else None
 
 
-def _collect(fn, roots, self_value, writes, seen, dependencies, caller):
+def _collect(fn, roots, self_value, writes, seen, dependencies, caller, bound=None):
     """Add to ``writes`` what ``fn`` may write into through ``roots`` (``{parameter: (kind, where, steps)}``),
-    its globals and closure, and the Python functions it calls (read in turn)."""
+    its globals and closure, the defaults of the parameters the call does not bind (all but ``bound``), and the
+    Python functions it calls (read in turn)."""
     if _library(fn):  # its own module's state is no user's array: only what the user's objects reach
         roots = {p: r for p, r in roots.items() if r[0] in (GIVEN, GLOBAL, CELL)}
         if not roots:
             return
+    else:  # def clobber(buf=BOX): a default is one object, kept by the function, that every call without it sees
+        roots = {**{p: (CELL, cell, ()) for p, cell in _default_cells(fn).items() if bound is not None
+                    and p not in bound}, **roots}
     key = (fn, tuple(sorted((p, r[0], id(r[1]) if r[0] in (GLOBAL, CELL) else r[1], r[2]) for p, r in roots.items())))
     if key in seen:
         return
@@ -106,6 +108,8 @@ def _collect(fn, roots, self_value, writes, seen, dependencies, caller):
     stored = {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)
               and isinstance(n.ctx, (gast.Store, gast.Param, gast.Del))}
     _rebinds(tree, source, declared, stored, caller)
+    if not _library(fn):
+        _refuse_unseen(tree, source, stored - declared, caller)
     aliases: dict = {}  # a name in fn -> (kind, where, steps to the object it holds, or None)
     library = _library(fn)
     for name in {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)}:
@@ -120,13 +124,58 @@ def _collect(fn, roots, self_value, writes, seen, dependencies, caller):
                 aliases[name] = found
     values = {name: _value_at_transform(root, self_value) for name, root in aliases.items()}
     _follow_aliases(tree, aliases)
+    held = {n.targets[0].id: n.value.value for n in gast.walk(tree) if isinstance(n, gast.Assign)
+            and len(n.targets) == 1 and isinstance(n.targets[0], gast.Name) and isinstance(n.value, gast.Attribute)
+            and n.value.attr in _CHANGING}  # w = get_box().fill: a changing method kept in a name
     for node in gast.walk(tree):
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.func.id in held:
+            owner = held[node.func.id]
+            found = [_path(owner, aliases)] if _path(owner, aliases) is not None else \
+                _returned(owner, aliases, source, stored - declared, caller)
+            line = getattr(node, "lineno", 1)
+            writes += [(*_wholly(f), f"{source.filename}:{line}: {source.lines[line - 1].strip()}") for f in found]
         for hit in _writes_of(node, aliases, values, source, stored - declared, writes, seen, dependencies, caller):
             line = getattr(node, "lineno", 1)
             writes.append((*hit, f"{source.filename}:{line}: {source.lines[line - 1].strip()}"))
 
 
 _LIBRARY_PATHS = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "purelib", "platlib")})
+
+
+_DEFAULTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _default_cells(fn) -> dict:
+    """``{parameter: cell}`` holding each default of ``fn`` an object could be written into (not a number, a
+    string, None or code): the runtime check reads it as it reads a closure's cell."""
+    defaults = dict(zip(fn.__code__.co_varnames[fn.__code__.co_argcount - len(fn.__defaults__ or ()):
+                                                fn.__code__.co_argcount], fn.__defaults__ or ()))
+    defaults.update(fn.__kwdefaults__ or {})
+    known = _DEFAULTS.setdefault(fn, {})
+    cells = {}
+    for name, value in defaults.items():
+        if value is None or isinstance(value, (int, float, complex, str, bytes, bool, tuple, frozenset)) or _code(value):
+            continue
+        if name not in known or known[name].cell_contents is not value:
+            known[name] = types.CellType(value)
+        cells[name] = known[name]
+    return cells
+
+
+def _refuse_unseen(tree, source, local, caller):
+    """Refuse a callee run as written that uses ``exec``, ``eval``, ``globals()``, ``vars()``, ``sys.modules``...:
+    through them it may write into (or rebind) any object, where no name shows which."""
+    for node in gast.walk(tree):
+        why = unseen_door(node, source, local)
+        if why is not None:
+            caller_source, at, _ = caller
+            line = getattr(node, "lineno", 1)
+            raise caller_source.error(
+                at, f"{getattr(source.fn, '__qualname__', 'the function')}(...) is run as written, and "
+                f"{source.filename}:{line + source.first_line - 1}: {source.lines[line - 1].strip()}: {why}, so it "
+                "may write into or rebind any object, where astgrad cannot see which; the gradient could miss "
+                "the change", "Name the objects it changes directly, pass them in and return their new values "
+                "(x = f(x)), or call the function outside the differentiated one.", UnsupportedSyntaxError)
 
 
 def _library(fn) -> bool:
@@ -238,6 +287,7 @@ def _writes_of(node, aliases, values, source, local, writes, seen, dependencies,
             for part in (t.elts if isinstance(t, (gast.Tuple, gast.List)) else [t]):
                 if isinstance(part, (gast.Subscript, gast.Attribute)):
                     found.append(_path(part.value, aliases))
+                    found += _returned(part.value, aliases, source, local, caller)
                 if isinstance(node, gast.AugAssign):  # in place where the object has the operator
                     found.append(_path(part, aliases))
         return [f for f in found if f is not None]
@@ -252,6 +302,18 @@ def _writes_of_call(node, aliases, values, source, local, writes, seen, dependen
     for k in node.keywords:
         if k.arg == "out" and _path(k.value, aliases) is not None:
             return [_path(k.value, aliases), *_given_to(node, aliases, source, local, func)]
+        if k.arg == "out" and _returned(k.value, aliases, source, local, caller):  # out=get_box()
+            return [*_returned(k.value, aliases, source, local, caller), *_given_to(node, aliases, source, local, func)]
+    if isinstance(func, gast.Name) and func.id in aliases:  # fill = G.fill; fill(0.0): a method held in a name
+        return [_wholly(_path(func, aliases)), *_given_to(node, aliases, source, local, func)]
+    if isinstance(func, gast.Attribute) and func.attr in _CHANGING and _path(func.value, aliases) is None:
+        returned = _returned(func.value, aliases, source, local, caller)  # np.asarray(G).fill(0.0), get().fill(0.0)
+        if returned:
+            return [*returned, *_given_to(node, aliases, source, local, func)]
+    written = [w for n in _door_arguments(node, source, local) for w in
+               [_path(n, aliases), *_returned(n, aliases, source, local, caller)] if w is not None]
+    if written:  # np.multiply(G, 2.0, G), np.median(G, overwrite_input=True)
+        return [*written, *_given_to(node, aliases, source, local, func)]
     if isinstance(func, gast.Attribute) and _path(func.value, aliases) is not None:
         obj = _path(func.value, aliases)
         if func.attr in _CHANGING:
@@ -265,14 +327,81 @@ def _writes_of_call(node, aliases, values, source, local, writes, seen, dependen
         if func.attr in _READING_METHODS and not isinstance(method, types.MethodType):
             return _given_to(node, aliases, source, local, func)
         # a method not known to only read: it may write anywhere into its object and what it is given
-        return [_wholly(obj), *_given_to(node, aliases, source, local, func)]
+        return [_wholly(obj), *_given_to(node, aliases, source, local, func), *_results_given(node, aliases, source,
+                                                                                              local, caller)]
     callee = source.resolve_expr(func, local)
     found = callable_code(callee) if callee is not _NO else None
     if found is not None and not _only_reads(callee):
         self_root = _path(func, aliases) if found[1] is not None else None
         _collect_callee(found[0], self_root, node, aliases, writes, seen, dependencies, caller, found[1])
         return []
-    return _given_to(node, aliases, source, local, func, callee)
+    if callee is not _NO and _only_reads(callee):
+        return []
+    # a function or method no one knows (rng.standard_normal(None, np.float64, get_box())): what it is given
+    return [*_given_to(node, aliases, source, local, func, callee), *_results_given(node, aliases, source, local, caller)]
+
+
+def _results_given(node, aliases, source, local, caller):
+    """What the call results ``node`` is given may be (``_returned``), each wholly."""
+    values = [a.value if isinstance(a, gast.Starred) else a for a in node.args] + [k.value for k in node.keywords]
+    return [w for v in values for w in _returned(v, aliases, source, local, caller)]
+
+
+def _door_arguments(call, source, local):
+    """The argument nodes a numpy call writes into through its doors (``numpy_writes``)."""
+    func = call.func
+    fn = source.resolve_expr(func, local)
+    if fn is _NO and isinstance(func, gast.Attribute):
+        fn = numpy_writes.ufunc_method(source.resolve_expr(func.value, local), func.attr) or _NO
+    found = numpy_writes.doors(fn) if fn is not _NO and _numpy(fn) else () if fn is not _NO else \
+        numpy_writes.method_doors(func.attr) if isinstance(func, gast.Attribute) else ()
+    keywords = {k.arg: k.value for k in call.keywords if k.arg}
+    nodes = []
+    for w in numpy_writes.used(found, call.args, keywords):
+        node = func.value if w.node is None else w.node
+        nodes += node.elts if isinstance(node, gast.Tuple) else [node]
+    return nodes
+
+
+def _returned(node, aliases, source, local, caller, depth=0):
+    """What a write into ``node``, a chain rooted in a call's result (``get()[0]``, ``np.asarray(G)``), may
+    reach, each wholly: the roots the call is given (numpy may return a view of them; a method may return
+    an object inside its own), and, for a Python function, every global, closure and default it names.
+    A call of anything else is refused at the caller (``caller``): no one can tell what it returns."""
+    while isinstance(node, (gast.Subscript, gast.Attribute)):
+        node = node.value
+    if not isinstance(node, gast.Call):
+        return []
+    found = [_wholly(p) for p in (_path(n, aliases) for n in gast.walk(node)
+                                  if isinstance(n, (gast.Name, gast.Attribute, gast.Subscript))) if p is not None]
+    callee = source.resolve_expr(node.func, local)
+    code = callable_code(callee) if callee is not _NO else None
+    if code is not None and depth < 4:
+        try:
+            inner = FunctionSource(code[0])
+        except Exception:
+            inner = None
+        if inner is not None:
+            stored = {n.id for n in gast.walk(inner.tree) if isinstance(n, gast.Name)
+                      and isinstance(n.ctx, (gast.Store, gast.Param, gast.Del))}
+            reached = {name: _outside(inner, name) for name in sorted({n.id for n in gast.walk(inner.tree)
+                                                                      if isinstance(n, gast.Name)} - stored)}
+            reached = {name: root for name, root in reached.items() if root is not None}
+            reached.update({name: (CELL, cell, ()) for name, cell in _default_cells(code[0]).items()})
+            found += [_wholly(root) for root in reached.values()]
+            for ret in (n for n in gast.walk(inner.tree) if isinstance(n, gast.Return) and n.value is not None):
+                found += _returned(ret.value, reached, inner, stored - set(reached), caller, depth + 1)
+            return found
+    if callee is not _NO and (_only_reads(callee) or callee in (list, dict, tuple, set)) or \
+            isinstance(node.func, gast.Attribute) and _path(node.func.value, aliases) is not None:
+        return found
+    caller_source, at, _ = caller
+    shown = compat.to_source(node).strip()
+    raise caller_source.error(at, f"{getattr(source.fn, '__qualname__', 'the function')}(...) is run as written, "
+                              f"and writes into what {shown} returns, which astgrad cannot tell; it may be an "
+                              "array the gradient reads", "Assign what it returns to a name of the module (or pass "
+                              "it in), or call the function outside the differentiated one.",
+                              UnsupportedSyntaxError)
 
 
 def _value_of(node, values):
@@ -330,7 +459,9 @@ def _collect_callee(fn, self_root, call, aliases, writes, seen, dependencies, ca
                 roots[k.arg] = found
             else:
                 writes.append((found[0], found[1], None, f"{fn.__qualname__}(...), given **kwargs"))
-    _collect(fn, roots, self_value, writes, seen, dependencies, caller)
+    bound = None if any(isinstance(a, gast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords) \
+        else set(positional[:len(call.args)]) | {k.arg for k in call.keywords}
+    _collect(fn, roots, self_value, writes, seen, dependencies, caller, bound)
 
 
 def _unread(fn, roots, writes):
@@ -427,6 +558,7 @@ def check_untransformed_calls(body, analysis, source, ns, local_names):
     from .runtime_errors import ORIGIN
 
     reads = frozenset({n.id for n in gast.walk(source.tree) if isinstance(n, gast.Name)} - set(local_names))
+    returned = _returned_names(body, local_names)
 
     def block(stmts):
         out = []
@@ -449,7 +581,8 @@ def check_untransformed_calls(body, analysis, source, ns, local_names):
     def _check_for(op):
         call = op.expr
         given = list(call.args) + [k.value for k in call.keywords]  # no *args or **kwargs: check refuses them
-        outside = tuple(_root(a) is not None and _root(a) not in local_names for a in [call.func, *given])
+        outside = tuple(_root(a) is not None and (_root(a) not in local_names or _root(a) in returned)
+                        for a in [call.func, *given])
         site = CallSite(source, op.node, reads, len(call.args), [k.arg for k in call.keywords], outside)
         site.given_gradient = op.text.strip() if analysis.reads_of(op) & analysis.active else ""
         fn = op.fn
@@ -463,6 +596,8 @@ def check_untransformed_calls(body, analysis, source, ns, local_names):
                 return None
         elif not (isinstance(call.func, gast.Attribute) and call.func.attr not in _READING_METHODS):
             return None
+        elif numpy_writes.ufunc_method(source.resolve_expr(call.func.value, local_names), call.func.attr) is not None:
+            return None  # np.add.reduce(G, 0): it writes only through its out, which normalize made an assignment
         atoms = [compat.clone(a) for a in call.args] + [compat.clone(k.value) for k in call.keywords]
         check = compat.call(compat.name(ns.helper(runtime_checks.written_by_call)),
                             [compat.name(ns.bind(site, "call_site")), compat.clone(call.func), *atoms])
@@ -471,6 +606,38 @@ def check_untransformed_calls(body, analysis, source, ns, local_names):
         return Raw(stmt, op.line, op.text)
 
     return block(body)
+
+
+def _returned_names(body, local_names) -> set:
+    """Names that may hold what a function returned (``t = get_box()``), a global's item or attribute (``G[0]``,
+    ``H.data``, a property), and views and names made from them: an object of anyone's, as a global's name is."""
+    from .aliasing import shares_memory
+    from .ir import atom_names, op_reads, walk_ops
+
+    ops = list(walk_ops(body))
+    found = {t for op in ops if isinstance(op.expr, gast.Call) and (op.kind == "call" or op.kind == "opaque" and not (
+        op.fn is not None and _only_reads(op.fn))) for t in op.targets}  # a numpy function's: new, or a view of its own
+    found |= {t for op in ops if (shares_memory(op) or isinstance(op.expr, gast.Attribute)) and  # G[0], H.data
+              _data_read(op) - set(local_names) for t in op.targets}
+    grown = True
+    while grown:
+        grown = False
+        for op in ops:
+            reads = set(atom_names(op.expr)) | set(op_reads(op))
+            if shares_memory(op) and reads & found and not set(op.targets) <= found:
+                found.update(op.targets)
+                grown = True
+    return found
+
+
+def _data_read(op) -> set:
+    """The names of the values ``op`` reads (its arguments; the object of ``H.data``), not the functions it calls."""
+    from .ir import atom_names, op_reads
+
+    if op.args or op.kwargs:
+        return set(op_reads(op))
+    root = _root(op.expr)
+    return {root} if root is not None else set(atom_names(op.expr))
 
 
 def _ident(name):

@@ -20,16 +20,16 @@ import inspect
 
 import numpy as np
 
+from . import compat, numpy_writes
 from .compat import gast
 from .errors import UnsupportedSyntaxError
 from .ir import walk_ops
 from .locate import bound_arguments
+from .parse import MISSING as _NO
 from .parse import FunctionSource
 
 #: methods that change the object they are called on (lists, dicts, sets, arrays)
-_CHANGING = {"append", "extend", "insert", "pop", "remove", "reverse", "sort", "clear", "update", "setdefault",
-             "popitem", "add", "discard", "fill", "put", "itemset", "partition", "resize", "setfield", "byteswap",
-             "setflags", "__setitem__", "__iadd__", "__delitem__", "shuffle", "copyto"}
+_CHANGING = numpy_writes.CHANGING
 #: those of them that store what they are given, so that a later write through the object reaches it
 _STORING = {"append", "extend", "insert", "add", "update", "setdefault", "__setitem__"}
 _READING_BUILTINS = {print, len, str, repr, format, isinstance, type, float, int, bool, abs, min, max, sum, round,
@@ -52,12 +52,26 @@ def check_calls_for_effect(body, analysis, source, ignore=None) -> None:
         if found is not None:
             where, param = found
             name = getattr(op.fn, "__name__", "the function")
-            shown = given.get(param, ", ".join(sorted(given.values())))
+            shown = _as_written(op, param) or given.get(param, ", ".join(sorted(given.values())))
             raise source.error(op.node, f"{name}(...) is given {shown}, which carries a gradient, and may change it "
                                f"({where}); its result is not used, so astgrad runs the call as written and the "
                                "gradient would miss the change", "Return the new value from the function and use "
                                "it (x = f(x)), or call the function outside the differentiated one.",
                                UnsupportedSyntaxError)
+
+
+def _as_written(op, param):
+    """The user's text of the argument given to ``param`` in the call ``op`` stands for (``a[::-1]`` rather than
+    the normalizer's temporary name), or None."""
+    call = op.node
+    if not isinstance(call, gast.Call) or param is None:
+        return None
+    try:
+        bound = inspect.signature(op.fn).bind(*call.args, **{k.arg: k.value for k in call.keywords if k.arg})
+    except (TypeError, ValueError):
+        return None
+    value = bound.arguments.get(param)
+    return compat.to_source(value).strip() if isinstance(value, gast.AST) else None
 
 
 def _generated(fn) -> bool:
@@ -101,6 +115,8 @@ def _may_write(fn, params, seen):
         param = _written(node, aliases)
         if param is None and isinstance(node, gast.Call):
             param = _call_may_write(node, aliases, source, local_names, seen)
+        if param is None and unseen_door(node, source, local_names) is not None:
+            param = next(iter(sorted(params)))  # exec, globals(): any of them
         if param is not None:
             line = getattr(node, "lineno", 1) + source.first_line - 1
             return f"{source.filename}:{line}: {source.lines[getattr(node, 'lineno', 1) - 1].strip()}", param
@@ -122,7 +138,8 @@ def _root(node):
 
 
 def _written(node, aliases):
-    """The parameter a statement writes through: ``a[i] = v``, ``a.b = v``, ``a += v``, ``del a[i]``."""
+    """The parameter a statement writes through: ``a[i] = v``, ``a.b = v``, ``a += v``, ``del a[i]``, and
+    ``np.asarray(a)[0] = v`` (what a call given ``a`` returns may be ``a`` or a view of it)."""
     targets = []
     if isinstance(node, (gast.Assign, gast.Delete)):
         targets = node.targets
@@ -133,7 +150,31 @@ def _written(node, aliases):
             root = _root(part)
             if root in aliases and (not isinstance(part, gast.Name) or isinstance(node, gast.AugAssign)):
                 return aliases[root]
+            if root is None and not isinstance(part, gast.Name):
+                found = returned_from(part, aliases)
+                if found is not None:
+                    return found
     return None
+
+
+def returned_from(node, aliases):
+    """The alias a chain rooted in a call's result (``np.asarray(a)[0]``, ``get(a).fill``) may reach: a name in
+    ``aliases`` anywhere in the call, which may return it or a view of it; or None."""
+    while isinstance(node, (gast.Subscript, gast.Attribute)):
+        node = node.value
+    if not isinstance(node, gast.Call):
+        return None
+    return next((aliases[n.id] for n in gast.walk(node) if isinstance(n, gast.Name) and n.id in aliases), None)
+
+
+def unseen_door(node, source, local_names):
+    """Why ``node`` names ``exec``, ``eval``, ``globals``, ``vars``, ``sys.modules``... (``numpy_writes.unseen``),
+    through which code writes where no name shows, or None."""
+    if not isinstance(node, (gast.Name, gast.Attribute)) or isinstance(node, gast.Name) and node.id in local_names:
+        return None
+    if isinstance(node, gast.Attribute) and node.attr != "modules":
+        return None
+    return numpy_writes.unseen(source.resolve_expr(node, local_names))
 
 
 def _call_may_write(call, aliases, source, local_names, seen):
@@ -142,6 +183,13 @@ def _call_may_write(call, aliases, source, local_names, seen):
     func = call.func
     if isinstance(func, gast.Attribute) and _root(func.value) in aliases and func.attr in _CHANGING:
         return aliases[_root(func.value)]
+    if isinstance(func, gast.Attribute) and func.attr in _CHANGING and returned_from(func.value, aliases):
+        return returned_from(func.value, aliases)  # np.asarray(a).fill(0.0)
+    if isinstance(func, gast.Name) and func.id in aliases:
+        return aliases[func.id]  # fill = a.fill; fill(0.0): a method of the value, held in a name
+    written = numpy_doors(call, source, local_names, aliases)
+    if written is not None:
+        return written
     given = [(i, aliases[_root(a)]) for i, a in enumerate(call.args) if _root(a) in aliases]
     given += [(k.arg, aliases[_root(k.value)]) for k in call.keywords if _root(k.value) in aliases]
     if not given:
@@ -167,6 +215,37 @@ def _call_may_write(call, aliases, source, local_names, seen):
             names.add(name)
     found = _may_write(obj, names, seen)
     return None if found is None else given[0][1]
+
+
+def numpy_doors(call, source, local_names, aliases):
+    """The alias a numpy call writes into through a door ``numpy_writes`` reads from numpy (a ufunc's output by
+    position, ``np.add.reduce(m, 0, None, a)``, ``overwrite_input=True``, ``copy=False``, ``x.cumsum(0, None, a)``),
+    or None."""
+    func = call.func
+    fn = source.resolve_expr(func, local_names)
+    if fn is _NO and isinstance(func, gast.Attribute):
+        fn = numpy_writes.ufunc_method(source.resolve_expr(func.value, local_names), func.attr) or _NO
+    if fn is not _NO and _numpy(fn):
+        found = numpy_writes.doors(fn)
+    elif fn is _NO and isinstance(func, gast.Attribute):
+        found = numpy_writes.method_doors(func.attr)
+    else:
+        return None
+    keywords = {k.arg: k.value for k in call.keywords if k.arg}
+    for w in numpy_writes.used(found, call.args, keywords):
+        nodes = [func.value] if w.node is None else w.node.elts if isinstance(w.node, gast.Tuple) else [w.node]
+        for node in nodes:
+            root = _root(node)
+            if root in aliases:
+                return aliases[root]
+            if returned_from(node, aliases) is not None:
+                return returned_from(node, aliases)
+    return None
+
+
+def _numpy(obj) -> bool:
+    return isinstance(obj, np.ufunc) or isinstance(getattr(obj, "__self__", None), np.ufunc) or \
+        callable(obj) and (getattr(obj, "__module__", None) or "").startswith("numpy")
 
 
 def _only_reads(obj) -> bool:

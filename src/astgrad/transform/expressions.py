@@ -16,6 +16,7 @@ import numpy as _np
 from .. import rules
 from ..rules.joining import as_column
 from . import attributes, compat, methods, primitives, runtime_checks
+from .numpy_writes import CHANGING as _CHANGING
 from .compat import gast
 from .generated_calls import generated_jvp, jvp_call
 from .ir import If
@@ -219,6 +220,11 @@ def _attribute(n, target, expr):
     if obj is not MISSING:
         n.emit([target], "nondiff", n.static_ref(expr), expr)
         return
+    if expr.attr in _CHANGING:  # fill = a.fill; fill(0.0) would write into a where no analysis looks
+        shown = compat.to_source(expr).strip()
+        raise n.error(expr, f"{shown} is a method that changes its object, taken here as a value: a call of it "
+                      "later writes where astgrad cannot see", f"Call it directly ({shown}(...)) where the write "
+                      "happens.")
     base = n.atomize(expr.value)
     node = compat.attr(base, expr.attr)
     if expr.attr in primitives.META_ATTRIBUTES:

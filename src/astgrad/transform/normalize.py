@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import rules
 from ..rules import sequences
-from . import compat, contexts, runtime, runtime_checks
+from . import compat, contexts, numpy_writes, runtime, runtime_checks
 from .aliasing import shares_memory
 from .compat import gast
 from .errors import UnsupportedSyntaxError
@@ -154,6 +154,7 @@ class Normalizer:
         if obj is MISSING:
             raise self.error(node, f"name {node.id!r} is not defined",
                              "Define it before the function is differentiated.")
+        self.refuse_unseen(node, obj)
         if isinstance(obj, (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType)) \
                 or callable(obj):
             return compat.name(self.ns.bind(obj, node.id))
@@ -189,7 +190,18 @@ class Normalizer:
         """``np.pi`` or ``np.linalg.norm`` with its root name bound."""
         if isinstance(expr, gast.Name):
             return self.load_name(expr)
+        self.refuse_unseen(expr, self.static(expr))
         return compat.attr(self.static_ref(expr.value), expr.attr)
+
+    def refuse_unseen(self, node, obj):
+        """``exec``, ``eval``, ``globals()``, ``vars()``, ``sys.modules``: doors to objects (and writes into them)
+        that no name in the function shows, so the analysis cannot follow them."""
+        why = numpy_writes.unseen(obj)
+        if why is not None:
+            raise self.error(node, f"{why}, so astgrad cannot tell what the function reads or writes through "
+                             "it, and the gradient could miss a change",
+                             "Name the objects directly (a global by its name, a value as an argument), or call "
+                             "this outside the differentiated function.")
 
     # -- statements ---------------------------------------------------
 

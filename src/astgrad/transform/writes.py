@@ -11,11 +11,11 @@ with what to write instead.
 
 from __future__ import annotations
 
-import inspect
+import sysconfig
 
 import numpy as np
 
-from . import compat, primitives
+from . import compat, numpy_writes, primitives
 from .compat import gast
 from .parse import MISSING
 from ..rules.sequences import grow
@@ -52,6 +52,7 @@ def write_call(n, target, expr) -> bool:
     """
     func = expr.func
     obj = n.static(func)
+    found: tuple = ()
     if obj is MISSING and isinstance(func, gast.Attribute):
         if isinstance(func.value, gast.Name) and func.attr in _LIST_CHANGES and (
                 func.value.id in n.sequences or func.value.id == n.forward_stack):
@@ -62,8 +63,15 @@ def write_call(n, target, expr) -> bool:
                           "astgrad's generated code does not reproduce",
                           "Build the result as a new array (for example a[idx] = a[idx] + v when idx "
                           "has no repeats).")
-        if (owner is MISSING or isinstance(owner, np.ndarray)) and (func.attr in _REFUSED_METHODS or func.attr in _REWRITTEN_METHODS):
+        method = numpy_writes.ufunc_method(owner, func.attr)
+        if method is not None:  # np.add.reduce(m, 0, None, y): the ufunc's method has its own out
+            obj = method
+        elif (owner is MISSING or isinstance(owner, np.ndarray)) and (func.attr in _REFUSED_METHODS or func.attr in _REWRITTEN_METHODS):
             return _method(n, target, expr, func.attr)
+        elif owner is MISSING or isinstance(owner, np.ndarray):
+            found = numpy_writes.method_doors(func.attr)
+        elif _numpy_callable(getattr(owner, func.attr, None)):  # RNG.random(None, np.float64, a): a Generator's
+            found = numpy_writes.doors(getattr(owner, func.attr))
     elif obj is grow and n.forward_stack is not None and len(expr.args) == 2 and not expr.keywords \
             and isinstance(expr.args[0], gast.Name):
         # generated code appending in place to a list it pops in its adjoint (transform/lists.py): the forward
@@ -72,11 +80,16 @@ def write_call(n, target, expr) -> bool:
         n.emit([target or n.temp()], "prim", compat.call(compat.name(n.ns.helper(grow)), [items, item]), expr,
                grow, [compat.name(expr.args[0].id), item])
         return True
-    elif obj is not MISSING:
+    if obj is not MISSING:
         _refuse_function(n, expr, obj)
         if _same(obj, np.copyto):
             return _copyto(n, target, expr)
-    out = _out_argument(n, expr, obj)
+        if not _numpy_callable(obj):
+            return _library_call(n, target, expr, obj)
+        found = numpy_writes.doors(obj)
+    if _flags(n, target, expr, found):
+        return True
+    out = _out_argument(n, expr, found)
     if out is None:
         return False
     name, call = out
@@ -84,6 +97,88 @@ def write_call(n, target, expr) -> bool:
     if target is not None:
         n.emit([target], "copy", compat.name(name), expr, args=[compat.name(name)])
     return True
+
+
+def _flags(n, target, expr, found) -> bool:
+    """``np.median(a, overwrite_input=True)``, ``np.nan_to_num(a, copy=False)``: a flag that lets numpy write
+    into an argument.  Given a new array (arithmetic, ``.copy()``), the flag is dropped (numpy's result is the
+    same, and nothing else sees that array); ``copy=False`` on a name is the write ``a[...] = np.nan_to_num(a)``;
+    anything else is refused.  Emits the call and returns True when a flag was open."""
+    keywords = {kw.arg: kw.value for kw in expr.keywords if kw.arg}
+    opened = [w for w in numpy_writes.used(found, expr.args, keywords)
+              if w.door.kind not in (numpy_writes.OUT, numpy_writes.SIZED)]
+    if not opened:
+        return False
+    args, kws = list(expr.args), list(expr.keywords)
+    into = None
+    for w in opened:
+        door, node = w.door, w.node
+        if node is None:  # x.byteswap(inplace=True)
+            raise n.error(expr, f".{compat.to_source(expr.func).strip().rsplit('.', 1)[-1]}(...) with "
+                          f"{door.parameter}= writes into the array it is called on, which astgrad's generated code "
+                          "does not reproduce", "Assign the new array to a name instead.")
+        shown = compat.to_source(node).strip()
+        flag = keywords[door.parameter] if w.position is None else args[w.position]
+        flag_text = repr(flag.value) if isinstance(flag, gast.Constant) else compat.to_source(flag).strip()
+        what = f"{compat.to_source(expr.func).strip()}(..., {door.parameter}={flag_text})"
+        off = compat.const(door.parameter == "copy")  # the flag's value that writes nowhere
+        if w.position is None:
+            kws = [compat.make("keyword", arg=k.arg, value=off) if k.arg == door.parameter else k for k in kws]
+        else:
+            args[w.position] = off
+        if _new_array(n, node):
+            continue
+        if door.kind == numpy_writes.IN_PLACE and isinstance(node, gast.Name) and node.id not in n.sequences \
+                and into is None:
+            into = node.id
+            continue
+        if door.kind == numpy_writes.SCRAMBLE:
+            raise n.error(expr, f"{what} may leave {shown}'s values in any order (the library's choice), which "
+                          "astgrad's generated code does not reproduce",
+                          f"Drop {door.parameter}=... (numpy's result is the same), or give it a new array: "
+                          f"{shown}.copy().")
+        raise n.error(expr, f"{what} writes into {shown}, which is not a name here",
+                      f"Assign {shown} to a name first, or drop {door.parameter}=....")
+    call = compat.make("Call", func=expr.func, args=args, keywords=kws, lineno=expr.lineno,
+                       col_offset=expr.col_offset)
+    if into is None:
+        n.assign(target or n.temp(), call)
+        return True
+    _write_into(n, expr, into, call, f"{compat.to_source(expr).strip()}",
+                f"{into} = {compat.to_source(call).strip()}")
+    if target is not None:
+        n.emit([target], "copy", compat.name(into), expr, args=[compat.name(into)])
+    return True
+
+
+def _library_call(n, target, expr, obj) -> bool:
+    """A function of another library (``scipy.linalg.solve(a, b, overwrite_a=True)``): its flags are read and
+    handled as numpy's; an ``out`` is refused, since what it computes without one is not known."""
+    code = getattr(obj, "__code__", None)
+    if not callable(obj) or str(getattr(obj, "__module__", "")).startswith(("astgrad", "builtins")) or \
+            code is not None and not code.co_filename.startswith(_LIBRARY_PATHS):
+        return False  # the user's own function: transformed, its writes checked in its body
+    found = numpy_writes.doors(obj)
+    keywords = {kw.arg: kw.value for kw in expr.keywords if kw.arg}
+    if any(w.door.kind in (numpy_writes.OUT, numpy_writes.SIZED) for w in numpy_writes.used(found, expr.args, keywords)):
+        raise n.error(expr, f"{compat.to_source(expr.func).strip()}(...) is given an array to write its result into, "
+                      "which astgrad's generated code does not reproduce for a function outside numpy",
+                      "Assign the result to a name instead of passing out=.")
+    return _flags(n, target, expr, found)
+
+
+_LIBRARY_PATHS = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "purelib", "platlib")})
+
+
+def _new_array(n, node) -> bool:
+    """``node`` surely makes an array no name sees: arithmetic, ``v.copy()``, ``np.copy(v)``."""
+    if isinstance(node, gast.BinOp) or isinstance(node, gast.UnaryOp) and not isinstance(node.op, gast.Not):
+        return True
+    if isinstance(node, gast.Call) and not node.keywords:
+        if isinstance(node.func, gast.Attribute) and node.func.attr == "copy" and not node.args:
+            return True
+        return n.static(node.func) is np.copy
+    return False
 
 
 def _list_change(n, target, expr):
@@ -159,19 +254,32 @@ def _same(obj, fn) -> bool:
     return obj is fn or type(obj) is type(fn) and obj == fn
 
 
-def _out_argument(n, expr, obj):
-    """(name of the array written, the call without its output) or None when the call has no ``out``."""
-    if obj is not MISSING and not _numpy_callable(obj):
-        return None
+def _out_argument(n, expr, found):
+    """(name of the array written, the call without its output) or None when the call has no ``out``.
+
+    ``found``: the callable's doors (``numpy_writes``), which say where it takes its output by position.
+    """
     value, keywords, args = None, list(expr.keywords), list(expr.args)
     for kw in keywords:
         if kw.arg == "out":
             value = kw.value
             keywords.remove(kw)
             break
-    at = _out_position(obj, expr.func)
+    outs = sorted(d.position for d in found if d.kind == numpy_writes.OUT and d.position is not None)
+    at = outs[0] if outs else None
+    sized = any(d.kind == numpy_writes.SIZED for d in found)
+    if value is not None and not _none(value) and (sized or not any(d.kind == numpy_writes.OUT for d in found)):
+        shown = compat.to_source(expr.func).strip()
+        why = "its out sets the result's shape" if sized else "astgrad cannot tell what it computes without out="
+        raise n.error(expr, f"{shown}(..., out={compat.to_source(value).strip()}) writes its result into an "
+                      f"existing array, and {why}", "Assign the result to a name instead (for a random "
+                      "generator, pass size=x.shape).")
+    sized_at = [d.position for d in found if d.kind == numpy_writes.SIZED and d.position is not None]
+    if sized_at and len(args) > sized_at[0] and not _none(args[sized_at[0]]):
+        raise n.error(expr, f"{compat.to_source(expr.func).strip()}(...) is given an output array by position, "
+                      "which sets its result's shape", "Assign the result to a name instead (pass size=x.shape).")
     if value is None and at is not None and len(args) > at and not _none(args[at]):
-        if len(args) > at + 1 and not isinstance(obj, np.ufunc):
+        if len(args) > at + len(outs):
             raise n.error(expr, "an output array passed by position, followed by more arguments",
                           "Pass out= and the arguments after it by keyword.")
         value = args[at] if len(args) == at + 1 else compat.tuple_(args[at:])
@@ -190,35 +298,22 @@ def _out_argument(n, expr, obj):
                                  lineno=expr.lineno, col_offset=expr.col_offset)
 
 
+def _out_position(obj, func):
+    """Where ``obj`` (or, when ``obj`` is MISSING, the array method ``func`` names) takes its output array by
+    position, or None: read from numpy by ``numpy_writes``."""
+    found = numpy_writes.method_doors(getattr(func, "attr", "")) if obj is MISSING else numpy_writes.doors(obj)
+    return min((d.position for d in found if d.kind == numpy_writes.OUT and d.position is not None), default=None)
+
+
 def _none(node) -> bool:
     return isinstance(node, gast.Constant) and node.value is None
-
-
-def _out_position(obj, func):
-    """Where ``obj`` (or the method ``func`` names) takes its output array by position, or None."""
-    shift = 0
-    if obj is MISSING:  # x.sum(0, None, out): the method of an array, numpy's function without ``a``
-        entry = primitives.METHODS.get(getattr(func, "attr", None))
-        if entry is None or entry[1]:
-            return None
-        obj, shift = entry[0], 1
-    if isinstance(obj, np.ufunc):
-        return obj.nin - shift
-    try:
-        params = list(inspect.signature(obj).parameters.values())
-    except (TypeError, ValueError):
-        return None
-    for i, p in enumerate(params):
-        if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
-            return None
-        if p.name == "out":
-            return i - shift
-    return None
 
 
 def _numpy_callable(obj) -> bool:
     if isinstance(obj, np.ufunc) or isinstance(getattr(obj, "__self__", None), (np.ufunc, np.ndarray)):
         return True
+    if callable(obj) and type(getattr(obj, "__self__", None)).__module__.startswith("numpy"):
+        return True  # a method of a numpy object: np.random.Generator's
     if primitives.is_user_function(obj):
         return False
     return (getattr(obj, "__module__", None) or "").split(".")[0] == "numpy"
