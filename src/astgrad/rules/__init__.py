@@ -14,6 +14,7 @@ from ._registry import (
     find,
     generation,
     is_nondifferentiable,
+    is_shipped,
     lookup,
     primitive,
     qualified_name,

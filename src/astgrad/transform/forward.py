@@ -368,6 +368,8 @@ class Forwarder:
         return self.zeros(entry, state) + [compat.make("Break")]
 
     def forward_raw(self, s, state):
+        if s.line and getattr(s.stmt, ORIGIN, None) is None:  # a call kept for its effect: errors name its line
+            self.tag(s.stmt, s)
         return [s.stmt]
 
 

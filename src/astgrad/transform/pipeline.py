@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..rules import sequences
-from . import compat, containers, runtime, runtime_checks
+from . import compat, containers, net, runtime, runtime_checks
 from .adjoint_ir import pop, push, uses_stack
 from .aliasing import check_writes, number_checks
 from .analyse import Analysis
@@ -318,6 +318,7 @@ def emit(ctx):
     generated = Generated(module.source, namespace[ctx.name], filename, namespace, dependencies,
                           origins(module.functions, module.comment_origins))
     generated.rank_dependent = module.rank_dependent
+    generated.guarded = net.plan(module.functions, namespace, generated)
     drop_lines_with(generated, filename)
     module.generated = generated if module.backend is None else module.backend(ctx, generated)
 
@@ -475,6 +476,7 @@ class Generated:
 
     rank_dependent = False  # whether arguments of known ranks would change the code (build(ranks=...))
     allocator = None  # a backend's type of the ``base`` of the arrays it allocates (api._KEEP_NUMBA)
+    guarded = None  # ``function`` under the run-time net, for a module that calls a door (net.plan)
 
     def __init__(self, source, function, filename, namespace, dependencies=None, origins=()):
         self.source = source
@@ -483,6 +485,11 @@ class Generated:
         self.filename = filename
         self.namespace = namespace
         self.dependencies = dependencies or Dependencies()
+
+    @property
+    def run(self):
+        """What a call runs: ``function``, under the run-time net where the module calls a door."""
+        return self.guarded or self.function
 
     def current(self) -> bool:
         """False once a function the transform read (``f``, a callee, ``np.sum``) was rebound."""

@@ -68,6 +68,8 @@ class Reverser:
         return [compat.make("Break")]
 
     def primal_raw(self, s):
+        if s.line and getattr(s.stmt, ORIGIN, None) is None:  # a call kept for its effect: errors name its line
+            setattr(s.stmt, ORIGIN, (self.plan.source.filename, s.line, s.text, False))
         return [s.stmt]
 
     def primal_op(self, op):
