@@ -318,3 +318,19 @@ def test_a_function_whose_calls_only_read_runs_without_the_net():
 
     generated = astgrad.grad(f)._generated
     assert generated.guarded is None and generated.run is generated.function
+
+
+def test_a_view_let_go_while_its_base_is_held_elsewhere_is_writeable_once_the_base_is():
+    """Two running calls: one holds a base, the other a view of it (and so the base too)."""
+    base = np.arange(4.0)
+    view = base[1:]
+    first, second = {}, {}
+    net._collect(base, first)
+    net._collect(view, second)
+    held_base = net._hold(first.values())
+    held_view = net._hold(second.values())
+    assert not base.flags.writeable and not view.flags.writeable
+    net._release(held_view)  # the view cannot be writeable while its base is read-only
+    assert not view.flags.writeable and not base.flags.writeable
+    net._release(held_base)
+    assert base.flags.writeable and view.flags.writeable and net.held_now() == 0

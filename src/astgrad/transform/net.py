@@ -214,6 +214,13 @@ def _guard(generated, positions, foreseen, bound, live):
 
 def _collect(value, arrays, limit=10000) -> None:
     """Every ndarray ``value`` is, holds (in containers and objects' attributes) or is a view of, by id."""
+    if type(value) is np.ndarray:  # the common argument, without the walk
+        while isinstance(value, np.ndarray):
+            arrays[id(value)] = value
+            value = value.base
+        return
+    if value is None or type(value) in _PLAIN:
+        return
     seen: set = set()
     work = [value]
     while work and len(seen) < limit:
@@ -223,15 +230,20 @@ def _collect(value, arrays, limit=10000) -> None:
         seen.add(id(obj))
         if isinstance(obj, np.ndarray):
             while isinstance(obj, np.ndarray):
-                arrays.setdefault(id(obj), obj)
+                arrays[id(obj)] = obj
                 obj = obj.base
         elif isinstance(obj, dict):
             work.extend(obj.values())
         elif isinstance(obj, (list, tuple, set, frozenset)):
             work.extend(obj)
-        elif not hasattr(obj, "__dask_graph__") and not isinstance(obj, (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
-                                  types.MethodType, np.generic)) and isinstance(getattr(obj, "__dict__", None), dict):
+        elif not isinstance(obj, _OPAQUE) and isinstance(getattr(obj, "__dict__", None), dict) \
+                and not hasattr(obj, "__dask_graph__"):  # a Dask collection: lazy, no flag; its graph is not walked
             work.extend(vars(obj).values())
+
+
+_PLAIN = frozenset({int, float, complex, bool, str, bytes})
+#: objects whose attributes are not the user's data
+_OPAQUE = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType, np.generic)
 
 
 def _hold(arrays) -> list:
@@ -244,7 +256,7 @@ def _hold(arrays) -> list:
                 entry[1] += 1
             elif array.flags.writeable:
                 try:
-                    array.flags.writeable = False
+                    array.setflags(write=False)
                 except ValueError:  # a subclass that refuses: not held
                     continue
                 _HELD[id(array)] = [array, 1]
@@ -255,7 +267,12 @@ def _hold(arrays) -> list:
 
 
 def _release(held) -> None:
-    """One holder fewer of each array; the flag is set again on those no running call holds any more."""
+    """One holder fewer of each array; the flag is set again on those no running call holds any more.
+
+    Bases come after their views in ``held`` (``_collect``), so they are set
+    first.  A view whose base another running call still holds cannot be
+    set: it waits in ``_WAITING`` until a release can set it.
+    """
     with _LOCK:
         freed = []
         for array in held:
@@ -264,17 +281,18 @@ def _release(held) -> None:
             if not entry[1]:
                 del _HELD[id(array)]
                 freed.append(array)
-        for array in reversed(freed + _WAITING):  # bases (collected after their views) first
-            try:
-                array.flags.writeable = True
-            except ValueError:  # a view of an array another call still holds: when that one goes
-                if not any(a is array for a in _WAITING):
+        pending = freed[::-1] + _WAITING
+        _WAITING.clear()
+        while pending:
+            for array in pending:
+                try:
+                    array.setflags(write=True)
+                except ValueError:
                     _WAITING.append(array)
-                continue
-            for i, waiting in enumerate(_WAITING):
-                if waiting is array:
-                    del _WAITING[i]
-                    break
+            if len(_WAITING) == len(pending):
+                break  # nothing more can be set now
+            pending = _WAITING[:]  # set bases let views waiting on them go
+            _WAITING.clear()
 
 
 def _writeable_again(out, held_ids, limit=1000) -> None:
@@ -290,7 +308,7 @@ def _writeable_again(out, held_ids, limit=1000) -> None:
         if isinstance(obj, np.ndarray):
             if not obj.flags.writeable and _views_of(obj, held_ids):
                 try:
-                    obj.flags.writeable = True
+                    obj.setflags(write=True)
                 except ValueError:
                     pass
         elif isinstance(obj, (tuple, list)):

@@ -317,8 +317,7 @@ def emit(ctx):
         dependencies.update(used.dependencies)
     generated = Generated(module.source, namespace[ctx.name], filename, namespace, dependencies,
                           origins(module.functions, module.comment_origins))
-    generated.rank_dependent = module.rank_dependent
-    generated.guarded = net.plan(module.functions, namespace, generated)
+    generated.rank_dependent, generated.guarded = module.rank_dependent, net.plan(module.functions, namespace, generated)
     drop_lines_with(generated, filename)
     module.generated = generated if module.backend is None else module.backend(ctx, generated)
 
@@ -486,10 +485,7 @@ class Generated:
         self.namespace = namespace
         self.dependencies = dependencies or Dependencies()
 
-    @property
-    def run(self):
-        """What a call runs: ``function``, under the run-time net where the module calls a door."""
-        return self.guarded or self.function
+    run = property(lambda self: self.guarded or self.function, doc="What a call runs: ``function``, or it under the net.")
 
     def current(self) -> bool:
         """False once a function the transform read (``f``, a callee, ``np.sum``) was rebound."""

@@ -20,7 +20,7 @@ from .. import rules
 from . import compat, containers, fusion, lists, primitives, runtime
 from .locate import bound_arguments
 from .compat import gast
-from .runtime_errors import ORIGIN
+from .runtime_errors import ORIGIN, with_origin
 from .adjoint_ir import pop, push
 from .inline import merge_repeated
 from .ir import For, Op, blocks, breaks, dispatch, first_bindings, walk_ops
@@ -68,9 +68,7 @@ class Reverser:
         return [compat.make("Break")]
 
     def primal_raw(self, s):
-        if s.line and getattr(s.stmt, ORIGIN, None) is None:  # a call kept for its effect: errors name its line
-            setattr(s.stmt, ORIGIN, (self.plan.source.filename, s.line, s.text, False))
-        return [s.stmt]
+        return [with_origin(s.stmt, self.plan.source.filename, s.line, s.text)]  # errors name its line
 
     def primal_op(self, op):
         out = [push(self.ns.stack, compat.name(t)) for t in self.saved_targets(op) if id(op) not in self.plan.grown]
