@@ -44,6 +44,7 @@ def honest_double(v):
 
 
 astgrad.defvjp(honest_double, lambda g, ans, v: g * 2.0)
+astgrad.defjvp(honest_double, lambda t, ans, v: t * 2.0)
 
 
 class Library:
@@ -160,6 +161,12 @@ def registered_primitive_writes(a):
     return np.sum(y * a)
 
 
+def registered_primitive_writes_into_a_saved_value(a):
+    y = np.sin(a)
+    z = sneaky_double(y)
+    return np.sum(z * y)
+
+
 def library_function_on_an_attribute(a):
     y = a * a
     LIBRARY.zero_into(a, 0.0)
@@ -175,7 +182,7 @@ def library_function_whose_result_is_kept(a):
 CASES = [ufunc_positional_out, nan_to_num_in_place, fill_through_reshape, fill_through_asarray,
          bound_method_in_a_name, through_exec, through_globals, through_the_globals_dict_in_a_name,
          through_an_object_a_call_returns, through_a_default, through_an_attribute, through_a_closure,
-         registered_primitive_writes,
+         registered_primitive_writes, registered_primitive_writes_into_a_saved_value,
          library_function_on_an_attribute, library_function_whose_result_is_kept]
 
 
@@ -215,19 +222,32 @@ def _line_of(function, needle):
     return start + next(i for i, line in enumerate(lines) if needle in line)
 
 
+@pytest.mark.parametrize("f", [registered_primitive_writes, registered_primitive_writes_into_a_saved_value])
 @pytest.mark.parametrize("mode", ["grad", "jvp"])
-def test_a_door_no_list_can_know_is_caught_by_the_net(mode):
-    """A primitive the user registered with a rule for its result, which also writes into its argument."""
+def test_a_door_no_list_can_know_is_caught_by_the_net(mode, f):
+    """A primitive the user registered with a rule for its result, which also writes into what it is given:
+    the argument, or a value the function computed and the adjoint reads."""
     x = np.array([1.0, -2.0, 3.0])
     with pytest.raises(net.WriteIntoReadArray) as caught:
         if mode == "grad":
-            astgrad.grad(registered_primitive_writes)(x)
+            astgrad.grad(f)(x)
         else:
-            astgrad.jvp(registered_primitive_writes)(x, np.ones(3))
-    assert f"{__file__}:{_line_of(registered_primitive_writes, 'sneaky_double(a)')}" in str(caught.value)
+            astgrad.jvp(f)(x, np.ones(3))
+    assert f"{__file__}:{_line_of(f, 'sneaky_double(')}" in str(caught.value)
     assert "read-only" in str(caught.value)
     np.testing.assert_array_equal(x, [1.0, -2.0, 3.0])  # nothing was written
     assert x.flags.writeable and net.held_now() == 0
+
+
+def test_second_derivatives_through_a_primitive_the_net_wraps():
+    def f(a):
+        return np.sum(honest_double(np.sin(a)) * a)
+
+    a = np.array([0.3, -0.7])
+    hessian = astgrad.hessian(f)(a)
+    expected = np.stack([numeric_grad(lambda v: astgrad.grad(f)(v)[i], [a], 0) for i in range(2)])
+    np.testing.assert_allclose(hessian, expected, rtol=1e-5, atol=1e-6)
+    assert a.flags.writeable and net.held_now() == 0
 
 
 def test_a_door_that_writes_nothing_gives_the_exact_gradient_and_leaves_flags_as_they_were():

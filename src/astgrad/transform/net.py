@@ -22,6 +22,7 @@ functions) has no net and pays nothing.
 from __future__ import annotations
 
 import builtins
+import functools
 import inspect
 import threading
 import types
@@ -62,6 +63,7 @@ def plan(functions, namespace, generated):
     doors = [call for fn in functions for call in _calls(fn) if _is_door(call, namespace, defined)]
     if not doors:
         return None
+    _hold_given(doors, namespace)
     foreseen = set()
     for stmt in _nodes(functions[0], gast.Expr):
         if any(stmt.value is door for door in doors):
@@ -71,6 +73,49 @@ def plan(functions, namespace, generated):
     bound = [value for name, value in dict.items(namespace) if not name.startswith("__") and _data(value)]
     live = list(namespace.live.values())
     return _guard(generated, [i for i, p in enumerate(entry_params) if p not in foreseen], foreseen, bound, live)
+
+
+def _hold_given(doors, namespace) -> None:
+    """Bind each primitive of the user's that the module calls by name to ``_holding`` of it (a value the
+    function computed, saved for the adjoint, reaches such a call only by being given to it)."""
+    from .. import rules
+    for call in doors:
+        name = call.func.id if isinstance(call.func, gast.Name) else None
+        callee = dict.get(namespace, name) if name is not None else None
+        if callee is not None and rules.find(callee) is not None and not getattr(callee, "__astgrad_holding__", False):
+            dict.__setitem__(namespace, name, _holding(callee))
+
+
+def _holding(callee):
+    """``callee`` (a primitive with a rule) holding the arrays it is given read-only while it runs.
+
+    It keeps ``callee``'s entry in the rule table (``__astgrad_primitive__``)
+    and signature (``functools.wraps``), so code that transforms the
+    generated module again (``hessian``) finds the same rule.
+    """
+    @functools.wraps(callee)
+    def holding(*args, **kwargs):
+        arrays: dict = {}
+        for value in args:
+            _collect(value, arrays)
+        for value in kwargs.values():
+            _collect(value, arrays)
+        held = _hold(arrays.values())
+        try:
+            out = callee(*args, **kwargs)
+        except Exception as exc:
+            if held and _read_only(exc):
+                exc.astgrad_held = True  # the module's guard turns it into the located refusal
+            raise
+        finally:
+            _release(held)
+        if held:
+            _writeable_again(out, {id(a) for a in held})
+        return out
+
+    holding.__astgrad_primitive__ = getattr(callee, "__astgrad_primitive__", callee)  # as the table keys it
+    holding.__astgrad_holding__ = True
+    return holding
 
 
 def _nodes(tree, kind):
@@ -152,6 +197,8 @@ def _only_reads(obj, call) -> bool:
         return False
     if obj in _READING_BUILTINS:
         return True
+    if getattr(obj, "__astgrad_holding__", False):
+        return False
     module = getattr(obj, "__module__", None) or ""
     if module.startswith("astgrad."):
         return True
@@ -224,7 +271,7 @@ def _guard(generated, positions, foreseen, bound, live):
         try:
             out = function(*args, **kwargs)
         except Exception as exc:
-            if held and _read_only(exc):
+            if (held or getattr(exc, "astgrad_held", False)) and _read_only(exc):
                 raise _refusal(generated, exc).with_traceback(exc.__traceback__) from None
             raise
         finally:
