@@ -49,14 +49,14 @@ class WriteIntoReadArray(TypeError):
     """A write, during a generated gradient, into an array the gradient reads (caught by the net)."""
 
 
-def plan(functions, namespace, generated):
+def plan(functions, namespace, generated, wrt=()):
     """The function that runs ``generated`` under the net, or None when its code calls no door.
 
     ``functions``: the module's gast function definitions; ``namespace``:
-    its globals (a ``LiveGlobals``).  The entry's parameters handed by name to a
-    call run for its effect are left writeable: the static analysis let
-    that call write into them (they carry no gradient and nothing read them
-    before it).
+    its globals (a ``LiveGlobals``); ``wrt``: the differentiated parameters.
+    The entry's other parameters handed by name to a call run for its effect
+    are left writeable: the static checks let that call write into them
+    (they carry no gradient and nothing read them before it).
     """
     entry_params = list(inspect.signature(generated.function).parameters)
     defined = {f.name for f in functions if isinstance(f, gast.FunctionDef)}
@@ -69,7 +69,8 @@ def plan(functions, namespace, generated):
         if any(stmt.value is door for door in doors):
             found, callee = _callee(stmt.value, namespace, defined)
             if not found or callee is not None and _runs_for_effect(callee):
-                foreseen.update(a.id for a in stmt.value.args if isinstance(a, gast.Name) and a.id in entry_params)
+                foreseen.update(a.id for a in stmt.value.args
+                                if isinstance(a, gast.Name) and a.id in entry_params and a.id not in wrt)
     bound = [value for name, value in dict.items(namespace) if not name.startswith("__") and _data(value)]
     live = list(namespace.live.values())
     return _guard(generated, [i for i, p in enumerate(entry_params) if p not in foreseen], foreseen, bound, live)

@@ -317,7 +317,7 @@ def emit(ctx):
         dependencies.update(used.dependencies)
     generated = Generated(module.source, namespace[ctx.name], filename, namespace, dependencies,
                           origins(module.functions, module.comment_origins))
-    generated.rank_dependent, generated.guarded = module.rank_dependent, net.plan(module.functions, namespace, generated)
+    generated.rank_dependent, generated.guarded = module.rank_dependent, net.plan(module.functions, namespace, generated, ctx.wrt)
     drop_lines_with(generated, filename)
     module.generated = generated if module.backend is None else module.backend(ctx, generated)
 
