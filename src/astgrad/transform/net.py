@@ -355,6 +355,13 @@ def _release(held) -> None:
             if not entry[1]:
                 del _HELD[id(array)]
                 freed.append(array)
+        if not _WAITING:  # the common case: set each, bases first
+            for array in reversed(freed):
+                try:
+                    array.setflags(write=True)
+                except ValueError:
+                    _WAITING.append(array)
+            return
         pending = freed[::-1] + _WAITING
         _WAITING.clear()
         while pending:
