@@ -129,9 +129,13 @@ def _nodes(tree, kind):
         for field in node._fields:
             value = getattr(node, field, None)
             if type(value) is list:
-                work.extend(v for v in value if isinstance(v, gast.AST))
-            elif isinstance(value, gast.AST) and field != "ctx":
+                work.extend(v for v in value if type(v) not in _LEAVES and isinstance(v, gast.AST))
+            elif type(value) not in _LEAVES and isinstance(value, gast.AST) and field != "ctx":
                 work.append(value)
+
+
+#: nodes that hold no call (most of a generated function's nodes): not walked into
+_LEAVES = frozenset({gast.Name, gast.Constant, gast.Load, gast.Store, gast.Del})
 
 
 def _calls(tree):
