@@ -383,6 +383,8 @@ def _release(held) -> None:
 def _writeable_again(out, held_ids, limit=1000) -> None:
     """Views of held arrays made during the call and returned (a value, an aux) are read-only: make them
     writeable as a view made after the call would be."""
+    if type(out) is np.ndarray and out.base is None or type(out) in _PLAIN:
+        return  # a fresh gradient or a number: the common case
     seen: set = set()
     work = [out]
     while work and len(seen) < limit:
