@@ -15,6 +15,7 @@ writeable again afterwards, whatever happened.
 """
 
 import inspect
+import math
 import threading
 
 import numpy as np
@@ -334,10 +335,24 @@ def test_threads_and_nested_gradients_on_one_array_restore_it_once_the_last_is_d
 
 def test_a_function_whose_calls_only_read_runs_without_the_net():
     def f(x):
-        return np.sum(np.sin(x) * x)
+        y = np.dot(x, x) + math.log(3.0, 2.0) + np.sum(np.maximum(x, 0.0), axis=0)
+        return np.sum(np.sin(x) * x) + y + len(x)
 
     generated = astgrad.grad(f)._generated
     assert generated.guarded is None and generated.run is generated.function
+
+
+def test_a_call_that_may_write_puts_the_function_under_the_net():
+    def through_a_primitive(x):
+        return np.sum(honest_double(x) * x)
+
+    def through_a_method_kept_in_a_name(x):
+        describe = x.__repr__
+        describe()
+        return np.sum(x * x)
+
+    for f in (through_a_primitive, through_a_method_kept_in_a_name):
+        assert astgrad.grad(f)._generated.guarded is not None
 
 
 def test_a_view_let_go_while_its_base_is_held_elsewhere_is_writeable_once_the_base_is():

@@ -10,8 +10,10 @@ the call's duration every array it is given (inside containers and
 objects too) and every array it reads from outside (globals and closure
 variables, looked up live; defaults and other objects bound at transform
 time), with the arrays those are views of, has numpy's ``writeable`` flag
-cleared.  A write into one then raises inside numpy, and ``guard`` turns
-that into a ``TypeError`` naming the user's line.  Flags go back as they
+cleared; so has every array given to a primitive of the user's while that
+primitive runs (``_holding``: values the function computed reach a door
+only by being given to it).  A write into one then raises inside numpy,
+and ``_guard`` turns that into a ``TypeError`` naming the user's line.  Flags go back as they
 were in a ``finally``: an array already read-only is left alone, and an
 array held by several calls at once (threads, re-entrant gradients) is
 writeable again only when the last of them is done.  A module whose calls
@@ -39,7 +41,8 @@ _READING_BUILTINS = frozenset(getattr(builtins, name) for name in (
     "len", "range", "enumerate", "zip", "isinstance", "float", "int", "complex", "bool", "abs", "min", "max",
     "sum", "round", "tuple", "list", "dict", "set", "frozenset", "reversed", "divmod", "pow", "type",
     "str", "repr", "slice", "iter", "all", "any", "id", "hash", "chr", "ord", "print", "issubclass", "format"))
-#: methods astgrad's generated code calls on its own lists, dicts and stacks (none writes into an array)
+#: methods astgrad's generated code calls on its own lists, dicts and stacks (none writes into an array); a
+#: user object's method of one of these names is taken to be the list's or dict's
 _READING_METHODS = frozenset({"append", "pop", "items", "keys", "values", "get", "copy", "index", "count"})
 #: parameters through which a library function writes into what it is given
 _WRITING_PARAMETERS = ("out", "overwrite_", "copy")
@@ -56,7 +59,9 @@ def plan(functions, namespace, generated, wrt=()):
     its globals (a ``LiveGlobals``); ``wrt``: the differentiated parameters.
     The entry's other parameters handed by name to a call run for its effect
     are left writeable: the static checks let that call write into them
-    (they carry no gradient and nothing read them before it).
+    (they carry no gradient and nothing read them before it).  Rebinds, in
+    ``namespace``, each primitive of the user's the module calls by name
+    to a wrapper holding what it is given (``_hold_given``).
     """
     entry_params = list(inspect.signature(generated.function).parameters)
     defined = {f.name for f in functions if isinstance(f, gast.FunctionDef)}
@@ -218,8 +223,8 @@ def _only_reads(obj, call) -> bool:
             parameters = _PARAMETERS[obj] = list(inspect.signature(obj).parameters.values())
         except (TypeError, ValueError):
             parameters = _PARAMETERS[obj] = None
-    if parameters is None:
-        return not call.keywords and len(call.args) <= 1
+    if parameters is None:  # math.log and min, max: no signature, no output argument
+        return not call.keywords
     names = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     if any(p.kind == p.VAR_POSITIONAL for p in parameters):
         names += ["*"] * len(call.args)
