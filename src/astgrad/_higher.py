@@ -172,7 +172,7 @@ class HigherGradient:
                 direction = u if isinstance(x, np.ndarray) else float(u)
                 tangents = [direction if j == i else z for j, z in enumerate(zeros)]
                 try:
-                    out, tangent = generated.function(*bound.args, *tangents, **bound.kwargs)
+                    out, tangent = generated.run(*bound.args, *tangents, **bound.kwargs)
                 except Exception as exc:
                     add_location(generated, exc, f"the generated jvp of {what}")
                     raise
@@ -181,7 +181,7 @@ class HigherGradient:
                 partials[index] = tangent
             found.append(partials if isinstance(x, np.ndarray) else float(partials))
         if value is None:  # no element to vary: the value is still f's
-            out = generated.function(*bound.args, *zeros, **bound.kwargs)[0]
+            out = generated.run(*bound.args, *zeros, **bound.kwargs)[0]
             value = _scalar(_picked(out, code.pick), self._mode, what)
         if seed is not None:
             found = [np.multiply(seed, g) if isinstance(g, np.ndarray) else seed * g for g in found]

@@ -115,8 +115,8 @@ class JvpFunction:
     def _run(self, generated, args, tangents, kwargs):
         try:
             if "dask.array" in sys.modules and _dask.any_lazy_leaf([*args, *tangents, *kwargs.values()]):
-                return _dask.jvp_lazily(generated.function, args, tangents, kwargs)
-            return generated.function(*args, *tangents, **kwargs)
+                return _dask.jvp_lazily(generated.run, args, tangents, kwargs)
+            return generated.run(*args, *tangents, **kwargs)
         except Exception as exc:
             add_location(generated, exc, f"the generated jvp of {self.__wrapped__.__qualname__}")
             raise

@@ -243,9 +243,9 @@ class GradientFunction:
         try:
             if _dask.any_lazy([*args, *kwargs.values(), *seed.values()]):
                 with _dask.refusing_fallbacks():
-                    out = generated.function(*args, **kwargs, **seed)
+                    out = generated.run(*args, **kwargs, **seed)
             else:
-                out = generated.function(*args, **kwargs, **seed)
+                out = generated.run(*args, **kwargs, **seed)
         except Exception as exc:
             self._locate(exc, generated)
             raise
@@ -400,7 +400,7 @@ def _compile_entry(gf, generated=None, ranks=None):
     only arguments of those ranks (and types); others go to _call_general.
     """
     generated = generated or gf._generated
-    namespace = {"_function": generated.function, "_generated": generated, "_finish": _finish, "_ndarray": np.ndarray,
+    namespace = {"_function": generated.run, "_generated": generated, "_finish": _finish, "_ndarray": np.ndarray,
                  "_float64": np.dtype(np.float64), "_PLAIN": _PLAIN, "_call_general": _call_general,
                  "_ABSENT": _ABSENT, "_given": _given, "_allocator": generated.allocator}
     args = [f"a{i}" for i in range(gf._arity)]  # with types t0, t1, ...

@@ -15,6 +15,7 @@ from ._registry import (
     find,
     generation,
     is_nondifferentiable,
+    is_shipped,
     library_function,
     lookup,
     primitive,

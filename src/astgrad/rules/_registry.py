@@ -427,6 +427,14 @@ def load_deferred() -> bool:
     return True
 
 
+def is_shipped(fn: Callable) -> bool:
+    """Whether ``fn`` is a callable astgrad itself has an entry for (numpy's, scipy's), not a user's primitive."""
+    try:
+        return _key(fn) in _SHIPPED
+    except TypeError:
+        return False
+
+
 def shipped() -> list[Rule]:
     """The entries astgrad ships, without those users or tests registered since."""
     return [rule for key, rule in _TABLE.items() if key in _SHIPPED]

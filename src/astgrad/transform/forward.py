@@ -32,7 +32,7 @@ from .errors import NoRuleTransformError
 from .ir import Op, atom_names, dispatch
 from .locate import bound_arguments, passed_functions
 from .normalize import param_names
-from .runtime_errors import ORIGIN
+from .runtime_errors import ORIGIN, with_origin
 from .tangents import add_tangents, generated_stack, stack_pop, tangent_of, zero_tangent
 
 LIVE, ZERO = "live", "zero"
@@ -372,7 +372,7 @@ class Forwarder:
         return self.zeros(entry, state) + [compat.make("Break")]
 
     def forward_raw(self, s, state):
-        return [s.stmt]
+        return [with_origin(s.stmt, self.ctx.source.filename, s.line, s.text)]  # errors name its line
 
 
 def prepare_stack(ctx, normalizer) -> None:

@@ -104,7 +104,7 @@ def _sweep(stmts, reads, ns, changed, names):
         if isinstance(s, gast.Assign) and _dead(s, reads):
             changed[0] = True
             if not _pure(s.value, ns):
-                out.append(compat.expr_stmt(s.value))
+                out.append(keep_origin(s, compat.expr_stmt(s.value)))
             else:
                 check = _raising_part(s.value, ns, names, _targets(s))
                 if check is not None:  # what numpy would raise still raises

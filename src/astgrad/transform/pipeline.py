@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..rules import sequences
-from . import compat, containers, runtime, runtime_checks
+from . import compat, containers, net, runtime, runtime_checks
 from .adjoint_ir import pop, push, uses_stack
 from .aliasing import check_writes, number_checks
 from .analyse import Analysis
@@ -322,7 +322,7 @@ def emit(ctx):
         dependencies.update(used.dependencies)
     generated = Generated(module.source, namespace[ctx.name], filename, namespace, dependencies,
                           origins(module.functions, module.comment_origins))
-    generated.rank_dependent = module.rank_dependent
+    generated.rank_dependent, generated.guarded = module.rank_dependent, net.plan(module.functions, namespace, generated, ctx.wrt)
     drop_lines_with(generated, filename)
     module.generated = generated if module.backend is None else module.backend(ctx, generated)
 
@@ -482,6 +482,7 @@ class Generated:
 
     rank_dependent = False  # whether arguments of known ranks would change the code (build(ranks=...))
     allocator = None  # a backend's type of the ``base`` of the arrays it allocates (api._KEEP_NUMBA)
+    guarded = None  # ``function`` under the run-time net, for a module that calls a door (net.plan)
 
     def __init__(self, source, function, filename, namespace, dependencies=None, origins=()):
         self.source = source
@@ -490,6 +491,8 @@ class Generated:
         self.filename = filename
         self.namespace = namespace
         self.dependencies = dependencies or Dependencies()
+
+    run = property(lambda self: self.guarded or self.function, doc="What a call runs: ``function``, or it under the net.")
 
     def current(self) -> bool:
         """False once a function the transform read (``f``, a callee, ``np.sum``) was rebound."""

@@ -22,7 +22,7 @@ from .. import rules
 from . import compat, containers, fusion, lists, primitives, runtime, structural
 from .locate import bound_arguments, passed_functions
 from .compat import gast
-from .runtime_errors import ORIGIN
+from .runtime_errors import ORIGIN, with_origin
 from .adjoint_ir import pop, push
 from .inline import merge_repeated
 from .ir import For, Op, Raw, blocks, breaks, dispatch, first_bindings, walk_ops
@@ -74,7 +74,7 @@ class Reverser:
         return [compat.make("Break")]
 
     def primal_raw(self, s):
-        return [s.stmt]
+        return [with_origin(s.stmt, self.plan.source.filename, s.line, s.text)]  # errors name its line
 
     def adjoint_raw(self, s, live):
         return [s.adjoint]

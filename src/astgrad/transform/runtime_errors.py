@@ -37,6 +37,13 @@ def keep_origin(old, new):
     return new
 
 
+def with_origin(stmt, filename, line, text):
+    """``stmt``, kept as the user wrote it (a call for its effect), tagged with the user's line unless it has one."""
+    if line and getattr(stmt, ORIGIN, None) is None:
+        setattr(stmt, ORIGIN, (filename, line, text, False))
+    return stmt
+
+
 def origins(functions, comment_origins) -> list:
     """The user line of each generated statement (markers left out), in source order.
 

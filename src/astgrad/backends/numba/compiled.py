@@ -136,7 +136,7 @@ class _Runner:
 
     def __call__(self, *args, **kwargs):
         if self.fallen_back:
-            return self.generated.numpy.function(*args, **kwargs)
+            return self.generated.numpy.run(*args, **kwargs)
         compiled, overloads = self.compiled, self.overloads
         known = len(overloads)
         try:
@@ -150,7 +150,7 @@ class _Runner:
                 raise error from None
             _fall_back(error)
             self.fallen_back = True
-            return self.generated.numpy.function(*args, **kwargs)
+            return self.generated.numpy.run(*args, **kwargs)
         except Exception as exc:
             result = self._numpy_result(args, kwargs)  # raises what numpy raises, at the user's line
             if self.strict:
@@ -164,7 +164,7 @@ class _Runner:
         """What the numpy module returns on these arguments, or what it raises (located)."""
         numpy = self.generated.numpy
         try:
-            return numpy.function(*args, **kwargs)
+            return numpy.run(*args, **kwargs)
         except Exception as exc:
             add_location(numpy, exc, f"the generated gradient of {self.fn.__qualname__} (backend='numba')")
             raise exc from None
