@@ -20,6 +20,7 @@ __all__ = [
     "scatter",
     "scatter_along_axis",
     "setitem",
+    "through_cast",
     "sigmoid",
     "relu",
     "max_along",
@@ -77,6 +78,19 @@ def setitem(a, index, value):
     out = np.array(a, copy=True)
     out[index] = value
     return out
+
+
+@primitive
+def through_cast(g, into):
+    """``g``, the gradient of a value written into ``into`` (``into[i] = v``, ``out=into``, ``np.copyto``).
+
+    Zeros where ``into`` holds integers or booleans: numpy rounds (or tests)
+    what it writes there, so nothing moves with the value written.
+    """
+    dtype = getattr(into, "dtype", None)
+    if dtype is not None and integral(dtype):
+        return np.zeros_like(g, dtype=np.float64)
+    return g
 
 
 @primitive
@@ -206,7 +220,12 @@ def scatter_along_axis_vjp(g, ans, g_in, indices, axis, shape):
 
 @defvjp(setitem)
 def setitem_vjp(g, ans, a, index, value):
-    return setitem(g, index, 0), None, getitem(g, index)
+    return setitem(g, index, 0), None, through_cast(getitem(g, index), a)
+
+
+@defvjp(through_cast)
+def through_cast_vjp(g, ans, g_in, into):
+    return through_cast(g, into), None
 
 
 @defvjp(sigmoid)
@@ -294,7 +313,12 @@ def setitem_jvp_a(t, ans, a, index, value):
 
 
 def setitem_jvp_value(t, ans, a, index, value):
-    return setitem(np.zeros(np.shape(ans), np.result_type(t, ans)), index, t)
+    return setitem(np.zeros(np.shape(ans), np.result_type(t, ans)), index, through_cast(t, a))
+
+
+@defjvp(through_cast)
+def through_cast_jvp(t, ans, g, into):
+    return through_cast(t, into)
 
 
 defjvp(setitem, setitem_jvp_a, None, setitem_jvp_value)

@@ -159,7 +159,7 @@ def set_item_gradients(g, items, index, value):
     if type(items) is list or type(items) is dict:
         value_gradient = replacing_gradient(g, index)  # first: replaced_gradient may change g
         return replaced_gradient(g, index), value_gradient
-    return rules.setitem(g, index, 0), unbroadcast(rules.getitem(g, index), shape(value))
+    return rules.setitem(g, index, 0), unbroadcast(rules.through_cast(rules.getitem(g, index), items), shape(value))
 
 
 def getitem_gradient(g, items, index):

@@ -1,0 +1,118 @@
+"""The generated function computes and raises what numpy computes and raises on the same inputs.
+
+Values written into integer or boolean arrays are rounded by numpy's cast,
+so no gradient goes through them; augmented assignment into an array keeps
+its dtype (or raises numpy's casting error); values only the shape of which
+the adjoint needs still raise numpy's type errors; a lambda's default is the
+value it had where the lambda was defined.  Every level gives the same.
+"""
+
+import numpy as np
+import pytest
+
+import astgrad
+from tests._numeric import gradient, directional
+
+LEVELS = (0, 1, 2)
+# ten times each is away from an integer: the truncation is flat around it
+X = np.array([1.13, 2.26, 3.34])
+
+
+def _check(f, level, x=X):
+    expected = gradient(f, x)
+    got = astgrad.grad(f, optimize=level)(x.copy())
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
+    v = np.array([0.3, -0.7, 1.1])
+    _, tangent = astgrad.jvp(f, optimize=level)(x.copy(), v)
+    np.testing.assert_allclose(tangent, directional(f, x, v), rtol=1e-6, atol=1e-6)
+
+
+# -- assignment into an integer or boolean array rounds: no gradient through it --------------
+
+def _item_into_int(x):
+    y = np.zeros(3, int)
+    y[0] = x[2] * 10
+    return np.sum(y * x)
+
+
+def _slice_into_int(x):
+    y = np.zeros(3, dtype=np.int64)
+    y[:] = x * 10
+    return np.sum(y * x)
+
+
+def _mask_into_int(x):
+    y = np.zeros(3, int)
+    y[x > 2] = x[x > 2] * 10
+    return np.sum(y * x)
+
+
+def _ellipsis_into_bool(x):
+    y = np.zeros(3, bool)
+    y[...] = x - 2
+    return np.sum(y * x)
+
+
+def _copyto_int(x):
+    y = np.zeros(3, int)
+    np.copyto(y, x * 10, casting="unsafe")
+    return np.sum(y * x)
+
+
+def _out_into_int(x):
+    y = np.zeros(3, np.int32)
+    np.floor(x * 10 + 0.5, out=y, casting="unsafe")
+    return np.sum(y * x)
+
+
+def _fill_int(x):
+    y = np.zeros(3, int)
+    y.fill(x[2] * 10)
+    return np.sum(y * x)
+
+
+def _in_a_loop(x):
+    y = np.zeros(3, np.uint8)
+    for i in range(3):
+        y[i] = x[i] * 10
+    return np.sum(y * x)
+
+
+def _into_float_still_flows(x):
+    y = np.zeros(3, np.float64)
+    y[0] = x[2] * 10
+    return np.sum(y * x)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("f", [_item_into_int, _slice_into_int, _mask_into_int, _ellipsis_into_bool, _fill_int,
+                               _in_a_loop, _into_float_still_flows])
+def test_assignment_into_integer_arrays_cuts_the_gradient(f, level):
+    _check(f, level)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("f", [_copyto_int, _out_into_int])
+def test_casting_writes_into_integer_arrays_cut_the_gradient_or_are_refused(f, level):
+    try:
+        got = astgrad.grad(f, optimize=level)(X.copy())
+    except astgrad.TransformError:
+        return  # refused at the user's line: never a number
+    np.testing.assert_allclose(got, gradient(f, X), rtol=1e-6, atol=1e-6)
+
+
+def test_item_assignment_into_an_integer_array_gives_numpy_truncation_and_zero_through_it():
+    # the case of the report: 3.3 for d/dx2 where 0 is right
+    g = astgrad.grad(_item_into_int)(X.copy())
+    assert g[2] == pytest.approx(0.0)
+    assert g[0] == pytest.approx(33.0)  # y[0], truncated
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_assignment_into_a_float32_array_keeps_the_gradient(level):
+    def f(x):
+        y = np.zeros(3, np.float32)
+        y[0] = x[2] * 10
+        return np.sum(y * x)
+    got = astgrad.grad(f, optimize=level)(X.copy())
+    np.testing.assert_allclose(got, [np.float32(33.4), 0.0, 10 * X[0]], rtol=1e-6)
