@@ -116,3 +116,8 @@ def test_assignment_into_a_float32_array_keeps_the_gradient(level):
         return np.sum(y * x)
     got = astgrad.grad(f, optimize=level)(X.copy())
     np.testing.assert_allclose(got, [np.float32(33.4), 0.0, 10 * X[0]], rtol=1e-6)
+
+
+def test_second_derivatives_through_an_integer_array_are_zero():
+    # the gradient is y itself, piecewise constant: the hessian is zero (10 at (0, 2) without the cut)
+    np.testing.assert_allclose(astgrad.hessian(_item_into_int)(X.copy()), np.zeros((3, 3)), atol=1e-12)

@@ -225,7 +225,7 @@ def setitem_vjp(g, ans, a, index, value):
 
 @defvjp(through_cast)
 def through_cast_vjp(g, ans, g_in, into):
-    return through_cast(g, into), None
+    return through_cast(g, into), 0.0  # into is read for its dtype alone
 
 
 @defvjp(sigmoid)
@@ -316,9 +316,15 @@ def setitem_jvp_value(t, ans, a, index, value):
     return setitem(np.zeros(np.shape(ans), np.result_type(t, ans)), index, through_cast(t, a))
 
 
-@defjvp(through_cast)
 def through_cast_jvp(t, ans, g, into):
     return through_cast(t, into)
+
+
+def _read_for_its_dtype(t, ans, g, into):
+    return None
+
+
+defjvp(through_cast, through_cast_jvp, _read_for_its_dtype)
 
 
 defjvp(setitem, setitem_jvp_a, None, setitem_jvp_value)
