@@ -1,75 +1,25 @@
-"""Values numpy gives other meanings than an ndarray's or a float's: refused by name, before any work.
+"""The arguments of a generated gradient, checked for types numpy gives other meanings before any work.
 
-``np.matrix`` makes ``*`` a matrix product and keeps two dimensions
-through reductions; a masked array leaves its masked entries out of sums
-and products; a subclass of ndarray may override any operator or method;
-``fractions.Fraction`` and ``decimal.Decimal`` compute as Python objects
-(numpy makes object arrays of them, or refuses them).  Both engines compute
-with the meanings of plain arrays and floats, so such a value would get the
-derivative of other code.  Each is refused with a ``TypeError`` that names
-the type and what to pass instead.  A subclass that defines nothing but
-construction and printing (``__new__``, ``__array_finalize__``,
-``__repr__``...) changes no meaning: it is computed with as the plain
-ndarray it views, and so is ``np.memmap``.
+``transform.value_types`` says which (``np.matrix``, masked arrays, ndarray
+subclasses that define operators or methods, ``Fraction``, ``Decimal``);
+here each argument, and each leaf of a container argument, is refused with
+a ``TypeError`` naming its path, or viewed as the plain ndarray it is.
 """
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from ._trees import is_tree, leaves, path_text, tree_map
-
-#: what a subclass of ndarray may define and still mean what ndarray means
-_BOOKKEEPING = frozenset({
-    "__module__", "__qualname__", "__doc__", "__dict__", "__weakref__", "__slots__", "__firstlineno__",
-    "__static_attributes__", "__annotations__", "__annotate__", "__orig_bases__", "__parameters__",
-    "__new__", "__init__", "__array_finalize__", "__repr__", "__str__", "__format__", "__reduce__",
-    "__setstate__", "__init_subclass__", "__class_getitem__"})
-#: subclasses of numpy's own whose arithmetic is ndarray's
-_SAME_MEANING = (np.memmap,)
-
-
-def other_meaning(value, x="x") -> str | None:
-    """Why ``value`` means something else to numpy than the engines compute, or None; ``x`` names it in the advice."""
-    kind = type(value)
-    if kind is np.ndarray:
-        return None
-    if kind is float or kind is int or kind is bool or kind is complex or value is None or isinstance(value, np.generic):
-        return None
-    if isinstance(value, np.matrix):
-        return ("a numpy.matrix: with it * is a matrix product and ** a matrix power, and reductions keep two "
-                f"dimensions, where both engines compute with ndarray's meanings. Pass np.asarray({x}) "
-                "(and write @ where a matrix product is meant)")
-    if isinstance(value, np.ma.MaskedArray):
-        return ("a numpy.ma.MaskedArray: numpy leaves its masked entries out of sums, products and means, "
-                f"which the engines would count. Pass the unmasked values ({x}.compressed()) or a filled array "
-                f"({x}.filled(0.0), or np.where(np.ma.getmaskarray({x}), 0.0, {x}.data))")
-    if isinstance(value, np.ndarray):
-        if _same_meaning(kind):
-            return None
-        defined = sorted({name for cls in kind.__mro__[:kind.__mro__.index(np.ndarray)]
-                          for name in vars(cls) if name not in _BOOKKEEPING})
-        return (f"a {kind.__module__}.{kind.__qualname__}, a subclass of numpy.ndarray that defines "
-                f"{', '.join(defined[:6])}{', ...' if len(defined) > 6 else ''}: its operators and methods may "
-                f"not mean what ndarray's do, and the engines compute with ndarray's. Pass np.asarray({x})")
-    if isinstance(value, numbers.Number):
-        return (f"a {kind.__module__}.{kind.__qualname__}: numpy computes with it as a Python object (or refuses "
-                f"it), where the engines compute with floats. Pass float({x}) (or complex({x}))")
-    return None
+from .transform.value_types import other_meaning, viewed_as_plain
 
 
 def plain(value):
     """``value`` as the engines compute with it: a subclass of ndarray that changes no meaning (also inside
     a container) as the ndarray it views."""
     if is_tree(value):
-        return tree_map(plain, value) if any(_viewed(leaf) for _, leaf in leaves(value)) else value
-    return value.view(np.ndarray) if _viewed(value) else value
-
-
-def _viewed(value) -> bool:
-    return type(value) is not np.ndarray and isinstance(value, np.ndarray) and _same_meaning(type(value))
+        return tree_map(plain, value) if any(viewed_as_plain(leaf) for _, leaf in leaves(value)) else value
+    return value.view(np.ndarray) if viewed_as_plain(value) else value
 
 
 def refuse_other_meanings(arguments: dict, what: str) -> None:
@@ -84,13 +34,6 @@ def refuse_other_meanings(arguments: dict, what: str) -> None:
             why = other_meaning(leaf, where)
             if why is not None:
                 raise TypeError(f"{what}: the argument {where} is {why}.")
-
-
-def _same_meaning(kind) -> bool:
-    if kind in _SAME_MEANING:
-        return True
-    own = kind.__mro__[:kind.__mro__.index(np.ndarray)]
-    return all(name in _BOOKKEEPING for cls in own for name in vars(cls))
 
 
 def arguments_of_plain_types(bound, what: str) -> None:

@@ -121,3 +121,43 @@ def test_plain_arguments_still_take_the_compiled_entry():
     g = astgrad.grad(_square_sum)
     np.testing.assert_allclose(g(np.array([1.0, 2.0])), [2.0, 4.0])
     assert g(3.0) == 6.0 and g(3) == 6.0
+
+
+GLOBAL_MATRIX = M
+
+
+def _reads_a_global_matrix(x):
+    y = np.sin(x)
+    return np.sum(GLOBAL_MATRIX * y)
+
+
+def _closure_over(value):
+    def f(x):
+        return np.sum(x * value)
+    return f
+
+
+@pytest.mark.parametrize("level", (0, 1, 2))
+def test_a_global_or_closure_value_numpy_gives_another_meaning_is_refused_where_it_is_read(level):
+    with pytest.raises(TypeError, match="GLOBAL_MATRIX, which the differentiated code reads from its globals, "
+                                        "is a numpy.matrix") as caught:
+        astgrad.grad(_reads_a_global_matrix, optimize=level)(np.ones((2, 2)))
+    assert "return np.sum(GLOBAL_MATRIX * y)" in "".join(caught.value.__notes__)  # the user's line
+    with pytest.raises(TypeError, match="numpy.matrix"):
+        astgrad.jvp(_reads_a_global_matrix, optimize=level)(np.ones((2, 2)), np.ones((2, 2)))
+    for value, named in REFUSED:
+        with pytest.raises(TypeError, match=f"value, which the differentiated code reads from its closure, is .*{named}"):
+            astgrad.grad(_closure_over(value), optimize=level)(np.ones(np.shape(value)) * 0.5)
+
+
+def test_a_global_rebound_to_a_matrix_after_the_gradient_was_made_is_refused():
+    global GLOBAL_MATRIX
+    g = astgrad.grad(_reads_a_global_matrix)
+    GLOBAL_MATRIX = np.asarray(M)
+    try:
+        np.testing.assert_allclose(g(np.zeros((2, 2))), np.asarray(M))  # cos(0) = 1: the gradient is M
+        GLOBAL_MATRIX = M
+        with pytest.raises(TypeError, match="numpy.matrix"):
+            g(np.zeros((2, 2)))
+    finally:
+        GLOBAL_MATRIX = M
