@@ -121,3 +121,87 @@ def test_assignment_into_a_float32_array_keeps_the_gradient(level):
 def test_second_derivatives_through_an_integer_array_are_zero():
     # the gradient is y itself, piecewise constant: the hessian is zero (10 at (0, 2) without the cut)
     np.testing.assert_allclose(astgrad.hessian(_item_into_int)(X.copy()), np.zeros((3, 3)), atol=1e-12)
+
+
+# -- augmented assignment writes into an array: its dtype and shape stay, or numpy raises ------
+
+def _float_into_int(x):
+    y = np.zeros(3, dtype=int)
+    y += x
+    return np.sum(y * x)
+
+
+def _float_into_int_slice(x):
+    y = np.zeros(3, dtype=int)
+    y[:2] *= x[:2]
+    return np.sum(y * x)
+
+
+def _complex_into_float(x):
+    y = x * 1.0
+    y -= 1j * x
+    return np.sum(y)
+
+
+def _growing(x):
+    y = x[0] * np.ones(3)
+    y += np.ones((2, 3)) * x
+    return np.sum(y)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("f", [_float_into_int, _float_into_int_slice, _complex_into_float, _growing])
+def test_augmented_assignment_raises_what_numpy_raises(f, level):
+    with pytest.raises(Exception) as expected:
+        f(X.copy())
+    for run in (lambda: astgrad.grad(f, optimize=level)(X.copy()),
+                lambda: astgrad.jvp(f, optimize=level)(X.copy(), np.ones(3))):
+        with pytest.raises(type(expected.value)) as got:
+            run()
+        assert str(got.value) == str(expected.value)
+
+
+def _into_float32(x):
+    y = np.zeros(3, np.float32)
+    y += x * 3.0
+    return np.sum(y * x)
+
+
+def _item_of_int_stays_a_number(x):
+    y = np.zeros(3, dtype=int)
+    y[2] += x[2] * 10  # y[2] is a number: numpy adds and stores the truncated sum
+    return np.sum(y * x)
+
+
+def _number_rebinds(x):
+    s = 0
+    for i in range(3):
+        s += x[i] * x[i]  # an int becomes a float, as Python does
+    return s
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("f", [_item_of_int_stays_a_number, _number_rebinds])
+def test_augmented_assignment_that_numpy_runs_gives_its_value_and_gradient(f, level):
+    value, _ = astgrad.value_and_grad(f, optimize=level)(X.copy())
+    assert value == f(X.copy())
+    _check(f, level)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_augmented_assignment_into_float32_keeps_float32(level):
+    value, got = astgrad.value_and_grad(_into_float32, optimize=level)(X.copy())
+    assert value == _into_float32(X.copy())  # summed in float32, as numpy does
+    y = (X * 3.0).astype(np.float32)
+    np.testing.assert_allclose(got, y + 3.0 * X, rtol=1e-6)
+
+
+def test_second_derivatives_through_augmented_assignments():
+    def f(x):
+        y = x * 1.0
+        y += x * x
+        y[1:] *= x[:2]
+        return np.sum(y * y)
+    first = astgrad.grad(f)
+    expected = np.array([(first(X + 1e-6 * e) - first(X - 1e-6 * e)) / 2e-6 for e in np.eye(3)])
+    np.testing.assert_allclose(astgrad.hessian(f)(X.copy()), expected, rtol=1e-6, atol=1e-5)

@@ -114,6 +114,22 @@ def _reads_only_the_shape(t, ans, *args):
 defjvp(runtime.unpacked_gradient, _unpacked_gradient_jvp, _reads_only_the_shape)
 
 
+def _in_place_vjp(g, ans, old, new, op, value):
+    return 0.0, g, None, 0.0  # old and value reach the result through new; they are read for dtypes and shapes
+
+
+def _in_place_jvp(t, ans, old, new, op, value):
+    return t
+
+
+def _read_for_dtype_and_shape(t, ans, *args):
+    return None
+
+
+defvjp(runtime.in_place, _in_place_vjp)
+defjvp(runtime.in_place, _read_for_dtype_and_shape, _in_place_jvp, None, _read_for_dtype_and_shape)
+
+
 # -- the helpers of generated forward-mode code (a jvp differentiated again: a third derivative) -----
 # ``zero_tangent(y)`` is zeros whatever ``y`` holds; ``tangent_of(t, ans)`` spreads ``t`` over ``ans``'s shape
 # and dtype (``ans`` is read for them alone); ``add_tangents`` adds.  All are linear in the tangents.

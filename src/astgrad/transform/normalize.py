@@ -206,7 +206,12 @@ class Normalizer:
                     n.ctx = gast.Load()
             value = compat.make("BinOp", left=load, op=s.op, right=s.value,
                                 lineno=s.lineno, col_offset=s.col_offset)
-            self.store(s.target, value)
+            if isinstance(s.target, gast.Name) and s.target.id not in self.sequences:
+                self.augmented_name(s, value)
+            elif isinstance(s.target, gast.Subscript) and _root(s.target).id in self.locals:
+                self.store(s.target, self.augmented_item(s, value))
+            else:
+                self.store(s.target, value)
             if isinstance(s.target, gast.Name):  # numpy's x += y writes into x's memory
                 x, sym = s.target.id, _SYMBOLS.get(type(s.op), "?")
                 right = compat.to_source(s.value).strip()
@@ -238,6 +243,28 @@ class Normalizer:
         else:
             raise self.error(s, f"{type(s).__name__} statements are not supported",
                              "Rewrite it with assignments, if, for and while.")
+
+    def augmented_name(self, s, value):
+        """``x op= v``: ``t = x op v``, then ``x = in_place(x, t, op, v)``, which keeps an array's dtype and shape
+        (or raises numpy's casting or broadcasting error) and rebinds anything else to ``t``."""
+        right = self.atomize(s.value)
+        value.right = right
+        new = self.atomize(value)
+        args = [self.load_name(compat.name(s.target.id)), new, compat.const(_SYMBOLS[type(s.op)]), compat.clone(right)]
+        expr = compat.call(self.ns.ref(runtime.in_place), compat.clone(args))
+        self.emit([s.target.id], "prim", expr, s, runtime.in_place, args)
+
+    def augmented_item(self, s, value):
+        """``a[i] op= v``: numpy computes ``a[i] op v`` into ``a[i]`` itself where that is an array (a slice, a
+        mask), which keeps its dtype and shape, and stores a new number otherwise: ``in_place`` of the item."""
+        old = self.atomize(value.left)
+        value.left = old
+        value.right = right = self.atomize(value.right)
+        args = [old, self.atomize(value), compat.const(_SYMBOLS[type(s.op)]), compat.clone(right)]
+        kept = self.temp()
+        self.emit([kept], "prim", compat.call(self.ns.ref(runtime.in_place), compat.clone(args)), s,
+                  runtime.in_place, args)
+        return compat.name(kept)
 
     def test_name(self, test, body):
         """An atom name for a branch condition not reassigned inside ``body``."""

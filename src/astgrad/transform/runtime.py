@@ -362,6 +362,29 @@ def matmul_shape(a, b):
     return batch + a[-2:-1] + b[-1:] if len(b) > 1 else batch + a[-2:-1]
 
 
+#: the ufunc numpy runs for each augmented assignment ``x op= v`` on an array
+_IN_PLACE = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divide, "//": np.floor_divide,
+             "%": np.remainder, "**": np.power, "@": np.matmul, "|": np.bitwise_or, "&": np.bitwise_and,
+             "^": np.bitwise_xor, "<<": np.left_shift, ">>": np.right_shift}
+
+
+def in_place(old, new, op, value):
+    """``x`` after ``x op= value``, given ``new = old op value``: numpy writes into an array ``old``.
+
+    So the result keeps ``old``'s dtype and shape: a result that does not
+    fit is computed again by numpy into an array like ``old``, which raises
+    numpy's own error (``int_array += 0.5``: casting; a value that would
+    grow the shape: broadcasting) or gives numpy's cast (``float32 +=
+    float64``).  Anything else (a number, a list) is rebound to ``new``, as
+    Python does.
+    """
+    if type(old) is not np.ndarray or type(new) is np.ndarray and new.dtype == old.dtype and new.shape == old.shape:
+        return new
+    out = np.empty_like(old)
+    _IN_PLACE[op](old, value, out=out)
+    return out
+
+
 def only_shape(value):
     """``value``'s shape, for ``shape()`` to read back, instead of the array (numbers are kept)."""
     if type(value) is np.ndarray:

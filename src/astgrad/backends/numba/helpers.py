@@ -68,6 +68,19 @@ def register() -> None:
         if isinstance(value, types.Array) or number(value):
             return lambda value: value  # memory work of the numpy backend; Numba frees by reference counts
 
+    @overload(runtime.in_place)
+    def _in_place(old, new, op, value):
+        if number(old):
+            return lambda old, new, op, value: new  # a number is rebound, as Python does
+        if isinstance(old, types.Array) and isinstance(new, types.Array) and new.dtype == old.dtype \
+                and new.ndim == old.ndim:
+            def keeps_the_shape(old, new, op, value):
+                if new.shape != old.shape:
+                    raise ValueError("non-broadcastable output operand")
+                return new
+            return keeps_the_shape
+        # another dtype (numpy casts into the array's, or raises): not compiled
+
     @overload(runtime.Shaped)
     def _shaped(shape):
         if isinstance(shape, (types.UniTuple, types.Tuple)):
