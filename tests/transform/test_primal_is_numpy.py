@@ -205,3 +205,40 @@ def test_second_derivatives_through_augmented_assignments():
     first = astgrad.grad(f)
     expected = np.array([(first(X + 1e-6 * e) - first(X - 1e-6 * e)) / 2e-6 for e in np.eye(3)])
     np.testing.assert_allclose(astgrad.hessian(f)(X.copy()), expected, rtol=1e-6, atol=1e-5)
+
+
+# -- a lambda's default is evaluated where the lambda is defined ---------------------------
+
+def _default_read_before_rebinding(x):
+    k = x[1]
+    g = lambda v, c=k: v * c  # noqa: E731
+    k = x[0]
+    return g(x[2]) + k
+
+
+def _defaults_in_a_loop(x):
+    out = 0.0
+    for i in range(3):
+        g = lambda v, c=x[i] * x[i]: v * c  # noqa: E731
+        out = out + g(x[0])
+    return out
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("f", [_default_read_before_rebinding, _defaults_in_a_loop])
+def test_lambda_defaults_are_evaluated_at_the_definition(f, level):
+    value, _ = astgrad.value_and_grad(f, optimize=level)(X.copy())
+    assert value == pytest.approx(f(X.copy()))
+    _check(f, level)
+
+
+def test_a_name_bound_to_two_lambdas_is_refused():
+    def f(x, c):
+        if c:
+            g = lambda v: v * 2.0  # noqa: E731
+        else:
+            g = lambda v: v * 3.0  # noqa: E731
+        return g(x)
+    # the call would inline the last lambda read (3.0), whichever branch ran
+    with pytest.raises(astgrad.TransformError, match="g is bound to this lambda and elsewhere"):
+        astgrad.grad(f)(1.0, True)
