@@ -36,8 +36,17 @@ def refuse_other_meanings(arguments: dict, what: str) -> None:
                 raise TypeError(f"{what}: the argument {where} is {why}.")
 
 
-def arguments_of_plain_types(bound, what: str) -> None:
-    """Refuse (``refuse_other_meanings``) or view as plain ndarrays (``plain``) the arguments of ``bound``, in place."""
+def arguments_of_plain_types(bound, wrt, what: str) -> None:
+    """Refuse (``refuse_other_meanings``) or view as plain ndarrays (``plain``) the arguments of ``bound``, in place.
+
+    A differentiated argument that is None or text is refused too: numpy raises a TypeError for it where
+    it computes, and the generated code may compute only its shape there (``np.shape(None)`` is ``()``).
+    """
+    for name in wrt:
+        value = bound.arguments.get(name)
+        if value is None or isinstance(value, (str, bytes)):
+            raise TypeError(f"{what}: the argument {name} is {value!r}, which numpy does not compute with as a "
+                            f"number (it raises TypeError), so it has no derivative. Pass a number or an array.")
     refuse_other_meanings(bound.arguments, what)
     for name, value in bound.arguments.items():
         if type(value) is not np.ndarray:

@@ -113,7 +113,7 @@ class JvpFunction:
         if not self._generated.current():
             self._rebuild()
         bound = bind_now(self.__wrapped__, self._signature, args, kwargs)
-        arguments_of_plain_types(bound, f"astgrad.jvp of {self.__wrapped__.__qualname__}")
+        arguments_of_plain_types(bound, self._names, f"astgrad.jvp of {self.__wrapped__.__qualname__}")
         if self._single:
             tangents = (tangents,)
         elif not isinstance(tangents, (tuple, list)) or len(tangents) != len(self._names):

@@ -193,7 +193,7 @@ class GradientFunction:
             *args, seed_value = args
             refuse_other_meanings({"seed": seed_value}, f"astgrad.vjp of {self.__wrapped__.__qualname__}")
         bound = bind_now(self.__wrapped__, self._signature, args, kwargs)  # defaults as they are now
-        arguments_of_plain_types(bound, f"astgrad.{self._mode} of {self.__wrapped__.__qualname__}")
+        arguments_of_plain_types(bound, self._names, f"astgrad.{self._mode} of {self.__wrapped__.__qualname__}")
         originals = {name: bound.arguments.get(name) for name in self._names}
         trees = frozenset(name for name, value in originals.items() if is_tree(value))
         if trees:

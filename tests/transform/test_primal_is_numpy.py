@@ -242,3 +242,23 @@ def test_a_name_bound_to_two_lambdas_is_refused():
     # the call would inline the last lambda read (3.0), whichever branch ran
     with pytest.raises(astgrad.TransformError, match="g is bound to this lambda and elsewhere"):
         astgrad.grad(f)(1.0, True)
+
+
+# -- a value numpy cannot compute with is refused before any work, at every level ---------------
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("value", [None, "ab", b"ab"])
+def test_a_differentiated_argument_numpy_cannot_compute_with_is_refused(value, level):
+    # a * 2.0 needs only the shape of a for its gradient: np.shape(None) is (), and 2.0 came back
+    for f in (lambda a: a * 2.0, lambda a: np.sum(a * a), lambda a: np.sin(a) * 2.0):
+        for run in (lambda: astgrad.grad(f, optimize=level)(value),
+                    lambda: astgrad.value_and_grad(f, optimize=level)(value),
+                    lambda: astgrad.jvp(f, optimize=level)(value, 1.0)):
+            with pytest.raises(TypeError, match=f"the argument a is {value!r}"):
+                run()
+
+
+def test_none_and_text_inside_a_container_argument_still_get_none():
+    def f(params):
+        return params["w"] * 2.0
+    assert astgrad.grad(f)({"w": 1.5, "name": "layer", "extra": None}) == {"w": 2.0, "name": None, "extra": None}
