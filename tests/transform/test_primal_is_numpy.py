@@ -101,6 +101,40 @@ def test_casting_writes_into_integer_arrays_cut_the_gradient_or_are_refused(f, l
     np.testing.assert_allclose(got, gradient(f, X), rtol=1e-6, atol=1e-6)
 
 
+def _out_into_int_same_kind(x):
+    y = np.zeros(3, int)
+    np.multiply(x, 10, out=y)
+    return np.sum(y * x)
+
+
+def _copyto_int_same_kind(x):
+    y = np.zeros(3, int)
+    np.copyto(y, x * 10)
+    return np.sum(y * x)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("f", [_out_into_int_same_kind, _copyto_int_same_kind])
+def test_out_and_copyto_into_an_integer_array_raise_as_numpy_does(f, level):
+    with pytest.raises(TypeError, match=r"Cannot cast .*dtype\('float64'\) to dtype\('int64'\)"):
+        f(X.copy())
+    with pytest.raises(TypeError, match=r"Cannot cast array data from dtype\('float64'\) to dtype\('int64'\)"):
+        astgrad.grad(f, optimize=level)(X.copy())
+    with pytest.raises(TypeError, match="Cannot cast"):
+        astgrad.jvp(f, optimize=level)(X.copy(), np.ones(3))
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_out_into_a_float32_array_is_cast_as_numpy_casts(level):
+    def f(x):
+        y = np.zeros(3, np.float32)
+        np.multiply(x, 10, out=y)
+        return np.sum(y * x)
+    value, got = astgrad.value_and_grad(f, optimize=level)(X.copy())
+    assert value == f(X.copy())
+    np.testing.assert_allclose(got, (10 * X).astype(np.float32) + 10 * X, rtol=1e-6)
+
+
 def test_item_assignment_into_an_integer_array_gives_numpy_truncation_and_zero_through_it():
     # the case of the report: 3.3 for d/dx2 where 0 is right
     g = astgrad.grad(_item_into_int)(X.copy())

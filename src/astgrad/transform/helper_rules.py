@@ -126,6 +126,16 @@ def _read_for_dtype_and_shape(t, ans, *args):
     return None
 
 
+def _passed_first(t, ans, *args):
+    return t
+
+
+def _cast_into_vjp(g, ans, value, x, casting):
+    return g, 0.0, None  # x is read for its dtype alone
+
+
+defvjp(runtime.cast_into, _cast_into_vjp)
+defjvp(runtime.cast_into, _passed_first, _read_for_dtype_and_shape, None)
 defvjp(runtime.in_place, _in_place_vjp)
 defjvp(runtime.in_place, _read_for_dtype_and_shape, _in_place_jvp, None, _read_for_dtype_and_shape)
 

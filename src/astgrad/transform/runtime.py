@@ -385,6 +385,15 @@ def in_place(old, new, op, value):
     return out
 
 
+def cast_into(value, x, casting):
+    """``value``, to be written into ``x`` by ``out=x`` or ``np.copyto(x, value)``: numpy casts it by the rule
+    ``casting`` (``same_kind`` unless told), so a float into an integer array raises, never truncates."""
+    if type(x) is np.ndarray and not np.can_cast(np.result_type(value), x.dtype, casting):
+        raise TypeError(f"Cannot cast array data from {np.result_type(value)!r} to {x.dtype!r} according to "
+                        f"the rule {casting!r} (numpy's out= and np.copyto write into {x.dtype} this way)")
+    return value
+
+
 def only_shape(value):
     """``value``'s shape, for ``shape()`` to read back, instead of the array (numbers are kept)."""
     if type(value) is np.ndarray:
