@@ -328,6 +328,8 @@ def _cases():
         Case(rules.scatter, [normal(3), const((2, 4)), const((1, np.array([0, 3, 3])))]),
         Case(rules.scatter_along_axis, [normal(2, 2), const(np.array([[0, 2], [1, 1]])), const(1), const((2, 3))]),
         Case(rules.setitem, [normal(3, 4), const((0, slice(1, 3))), normal(2)]),
+        Case(rules.through_cast, [normal(3), const(np.zeros(3))]),
+        Case(rules.through_cast, [normal(3), const(np.zeros(3, int))], name="into_integers"),
         Case(rules.astype, [normal(3), const(np.float64)]),
         Case(rules.softmax, [normal(3, 4), const(1)]), Case(rules.log_softmax, [normal(3, 4), const(0)]),
         Case(rules.mse_loss, [normal(3, 4), normal(3, 4)]),
@@ -480,6 +482,8 @@ def _cases():
         Case(rules.expand_reduced, [normal(2, 1, 1), const((2, 3, 4)), const((1, 2)), const(True)], name="keepdims"),
         Case(rules.expand_reduced, [normal(), const(())], name="0d"),
         Case(runtime.T, [normal(3, 4)]), Case(runtime.T, [normal(2, 3, 4)], name="3d"),
+        Case(runtime.in_place, [normal(3), normal(3), const("+"), normal(3)], tape=False),
+        Case(runtime.cast_into, [normal(3), const(np.zeros(3)), const("same_kind")], tape=False),
         Case(reverse_cumsum, [normal(3, 4), const(1)]),
         Case(runtime.unpacked_gradient, [Arg([normal(3), normal(3)]), const(np.zeros((2, 3)))], tape=False),
         # and of generated forward code (a jvp differentiated again): spread a tangent, add two
