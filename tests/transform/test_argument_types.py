@@ -161,3 +161,10 @@ def test_a_global_rebound_to_a_matrix_after_the_gradient_was_made_is_refused():
             g(np.zeros((2, 2)))
     finally:
         GLOBAL_MATRIX = M
+
+
+@pytest.mark.parametrize("value, named", REFUSED[:3])
+def test_check_grads_refuses_them_rather_than_checking_another_function(value, named):
+    # check_grads converts its arguments to float arrays: it would check the ndarray meaning, not f(value)'s
+    with pytest.raises(TypeError, match=rf"check_grads of _square_sum: the argument args\[0\] is .*{named}"):
+        astgrad.check_grads(_square_sum, value)
