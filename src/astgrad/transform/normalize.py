@@ -20,7 +20,7 @@ from . import compat, runtime, runtime_checks
 from .aliasing import shares_memory
 from .compat import gast
 from .errors import UnsupportedSyntaxError
-from .expressions import assign_expression
+from .expressions import assign_expression, defined_lambda
 from .ir import Break, For, If, Op, Raw, While, atom_names, op_reads
 from .naming import read_elsewhere, scope_names
 from .parse import MISSING
@@ -196,7 +196,7 @@ class Normalizer:
                 return
             target = s.targets[0]
             if isinstance(target, gast.Name) and isinstance(value, gast.Lambda):
-                self.lambdas[target.id] = self.defined_lambda(target.id, value)
+                self.lambdas[target.id] = defined_lambda(self, target.id, value)
                 return
             self.store(target, value)
         elif isinstance(s, gast.AugAssign):
@@ -243,30 +243,6 @@ class Normalizer:
         else:
             raise self.error(s, f"{type(s).__name__} statements are not supported",
                              "Rewrite it with assignments, if, for and while.")
-
-    def defined_lambda(self, name, lam):
-        """``lam`` with each default replaced by a name holding its value now: Python evaluates a lambda's
-        defaults where it is defined, and the call that inlines the body may come after their names changed.
-
-        The body is inlined at every call of ``name``, so ``name`` must be bound once in the function: with
-        two lambdas (one per branch) a call would inline the last one read, whichever ran.
-        """
-        stores = [n for n in gast.walk(self.src.tree) if isinstance(n, gast.Name) and n.id == name
-                  and isinstance(n.ctx, (gast.Store, gast.Del))]
-        if len(stores) > 1:
-            raise self.error(lam, f"{name} is bound to this lambda and elsewhere in the function; astgrad inlines "
-                                  f"a lambda at its calls, so it must be the only value the name holds",
-                             "Give each lambda its own name, or write a def.")
-        lam = compat.clone(lam)
-        defaults = []
-        for default in lam.args.defaults:
-            if not compat.is_literal(default):
-                atom = self.atomize(default)
-                default = compat.name(self.temp())
-                self.emit([default.id], "copy", atom, args=[atom])
-            defaults.append(default)
-        lam.args.defaults = defaults
-        return lam
 
     def augmented_name(self, s, value):
         """``x op= v``: ``t = x op v``, then ``x = in_place(x, t, op, v)``, which keeps an array's dtype and shape
