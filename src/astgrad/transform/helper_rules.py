@@ -114,11 +114,11 @@ def _reads_only_the_shape(t, ans, *args):
 defjvp(runtime.unpacked_gradient, _unpacked_gradient_jvp, _reads_only_the_shape)
 
 
-def _in_place_vjp(g, ans, old, new, op, value):
-    return 0.0, g, None, 0.0  # old and value reach the result through new; they are read for dtypes and shapes
+def _in_place_vjp(g, ans, new, kind, op):
+    return g  # a cast between floats (float32 += float64) passes the gradient as it is
 
 
-def _in_place_jvp(t, ans, old, new, op, value):
+def _in_place_jvp(t, ans, new, kind, op):
     return t
 
 
@@ -137,7 +137,8 @@ def _cast_into_vjp(g, ans, value, x, casting):
 defvjp(runtime.cast_into, _cast_into_vjp)
 defjvp(runtime.cast_into, _passed_first, _read_for_dtype_and_shape, None)
 defvjp(runtime.in_place, _in_place_vjp)
-defjvp(runtime.in_place, _read_for_dtype_and_shape, _in_place_jvp, None, _read_for_dtype_and_shape)
+defjvp(runtime.in_place, _in_place_jvp)
+defnondiff(runtime.array_kind)
 
 
 # -- the helpers of generated forward-mode code (a jvp differentiated again: a third derivative) -----

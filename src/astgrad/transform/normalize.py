@@ -245,26 +245,32 @@ class Normalizer:
                              "Rewrite it with assignments, if, for and while.")
 
     def augmented_name(self, s, value):
-        """``x op= v``: ``t = x op v``, then ``x = in_place(x, t, op, v)``, which keeps an array's dtype and shape
-        (or raises numpy's casting or broadcasting error) and rebinds anything else to ``t``."""
-        right = self.atomize(s.value)
-        value.right = right
-        new = self.atomize(value)
-        args = [self.load_name(compat.name(s.target.id)), new, compat.const(_SYMBOLS[type(s.op)]), compat.clone(right)]
-        expr = compat.call(self.ns.ref(runtime.in_place), compat.clone(args))
-        self.emit([s.target.id], "prim", expr, s, runtime.in_place, args)
+        """``x op= v``: ``t = x op v``, then ``x = in_place(t, array_kind(x), op)``, which keeps an array's dtype
+        and shape (or raises numpy's casting or broadcasting error) and rebinds anything else to ``t``."""
+        kind = self.array_kind(self.load_name(compat.name(s.target.id)))
+        value.right = self.atomize(s.value)
+        args = [self.atomize(value), kind, compat.const(_SYMBOLS[type(s.op)])]
+        self.emit([s.target.id], "prim", compat.call(self.ns.ref(runtime.in_place), compat.clone(args)), s,
+                  runtime.in_place, args)
 
     def augmented_item(self, s, value):
         """``a[i] op= v``: numpy computes ``a[i] op v`` into ``a[i]`` itself where that is an array (a slice, a
         mask), which keeps its dtype and shape, and stores a new number otherwise: ``in_place`` of the item."""
-        old = self.atomize(value.left)
-        value.left = old
-        value.right = right = self.atomize(value.right)
-        args = [old, self.atomize(value), compat.const(_SYMBOLS[type(s.op)]), compat.clone(right)]
+        value.left = self.atomize(value.left)
+        kind = self.array_kind(value.left)
+        value.right = self.atomize(value.right)
+        args = [self.atomize(value), kind, compat.const(_SYMBOLS[type(s.op)])]
         kept = self.temp()
         self.emit([kept], "prim", compat.call(self.ns.ref(runtime.in_place), compat.clone(args)), s,
                   runtime.in_place, args)
         return compat.name(kept)
+
+    def array_kind(self, atom):
+        """A temporary holding ``array_kind(atom)``, read before ``atom`` is written (no gradient: a shape and dtype)."""
+        kind = self.temp()
+        self.emit([kind], "nondiff", compat.call(self.ns.ref(runtime.array_kind), [compat.clone(atom)]), None,
+                  runtime.array_kind, [compat.clone(atom)])
+        return compat.name(kind)
 
     def test_name(self, test, body):
         """An atom name for a branch condition not reassigned inside ``body``."""

@@ -368,21 +368,36 @@ _IN_PLACE = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divid
              "^": np.bitwise_xor, "<<": np.left_shift, ">>": np.right_shift}
 
 
-def in_place(old, new, op, value):
-    """``x`` after ``x op= value``, given ``new = old op value``: numpy writes into an array ``old``.
+def array_kind(x):
+    """``(shape, dtype)`` of an array ``x`` (what ``x op= v`` must keep), None for anything else (a number is rebound)."""
+    return (x.shape, x.dtype) if type(x) is np.ndarray else None
 
-    So the result keeps ``old``'s dtype and shape: a result that does not
-    fit is computed again by numpy into an array like ``old``, which raises
-    numpy's own error (``int_array += 0.5``: casting; a value that would
-    grow the shape: broadcasting) or gives numpy's cast (``float32 +=
-    float64``).  Anything else (a number, a list) is rebound to ``new``, as
-    Python does.
+
+def in_place(new, kind, op):
+    """``x`` after ``x op= v``, given ``new = x op v`` and ``kind = array_kind(x)`` read before.
+
+    numpy writes the result into an array ``x``, so it keeps ``x``'s shape
+    and dtype: numpy computes ``new`` in the same loop and casts it into
+    ``x`` by the rule ``same_kind``, so ``float32 += float64`` is
+    ``new.astype(float32)``, and a result that is not ``same_kind``
+    (``int_array += 0.5``) or would grow ``x`` raises numpy's error.
+    Anything else (a number, a list) is rebound to ``new``, as Python does.
     """
-    if type(old) is not np.ndarray or type(new) is np.ndarray and new.dtype == old.dtype and new.shape == old.shape:
+    if kind is None or type(new) is np.ndarray and new.shape == kind[0] and new.dtype == kind[1]:
         return new
-    out = np.empty_like(old)
-    _IN_PLACE[op](old, value, out=out)
-    return out
+    shape, dtype = kind
+    if np.shape(new) != shape:
+        raise ValueError(f"non-broadcastable output operand with shape {_numpy_shape(shape)} doesn't match the "
+                         f"broadcast shape {_numpy_shape(np.shape(new))}")
+    if not np.can_cast(np.result_type(new), dtype, "same_kind"):
+        raise TypeError(f"Cannot cast ufunc '{_IN_PLACE[op].__name__}' output from {np.result_type(new)!r} to "
+                        f"{dtype!r} with casting rule 'same_kind'")
+    return np.asarray(new).astype(dtype)
+
+
+def _numpy_shape(shape) -> str:
+    """``(2,3)``: a shape as numpy's messages print it."""
+    return f"({','.join(map(str, shape))}{',' if len(shape) == 1 else ''})"
 
 
 def cast_into(value, x, casting):

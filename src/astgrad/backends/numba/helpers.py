@@ -68,14 +68,20 @@ def register() -> None:
         if isinstance(value, types.Array) or number(value):
             return lambda value: value  # memory work of the numpy backend; Numba frees by reference counts
 
+    @overload(runtime.array_kind)
+    def _array_kind(x):
+        if number(x):
+            return lambda x: None
+        if isinstance(x, types.Array):
+            return lambda x: (x.shape, x.ravel()[:0])  # the dtype, as the type of an empty array
+
     @overload(runtime.in_place)
-    def _in_place(old, new, op, value):
-        if number(old):
-            return lambda old, new, op, value: new  # a number is rebound, as Python does
-        if isinstance(old, types.Array) and isinstance(new, types.Array) and new.dtype == old.dtype \
-                and new.ndim == old.ndim:
-            def keeps_the_shape(old, new, op, value):
-                if new.shape != old.shape:
+    def _in_place(new, kind, op):
+        if isinstance(kind, types.NoneType):
+            return lambda new, kind, op: new  # a number is rebound, as Python does
+        if isinstance(new, types.Array) and isinstance(kind, types.BaseTuple) and new.dtype == kind[1].dtype:
+            def keeps_the_shape(new, kind, op):
+                if new.shape != kind[0]:
                     raise ValueError("non-broadcastable output operand")
                 return new
             return keeps_the_shape
