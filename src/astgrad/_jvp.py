@@ -22,8 +22,9 @@ from . import _trees
 from ._trees import is_tree
 from ._higher import HigherGradient, adjoint_code, lower_code
 from ._returned import _finish
-from .api import (_composable, _freeze, _generated_inside, _gradient_function, _gradients_of, _higher_order_error,
-                  _level, _wrt_names, function_variant, refused_for_functions)
+from ._argument_types import arguments_of_plain_types, refuse_other_meanings
+from .api import (_PLAIN, _composable, _freeze, _generated_inside, _gradient_function, _gradients_of,
+                  _higher_order_error, _level, _wrt_names, function_variant, refused_for_functions)
 from .transform.errors import TransformError
 from .transform.locate import bind_now, own_signature
 from .transform.pipeline import build_forward
@@ -108,7 +109,7 @@ class JvpFunction:
             tangents = (args[-1],) if self._single else args[-1]
             if type(tangents) is tuple and len(tangents) == len(self._positions) and all(
                     type(t) is np.ndarray and type(a := args[i]) is np.ndarray and t.shape == a.shape
-                    for t, i in zip(tangents, self._positions)):
+                    for t, i in zip(tangents, self._positions)) and all(type(a) in _PLAIN for a in args[:-1]):
                 return self._run(self._generated, args[:-1], tangents, {})
         return self._call_general(args, kwargs)
 
@@ -128,11 +129,14 @@ class JvpFunction:
         if (self._generated or self._shown) is not None and not (self._generated or self._shown).current():
             self._rebuild()
         bound = bind_now(self.__wrapped__, self._signature, args, kwargs)
+        arguments_of_plain_types(bound, self._names, f"astgrad.jvp of {self.__wrapped__.__qualname__}")
         if self._single:
             tangents = (tangents,)
         elif not isinstance(tangents, (tuple, list)) or len(tangents) != len(self._names):
             raise TypeError(f"{self!r}: the tangents are a tuple of {len(self._names)}, one for each of "
                             f"{', '.join(self._names)}; got {type(tangents).__name__}")
+        refuse_other_meanings({f"tangent of {name}": t for name, t in zip(self._names, tangents)},
+                              f"astgrad.jvp of {self.__wrapped__.__qualname__}")
         tangents = [_tangent(name, bound.arguments[name], t) for name, t in zip(self._names, tangents)]
         trees = frozenset(name for name in self._names if is_tree(bound.arguments[name]))
         if self._called:

@@ -30,6 +30,7 @@ from ._higher import HigherGradient
 from . import _dask, backends as _backends
 from ._returned import _finish, _unwrap
 from ._trees import is_tree
+from ._argument_types import arguments_of_plain_types, refuse_other_meanings
 from .transform.locate import bind_now, locate, own_signature
 
 __all__ = ["grad", "value_and_grad", "vjp", "show", "TransformError"]
@@ -227,7 +228,9 @@ class GradientFunction:
             if not args:
                 raise TypeError("a vjp is called as df(*args, seed)")
             *args, seed_value = args
+            refuse_other_meanings({"seed": seed_value}, f"astgrad.vjp of {self.__wrapped__.__qualname__}")
         bound = bind_now(self.__wrapped__, self._signature, args, kwargs)  # defaults as they are now
+        arguments_of_plain_types(bound, self._names, f"astgrad.{self._mode} of {self.__wrapped__.__qualname__}")
         originals = {name: bound.arguments.get(name) for name in self._names}
         trees = frozenset(name for name, value in originals.items() if is_tree(value))
         if self._called:

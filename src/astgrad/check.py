@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._argument_types import refuse_other_meanings
 from . import _trees
 
 __all__ = ["check_grads", "GradientMismatch", "GradReport"]
@@ -316,6 +317,7 @@ def check_grads(f, *args, wrt=0, rtol=1e-5, atol=1e-6, modes=MODES, eps=1e-6, se
     directions_asked = [m for m in modes if m in DIRECTIONS] or ["rev"]
     modes = tuple(m for m in modes if m in MODES) or MODES
     positions = _positions(f, wrt)
+    refuse_other_meanings({f"args[{i}]": a for i, a in enumerate(args)}, f"check_grads of {getattr(f, '__name__', f)}")
     args, inputs = _inputs(f, args, positions)
     value = f(*args)
     u = _projection(value, seed)

@@ -49,6 +49,7 @@ from ._extra import (
     relu,
     scatter,
     setitem,
+    through_cast,
     slogdet_sign,
     sigmoid,
     softmax,

@@ -22,6 +22,7 @@ __all__ = [
     "setitem",
     "written",
     "last_writes",
+    "through_cast",
     "sigmoid",
     "relu",
     "max_along",
@@ -122,6 +123,18 @@ def last_writes(shape, index):
     order = np.arange(marks[index].size).reshape(np.shape(marks[index]))
     marks[index] = order
     return marks[index] == order
+
+
+def through_cast(g, into):
+    """``g``, the gradient of a value written into ``into`` (``into[i] = v``, ``out=into``, ``np.copyto``).
+
+    Zeros where ``into`` holds integers or booleans: numpy rounds (or tests)
+    what it writes there, so nothing moves with the value written.
+    """
+    dtype = getattr(into, "dtype", None)
+    if dtype is not None and integral(dtype):
+        return np.zeros_like(g, dtype=np.float64)
+    return g
 
 
 @primitive
@@ -251,12 +264,17 @@ def scatter_along_axis_vjp(g, ans, g_in, indices, axis, shape):
 
 @defvjp(setitem)
 def setitem_vjp(g, ans, a, index, value):
-    return setitem(g, index, 0), None, written(g, index)
+    return setitem(g, index, 0), None, through_cast(written(g, index), a)
 
 
 @defvjp(written)
 def written_vjp(g, ans, g_in, index):
     return scatter(g * last_writes(g_in.shape, index), g_in.shape, index)
+
+
+@defvjp(through_cast)
+def through_cast_vjp(g, ans, g_in, into):
+    return through_cast(g, into), 0.0  # into is read for its dtype alone
 
 
 @defvjp(sigmoid)
@@ -365,7 +383,18 @@ def setitem_jvp_a(t, ans, a, index, value):
 
 
 def setitem_jvp_value(t, ans, a, index, value):
-    return setitem(np.zeros(np.shape(ans), np.result_type(t, ans)), index, t)
+    return setitem(np.zeros(np.shape(ans), np.result_type(t, ans)), index, through_cast(t, a))
+
+
+def through_cast_jvp(t, ans, g, into):
+    return through_cast(t, into)
+
+
+def _read_for_its_dtype(t, ans, g, into):
+    return None
+
+
+defjvp(through_cast, through_cast_jvp, _read_for_its_dtype)
 
 
 def setitem_jvp_index(t, ans, a, index, value):

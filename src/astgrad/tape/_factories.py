@@ -8,7 +8,7 @@ import numpy as np
 
 from ._device import check_device
 from ._dtypes import as_numpy_dtype, default_complex, default_float
-from ._record import is_tensor
+from ._record import is_tensor, plain_constant
 from ._tensor import FLOAT_ONLY, Tensor
 COPY_CONSTRUCT_WARNING = (
     "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
@@ -49,7 +49,8 @@ def _infer_array(data, dtype) -> np.ndarray:
     """numpy data for ``tensor(data)``: Python floats (complex numbers) take the default dtype, numpy keeps its own."""
     np_dtype = as_numpy_dtype(dtype)
     if isinstance(data, (np.ndarray, np.generic)):
-        return np.array(data, dtype=np_dtype, copy=True)
+        return np.array(plain_constant(data) if isinstance(data, np.ma.MaskedArray) else data,
+                        dtype=np_dtype, copy=True)  # np.array gives a plain array of an np.matrix's numbers
     array = np.array(_nested_arrays(data), dtype=np_dtype)
     if np_dtype is None and array.dtype in (np.float64, np.complex128) and not _holds_numpy_double(data):
         array = array.astype(default_float() if array.dtype == np.float64 else default_complex())
@@ -90,13 +91,13 @@ def as_tensor(data, dtype=None, device=None):
     if is_tensor(data) and (dtype is None or as_numpy_dtype(dtype) == data._data.dtype):
         return data
     if isinstance(data, np.ndarray) and (dtype is None or as_numpy_dtype(dtype) == data.dtype):
-        return Tensor._make(data)
+        return Tensor._make(plain_constant(data))
     return tensor(data, dtype=dtype)
 
 
 def from_numpy(array: np.ndarray):
     """A tensor sharing ``array``'s memory: writes to either show in both."""
-    return Tensor._make(array)
+    return Tensor._make(plain_constant(array))
 
 
 def _shape(size) -> tuple:

@@ -37,6 +37,17 @@ def unwrap(value):
 
 
 _SLOT_VALUES = (np.ndarray, int, float, np.number)
+_NDARRAY, _MASKED = np.ndarray, np.ma.MaskedArray
+
+
+def plain_constant(value):
+    """An array operand as PyTorch reads one: the numbers of an ``np.matrix`` (or another subclass of ndarray)
+    as a plain array, so ``*`` stays elementwise; a masked array refused, since its masked entries would be counted."""
+    if isinstance(value, _MASKED):
+        raise TypeError("astgrad: a numpy.ma.MaskedArray given to a Tensor operation: its masked entries would "
+                        "be counted as numbers (numpy's masked operations leave them out). Pass the values "
+                        "wanted: m.filled(0.0), m.compressed(), or np.where(np.ma.getmaskarray(m), 0.0, m.data)")
+    return np.asarray(value)
 
 
 
@@ -98,8 +109,10 @@ def apply_op(name: str, fn, args, kwargs=None, slots=None, promote: bool = False
     count = len(args)
     if count == 2 and not kwargs and (slots is None or slots is FIRST or slots is SECOND):  # the operators
         a, b = args
-        x = a._data if isinstance(a, Tensor) else a
-        y = b._data if isinstance(b, Tensor) else b
+        x = a._data if isinstance(a, Tensor) else a if type(a) is _NDARRAY or not isinstance(a, _NDARRAY) \
+            else (a := plain_constant(a))
+        y = b._data if isinstance(b, Tensor) else b if type(b) is _NDARRAY or not isinstance(b, _NDARRAY) \
+            else (b := plain_constant(b))
         if isinstance(x, _OPERANDS) and isinstance(y, _OPERANDS):
             token = quiet()
             try:
@@ -172,6 +185,8 @@ def apply_op(name: str, fn, args, kwargs=None, slots=None, promote: bool = False
         edges = ((a._grad_fn or accumulation_node(a), 0),)
         return _attach(result, fn, rule, name, (a,), _NO_KWARGS, FIRST, edges, out, (x,), 1)
     # any arguments: lists of tensors, keywords, explicit slots
+    if any(isinstance(a, _NDARRAY) and type(a) is not _NDARRAY for a in args):
+        args = tuple(plain_constant(a) if isinstance(a, _NDARRAY) else a for a in args)
     raw_args: tuple | list
     if count == 1:
         a = args[0]

@@ -485,6 +485,31 @@ def _method(n, target, expr, base, method, args, kwargs):
         n.emit([target], kind, node, expr, fn=fn, args=[base] + args, kwargs=kwargs)
 
 
+def defined_lambda(n, name, lam):
+    """``lam`` with each default replaced by a name holding its value now: Python evaluates a lambda's
+    defaults where it is defined, and the call that inlines the body may come after their names changed.
+
+    The body is inlined at every call of ``name``, so ``name`` must be bound once in the function: with
+    two lambdas (one per branch) a call would inline the last one read, whichever ran.
+    """
+    stores = [node for node in gast.walk(n.src.tree) if isinstance(node, gast.Name) and node.id == name
+              and isinstance(node.ctx, (gast.Store, gast.Del))]
+    if len(stores) > 1:
+        raise n.error(lam, f"{name} is bound to this lambda and elsewhere in the function; astgrad inlines "
+                           f"a lambda at its calls, so it must be the only value the name holds",
+                      "Give each lambda its own name, or write a def.")
+    lam = compat.clone(lam)
+    defaults = []
+    for default in lam.args.defaults:
+        if not compat.is_literal(default):
+            atom = n.atomize(default)
+            default = compat.name(n.temp())
+            n.emit([default.id], "copy", atom, args=[atom])
+        defaults.append(default)
+    lam.args.defaults = defaults
+    return lam
+
+
 def _inline_lambda(n, target, expr, lam):
     params = [a.id for a in lam.args.args]
     if expr.keywords or len(expr.args) > len(params):

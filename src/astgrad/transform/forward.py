@@ -219,7 +219,9 @@ class Forwarder:
             # linear in the container and the value together: the tangent is the same write of their tangents
             # (put: a dict in place, as the primal writes; an array or list copied, as the primal copies)
             tangent = compat.clone(op.expr)
-            tangent.args[0], tangent.args[2] = self.of(op.args[0], state), self.of(op.args[2], state)
+            tangent.args[0] = self.of(op.args[0], state)
+            tangent.args[2] = compat.call(self.helper(rules.through_cast),  # nothing flows into integers
+                                          [self.of(op.args[2], state), compat.clone(op.args[0])])
             return tangent
         entry = primitives.classify(op.fn)[1]
         parts, whole = [], not primitives.returns_sequence(op) and op.fn not in CONTAINER_VALUED

@@ -115,6 +115,33 @@ def _reads_only_the_shape(t, ans, *args):
 defjvp(runtime.unpacked_gradient, _unpacked_gradient_jvp, _reads_only_the_shape)
 
 
+def _in_place_vjp(g, ans, new, kind, op):
+    return g  # a cast between floats (float32 += float64) passes the gradient as it is
+
+
+def _in_place_jvp(t, ans, new, kind, op):
+    return t
+
+
+def _read_for_dtype_and_shape(t, ans, *args):
+    return None
+
+
+def _passed_first(t, ans, *args):
+    return t
+
+
+def _cast_into_vjp(g, ans, value, x, casting):
+    return g, 0.0, None  # x is read for its dtype alone
+
+
+defvjp(runtime.cast_into, _cast_into_vjp)
+defjvp(runtime.cast_into, _passed_first, _read_for_dtype_and_shape, None)
+defvjp(runtime.in_place, _in_place_vjp)
+defjvp(runtime.in_place, _in_place_jvp)
+defnondiff(runtime.array_kind)
+
+
 # -- the helpers of generated forward-mode code (a jvp differentiated again: a third derivative) -----
 # ``zero_tangent(y)`` is zeros whatever ``y`` holds; ``tangent_of(t, ans)`` spreads ``t`` over ``ans``'s shape
 # and dtype (``ans`` is read for them alone); ``add_tangents`` adds.  All are linear in the tangents.

@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import rules
 from . import compat
+from .value_types import other_meaning
 
 
 def identifier(text: str) -> str:
@@ -43,10 +44,15 @@ class LiveGlobals(dict):
         place, name = where
         if isinstance(place, types.CellType):
             try:
-                return place.cell_contents
+                value = place.cell_contents
             except ValueError:
                 raise KeyError(key) from None
-        return place[name]
+        else:
+            value = place[name]
+        if type(value) is not np.ndarray and (why := other_meaning(value, name)) is not None:
+            raise TypeError(f"astgrad: {name}, which the differentiated code reads from "
+                            f"{'its closure' if isinstance(place, types.CellType) else 'its globals'}, is {why}.")
+        return value
 
 
 class Namespace:

@@ -22,7 +22,7 @@ from . import compat, contexts, numpy_writes, runtime, runtime_checks
 from .aliasing import shares_memory
 from .compat import gast
 from .errors import UnsupportedSyntaxError
-from .expressions import assign_expression
+from .expressions import assign_expression, defined_lambda
 from .ir import Break, For, If, Op, Raw, While, atom_names, op_reads
 from .naming import read_elsewhere, scope_names
 from .parse import MISSING
@@ -216,7 +216,7 @@ class Normalizer:
                 return
             target = s.targets[0]
             if isinstance(target, gast.Name) and isinstance(value, gast.Lambda):
-                self.lambdas[target.id] = value
+                self.lambdas[target.id] = defined_lambda(self, target.id, value)
                 return
             self.store(target, value)
         elif isinstance(s, gast.AugAssign):
@@ -226,7 +226,12 @@ class Normalizer:
                     n.ctx = gast.Load()
             value = compat.make("BinOp", left=load, op=s.op, right=s.value,
                                 lineno=s.lineno, col_offset=s.col_offset)
-            self.store(s.target, value)
+            if isinstance(s.target, gast.Name) and s.target.id not in self.sequences:
+                self.augmented_name(s, value)
+            elif isinstance(s.target, gast.Subscript) and _root(s.target).id in self.locals:
+                self.store(s.target, self.augmented_item(s, value))
+            else:
+                self.store(s.target, value)
             if isinstance(s.target, gast.Name):  # numpy's x += y writes into x's memory
                 x, sym = s.target.id, _SYMBOLS.get(type(s.op), "?")
                 right = compat.to_source(s.value).strip()
@@ -258,6 +263,34 @@ class Normalizer:
         else:
             raise self.error(s, f"{type(s).__name__} statements are not supported",
                              "Rewrite it with assignments, if, for and while.")
+
+    def augmented_name(self, s, value):
+        """``x op= v``: ``t = x op v``, then ``x = in_place(t, array_kind(x), op)``, which keeps an array's dtype
+        and shape (or raises numpy's casting or broadcasting error) and rebinds anything else to ``t``."""
+        kind = self.array_kind(self.load_name(compat.name(s.target.id)))
+        value.right = self.atomize(s.value)
+        args = [self.atomize(value), kind, compat.const(_SYMBOLS[type(s.op)])]
+        self.emit([s.target.id], "prim", compat.call(self.ns.ref(runtime.in_place), compat.clone(args)), s,
+                  runtime.in_place, args)
+
+    def augmented_item(self, s, value):
+        """``a[i] op= v``: numpy computes ``a[i] op v`` into ``a[i]`` itself where that is an array (a slice, a
+        mask), which keeps its dtype and shape, and stores a new number otherwise: ``in_place`` of the item."""
+        value.left = self.atomize(value.left)
+        kind = self.array_kind(value.left)
+        value.right = self.atomize(value.right)
+        args = [self.atomize(value), kind, compat.const(_SYMBOLS[type(s.op)])]
+        kept = self.temp()
+        self.emit([kept], "prim", compat.call(self.ns.ref(runtime.in_place), compat.clone(args)), s,
+                  runtime.in_place, args)
+        return compat.name(kept)
+
+    def array_kind(self, atom):
+        """A temporary holding ``array_kind(atom)``, read before ``atom`` is written (no gradient: a shape and dtype)."""
+        kind = self.temp()
+        self.emit([kind], "nondiff", compat.call(self.ns.ref(runtime.array_kind), [compat.clone(atom)]), None,
+                  runtime.array_kind, [compat.clone(atom)])
+        return compat.name(kind)
 
     def test_name(self, test, body):
         """An atom name for a branch condition not reassigned inside ``body``."""

@@ -167,7 +167,7 @@ def set_item_gradients(g, items, index, value):
     if type(items) is list or type(items) is dict:
         value_gradient = replacing_gradient(g, index)  # first: replaced_gradient may change g
         return replaced_gradient(g, index), value_gradient
-    return rules.setitem(g, index, 0), unbroadcast(rules.written(g, index), shape(value))
+    return rules.setitem(g, index, 0), unbroadcast(rules.through_cast(rules.written(g, index), items), shape(value))
 
 
 def getitem_gradient(g, items, index):
@@ -385,6 +385,53 @@ def matmul_shape(a, b):
                          f"(n?,k),(k,m?)->(n?,m?) (size {k_b} is different from {k_a})")
     batch = np.broadcast_shapes(a[:-2], b[:-2])
     return batch + a[-2:-1] + b[-1:] if len(b) > 1 else batch + a[-2:-1]
+
+
+#: the ufunc numpy runs for each augmented assignment ``x op= v`` on an array
+_IN_PLACE = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divide, "//": np.floor_divide,
+             "%": np.remainder, "**": np.power, "@": np.matmul, "|": np.bitwise_or, "&": np.bitwise_and,
+             "^": np.bitwise_xor, "<<": np.left_shift, ">>": np.right_shift}
+
+
+def array_kind(x):
+    """``(shape, dtype)`` of an array ``x`` (what ``x op= v`` must keep), None for anything else (a number is rebound)."""
+    return (x.shape, x.dtype) if type(x) is np.ndarray else None
+
+
+def in_place(new, kind, op):
+    """``x`` after ``x op= v``, given ``new = x op v`` and ``kind = array_kind(x)`` read before.
+
+    numpy writes the result into an array ``x``, so it keeps ``x``'s shape
+    and dtype: numpy computes ``new`` in the same loop and casts it into
+    ``x`` by the rule ``same_kind``, so ``float32 += float64`` is
+    ``new.astype(float32)``, and a result that is not ``same_kind``
+    (``int_array += 0.5``) or would grow ``x`` raises numpy's error.
+    Anything else (a number, a list) is rebound to ``new``, as Python does.
+    """
+    if kind is None or type(new) is np.ndarray and new.shape == kind[0] and new.dtype == kind[1]:
+        return new
+    shape, dtype = kind
+    if np.shape(new) != shape:
+        raise ValueError(f"non-broadcastable output operand with shape {_numpy_shape(shape)} doesn't match the "
+                         f"broadcast shape {_numpy_shape(np.shape(new))}")
+    if not np.can_cast(np.result_type(new), dtype, "same_kind"):
+        raise TypeError(f"Cannot cast ufunc '{_IN_PLACE[op].__name__}' output from {np.result_type(new)!r} to "
+                        f"{dtype!r} with casting rule 'same_kind'")
+    return np.asarray(new).astype(dtype)
+
+
+def _numpy_shape(shape) -> str:
+    """``(2,3)``: a shape as numpy's messages print it."""
+    return f"({','.join(map(str, shape))}{',' if len(shape) == 1 else ''})"
+
+
+def cast_into(value, x, casting):
+    """``value``, to be written into ``x`` by ``out=x`` or ``np.copyto(x, value)``: numpy casts it by the rule
+    ``casting`` (``same_kind`` unless told), so a float into an integer array raises, never truncates."""
+    if type(x) is np.ndarray and not np.can_cast(np.result_type(value), x.dtype, casting):
+        raise TypeError(f"Cannot cast array data from {np.result_type(value)!r} to {x.dtype!r} according to "
+                        f"the rule {casting!r} (numpy's out= and np.copyto write into {x.dtype} this way)")
+    return value
 
 
 def only_shape(value):

@@ -15,7 +15,7 @@ import sysconfig
 
 import numpy as np
 
-from . import compat, numpy_writes, primitives
+from . import compat, numpy_writes, primitives, runtime
 from .compat import gast
 from .parse import MISSING
 from ..rules.sequences import grow
@@ -93,7 +93,9 @@ def write_call(n, target, expr) -> bool:
     if out is None:
         return False
     name, call = out
-    _write_into(n, expr, name, call, f"out={name}", f"{name} = {compat.to_source(call).strip()}")
+    casting = next((k.value.value for k in call.keywords if k.arg == "casting" and compat.is_literal(k.value)),
+                   "same_kind")
+    _write_into(n, expr, name, call, f"out={name}", f"{name} = {compat.to_source(call).strip()}", casting)
     if target is not None:
         n.emit([target], "copy", compat.name(name), expr, args=[compat.name(name)])
     return True
@@ -236,7 +238,7 @@ def _copyto(n, target, expr):
         raise n.error(expr, "np.copyto is supported as np.copyto(name, value) only",
                       "Write name[...] = value (item assignment) instead.")
     x = expr.args[0].id
-    _write_into(n, expr, x, expr.args[1], f"np.copyto({x}, ...)", "")
+    _write_into(n, expr, x, expr.args[1], f"np.copyto({x}, ...)", "", "same_kind")
     if target is not None:
         n.emit([target], "nondiff", compat.const(None), expr)
     return True
@@ -319,8 +321,17 @@ def _numpy_callable(obj) -> bool:
     return (getattr(obj, "__module__", None) or "").split(".")[0] == "numpy"
 
 
-def _write_into(n, expr, x, value, what, instead):
-    """``x[...] = value``: the aliasing check sees it as the write into ``x`` it stands for."""
+def _write_into(n, expr, x, value, what, instead, casting=None):
+    """``x[...] = value``: the aliasing check sees it as the write into ``x`` it stands for.
+
+    ``casting``: the rule numpy casts ``value`` into ``x`` by (``same_kind`` for ``out=`` and ``np.copyto``),
+    which an item assignment does not check (it truncates a float into an integer array): ``cast_into`` does.
+    """
+    if casting is not None and casting != "unsafe":
+        args = [n.atomize(value), compat.name(x), compat.const(casting)]
+        value = compat.name(n.temp())
+        n.emit([value.id], "prim", compat.call(n.ns.ref(runtime.cast_into), compat.clone(args)), expr,
+               runtime.cast_into, args)
     target = compat.make("Subscript", value=compat.name(x), slice=compat.const(Ellipsis), ctx=gast.Store(),
                          lineno=expr.lineno, col_offset=expr.col_offset)
     n.store(target, value, outside=False)

@@ -68,6 +68,25 @@ def register() -> None:
         if isinstance(value, types.Array) or number(value):
             return lambda value: value  # memory work of the numpy backend; Numba frees by reference counts
 
+    @overload(runtime.array_kind)
+    def _array_kind(x):
+        if number(x):
+            return lambda x: None
+        if isinstance(x, types.Array):
+            return lambda x: (x.shape, x.ravel()[:0])  # the dtype, as the type of an empty array
+
+    @overload(runtime.in_place)
+    def _in_place(new, kind, op):
+        if isinstance(kind, types.NoneType):
+            return lambda new, kind, op: new  # a number is rebound, as Python does
+        if isinstance(new, types.Array) and isinstance(kind, types.BaseTuple) and new.dtype == kind[1].dtype:
+            def keeps_the_shape(new, kind, op):
+                if new.shape != kind[0]:
+                    raise ValueError("non-broadcastable output operand")
+                return new
+            return keeps_the_shape
+        # another dtype (numpy casts into the array's, or raises): not compiled
+
     @overload(runtime.Shaped)
     def _shaped(shape):
         if isinstance(shape, (types.UniTuple, types.Tuple)):
