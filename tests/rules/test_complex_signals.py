@@ -109,3 +109,24 @@ def test_a_real_signal_gets_a_real_gradient():
     assert got.dtype == np.float64 and leaf.grad.dtype == leaf.dtype
     np.testing.assert_allclose(got, gradient(power_spectrum_of_real_signal, x), rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(leaf.grad.numpy(), got, rtol=1e-12)
+
+
+try:
+    from scipy import signal
+except ImportError:  # scipy is optional: only the two tests below need it
+    signal = None
+
+
+def scipy_correlate_2d(z):
+    return np.sum(np.abs(signal.correlate(z, Z34[:2, :3] + z[1:3, 1:4], "same")) ** 2)
+
+
+def scipy_convolve_valid(z):
+    return np.real(np.sum(signal.convolve(Z34[:2, :2], z, "valid") * WEIGHTS))
+
+
+@pytest.mark.parametrize("f", [scipy_correlate_2d, scipy_convolve_valid], ids=lambda f: f.__name__)
+def test_scipy_signal_follows_the_convention(f):
+    if signal is None:
+        pytest.skip("scipy is not installed")
+    np.testing.assert_allclose(astgrad.grad(f)(Z34), convention(f, Z34), rtol=1e-6, atol=1e-7)

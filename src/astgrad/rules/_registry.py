@@ -396,6 +396,11 @@ def _no_rule_advice(fn: Callable) -> str:
             f"returns the gradient of each argument, or declare it "
             f"non-differentiable with astgrad.defnondiff({name})."
         )
+    if _is_distribution(fn):
+        public = _public_path(fn, None) or qualified_name(type(fn))
+        return (f"no gradient rule for {public}(...), which makes a frozen distribution: astgrad differentiates "
+                f"the distribution's methods with its parameters as arguments. Write {public}.logpdf(x, loc, scale) "
+                f"(and so on for each method) instead of {public}(loc, scale).logpdf(x).")
     if isinstance(fn, functools.partial):
         inner = qualified_name(fn.func)
         fix = (f"call {inner} with all its arguments, or register a rule for {inner} itself "
@@ -406,6 +411,12 @@ def _no_rule_advice(fn: Callable) -> str:
                "and register its rule with astgrad.defvjp(that_function, rule)")
     return (f"no gradient rule for {name}: rules are registered on a named function, and this callable "
             f"has no name that leads back to it. Instead, {fix}.")
+
+
+def _is_distribution(fn) -> bool:
+    """A distribution of scipy.stats (``norm``), whose call freezes its parameters (scipy is not imported here)."""
+    module = getattr(type(fn), "__module__", "") or ""
+    return module.startswith("scipy.stats") and callable(getattr(fn, "freeze", None))
 
 
 def _library_paths() -> tuple:
@@ -460,9 +471,19 @@ def find(fn: Callable) -> Rule | None:
         rule = _TABLE.get(_key(fn))
         if rule is None and load_deferred():
             rule = _TABLE.get(_key(fn))
+        for derive in derived if rule is None else ():
+            rule = derive(fn)
+            if rule is not None:
+                break
         return rule
     except TypeError:
         return None
+
+
+#: functions ``derive(fn) -> Rule | None`` asked for a callable the table lacks: an entry made from another's, for
+#: callables too many to register one by one (the methods of each frozen scipy.stats distribution, from the
+#: distribution's own entries); the entry is made at each lookup, never stored
+derived: list[Callable[[Callable], "Rule | None"]] = []
 
 
 def is_nondifferentiable(fn: Callable) -> bool:

@@ -357,6 +357,10 @@ def _rule_hint(message: str) -> str:
     return parts[1] if len(parts) > 1 else ""
 
 
+#: the methods of scipy.stats's distributions that have rules when called on the distribution itself
+DISTRIBUTION_METHODS = frozenset({"logpdf", "pdf", "cdf", "sf", "logcdf", "logsf", "logpmf", "pmf"})
+
+
 def _method(n, target, expr, base, method, args, kwargs):
     if method in primitives.STOP_METHODS and not args:
         n.emit([target], "stop", base, expr, args=[base])
@@ -367,9 +371,12 @@ def _method(n, target, expr, base, method, args, kwargs):
     entry = primitives.METHODS.get(method)
     if entry is None:
         node = compat.call(compat.attr(base, method), args, kwargs)
+        hint = "Call a numpy function with a rule instead (see docs/supported-python.md)."
+        if method in DISTRIBUTION_METHODS:
+            hint += (f" For a frozen scipy.stats distribution, call the distribution's method with its parameters as "
+                     f"arguments: norm.{method}(x, loc, scale), not norm(loc, scale).{method}(x).")
         n.emit([target], "opaque", node, expr, error=(
-            f"the method .{method}() of a differentiable value has no gradient rule",
-            "Call a numpy function with a rule instead (see docs/supported-python.md)."))
+            f"the method .{method}() of a differentiable value has no gradient rule", hint))
         return
     fn, packs = entry
     if packs and len(args) > 1:
