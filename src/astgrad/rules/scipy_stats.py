@@ -25,7 +25,7 @@ being constants there.  Freezing inside the function, ``norm(mu, s)`` with
 from __future__ import annotations
 
 import functools
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 from scipy import special, stats
@@ -316,13 +316,14 @@ defjvp(stats.multivariate_normal.logpdf, rest=multivariate_normal_logpdf_jvp)
 
 def frozen_method_rule(fn) -> Rule | None:
     """The entry of ``D.logpdf`` for a frozen distribution ``D``, made from the entry of ``D.dist.logpdf``."""
-    frozen = getattr(fn, "__self__", None)
+    frozen: Any = getattr(fn, "__self__", None)
     if not isinstance(frozen, _FROZEN) or not isinstance(getattr(fn, "__name__", None), str):
         return None
     public = getattr(stats, str(getattr(frozen.dist, "name", "")), None)  # the frozen copy's module-level original
-    if type(public) is not type(frozen.dist):
+    method = getattr(public, fn.__name__, None)
+    if type(public) is not type(frozen.dist) or method is None:
         return None
-    entry = _registry.find(getattr(public, fn.__name__, None))
+    entry = _registry.find(method)
     if entry is None or entry.vjp is None:
         return None
     base, base_jvp, args, kwds = entry.vjp, entry.jvp_for(0), frozen.args, frozen.kwds
