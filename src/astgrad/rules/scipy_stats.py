@@ -339,5 +339,5 @@ def frozen_method_rule(fn) -> Rule | None:
                 (None if base_jvp is None else frozen_jvp,))
 
 
-_FROZEN = type(stats.norm(0, 1)).__mro__[1]  # scipy's rv_frozen, the base of continuous and discrete frozen ones
+_FROZEN: Any = type(stats.norm(0, 1)).__mro__[1]  # scipy's rv_frozen, the base of continuous and discrete frozen ones
 _registry.derived.append(frozen_method_rule)
