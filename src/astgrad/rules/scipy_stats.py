@@ -319,7 +319,8 @@ def frozen_method_rule(fn) -> Rule | None:
     frozen: Any = getattr(fn, "__self__", None)
     if not isinstance(frozen, _FROZEN) or not isinstance(getattr(fn, "__name__", None), str):
         return None
-    public = getattr(stats, str(getattr(frozen.dist, "name", "")), None)  # the frozen copy's module-level original
+    family = str(getattr(frozen.dist, "name", ""))
+    public = getattr(stats, family, None)  # the frozen copy's module-level original
     method = getattr(public, fn.__name__, None)
     if type(public) is not type(frozen.dist) or method is None:
         return None
@@ -335,7 +336,7 @@ def frozen_method_rule(fn) -> Rule | None:
     def frozen_jvp(t, ans, x):
         return base_jvp(t, ans, x, *args, **kwds)
 
-    return Rule(fn, frozen_vjp, f"scipy.stats.{frozen.dist.name}(...).{fn.__name__}",
+    return Rule(fn, frozen_vjp, f"scipy.stats.{family}(...).{fn.__name__}",
                 (None if base_jvp is None else frozen_jvp,))
 
 
