@@ -178,6 +178,8 @@ def statistics_cases():
         Case(np.nanquantile, [with_nan(2, 4), between(0.05, 0.95, 3)], {"axis": 1}),
         Case(np.percentile, [spaced(6), between(5.0, 95.0, 2)]),
         Case(np.nanpercentile, [with_nan(7), between(5.0, 95.0)]),
+        Case(np.nanmax, [with_nan(3, 4)]), Case(np.nanmax, [with_nan(3, 4)], {"axis": 1}, name="axis1"),
+        Case(np.nanmin, [with_nan(3, 4)], {"axis": 0, "keepdims": True}, name="axis0_keepdims"),
     ]
 
 
@@ -198,8 +200,19 @@ def grid_cases():
     ]
 
 
+def product_aliases_cases():
+    """The array API's names for products and transposes: the rules of the numpy functions they equal."""
+    return [
+        Case(np.linalg.matmul, [normal(2, 3, 4), normal(4, 2)]),
+        Case(np.linalg.outer, [normal(3), normal(4)]),
+        Case(np.linalg.tensordot, [normal(2, 3, 4), normal(3, 4, 2)]),
+        Case(np.linalg.tensordot, [normal(2, 3), normal(3, 4)], {"axes": 1}, name="axes1"),
+        Case(np.matrix_transpose, [normal(2, 3, 4)]), Case(np.linalg.matrix_transpose, [normal(3, 4)]),
+    ]
+
+
 def breadth_cases():
-    return signal_cases() + statistics_cases() + grid_cases()
+    return signal_cases() + statistics_cases() + grid_cases() + product_aliases_cases()
 
 
 def breadth_edges():
@@ -219,6 +232,8 @@ def breadth_edges():
         Case(np.quantile, [fixed([1.0, 3.0, 2.0]), fixed(0.0)], name="bottom", expected=[[1.0, 0.0, 0.0], 2.0]),
         Case(np.nanmedian, [fixed([np.nan, 2.0, 1.0, np.nan])], name="nan", expected=[[0.0, 0.5, 0.5, 0.0]]),
         Case(np.median, [fixed([2.0])], name="one_value", expected=[[1.0]]),
+        Case(np.nanmax, [fixed([[1.0, np.nan, 3.0, 3.0], [np.nan, 2.0, 0.5, np.nan]])], {"axis": 1}, name="tie_nan",
+             expected=[[[0.0, 0.0, 0.5, 0.5], [0.0, 1.0, 0.0, 0.0]]]),
         # x at a knot: the segment to its right; at the last knot the last segment; outside: fp's ends
         Case(np.interp, [fixed([0.0, 1.0, 3.0, -1.0, 4.0]), const(np.array([0.0, 1.0, 3.0])),
                          const(np.array([0.0, 2.0, 3.0]))], name="knots", expected=[[2.0, 0.5, 0.5, 0.0, 0.0]]),

@@ -80,7 +80,9 @@ def catalogue() -> str:
         lines.append("")
     lines += ["## No gradient (declared non-differentiable)", ""]
     lines += [f"- `{name}`" for name in sorted(r.name for r in entries if not r.differentiable)]
-    lines += ["", "To add a callable, see [rules.md](rules.md).", ""]
+    lines += ["", "To add a callable, see [rules.md](rules.md); what `jax.numpy` differentiates and this table "
+              "still lacks is listed there, each with its reason "
+              "([rules.md](rules.md#what-jax-differentiates-and-the-table-lacks)).", ""]
     return "\n".join(lines)
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._registry import defjvp, defvjp
-from ._support import normalize_axis
+from ._support import expand_reduced, normalize_axis
 
 
 def _checked(a, name, method="linear", weights=None, interpolation=None, overwrite_input=False):
@@ -194,3 +194,27 @@ defjvp(np.quantile, *_quantile_jvps("quantile", False, 1.0))
 defjvp(np.nanquantile, *_quantile_jvps("nanquantile", True, 1.0))
 defjvp(np.percentile, *_quantile_jvps("percentile", False, 100.0))
 defjvp(np.nanpercentile, *_quantile_jvps("nanpercentile", True, 100.0))
+
+
+# ---------------------------------------------------------------- nanmax, nanmin: the extremes of the values that are not NaN
+
+
+@defvjp(np.nanmax)
+def nanmax(g, ans, a, axis=None, out=None, keepdims=False):
+    """As ``max``: tied extremes share ``g`` evenly; NaNs (never equal to the extreme) and slices of NaNs only get 0."""
+    hits = a == expand_reduced(ans, np.shape(a), axis, keepdims)
+    count = np.maximum(np.sum(hits, axis=axis, keepdims=keepdims), 1)
+    return expand_reduced(g / count, np.shape(a), axis, keepdims) * hits
+
+
+defvjp(np.nanmin, nanmax)  # both read where ``a`` equals ``ans``
+
+
+@defjvp(np.nanmax)
+def nanmax_jvp(t, ans, a, axis=None, out=None, keepdims=False):
+    hits = a == expand_reduced(ans, np.shape(a), axis, keepdims)
+    count = np.maximum(np.sum(hits, axis=axis, keepdims=keepdims), 1)
+    return np.sum(np.where(hits, t, 0), axis=axis, keepdims=keepdims) / count
+
+
+defjvp(np.nanmin, nanmax_jvp)
