@@ -60,14 +60,14 @@ def convolve_gradients(g, a, v, start):
 @defvjp(np.convolve)
 def convolve(g, ans, a, v, mode="full"):
     start = numpy_start(len(a), len(v), _checked_mode(mode, "convolve"))
-    return convolve_gradients(g, np.asarray(a), np.asarray(v), start)
+    return convolve_gradients(g, a, v, start)
 
 
 @defvjp(np.correlate)
 def correlate(g, ans, a, v, mode="valid"):
     start = numpy_start(len(a), len(v), _checked_mode(mode, "correlate"), correlating=True)
-    reverse = np.conj(np.asarray(v)[::-1])
-    d_a, d_reverse = convolve_gradients(g, np.asarray(a), reverse, start)
+    reverse = np.conj(v[::-1])
+    d_a, d_reverse = convolve_gradients(g, a, reverse, start)
     return d_a, real_for(np.conj(d_reverse[::-1]), v)
 
 
