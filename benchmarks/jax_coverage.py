@@ -43,8 +43,6 @@ REASONS = {
     "numpy.linalg.cross": "not written yet: numpy.cross's rule (in the table) along the last axis",
     "numpy.linalg.vector_norm": "not written yet: numpy.linalg.norm's vector rules (in the table)",
     "numpy.linalg.matrix_norm": "not written yet: numpy.linalg.norm's matrix rules (in the table)",
-    "numpy.vecdot": "not written yet: sum(conj(x1) * x2, axis), conjugate-linear in x1 as vdot is (in the table)",
-    "numpy.linalg.vecdot": "not written yet: sum(conj(x1) * x2, axis), conjugate-linear in x1 as vdot is",
     "numpy.matvec": "not written yet: matmul of a matrix and a vector (in the table), batched",
     "numpy.vecmat": "not written yet: matmul of a conjugated vector and a matrix, batched",
     "numpy.cumulative_sum": "not written yet: cumsum (in the table) with include_initial",
@@ -58,7 +56,6 @@ REASONS = {
     # statistics, grids, polynomials
     "numpy.cov": "not written yet: centred products over the observations (ddof, bias, weights and aweights)",
     "numpy.corrcoef": "not written yet: cov divided by the outer product of its diagonal's square roots",
-    "numpy.trapezoid": "not written yet: linear in y, and in x through its differences",
     "numpy.geomspace": "not written yet: the exponential of a linspace (in the table) of the ends' logs",
     "numpy.logspace": "not written yet: base ** linspace (both in the table)",
     "numpy.histogram_bin_edges": "not written yet: the edges min + (max - min) k / n of numpy.histogram's rule",

@@ -197,6 +197,10 @@ def grid_cases():
         Case(np.bincount, [const(np.array([0, 2, 2, 5])), positive(4)]),
         Case(np.bincount, [const(np.array([1, 1, 0])), positive(3), const(5)], name="minlength"),
         Case(np.bincount, [positive(4)], call=bincount_weighted, name="called"),
+        Case(np.trapezoid, [normal(3, 5)]), Case(np.trapezoid, [normal(3, 5), knots(5)], name="x"),
+        Case(np.trapezoid, [normal(4, 3), knots(4)], {"axis": 0}, name="x_axis0"),
+        Case(np.trapezoid, [normal(2, 4), Arg(lambda rng: np.sort(rng.uniform(0, 3, (2, 4)), axis=1))], name="x_2d"),
+        Case(np.trapezoid, [normal(2, 4), const(None), scalar()], name="dx"),
     ]
 
 
@@ -208,6 +212,9 @@ def product_aliases_cases():
         Case(np.linalg.tensordot, [normal(2, 3, 4), normal(3, 4, 2)]),
         Case(np.linalg.tensordot, [normal(2, 3), normal(3, 4)], {"axes": 1}, name="axes1"),
         Case(np.matrix_transpose, [normal(2, 3, 4)]), Case(np.linalg.matrix_transpose, [normal(3, 4)]),
+        Case(np.vecdot, [normal(2, 3), normal(3)]), Case(np.vecdot, [normal(3, 2), normal(3, 2)], {"axis": 0},
+                                                         name="axis0"),
+        Case(np.linalg.vecdot, [normal(4, 3), normal(4, 3)]),
     ]
 
 

@@ -69,10 +69,14 @@ def interp_of_complex_values(z):
     return np.sum(np.abs(np.interp(np.linspace(-0.5, 5.5, 9), np.arange(6.0), z)) ** 2)
 
 
+def vecdot_both_sides(z):
+    return np.real(np.sum(np.vecdot(z[:3] * (1 + 0.5j), z[3:] + V3) * WEIGHTS))
+
+
 FUNCTIONS = {
     fft_padded: Z6, ifft_cut: Z6, fft2_of_matrix: Z34, ifftn_shaped: Z34, irfft_even: Z5, irfft_odd: Z5,
     irfft_cut: Z5, convolve_same: Z6, correlate_full: Z6, correlate_longer_second: Z6,
-    interp_of_complex_values: Z6,
+    interp_of_complex_values: Z6, vecdot_both_sides: Z6,
 }
 
 

@@ -1,4 +1,4 @@
-"""Derivative rules for values on grids: ``np.interp``, ``np.meshgrid``, ``np.full`` and ``np.bincount``.
+"""Derivative rules for values on grids: ``np.interp``, ``np.meshgrid``, ``np.full``, ``np.bincount``, ``np.trapezoid``.
 
 ``np.interp`` is piecewise linear: inside segment ``[xp[i], xp[i+1]]`` the
 value is ``(1 - s) fp[i] + s fp[i+1]`` with ``s = (x - xp[i]) / (xp[i+1] -
@@ -11,7 +11,8 @@ function has an edge"); outside the knots the value is ``left``/``right``
 ``meshgrid`` repeats each vector along the other axes, so each vector's
 gradient sums its output's gradient over them; ``full`` spreads its fill
 value (summed back by the engines' un-broadcasting); ``bincount`` sums its
-weights into bins, so each weight gets its bin's gradient.
+weights into bins, so each weight gets its bin's gradient; ``trapezoid`` is
+linear in the samples, in the widths between the points and in ``dx``.
 """
 
 from __future__ import annotations
@@ -163,3 +164,51 @@ def bincount_jvp_weights(t, ans, x, weights=None, minlength=0):
 
 
 defjvp(np.bincount, None, bincount_jvp_weights)
+
+
+# ---------------------------------------------------------------- trapezoid: the integral of samples on a grid
+
+
+def trapezoid_parts(y, x, dx, axis):
+    """``y`` with ``axis`` last, the mean of each pair of neighbours, and the widths between them."""
+    moved = np.moveaxis(y, axis, -1)
+    middle = (moved[..., 1:] + moved[..., :-1]) / 2
+    if x is None:
+        return moved, middle, dx
+    return moved, middle, np.diff(x if np.ndim(x) == 1 else np.moveaxis(x, axis, -1), axis=-1)
+
+
+@defvjp(np.trapezoid)
+def trapezoid(g, ans, y, x=None, dx=1.0, axis=-1):
+    """Linear in ``y`` (each sample weighs half of its two widths), in ``x`` (through the widths) and in ``dx``."""
+    moved, middle, widths = trapezoid_parts(y, x, dx, axis)
+    g = np.expand_dims(g, -1)
+    spread = np.broadcast_to(widths, np.shape(middle))
+    edge = np.zeros(np.shape(middle)[:-1] + (1,))
+    d_y = np.moveaxis(g * (np.concatenate([edge, spread], -1) + np.concatenate([spread, edge], -1)) / 2, -1, axis)
+    d_x = d_dx = None
+    if x is not None:
+        pushed = g * middle
+        d_x = np.concatenate([edge, pushed], -1) - np.concatenate([pushed, edge], -1)
+        if np.ndim(x) == 1:
+            d_x = np.reshape(np.sum(d_x, axis=tuple(range(np.ndim(d_x) - 1))), np.shape(x))
+        else:
+            d_x = np.moveaxis(d_x, -1, axis)
+    else:
+        d_dx = g[..., 0] * np.sum(middle, axis=-1)
+    return d_y, d_x, d_dx
+
+
+def trapezoid_jvp_y(t, ans, y, x=None, dx=1.0, axis=-1):
+    return np.trapezoid(t, x, dx, axis)
+
+
+def trapezoid_jvp_x(t, ans, y, x=None, dx=1.0, axis=-1):
+    return np.trapezoid(y, t, dx, axis)  # linear in x: the widths of the tangent
+
+
+def trapezoid_jvp_dx(t, ans, y, x=None, dx=1.0, axis=-1):
+    return np.trapezoid(y, None, t, axis)
+
+
+defjvp(np.trapezoid, trapezoid_jvp_y, trapezoid_jvp_x, trapezoid_jvp_dx)

@@ -545,3 +545,22 @@ def matrix_transpose_jvp(t, ans, x):
 for _transpose in (np.matrix_transpose, np.linalg.matrix_transpose):
     defvjp(_transpose, matrix_transpose)
     defjvp(_transpose, matrix_transpose_jvp)
+
+
+def vecdot(g, ans, x1, x2, axis=-1):
+    """``sum(conj(x1) * x2, axis)``: conjugate-linear in ``x1`` as ``vdot`` is, linear in ``x2``."""
+    g = np.expand_dims(g, axis)
+    return np.conj(g * x2), g * np.conj(x1)
+
+
+def vecdot_jvp_x1(t, ans, x1, x2, axis=-1):
+    return np.sum(np.conj(t) * x2, axis=axis)
+
+
+def vecdot_jvp_x2(t, ans, x1, x2, axis=-1):
+    return np.sum(np.conj(x1) * t, axis=axis)
+
+
+for _vecdot in (np.vecdot, np.linalg.vecdot):
+    defvjp(_vecdot, vecdot)
+    defjvp(_vecdot, vecdot_jvp_x1, vecdot_jvp_x2)
