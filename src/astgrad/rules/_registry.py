@@ -396,7 +396,7 @@ def _no_rule_advice(fn: Callable) -> str:
             f"returns the gradient of each argument, or declare it "
             f"non-differentiable with astgrad.defnondiff({name})."
         )
-    if _is_distribution(fn):
+    if str(getattr(type(fn), "__module__", "")).startswith("scipy.stats") and hasattr(fn, "freeze"):  # norm(...)
         public = _public_path(fn, None) or qualified_name(type(fn))
         return (f"no gradient rule for {public}(...), which makes a frozen distribution: astgrad differentiates "
                 f"the distribution's methods with its parameters as arguments. Write {public}.logpdf(x, loc, scale) "
@@ -411,12 +411,6 @@ def _no_rule_advice(fn: Callable) -> str:
                "and register its rule with astgrad.defvjp(that_function, rule)")
     return (f"no gradient rule for {name}: rules are registered on a named function, and this callable "
             f"has no name that leads back to it. Instead, {fix}.")
-
-
-def _is_distribution(fn) -> bool:
-    """A distribution of scipy.stats (``norm``), whose call freezes its parameters (scipy is not imported here)."""
-    module = getattr(type(fn), "__module__", "") or ""
-    return module.startswith("scipy.stats") and callable(getattr(fn, "freeze", None))
 
 
 def _library_paths() -> tuple:
@@ -480,9 +474,8 @@ def find(fn: Callable) -> Rule | None:
         return None
 
 
-#: functions ``derive(fn) -> Rule | None`` asked for a callable the table lacks: an entry made from another's, for
-#: callables too many to register one by one (the methods of each frozen scipy.stats distribution, from the
-#: distribution's own entries); the entry is made at each lookup, never stored
+#: ``derive(fn) -> Rule | None``, asked for a callable the table lacks: an entry made at each lookup from another's
+#: (a frozen scipy.stats distribution's method from its distribution's: too many to register one by one)
 derived: list[Callable[[Callable], "Rule | None"]] = []
 
 
