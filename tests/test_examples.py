@@ -1,4 +1,4 @@
-"""The example scripts print what PyTorch prints (TORCH_SEMANTICS.md section 1)."""
+"""The example scripts run and print what they should: the tutorials what PyTorch prints (TORCH_SEMANTICS.md section 1)."""
 
 import pathlib
 import re
@@ -107,3 +107,17 @@ def test_dask_logistic_regression_at_a_small_size():
     assert len(losses) == 3
     assert losses[0] == pytest.approx(np.log(2.0), abs=1e-6)  # w = 0: every probability is 1/2
     assert losses[0] > losses[1] > losses[2]
+
+
+def test_predator_prey_fit_recovers_the_rates_with_a_checked_gradient():
+    pytest.importorskip("scipy")
+    lines = run("predator_prey_fit.py").splitlines()
+    check = re.search(r"largest relative difference (\S+)$", lines[0])
+    assert lines[0].startswith("gradient check at the first guess (generated vs numeric)")
+    assert float(check[1]) < 1e-5
+    assert re.match(r"L-BFGS-B: \d+ iterations, \d+ evaluations, loss \S+$", lines[1])
+    rates = {line.split()[0]: [float(v) for v in line.split()[1:]] for line in lines[3:6]}
+    assert rates["true"] == [1.0, 0.1, 0.075, 1.5]
+    # five per cent noise on 31 observations of each species: the fit lands within a few per cent of the truth
+    np.testing.assert_allclose(rates["fitted"], rates["true"], rtol=0.05)
+    assert np.max(np.abs(np.log(np.divide(rates["guess"], rates["true"])))) > 0.15  # it started far from it

@@ -731,6 +731,11 @@ def _edges():
 
 EDGES = _edges()
 
+from .samples_signals import breadth_cases, breadth_edges  # noqa: E402  (they use the makers above)
+
+CASES += breadth_cases()
+EDGES += breadth_edges()
+
 
 def edge_id(case: Case) -> str:
     return "edge-" + case_id(case)

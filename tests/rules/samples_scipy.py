@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg as sla
-from scipy import special, stats
+from scipy import signal, special, stats
 
 from astgrad import rules
 
@@ -136,9 +136,24 @@ def _stats_cases():
     return cases
 
 
+def _signal_cases():
+    cases = []
+    for mode in ("full", "same", "valid"):
+        for fn in (signal.convolve, signal.correlate):
+            cases += [
+                Case(fn, [normal(5), normal(3), const(mode)], call=taped(fn), name=mode),
+                Case(fn, [normal(2), normal(5), const(mode)], call=taped(fn), name=f"{mode}_shorter_first"),
+                Case(fn, [normal(4, 5), normal(2, 3), const(mode)], call=taped(fn), name=f"{mode}_2d"),
+                Case(fn, [normal(3, 2), normal(4, 3), const(mode)], call=taped(fn), name=f"{mode}_2d_shorter_first"),
+            ]
+    cases.append(Case(signal.convolve, [normal(4, 4), normal(3, 2)], {"method": "fft"}, call=taped(signal.convolve),
+                      name="fft"))
+    return cases
+
+
 def above(lo, *shape):
     return Arg(lambda rng: rng.uniform(lo, lo + 2.0, shape))
 
 
 def scipy_cases():
-    return _special_cases() + _linalg_cases() + _stats_cases()
+    return _special_cases() + _linalg_cases() + _stats_cases() + _signal_cases()

@@ -54,7 +54,7 @@ def test_usage_tells_values_from_metadata():
 
 def test_unknown_callable_names_itself_and_the_fix():
     with pytest.raises(rules.NoRuleError) as caught:
-        rules.lookup(np.fft.ifft)
+        rules.lookup(np.fft.hfft)
     message = str(caught.value)
-    assert "numpy.fft.ifft" in message and "astgrad.defvjp(numpy.fft.ifft, rule)" in message
+    assert "numpy.fft.hfft" in message and "astgrad.defvjp(numpy.fft.hfft, rule)" in message
     assert "defnondiff" in message

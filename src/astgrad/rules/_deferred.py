@@ -1,7 +1,7 @@
 """Rules of optional libraries, registered once the user's program has imported the library.
 
 ``import astgrad`` never imports scipy: its rules live in modules of their
-own (``scipy_special``, ``scipy_linalg``, ``scipy_stats``), and the table
+own (``scipy_special``, ``scipy_linalg``, ``scipy_stats``, ``scipy_signal``), and the table
 (``_registry.load_deferred``) registers them the first time it is asked for
 a callable it lacks while the library is in ``sys.modules``.  A program
 that calls ``scipy.special.gammaln`` has imported ``scipy.special``, so the
@@ -19,6 +19,7 @@ DEFERRED = {
     "scipy.special": "astgrad.rules.scipy_special",
     "scipy.linalg": "astgrad.rules.scipy_linalg",
     "scipy.stats": "astgrad.rules.scipy_stats",
+    "scipy.signal": "astgrad.rules.scipy_signal",
 }
 
 _pending = dict(DEFERRED)

@@ -352,6 +352,11 @@ def _no_rule_advice(fn: Callable) -> str:
             f"returns the gradient of each argument, or declare it "
             f"non-differentiable with astgrad.defnondiff({name})."
         )
+    if str(getattr(type(fn), "__module__", "")).startswith("scipy.stats") and hasattr(fn, "freeze"):  # norm(...)
+        public = _public_path(fn, None) or qualified_name(type(fn))
+        return (f"no gradient rule for {public}(...), which makes a frozen distribution: astgrad differentiates "
+                f"the distribution's methods with its parameters as arguments. Write {public}.logpdf(x, loc, scale) "
+                f"(and so on for each method) instead of {public}(loc, scale).logpdf(x).")
     if isinstance(fn, functools.partial):
         inner = qualified_name(fn.func)
         fix = (f"call {inner} with all its arguments, or register a rule for {inner} itself "
@@ -374,9 +379,18 @@ def find(fn: Callable) -> Rule | None:
         rule = _TABLE.get(_key(fn))
         if rule is None and load_deferred():
             rule = _TABLE.get(_key(fn))
+        for derive in derived if rule is None else ():
+            rule = derive(fn)
+            if rule is not None:
+                break
         return rule
     except TypeError:
         return None
+
+
+#: ``derive(fn) -> Rule | None``, asked for a callable the table lacks: an entry made at each lookup from another's
+#: (a frozen scipy.stats distribution's method from its distribution's: too many to register one by one)
+derived: list[Callable[[Callable], "Rule | None"]] = []
 
 
 def is_nondifferentiable(fn: Callable) -> bool:

@@ -14,6 +14,10 @@ _SECTIONS = (
     ("astgrad.rules.shapes", "Shapes, joining and indexing"),
     ("astgrad.rules.joining", "More joining, splitting and axis moves"),
     ("astgrad.rules.selection", "Choosing values, grids"),
+    ("astgrad.rules.grids", "Interpolation, grids, filled arrays and weighted counts"),
+    ("astgrad.rules.order_statistics", "Medians, quantiles and percentiles"),
+    ("astgrad.rules.convolution", "Convolution and correlation"),
+    ("astgrad.rules.fourier", "`numpy.fft`"),
     ("astgrad.rules.sequences", "Python sequences: `numpy.array` of lists, builtins over lists"),
     ("astgrad.rules.linalg", "Products and linear algebra"),
     ("astgrad.rules.decompositions", "Matrix decompositions"),
@@ -23,6 +27,7 @@ _SECTIONS = (
      "`astgrad.rules.apply` calls its Python functions)"),
     ("astgrad.rules.scipy_linalg", "`scipy.linalg` (with scipy installed; on the tape through `astgrad.rules.apply`)"),
     ("astgrad.rules.scipy_stats", "`scipy.stats` (with scipy installed; on the tape through `astgrad.rules.apply`)"),
+    ("astgrad.rules.scipy_signal", "`scipy.signal` (with scipy installed; on the tape through `astgrad.rules.apply`)"),
     ("astgrad.transform.helper_rules", "Helpers of generated gradients (differentiated again by hessian and grad(grad))"),
 )
 
@@ -75,7 +80,9 @@ def catalogue() -> str:
         lines.append("")
     lines += ["## No gradient (declared non-differentiable)", ""]
     lines += [f"- `{name}`" for name in sorted(r.name for r in entries if not r.differentiable)]
-    lines += ["", "To add a callable, see [rules.md](rules.md).", ""]
+    lines += ["", "To add a callable, see [rules.md](rules.md); what `jax.numpy` differentiates and this table "
+              "still lacks is listed there, each with its reason "
+              "([rules.md](rules.md#what-jax-differentiates-and-the-table-lacks)).", ""]
     return "\n".join(lines)
 
 

@@ -521,3 +521,46 @@ def pinv_jvp(t, ans, a, rcond=None, hermitian=False, **kwargs):
     return (-p @ t @ p
             + p @ p_h @ t_h @ (eye_m - a @ p)
             + (eye_n - p @ a) @ t_h @ p_h @ p)
+
+
+# ---------------------------------------------------------------- the array API's names for the same products
+
+
+for _alias, _original in ((np.linalg.matmul, np.matmul), (np.linalg.outer, np.outer),
+                          (np.linalg.tensordot, np.tensordot)):
+    defvjp(_alias, {np.matmul: matmul, np.outer: outer, np.tensordot: tensordot}[_original])
+    defjvp(_alias, *{np.matmul: (matmul_jvp_a, matmul_jvp_b), np.outer: (outer_jvp_a, outer_jvp_b),
+                     np.tensordot: (tensordot_jvp_a, tensordot_jvp_b)}[_original])
+
+
+def matrix_transpose(g, ans, x):
+    """The last two axes swapped back."""
+    return np.swapaxes(g, -1, -2)
+
+
+def matrix_transpose_jvp(t, ans, x):
+    return np.swapaxes(t, -1, -2)
+
+
+for _transpose in (np.matrix_transpose, np.linalg.matrix_transpose):
+    defvjp(_transpose, matrix_transpose)
+    defjvp(_transpose, matrix_transpose_jvp)
+
+
+def vecdot(g, ans, x1, x2, axis=-1):
+    """``sum(conj(x1) * x2, axis)``: conjugate-linear in ``x1`` as ``vdot`` is, linear in ``x2``."""
+    g = np.expand_dims(g, axis)
+    return np.conj(g * x2), g * np.conj(x1)
+
+
+def vecdot_jvp_x1(t, ans, x1, x2, axis=-1):
+    return np.sum(np.conj(t) * x2, axis=axis)
+
+
+def vecdot_jvp_x2(t, ans, x1, x2, axis=-1):
+    return np.sum(np.conj(x1) * t, axis=axis)
+
+
+for _vecdot in (np.vecdot, np.linalg.vecdot):
+    defvjp(_vecdot, vecdot)
+    defjvp(_vecdot, vecdot_jvp_x1, vecdot_jvp_x2)

@@ -14,18 +14,24 @@ and the log density itself, and one helper per method turns them into the
 gradients in ``x``, ``loc`` and ``scale``.  These functions are elementwise,
 so an argument's forward rule is the reverse rule's gradient for that
 argument with the tangent in place of ``g`` (``elementwise_jvp``).
-Frozen distributions (``norm(0, 1).cdf``) have no rules yet.
+A frozen distribution's method (``D.logpdf`` for ``D = norm(0.5, 2.0)``
+made outside the differentiated function) gets its distribution's rule with
+the frozen parameters passed along: a gradient in ``x`` only, the parameters
+being constants there.  Freezing inside the function, ``norm(mu, s)`` with
+``mu`` differentiated, is refused at that call (its message says to write
+``norm.logpdf(x, mu, s)``).
 """
 
 from __future__ import annotations
 
 import functools
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 from scipy import special, stats
 
-from ._registry import defjvp, defvjp
+from . import _registry
+from ._registry import Rule, defjvp, defvjp
 from .linalg import T, one_triangle
 
 _LOG_SQRT_2PI = float(0.5 * np.log(2 * np.pi))
@@ -303,3 +309,36 @@ for _family, _rules in _ELEMENTWISE.items():
 
 defvjp(stats.multivariate_normal.logpdf, multivariate_normal_logpdf, name="scipy.stats.multivariate_normal.logpdf")
 defjvp(stats.multivariate_normal.logpdf, rest=multivariate_normal_logpdf_jvp)
+
+
+# ---------------------------------------------------------------- frozen distributions: the distribution's rules
+
+
+def frozen_method_rule(fn) -> Rule | None:
+    """The entry of ``D.logpdf`` for a frozen distribution ``D``, made from the entry of ``D.dist.logpdf``."""
+    frozen: Any = getattr(fn, "__self__", None)
+    if not isinstance(frozen, _FROZEN) or not isinstance(getattr(fn, "__name__", None), str):
+        return None
+    family = str(getattr(frozen.dist, "name", ""))
+    public = getattr(stats, family, None)  # the frozen copy's module-level original
+    method = getattr(public, fn.__name__, None)
+    if type(public) is not type(frozen.dist) or method is None:
+        return None
+    entry = _registry.find(method)
+    if entry is None or entry.vjp is None:
+        return None
+    base, base_jvp, args, kwds = entry.vjp, entry.jvp_for(0), frozen.args, frozen.kwds
+
+    def frozen_vjp(g, ans, x):
+        """The distribution's rule with the frozen parameters passed on: the gradient in ``x`` alone."""
+        return base(g, ans, x, *args, **kwds)[0]
+
+    def frozen_jvp(t, ans, x):
+        return base_jvp(t, ans, x, *args, **kwds)
+
+    return Rule(fn, frozen_vjp, f"scipy.stats.{family}(...).{fn.__name__}",
+                (None if base_jvp is None else frozen_jvp,))
+
+
+_FROZEN: Any = type(stats.norm(0, 1)).__mro__[1]  # scipy's rv_frozen, the base of continuous and discrete frozen ones
+_registry.derived.append(frozen_method_rule)

@@ -107,6 +107,19 @@ def _gradient(func, args, kwargs):
     return outputs[0] if len(outputs) == 1 else outputs
 
 
+def _meshgrid(func, args, kwargs):
+    """``np.meshgrid``: each output its vector reshaped and broadcast (recorded nodes), a tuple as numpy returns."""
+    shapes = [np.shape(grid) for grid in func(*[np.zeros(np.size(x)) for x in args], **kwargs)]
+    indexing = kwargs.get("indexing", "xy")
+    outputs = []
+    for i, (x, shape) in enumerate(zip(args, shapes)):
+        layout = [1] * len(shape)
+        layout[1 - i if indexing == "xy" and len(args) > 1 and i < 2 else i] = -1
+        grid = np.broadcast_to(np.reshape(x, layout), shape)
+        outputs.append(np.copy(grid) if kwargs.get("copy", True) else grid)
+    return tuple(outputs)
+
+
 def _slogdet(func, args, kwargs):
     (a,) = args
     if np.iscomplexobj(a._data if is_tensor(a) else a):  # the phase of a complex determinant turns with a
@@ -179,7 +192,7 @@ _EIGH_RESULT = type(np.linalg.eigh(np.eye(1)))
 #: numpy functions with several outputs: each output becomes its own node.
 _MULTI_OUTPUT = {np.split: _pieces, np.array_split: _pieces, np.linalg.slogdet: _slogdet,
                  np.linalg.eigh: _eigh, np.linalg.svd: _svd, np.linalg.qr: _qr, np.linalg.lstsq: _lstsq,
-                 np.linalg.eig: _eig, np.gradient: _gradient, np.histogram: _histogram,
+                 np.linalg.eig: _eig, np.gradient: _gradient, np.histogram: _histogram, np.meshgrid: _meshgrid,
                  np.hsplit: _split_along(lambda ndim: 1 if ndim > 1 else 0),
                  np.vsplit: _split_along(lambda ndim: 0), np.dsplit: _split_along(lambda ndim: 2)}
 

@@ -456,6 +456,10 @@ def _rule_hint(message: str) -> str:
     return parts[1] if len(parts) > 1 else ""
 
 
+#: the methods of scipy.stats's distributions that have rules when called on the distribution itself
+DISTRIBUTION_METHODS = frozenset({"logpdf", "pdf", "cdf", "sf", "logcdf", "logsf", "logpmf", "pmf"})
+
+
 def _method(n, target, expr, base, method, args, kwargs):
     if method in primitives.STOP_METHODS and not args:
         n.emit([target], "stop", base, expr, args=[base])
@@ -467,12 +471,15 @@ def _method(n, target, expr, base, method, args, kwargs):
     if entry is None:
         node = compat.call(compat.attr(base, method), args, kwargs)
         shown = compat.to_source(expr.func.value if isinstance(expr.func, gast.Attribute) else base).strip()
+        hint = (f"Call a numpy function with a rule instead (see docs/supported-python.md); for a method of your own, "
+                f"call it through its class, `TheClass.{method}({shown}, ...)`, which astgrad then differentiates (a "
+                f"method called on self or on a global object is found by itself).")
+        if method in DISTRIBUTION_METHODS:
+            hint += (f" For a frozen scipy.stats distribution, call the distribution's method with its parameters as "
+                     f"arguments: norm.{method}(x, loc, scale), not norm(loc, scale).{method}(x).")
         n.emit([target], "opaque", node, expr, error=(
             f"{shown}.{method}(...) has no gradient rule: astgrad cannot tell which function it calls (the method "
-            f".{method}() of an array has none, and an object's class is known only where it runs)",
-            f"Call a numpy function with a rule instead (see docs/supported-python.md); for a method of your own, "
-            f"call it through its class, `TheClass.{method}({shown}, ...)`, which astgrad then differentiates (a "
-            f"method called on self or on a global object is found by itself)."))
+            f".{method}() of an array has none, and an object's class is known only where it runs)", hint))
         return
     fn, packs = entry
     if packs and len(args) > 1:
