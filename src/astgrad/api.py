@@ -6,6 +6,11 @@ function object, so ``grad(f)`` twice costs one transform, and go when ``f``
 and its gradients are no longer referenced.  A gradient transforms again,
 on its next call, once anything it was built from changed (see
 transform.parse.Dependencies).
+
+Long: grad's callable, the compiled entry written per gradient, the cache of
+gradients per function and the variants per rank and per function argument all
+live here; they are due to move into an ``api/`` subpackage with one base for
+the generated callables (the layout by stage).
 """
 
 from __future__ import annotations

@@ -23,6 +23,9 @@ reads their source and inlines their bodies into the generated adjoint.  Rules
 are therefore written as short, readable numpy code that also runs on Tensors
 (through numpy's dispatch protocols), which is what makes higher-order
 derivatives on the tape work without a second set of formulas.
+
+Long: the table's entries and registration (defvjp, defjvp, defnondiff,
+primitive) with the lazy loading of library rules; naming lives in _names.py.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ import warnings
 from typing import Any, Callable
 
 from . import _deferred
-from ._names import library_function, names, qualified_name
+from ._names import _public_path, library_function, names, qualified_name
 from ._introspect import parameter_usage, positional_parameters, without_unneeded_gradients
 
 __all__ = [

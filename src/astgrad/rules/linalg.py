@@ -4,6 +4,10 @@ Matrix rules act on the last two axes and broadcast over the leading ones,
 as numpy's ``linalg`` functions do; ``T`` below swaps the last two axes.
 Products are linear in each argument, so each forward rule is the product
 with the tangent in that argument's place.
+
+Long: sixty-odd short rules of one family (products, solves, decompositions'
+simple cases), each beside its forward rule; the decompositions proper are in
+decompositions.py.
 """
 
 from __future__ import annotations

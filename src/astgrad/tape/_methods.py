@@ -4,6 +4,10 @@ Each method names its PyTorch node and sends the numpy primitive whose rule
 differentiates it to ``apply_op``.  Methods accept PyTorch's keywords
 (``dim``, ``keepdim``) and numpy's (``axis``, ``keepdims``), so one function
 body runs on arrays and on Tensors.
+
+Long: one short method per PyTorch operation of these families, each naming
+its node; shapes, indexing, in-place forms and numpy's protocols are modules
+of their own.
 """
 
 from __future__ import annotations

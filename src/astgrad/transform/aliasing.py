@@ -20,6 +20,10 @@ saying where to copy or what to write instead:
 
 The analysis is by name and conservative: it may ask for a copy that is
 not strictly needed, never the other way round.
+
+Long: reaching definitions, the alias closure and the escape check are one
+analysis over the same sites; it is due to move into ``front/`` with the other
+checks.
 """
 
 from __future__ import annotations

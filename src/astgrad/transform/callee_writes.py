@@ -16,6 +16,11 @@ and the caller's generated code checks those objects just before the call
 (``runtime_checks.written_by_call``).  A ``global`` (or ``nonlocal``) name
 the callee rebinds that the differentiated function reads is refused at
 transform time: the adjoint reads that name again after the call.
+
+Long: reading a callee's source for every object it may write into is one
+analysis over several doors (globals, closures, self, defaults, what it is
+given, what it calls in turn); it is due to move with the other front-end
+checks into ``front/``.
 """
 
 from __future__ import annotations

@@ -4,6 +4,9 @@ Called by ``normalize`` for every ``target = expression``: the operands are
 turned into atoms first (emitting their own statements), then one ``Op``
 records the operation, the callable whose rule applies and its arguments in
 the order the rule expects them.
+
+Long: one branch per kind of expression, calls above all (primitives, user
+functions, methods, lambdas, function arguments, library functions).
 """
 
 from __future__ import annotations

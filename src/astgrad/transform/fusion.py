@@ -19,6 +19,9 @@ that needs statements) ends the group.
 A temporary whose value is a single term (``t5 = 0.1 * x``) is expanded into
 it, so ``0.1 * x * x`` differentiates to ``x * 0.2``; other temporaries stay
 names (``t2 = np.exp(...)`` is read, not recomputed).
+
+Long: finding groups, differentiating a group as one expression and emitting
+it are one pass.
 """
 
 from __future__ import annotations

@@ -6,6 +6,11 @@ conditional expressions, ``and``/``or`` and list comprehensions become
 statements; lambdas assigned to a local name are inlined at their calls.
 The output is a list of ``ir`` statements.  Temporaries are numbered in
 order, so the same function always normalises to the same names.
+
+Long: one visitor over every statement Python has (assignments, augmented and
+item assignments, loops, branches, ``with``, ``assert``); expressions, writes,
+containers and contexts are already modules of their own, and the front end is
+due to become a ``front/`` subpackage.
 """
 
 from __future__ import annotations

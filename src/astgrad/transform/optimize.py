@@ -10,6 +10,9 @@ Runs to a fixed point, so chains of dead temporaries go too.
 statement, into that statement: ``h = np.tanh(t2 + b1)`` instead of
 ``t1 = t2 + b1`` and ``h = np.tanh(t1)``, so the array is freed as soon as
 it has been used instead of living until the gradient returns.
+
+Long: dead-store elimination with the effect and liveness analyses it needs
+over the generated tree.
 """
 
 from __future__ import annotations

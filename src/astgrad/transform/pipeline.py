@@ -23,6 +23,10 @@ optimisation level it runs at:
 ``build(..., stage=name)`` also renders the function after that pass
 (``astgrad.show``): the user's function up to ``check``, the normal form
 (one operation a line) up to ``check_output``, the generated function after.
+
+Long: the pass lists and the Context they share, with the builders of entries,
+callees and forward functions; the front end written out once and the builders
+moving beside their stages is the layout work still to do.
 """
 
 from __future__ import annotations

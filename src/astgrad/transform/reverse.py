@@ -10,6 +10,9 @@ Adjoint variables are tracked statically as *live* (holding a value) or
 not (zero): the first contribution assigns, later ones add, a gradient that
 is statically zero is never computed, and ``0.0`` is written only where
 control flow joins paths that disagree.
+
+Long: the two sweeps over every statement kind, with the zero and structural-
+zero bookkeeping the adjoint needs beside them.
 """
 
 from __future__ import annotations

@@ -4,6 +4,10 @@ Only what cannot be written inline: accumulating gradients of sequences
 and splitting a rule's return value into per-argument gradients when the
 rule does not return a literal tuple.  The primitives the transformer
 introduces (``append``, ``as_column``) live with their rules in ``rules``.
+
+Long: every helper generated code may call sits in one namespace on purpose
+(the generated module imports it whole); the run-time checks already moved out
+to runtime_checks.py.
 """
 
 from __future__ import annotations
