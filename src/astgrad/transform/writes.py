@@ -194,15 +194,43 @@ def _out_position(obj, func):
     if isinstance(obj, np.ufunc):
         return obj.nin - shift
     try:
-        params = list(inspect.signature(obj).parameters.values())
+        names = [p.name if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) else "*"
+                 for p in inspect.signature(obj).parameters.values()]
     except (TypeError, ValueError):
-        return None
-    for i, p in enumerate(params):
-        if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+        names = _documented_parameters(obj)
+    for i, name in enumerate(names):
+        if name == "*":
             return None
-        if p.name == "out":
+        if name == "out":
             return i - shift
     return None
+
+
+def _documented_parameters(obj) -> list:
+    """The parameters the first line of ``obj``'s docstring names, ``*`` from the first not taken by position.
+
+    numpy before 2.3 gives its builtins no signature (``np.dot``,
+    ``np.concatenate``) but states it there: ``dot(a, b, out=None)``,
+    ``concatenate((a1, a2, ...), axis=0, out=None, ...)``.
+    """
+    name, doc = getattr(obj, "__name__", ""), (getattr(obj, "__doc__", None) or "").lstrip()
+    if not name or not doc.startswith(name + "("):
+        return []
+    names, token, depth = [], "", 0
+    for ch in doc[len(name) + 1:]:
+        if depth == 0 and ch in ",)":
+            token = token.strip()
+            if token.startswith("*"):
+                return names + ["*"]
+            if token and token != "/":
+                names.append(token.split("=")[0].strip())
+            if ch == ")":
+                return names
+            token = ""
+            continue
+        depth += (ch in "([{") - (ch in ")]}")
+        token += ch
+    return []
 
 
 def _numpy_callable(obj) -> bool:
