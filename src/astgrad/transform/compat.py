@@ -6,6 +6,7 @@ Python, gast or astor release means changing this file only.
 
 from __future__ import annotations
 
+import ast
 import copy
 
 import astor
@@ -14,7 +15,7 @@ import gast
 __all__ = [
     "gast", "parse", "from_ast", "to_source", "make", "name", "const", "attr", "call",
     "assign", "expr_stmt", "if_stmt", "for_stmt", "while_stmt", "ret",
-    "tuple_", "binop", "clone", "is_literal", "walk", "add_note",
+    "tuple_", "binop", "clone", "is_literal", "walk", "add_note", "unparse",
 ]
 
 _LIST_FIELDS = {"body", "orelse", "args", "keywords", "targets", "elts",
@@ -177,3 +178,16 @@ def add_note(exc: BaseException, note: str) -> None:
         import exceptiongroup  # noqa: F401
     except ImportError:  # installed without its dependencies: the note is kept, not printed
         pass
+
+
+def unparse(node: ast.AST) -> str:
+    """``ast.unparse`` of a stdlib node, as Python 3.11 and later write it on every version.
+
+    Python 3.10 puts parentheses around the tuple an assignment binds
+    (``(t3, t4) = f(x)``, where 3.11 writes ``t3, t4 = f(x)``).
+    """
+    if isinstance(node, ast.Assign) and any(isinstance(t, ast.Tuple) and t.elts for t in node.targets):
+        targets = [", ".join(map(ast.unparse, t.elts)) + ("," if len(t.elts) == 1 else "")
+                   if isinstance(t, ast.Tuple) and t.elts else ast.unparse(t) for t in node.targets]
+        return " = ".join([*targets, ast.unparse(node.value)])
+    return ast.unparse(node)
