@@ -216,7 +216,8 @@ def _documented_parameters(obj) -> list:
     name, doc = getattr(obj, "__name__", ""), (getattr(obj, "__doc__", None) or "").lstrip()
     if not name or not doc.startswith(name + "("):
         return []
-    names, token, depth = [], "", 0
+    names: list = []
+    token, depth = "", 0
     for ch in doc[len(name) + 1:]:
         if depth == 0 and ch in ",)":
             token = token.strip()
