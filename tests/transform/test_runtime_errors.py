@@ -8,6 +8,9 @@ points at the user's line, not only at ``<astgrad ...>``, line 7.
 """
 
 import inspect
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -122,6 +125,18 @@ def test_the_exception_keeps_its_type_and_message():
     with pytest.raises(ValueError) as plain:
         np.tanh(np.sin(np.ones((2, 3)))) @ np.ones((4, 2))
     assert str(located.value) == str(plain.value)
+
+
+def test_a_plain_traceback_prints_the_note(tmp_path):
+    # outside pytest and IPython, which print notes themselves: Python's own traceback, on every version
+    script = tmp_path / "mismatch.py"
+    script.write_text("import numpy as np\nimport astgrad\n\n\ndef f(x):\n    y = np.sin(x)\n    return np.sum(y @ x)\n\n\n"
+                      "astgrad.grad(f)(np.ones((2, 3)))\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True)
+    assert out.returncode == 1 and "ValueError: matmul" in out.stderr
+    assert "astgrad: raised in the generated grad of f (line" in out.stderr
+    assert f'File "{script}", line 7\n    return np.sum(y @ x)' in out.stderr
 
 
 def test_errors_outside_generated_code_get_no_note():

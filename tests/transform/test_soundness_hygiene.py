@@ -227,8 +227,24 @@ CASES = [
 ]
 
 
+def _comprehension_inlining_bug() -> bool:
+    """CPython 3.12.0 to 3.12.3 (gh-118513, fixed in 3.12.4): a name one inlined comprehension binds and
+    another reads as a global raises UnboundLocalError."""
+    namespace: dict = {"k": 1}
+    exec("def f():\n    [k for k in [0]]\n    return [k for _ in [0]]\n", namespace)
+    try:
+        namespace["f"]()
+    except UnboundLocalError:
+        return True
+    return False
+
+
 @pytest.mark.parametrize("f, args", CASES, ids=[f"{f.__name__}-{i}" for i, (f, _) in enumerate(CASES)])
 def test_generated_names_leave_user_names_alone(f, args):
+    if f is global_read_in_one_comprehension_variable_of_another and _comprehension_inlining_bug():
+        with pytest.raises(UnboundLocalError):  # the function itself: no reference to compare with
+            f(*args)
+        pytest.xfail("this CPython cannot run the function (gh-118513); astgrad gives the language's gradient")
     wrt = tuple(i for i, a in enumerate(args) if isinstance(a, np.ndarray))
     got = astgrad.grad(f, wrt=wrt)(*args)
     for index, g in zip(wrt, got):

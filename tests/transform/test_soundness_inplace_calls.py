@@ -10,6 +10,7 @@ import pytest
 
 import astgrad
 from _numeric import numeric_grad
+from astgrad.transform.writes import _out_position
 
 X = np.array([0.3, -0.2, 0.5, 1.1])
 
@@ -101,6 +102,24 @@ def out_by_position_to_dot_and_sum(x):
 def test_writes_into_fresh_arrays_match_numpy_and_finite_differences(fn):
     _matches_numpy(fn, X)
     _matches_numpy(fn, X[::-1] * 1.7)
+
+
+class _NoSignature:
+    """A builtin ``inspect.signature`` cannot read, as numpy before 2.3 made ``np.dot`` and ``np.concatenate``."""
+
+    def __init__(self, name, doc):
+        self.__name__, self.__doc__ = name, doc
+
+
+@pytest.mark.parametrize("name, doc, at", [
+    ("dot", "dot(a, b, out=None)\n\nDot product of two arrays.", 2),
+    ("concatenate", 'concatenate(\n    (a1, a2, ...),\n    axis=0,\n    out=None,\n    dtype=None,\n    casting="same_kind"\n)', 2),
+    ("vdot", "vdot(a, b, /)\n\nReturn the dot product", None),
+    ("zeros", "zeros(shape, dtype=float, order='C', *, like=None, out=None)", None),  # out= by keyword only
+])
+def test_an_output_by_position_is_found_in_the_docstring_without_a_signature(name, doc, at):
+    # np.dot(a, b, x) on numpy 2.2 was differentiated as if it did not write into x: a wrong gradient, no error
+    assert _out_position(_NoSignature(name, doc), None) == at
 
 
 def out_into_a_view(x):

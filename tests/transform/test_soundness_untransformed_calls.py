@@ -225,8 +225,8 @@ def test_the_check_runs_at_each_call_not_once():
     x = x0()
     with pytest.raises(TypeError):
         h(x)
-    G["x"] = {"not": "an array"}  # now the write would fail in the function itself, not in the check
-    with pytest.raises(TypeError):
+    G["x"] = ("not", "an array")  # now the write fails in the function itself, not in the check
+    with pytest.raises(TypeError, match="'tuple' object does not support item assignment"):
         h(x)
 
 

@@ -23,6 +23,7 @@ import ast
 import re
 from typing import Optional
 
+from ..transform.compat import unparse
 from .dot import Graph, Writer
 
 _LINE_OF = re.compile(r"^\s*# (grad of )?line (\d+): (.*)$")
@@ -218,7 +219,7 @@ class _Flow:
 
 
 def _text(stmt: ast.stmt) -> str:
-    return " ".join(ast.unparse(stmt).split())
+    return " ".join(unparse(stmt).split())
 
 
 def _header(stmt: ast.stmt) -> Optional[str]:

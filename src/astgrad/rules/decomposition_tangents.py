@@ -14,7 +14,7 @@ import numpy as np
 
 from ._registry import defjvp
 from .decompositions import (
-    _read_by_hermitian, _tolerance, eig_values, eig_vectors, lstsq_residuals, lstsq_solution, qr_q, qr_r, svd_u,
+    _complex_vectors, _read_by_hermitian, _tolerance, eig_values, eig_vectors, lstsq_residuals, lstsq_solution, qr_q, qr_r, svd_u,
     svd_values, svd_vh,
 )
 from .linalg import T, eigh_values_jvp, pinv_jvp, symmetric_read
@@ -249,7 +249,7 @@ def _eig_tangent(a, w, v, t, vectors):
     dw = np.diagonal(moved, axis1=-2, axis2=-1)
     if not vectors:
         return dw, None
-    if np.iscomplexobj(v):
+    if _complex_vectors(a, v):
         raise ValueError("astgrad: no tangent for the eigenvectors of numpy.linalg.eig where they are complex "
                          "(their phase is arbitrary); use eigh for a symmetric matrix, or the eigenvalues")
     f = np.where(diagonal, 0, 1 / np.where(diagonal, 1, gaps))

@@ -348,6 +348,17 @@ def matrix_norm_jvp(t, ans, x, ord, axis=None, keepdims=False):
 # ------------------------------------------------------ general eigenproblem
 
 
+def _complex_vectors(a, v) -> bool:
+    """Whether eig's unit eigenvectors are complex numbers, whose phase is arbitrary.
+
+    numpy 2.5 returns eig's results as complex arrays always: a real matrix's
+    real spectrum then has real vectors with zero imaginary parts, which are
+    differentiated as before (with complex arithmetic; a real ``a`` takes the
+    real part).  A complex matrix's vectors are complex whatever their values.
+    """
+    return bool(np.iscomplexobj(a) or np.any(np.imag(v)))
+
+
 def _eig_gradient(a, w, v, g_w, g_v):
     """The gradient of ``a`` from those of the eigenvalues ``w`` and the unit eigenvectors ``v``.
 
@@ -371,7 +382,7 @@ def _eig_gradient(a, w, v, g_w, g_v):
                              "symmetric function of them (their sum) has one")
         inner = g_w[..., None] * diagonal
     if g_v is not None:
-        if np.iscomplexobj(v) or np.any(tied):
+        if _complex_vectors(a, v) or np.any(tied):
             raise ValueError("astgrad: no gradient for the eigenvectors of numpy.linalg.eig where they are "
                              "complex (their phase is arbitrary) or their eigenvalues repeat; use eigh for a "
                              "symmetric matrix, or a loss of the eigenvalues")

@@ -447,7 +447,9 @@ def _as_array(value) -> np.ndarray:
 
 Tensor.__module__ = "torch"
 
-_NOT_COPIED = frozenset({"__module__", "__qualname__", "__doc__", "__dict__", "__weakref__", "__slots__"})
+# what Python gives every class it defines, not methods: Python 3.13 adds __static_attributes__ and __firstlineno__
+_NOT_COPIED = frozenset({"__module__", "__qualname__", "__doc__", "__dict__", "__weakref__", "__slots__",
+                         "__static_attributes__", "__firstlineno__"})
 
 
 def extends(cls: type):

@@ -1,4 +1,4 @@
-"""The one module that touches gast and astor.
+"""The one module that touches gast and astor, and what differs between Python versions.
 
 Every other pass builds and reads trees through these helpers, so a new
 Python, gast or astor release means changing this file only.
@@ -6,6 +6,7 @@ Python, gast or astor release means changing this file only.
 
 from __future__ import annotations
 
+import ast
 import copy
 
 import astor
@@ -14,7 +15,7 @@ import gast
 __all__ = [
     "gast", "parse", "from_ast", "to_source", "make", "name", "const", "attr", "call",
     "assign", "expr_stmt", "if_stmt", "for_stmt", "while_stmt", "ret",
-    "tuple_", "binop", "clone", "is_literal", "walk",
+    "tuple_", "binop", "clone", "is_literal", "walk", "add_note", "unparse",
 ]
 
 _LIST_FIELDS = {"body", "orelse", "args", "keywords", "targets", "elts",
@@ -158,3 +159,35 @@ def _one_line(tokens) -> str:
     # astor's default pretty printer wraps long lines; generated code keeps
     # one statement per line so comments and golden files stay stable.
     return "".join(tokens)
+
+
+def add_note(exc: BaseException, note: str) -> None:
+    """``exc.add_note(note)``: a line a traceback prints below the message (PEP 678, Python 3.11).
+
+    Python 3.10 has neither the method nor the printing.  There the note is
+    kept in ``__notes__`` as 3.11 keeps it (pytest and IPython print it from
+    there) and the ``exceptiongroup`` backport, a dependency on 3.10 only, is
+    imported: it makes plain tracebacks print notes too.  The message stays
+    the exception's own.
+    """
+    if hasattr(exc, "add_note"):
+        exc.add_note(note)
+        return
+    exc.__notes__ = [*getattr(exc, "__notes__", ()), note]  # type: ignore[attr-defined]
+    try:
+        import exceptiongroup  # noqa: F401
+    except ImportError:  # installed without its dependencies: the note is kept, not printed
+        pass
+
+
+def unparse(node: ast.AST) -> str:
+    """``ast.unparse`` of a stdlib node, as Python 3.11 and later write it on every version.
+
+    Python 3.10 puts parentheses around the tuple an assignment binds
+    (``(t3, t4) = f(x)``, where 3.11 writes ``t3, t4 = f(x)``).
+    """
+    if isinstance(node, ast.Assign) and any(isinstance(t, ast.Tuple) and t.elts for t in node.targets):
+        targets = [", ".join(map(ast.unparse, t.elts)) + ("," if len(t.elts) == 1 else "")
+                   if isinstance(t, ast.Tuple) and t.elts else ast.unparse(t) for t in node.targets]
+        return " = ".join([*targets, ast.unparse(node.value)])
+    return ast.unparse(node)

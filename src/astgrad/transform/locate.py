@@ -7,7 +7,9 @@ Here the text is found from the function's own code object: the file's
 current text (as ``linecache`` gives it to tracebacks) is compiled whole,
 the code object compiled at the function's first line is compared with
 ``f.__code__`` (bytecode, constants, names, line numbers), and the syntax
-node is picked by line and, for a lambda, by column.  A file edited since
+node is picked by line and, for a lambda, by column (where Python records
+none, Python 3.10 or ``-X no_debug_ranges``, by compiling the file again
+with each lambda of the line moved to lines of its own).  A file edited since
 import, or a second notebook cell registered under the same name, gives a
 different code object: refused, never differentiated.
 """
@@ -58,8 +60,9 @@ def locate(fn) -> Located:
     rewriters = [None]
     if module_globals and "@pytest_ar" in module_globals and _PYTEST_REWRITE in sys.modules:
         rewriters.append(sys.modules[_PYTEST_REWRITE].rewrite_asserts)  # as pytest compiled a test module
+    text, flags = "".join(lines), code.co_flags & _FUTURE_FLAGS
     for rewrite in rewriters:
-        tree, module_code = _compiled(filename, "".join(lines), code.co_flags & _FUTURE_FLAGS, rewrite)
+        tree, module_code = _compiled(filename, text, flags, rewrite)
         compiled = [c for c in _code_objects(module_code, code.co_firstlineno) if c.co_name == code.co_name]
         if tree is not None and any(_same_code(c, code) for c in compiled):
             break
@@ -67,7 +70,7 @@ def locate(fn) -> Located:
         raise _stale(name, filename, code.co_firstlineno, lines)
     parents = _covering(tree, code.co_firstlineno)
     if code.co_name == "<lambda>":
-        return _lambda(code, parents, lines, compiled, name)
+        return _lambda(code, parents, lines, compiled, name, lambda node: _moved(node, text, flags, rewrite, code))
     for node in parents:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == code.co_name \
                 and _first_line(node) == code.co_firstlineno:
@@ -75,22 +78,21 @@ def locate(fn) -> Located:
     raise _stale(name, filename, code.co_firstlineno, lines)
 
 
-def _lambda(code, parents, lines, compiled, name):
-    """The lambda at ``code``'s line and column whose own compiled code equals ``code``."""
+def _lambda(code, parents, lines, compiled, name, compiles_to_code):
+    """The lambda at ``code``'s line and column whose own compiled code equals ``code``.
+
+    Without columns, the lambda of the line that ``compiles_to_code`` (compiled
+    on lines of its own): any such lambda is code that runs exactly as ``code``.
+    """
     lambdas = [n for n in parents if isinstance(n, ast.Lambda) and n.lineno == code.co_firstlineno]
     if _spots(code):
         node = _pick(code, lambdas)
         found = node is not None and any(_pick(c, lambdas) is node and _same_code(c, code) for c in compiled)
     elif len(lambdas) == 1 or lambdas and all(_same_code(c, code) for c in compiled):
         node, found = lambdas[0], any(_same_code(c, code) for c in compiled)
-    elif lambdas:
-        raise TransformError(
-            f"cannot tell which of the lambdas on line {code.co_firstlineno} is {name}", code.co_filename,
-            code.co_firstlineno, 0, lines[code.co_firstlineno - 1].rstrip("\n"),
-            hint="Python runs without column information (-X no_debug_ranges); give the function a "
-                 "name with def, or put each lambda on its own line.")
     else:
-        found = False
+        node = next((n for n in lambdas if compiles_to_code(n)), None)
+        found = node is not None
     if not found:
         raise _stale(name, code.co_filename, code.co_firstlineno, lines)
     return Located(code.co_filename, lines, node, _class_around(node, parents))
@@ -126,8 +128,36 @@ def _pick(code, lambdas):
 
 
 def _spots(code) -> list:
-    """Positions (line, end line, column, end column) of ``code``'s instructions that have a column."""
-    return [p for p in code.co_positions() if p[2] is not None and (p[2], p[3]) != (0, 0)]
+    """Positions (line, end line, column, end column) of ``code``'s instructions that have a column.
+
+    Empty on Python 3.10, whose code objects record lines only (``co_positions`` is 3.11's).
+    """
+    positions = getattr(code, "co_positions", None)
+    if positions is None:
+        return []
+    return [p for p in positions() if p[2] is not None and (p[2], p[3]) != (0, 0)]
+
+
+def _moved(node, text, flags, rewrite, code) -> bool:
+    """Whether the lambda ``node`` compiles to ``code``, told apart from its line's other lambdas without columns.
+
+    The file is parsed again and ``node`` (every node inside it) moved past the
+    file's last line; compiled, the code object that starts there is the
+    lambda's own, compared with ``code`` line for line after the move.
+    """
+    shift = text.count("\n") + 2
+    tree = ast.parse(text, code.co_filename)
+    span = (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
+    for lam in [n for n in ast.walk(tree) if isinstance(n, ast.Lambda)]:
+        if (lam.lineno, lam.col_offset, lam.end_lineno, lam.end_col_offset) == span:
+            for inner in ast.walk(lam):
+                if hasattr(inner, "lineno"):
+                    inner.end_lineno = (inner.end_lineno or inner.lineno) + shift
+                    inner.lineno += shift
+    if rewrite is not None:
+        rewrite(tree, text.encode("utf-8"), code.co_filename)
+    own = next(_code_objects(_compile(tree, code.co_filename, flags), node.lineno + shift), None)
+    return own is not None and _same_code(own, code, shift)  # the first found is the outermost: the lambda's own
 
 
 def _inside(node, position) -> bool:
@@ -168,18 +198,22 @@ def _compiled(filename, text, flags, rewrite=None):
             rewrite(compiled_tree, text.encode("utf-8"), filename)
     except (SyntaxError, ValueError):
         tree = compiled_tree = None
-    code = None
-    for extra in (0, ast.PyCF_ALLOW_TOP_LEVEL_AWAIT):  # notebooks compile cells with top-level await
-        try:
-            code = tree and compile(compiled_tree, filename, "exec", flags | extra, dont_inherit=True)
-            break
-        except (SyntaxError, ValueError):
-            pass
+    code = tree and _compile(compiled_tree, filename, flags)
     tree = tree if code else None
     if len(_COMPILED) >= _KEEP:
         del _COMPILED[next(iter(_COMPILED))]
     _COMPILED[key] = (text, flags, tree, code)
     return tree, code
+
+
+def _compile(tree, filename, flags):
+    """The module code of ``tree``; None when it does not compile."""
+    for extra in (0, ast.PyCF_ALLOW_TOP_LEVEL_AWAIT):  # notebooks compile cells with top-level await
+        try:
+            return compile(tree, filename, "exec", flags | extra, dont_inherit=True)
+        except (SyntaxError, ValueError):
+            pass
+    return None
 
 
 def _code_objects(code, line):
@@ -191,23 +225,26 @@ def _code_objects(code, line):
             yield from _code_objects(const, line)
 
 
-def _same_code(a, b) -> bool:
-    """Whether two code objects do the same: bytecode, constants, names, flags and line numbers."""
+def _same_code(a, b, shift=0) -> bool:
+    """Whether two code objects do the same: bytecode, constants, names, flags and line numbers.
+
+    ``a`` may have been compiled ``shift`` lines below ``b`` (see ``_moved``).
+    """
     if (a.co_code, a.co_names, a.co_varnames, a.co_freevars, a.co_cellvars, a.co_flags, a.co_argcount,
-            a.co_posonlyargcount, a.co_kwonlyargcount, a.co_firstlineno) != (
+            a.co_posonlyargcount, a.co_kwonlyargcount, a.co_firstlineno - shift) != (
             b.co_code, b.co_names, b.co_varnames, b.co_freevars, b.co_cellvars, b.co_flags, b.co_argcount,
             b.co_posonlyargcount, b.co_kwonlyargcount, b.co_firstlineno):
         return False
-    if [line for _, _, line in a.co_lines()] != [line for _, _, line in b.co_lines()]:
+    if [line if line is None else line - shift for _, _, line in a.co_lines()] != [line for _, _, line in b.co_lines()]:
         return False
     if len(a.co_consts) != len(b.co_consts):
         return False
-    return all(_same_const(x, y) for x, y in zip(a.co_consts, b.co_consts))
+    return all(_same_const(x, y, shift) for x, y in zip(a.co_consts, b.co_consts))
 
 
-def _same_const(x, y) -> bool:
+def _same_const(x, y, shift=0) -> bool:
     if hasattr(x, "co_code") or hasattr(y, "co_code"):
-        return hasattr(x, "co_code") and hasattr(y, "co_code") and _same_code(x, y)
+        return hasattr(x, "co_code") and hasattr(y, "co_code") and _same_code(x, y, shift)
     if type(x) is not type(y):  # tells 1 from 1.0 and True
         return False
     if isinstance(x, tuple):  # keyword names of a call, for one: marshal's bytes depend on reference counts

@@ -11,7 +11,7 @@ When the transform finishes, ``origins`` records the user line of every
 generated statement in order (a few tuples, no text work).  Only when an
 exception reaches the gradient's entry does ``add_location`` parse the
 generated source, match its statements with that record and add a note
-(``exc.add_note``) naming the file, line and source text.  Nothing runs on
+(``compat.add_note``) naming the file, line and source text.  Nothing runs on
 the successful path.
 """
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ast
 
-from .compat import gast
+from .compat import add_note, gast
 from .contexts import close_left_open
 from .emit import is_marker
 
@@ -112,7 +112,7 @@ def add_location(generated, exc, label) -> None:
     filename, line, text, adjoint = origin
     what = "computing the gradient of" if adjoint else "running"
     try:
-        exc.add_note(f"astgrad: raised in {label} (line {lineno} of {generated.filename}) while {what}\n"
+        add_note(exc, f"astgrad: raised in {label} (line {lineno} of {generated.filename}) while {what}\n"
                      f'  File "{filename}", line {line}\n    {text.strip()}')
         exc._astgrad_located = True
     except (AttributeError, TypeError):

@@ -32,7 +32,7 @@ import re
 import warnings
 
 
-from ...transform.compat import gast
+from ...transform.compat import add_note, gast
 from ...transform.emit import compile_source, drop_lines_with, is_marker, render
 from ...transform.errors import TransformError
 from ...transform.ir import assigned
@@ -154,7 +154,7 @@ class _Runner:
         except Exception as exc:
             result = self._numpy_result(args, kwargs)  # raises what numpy raises, at the user's line
             if self.strict:
-                exc.add_note("astgrad: raised by the Numba-compiled gradient; the numpy backend does not raise here")
+                add_note(exc, "astgrad: raised by the Numba-compiled gradient; the numpy backend does not raise here")
                 raise
             _fall_back(f"the compiled gradient raised {type(exc).__name__}: {exc} where numpy does not")
             self.fallen_back = True
