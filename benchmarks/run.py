@@ -5,6 +5,7 @@
     python benchmarks/run.py --only W1,W3 --repeat 15
     python benchmarks/run.py --jvp --hessian   # also jvp.py's and hessian.py's tables (with the peers)
     python benchmarks/run.py --only W1 --cpu-time  # on a machine others load: CPU time, not wall time
+    python benchmarks/run.py --scientific --cpu-time   # only scientific.py's table (issue 29's programs)
 
 Systems run round-robin (each repeat times every system once, in a rotating
 order) so that machine noise falls on all of them alike.  Before any timing,
@@ -52,6 +53,12 @@ HAND_FD_TOL = 1e-5
 def main(argv=None):
     global _clock
     options = parse_args(argv)
+    if options.scientific:
+        import scientific
+        scientific.main((["--quick"] if options.quick else []) + (["--cpu-time"] if options.cpu_time else [])
+                        + (["--repeat", str(options.repeat)] if options.repeat else [])
+                        + (["--only", options.only] if options.only else []))
+        return
     if options.cpu_time:
         _clock = time.thread_time
     size = "quick" if options.quick else "full"
@@ -83,12 +90,15 @@ def main(argv=None):
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes and few repeats (a smoke run)")
-    parser.add_argument("--only", help="comma-separated workloads, e.g. W1,W3")
+    parser.add_argument("--only", help="comma-separated workloads, e.g. W1,W3 (with --scientific: S1,S5)")
     parser.add_argument("--repeat", type=int, help="round-robin repeats per workload (default 9, quick 3)")
     parser.add_argument("--jvp", action="store_true",
                         help="also time jvp of the workloads beside HIPS autograd, JAX and torch.func (jvp.py)")
     parser.add_argument("--hessian", action="store_true",
                         help="also time the 100-parameter hessian beside the same peers (hessian.py)")
+    parser.add_argument("--scientific", action="store_true",
+                        help="time only the scientific programs (scientific.py): gradient over primal beside "
+                             "jax.jit, HIPS autograd and the tape")
     parser.add_argument("--cpu-time", action="store_true",
                         help="time samples by the thread's CPU time (time.thread_time), which other processes "
                              "on a loaded machine disturb less than wall time; BLAS runs in this thread")
