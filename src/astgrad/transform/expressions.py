@@ -302,13 +302,16 @@ def _bound_parts(n, obj, args, kwargs):
     ``self`` first (both bound as constants;
     a partial's keywords, a dict that can change, are recorded so that a change makes the transform stale)."""
     while True:
+        if rules.find(obj) is not None:  # the table's own entry (scipy's norm.cdf, a bound method): a primitive
+            return obj, args, kwargs
         if isinstance(obj, functools.partial):
             for key, value in obj.keywords.items():
                 n.src.dependencies.record_key(obj.keywords, key, value, always=True)
             args = [_fixed(n, a) for a in obj.args] + args
             kwargs = {**{k: _fixed(n, v) for k, v in obj.keywords.items()}, **kwargs}
             obj = obj.func
-        elif isinstance(obj, types.MethodType) and isinstance(obj.__func__, types.FunctionType):
+        elif isinstance(obj, types.MethodType) and isinstance(obj.__func__, types.FunctionType) \
+                and not rules.library_function(obj.__func__):  # a library's method stays whole: refused by its name
             args = [_fixed(n, obj.__self__)] + args
             obj = obj.__func__
         elif _user_callable_object(obj):
