@@ -15,7 +15,7 @@ import functools
 import inspect
 
 from ... import rules
-from ...tape import Tensor, apply_op, as_tensor, is_grad_enabled, is_tensor, no_grad, zeros_like
+from ...tape import Tensor, apply_op, as_tensor, is_grad_enabled, is_tensor, no_grad, tangent_of, zeros_like
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
@@ -131,6 +131,9 @@ class Function:
 
     @classmethod
     def apply(cls, *inputs):
+        if any(tangent_of(a) is not None for a in inputs):  # its forward's own tangents would be a guess
+            raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it "
+                                      "with forward mode AD.")
         ctx = FunctionCtx()
         ctx._function = cls
         ctx.needs_input_grad = tuple(is_tensor(a) and a.requires_grad and is_grad_enabled() for a in inputs)
