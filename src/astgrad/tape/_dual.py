@@ -23,7 +23,7 @@ import numpy as np
 
 from ..rules import lookup
 from ..rules._forward import tangent_of_call
-from . import _record
+from . import _modes, _record
 from ._record import unwrap
 from ._tensor import Tensor
 
@@ -45,7 +45,7 @@ class _Level:
     __slots__ = ()
 
 
-_active: list = [None]  # the active level's token, or None
+_active = _modes.dual_level  # the active level's token, or None
 
 
 def level_active() -> bool:
@@ -204,3 +204,6 @@ def _tangents(args, slots) -> list | None:
         if isinstance(t, list):  # joining needs every part: an item without a tangent moves by zero
             tangents[i] = [np.zeros_like(unwrap(item)) if part is None else part for item, part in zip(args[i], t)]
     return tangents
+
+
+_record._forward_op, _record._constant_result = forward_op, constant_result

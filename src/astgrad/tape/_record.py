@@ -38,6 +38,8 @@ def unwrap(value):
 
 _SLOT_VALUES = (np.ndarray, int, float, np.number)
 _dual = False  # set by _dual while a forward_ad.dual_level() is active: one check per operation otherwise
+_forward_op: Any = None  # _dual.forward_op and _dual.constant_result, set by _dual (which builds on this module)
+_constant_result: Any = None
 
 
 
@@ -95,7 +97,7 @@ def apply_op(name: str, fn, args, kwargs=None, slots=None, promote: bool = False
     """
     edges: Any  # a tuple on the fast paths, a list built on the general one
     if _dual:  # inside forward_ad.dual_level(): the same, then the result's tangent
-        return _dual_module.forward_op(name, fn, args, kwargs, slots, promote, rule, impl)
+        return _forward_op(name, fn, args, kwargs, slots, promote, rule, impl)
     if impl is None:
         impl = fn if type(fn) is _UFUNC else raw(fn)  # a ufunc is never a primitive's wrapper
     count = len(args)
@@ -339,11 +341,8 @@ def apply_nondiff(fn, args, kwargs=None):
         raise translated from None
     if isinstance(out, np.ndarray) or isinstance(out, np.generic):
         result = Tensor._make(np.asarray(out))
-        return _dual_module.constant_result(result, args, kwargs) if _dual else result
+        return _constant_result(result, args, kwargs) if _dual else result
     if isinstance(out, tuple) and all(isinstance(o, np.ndarray) for o in out):
         results = tuple(Tensor._make(o) for o in out)
-        return tuple(_dual_module.constant_result(r, args, kwargs) for r in results) if _dual else results
+        return tuple(_constant_result(r, args, kwargs) for r in results) if _dual else results
     return out
-
-
-from . import _dual as _dual_module  # noqa: E402  (it builds on this module)

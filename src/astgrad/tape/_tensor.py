@@ -324,12 +324,10 @@ class Tensor:
             suffix = "requires_grad=True"
         else:
             suffix = None
-        tangent = getattr(self, "_tangent", None)  # set only on a dual tensor (module _dual), read only here
-        if tangent is not None:
-            from ._dual import tangent_of
-            tangent = tangent_of(self)
-            if tangent is not None:
-                return format_tensor(self._data, (suffix, f"tangent={tangent}") if suffix else f"tangent={tangent}")
+        dual = getattr(self, "_tangent", None)  # (level, tangent) on a dual tensor (module _dual)
+        if dual is not None and dual[0] is _modes.dual_level[0]:
+            tangent = f"tangent={dual[1]}"
+            return format_tensor(self._data, (suffix, tangent) if suffix else tangent)
         return format_tensor(self._data, suffix)
 
     __str__ = __repr__
