@@ -18,6 +18,7 @@ from ._factories import (
     Generator, arange, as_tensor, empty, eye, from_numpy, full, full_like, linspace, manual_seed, ones,
     ones_like, rand, randint, randn, randn_like, tensor, zeros, zeros_like,
 )
+from ._gathering import OutputGradients, record_gathering
 from ._functions import FUNCTIONS, cat, concat, concatenate, einsum, equal, numel, stack, where
 from ._graph import AccumulateGrad, Node
 from ._modes import enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled
