@@ -178,7 +178,8 @@ def test_in_place_operations_with_tangents_are_refused():
     with fwAD.dual_level():
         d = fwAD.make_dual(torch.ones(3), torch.ones(3))
         for write in (lambda: d.mul_(2), lambda: d[0].add_(1), lambda: d.__setitem__(0, 1.0),
-                      lambda: torch.zeros(3).add_(d), lambda: torch.zeros(3).__setitem__(slice(0, 3), d)):
+                      lambda: torch.zeros(3).add_(d), lambda: torch.zeros(3).__setitem__(slice(0, 3), d),
+                      lambda: torch.zeros(3).fill_(d.sum())):
             with pytest.raises(RuntimeError, match="in-place operations on dual tensors"):
                 write()
         np.testing.assert_array_equal(d.numpy(), [1.0, 1.0, 1.0])  # refused before writing
@@ -230,3 +231,15 @@ def test_a_custom_function_without_jvp_is_refused():
         with pytest.raises(NotImplementedError, match="implement the jvp function"):
             Double.apply(fwAD.make_dual(torch.ones(2), torch.ones(2)))
         assert Double.apply(torch.ones(2)).tolist() == [2.0, 2.0]
+
+
+def test_a_loss_weight_with_a_tangent_is_refused():
+    logits, target = torch.tensor([[0.2, -0.4], [1.0, 0.3]]), torch.tensor([1.0, 0.0]).reshape(2, 1).expand(2, 2)
+    with fwAD.dual_level():
+        weight = fwAD.make_dual(torch.ones(2), torch.ones(2))
+        with pytest.raises(RuntimeError, match="weight= carries a tangent"):
+            torch.nn.functional.binary_cross_entropy_with_logits(logits, target, weight=weight)
+        with pytest.raises(RuntimeError, match="weight= carries a tangent"):
+            torch.nn.functional.cross_entropy(logits, torch.tensor([1, 0]), weight=weight)
+        loss = torch.nn.functional.cross_entropy(fwAD.make_dual(logits, torch.ones(2, 2)), torch.tensor([1, 0]))
+        assert fwAD.unpack_dual(loss).tangent is not None

@@ -123,6 +123,8 @@ class InplaceMethods:
         return self._inplace(lambda t: apply_op("ZeroBackward0", np.multiply, (t, 0), slots=((0,),)))
 
     def fill_(self, value):
+        if _record._dual and _dual.tangent_of(value) is not None:
+            raise RuntimeError(_dual.INPLACE_REFUSED)  # the value is unwrapped below: its tangent would be lost
         value = unwrap(value)
 
         def filled(t):
