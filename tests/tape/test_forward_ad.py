@@ -243,3 +243,27 @@ def test_a_loss_weight_with_a_tangent_is_refused():
             torch.nn.functional.cross_entropy(logits, torch.tensor([1, 0]), weight=weight)
         loss = torch.nn.functional.cross_entropy(fwAD.make_dual(logits, torch.ones(2, 2)), torch.tensor([1, 0]))
         assert fwAD.unpack_dual(loss).tangent is not None
+
+
+def test_threads_inside_one_level_keep_their_tangents():
+    import threading
+
+    x, v = RNG.normal(size=(3, 4)), RNG.normal(size=(3, 4))
+    expected = central(mlp, x, v)
+    results = []
+
+    def work():
+        for _ in range(20):
+            out = mlp(fwAD.make_dual(torch.tensor(x), torch.tensor(v)))
+            results.append(fwAD.unpack_dual(out).tangent)
+
+    with fwAD.dual_level():
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert len(results) == 80
+    for tangent in results:
+        assert tangent is not None
+        np.testing.assert_allclose(tangent.numpy(), expected, rtol=1e-6, atol=1e-7)

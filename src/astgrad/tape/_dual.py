@@ -119,11 +119,12 @@ def unpack_dual(tensor, *, level=None) -> UnpackedDualTensor:
 
 def forward_op(name, fn, args, kwargs, slots, promote, rule, impl):
     """``apply_op`` inside a dual level: record as usual, then give the result its tangent."""
-    _record._dual = False  # the ordinary path, once
+    forwarding = _record._forwarding
+    forwarding.inside = True  # the ordinary path, once (per thread: other threads keep their tangents)
     try:
         result = _record.apply_op(name, fn, args, kwargs, slots=slots, promote=promote, rule=rule, impl=impl)
     finally:
-        _record._dual = True
+        forwarding.inside = False
     if kwargs:
         for key, value in kwargs.items():
             if _carries_tangent(value):

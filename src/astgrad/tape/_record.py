@@ -9,6 +9,7 @@ tensor take fast paths inside it.  The node's backward is the rule for
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
@@ -38,6 +39,13 @@ def unwrap(value):
 
 _SLOT_VALUES = (np.ndarray, int, float, np.number)
 _dual = False  # set by _dual while a forward_ad.dual_level() is active: one check per operation otherwise
+
+
+class _Forwarding(threading.local):
+    inside = False  # this thread is in _dual.forward_op, which records through apply_op once more
+
+
+_forwarding = _Forwarding()
 _forward_op: Any = None  # _dual.forward_op and _dual.constant_result, set by _dual (which builds on this module)
 _constant_result: Any = None
 
@@ -96,7 +104,7 @@ def apply_op(name: str, fn, args, kwargs=None, slots=None, promote: bool = False
     dictionary lookup each.)
     """
     edges: Any  # a tuple on the fast paths, a list built on the general one
-    if _dual:  # inside forward_ad.dual_level(): the same, then the result's tangent
+    if _dual and not _forwarding.inside:  # inside forward_ad.dual_level(): the same, then the result's tangent
         return _forward_op(name, fn, args, kwargs, slots, promote, rule, impl)
     if impl is None:
         impl = fn if type(fn) is _UFUNC else raw(fn)  # a ufunc is never a primitive's wrapper
