@@ -267,3 +267,35 @@ def test_threads_inside_one_level_keep_their_tangents():
     for tangent in results:
         assert tangent is not None
         np.testing.assert_allclose(tangent.numpy(), expected, rtol=1e-6, atol=1e-7)
+
+
+def test_a_custom_function_with_jvp_gives_its_tangent():
+    class Cube(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_forward(x)
+            return x ** 3
+
+        @staticmethod
+        def jvp(ctx, t):
+            (x,) = ctx.saved_tensors
+            return 3 * x ** 2 * t
+
+        @staticmethod
+        def backward(ctx, g):
+            raise AssertionError("not called in forward mode")
+
+    x, v = RNG.normal(size=4), RNG.normal(size=4)
+    with fwAD.dual_level():
+        out = Cube.apply(fwAD.make_dual(torch.tensor(x), torch.tensor(v))).sin()
+        tangent = fwAD.unpack_dual(out).tangent.numpy()
+    np.testing.assert_allclose(tangent, central(lambda a: np.sin(a ** 3), x, v), rtol=1e-6, atol=1e-7)
+
+    class WrongShape(Cube):
+        @staticmethod
+        def jvp(ctx, t):
+            return t.sum()
+
+    with fwAD.dual_level():
+        with pytest.raises(RuntimeError, match="tangent of output 0 has shape"):
+            WrongShape.apply(fwAD.make_dual(torch.tensor(x), torch.tensor(v)))

@@ -104,6 +104,16 @@ def make_dual(tensor, tangent, *, level=None) -> Tensor:
     return dual
 
 
+def set_tangent(tensor: Tensor, tangent, what: str) -> None:
+    """Give ``tensor`` (a result) the tangent a user's rule computed, checked like ``make_dual``'s."""
+    if not isinstance(tangent, Tensor):
+        raise TypeError(f"astgrad: {what} is a {type(tangent).__name__}; return a Tensor or None")
+    if tangent.shape != tensor.shape or tangent._data.dtype != tensor._data.dtype:
+        raise RuntimeError(f"astgrad: {what} has shape {list(tangent.shape)} and dtype {tangent.dtype}, where the "
+                           f"output has shape {list(tensor.shape)} and dtype {tensor.dtype}")
+    tensor._tangent = (_active[0], Tensor._make(tangent._data))
+
+
 def unpack_dual(tensor, *, level=None) -> UnpackedDualTensor:
     """``(primal, tangent)``: the primal a tensor without the tangent, sharing storage; ``tangent`` or ``None``."""
     if not isinstance(tensor, Tensor):

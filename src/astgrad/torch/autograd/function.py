@@ -20,8 +20,8 @@ import numpy as np
 
 from ... import rules
 from ...tape import (
-    OutputGradients, Tensor, apply_op, as_tensor, is_grad_enabled, is_tensor, no_grad, record_gathering, tangent_of,
-    zeros_like,
+    OutputGradients, Tensor, apply_op, as_tensor, is_grad_enabled, is_tensor, no_grad, record_gathering, set_tangent,
+    tangent_of, unpack_dual, zeros_like,
 )
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
@@ -43,9 +43,15 @@ class FunctionCtx:
         self._saved = tuple(tensors)
         self._versions = tuple(t._version if is_tensor(t) else None for t in tensors)
 
+    def save_for_forward(self, *tensors) -> None:
+        """What ``jvp`` reads back from ``ctx.saved_tensors``."""
+        self._saved_forward = tuple(tensors)
+
     @property
     def saved_tensors(self) -> tuple:
         """The saved tensors; PyTorch's error when one was written in place since it was saved."""
+        if getattr(self, "_in_jvp", False):
+            return getattr(self, "_saved_forward", ())
         for t, then in zip(getattr(self, "_saved", ()), getattr(self, "_versions", ())):
             if then is not None and t._version != then:
                 shape = ", ".join(str(n) for n in t.shape)
@@ -159,11 +165,42 @@ class Function:
             cls.setup_context(ctx, inputs, out)
             return out
 
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it "
+                                  "with forward mode AD.")
+
     @classmethod
     def apply(cls, *inputs):
-        if any(tangent_of(a) is not None for a in inputs):  # its forward's own tangents would be a guess
-            raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it "
-                                      "with forward mode AD.")
+        tangents = tuple(tangent_of(a) for a in inputs)
+        if all(t is None for t in tangents):
+            return cls._apply(inputs)[1]
+        if inspect.getattr_static(cls, "jvp") is inspect.getattr_static(Function, "jvp"):
+            cls.jvp(None)  # PyTorch's error: tracing forward's own operations would be a guess
+        # as PyTorch: forward sees the primals; jvp(ctx, *tangents) gets zeros for a tensor without a tangent
+        ctx, out = cls._apply(tuple(unpack_dual(a).primal if t is not None else a for a, t in zip(inputs, tangents)))
+        given = tuple(t if t is not None else zeros_like(a) if is_tensor(a) else None for a, t in zip(inputs, tangents))
+        ctx._in_jvp = True
+        try:
+            with no_grad():
+                returned = cls.jvp(ctx, *given)
+        finally:
+            ctx._in_jvp = False
+        outputs = out if isinstance(out, tuple) else (out,)
+        returned = returned if isinstance(returned, tuple) else (returned,)
+        if len(returned) != len(outputs):
+            raise RuntimeError(f"{cls.__name__}.jvp returned {len(returned)} tangents for {len(outputs)} outputs")
+        for i, (o, t) in enumerate(zip(outputs, returned)):
+            if any(o is a for a in inputs):
+                raise RuntimeError(f"astgrad: {cls.__name__}.forward returned its input as output {i}: return a "
+                                   "new tensor (x.clone()) to give it a tangent")
+            if t is not None and o._data.dtype.kind in "fc":
+                set_tangent(o, t, f"{cls.__name__}.jvp's tangent of output {i}")
+        return out
+
+    @classmethod
+    def _apply(cls, inputs):
+        """``(ctx, output)``: forward run and its backward recorded."""
         ctx = FunctionCtx()
         ctx._function = cls
         ctx.needs_input_grad = tuple(is_tensor(a) and a.requires_grad and is_grad_enabled() for a in inputs)
@@ -176,20 +213,20 @@ class Function:
                 raise TypeError(f"{cls.__name__}.forward must return a Tensor or a tuple of Tensors, "
                                 f"got {type(o).__name__}")
         if not any(ctx.needs_input_grad):
-            return out
+            return ctx, out
         name = f"{cls.__name__}Backward"
         slots = tuple((1, i) for i, a in enumerate(inputs) if is_tensor(a))
         if not several:
             data = out.detach().numpy()
-            return apply_op(name, _recorded_function, (ctx, tuple(inputs)), slots=slots, rule=_RULE,
-                            impl=lambda *_: data)
+            return ctx, apply_op(name, _recorded_function, (ctx, tuple(inputs)), slots=slots, rule=_RULE,
+                                 impl=lambda *_: data)
         # one node per output passes its gradient, tagged with the output's position, to one node that
         # calls backward once with every output's gradient (the tape's nodes have one output each)
         ctx._outputs_like = tuple(o.detach() for o in outputs)
         gathered = record_gathering(name, _recorded_function, (ctx, tuple(inputs)), slots, _RULE)
         if gathered is None:  # no input has an edge (a tensor input in no_grad's sense): nothing recorded
-            return out
-        return tuple(_output_node(name, gathered, i, len(outputs), o) if o._data.dtype.kind in "fc" else o
+            return ctx, out
+        return ctx, tuple(_output_node(name, gathered, i, len(outputs), o) if o._data.dtype.kind in "fc" else o
                      for i, o in enumerate(outputs))
 
 
