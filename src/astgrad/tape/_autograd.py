@@ -6,6 +6,8 @@ import warnings
 
 import numpy as np
 
+from . import _record
+from ._dual import BACKWARD_REFUSED
 from ._engine import run_backward, store_retained_grad
 from ._record import edge_of, is_tensor
 from ._tensor import Tensor, extends
@@ -66,6 +68,8 @@ def _initial_grads(outputs, grad_outputs, create_graph):
 
 
 def _roots(outputs):
+    if _record._dual:
+        raise RuntimeError(BACKWARD_REFUSED)
     roots = []
     for i, out in enumerate(outputs):
         if not out._requires_grad:

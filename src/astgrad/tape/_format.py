@@ -181,7 +181,7 @@ def _body(data: np.ndarray) -> str:
     return _block(data, fmt, _INDENT, summarize)
 
 
-def _suffixes(data: np.ndarray, autograd_suffix: str | None) -> list[str]:
+def _suffixes(data: np.ndarray, autograd_suffix: str | tuple | None) -> list[str]:
     """Size, dtype, then autograd; an empty tensor cannot imply its dtype, so it always states it."""
     suffixes = []
     name = np.dtype(data.dtype).name
@@ -192,7 +192,9 @@ def _suffixes(data: np.ndarray, autograd_suffix: str | None) -> list[str]:
             suffixes.append("dtype=" + dtype_name(data.dtype))
     elif name not in _implied_dtypes():
         suffixes.append("dtype=" + dtype_name(data.dtype))
-    if autograd_suffix:
+    if isinstance(autograd_suffix, tuple):  # grad_fn and a dual tensor's tangent: each wraps on its own
+        suffixes.extend(autograd_suffix)
+    elif autograd_suffix:
         suffixes.append(autograd_suffix)
     return suffixes
 
@@ -214,11 +216,12 @@ def _attach(text: str, suffixes: list[str]) -> str:
     return text + ")"
 
 
-def format_tensor(data: np.ndarray, autograd_suffix: str | None = None) -> str:
+def format_tensor(data: np.ndarray, autograd_suffix: str | tuple | None = None) -> str:
     """The full ``tensor(...)`` repr of ``data``, in its own dtype.
 
     ``autograd_suffix`` is what the caller decided to show, e.g.
-    ``"grad_fn=<MulBackward0>"`` or ``"requires_grad=True"``, or None.
+    ``"grad_fn=<MulBackward0>"`` or ``"requires_grad=True"``, or None, or a
+    tuple of such suffixes (a dual tensor's adds ``"tangent=..."``).
     """
     data = np.asarray(data)
     _torch_names(data.dtype)  # fails loudly on dtypes torch lacks

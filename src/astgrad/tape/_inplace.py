@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import rules
+from . import _dual, _record
 from ._modes import is_grad_enabled
 from ._record import apply_op, unwrap
 from ._tensor import Tensor, extends
@@ -46,6 +47,8 @@ class InplaceMethods:
         else:
             snapshot = self.detach()
         result = compute(snapshot)
+        if _record._dual and any(_dual.tangent_of(t) is not None for t in (self, base, result)):
+            raise RuntimeError(_dual.INPLACE_REFUSED)  # views and the base would keep stale tangents
         if result._grad_fn is not None:
             snapshot._data = self._data.copy()  # a node may have saved the values about to be overwritten
         if result._data.dtype.kind in "fc" and self._data.dtype.kind not in "fc":
@@ -120,6 +123,8 @@ class InplaceMethods:
         return self._inplace(lambda t: apply_op("ZeroBackward0", np.multiply, (t, 0), slots=((0,),)))
 
     def fill_(self, value):
+        if _record._dual and _dual.tangent_of(value) is not None:
+            raise RuntimeError(_dual.INPLACE_REFUSED)  # the value is unwrapped below: its tangent would be lost
         value = unwrap(value)
 
         def filled(t):

@@ -23,6 +23,8 @@ class _State(threading.local):
 
 
 _state = _State()
+#: the active forward_ad.dual_level()'s token, or None (module _dual; global, as PyTorch's levels are)
+dual_level: list = [None]
 
 
 def is_grad_enabled() -> bool:

@@ -16,6 +16,8 @@ import numpy as np
 
 from .. import rules
 from ..rules import find, lookup, raw
+from . import _record
+from ._dual import tangent_of
 from ._kernels import kernel
 from ._modes import _state
 from ._record import FIRST, apply_nondiff, apply_op, is_tensor
@@ -59,8 +61,8 @@ def _requires_grad(values) -> bool:
         if isinstance(v, (list, tuple)):
             if _requires_grad(v):
                 return True
-        elif is_tensor(v) and v._requires_grad:
-            return True
+        elif is_tensor(v) and (v._requires_grad or _record._dual and tangent_of(v) is not None):
+            return True  # a tangent needs a rule as a gradient does
     return False
 
 

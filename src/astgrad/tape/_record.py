@@ -9,6 +9,7 @@ tensor take fast paths inside it.  The node's backward is the rule for
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
@@ -48,6 +49,18 @@ def plain_constant(value):
                         "be counted as numbers (numpy's masked operations leave them out). Pass the values "
                         "wanted: m.filled(0.0), m.compressed(), or np.where(np.ma.getmaskarray(m), 0.0, m.data)")
     return np.asarray(value)
+
+
+_dual = False  # set by _dual while a forward_ad.dual_level() is active: one check per operation otherwise
+
+
+class _Forwarding(threading.local):
+    inside = False  # this thread is in _dual.forward_op, which records through apply_op once more
+
+
+_forwarding = _Forwarding()
+_forward_op: Any = None  # _dual.forward_op and _dual.constant_result, set by _dual (which builds on this module)
+_constant_result: Any = None
 
 
 
@@ -104,6 +117,8 @@ def apply_op(name: str, fn, args, kwargs=None, slots=None, promote: bool = False
     dictionary lookup each.)
     """
     edges: Any  # a tuple on the fast paths, a list built on the general one
+    if _dual and not _forwarding.inside:  # inside forward_ad.dual_level(): the same, then the result's tangent
+        return _forward_op(name, fn, args, kwargs, slots, promote, rule, impl)
     if impl is None:
         impl = fn if type(fn) is _UFUNC else raw(fn)  # a ufunc is never a primitive's wrapper
     count = len(args)
@@ -350,7 +365,9 @@ def apply_nondiff(fn, args, kwargs=None):
             raise
         raise translated from None
     if isinstance(out, np.ndarray) or isinstance(out, np.generic):
-        return Tensor._make(np.asarray(out))
+        result = Tensor._make(np.asarray(out))
+        return _constant_result(result, args, kwargs) if _dual else result
     if isinstance(out, tuple) and all(isinstance(o, np.ndarray) for o in out):
-        return tuple(Tensor._make(o) for o in out)
+        results = tuple(Tensor._make(o) for o in out)
+        return tuple(_constant_result(r, args, kwargs) for r in results) if _dual else results
     return out

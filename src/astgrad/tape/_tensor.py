@@ -65,9 +65,10 @@ class Tensor:
 
     __slots__ = (
         "_data", "_requires_grad", "_grad_fn", "_grad", "_version_counter", "_base", "_view_index",
-        "_acc_ref", "_retains_grad", "_hooks", "__weakref__",
+        "_acc_ref", "_retains_grad", "_hooks", "_tangent", "__weakref__",
     )
     __array_priority__ = 1000
+    _tangent: tuple  # (level, tangent), set on dual tensors only (module _dual): unset costs _make nothing
 
     def __init__(self, *args, **kwargs):
         """``Tensor(data)`` or ``Tensor(*sizes)``: the legacy constructor, in the default dtype."""
@@ -323,6 +324,10 @@ class Tensor:
             suffix = "requires_grad=True"
         else:
             suffix = None
+        dual = getattr(self, "_tangent", None)  # (level, tangent) on a dual tensor (module _dual)
+        if dual is not None and dual[0] is _modes.dual_level[0]:
+            tangent = f"tangent={dual[1]}"
+            return format_tensor(self._data, (suffix, tangent) if suffix else tangent)
         return format_tensor(self._data, suffix)
 
     __str__ = __repr__

@@ -5,7 +5,7 @@ import warnings
 from ...tape import (
     Node, backward, enable_grad, from_numpy, grad, inference_mode, is_tensor, no_grad, set_grad_enabled,
 )
-from . import function, functional
+from . import forward_ad, function, functional
 from .function import Function
 
 FLOAT_ONLY = "Only Tensors of floating point and complex dtype can require gradients"
@@ -39,5 +39,5 @@ class graph:
     Node = Node
 
 
-__all__ = ["Function", "Variable", "backward", "function", "functional", "grad", "graph", "no_grad", "enable_grad",
+__all__ = ["Function", "Variable", "backward", "forward_ad", "function", "functional", "grad", "graph", "no_grad", "enable_grad",
            "set_grad_enabled", "inference_mode"]

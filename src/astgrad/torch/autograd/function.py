@@ -4,7 +4,9 @@
 PyTorch 2's style, ``forward(*inputs)`` followed by ``setup_context(ctx,
 inputs, output)`` when the class defines ``setup_context``; ``apply``
 then records one node, named ``<ClassName>Backward``, whose backward calls
-``backward(ctx, grad_output)``.  Tensors saved with
+``backward(ctx, grad_output)`` (for a tuple of outputs, one node per output
+feeding one node that calls ``backward(ctx, *grad_outputs)`` once: module
+``tape._gathering``).  Tensors saved with
 ``ctx.save_for_backward`` are checked against in-place writes when the
 backward reads them (PyTorch's version-counter error), never read stale.
 """
@@ -14,8 +16,13 @@ from __future__ import annotations
 import functools
 import inspect
 
+import numpy as np
+
 from ... import rules
-from ...tape import Tensor, apply_op, as_tensor, is_grad_enabled, is_tensor, no_grad, zeros_like
+from ...tape import (
+    OutputGradients, Tensor, apply_op, as_tensor, is_grad_enabled, is_tensor, no_grad, record_gathering, set_tangent,
+    tangent_of, unpack_dual, zeros_like,
+)
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
@@ -36,9 +43,15 @@ class FunctionCtx:
         self._saved = tuple(tensors)
         self._versions = tuple(t._version if is_tensor(t) else None for t in tensors)
 
+    def save_for_forward(self, *tensors) -> None:
+        """What ``jvp`` reads back from ``ctx.saved_tensors``."""
+        self._saved_forward = tuple(tensors)
+
     @property
     def saved_tensors(self) -> tuple:
         """The saved tensors; PyTorch's error when one was written in place since it was saved."""
+        if getattr(self, "_in_jvp", False):
+            return getattr(self, "_saved_forward", ())
         for t, then in zip(getattr(self, "_saved", ()), getattr(self, "_versions", ())):
             if then is not None and t._version != then:
                 shape = ", ".join(str(n) for n in t.shape)
@@ -57,10 +70,10 @@ class FunctionCtx:
         raise NotImplementedError("astgrad.torch: ctx.mark_dirty (a forward that writes its input in place) is not "
                                   "supported; write the result into a new tensor")
 
-    def _gradients(self, grad_output):
-        """``backward(ctx, grad_output)`` checked: one gradient (or None) per forward input."""
-        taped = is_tensor(grad_output)  # the backward pass runs on Tensors only with create_graph
-        returned = self._function.backward(self, grad_output if taped else as_tensor(grad_output))
+    def _gradients(self, *grad_outputs):
+        """``backward(ctx, *grad_outputs)`` checked: one gradient (or None) per forward input."""
+        taped = is_tensor(grad_outputs[0])  # the backward pass runs on Tensors only with create_graph
+        returned = self._function.backward(self, *(g if taped else as_tensor(g) for g in grad_outputs))
         grads = returned if isinstance(returned, tuple) else (returned,)
         expected = len(self.needs_input_grad)
         if len(grads) != expected:
@@ -85,8 +98,30 @@ def _backward_of_function(g, ans, ctx, inputs):
 
     It never reads ``inputs`` (the node neither keeps nor version-checks
     them): what the backward reads is what ``save_for_backward`` saved.
+    For a Function with several outputs ``g`` gathers their gradients.
     """
+    if isinstance(g, np.ndarray) and g.dtype == object:
+        g = g.item()
+    if isinstance(g, OutputGradients):
+        return None, ctx._gradients(*g.complete(ctx._outputs_like))
     return None, ctx._gradients(g)
+
+
+def _select_output(packed, index, count):
+    """Stands for output ``index`` of a Function with several outputs (computed before recording)."""
+    raise AssertionError("a custom Function's forward is never called through its node")
+
+
+def _output_node(name, gathered, index, count, output):
+    """``output`` recorded as output ``index`` of the gathering node ``gathered``."""
+    data = output.detach().numpy()
+    return apply_op(name, _select_output, (gathered, index, count), slots=((0,),), rule=_SELECT_RULE,
+                    impl=lambda *_: data)
+
+
+def _select_vjp(g, ans, packed, index, count):
+    """Output ``index``'s gradient, tagged, for the node that calls the Function's backward."""
+    return (OutputGradients.one(index, count, g),)
 
 
 def _recorded_function(ctx, inputs):
@@ -95,6 +130,7 @@ def _recorded_function(ctx, inputs):
 
 
 _RULE = rules.Rule(_recorded_function, _backward_of_function, "torch.autograd.Function")
+_SELECT_RULE = rules.Rule(_select_output, _select_vjp, "torch.autograd.Function")
 
 
 class Function:
@@ -129,25 +165,69 @@ class Function:
             cls.setup_context(ctx, inputs, out)
             return out
 
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it "
+                                  "with forward mode AD.")
+
     @classmethod
     def apply(cls, *inputs):
+        tangents = tuple(tangent_of(a) for a in inputs)
+        if all(t is None for t in tangents):
+            return cls._apply(inputs)[1]
+        if inspect.getattr_static(cls, "jvp") is inspect.getattr_static(Function, "jvp"):
+            cls.jvp(None)  # PyTorch's error: tracing forward's own operations would be a guess
+        # as PyTorch: forward sees the primals; jvp(ctx, *tangents) gets zeros for a tensor without a tangent
+        ctx, out = cls._apply(tuple(unpack_dual(a).primal if t is not None else a for a, t in zip(inputs, tangents)))
+        given = tuple(t if t is not None else zeros_like(a) if is_tensor(a) else None for a, t in zip(inputs, tangents))
+        ctx._in_jvp = True
+        try:
+            with no_grad():
+                returned = cls.jvp(ctx, *given)
+        finally:
+            ctx._in_jvp = False
+        outputs = out if isinstance(out, tuple) else (out,)
+        returned = returned if isinstance(returned, tuple) else (returned,)
+        if len(returned) != len(outputs):
+            raise RuntimeError(f"{cls.__name__}.jvp returned {len(returned)} tangents for {len(outputs)} outputs")
+        for i, (o, t) in enumerate(zip(outputs, returned)):
+            if any(o is a for a in inputs):
+                raise RuntimeError(f"astgrad: {cls.__name__}.forward returned its input as output {i}: return a "
+                                   "new tensor (x.clone()) to give it a tangent")
+            if t is not None and o._data.dtype.kind in "fc":
+                set_tangent(o, t, f"{cls.__name__}.jvp's tangent of output {i}")
+        return out
+
+    @classmethod
+    def _apply(cls, inputs):
+        """``(ctx, output)``: forward run and its backward recorded."""
         ctx = FunctionCtx()
         ctx._function = cls
         ctx.needs_input_grad = tuple(is_tensor(a) and a.requires_grad and is_grad_enabled() for a in inputs)
         ctx._inputs_like = tuple(a.detach() if is_tensor(a) else None for a in inputs)
         out = cls._forward(ctx, inputs)
-        if isinstance(out, (tuple, list)):
-            raise NotImplementedError(f"astgrad.torch: {cls.__name__}.forward returns several tensors; a custom "
-                                      "Function with more than one output is not supported: split it into one "
-                                      "Function per output")
-        if not isinstance(out, Tensor):
-            raise TypeError(f"{cls.__name__}.forward must return a Tensor, got {type(out).__name__}")
+        several = isinstance(out, tuple)
+        outputs = out if several else (out,)
+        for o in outputs:
+            if not isinstance(o, Tensor):
+                raise TypeError(f"{cls.__name__}.forward must return a Tensor or a tuple of Tensors, "
+                                f"got {type(o).__name__}")
         if not any(ctx.needs_input_grad):
-            return out
-        data = out.detach().numpy()
+            return ctx, out
+        name = f"{cls.__name__}Backward"
         slots = tuple((1, i) for i, a in enumerate(inputs) if is_tensor(a))
-        return apply_op(f"{cls.__name__}Backward", _recorded_function, (ctx, tuple(inputs)), slots=slots, rule=_RULE,
-                        impl=lambda *_: data)
+        if not several:
+            data = out.detach().numpy()
+            return ctx, apply_op(name, _recorded_function, (ctx, tuple(inputs)), slots=slots, rule=_RULE,
+                                 impl=lambda *_: data)
+        # one node per output passes its gradient, tagged with the output's position, to one node that
+        # calls backward once with every output's gradient (the tape's nodes have one output each)
+        ctx._outputs_like = tuple(o.detach() for o in outputs)
+        gathered = record_gathering(name, _recorded_function, (ctx, tuple(inputs)), slots, _RULE)
+        if gathered is None:  # no input has an edge (a tensor input in no_grad's sense): nothing recorded
+            return ctx, out
+        return ctx, tuple(_output_node(name, gathered, i, len(outputs), o) if o._data.dtype.kind in "fc" else o
+                     for i, o in enumerate(outputs))
 
 
 def once_differentiable(backward):

@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 
 from ... import rules
-from ...tape import apply_op, as_tensor, is_tensor, rand, zeros_like
+from ...tape import apply_op, as_tensor, is_tensor, rand, tangent_of, zeros_like
 
 
 def relu(input, inplace=False):
@@ -101,6 +101,14 @@ def linear(input, weight, bias=None):
 def _refuse_weight_gradient(weight) -> None:
     if is_tensor(weight) and weight.requires_grad:
         raise RuntimeError("the derivative for 'weight' is not implemented.")
+    _refuse_tangent("weight", weight)
+
+
+def _refuse_tangent(argument: str, value) -> None:
+    """A dual tensor where the tape takes only the values (a loss's weights) would lose its tangent."""
+    if tangent_of(value) is not None:
+        raise RuntimeError(f"astgrad: forward-mode AD: {argument}= carries a tangent, which this function does "
+                           f"not propagate; pass {argument}= without one (unpack_dual(w).primal)")
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
@@ -190,6 +198,7 @@ def _not_differentiable_in(name: str, argument: str, value) -> None:
     if is_tensor(value) and value.requires_grad:
         raise RuntimeError(f"The function '{name}' is not differentiable with respect to argument '{argument}'. "
                            "This input cannot have requires_grad True.")
+    _refuse_tangent(argument, value)
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
