@@ -67,6 +67,7 @@ def check_writes(body, ret, params, local_names, source) -> list:
     Returns the augmented assignments ``x op= v`` whose ``x`` a user function returned (``loss, dx =
     f(...)``; ``loss += reg``): no analysis by name can tell a number from an array there, so each gets
     a check when it runs that ``x`` holds a number, which ``x op= v`` only rebinds (``number_checks``)."""
+    _rebind_plain_aliases(body, params)
     sites, joins = [], []
     _flatten(body, (), (), sites, joins)
     writes = {}
@@ -120,6 +121,55 @@ def check_writes(body, ret, params, local_names, source) -> list:
             if w.op.through:
                 _check_items_owned(x, w, sites, defs, set(local_names) | set(params), source)
     return checked
+
+
+def _rebind_plain_aliases(body, params) -> None:
+    """After a write into ``x``, ``z = x`` again for each plain alias ``z`` that surely names ``x``'s array.
+
+    ``scores = H; H -= np.max(H, axis=1, keepdims=True)``: in numpy both names see the write.  The
+    generated ``H = H - ...`` makes a new array, so ``scores = H`` is inserted after it, which is what
+    numpy's ``scores`` holds, in value and (by the copy's adjoint) in gradient.  Only where ``z`` surely
+    names the array written: ``z`` is bound once in the function, by ``z = x`` in the write's own block
+    (same loops, before it), and between the two ``x`` is changed only by writes in that block (each of
+    which gets the same rebinding).  Anything else (an alias made in one branch, before a loop, of a
+    parameter, an alias of an alias, a write through ``z``) is left to ``check_writes``, which refuses
+    it where a name could see a stale array."""
+    sites: list = []
+    _flatten(body, (), (), sites, [])
+    defs: dict = {}
+    for s in sites:
+        for t in s.op.targets:
+            defs.setdefault(t, []).append(s)
+    after: dict = {}
+    for w in sites:
+        if not (w.op.inplace and w.op.inplace[1] is not None and len(w.op.targets) == 1):
+            continue
+        x = w.op.targets[0]
+        for z, zdefs in defs.items():
+            if z == x or z in params or len(zdefs) != 1:
+                continue
+            d = zdefs[0]
+            op = d.op
+            if not (op.kind == "copy" and isinstance(op.expr, gast.Name) and op.expr.id == x
+                    and len(op.targets) == 1 and d.path == w.path and d.loops == w.loops and d.pos < w.pos):
+                continue
+            between = [e for e in defs.get(x, []) if d.pos < e.pos < w.pos]
+            if all(e.op.inplace and e.op.inplace[1] is not None and e.path == w.path for e in between):
+                after.setdefault(id(w.op), []).append(z)
+    if after:
+        _insert_after(body, after)
+
+
+def _insert_after(stmts, after) -> None:
+    for i in reversed(range(len(stmts))):
+        s = stmts[i]
+        if isinstance(s, Op) and id(s) in after:
+            x = s.targets[0]
+            stmts[i + 1:i + 1] = [Op([z], "copy", compat.name(x), s.line, s.text, node=compat.name(x),
+                                     args=[compat.name(x)]) for z in sorted(after[id(s)])]
+        else:
+            for block in blocks(s):
+                _insert_after(block, after)
 
 
 def _returned(op, defs) -> bool:
