@@ -133,3 +133,43 @@ def test_where_the_analysis_cannot_tell_it_refuses_located(fn):
     with pytest.raises(UnsupportedSyntaxError, match="shares memory|share memory") as info:
         astgrad.grad(fn)(np.array([1.0, 2.0]), *([True] if fn is alias_in_one_branch else []))
     assert "test_alias_then_write_in_place.py" in str(info.value)
+
+
+def masked_write_through_the_name(w):
+    h = w * 1.5
+    a = h
+    h[h < 0] = 0.0  # a ReLU written into h: a sees it
+    return np.sum(a * a * w)
+
+
+def read_before_and_after(w):
+    h = w * 2.0
+    z = h
+    before = np.sum(z)  # the old values
+    h += w
+    return before * np.sum(z * z)
+
+
+def sine_scaled(w):
+    h = np.sin(w)
+    z = h
+    h *= w
+    return np.sum(z ** 3)
+
+
+@pytest.mark.parametrize("fn", [masked_write_through_the_name, read_before_and_after, sine_scaled])
+def test_values_and_gradients_against_differences(fn):
+    w = np.array([0.4, -0.7, 1.3])
+    value, got = astgrad.value_and_grad(fn)(w)
+    assert value == fn(w.copy())
+    np.testing.assert_allclose(got, gradient(fn, w), rtol=1e-6, atol=1e-8)
+
+
+def test_hessian_through_the_rebinding():
+    w = np.array([0.4, -0.7, 1.3])
+    # sum((w sin w)^3): the gradient by hand, then its derivative by differences
+    hand_grad = 3 * (w * np.sin(w)) ** 2 * (np.sin(w) + w * np.cos(w))
+    np.testing.assert_allclose(astgrad.grad(sine_scaled)(w), hand_grad, rtol=1e-12)
+    numeric = np.array([gradient(lambda v: (3 * (v * np.sin(v)) ** 2 * (np.sin(v) + v * np.cos(v)))[i], w)
+                        for i in range(3)])
+    np.testing.assert_allclose(astgrad.hessian(sine_scaled)(w), numeric, rtol=1e-6, atol=1e-8)
