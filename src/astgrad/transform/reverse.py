@@ -23,7 +23,7 @@ from .compat import gast
 from .runtime_errors import ORIGIN
 from .adjoint_ir import pop, push
 from .inline import merge_repeated
-from .ir import For, Op, blocks, breaks, dispatch, first_bindings, walk_ops
+from .ir import For, Op, blocks, breaks, conditional_ops, dispatch, first_bindings, walk_ops
 from .remat import recompute, rematerializable
 from .scalar_seeds import ScalarSeeds
 
@@ -396,4 +396,5 @@ class Reverser:
         bound = bound_arguments(op, self.plan.source)
         active = tuple(p for p, atom in bound.items() if isinstance(atom, gast.Name)
                        and (atom.id in self.an.adjoint or atom.id in self.an.active))
-        return self.builder.variant(op.fn, active, containers.passed(self.plan, bound, active))
+        return self.builder.variant(op.fn, active, containers.passed(self.plan, bound, active),
+                                    deferrable=id(op) in conditional_ops(self.plan.body))
