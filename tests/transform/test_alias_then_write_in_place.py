@@ -173,3 +173,22 @@ def test_hessian_through_the_rebinding():
     numeric = np.array([gradient(lambda v: (3 * (v * np.sin(v)) ** 2 * (np.sin(v) + v * np.cos(v)))[i], w)
                         for i in range(3)])
     np.testing.assert_allclose(astgrad.hessian(sine_scaled)(w), numeric, rtol=1e-6, atol=1e-8)
+
+
+def alias_rebound_by_a_loop(w):
+    h = w * 2.0
+    z = h
+    for z in [w * 5.0]:  # z is the loop's item after this
+        pass
+    h += 1.0
+    return np.sum(z * h)
+
+
+def test_an_alias_a_loop_rebinds_is_not_taken_for_the_array():
+    w = np.array([0.5, -1.0])
+    try:
+        value, got = astgrad.value_and_grad(alias_rebound_by_a_loop)(w)
+    except astgrad.TransformError:
+        return  # refused is fine; a number must be numpy's
+    assert value == alias_rebound_by_a_loop(w.copy())
+    np.testing.assert_allclose(got, gradient(alias_rebound_by_a_loop, w), rtol=1e-6)

@@ -140,13 +140,14 @@ def _rebind_plain_aliases(body, params) -> None:
     for s in sites:
         for t in s.op.targets:
             defs.setdefault(t, []).append(s)
+    bound_otherwise = _bound_not_by_ops(body)  # a loop's target, a name a kept statement binds
     after: dict = {}
     for w in sites:
         if not (w.op.inplace and w.op.inplace[1] is not None and len(w.op.targets) == 1):
             continue
         x = w.op.targets[0]
         for z, zdefs in defs.items():
-            if z == x or z in params or len(zdefs) != 1:
+            if z == x or z in params or len(zdefs) != 1 or z in bound_otherwise:
                 continue
             d = zdefs[0]
             op = d.op
@@ -158,6 +159,20 @@ def _rebind_plain_aliases(body, params) -> None:
                 after.setdefault(id(w.op), []).append(z)
     if after:
         _insert_after(body, after)
+
+
+def _bound_not_by_ops(stmts, found=None) -> set:
+    """Names bound other than as an Op's target: a ``for`` target, a Store in a statement kept as is."""
+    found = set() if found is None else found
+    for s in stmts:
+        if isinstance(s, For):
+            found.add(s.target)
+        elif isinstance(s, Raw):
+            found.update(n.id for n in compat.walk(s.stmt) if isinstance(n, gast.Name)
+                         and isinstance(n.ctx, gast.Store))
+        for block in blocks(s):
+            _bound_not_by_ops(block, found)
+    return found
 
 
 def _insert_after(stmts, after) -> None:
