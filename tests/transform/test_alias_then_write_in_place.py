@@ -192,3 +192,26 @@ def test_an_alias_a_loop_rebinds_is_not_taken_for_the_array():
         return  # refused is fine; a number must be numpy's
     assert value == alias_rebound_by_a_loop(w.copy())
     np.testing.assert_allclose(got, gradient(alias_rebound_by_a_loop, w), rtol=1e-6)
+
+
+def numpy_scalar_alias(w):
+    s = np.sum(w)
+    t = s
+    s += 1.0  # a numpy scalar: numpy rebinds s only, t keeps the old sum
+    return t * s
+
+
+def python_number_alias(w):
+    s = 0.0
+    prev = s
+    s += float(np.sum(w))
+    return prev + s
+
+
+def test_an_alias_of_a_number_keeps_the_old_value():
+    w = np.array([0.5, -1.0, 2.0])
+    value, got = astgrad.value_and_grad(python_number_alias)(w)
+    assert value == python_number_alias(w.copy())
+    with pytest.raises(TypeError, match="numpy rebinds only the written name") as info:
+        astgrad.grad(numpy_scalar_alias)(w)
+    assert "s = s + 1.0" in str(info.value)

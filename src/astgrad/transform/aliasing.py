@@ -61,13 +61,13 @@ class _Join(_Site):
         self.branch, self.names = branch, names
 
 
-def check_writes(body, ret, params, local_names, source) -> list:
+def check_writes(body, ret, params, local_names, source, array_helper=None) -> list:
     """Raise UnsupportedSyntaxError where a write into ``x`` may reach memory another name sees.
 
     Returns the augmented assignments ``x op= v`` whose ``x`` a user function returned (``loss, dx =
     f(...)``; ``loss += reg``): no analysis by name can tell a number from an array there, so each gets
     a check when it runs that ``x`` holds a number, which ``x op= v`` only rebinds (``number_checks``)."""
-    _rebind_plain_aliases(body, params)
+    _rebind_plain_aliases(body, params, array_helper, source)
     sites, joins = [], []
     _flatten(body, (), (), sites, joins)
     writes = {}
@@ -123,7 +123,7 @@ def check_writes(body, ret, params, local_names, source) -> list:
     return checked
 
 
-def _rebind_plain_aliases(body, params) -> None:
+def _rebind_plain_aliases(body, params, array_helper, source) -> None:
     """After a write into ``x``, ``z = x`` again for each plain alias ``z`` that surely names ``x``'s array.
 
     ``scores = H; H -= np.max(H, axis=1, keepdims=True)``: in numpy both names see the write.  The
@@ -154,11 +154,14 @@ def _rebind_plain_aliases(body, params) -> None:
             if not (op.kind == "copy" and isinstance(op.expr, gast.Name) and op.expr.id == x
                     and len(op.targets) == 1 and d.path == w.path and d.loops == w.loops and d.pos < w.pos):
                 continue
+            if w.op.augmented and (array_helper is None or all(
+                    _number(r.op, defs, dict.fromkeys(params, False)) for r in _reaching_through(defs[x], w, None))):
+                continue  # x op= v on a number rebinds x only: the alias keeps the old number
             between = [e for e in defs.get(x, []) if d.pos < e.pos < w.pos]
             if all(e.op.inplace and e.op.inplace[1] is not None and e.path == w.path for e in between):
                 after.setdefault(id(w.op), []).append(z)
     if after:
-        _insert_after(body, after)
+        _insert_after(body, after, array_helper, source)
 
 
 def _bound_not_by_ops(stmts, found=None) -> set:
@@ -175,16 +178,28 @@ def _bound_not_by_ops(stmts, found=None) -> set:
     return found
 
 
-def _insert_after(stmts, after) -> None:
+def _insert_after(stmts, after, array_helper, source) -> None:
+    """``z = x`` after each write into ``x`` with aliases ``z``; before an ``x op= v``, a check that ``x`` holds
+    an array when it runs (``x op= v`` on a numpy scalar rebinds ``x`` only, and ``z`` keeps the old value)."""
     for i in reversed(range(len(stmts))):
         s = stmts[i]
         if isinstance(s, Op) and id(s) in after:
             x = s.targets[0]
             stmts[i + 1:i + 1] = [Op([z], "copy", compat.name(x), s.line, s.text, node=compat.name(x),
                                      args=[compat.name(x)]) for z in sorted(after[id(s)])]
+            if s.augmented:
+                first = i
+                while first > 0 and isinstance(stmts[first - 1], Op) and stmts[first - 1].line == s.line:
+                    first -= 1  # before the statement's first operation, where x still holds the old value
+                call = compat.call(compat.name(array_helper), [compat.name(x), compat.const(s.inplace[0]),
+                                                               compat.const(", ".join(sorted(after[id(s)]))),
+                                                               compat.const(s.inplace[1])])
+                stmt = compat.expr_stmt(call)
+                setattr(stmt, ORIGIN, (source.filename, s.line, s.text, False))
+                stmts.insert(first, Raw(stmt, s.line, s.text))
         else:
             for block in blocks(s):
-                _insert_after(block, after)
+                _insert_after(block, after, array_helper, source)
 
 
 def _returned(op, defs) -> bool:

@@ -157,7 +157,8 @@ def normalize(ctx):
 
 def check_aliasing(ctx):
     """Refuse a write through a name that may share memory unless it is reproduced exactly."""
-    checked = check_writes(ctx.body, ctx.ret, ctx.params, local_names(ctx.source.tree), ctx.source)
+    checked = check_writes(ctx.body, ctx.ret, ctx.params, local_names(ctx.source.tree), ctx.source,
+                           ctx.ns.helper(runtime_checks.an_array))
     number_checks(ctx.body, checked, ctx.ns.helper(runtime_checks.a_number), ctx.source)
 
 
