@@ -30,19 +30,19 @@ def dmethods(w, v, *, dresult=1.0):
     dh = expand_reduced(dt7 / reduced_count(shape(h), 0), shape(h), 0, False)
     del dt7
     dt4 = filled(dt3, shape(t4))
-    del dt3
+    del dt3, t4
     if ndim(t5) == 0 or ndim(h) == 0:
         t11 = dt4 * h
         t12 = dt4 * t5
     elif ndim(h) > 2:
-        g_a, g_b = tensordot(dt4, t4, t5, h, ([ndim(t5) - 1], [ndim(h) - 2]))
+        g_a, g_b = tensordot(dt4, None, t5, h, ([ndim(t5) - 1], [ndim(h) - 2]))
         t11 = g_a
         t12 = g_b
     else:
-        t13, t14 = gradient_tuple(matmul(dt4, t4, t5, h), 2, (0, 1), 'numpy.dot')
+        t13, t14 = gradient_tuple(matmul(dt4, None, t5, h), 2, (0, 1), 'numpy.dot')
         t11 = t13
         t12 = t14
-    del dt4, t4
+    del dt4
     dt5 = unbroadcast(t11, shape(t5))
     del t5
     dh = dh + unbroadcast(t12, shape(h))

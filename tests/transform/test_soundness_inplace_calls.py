@@ -163,10 +163,8 @@ def result_of_out_read_after_a_later_write(x):
 @pytest.mark.parametrize("fn, snippet, advice", [
     (out_into_a_view, "z = y[1:]", "z = y[1:].copy()"),
     (out_into_the_argument, "np.multiply(x, 2.0, out=x)", "x = x.copy()"),
-    (sort_an_alias, "z = y", "y = np.sort(y)"),
     (fill_a_row, "row = m[1]", "row = m[1].copy()"),
     (copyto_the_argument, "np.copyto(x, np.sin(x))", "x = x.copy()"),
-    (result_of_out_read_after_a_later_write, "r = np.exp(x, out=y)", "y = y + 1.0"),
 ])
 def test_writes_into_shared_arrays_are_refused(fn, snippet, advice):
     with pytest.raises(astgrad.TransformError) as info:
@@ -323,3 +321,12 @@ def test_calls_kept_for_their_effect_on_arrays_the_adjoint_reads_are_refused(fn,
         astgrad.grad(fn)
     text = str(info.value)
     assert snippet in text and words in text, text
+
+
+@pytest.mark.parametrize("fn", [sort_an_alias, result_of_out_read_after_a_later_write])
+def test_a_plain_alias_sees_the_write_as_in_numpy(fn):
+    # z = y (r, the array out= wrote) names y's array: numpy's name sees the later write, and the generated code's too
+    x = np.array([0.7, -0.2, 1.5, -2.5])
+    value, got = astgrad.value_and_grad(fn)(x)
+    assert value == fn(x.copy())
+    np.testing.assert_allclose(got, numeric_grad(fn, [x], 0), rtol=1e-6, atol=1e-8)

@@ -66,7 +66,7 @@ class _Join(_Site):
         self.branch, self.names = branch, names
 
 
-def check_writes(body, ret, params, local_names, source) -> tuple:
+def check_writes(body, ret, params, local_names, source, array_helper=None) -> tuple:
     """Raise UnsupportedSyntaxError where a write into ``x`` may reach memory another name sees.
 
     Returns two lists of what no analysis by name can tell a number from an array in, each checked when
@@ -74,6 +74,7 @@ def check_writes(body, ret, params, local_names, source) -> tuple:
     returned (``loss, dx = f(...)``; ``loss += reg``), which only rebind a number; and the names bound to
     what a user function returned that would share memory with ``x`` if they were arrays (``e0 =
     energy(pos, vel)`` before ``vel += ...``), which share nothing if they are numbers."""
+    _rebind_plain_aliases(body, params, array_helper, source)
     sites, joins, escapes = [], [], []
     _flatten(body, (), (), sites, joins, escapes)
     writes = {}
@@ -129,6 +130,85 @@ def check_writes(body, ret, params, local_names, source) -> tuple:
             if w.op.through:
                 _check_items_owned(x, w, sites, defs, set(local_names) | set(params), source)
     return checked, returns
+
+
+def _rebind_plain_aliases(body, params, array_helper, source) -> None:
+    """After a write into ``x``, ``z = x`` again for each plain alias ``z`` that surely names ``x``'s array.
+
+    ``scores = H; H -= np.max(H, axis=1, keepdims=True)``: in numpy both names see the write.  The
+    generated ``H = H - ...`` makes a new array, so ``scores = H`` is inserted after it, which is what
+    numpy's ``scores`` holds, in value and (by the copy's adjoint) in gradient.  Only where ``z`` surely
+    names the array written: ``z`` is bound once in the function, by ``z = x`` in the write's own block
+    (same loops, before it), and between the two ``x`` is changed only by writes in that block (each of
+    which gets the same rebinding).  Anything else (an alias made in one branch, before a loop, of a
+    parameter, an alias of an alias, a write through ``z``) is left to ``check_writes``, which refuses
+    it where a name could see a stale array."""
+    sites: list = []
+    _flatten(body, (), (), sites, [])
+    defs: dict = {}
+    for s in sites:
+        for t in s.op.targets:
+            defs.setdefault(t, []).append(s)
+    bound_otherwise = _bound_not_by_ops(body)  # a loop's target, a name a kept statement binds
+    after: dict = {}
+    for w in sites:
+        if not (w.op.inplace and w.op.inplace[1] is not None and len(w.op.targets) == 1):
+            continue
+        x = w.op.targets[0]
+        for z, zdefs in defs.items():
+            if z == x or z in params or len(zdefs) != 1 or z in bound_otherwise:
+                continue
+            d = zdefs[0]
+            op = d.op
+            if not (op.kind == "copy" and isinstance(op.expr, gast.Name) and op.expr.id == x
+                    and len(op.targets) == 1 and d.path == w.path and d.loops == w.loops and d.pos < w.pos):
+                continue
+            if w.op.augmented and (array_helper is None or all(
+                    _number(r.op, defs, dict.fromkeys(params, False)) for r in _reaching_through(defs[x], w, None))):
+                continue  # x op= v on a number rebinds x only: the alias keeps the old number
+            between = [e for e in defs.get(x, []) if d.pos < e.pos < w.pos]
+            if all(e.op.inplace and e.op.inplace[1] is not None and e.path == w.path for e in between):
+                after.setdefault(id(w.op), []).append(z)
+    if after:
+        _insert_after(body, after, array_helper, source)
+
+
+def _bound_not_by_ops(stmts, found=None) -> set:
+    """Names bound other than as an Op's target: a ``for`` target, a Store in a statement kept as is."""
+    found = set() if found is None else found
+    for s in stmts:
+        if isinstance(s, For):
+            found.add(s.target)
+        elif isinstance(s, Raw):
+            found.update(n.id for n in compat.walk(s.stmt) if isinstance(n, gast.Name)
+                         and isinstance(n.ctx, gast.Store))
+        for block in blocks(s):
+            _bound_not_by_ops(block, found)
+    return found
+
+
+def _insert_after(stmts, after, array_helper, source) -> None:
+    """``z = x`` after each write into ``x`` with aliases ``z``; before an ``x op= v``, a check that ``x`` holds
+    an array when it runs (``x op= v`` on a numpy scalar rebinds ``x`` only, and ``z`` keeps the old value)."""
+    for i in reversed(range(len(stmts))):
+        s = stmts[i]
+        if isinstance(s, Op) and id(s) in after:
+            x = s.targets[0]
+            stmts[i + 1:i + 1] = [Op([z], "copy", compat.name(x), s.line, s.text, node=compat.name(x),
+                                     args=[compat.name(x)]) for z in sorted(after[id(s)])]
+            if s.augmented:
+                first = i
+                while first > 0 and isinstance(stmts[first - 1], Op) and stmts[first - 1].line == s.line:
+                    first -= 1  # before the statement's first operation, where x still holds the old value
+                call = compat.call(compat.name(array_helper), [compat.name(x), compat.const(s.inplace[0]),
+                                                               compat.const(", ".join(sorted(after[id(s)]))),
+                                                               compat.const(s.inplace[1])])
+                stmt = compat.expr_stmt(call)
+                setattr(stmt, ORIGIN, (source.filename, s.line, s.text, False))
+                stmts.insert(first, Raw(stmt, s.line, s.text))
+        else:
+            for block in blocks(s):
+                _insert_after(block, after, array_helper, source)
 
 
 def _returned(op, defs) -> bool:

@@ -29,7 +29,7 @@ from . import attributes, compat, containers, primitives, runtime
 from .compat import gast
 from .emit import arguments, function_def
 from .errors import NoRuleTransformError
-from .ir import Op, atom_names, dispatch
+from .ir import Op, atom_names, conditional_ops, dispatch
 from .locate import bound_arguments, passed_functions
 from .normalize import param_names
 from .runtime_errors import ORIGIN, with_origin
@@ -297,7 +297,8 @@ class Forwarder:
         if not active:
             return primal, None
         name = self.module.tangent_variant(op.fn, active, containers.passed(self.ctx, bound, active),
-                                           passed_functions(self.ctx, bound))
+                                           passed_functions(self.ctx, bound),
+                                           deferrable=id(op) in conditional_ops(self.ctx.body))
         tangents = [compat.name(self.tangent(bound[p].id)) for p in active]
         value = compat.call(compat.name(name), tangents + [compat.clone(a) for a in op.args],
                             {k: compat.clone(v) for k, v in op.kwargs.items()})

@@ -36,7 +36,8 @@ defnondiff(runtime.shape, runtime.size, runtime.ndim, runtime.broadcast_shape, r
            runtime.matmul_shape, runtime.only_shape, runtime.check_seed, runtime.is_zero, _support.reduced_count,
            _support.within, outputs.scalar_output, outputs.not_scalar, outputs.aux_pair, zero_tangent,
            runtime_checks.not_joined, runtime_checks.not_a_dict, runtime_checks.written_through, runtime_checks.a_number,
-           runtime_checks.a_returned_number, runtime_checks.written_outside, runtime_checks.same_method)
+           runtime_checks.a_returned_number, runtime_checks.written_outside, runtime_checks.same_method,
+           runtime_checks.an_array)
 
 
 # -- spreading a gradient over a shape, and summing it back -------------------

@@ -205,3 +205,16 @@ def first_bindings(body, params) -> dict:
             bound.update(t for op in walk_ops([s]) for t in op.targets)
             bound.update(control_names(s))
     return found
+
+
+def conditional_ops(stmts, inside=False, found=None) -> set:
+    """The ids of the Ops of ``stmts`` that run only in a branch of an ``if`` (maybe not for given inputs)."""
+    found = set() if found is None else found
+    for s in stmts:
+        if isinstance(s, Op):
+            if inside:
+                found.add(id(s))
+        else:
+            for block in blocks(s):
+                conditional_ops(block, inside or isinstance(s, If), found)
+    return found

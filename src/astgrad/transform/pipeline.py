@@ -164,7 +164,8 @@ def normalize(ctx):
 
 def check_aliasing(ctx):
     """Refuse a write through a name that may share memory unless it is reproduced exactly."""
-    checked, returns = check_writes(ctx.body, ctx.ret, ctx.params, local_names(ctx.source.tree), ctx.source)
+    checked, returns = check_writes(ctx.body, ctx.ret, ctx.params, local_names(ctx.source.tree), ctx.source,
+                                    ctx.ns.helper(runtime_checks.an_array))
     number_checks(ctx.body, checked, returns, (ctx.ns.helper(runtime_checks.a_number),
                                                ctx.ns.helper(runtime_checks.a_returned_number)), ctx.source)
 
@@ -429,6 +430,7 @@ class ModuleBuilder:
         self.comment_origins: list = []  # (file, line, text, True) of each comment's user line
         self.functions: list = []
         self.variants: dict = {}
+        self.refused: dict = {}  # variant key -> the refusal deferred to where a branch calls it
         self.sources: list = []
         self.generated = None
         self.shown = None
@@ -445,13 +447,17 @@ class ModuleBuilder:
         del self.comments[mark:]
         del self.comment_origins[mark:]
 
-    def variant(self, fn, active, trees=((), ()), callables=()):
+    def variant(self, fn, active, trees=((), ()), callables=(), deferrable=False):
         """The names of ``fn``'s forward/backward pair for the ``active`` parameters, made once.
 
         ``trees``: the parameters that hold containers, and those that may (containers.passed).
         ``callables``: ``(parameter, function)`` pairs, the functions the call passes (passed_functions).
+        ``deferrable``: the call sits in a branch that may not run; a refusal of ``fn`` is then raised
+        where the call runs instead of now (``_refused_when_called``).
         """
         key = (fn, tuple(active), trees, tuple((p, id(f)) for p, f in callables))
+        if not deferrable and key in self.refused:  # met first in a branch, now on every path
+            raise self.refused[key]
         if key in self.variants:
             return self.variants[key]
         base = _ident(fn)
@@ -459,26 +465,64 @@ class ModuleBuilder:
         self.variants[key] = names  # before its passes run: a recursive call finds it
         ctx = Context(self, fn, active, trees=trees[0], maybe_trees=trees[1], callables=callables)
         ctx.name = names
-        run(CALLEE, ctx)
+        try:
+            run(CALLEE, ctx)
+        except TransformError as error:
+            if not deferrable:
+                del self.variants[key]  # a call on every path refuses now, as before
+                raise
+            self.refused[key] = error
+            self.functions += self._refused_when_called(names[:2], error)
+            return names
         self.functions += ctx.fn_defs
         return names
 
+    def _refused_when_called(self, names, error):
+        """Functions named ``names`` that raise ``error`` (anew, with its message and location) when called:
+        a callee refused in a branch that may not run stops the gradient only where it runs, and its
+        result never exists, so no number comes from it."""
+        refuse = self.ns.bind(_Refusal(error), "refused")
+        return [compat.parse(f"def {name}(*args, **kwargs):\n    raise {refuse}()\n").body[0] for name in names]
 
-    def tangent_variant(self, fn, active, trees=((), ()), callables=()):
+    def tangent_variant(self, fn, active, trees=((), ()), callables=(), deferrable=False):
         """The name of ``fn``'s ``jvp_`` variant for the ``active`` parameters (those given tangents), made once.
 
         ``trees``: the parameters that hold containers, and those that may (containers.passed).
-        ``callables``: as for ``variant``.
+        ``callables``, ``deferrable``: as for :meth:`variant`.
         """
         key = (fn, tuple(active), trees, tuple((p, id(f)) for p, f in callables), "jvp")
+        if not deferrable and key in self.refused:  # met first in a branch, now on every path
+            raise self.refused[key]
         if key in self.variants:
             return self.variants[key]
         name = self.variants[key] = self.names.fresh(f"jvp_{_ident(fn)}")  # before its passes: recursion finds it
         ctx = Context(self, fn, active, mode="jvp", trees=trees[0], maybe_trees=trees[1], callables=callables)
         ctx.name = name
-        run(FORWARD_CALLEE, ctx)
+        try:
+            run(FORWARD_CALLEE, ctx)
+        except TransformError as error:
+            if not deferrable:
+                del self.variants[key]
+                raise
+            self.refused[key] = error
+            self.functions += self._refused_when_called([name], error)
+            return name
         self.functions += ctx.fn_defs
         return name
+
+
+class _Refusal:
+    """Makes, when called, a new copy of a refusal met at transform time (type, message, location)."""
+
+    def __init__(self, error: TransformError):
+        self.error = error
+
+    def __call__(self) -> TransformError:
+        e = self.error
+        made = type(e).__new__(type(e))
+        TransformError.__init__(made, e.reason, e.filename, e.lineno, e.col, e.source_line, e.hint)
+        made.__dict__.update({k: v for k, v in e.__dict__.items() if k not in made.__dict__})
+        return made
 
 
 class Generated:

@@ -28,7 +28,7 @@ from .compat import gast
 from .runtime_errors import ORIGIN, with_origin
 from .adjoint_ir import pop, push
 from .inline import merge_repeated
-from .ir import For, Op, Raw, blocks, breaks, dispatch, first_bindings, walk_ops
+from .ir import For, Op, Raw, blocks, breaks, conditional_ops, dispatch, first_bindings, walk_ops
 from .remat import recompute, rematerializable
 from .scalar_seeds import ScalarSeeds
 
@@ -458,7 +458,8 @@ class Reverser:
         active = tuple(p for p, atom in bound.items() if isinstance(atom, gast.Name)
                        and (atom.id in self.an.adjoint or atom.id in self.an.active))
         return self.builder.variant(op.fn, active, containers.passed(self.plan, bound, active),
-                                    passed_functions(self.plan, bound))
+                                    passed_functions(self.plan, bound),
+                                    deferrable=id(op) in conditional_ops(self.plan.body))
 
 
 def _mask_sources(stmts) -> set:

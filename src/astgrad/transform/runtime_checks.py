@@ -98,6 +98,16 @@ def a_returned_number(value, made, x, what, line):
                         f"finish writing {x} before calling the function")
 
 
+def an_array(value, what, aliases, instead):
+    """Refuse ``x op= v`` (``what``) unless ``x`` holds an array, which it writes into: the generated code binds
+    the aliases ``z = x`` again after it, which numpy's names see only for an array (on a numpy scalar ``x op= v``
+    rebinds ``x`` alone)."""
+    if type(value) is not np.ndarray:
+        raise TypeError(f"astgrad: `{what}` on a {type(value).__name__}, with {aliases} bound to the old value: "
+                        f"numpy rebinds only the written name there, which astgrad does not follow. Write "
+                        f"{instead} (a new value; nothing else changes)")
+
+
 def written_outside(items, text, attribute):
     """Refuse ``config[k] = v`` (``attribute``: ``state.k = v``) kept as written on an object the function
     does not own unless it is a dict or list (for an attribute: anything but an array): writing into an

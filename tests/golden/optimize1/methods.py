@@ -27,11 +27,11 @@ def dmethods(w, v, *, dresult=1.0):
         t11 = dt4 * h
         t12 = dt4 * t5
     elif ndim(h) > 2:
-        g_a, g_b = tensordot(dt4, t4, t5, h, ([ndim(t5) - 1], [ndim(h) - 2]))
+        g_a, g_b = tensordot(dt4, None, t5, h, ([ndim(t5) - 1], [ndim(h) - 2]))
         t11 = g_a
         t12 = g_b
     else:
-        t13, t14 = gradient_tuple(matmul(dt4, t4, t5, h), 2, (0, 1), 'numpy.dot')
+        t13, t14 = gradient_tuple(matmul(dt4, None, t5, h), 2, (0, 1), 'numpy.dot')
         t11 = t13
         t12 = t14
     dt5 = unbroadcast(t11, shape(t5))
