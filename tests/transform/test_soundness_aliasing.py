@@ -341,3 +341,19 @@ def test_a_plain_alias_sees_the_augmented_write_as_in_numpy():
     value, got = astgrad.value_and_grad(through_a_plain_alias)(x)
     assert value == through_a_plain_alias(x.copy())
     np.testing.assert_allclose(got, numeric_grad(through_a_plain_alias, [x], 0), rtol=1e-6, atol=1e-8)
+
+
+def copied_then_written(x):
+    h = x * 1.0
+    c = h.copy()  # a copy, not an alias: numpy's c keeps the old values after h[0] = 5.0
+    h[0] = 5.0
+    return np.sum(c * x) + np.sum(h)
+
+
+def test_a_copy_is_not_rebound_as_an_alias_after_the_write():
+    """The alias rebinding (``z = x`` again after ``x`` is written) once took ``c = h.copy()`` for ``c = h``:
+    the value came out 9 where numpy gives 5, with a gradient to match.  Pinned against numpy's own run."""
+    x = np.array([1.0, 2.0])
+    value, got = astgrad.value_and_grad(copied_then_written)(x)
+    assert value == copied_then_written(x.copy())
+    np.testing.assert_allclose(got, numeric_grad(copied_then_written, [x], 0), rtol=1e-6, atol=1e-8)
