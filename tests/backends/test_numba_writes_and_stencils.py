@@ -73,3 +73,19 @@ def test_math_outside_its_domain_raises_pythons_error_compiled():
         with pytest.raises(ValueError, match="math domain error"):
             auto(-1.0)
         assert auto(4.0) == pytest.approx(0.75, rel=1e-15)
+
+
+def write_at(x, i):
+    y = np.zeros(3)
+    y[i] = x
+    y[-1] += x * 2.0
+    return np.sum(y * y)
+
+
+def test_an_item_written_past_the_end_raises_numpys_index_error():
+    gradient = astgrad.grad(write_at, backend="numba")
+    for i in (0, -1):
+        assert gradient(1.5, i) == astgrad.grad(write_at)(1.5, i) == (15.0 if i == 0 else 27.0)
+    for i in (3, -4):
+        with pytest.raises(IndexError):
+            gradient(1.5, i)

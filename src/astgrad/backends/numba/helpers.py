@@ -317,35 +317,37 @@ def _write_overloads(overload, types) -> None:
     def _setitem(a, index, value):
         if not (_basic(index, types) and fits(a, value)):
             return None
-
-        def written_copy(a, index, value):
-            out = a.copy()
-            out[index] = value
-            return out
-        return written_copy
+        return _checked(index, types, "a", "out = a.copy()\n    out[index] = value\n    return out", "a, index, value")
 
     @overload(_extra.written)
     def _written(g, index):
-        if isinstance(g, types.Array) and _basic(index, types):
-            return lambda g, index: g[index]  # each element written once: the gradient of the value is g's part
+        if isinstance(g, types.Array) and _basic(index, types):  # each element written once: g's part
+            return _checked(index, types, "g", "return g[index]", "g, index")
 
     @overload(structural.written)
     def _written_mask(grad, index, before=None):
         if not (isinstance(grad, types.Array) and _basic(index, types)):
             return None
-        joined = isinstance(before, types.Array) and before.ndim == grad.ndim
+        body = "mask = np.zeros(grad.shape, dtype=np.bool_)\n    mask[index] = True\n"
+        if isinstance(before, types.Array) and before.ndim == grad.ndim:
+            body += "    if before.shape == mask.shape:\n        return np.logical_or(mask, before)\n"
+        return _checked(index, types, "grad", body + "    return mask", "grad, index, before=None")
 
-        def mask_of(grad, index, before=None):
-            mask = np.zeros(grad.shape, dtype=np.bool_)
-            mask[index] = True
-            return mask
-        if not joined:
-            return mask_of
 
-        def mask_joined(grad, index, before=None):
-            mask = mask_of(grad, index)
-            return np.logical_or(mask, before) if before.shape == mask.shape else mask
-        return mask_joined
+def _checked(index, types, array, body, parameters):
+    """A function of ``parameters`` that raises IndexError where an integer of ``index`` is past ``array``'s end
+    (numpy's check: compiled code in a helper is not bounds-checked), then runs ``body``."""
+    parts = list(index) if isinstance(index, types.BaseTuple) else [index]
+    checks = ""
+    for axis, part in enumerate(parts):
+        if isinstance(part, types.Integer):
+            at = "index" if not isinstance(index, types.BaseTuple) else f"index[{axis}]"
+            checks += (f"    if {axis} >= {array}.ndim or {at} < -{array}.shape[{axis}] or {at} >= {array}.shape[{axis}]:"
+                       f"\n        raise IndexError('index out of bounds')\n")
+    text = f"def implementation({parameters}):\n{checks}    {body}\n"
+    namespace = {"np": np}
+    exec(compile(text, "<astgrad numba item write>", "exec"), namespace)
+    return namespace["implementation"]
 
 
 def _unbroadcast_overloads(overload, types, number):
