@@ -60,3 +60,69 @@ def _pushes(fn_def, stack) -> bool:
     return fn_def is not None and any(
         isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and n.func.attr == "append"
         and isinstance(n.func.value, gast.Name) and n.func.value.id == stack for n in gast.walk(fn_def))
+
+
+_WRAPPERS = ("only_shape", "saved_value")
+
+
+def stacks_per_name(entry, stack) -> None:
+    """The entry's stack split into one list per saved variable, where each push saves one variable's value and
+    each pop restores one (``_stack.append(only_shape(t2))`` ... ``t2 = _stack.pop()``).
+
+    Numba's list holds one type, and a loop saves numbers (``k[0]``) beside
+    arrays (``rates``).  The generated code pushes a variable's value before
+    it is overwritten and pops it back into the same variable: the pops of
+    one variable take the values its pushes saved, last in first out, so the
+    pushes and pops of one variable alone are last in first out too.  Left
+    as it is where the stack is used otherwise (a callee's, ``pop_numbers``)
+    or a push or pop does not name one variable.
+    """
+    pushed: set = set()
+    popped: set = set()
+    uses = 0
+    for node in gast.walk(entry):
+        if isinstance(node, gast.Name) and node.id == stack:
+            uses += 1
+        if _is_method(node, stack, "append"):
+            name = _saved_name(node.args[0]) if len(node.args) == 1 else None
+            if name is None:
+                return
+            pushed.add(name)
+        elif isinstance(node, gast.Assign) and _is_method(node.value, stack, "pop"):
+            if len(node.targets) != 1 or not isinstance(node.targets[0], gast.Name) or node.value.args:
+                return
+            popped.add(node.targets[0].id)
+    made = [s for s in entry.body if isinstance(s, gast.Assign) and len(s.targets) == 1
+            and isinstance(s.targets[0], gast.Name) and s.targets[0].id == stack]
+    appends = sum(1 for n in gast.walk(entry) if _is_method(n, stack, "append") or _is_method(n, stack, "pop"))
+    if len(made) != 1 or uses != appends + 1 or pushed != popped or len(pushed) < 2:
+        return
+    taken = {n.id for n in gast.walk(entry) if isinstance(n, gast.Name)}
+    own = {}
+    for name in sorted(pushed):
+        candidate = f"{stack}_{name}"
+        while candidate in taken:
+            candidate += "_"
+        taken.add(candidate)
+        own[name] = candidate
+    for node in gast.walk(entry):
+        if _is_method(node, stack, "append"):
+            node.func.value = compat.name(own[_saved_name(node.args[0])])
+        elif isinstance(node, gast.Assign) and _is_method(node.value, stack, "pop"):
+            node.value.func.value = compat.name(own[node.targets[0].id])
+    at = entry.body.index(made[0])
+    entry.body[at:at + 1] = [compat.assign(compat.name(name, store=True), compat.make("List", elts=[], ctx=gast.Load()))
+                             for name in own.values()]
+
+
+def _is_method(node, stack, method) -> bool:
+    return isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and node.func.attr == method \
+        and isinstance(node.func.value, gast.Name) and node.func.value.id == stack
+
+
+def _saved_name(value):
+    """``v`` for a push of ``v``, ``only_shape(v)``, ``saved_value(v)`` (nested); else None."""
+    while isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and value.func.id in _WRAPPERS \
+            and len(value.args) == 1 and not value.keywords:
+        value = value.args[0]
+    return value.id if isinstance(value, gast.Name) else None

@@ -39,7 +39,7 @@ from ...transform.ir import assigned
 from ...transform.pipeline import Generated
 from ...transform.runtime_errors import add_location, origins, user_line
 from . import helpers, shaping
-from .callees import own_stacks
+from .callees import own_stacks, stacks_per_name
 from .lower import lower
 
 _ADVICE = "use backend='numpy', or backend='auto' to fall back to it with a warning"
@@ -78,6 +78,7 @@ def _numba_module(ctx, generated, strict):
     _refuse_squeeze_without_axis(functions, module, namespace)
     _refuse_recursion(functions, module)
     own_stacks(functions, module.ns.stack, [v[:2] for v in module.variants.values() if isinstance(v, tuple)])
+    stacks_per_name(functions[0], module.ns.stack)
     header = [line[2:] for line in generated.source.splitlines() if line.startswith("# ")][:1]
     header.append("Compiled by Numba (nopython mode) at the first call with each kind of arguments.")
     source = render(functions, module.comments, header)

@@ -17,6 +17,8 @@ Numba is imported by ``register()``, when the first numba gradient is built.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ... import rules
@@ -183,6 +185,19 @@ def register() -> None:
                 return out
             return into_number
 
+    _write_overloads(overload, types)
+
+    @overload(lower.checked_math, prefer_literal=True)
+    def _checked_math(name, x):
+        name = _literal_value(name, types)
+        if name not in lower.MATH_DOMAINS or not number(x) or isinstance(x, types.Complex):
+            return None
+        text = (f"def checked(name, x):\n    if {lower.MATH_DOMAINS[name]}:\n"
+                f"        raise ValueError('math domain error')\n    return math.{name}(x)\n")
+        namespace = {"math": math}
+        exec(compile(text, "<astgrad numba math>", "exec"), namespace)
+        return namespace["checked"]
+
     @overload(lower.last_of_range)
     def _last_of_range(start, stop, step):
         return lambda start, stop, step: start + (len(range(start, stop, step)) - 1) * step
@@ -290,6 +305,68 @@ def register() -> None:
         return check
 
     _registered = True
+
+
+def _basic(index, types) -> bool:
+    """Whether Numba typed ``index`` as an integer, a slice or a tuple of them: it names each element once."""
+    basic = (types.Integer, types.SliceType)
+    return isinstance(index, basic) or isinstance(index, types.BaseTuple) and all(isinstance(i, basic) for i in index)
+
+
+def _write_overloads(overload, types) -> None:
+    """``a[index] = value`` as the generated code writes it (``setitem``, a copy) and the gradients it passes back.
+
+    Written for an index of integers and slices only: an array index may
+    name one element twice, where numpy keeps the last write (``written``
+    gives the earlier ones no gradient); Numba refuses the others at the
+    user's line.  The target is a float (or complex) array, the value of a
+    kind numpy writes without losing part of it: an integer target truncates
+    the value (the numpy rule's ``through_cast``), a complex value written
+    into a float array drops its imaginary part, and both are left to numpy.
+    """
+    def fits(a, value) -> bool:
+        if not isinstance(a, types.Array) or not isinstance(a.dtype, (types.Float, types.Complex)):
+            return False
+        kind = value.dtype if isinstance(value, types.Array) else value
+        allowed = (types.Float, types.Integer, types.Boolean) + ((types.Complex,) if isinstance(a.dtype, types.Complex)
+                                                                  else ())
+        return isinstance(kind, allowed)
+
+    @overload(_extra.setitem)
+    def _setitem(a, index, value):
+        if not (_basic(index, types) and fits(a, value)):
+            return None
+        return _checked(index, types, "a", "out = a.copy()\n    out[index] = value\n    return out", "a, index, value")
+
+    @overload(_extra.written)
+    def _written(g, index):
+        if isinstance(g, types.Array) and _basic(index, types):  # each element written once: g's part
+            return _checked(index, types, "g", "return g[index]", "g, index")
+
+    @overload(structural.written)
+    def _written_mask(grad, index, before=None):
+        if not (isinstance(grad, types.Array) and _basic(index, types)):
+            return None
+        body = "mask = np.zeros(grad.shape, dtype=np.bool_)\n    mask[index] = True\n"
+        if isinstance(before, types.Array) and before.ndim == grad.ndim:
+            body += "    if before.shape == mask.shape:\n        return np.logical_or(mask, before)\n"
+        return _checked(index, types, "grad", body + "    return mask", "grad, index, before=None")
+
+
+def _checked(index, types, array, body, parameters):
+    """A function of ``parameters`` that raises IndexError where an integer of ``index`` is past ``array``'s end
+    (numpy's check: compiled code in a helper is not bounds-checked), then runs ``body``."""
+    parts = list(index) if isinstance(index, types.BaseTuple) else [index]
+    checks = ""
+    for axis, part in enumerate(parts):
+        if isinstance(part, types.Integer):
+            at = "index" if not isinstance(index, types.BaseTuple) else f"index[{axis}]"
+            checks += (f"    if {axis} >= {array}.ndim or {at} < -{array}.shape[{axis}] or {at} >= {array}.shape[{axis}]:"
+                       f"\n        raise IndexError('index out of bounds')\n")
+    text = f"def implementation({parameters}):\n{checks}    {body}\n"
+    namespace = {"np": np}
+    exec(compile(text, "<astgrad numba item write>", "exec"), namespace)
+    return namespace["implementation"]
 
 
 def _unbroadcast_overloads(overload, types, number):

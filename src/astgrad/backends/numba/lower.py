@@ -32,12 +32,14 @@ their names: ``helpers.py`` gives each a Numba implementation.
 from __future__ import annotations
 
 import builtins
+import math
+import types
 
 import numpy as np
 
 from ... import rules
 from ...rules import _support
-from ...transform import compat, runtime
+from ...transform import compat, runtime, runtime_checks
 from ...transform.compat import gast
 from ...transform.runtime_errors import ORIGIN, keep_origin
 from . import reductions, shaping
@@ -59,7 +61,10 @@ def lower(functions, namespace, zeros=None, stack=None, adjoints=None) -> list:
             _zeros_shaped_in_order(fn_def, dict(zeros or {}), adjoints or {}, namespace)
         fn_def.body = _block(fn_def.body, namespace) or [compat.make("Pass")]
         _Slices(namespace).visit(fn_def)
+        _KnownTypes(namespace).visit(fn_def)
+        _MathDomains(namespace).visit(fn_def)
         _Reductions(namespace).visit(fn_def)
+        fn_def.body = _without_empty_checks(fn_def.body, namespace) or [compat.make("Pass")]
         out.append(fn_def)
     return out
 
@@ -86,6 +91,117 @@ class _Slices(gast.NodeTransformer):
             return node
         parts = [compat.clone(p) if p is not None else compat.const(None) for p in (node.lower, node.upper, node.step)]
         return compat.call(compat.name(_bound(self.namespace, builtins.slice)), parts)
+
+
+class _KnownTypes(gast.NodeTransformer):
+    """``b`` for ``a if isinstance(c, (tuple, list)) else b`` where ``c`` is a number in the text.
+
+    A rule's test of its argument's kind, such as ``np.roll``'s
+    ``tuple(-s for s in shift) if isinstance(shift, (tuple, list)) else -shift``,
+    is written into the generated code with the argument in place; where
+    that is a constant the test is decided here (Numba compiles no
+    generator expression, and types both branches).
+    """
+
+    def __init__(self, namespace):
+        self.namespace = namespace
+
+    def visit_IfExp(self, node):
+        self.generic_visit(node)
+        test = node.test
+        if not (isinstance(test, gast.Call) and len(test.args) == 2 and not test.keywords
+                and self._builtin(test.func, builtins.isinstance) and isinstance(test.args[1], gast.Tuple)):
+            return node
+        value = reductions._constant(test.args[0])
+        kinds = [self._kind(k) for k in test.args[1].elts]
+        if type(value) not in (int, float, bool) or any(k is None for k in kinds):
+            return node
+        return node.body if isinstance(value, tuple(kinds)) else node.orelse
+
+    def _builtin(self, node, obj) -> bool:
+        return isinstance(node, gast.Name) and self.namespace.get(node.id, getattr(builtins, node.id, None)) is obj
+
+    def _kind(self, node):
+        for kind in (tuple, list, int, float, bool):
+            if self._builtin(node, kind):
+                return kind
+        return None
+
+
+#: math functions that raise ValueError outside their domain, where Numba's return nan: the test of the domain
+MATH_DOMAINS = {"sqrt": "x < 0.0", "log": "x <= 0.0", "log2": "x <= 0.0", "log10": "x <= 0.0", "log1p": "x <= -1.0",
+                "acos": "x < -1.0 or x > 1.0", "asin": "x < -1.0 or x > 1.0", "acosh": "x < 1.0",
+                "atanh": "x <= -1.0 or x >= 1.0"}
+
+
+def checked_math(name, x):
+    """``math.<name>(x)`` (Python's, ValueError outside its domain)."""
+    return getattr(math, name)(x)
+
+
+class _MathDomains(gast.NodeTransformer):
+    """``checked_math('sqrt', x)`` for ``math.sqrt(x)``: compiled, it raises Python's ValueError where Numba's
+    ``math.sqrt`` returns nan (then the numpy adjoint, run again, raises it at the user's line)."""
+
+    def __init__(self, namespace):
+        self.namespace = namespace
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        func = node.func
+        if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and func.attr in MATH_DOMAINS
+                and self.namespace.get(func.value.id) is math and len(node.args) == 1 and not node.keywords):
+            return node
+        return compat.call(compat.name(_bound(self.namespace, checked_math)),
+                           [compat.const(func.attr), compat.clone(node.args[0])])
+
+
+def _without_empty_checks(stmts, namespace) -> list:
+    """``stmts`` without the checks of calls run as written that provably check nothing (``written_by_call``).
+
+    The numpy backend checks, before a call it runs as written, that the
+    function cannot write into what the adjoint reads.  For a numpy
+    function reached through a module (``np.eye(3)``, ``np.ones(n)``) that
+    writes into nothing it is given, the check returns at once on any
+    arguments, and the same function is called at every run: it goes.  The
+    checks that remain are refused at the user's line (``compiled``).
+    """
+    out = []
+    for stmt in stmts:
+        if not _empty_check(stmt, namespace):
+            out.append(stmt)
+        for field in ("body", "orelse"):
+            inner = getattr(stmt, field, None)
+            if inner:
+                setattr(stmt, field, _without_empty_checks(inner, namespace) or [keep_origin(stmt, compat.make("Pass"))])
+    return out
+
+
+def _empty_check(stmt, namespace) -> bool:
+    call = getattr(stmt, "value", None)
+    if not (isinstance(stmt, gast.Expr) and isinstance(call, gast.Call) and len(call.args) >= 2
+            and _is(call.func, namespace, runtime_checks.written_by_call) and isinstance(call.args[0], gast.Name)):
+        return False
+    site, callee = namespace.get(call.args[0].id), call.args[1]
+    if not (isinstance(callee, gast.Attribute) and isinstance(callee.value, gast.Name)
+            and isinstance(namespace.get(callee.value.id), types.ModuleType)):
+        return False
+    function = getattr(namespace[callee.value.id], callee.attr, None)
+    owner = getattr(function, "__self__", None)
+    if function is None or owner is not None and not isinstance(owner, types.ModuleType):
+        return False
+    found = runtime_checks.callable_code(function)
+    if found is None:
+        return bool(site.only_reads(function))
+    plan = site.plan(found)
+    if plan is None or not plan.writes and not site.given_gradient:
+        return True
+    # numpy's own Python (np.eye writes into the array it made): a write the plan puts in an argument that is a
+    # constant in the text (a number, a tuple of numbers) finds nothing there to refuse
+    given = call.args[2:]
+    return bool(site.only_reads(function)) and not site.given_gradient and all(
+        kind == runtime_checks.GIVEN and type(where) is int and where < len(given)
+        and reductions._constant(given[where]) is not reductions._NOT_CONSTANT for kind, where, *_ in plan.writes)
 
 
 class _Reductions(gast.NodeTransformer):

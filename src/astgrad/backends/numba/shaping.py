@@ -35,13 +35,19 @@ def reshaped(x, shape):
     return np.reshape(x, shape)
 
 
+def rolled(x, shift, axis):
+    """``np.roll(x, shift, axis)``."""
+    return np.roll(x, shift, axis)
+
+
 def helper_call(node, resolve, bound):
-    """``squeeze_along(x, 1)`` for ``np.squeeze(x, 1)``, ``reshaped(g, s)`` for ``np.reshape(g, s)``; else None."""
+    """``squeeze_along(x, 1)`` for ``np.squeeze(x, 1)``, ``reshaped(g, s)`` for ``np.reshape(g, s)``,
+    ``rolled(x, s, 1)`` for ``np.roll(x, s, axis=1)`` (an axis that is a constant); else None."""
     if not isinstance(node, gast.Call):
         return None
     try:
         target = resolve(node.func)
-        squeeze, reshape = target is np.squeeze, target is np.reshape
+        squeeze, reshape, roll = target is np.squeeze, target is np.reshape, target is np.roll
     except TypeError:  # an object whose comparison is not a bool
         return None
     keywords = {k.arg: k.value for k in node.keywords}
@@ -50,6 +56,11 @@ def helper_call(node, resolve, bound):
         if not _is_axis(_constant(axis)):
             return None  # an axis known only when the code runs: Numba refuses np.squeeze, at the user's line
         return compat.call(compat.name(bound(squeeze_along)), [compat.clone(node.args[0]), compat.clone(axis)])
+    if roll and len(node.args) + len(keywords) == 3 and (len(node.args) == 3 or set(keywords) == {"axis"}):
+        axis = node.args[2] if len(node.args) == 3 else keywords["axis"]
+        if type(_constant(axis)) is not int:
+            return None  # several axes, or one known only when the code runs: Numba refuses np.roll at the line
+        return compat.call(compat.name(bound(rolled)), [compat.clone(a) for a in node.args[:2]] + [compat.clone(axis)])
     if reshape and len(node.args) == 2 and not keywords:
         return compat.call(compat.name(bound(reshaped)), [compat.clone(a) for a in node.args])
     return None
@@ -108,6 +119,27 @@ def register(numba, overload, types, literal_axes) -> None:
                     raise ValueError("cannot reshape an array of size 1 into a shape of another size")
                 return out
             return number
+
+
+    @overload(rolled, prefer_literal=True)
+    def _rolled(x, shift, axis):
+        if not isinstance(x, types.Array) or not isinstance(shift, types.Integer):
+            return None  # a tuple of shifts: not written here, refused at the user's line
+        axes = literal_axes(axis, x.ndim, types)
+        if axes is None or len(axes) != 1 or x.ndim == 0:
+            return None
+        (k,) = axes
+        before = ":, " * k
+        text = (f"def roll(x, shift, axis):\n"
+                f"    out = np.empty(x.shape, x.dtype)\n"
+                f"    n = x.shape[{k}]\n"
+                f"    if n == 0:\n"
+                f"        return out\n"
+                f"    s = shift % n\n"
+                f"    out[{before}s:] = x[{before}:n - s]\n"
+                f"    out[{before}:s] = x[{before}n - s:]\n"
+                f"    return out\n")
+        return _function(text, "roll")
 
 
 def _function(text, name):
