@@ -338,6 +338,13 @@ def _write_overloads(overload, types) -> None:
             return None
         return _checked(index, types, "a", "out = a.copy()\n    out[index] = value\n    return out", "a, index, value")
 
+    @overload(_extra.through_cast)
+    def _through_cast(g, into):  # into a float or complex target the value's gradient passes as it is
+        kind = into.dtype if isinstance(into, types.Array) else into
+        if isinstance(kind, (types.Float, types.Complex)):
+            return lambda g, into: g
+        return None  # an integer or boolean target cuts it: left to numpy, refused at the user's line
+
     @overload(_extra.written)
     def _written(g, index):
         if isinstance(g, types.Array) and _basic(index, types):  # each element written once: g's part
