@@ -28,7 +28,7 @@ from ..rules.sequences import append, grow
 from . import attributes, compat, containers, primitives, runtime
 from .compat import gast
 from .emit import arguments, function_def
-from .errors import NoRuleTransformError
+from .errors import NoRuleTransformError, UnsupportedSyntaxError
 from .ir import Op, atom_names, conditional_ops, dispatch
 from .locate import bound_arguments, passed_functions
 from .normalize import param_names
@@ -292,6 +292,13 @@ class Forwarder:
     def call(self, op, ans, state):
         """``ans, dans = jvp_g(tangents..., args...)`` for a call of a user function; the tangent or None."""
         bound = bound_arguments(op, self.ctx.source)
+        for p, atoms in bound.items():  # *args or **kwargs: a tuple or dict of atoms, not one
+            gathered = atoms.values() if isinstance(atoms, dict) else atoms if isinstance(atoms, tuple) else ()
+            if any(self.live(atom, state) for atom in gathered):
+                raise self.ctx.source.error(
+                    op.node, f"{op.fn.__name__} receives a value that carries a tangent through its parameter {p} "
+                    "(*args or **kwargs), which cannot be differentiated", "Give the function named parameters.",
+                    UnsupportedSyntaxError)
         active = tuple(p for p, atom in bound.items() if self.live(atom, state))
         primal = self.tag(compat.assign(ans, compat.clone(op.expr)), op)
         if not active:
