@@ -4,10 +4,14 @@
     python benchmarks/item_writes.py --steps 2000 --points 1000 --items 4000 --repeat 5
 
 ``heat`` updates ``u[1:-1]`` in place each step (the explicit 1-D heat
-equation); ``accumulate`` writes ``y[i] += ...`` once per item, then reads
+equation); ``heat_energy`` also sums ``u * u`` after each step, so the
+reverse sweep reads every step's ``u`` (the hand-written adjoint keeps all
+states); ``running_sum`` reads ``y`` after each ``y[i] = ...``;
+``accumulate`` writes ``y[i] += ...`` once per item, then reads
 the whole ``y``.  A gradient that saves the array before each write keeps
 steps x points (items x items) numbers; one that saves only what the
-reverse sweep reads keeps a shape per step.  Each level's gradient is
+reverse sweep reads keeps a shape per step, or the overwritten values
+where the reverse sweep reads the old array.  Each level's gradient is
 checked against the hand-written one before it is measured.  Peak memory
 is tracemalloc's peak over one call, above what was allocated before it;
 time the best of ``--repeat`` calls.
@@ -55,6 +59,31 @@ def heat_grad(u, k, steps):
     return g
 
 
+def heat_energy(u, k, steps):
+    u = u.copy()
+    energy = 0.0
+    for _ in range(steps):
+        u[1:-1] = u[1:-1] + k * (u[2:] - 2 * u[1:-1] + u[:-2])
+        energy = energy + np.sum(u * u)  # reads each step's u: the reverse sweep needs every state back
+    return energy
+
+
+def heat_energy_grad(u, k, steps):
+    states = [u.copy()]
+    for _ in range(steps):
+        v = states[-1].copy()
+        v[1:-1] = v[1:-1] + k * (v[2:] - 2 * v[1:-1] + v[:-2])
+        states.append(v)
+    g = np.zeros_like(u)
+    for t in range(steps, 0, -1):
+        g = g + 2 * states[t]
+        inner = g[1:-1].copy()
+        g[1:-1] -= 2 * k * inner
+        g[2:] += k * inner
+        g[:-2] += k * inner
+    return g
+
+
 def accumulate(x, w):
     y = np.zeros(x.shape[0])
     for i in range(x.shape[0]):
@@ -65,6 +94,20 @@ def accumulate(x, w):
 def accumulate_grad(x, w):
     y = w * x * x
     return 2 * y * 2 * w * x
+
+
+def running_sum(x, w):
+    y = np.zeros(x.shape[0])
+    s = 0.0
+    for i in range(x.shape[0]):
+        y[i] = w * x[i] * x[i]
+        s = s + np.sum(y * x)  # reads y after each write: the reverse sweep needs each step's y back
+    return s
+
+
+def running_sum_grad(x, w):
+    n = x.shape[0]
+    return 3 * w * (n - np.arange(n)) * x * x  # s = sum_j (n - j) w x_j^3
 
 
 def _best(run, repeat):
@@ -98,6 +141,9 @@ def main(argv=None):
     rng = np.random.default_rng(0)
     u, x = rng.random(options.points), rng.random(options.items)
     cases = [(f"heat {options.steps} steps x {options.points} points", heat, heat_grad, (u, 0.1, options.steps)),
+             (f"heat, energy read each step, {options.steps} x {options.points}", heat_energy, heat_energy_grad,
+              (u, 0.1, options.steps)),
+             (f"y[i] = ..., y read each step, {options.items} items", running_sum, running_sum_grad, (x, 0.5)),
              (f"y[i] += ... over {options.items} items", accumulate, accumulate_grad, (x, 0.5))]
     print("| program | system | peak memory | time |")
     print("|---|---|---|---|")

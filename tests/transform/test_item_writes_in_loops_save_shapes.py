@@ -4,7 +4,9 @@
 reverse sweep reads a restored ``u`` but for its shape, the stack keeps the
 shape (optimize=2), so a loop of n writes saves n shapes, not n arrays.
 Where the reverse sweep does read the old values (a value read after the
-write, in the same or a later step), the array is still saved. Every
+write, in the same or a later step), only the overwritten values are saved
+(``overwritten(y, i)``) and written back into a copy of the array the
+reverse sweep holds (``restored``). Every
 program here is checked against central differences at each level, and
 through the hessian (forward over the generated gradient).
 """
@@ -121,6 +123,49 @@ def with_break(x):
     return np.sum(y * y)
 
 
+def fancy_read_each_step(x):
+    y = x * 1.0
+    idx = np.array([0, 0, 2])
+    s = 0.0
+    for t in range(3):
+        y[idx] += x[:3] * y[3:]
+        s = s + np.sum(y * y * x)
+        y[idx] = y[idx] * x[1:4]
+    return s + np.sum(y)
+
+
+def mask_read_each_step(x):
+    y = x * 1.0
+    mask = x > 0.9
+    s = 0.0
+    for t in range(3):
+        y[mask] = y[mask] * x[mask]
+        s = s + np.sum(np.sin(y))
+    return s
+
+
+def nested_read_each_step(x):
+    y = np.outer(x, x)
+    s = 0.0
+    for i in range(y.shape[0]):
+        for j in range(i):
+            y[i, j] = y[i, j] * x[j] + y[j, i]
+        s = s + np.sum(y @ x)
+        y[i, :i] = np.tanh(y[i, :i])
+    return s + np.sum(y * y)
+
+
+def while_read_each_step(u):
+    u = u.copy()
+    t = 0.0
+    s = 0.0
+    while t < 0.35:
+        u[1:-1] = u[1:-1] + 0.1 * (u[2:] - 2 * u[1:-1] + u[:-2])
+        s = s + np.sum(u ** 3)
+        t = t + 0.1
+    return s
+
+
 def _step(u):
     u = u.copy()
     u[1:-1] = u[1:-1] + 0.1 * u[1:-1] * (u[2:] - u[:-2])
@@ -135,7 +180,8 @@ def through_a_callee(u):
 
 PROGRAMS = [heat, nonlinear_stencil, accumulate, read_after_write, read_before_write,
             read_whole_array_after_loop_step, repeated_fancy, boolean_mask, nested_loops, while_loop,
-            branch_in_loop, with_break, through_a_callee]
+            branch_in_loop, with_break, through_a_callee,
+            fancy_read_each_step, mask_read_each_step, nested_read_each_step, while_read_each_step]
 
 
 @pytest.mark.parametrize("level", LEVELS)
@@ -151,7 +197,8 @@ def test_gradient_matches_central_differences(f, level):
 
 
 @pytest.mark.parametrize("f", [heat, accumulate, read_after_write, repeated_fancy, boolean_mask, while_loop,
-                               branch_in_loop, with_break, through_a_callee], ids=lambda f: f.__name__)
+                               branch_in_loop, with_break, through_a_callee,
+            fancy_read_each_step, mask_read_each_step, nested_read_each_step, while_read_each_step], ids=lambda f: f.__name__)
 def test_hessian_matches_differences_of_the_gradient(f):
     g = astgrad.grad(f, optimize=0)
     n = X.size
@@ -167,9 +214,13 @@ def test_a_write_read_back_only_for_its_shape_saves_the_shape(f, name):
     assert f"only_shape({name})" in source
 
 
-@pytest.mark.parametrize("f", [read_after_write, read_before_write])
-def test_a_write_whose_old_values_are_read_saves_the_array(f):
-    assert "_stack.append(y)" in astgrad.grad(f).source
+@pytest.mark.parametrize("f", [read_after_write, read_before_write, fancy_read_each_step, mask_read_each_step,
+                               nested_read_each_step], ids=lambda f: f.__name__)
+def test_a_write_whose_old_values_are_read_saves_what_it_overwrote(f):
+    source = astgrad.grad(f).source
+    assert "_stack.append(y)" not in source
+    assert "_stack.append(overwritten(y, " in source
+    assert "y = restored(y, _stack.pop())" in source
 
 
 @pytest.mark.parametrize("level", LEVELS)
@@ -177,3 +228,8 @@ def test_value_and_gradient_of_a_write_loop(level):
     value, got = astgrad.value_and_grad(heat, optimize=level)(X.copy())
     assert value == pytest.approx(heat(X.copy()), rel=1e-12)
     np.testing.assert_allclose(got, gradient(heat, X.copy()), rtol=1e-5, atol=1e-6)
+
+
+def test_a_while_loop_reading_each_step_saves_what_it_overwrote():
+    source = astgrad.grad(while_read_each_step).source
+    assert "_stack.append(overwritten(u, " in source and "_stack.append(u)" not in source

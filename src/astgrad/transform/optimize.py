@@ -317,6 +317,66 @@ def shapes_on_stack(fn_def, adjoint, shape_helpers, keep_shape):
     return fn_def
 
 
+def overwritten_on_stack(fn_def, is_setitem, save, restore):
+    """Push what a write overwrote, not the array: ``save(y, i)`` before ``y = setitem(y, i, v)``.
+
+    ``t6 = setitem(y, i, t1); _stack.append(y); y = t6`` in a loop saved all
+    of ``y`` for each write; the push becomes ``_stack.append(save(y, i))``
+    (the values at ``i``) and every pop of ``y`` ``y = restore(y, <pop>)``,
+    which writes them back into a copy of the ``y`` the reverse sweep holds
+    then: the array right after the write, since the sweep undoes every
+    assignment of ``y`` in reverse.  A name with any other save (its shape
+    only, a pop of another form) keeps whole saves.  ``is_setitem(name)``
+    says whether ``name`` is the runtime's ``setitem``; ``save`` and
+    ``restore`` name the helpers.
+    """
+    found = {}  # name -> [(push statement, index expression)]
+    other_pushes = set()
+
+    def scan(stmts):
+        for i, s in enumerate(stmts):
+            for field in ("body", "orelse"):
+                inner = getattr(s, field, None)
+                if isinstance(inner, list):
+                    scan(inner)
+            value = pushed(s)
+            if value is None:
+                continue
+            if not isinstance(value, gast.Name):
+                kept = shape_kept(value)
+                if kept is not None:
+                    other_pushes.add(kept.id)
+                continue
+            name, write = value.id, stmts[i - 1] if i else None
+            after = stmts[i + 1] if i + 1 < len(stmts) else None
+            if isinstance(write, gast.Assign) and len(write.targets) == 1 and isinstance(write.targets[0], gast.Name) \
+                    and isinstance(write.value, gast.Call) and isinstance(write.value.func, gast.Name) \
+                    and is_setitem(write.value.func.id) and len(write.value.args) == 3 and not write.value.keywords \
+                    and isinstance(write.value.args[0], gast.Name) and write.value.args[0].id == name \
+                    and isinstance(after, gast.Assign) and len(after.targets) == 1 \
+                    and isinstance(after.targets[0], gast.Name) and after.targets[0].id == name \
+                    and isinstance(after.value, gast.Name) and after.value.id == write.targets[0].id:
+                found.setdefault(name, []).append((s, write.value.args[1]))
+            else:
+                other_pushes.add(name)
+    scan(fn_def.body)
+    pops, odd = {}, set()
+    for n in compat.walk(fn_def):
+        if isinstance(n, gast.Assign) and any(kind(v) == POP for v in compat.walk(n.value)):
+            names = {t.id for target in n.targets for t in compat.walk(target) if isinstance(t, gast.Name)}
+            if len(n.targets) == 1 and isinstance(n.targets[0], gast.Name) and kind(n.value) == POP:
+                pops.setdefault(n.targets[0].id, []).append(n)
+            else:
+                odd |= names
+    chosen = set(found) - other_pushes - odd
+    for name in chosen:
+        for push, index in found[name]:
+            push.value.args = [compat.call(compat.name(save), [compat.name(name), compat.clone(index)])]
+        for pop in pops.get(name, ()):
+            pop.value = compat.call(compat.name(restore), [compat.name(name), pop.value])
+    return fn_def
+
+
 def _restored_unread(fn_def, names, shape_helpers) -> set:
     """Those of ``names`` whose every pop (``u = <pop>``) is followed, on every path, by no read of ``u``
     but ``shape(u)`` before ``u`` is bound again.

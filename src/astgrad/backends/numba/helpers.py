@@ -68,6 +68,10 @@ def register() -> None:
         if isinstance(value, types.Array) or number(value):
             return lambda value: value  # memory work of the numpy backend; Numba frees by reference counts
 
+    # the numpy backend saves what a write overwrote; here the array is saved whole, as written
+    overload(runtime.overwritten)(lambda a, index: lambda a, index: a)
+    overload(runtime.restored)(lambda current, saved: lambda current, saved: saved)
+
     @overload(runtime.Shaped)
     def _shaped(shape):
         if isinstance(shape, (types.UniTuple, types.Tuple)):
