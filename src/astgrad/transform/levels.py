@@ -14,7 +14,8 @@ from .compat import gast
 from .inline import rewrite
 from .inplace import reuse_buffers
 from .recurrences import solve_linear_loops
-from .optimize import drop_arrays, overwritten_on_stack, shapes_on_stack as _shapes_on_stack, shapes_only, unbind
+from .optimize import drop_arrays, shapes_on_stack as _shapes_on_stack, shapes_only, unbind
+from .saves import overwritten_on_stack
 from .static_shapes import static_shapes as _static_shapes
 
 
