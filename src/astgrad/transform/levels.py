@@ -15,6 +15,7 @@ from .inline import rewrite
 from .inplace import reuse_buffers
 from .recurrences import solve_linear_loops
 from .optimize import drop_arrays, shapes_on_stack as _shapes_on_stack, shapes_only, unbind
+from .saves import overwritten_on_stack
 from .static_shapes import static_shapes as _static_shapes
 
 
@@ -67,6 +68,15 @@ def saves_in_locals(ctx):
     """A value saved outside every loop stays in a local instead of going through ``_stack``."""
     ctx.fn_def = unstack(ctx.fn_def)
     ctx.tidy()
+
+
+def overwritten_saves(ctx):
+    """An item or slice write saves the values it overwrote (``overwritten(y, i)``), not the whole array."""
+    from ..rules import _extra
+
+    ctx.fn_def = overwritten_on_stack(ctx.fn_def, lambda name: ctx.ns.globals.get(name) is _extra.setitem,
+                                      ctx.ns.bind(runtime.overwritten, "overwritten"),
+                                      ctx.ns.bind(runtime.restored, "restored"))
 
 
 def release_arrays(ctx):

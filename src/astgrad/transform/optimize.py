@@ -25,6 +25,7 @@ from .compat import gast
 from .emit import is_marker
 from .inline import rewrite
 from .runtime_errors import keep_origin
+from .saves import restored_unread
 
 _PURE_BUILTINS = (range, len, min, reversed, float, abs, tuple)  # by identity: a name may be the user's
 
@@ -307,6 +308,9 @@ def shapes_on_stack(fn_def, adjoint, shape_helpers, keep_shape):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(n) not in inside:
                 other_reads.add(n.id)
     only = shape_reads - other_reads
+    targets = {n.id for s in compat.walk(fn_def) if isinstance(s, gast.For) for n in compat.walk(s.target)
+               if isinstance(n, gast.Name)}  # a loop's counter: a number, kept as it is
+    only |= restored_unread(fn_def, other_reads - targets, shape_helpers)
     if not only:
         return fn_def
     adjoint_ids = {id(stmt) for stmt in adjoint}

@@ -50,8 +50,8 @@ from .forward import tangent_function
 from .inline import RuleInliner
 from .ir import assigned, first_bindings, walk_ops
 from .levels import (array_sizes, compute_only_shapes, dead_code, drop_unread_saves, in_place, inline_temporaries,
-                     keep_only_shapes, linear_recurrences, read_through_copies, release_arrays, saves_in_locals,
-                     shapes_on_stack, static_shapes)
+                     keep_only_shapes, linear_recurrences, overwritten_saves, read_through_copies, release_arrays,
+                     saves_in_locals, shapes_on_stack, static_shapes)
 from .lists import grow_in_place
 from .locate import in_wrapper
 from .namespace import Namespace
@@ -350,6 +350,7 @@ ENTRY = (
     Pass("compute_only_shapes", compute_only_shapes, 2),
     Pass("read_through_copies", read_through_copies, 1),
     Pass("saves_in_locals", saves_in_locals, 2),
+    Pass("overwritten_saves", overwritten_saves, 2),
     Pass("release_arrays", release_arrays, 2),
     Pass("in_place", in_place, 2),
     Pass("linear_recurrences", linear_recurrences, 1),

@@ -438,6 +438,38 @@ def cast_into(value, x, casting):
     return value
 
 
+class Overwritten:
+    """What ``a[index] = value`` overwrote in a numpy array: the index and a copy of the old values there."""
+
+    __slots__ = ("index", "values")
+
+    def __init__(self, index, values):
+        self.index = index
+        self.values = values
+
+
+def overwritten(a, index):
+    """Saved before ``a[index] = value`` for ``restored``: the values at ``index`` (copied), or ``a`` itself
+    when it is not a numpy array (a list, a Dask array: those are saved whole)."""
+    if type(a) is not np.ndarray:
+        return a
+    if type(index) is list:  # a list the function may grow in place afterwards
+        index = list(index)
+    return Overwritten(index, np.array(a[index], copy=True))
+
+
+def restored(current, saved):
+    """The value before the write ``saved`` records: a copy of ``current`` (the array after the write)
+    with the overwritten values put back; ``saved`` itself when it is the whole value."""
+    if type(saved) is not Overwritten:
+        return saved
+    if type(current) is not np.ndarray:  # cannot happen if the sweeps restore in order: never guess
+        raise RuntimeError(f"astgrad internal error: restoring a write into a {type(current).__name__}")
+    out = np.array(current, copy=True)
+    out[saved.index] = saved.values
+    return out
+
+
 def only_shape(value):
     """``value``'s shape, for ``shape()`` to read back, instead of the array (numbers are kept)."""
     if type(value) is np.ndarray:
