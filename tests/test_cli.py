@@ -175,9 +175,9 @@ def test_a_method_with_nothing_but_self_asks_for_wrt(model):
 
 
 def test_a_refusal_names_what_was_differentiated_and_wrt(model):
-    done = run("show", f"{model}:Scaler.loss", "--wrt", "self")
+    done = run("show", f"{model}:refused")
     assert done.returncode == 1
-    assert "(differentiated with respect to 'self'; --wrt NAME chooses another)" in done.stderr
+    assert "(differentiated with respect to 'x'; --wrt NAME chooses another)" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
 
 

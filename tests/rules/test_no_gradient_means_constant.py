@@ -25,7 +25,7 @@ import astgrad
 import astgrad.torch as torch
 from astgrad import rules
 from astgrad.rules import _extra, _support, losses
-from astgrad.transform import outputs, primitives, runtime, runtime_checks, tangents
+from astgrad.transform import outputs, primitives, runtime, runtime_checks, structural, tangents
 from _numeric import gradient
 
 EPS = 1e-6
@@ -113,6 +113,13 @@ NO_FLOAT_INPUTS = {
     runtime.broadcast_shape: "shapes", runtime.reduced_shape: "a shape and axes", runtime.matmul_shape: "shapes",
     _support.reduced_count: "a shape and axes",
     outputs.not_scalar: "a shape (it raises)",
+    # checks and masks generated code calls, whose results are None, a pass or a boolean mask: nothing to move
+    runtime_checks.a_returned_number: "a check: None or a TypeError",
+    runtime_checks.same_method: "a check: None or a TypeError",
+    runtime_checks.an_array: "a check: None or a TypeError",
+    runtime.array_kind: "a shape and a dtype",
+    structural.written: "a boolean mask of what an item assignment wrote",
+    structural.unselected: "a boolean mask of what np.where did not select",
 }
 
 #: builtins whose result the transformer treats as carrying no gradient

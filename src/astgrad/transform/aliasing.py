@@ -161,7 +161,7 @@ def _rebind_plain_aliases(body, params, array_helper, source) -> None:
             d = zdefs[0]
             op = d.op
             if not (op.kind == "copy" and isinstance(op.expr, gast.Name) and op.expr.id == x
-                    and isinstance(op.node, gast.Name)  # the user wrote z = x: z = x.copy() is no alias
+                    and not _copy_call(op.node)  # z = x, or out= returning x: z = x.copy() is no alias
                     and len(op.targets) == 1 and d.path == w.path and d.loops == w.loops and d.pos < w.pos):
                 continue
             if w.op.augmented and (array_helper is None or all(

@@ -292,7 +292,9 @@ class Forwarder:
     def call(self, op, ans, state):
         """``ans, dans = jvp_g(tangents..., args...)`` for a call of a user function; the tangent or None."""
         bound = bound_arguments(op, self.ctx.source)
-        for p, atoms in bound.items():  # *args or **kwargs: a tuple or dict of atoms, not one
+        generated = str(getattr(getattr(op.fn, "__code__", None), "co_filename", "")).startswith("<astgrad")
+        for p, atoms in bound.items() if not generated else ():  # *args or **kwargs: a tuple or dict of atoms
+            # (a generated callee takes them only as the stub of a refusal deferred to where it runs)
             gathered = atoms.values() if isinstance(atoms, dict) else atoms if isinstance(atoms, tuple) else ()
             if any(self.live(atom, state) for atom in gathered):
                 raise self.ctx.source.error(

@@ -22,7 +22,8 @@ from .primitives import is_user_function
 from .writes import _out_position
 
 #: builtins that keep no reference to what they are given
-_KEEPS_NOTHING = {print, len, range, float, int, bool, abs, min, max, sum, round, isinstance, enumerate, zip}
+_KEEPS_NOTHING = {print, len, range, float, int, bool, abs, min, max, sum, round, isinstance, enumerate, zip,
+                  hasattr, callable, type, id, repr, str, issubclass}
 
 #: operators whose result is a new array or number whatever their operands (lists have none of them)
 _NUMERIC = (gast.Sub, gast.Div, gast.FloorDiv, gast.Mod, gast.Pow, gast.MatMult)

@@ -150,16 +150,31 @@ def parameters(fn):
 
 def _from_docstring(fn):
     """numpy's C functions without a signature start their docstring with one: ``fromstring(string, dtype=float,
-    count=-1, *, sep, like=None)``."""
-    first = (getattr(fn, "__doc__", None) or "").strip().split("\n", 1)[0]
-    match = re.fullmatch(r"[\w.]+\((.*)\)(\s*->.*)?", first.strip())
+    count=-1, *, sep, like=None)``, possibly over several lines (``concatenate(\n    (a1, a2, ...),\n    axis=0,
+    out=None, ...)`` before numpy 2.3): read up to its closing parenthesis, split at the commas outside brackets."""
+    doc = (getattr(fn, "__doc__", None) or "").lstrip()
+    match = re.match(r"[\w.]+\(", doc)
     if match is None:
         return None
+    parts, token, depth = [], "", 0
+    for ch in doc[match.end():]:
+        if depth == 0 and ch in ",)":
+            parts.append(token.strip())
+            token = ""
+            if ch == ")":
+                break
+            continue
+        depth += (ch in "([{") - (ch in ")]}")
+        token += ch
+    else:
+        return None  # no closing parenthesis: not a signature
     found, by_position = [], True
-    for part in (p.strip() for p in match.group(1).split(",")):
+    for part in parts:
         name = part.split("=", 1)[0].strip().strip("[]")
         if name == "*":
             by_position = False
+        elif name.startswith("("):  # a tuple of operands, (a1, a2, ...): one positional parameter
+            found.append(("arrays", by_position))
         elif name and name != "/" and not name.startswith("*") and name.isidentifier():
             found.append((name, by_position))
     return found

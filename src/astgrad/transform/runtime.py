@@ -89,9 +89,9 @@ def sequence_gradient(g, items, index):
     """
     if isinstance(items, dict):
         return GradientDict({index: g})
-    if not isinstance(items, (list, tuple)):
+    if _trees.is_object(items):  # a dataclass or registered class: its gradient is by its children
         not_by_position(items, "[...]")
-    out = GradientList([None] * len(items))
+    out = GradientList([None] * len(items))  # a list, a tuple, or an array unpacked by rows (a Dask array's too)
     if isinstance(index, slice):
         for position, value in zip(range(*index.indices(len(items))), g):
             out[position] = value
