@@ -196,8 +196,20 @@ def method_doors(name) -> tuple[Door, ...]:
     method = getattr(np.ndarray, name, None)
     if not callable(method):
         return ()
-    return tuple(d._replace(position=None if d.position is None else d.position - 1,
-                            target=None if not d.target else d.target - 1) for d in doors(method))
+    shift = _self_counted(method)
+    return tuple(d._replace(position=None if d.position is None else d.position - shift,
+                            target=None if not d.target else d.target - shift) for d in doors(method))
+
+
+def _self_counted(method) -> int:
+    """1 when ``method``'s parameters, as ``doors`` reads them, start with the array itself: its signature
+    does; numpy before 2.3 gives some methods none, and their docstring's ``a.clip(min=None, max=None, out=None)``
+    names the parameters after the array, so nothing is to be taken off."""
+    try:
+        inspect.signature(method)
+        return 1
+    except (TypeError, ValueError):
+        return 0 if re.match(r"\w+\.\w+\(", (getattr(method, "__doc__", None) or "").lstrip()) else 1
 
 
 def ufunc_method(owner, name):
