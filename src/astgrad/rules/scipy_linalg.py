@@ -89,7 +89,20 @@ def cho_factor(g, ans, a, lower=False, overwrite_a=False, check_finite=True):
     factor = triangle(c, low)
     g_factor = triangle(g_c, low)
     through_factor = cholesky(g_factor, factor, a, lower=low)
-    return through_factor + triangle(g_c, not low, unit_diagonal=True)
+    return through_factor + _other_triangle(c, a, low, triangle(g_c, not low, unit_diagonal=True))
+
+
+def _other_triangle(c, a, low, part):
+    """``part`` (of a gradient or tangent) carried by the triangle of ``c`` that holds no factor: scipy up to 1.17
+    leaves ``a``'s entries there (they move with ``a``: ``part``), scipy 1.18 zeroes them (they do not move: 0);
+    anything else is data scipy calls arbitrary, whose derivative is not known: NaN where ``part`` is not zero,
+    so a value that reads it shows it (cho_solve never reads it)."""
+    rest_c = triangle(c, not low, unit_diagonal=True)
+    if np.array_equal(rest_c, triangle(a, not low, unit_diagonal=True)):
+        return part
+    if not np.any(rest_c):
+        return np.zeros_like(part)
+    return np.where(part != 0, np.nan, 0.0)
 
 
 def cho_solution(c_and_lower, b, g):
@@ -171,7 +184,7 @@ def cholesky_jvp(t, ans, a, lower=False, overwrite_a=False, check_finite=True):
 def cho_factor_jvp(t, ans, a, lower=False, overwrite_a=False, check_finite=True):
     c, low = ans
     moved = cholesky_jvp(t, triangle(c, low), a, lower=low)
-    return moved + triangle(t, not low, unit_diagonal=True), None
+    return moved + _other_triangle(c, a, low, triangle(t, not low, unit_diagonal=True)), None
 
 
 def cho_solve_jvp_c(t, ans, c_and_lower, b, overwrite_b=False, check_finite=True):
