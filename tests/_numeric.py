@@ -94,7 +94,7 @@ def tree_gradient(f, tree, eps=1e-6):
         if isinstance(node, dict):
             return {k: visit(v, path + (k,)) for k, v in node.items()}
         if dataclasses.is_dataclass(node):
-            fields = {f.name: visit(getattr(node, f.name), path + (f.name,), True) for f in dataclasses.fields(node)}
+            fields = {fd.name: visit(getattr(node, fd.name), path + (fd.name,), True) for fd in dataclasses.fields(node)}
             return dataclasses.replace(node, **fields)
         if isinstance(node, (list, tuple)):
             items = [visit(v, path + (i,)) for i, v in enumerate(node)]
