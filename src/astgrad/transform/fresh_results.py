@@ -19,11 +19,11 @@ import numpy as np
 from .compat import gast
 from .parse import MISSING, FunctionSource
 from .primitives import is_user_function
+from .runtime_checks import READ_ONLY_BUILTINS
 from .writes import _out_position
 
 #: builtins that keep no reference to what they are given
-_KEEPS_NOTHING = {print, len, range, float, int, bool, abs, min, max, sum, round, isinstance, enumerate, zip,
-                  hasattr, callable, type, id, repr, str, issubclass}
+_KEEPS_NOTHING = READ_ONLY_BUILTINS | {range, enumerate, zip}
 
 #: operators whose result is a new array or number whatever their operands (lists have none of them)
 _NUMERIC = (gast.Sub, gast.Div, gast.FloorDiv, gast.Mod, gast.Pow, gast.MatMult)

@@ -264,8 +264,8 @@ def _text(node) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("str", "repr", "format")
 
 
-#: builtins that only read what they are given and keep no reference to it
-_READ_ONLY_BUILTINS = frozenset({print, len, hasattr, callable, isinstance, issubclass, type, id, repr, str, bool, int,
+#: builtins that only read what they are given and keep no reference to it (fresh_results adds the iterators)
+READ_ONLY_BUILTINS = frozenset({print, len, hasattr, callable, isinstance, issubclass, type, id, repr, str, bool, int,
                                  float, abs, min, max, sum, round})
 
 
@@ -273,7 +273,7 @@ def _written_by_builtin(site, callee, given):
     """A callable without Python source (a C method, ``rng.shuffle(G)``, ``G.__setitem__(0, v)``) may write into
     its object and what it is given: refuse those that are a global's (``site.outside``) and overlap a
     differentiated argument or are arrays."""
-    if callee in _READ_ONLY_BUILTINS:
+    if callee in READ_ONLY_BUILTINS:
         return  # hasattr(a, 'shape'), callable(a): they read what they are given and keep nothing
     owner = getattr(callee, "__self__", None)
     if (owner is None or isinstance(owner, types.ModuleType)) and site.only_reads(callee):
