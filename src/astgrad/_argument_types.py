@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._trees import is_tree, leaves, path_text, tree_map
-from .transform.value_types import other_meaning, viewed_as_plain
+from .transform.runtime.value_types import other_meaning, viewed_as_plain
 
 
 def plain(value):

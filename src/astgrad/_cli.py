@@ -244,7 +244,7 @@ def _check(fn: Callable, module: Any, args: argparse.Namespace) -> int:
 
 
 def _one_line(error: BaseException) -> str:
-    from .transform.errors import TransformError
+    from .transform.ir.errors import TransformError
 
     if isinstance(error, TransformError):
         text = f"{error.filename}:{error.lineno}:{error.col + 1}: {error.reason}"

@@ -19,7 +19,7 @@ from . import _dask, _trees, api
 from ._jvp import gradient_code, jvp
 from ._returned import _finish
 from ._trees import has_gradient, is_tree
-from .transform.tangents import zero_tangent
+from .transform.runtime.tangents import zero_tangent
 
 __all__ = ["jacobian", "jacrev", "jacfwd", "hessian", "hvp", "elementwise_grad"]
 

@@ -28,8 +28,8 @@ import numpy as np
 
 from .transform import runtime
 from .transform.pipeline import build_forward
-from .transform.runtime_errors import add_location
-from .transform.tangents import generated_stack
+from .transform.runtime.origins import add_location
+from .transform.runtime.tangents import generated_stack
 
 
 def adjoint_code(fn, factory, trees=frozenset()):
@@ -75,7 +75,7 @@ def _facts(function) -> tuple:
 
 
 def _solves_recurrences(function) -> bool:
-    """Whether ``function`` calls the helpers of a solved linear recurrence (transform/recurrences.py)."""
+    """Whether ``function`` calls the helpers of a solved linear recurrence (transform/passes/recurrences.py)."""
     helpers = (runtime.pop_numbers, runtime.linear_recurrence, runtime.shifted)
     return any(value is helper for value in function.__globals__.values() for helper in helpers)
 

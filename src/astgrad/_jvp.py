@@ -3,7 +3,7 @@
 ``jvp(f, wrt)(*args, tangents)`` returns ``(f(*args), J u)``: the value and
 its directional derivative along ``tangents`` (the direction of the ``wrt``
 arguments).  The generated function (``.source``) runs ``f`` and its tangent
-side by side, each operation followed by its tangent (transform/forward.py).
+side by side, each operation followed by its tangent (transform/core/forward.py).
 Cached on ``f`` as ``grad`` is, and transformed again once anything it was
 built from changed.
 """
@@ -25,11 +25,11 @@ from ._returned import _finish
 from ._argument_types import arguments_of_plain_types, refuse_other_meanings
 from .api import (_PLAIN, _composable, _freeze, _generated_inside, _gradient_function, _gradients_of,
                   _higher_order_error, _level, _wrt_names, function_variant, refused_for_functions)
-from .transform.errors import TransformError
-from .transform.locate import bind_now, own_signature
+from .transform.ir.errors import TransformError
+from .transform.front.locate import bind_now, own_signature
 from .transform.pipeline import build_forward
-from .transform.runtime_checks import arguments_in
-from .transform.runtime_errors import add_location
+from .transform.runtime.checks import arguments_in
+from .transform.runtime.origins import add_location
 
 __all__ = ["jvp"]
 
@@ -82,7 +82,7 @@ class JvpFunction:
         return (self._generated or self._shown).source
 
     def _as_callee(self):
-        """What a differentiated function calling this jvp runs instead (transform/generated_calls.py).
+        """What a differentiated function calling this jvp runs instead (transform/front/generated_calls.py).
 
         ``(generated, parameters, wrt names, their positions or None, single)``:
         the current generated code for arrays, ``f``'s parameter names, and

@@ -25,18 +25,18 @@ import numpy as np
 
 from .transform import DEFAULT_LEVEL, LEVELS, STAGES, build, check, describe_ranks
 from .transform.pipeline import ENTRY, show_forward
-from .transform.emit import compile_source, drop_lines_with
-from .transform.errors import TransformError
-from .transform.expressions import CALLING_A_LOCAL
-from .transform.runtime_errors import add_location
-from .transform.runtime_checks import arguments_in
+from .transform.back.emit import compile_source, drop_lines_with
+from .transform.ir.errors import TransformError
+from .transform.front.expressions import CALLING_A_LOCAL
+from .transform.runtime.origins import add_location
+from .transform.runtime.checks import arguments_in
 from ._callables import split, wrt_item
 from ._higher import HigherGradient
 from . import _dask, backends as _backends
 from ._returned import _finish, _unwrap
 from ._trees import is_tree
 from ._argument_types import arguments_of_plain_types, refuse_other_meanings
-from .transform.locate import bind_now, locate, own_signature
+from .transform.front.locate import bind_now, locate, own_signature
 
 __all__ = ["grad", "value_and_grad", "vjp", "show", "TransformError"]
 

@@ -1,6 +1,6 @@
 """Differential test of numpy's write doors: plain numpy, the generated gradient, finite differences.
 
-Programs come from ``door_programs.py`` (every door of ``astgrad.transform.numpy_writes`` into
+Programs come from ``door_programs.py`` (every door of ``astgrad.transform.front.numpy_writes`` into
 arguments, locals, views, globals, closures, defaults, what a call returns and a property, in the
 function, in branches and loops, and in helpers).  Each must be refused at its own file's line (a
 ``TransformError`` when transformed, or astgrad's ``TypeError`` when it runs, before anything was

@@ -16,8 +16,9 @@ import numpy as np
 
 from astgrad import rules
 from astgrad.rules._support import filled, reverse_cumsum
-from astgrad.transform.tangents import add_tangents, jvp_tangent, tangent_of
-from astgrad.transform import attributes, runtime, structural
+from astgrad.transform.runtime.tangents import add_tangents, jvp_tangent, tangent_of
+from astgrad.transform.runtime import attributes, structural
+from astgrad.transform import runtime
 from collections import namedtuple
 from astgrad.transform.runtime import append, as_column
 from astgrad._gradient_calls import gradient_at
@@ -530,7 +531,7 @@ def _cases():
         Case(rules.gradient_along, [normal(3, 4), scalar(), const(0)]),
     ]
     cases += [Case(np.angle, [normal(3, 4)]), Case(np.real_if_close, [normal(3, 4)])]
-    cases += [  # the helpers generated code calls (transform/helper_rules.py): gradients of gradients
+    cases += [  # the helpers generated code calls (transform/runtime/helper_rules.py): gradients of gradients
         Case(filled, [normal(3, 1), const((2, 3, 4))]), Case(filled, [scalar(), const((3, 2))], name="number"),
         Case(runtime.unbroadcast, [normal(4, 3), const((3,))], name="runtime"),
         Case(runtime.unbroadcast, [normal(2, 3), const((2, 1))], name="runtime_keep"),

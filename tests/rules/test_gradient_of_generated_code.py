@@ -19,7 +19,7 @@ import pytest
 
 import astgrad
 from astgrad import rules
-from astgrad.transform.namespace import LiveGlobals
+from astgrad.transform.back.namespace import LiveGlobals
 from corpus.functions import CASES
 from _numeric import directional
 

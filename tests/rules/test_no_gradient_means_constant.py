@@ -25,7 +25,9 @@ import astgrad
 import astgrad.torch as torch
 from astgrad import rules
 from astgrad.rules import _extra, _support, losses
-from astgrad.transform import outputs, primitives, runtime, runtime_checks, structural, tangents
+from astgrad.transform.front import primitives
+from astgrad.transform import runtime
+from astgrad.transform.runtime import checks, outputs, structural, tangents
 from _numeric import gradient
 
 EPS = 1e-6
@@ -94,13 +96,13 @@ SAMPLES = {
     outputs.scalar_output: (lambda a: outputs.scalar_output(float(a[0]), "f"), [normal(1)], None, False),
     outputs.aux_pair: (lambda a: outputs.aux_pair((a, a), "f"), [normal(2)], None, False),
     tangents.zero_tangent: (lambda a: tangents.zero_tangent(a), [normal(2, 3)], None, False),
-    runtime_checks.not_joined: (lambda a: runtime_checks.not_joined(a, "a + b", "+"), [normal(2)], None, False),
-    runtime_checks.not_a_dict: (lambda a: runtime_checks.not_a_dict(a, "for v in a"), [normal(2)], None, False),
-    runtime_checks.written_through: (lambda a: runtime_checks.written_through(a, a[0], "a"), [normal(2, 2)], None,
+    checks.not_joined: (lambda a: checks.not_joined(a, "a + b", "+"), [normal(2)], None, False),
+    checks.not_a_dict: (lambda a: checks.not_a_dict(a, "for v in a"), [normal(2)], None, False),
+    checks.written_through: (lambda a: checks.written_through(a, a[0], "a"), [normal(2, 2)], None,
                                      False),
-    runtime_checks.a_number: (lambda a: runtime_checks.a_number(float(a[0]), "a += 1", "a = a + 1"), [normal(1)],
+    checks.a_number: (lambda a: checks.a_number(float(a[0]), "a += 1", "a = a + 1"), [normal(1)],
                               None, False),
-    runtime_checks.written_outside: (lambda a: runtime_checks.written_outside([a], "items", False), [normal(2)],
+    checks.written_outside: (lambda a: checks.written_outside([a], "items", False), [normal(2)],
                                      None, False),
 }
 
@@ -114,9 +116,9 @@ NO_FLOAT_INPUTS = {
     _support.reduced_count: "a shape and axes",
     outputs.not_scalar: "a shape (it raises)",
     # checks and masks generated code calls, whose results are None, a pass or a boolean mask: nothing to move
-    runtime_checks.a_returned_number: "a check: None or a TypeError",
-    runtime_checks.same_method: "a check: None or a TypeError",
-    runtime_checks.an_array: "a check: None or a TypeError",
+    checks.a_returned_number: "a check: None or a TypeError",
+    checks.same_method: "a check: None or a TypeError",
+    checks.an_array: "a check: None or a TypeError",
     runtime.array_kind: "a shape and a dtype",
     structural.written: "a boolean mask of what an item assignment wrote",
     structural.unselected: "a boolean mask of what np.where did not select",

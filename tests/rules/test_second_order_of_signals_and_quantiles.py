@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import astgrad
-from astgrad.transform.errors import TransformError
+from astgrad.transform.ir.errors import TransformError
 from _numeric import gradient
 
 V = np.array([0.5, -1.0, 2.0])

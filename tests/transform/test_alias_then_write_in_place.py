@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import astgrad
-from astgrad.transform.errors import UnsupportedSyntaxError
+from astgrad.transform.ir.errors import UnsupportedSyntaxError
 from tests._numeric import directional, gradient
 
 

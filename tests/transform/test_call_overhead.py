@@ -15,7 +15,7 @@ import pytest
 import astgrad
 from astgrad import api, rules
 from astgrad.transform import runtime
-from astgrad.transform.parse import Dependencies
+from astgrad.transform.front.parse import Dependencies
 
 X = np.array([[0.3, -0.2], [0.5, 1.5]])
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import astgrad
-from astgrad.transform.cleanup import propagate_copies
+from astgrad.transform.passes.cleanup import propagate_copies
 
 from _numeric import assert_grad
 

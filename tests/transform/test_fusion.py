@@ -1,4 +1,4 @@
-"""Groups of elementwise operations get one adjoint expression per operand (transform/fusion.py).
+"""Groups of elementwise operations get one adjoint expression per operand (transform/core/fusion.py).
 
 Every case is checked against central differences; the generated source is
 checked for the collected form where that is the point, and for the
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import astgrad
-from astgrad.transform import compat
-from astgrad.transform.fusion import Algebra, NotFusable
+from astgrad.transform.ir import compat
+from astgrad.transform.core.fusion import Algebra, NotFusable
 
 from _numeric import assert_grad, gradient
 

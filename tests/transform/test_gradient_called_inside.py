@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import astgrad
-from astgrad.transform.errors import NoRuleTransformError
+from astgrad.transform.ir.errors import NoRuleTransformError
 from tests._numeric import gradient
 
 

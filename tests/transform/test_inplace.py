@@ -15,10 +15,11 @@ import numpy as np
 import pytest
 
 import astgrad
-from astgrad.transform import compat, runtime
-from astgrad.transform.inplace import reuse_buffers
-from astgrad.transform.namespace import Namespace
-from astgrad.transform.naming import Names
+from astgrad.transform.ir import compat
+from astgrad.transform import runtime
+from astgrad.transform.passes.inplace import reuse_buffers
+from astgrad.transform.back.namespace import Namespace
+from astgrad.transform.front.naming import Names
 from _numeric import directional
 from corpus.functions import CASES
 

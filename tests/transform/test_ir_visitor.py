@@ -7,10 +7,9 @@ the wrong statements.  These pin what each helper visits, kind by kind.
 
 import pytest
 
-from astgrad.transform import compat
-from astgrad.transform.ir import (
-    Break, For, If, Op, Raw, While, assigned, blocks, branches, control_names, dispatch, own_reads, walk_statements,
-)
+from astgrad.transform.ir import compat
+from astgrad.transform.ir.nodes import (Break, For, If, Op, Raw, While, assigned, blocks, branches, control_names,
+                                        dispatch, own_reads, walk_statements)
 
 
 def _op(target, *reads):

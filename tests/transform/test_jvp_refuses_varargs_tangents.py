@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import astgrad
-from astgrad.transform.errors import UnsupportedSyntaxError
+from astgrad.transform.ir.errors import UnsupportedSyntaxError
 
 
 def helper(*args):

@@ -1,7 +1,7 @@
 """A reverse loop whose steps are affine in one adjoint is solved with cumulative products, exactly.
 
 The adjoint of ``x = f(x)`` repeated is ``dx = dx * f'(x_t)`` each step:
-transform/recurrences.py writes it as ``linear_recurrence`` over the saved
+transform/passes/recurrences.py writes it as ``linear_recurrence`` over the saved
 values, beside the loop itself, chosen at run time.  Every gradient here is
 checked against central differences and against the loop (optimize=0): the
 vectorised form must give the loop's number, and where the recognition

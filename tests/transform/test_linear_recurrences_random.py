@@ -3,7 +3,7 @@
 Each program iterates ``x = E(x, y)`` (``E`` from ``+ - *``, ``np.sin``,
 ``np.cos``, ``np.tanh``, constants and the parameter ``y``), sometimes also
 summing ``x`` or scaling it after the update; the gradient in ``x`` and
-``y`` at the default level (where transform/recurrences.py applies to
+``y`` at the default level (where transform/passes/recurrences.py applies to
 the one in ``x``) is compared with the loop at optimize=0 and with central
 differences.  The
 derandomized run checks that the recognition applies to most of them, so

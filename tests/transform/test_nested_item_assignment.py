@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import astgrad
-from astgrad.transform.errors import UnsupportedSyntaxError
+from astgrad.transform.ir.errors import UnsupportedSyntaxError
 from _numeric import numeric_grad
 
 RNG = np.random.default_rng(18)

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import astgrad
-from astgrad.transform.errors import TransformError
+from astgrad.transform.ir.errors import TransformError
 
 
 def make_loss(batch):

@@ -10,7 +10,7 @@ import re
 import numpy as np
 import pytest
 
-from astgrad.transform import numpy_writes
+from astgrad.transform.front import numpy_writes
 
 #: parameter names that name where a result goes or whether an argument is kept (checked against every callable)
 _SUSPECT = re.compile(r"^(out\w*|\w*_out|overwrite\w*|\w*inplace|\w*in_place|copy|destroy\w*|into)$")
@@ -128,9 +128,9 @@ def test_method_doors_count_positions_without_self():
 
 
 def test_the_output_position_of_a_function_or_an_array_method():
-    from astgrad.transform.compat import gast
-    from astgrad.transform.parse import MISSING
-    from astgrad.transform.writes import _out_position
+    from astgrad.transform.ir.compat import gast
+    from astgrad.transform.front.parse import MISSING
+    from astgrad.transform.front.writes import _out_position
 
     clip = gast.Attribute(value=gast.Name(id="m", ctx=gast.Load(), annotation=None, type_comment=None),
                           attr="clip", ctx=gast.Load())

@@ -10,10 +10,10 @@ its kind, through copies of the tree too.
 import numpy as np
 
 import astgrad
-from astgrad.transform import adjoint_ir, compat
-from astgrad.transform.cleanup import drop_unread_saves, unstack
-from astgrad.transform.compat import gast
-from astgrad.transform.emit import function_def
+from astgrad.transform.ir import tagged, compat
+from astgrad.transform.passes.cleanup import drop_unread_saves, unstack
+from astgrad.transform.ir.compat import gast
+from astgrad.transform.ir.trees import function_def
 
 from _numeric import assert_grad
 
@@ -25,26 +25,26 @@ def _fn(body):
 
 
 def test_each_kind_is_told_apart_and_survives_a_copy_of_the_tree():
-    push = adjoint_ir.push("_stack", compat.name("t1"))
-    restore = compat.assign("t1", adjoint_ir.pop("_stack"))
-    kept = adjoint_ir.shape_of("only_shape", compat.name("t2"))
-    release = adjoint_ir.release(["t3", "t4"])
+    push = tagged.push("_stack", compat.name("t1"))
+    restore = compat.assign("t1", tagged.pop("_stack"))
+    kept = tagged.shape_of("only_shape", compat.name("t2"))
+    release = tagged.release(["t3", "t4"])
     for node in (push, restore, kept, release):
         copy = compat.clone(node)
-        assert adjoint_ir.pushed(copy) is not None or adjoint_ir.popped_into(copy) is not None \
-            or adjoint_ir.kind(copy) in (adjoint_ir.SHAPE_OF, adjoint_ir.RELEASE)
-    assert adjoint_ir.pushed(compat.clone(push)).id == "t1"
-    assert adjoint_ir.popped_into(compat.clone(restore)) == "t1"
-    assert adjoint_ir.shape_kept(compat.clone(kept)).id == "t2"
-    assert adjoint_ir.kind(compat.clone(release)) == adjoint_ir.RELEASE
+        assert tagged.pushed(copy) is not None or tagged.popped_into(copy) is not None \
+            or tagged.kind(copy) in (tagged.SHAPE_OF, tagged.RELEASE)
+    assert tagged.pushed(compat.clone(push)).id == "t1"
+    assert tagged.popped_into(compat.clone(restore)) == "t1"
+    assert tagged.shape_kept(compat.clone(kept)).id == "t2"
+    assert tagged.kind(compat.clone(release)) == tagged.RELEASE
     assert [t.id for t in release.targets] == ["t3", "t4"]
 
 
 def test_a_statement_that_only_looks_like_a_push_is_not_one():
     lookalike = compat.expr_stmt(compat.call(compat.attr(compat.name("_stack"), "append"), [compat.name("t1")]))
     pop_lookalike = compat.assign("t1", compat.call(compat.attr(compat.name("_stack"), "pop")))
-    assert adjoint_ir.pushed(lookalike) is None
-    assert adjoint_ir.popped_into(pop_lookalike) is None
+    assert tagged.pushed(lookalike) is None
+    assert tagged.popped_into(pop_lookalike) is None
     body = [compat.assign("t1", compat.const(1.0)), lookalike, pop_lookalike, compat.ret(compat.name("t1"))]
     fn_def = _fn(body)
     assert unstack(fn_def).body == body  # no pair of a push and a pop: left as it is
@@ -52,8 +52,8 @@ def test_a_statement_that_only_looks_like_a_push_is_not_one():
 
 
 def test_a_push_and_its_pop_at_the_top_level_become_a_read_of_the_name():
-    push = adjoint_ir.push("_stack", compat.name("t1"))
-    restore = compat.assign("u", adjoint_ir.pop("_stack"))
+    push = tagged.push("_stack", compat.name("t1"))
+    restore = compat.assign("u", tagged.pop("_stack"))
     body = [compat.assign("t1", compat.const(1.0)), push, restore, compat.ret(compat.name("u"))]
     out = unstack(_fn(body)).body
     assert len(out) == 3
@@ -61,8 +61,8 @@ def test_a_push_and_its_pop_at_the_top_level_become_a_read_of_the_name():
 
 
 def test_a_save_nothing_reads_goes_with_its_pop():
-    push = adjoint_ir.push("_stack", adjoint_ir.shape_of("only_shape", compat.name("t4")))
-    restore = compat.assign("t4", adjoint_ir.pop("_stack"))
+    push = tagged.push("_stack", tagged.shape_of("only_shape", compat.name("t4")))
+    restore = compat.assign("t4", tagged.pop("_stack"))
     keep = compat.ret(compat.const(0.0))
     out = drop_unread_saves(_fn([push, restore, keep]), [restore, keep]).body
     assert out == [keep]

@@ -10,7 +10,7 @@ import pytest
 
 import astgrad
 from _numeric import numeric_grad
-from astgrad.transform.writes import _out_position
+from astgrad.transform.front.writes import _out_position
 
 X = np.array([0.3, -0.2, 0.5, 1.1])
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import astgrad
-from astgrad.transform.errors import UnsupportedSyntaxError
+from astgrad.transform.ir.errors import UnsupportedSyntaxError
 from tests._numeric import assert_grad
 
 

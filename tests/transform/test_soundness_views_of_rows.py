@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import astgrad
-from astgrad.transform.errors import UnsupportedSyntaxError
+from astgrad.transform.ir.errors import UnsupportedSyntaxError
 from _numeric import numeric_grad
 
 W = np.array([0.3, -0.7])

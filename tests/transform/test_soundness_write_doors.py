@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import astgrad
-from astgrad.transform.errors import TransformError
+from astgrad.transform.ir.errors import TransformError
 from _numeric import numeric_grad
 
 X = np.array([0.3, -0.2, 0.5, 1.1])

@@ -5,7 +5,7 @@
 point (its central differences are finite), while the rule of the
 operation that made the overwritten or unselected entries multiplies their
 zero adjoint by an infinite derivative, NaN in JAX and PyTorch.  The
-generated engine carries where those zeros stand (transform/structural.py)
+generated engine carries where those zeros stand (transform/runtime/structural.py)
 and gives numpy's derivative; a NaN or infinity anywhere else, where the
 value is used, stays.
 """

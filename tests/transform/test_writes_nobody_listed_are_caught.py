@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import astgrad
-from astgrad.transform import net
+from astgrad.transform.runtime import net
 from _numeric import numeric_grad
 
 G = np.array([1.0, 2.0, 3.0])

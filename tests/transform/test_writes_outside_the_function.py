@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import astgrad
-from astgrad.transform.errors import TransformError, UnsupportedSyntaxError
+from astgrad.transform.ir.errors import TransformError, UnsupportedSyntaxError
 from _numeric import numeric_grad
 
 CONFIG = {"lr": 0.0, "opt": {"steps": 0}}

@@ -28,7 +28,7 @@ _SECTIONS = (
     ("astgrad.rules.scipy_linalg", "`scipy.linalg` (with scipy installed; on the tape through `astgrad.rules.apply`)"),
     ("astgrad.rules.scipy_stats", "`scipy.stats` (with scipy installed; on the tape through `astgrad.rules.apply`)"),
     ("astgrad.rules.scipy_signal", "`scipy.signal` (with scipy installed; on the tape through `astgrad.rules.apply`)"),
-    ("astgrad.transform.helper_rules", "Helpers of generated gradients (differentiated again by hessian and grad(grad))"),
+    ("astgrad.transform.runtime.helper_rules", "Helpers of generated gradients (differentiated again by hessian and grad(grad))"),
 )
 
 

@@ -125,7 +125,7 @@ defjvp(builtins.min, rest=builtin_extreme_jvp)
 # -- the transformer's list appends ------------------------------------------
 # ``items.append(item)`` on a list the function builds is normalised into
 # ``items = append(items, item)``, so the list's versions are plain values.
-# Where no other name, call or return can see the list (transform/lists.py
+# Where no other name, call or return can see the list (transform/front/lists.py
 # proves it), ``grow`` appends in place instead and the adjoint pops the item
 # again: no copy per append, so a loop of n appends costs n, not n * n.
 

@@ -10,8 +10,8 @@ pass lives in a module of its own.
 
 from __future__ import annotations
 
-from .errors import NoRuleTransformError, TransformError, UnsupportedSyntaxError
-from . import helper_rules  # noqa: F401  (registers the runtime helpers' rules)
+from .ir.errors import NoRuleTransformError, TransformError, UnsupportedSyntaxError
+from .runtime import helper_rules
 from .pipeline import (DEFAULT_LEVEL, FORWARD_STAGES, LEVELS, STAGES, Generated, build, build_forward,
                        check_only as check, describe_ranks)
 

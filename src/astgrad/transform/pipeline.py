@@ -36,36 +36,40 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..rules import sequences
-from . import compat, containers, net, runtime, runtime_checks
-from .adjoint_ir import pop, push, uses_stack
-from .aliasing import check_writes, number_checks
-from .analyse import Analysis
-from .check import check_function
-from .compat import gast
-from .emit import arguments, compile_source, drop_lines_with, function_def, marker, printable, render
-from .callee_writes import check_untransformed_calls
-from .effects import check_calls_for_effect
-from .errors import TransformError
-from .forward import tangent_function
-from .inline import RuleInliner
-from .ir import assigned, first_bindings, walk_ops
-from .levels import (array_sizes, compute_only_shapes, dead_code, drop_unread_saves, in_place, inline_temporaries,
-                     keep_only_shapes, linear_recurrences, overwritten_saves, read_through_copies, release_arrays,
-                     saves_in_locals, shapes_on_stack, static_shapes)
-from .lists import grow_in_place
-from .locate import in_wrapper
-from .namespace import Namespace
-from .tangents import STACK_MARK
-from .forward import calls_change_stack, prepare_stack, results_and_stack
-from .naming import Adjoints, Names, UserNames, user_names_of
-from .normalize import Normalizer, local_names, param_names
-from .optimize import optimize
-from .outputs import scalar_checks, unpack_aux as _unpack_aux
-from .parse import Dependencies, FunctionSource
-from .primitives import returns_sequence
-from .reverse import Reverser
-from .runtime_errors import origins
-from .stages import render_stage
+from .ir import compat
+from .front import containers
+from .runtime import net, checks
+from . import runtime
+from .ir.tagged import pop, push, uses_stack
+from .front.aliasing import check_writes, number_checks
+from .front.analyse import Analysis
+from .front.syntax import check_function
+from .ir.compat import gast
+from .ir.trees import arguments, function_def, marker
+from .back.emit import compile_source, drop_lines_with, printable, render
+from .front.callee_writes import check_untransformed_calls
+from .front.effects import check_calls_for_effect
+from .ir.errors import TransformError
+from .core.forward import tangent_function
+from .core.inline import RuleInliner
+from .ir.nodes import assigned, first_bindings, walk_ops
+from .passes.levels import (array_sizes, compute_only_shapes, dead_code, drop_unread_saves, in_place,
+                            inline_temporaries, keep_only_shapes, linear_recurrences, overwritten_saves,
+                            read_through_copies, release_arrays, saves_in_locals, shapes_on_stack, static_shapes)
+from .front.lists import grow_in_place
+from .front.locate import in_wrapper
+from .back.namespace import Namespace
+from .runtime.tangents import STACK_MARK
+from .core.forward import calls_change_stack, prepare_stack, results_and_stack
+from .front.naming import Adjoints, Names, UserNames, user_names_of
+from .front.normalize import Normalizer, local_names, param_names
+from .passes.unused import optimize
+from .front.returns import scalar_checks, unpack_aux as _unpack_aux
+from .front.parse import Dependencies, FunctionSource
+from .front.primitives import returns_sequence
+from .core.reverse import Reverser
+from .runtime.origins import origins
+from .back.stages import render_stage
 
 #: the levels ``optimize=`` takes; the default is the last
 LEVELS = (0, 1, 2)
@@ -84,7 +88,7 @@ class Context:
 
     ``entry``: the function ``grad`` was given (else a callee, for its
     forward/backward pair).  The passes fill in ``source`` (parse), ``body``
-    and ``ret`` (normalize, the IR of ir.py), ``analysis`` (analyse) and
+    and ``ret`` (normalize, the IR of ir/nodes.py), ``analysis`` (analyse) and
     ``fn_defs`` (reverse: gast FunctionDefs the later passes rewrite).
     """
 
@@ -147,7 +151,7 @@ def check(ctx):
 
 
 def normalize(ctx):
-    """One operation per statement (ir.py), jumps removed, methods and operators as primitives."""
+    """One operation per statement (ir/nodes.py), jumps removed, methods and operators as primitives."""
     ctx.names = ctx.module.names.child()
     normalizer = Normalizer(ctx.source, ctx.names, ctx.ns)
     rebound = {n.id for n in gast.walk(ctx.source.tree) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
@@ -165,9 +169,9 @@ def normalize(ctx):
 def check_aliasing(ctx):
     """Refuse a write through a name that may share memory unless it is reproduced exactly."""
     checked, returns = check_writes(ctx.body, ctx.ret, ctx.params, local_names(ctx.source.tree), ctx.source,
-                                    ctx.ns.helper(runtime_checks.an_array))
-    number_checks(ctx.body, checked, returns, (ctx.ns.helper(runtime_checks.a_number),
-                                               ctx.ns.helper(runtime_checks.a_returned_number)), ctx.source)
+                                    ctx.ns.helper(checks.an_array))
+    number_checks(ctx.body, checked, returns, (ctx.ns.helper(checks.a_number),
+                                               ctx.ns.helper(checks.a_returned_number)), ctx.source)
 
 
 def unpack_aux(ctx):

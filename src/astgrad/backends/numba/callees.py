@@ -13,8 +13,8 @@ list from the pushes it sees there).
 
 from __future__ import annotations
 
-from ...transform import compat
-from ...transform.compat import gast
+from ...transform.ir import compat
+from ...transform.ir.compat import gast
 
 
 def own_stacks(functions, stack, pairs) -> None:

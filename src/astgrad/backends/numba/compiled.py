@@ -32,12 +32,13 @@ import re
 import warnings
 
 
-from ...transform.compat import add_note, gast
-from ...transform.emit import compile_source, drop_lines_with, is_marker, render
-from ...transform.errors import TransformError
-from ...transform.ir import assigned
+from ...transform.ir.compat import add_note, gast
+from ...transform.back.emit import compile_source, drop_lines_with, render
+from ...transform.ir.trees import is_marker
+from ...transform.ir.errors import TransformError
+from ...transform.ir.nodes import assigned
 from ...transform.pipeline import Generated
-from ...transform.runtime_errors import add_location, origins, user_line
+from ...transform.runtime.origins import add_location, origins, user_line
 from . import helpers, shaping
 from .callees import own_stacks, stacks_per_name
 from .lower import lower
@@ -340,7 +341,7 @@ _COMPOUND = (gast.For, gast.While, gast.If)
 
 
 def _statements(functions) -> list:
-    """Every statement in source order, as ``runtime_errors.origins`` counts them (markers left out)."""
+    """Every statement in source order, as ``origins.origins`` counts them (markers left out)."""
     out: list = []
 
     def block(stmts):

@@ -23,7 +23,9 @@ import numpy as np
 
 from ... import rules
 from ...rules import _extra, _support
-from ...transform import outputs, runtime, structural
+from ...transform.runtime import outputs
+from ...transform import runtime
+from ...transform.runtime import structural
 from . import lower, products, reductions, shaping
 
 _registered = False
@@ -235,7 +237,7 @@ def register() -> None:
             return value
         return either
 
-    # structural zeros (transform/structural.py): an all-False mask where numpy's helper gives None
+    # structural zeros (transform/runtime/structural.py): an all-False mask where numpy's helper gives None
     @overload(structural.unselected)
     def _unselected(grad, condition, taken, before=None):
         if not isinstance(grad, types.Array):

@@ -39,9 +39,11 @@ import numpy as np
 
 from ... import rules
 from ...rules import _support
-from ...transform import compat, runtime, runtime_checks
-from ...transform.compat import gast
-from ...transform.runtime_errors import ORIGIN, keep_origin
+from ...transform.ir import compat
+from ...transform import runtime
+from ...transform.runtime import checks
+from ...transform.ir.compat import gast
+from ...transform.runtime.origins import ORIGIN, keep_origin
 from . import reductions, shaping
 
 
@@ -180,7 +182,7 @@ def _without_empty_checks(stmts, namespace) -> list:
 def _empty_check(stmt, namespace) -> bool:
     call = getattr(stmt, "value", None)
     if not (isinstance(stmt, gast.Expr) and isinstance(call, gast.Call) and len(call.args) >= 2
-            and _is(call.func, namespace, runtime_checks.written_by_call) and isinstance(call.args[0], gast.Name)):
+            and _is(call.func, namespace, checks.written_by_call) and isinstance(call.args[0], gast.Name)):
         return False
     site, callee = namespace.get(call.args[0].id), call.args[1]
     if not (isinstance(callee, gast.Attribute) and isinstance(callee.value, gast.Name)
@@ -190,7 +192,7 @@ def _empty_check(stmt, namespace) -> bool:
     owner = getattr(function, "__self__", None)
     if function is None or owner is not None and not isinstance(owner, types.ModuleType):
         return False
-    found = runtime_checks.callable_code(function)
+    found = checks.callable_code(function)
     if found is None:
         return bool(site.only_reads(function))
     plan = site.plan(found)
@@ -200,7 +202,7 @@ def _empty_check(stmt, namespace) -> bool:
     # constant in the text (a number, a tuple of numbers) finds nothing there to refuse
     given = call.args[2:]
     return bool(site.only_reads(function)) and not site.given_gradient and all(
-        kind == runtime_checks.GIVEN and type(where) is int and where < len(given)
+        kind == checks.GIVEN and type(where) is int and where < len(given)
         and reductions._constant(given[where]) is not reductions._NOT_CONSTANT for kind, where, *_ in plan.writes)
 
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...transform import compat
-from ...transform.compat import gast
+from ...transform.ir import compat
+from ...transform.ir.compat import gast
 
 
 def max_along(x, axis=None, keepdims=False):

@@ -1,0 +1,180 @@
+"""Ranks known at call time: how many axes each value has, given the arguments'.
+
+A gradient called with arrays of given ranks is transformed for those ranks
+(api.py keeps one adjoint per signature).  This analysis propagates the
+arguments' ranks through the normalised body, so that a rule's test of a
+rank (``np.ndim(a) == 1`` in the rule of ``@``) folds to the one branch
+that runs, and a rule whose gradients surely have their arguments' shapes
+needs no ``unbroadcast``.
+
+Like same_shapes.py it is by name: a name gets the one rank every value it ever
+holds has (every assignment, in any branch or loop iteration), or none.
+A rank is claimed only where it is sure: ufuncs (the largest operand rank),
+``@``, reductions with literal axes, ``transpose`` and indexing by integers
+and slices.  Anything else (calls of user functions, tuples, methods like
+``x.item()``) has no rank, and its rule keeps its general form.
+
+Whether a name holds a Python ``int`` is tracked beside its rank, for
+indexing: ``x[t]`` with ``t`` from ``range`` drops one axis, ``x[b]`` with a
+boolean or an array ``b`` does not.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ... import rules
+from ..ir.compat import gast
+from ..ir.nodes import For, Raw, walk_ops, walk_statements
+
+#: a name whose values differ in rank, or whose rank is not known
+UNKNOWN = (None, False)
+
+_REDUCTIONS = {np.sum, np.mean, np.max, np.min, np.amax, np.amin, np.prod, np.var, np.std}
+_INTEGER_UFUNCS = {np.add, np.subtract, np.multiply}
+
+
+class Ranks:
+    """``rank(name)``: the number of axes every value of ``name`` has, or None."""
+
+    def __init__(self, body, params, given, locals_):
+        """``given``: parameter -> (rank, holds a Python int), for the parameters whose rank is known.
+
+        None: the function is not specialised (a function the entry calls).
+        """
+        self.specialisable = given is not None
+        self.asked = False  # a question ranks given at call time could answer: see ModuleBuilder.rank_dependent
+        self.locals = set(locals_) | set(params)
+        self.value = {p: (given or {}).get(p, UNKNOWN) for p in params}
+        for s in walk_statements(body):
+            if isinstance(s, For):  # the target of range(...) (normalize makes every loop one)
+                self.value[s.target] = _join(self.value.get(s.target), (0, True))
+            elif isinstance(s, Raw):  # a statement kept as written may assign anything
+                for node in gast.walk(s.stmt):
+                    if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                        self.value[node.id] = UNKNOWN
+        ops = list(walk_ops(body))
+        changed = True
+        while changed:
+            changed = False
+            for op in ops:
+                result = self._result(op)
+                if result is None:
+                    continue
+                for target in op.targets:
+                    old = self.value.get(target)
+                    new = _join(old, result if len(op.targets) == 1 else UNKNOWN)
+                    if new != old:
+                        self.value[target] = new
+                        changed = True
+
+    def rank(self, name):
+        """The rank of ``name``; None when it has no one rank (noted in ``asked``)."""
+        rank = self.value.get(name, UNKNOWN)[0] if name in self.locals else None
+        self.asked |= rank is None and self.specialisable and name in self.locals
+        return rank
+
+    def keeps_shape(self, op, i) -> bool:
+        """Whether the rule of ``op`` surely gives argument ``i`` a gradient of that argument's shape.
+
+        ``a @ b`` of ranks 1 or 2: each gradient has its argument's shape
+        (``g @ T(b)`` is a's shape).  With a stack of matrices the leading
+        axes may broadcast, and the gradient must be summed back.
+        """
+        if op.fn is np.matmul and len(op.args) == 2 and not op.kwargs:
+            ranks = [(self._atom(a) or UNKNOWN)[0] for a in op.args]
+            self.asked |= self.specialisable and None in ranks
+            return all(r in (1, 2) for r in ranks)
+        return False
+
+    def _atom(self, atom):
+        if isinstance(atom, gast.Constant):
+            value = atom.value
+            if isinstance(value, bool) or not isinstance(value, (int, float, complex)):
+                return UNKNOWN if not isinstance(value, bool) else (0, False)
+            return (0, isinstance(value, int))
+        if isinstance(atom, gast.UnaryOp) and isinstance(atom.op, (gast.USub, gast.UAdd)) \
+                and isinstance(atom.operand, gast.Constant):
+            return self._atom(atom.operand)
+        if isinstance(atom, gast.Name) and atom.id in self.locals:
+            return self.value.get(atom.id)  # None: not known yet
+        return UNKNOWN
+
+    def _result(self, op):
+        """(rank, int) of ``op``'s result; None while an operand is not known yet."""
+        if op.kind == "copy" and len(op.args) == 1 and isinstance(op.expr, gast.Name):
+            return self._atom(op.args[0])
+        if op.kind == "nondiff" and not op.args and isinstance(op.expr, (gast.Constant, gast.UnaryOp)):
+            return self._atom(op.expr)
+        if op.kind != "prim":
+            return UNKNOWN
+        args = [self._atom(a) for a in op.args]
+        if any(a is None for a in args):
+            return None
+        ranks = [a[0] for a in args]
+        fn = op.fn
+        if isinstance(fn, np.ufunc) and fn.signature is None and fn.nout == 1 and len(args) == fn.nin \
+                and not op.kwargs:
+            if None in ranks:
+                return UNKNOWN
+            return (max(ranks), fn in _INTEGER_UFUNCS and all(a[1] for a in args))
+        if None in ranks:
+            return UNKNOWN
+        if fn is np.matmul and len(args) == 2 and not op.kwargs:
+            a, b = ranks
+            if a == 0 or b == 0:
+                return UNKNOWN  # an error when it runs
+            return (max(a, b) - (a == 1) - (b == 1), False)
+        if fn in _REDUCTIONS and len(args) == 1:
+            return _reduced(ranks[0], op.kwargs)
+        if fn is np.transpose and len(args) == 1 and not op.kwargs:
+            return (ranks[0], False)
+        if fn is rules.getitem and len(op.args) == 2 and not op.kwargs:
+            drops = self._drops(op.args[1])
+            if drops is not None and drops <= ranks[0]:
+                return (ranks[0] - drops, False)
+        return UNKNOWN
+
+    def _drops(self, index):
+        """How many axes indexing by ``index`` removes, when it is integers and slices; else None."""
+        if isinstance(index, gast.Subscript) and isinstance(index.value, gast.Attribute) \
+                and index.value.attr == "s_":  # np.s_[1:3, t]
+            return self._drops(index.slice)
+        if isinstance(index, gast.Slice):
+            return 0
+        if isinstance(index, gast.Tuple):
+            parts = [self._drops(e) for e in index.elts]
+            return None if None in parts else sum(parts)
+        value = self._atom(index)
+        if value is not None and value[0] == 0 and value[1]:
+            return 1
+        return None
+
+
+def _reduced(rank, kwargs):
+    """The rank after a reduction whose ``axis`` and ``keepdims`` are literals."""
+    axis, keepdims = kwargs.get("axis"), kwargs.get("keepdims")
+    if set(kwargs) - {"axis", "keepdims"}:
+        return UNKNOWN
+    if keepdims is not None:
+        if not isinstance(keepdims, gast.Constant) or not isinstance(keepdims.value, bool):
+            return UNKNOWN
+        if keepdims.value:
+            return (rank, False)
+    if axis is None or isinstance(axis, gast.Constant) and axis.value is None:
+        return (0, False)
+    if isinstance(axis, gast.Constant) and type(axis.value) is int:
+        return (rank - 1, False) if rank >= 1 else UNKNOWN
+    if isinstance(axis, gast.Tuple) and all(isinstance(e, gast.Constant) and type(e.value) is int
+                                            for e in axis.elts):
+        n = len(axis.elts)
+        return (rank - n, False) if rank >= n else UNKNOWN
+    return UNKNOWN
+
+
+def _join(old, new):
+    if old is None or old == new:
+        return new
+    if old[0] == new[0] and old[0] is not None:
+        return (old[0], False)  # an int here, a float there
+    return UNKNOWN

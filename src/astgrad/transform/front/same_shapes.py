@@ -1,0 +1,150 @@
+"""Which values surely have the same shape: where un-broadcasting is the identity.
+
+A gradient flowing into an argument of a broadcasting primitive is summed
+back to the argument's shape (``unbroadcast(g, np.shape(x))``).  When the
+argument surely has the result's shape, that call is the identity, and the
+argument need not be kept (or saved on the stack) for its shape.
+
+Each local name gets a *shape symbol*, the same for every value the name
+ever holds: ``("of", p)`` for "the shape of p" (a parameter, or a name
+assigned once outside any loop), ``SCALAR`` for Python numbers, or
+``UNKNOWN``.  Elementwise ufuncs propagate symbols: ``sin(x)`` has x's
+symbol, ``x * 0.5`` and ``x + y`` too when y has x's symbol (or is a
+number).  The analysis is by name, so a name assigned values of two
+different symbols gets ``UNKNOWN``, except a number and p's shape:
+``("maybe", p)``, which broadcasts with p's shape to p's shape.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.compat import gast
+from ..ir.nodes import For, walk_ops, walk_statements
+
+SCALAR = ("scalar",)
+UNKNOWN = ("unknown",)
+
+
+class Shapes:
+    def __init__(self, body, params, counts, locals_):
+        self.locals = set(locals_)
+        self.symbol = {p: ("of", p) for p in params}
+        ops = list(walk_ops(body))
+        loop_targets = {s.target for s in walk_statements(body) if isinstance(s, For)}
+        for name in loop_targets:
+            self.symbol[name] = UNKNOWN
+        changed = True
+        while changed:
+            changed = False
+            for op in ops:
+                for target in op.targets:
+                    result = self._result(op, target, counts)
+                    if result is None:
+                        continue
+                    old = self.symbol.get(target)
+                    new = join(old, result)
+                    if new != old:
+                        self.symbol[target] = new
+                        changed = True
+
+    def _result(self, op, target, counts):
+        """The symbol of ``target`` after ``op``; None while an operand is not known yet."""
+        if op.kind == "copy" and len(op.args) == 1:
+            return self._atom(op.args[0])
+        if op.kind == "nondiff" and not op.args and _number(op.expr):
+            return SCALAR
+        if op.kind == "prim" and isinstance(op.fn, np.ufunc) and op.fn.signature is None and not op.kwargs and len(op.targets) == 1 \
+                and len(op.args) == op.fn.nin:
+            result = broadcast([self._atom(a) for a in op.args])
+            if result == UNKNOWN and counts.get(target, 0) == 1:
+                return ("of", target)  # a broadcast of unknown shapes, once per call: its own
+            return result
+        if counts.get(target, 0) == 1:
+            return ("of", target)  # one value per call: its shape is its own
+        return UNKNOWN
+
+    def _atom(self, atom):
+        if _number(atom):
+            return SCALAR
+        if isinstance(atom, gast.Name) and atom.id in self.locals:
+            return self.symbol.get(atom.id)
+        if isinstance(atom, gast.Name) and atom.id in self.symbol:
+            return self.symbol[atom.id]  # a parameter
+        return UNKNOWN
+
+    def same(self, op, i) -> bool:
+        """Whether argument ``i`` of ``op`` surely has the shape of its result."""
+        args = op.args
+        this = args[i]
+        if not isinstance(this, gast.Name):
+            return False
+        if all(j == i or _number(a) or isinstance(a, gast.Name) and a.id == this.id for j, a in enumerate(args)):
+            return True
+        return self.holds_shape_of(this.id, op.targets[0])
+
+    def elementwise_of_full(self, op) -> bool:
+        """A ufunc whose operands are numbers or have its result's shape: its rule multiplies g by such arrays."""
+        return isinstance(op.fn, np.ufunc) and not op.kwargs and all(
+            _number(a) or self.same(op, i) for i, a in enumerate(op.args))
+
+    def holds_shape_of(self, name, other, strict=False) -> bool:
+        """Whether un-broadcasting a gradient of ``other``'s shape into ``name`` is surely the identity.
+
+        ``strict``: ``name`` surely has ``other``'s shape (not "a number or p's shape").
+        """
+        mine, result = self.symbol.get(name), self.symbol.get(other)
+        if mine is None:
+            return False
+        if mine[0] == "maybe":
+            # a number or p's shape, into a result of p's shape: the number is made of literals only (a
+            # constant), so the gradient it gets without un-broadcasting is dropped where it is assigned
+            return not strict and result == ("of", mine[1])
+        return mine[0] in ("of", "scalar") and mine == result
+
+
+    def stand_in(self, name, available):
+        """Another name in ``available`` whose values surely have ``name``'s shape, or None."""
+        symbol = self.symbol.get(name)
+        if symbol is None or symbol[0] != "of" or symbol[1] == name or symbol[1] not in available:
+            return None
+        return symbol[1]
+
+
+def broadcast(symbols):
+    """The symbol of the broadcast of operands with these symbols."""
+    if any(s is None for s in symbols):
+        return None
+    shaped = {s for s in symbols if s != SCALAR}
+    if not shaped:
+        return SCALAR
+    if len(shaped) == 1:
+        return shaped.pop()
+    if UNKNOWN not in shaped and len({s[1] for s in shaped}) == 1:
+        return ("of", shaped.pop()[1])  # p's shape and "a number or p's shape" broadcast to p's shape
+    return UNKNOWN
+
+
+def join(old, new):
+    """The symbol of a name that holds values of both symbols.
+
+    A number joined with p's shape is ``("maybe", p)``: ``total = 0.0`` and
+    then ``total = total + x`` in a loop.  It broadcasts with p's shape to
+    p's shape, which keeps ``total + x`` of x's shape.
+    """
+    if old is None or old == new:
+        return new
+    if UNKNOWN in (old, new):
+        return UNKNOWN
+    kinds = {old, new}
+    shaped = {s[1] for s in kinds if s != SCALAR}
+    if len(shaped) == 1:
+        return ("maybe", shaped.pop())
+    return UNKNOWN
+
+
+def _number(node) -> bool:
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
+        node = node.operand
+    return isinstance(node, gast.Constant) and isinstance(node.value, (int, float)) \
+        and not isinstance(node.value, bool)

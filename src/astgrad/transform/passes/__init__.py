@@ -1,0 +1,7 @@
+"""The optimisation passes over a generated function, by level (levels.py lists them).
+
+Each pass takes the generated trees and returns them equivalent: fewer
+saves, fewer temporaries, buffers reused (cleanup, unused, inplace, saves,
+static_shapes, recurrences).  They read the tags of ir/tagged.py, never
+the user's code.
+"""

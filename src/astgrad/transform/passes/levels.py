@@ -1,0 +1,127 @@
+"""The optimisation passes, by level: each a ``(ctx) -> None`` over pipeline.Context.
+
+They rewrite the generated function after the sweeps (``ctx.fn_def``), read
+what the sweeps recorded (``ctx.primal``, ``ctx.adjoint``, ``ctx.rev``) and
+call ``ctx.tidy()`` where they may leave dead code.  pipeline.py lists them
+in ENTRY with the lowest level each runs at.
+"""
+
+from __future__ import annotations
+
+from ..ir import compat
+from .. import runtime
+from .cleanup import drop_unread_saves as _drop_unread_saves, propagate_copies, release, unstack
+from ..ir.compat import gast
+from ..ir.trees import rewrite
+from .inplace import reuse_buffers
+from .recurrences import solve_linear_loops
+from .unused import drop_arrays, shapes_on_stack as _shapes_on_stack, shapes_only, unbind
+from .saves import overwritten_on_stack
+from .static_shapes import static_shapes as _static_shapes
+
+
+def dead_code(ctx):
+    """Drop what nothing reads (a value that could raise keeps its check); collapse empty blocks."""
+    ctx.tidy()
+
+
+def static_shapes(ctx):
+    """Read a shape from a name surely of that shape, so the value itself need not be computed."""
+    if _static_shapes(ctx.fn_def.body, ctx.adjoint, ctx.analysis.shapes, ctx.rev.available, ctx.ns):
+        ctx.tidy()
+
+
+def inline_temporaries(ctx):
+    """Write a single-use primal temporary into the statement that reads it."""
+    ctx.fn_def = unbind(ctx.fn_def, ctx.primal, ctx.names.temps, ctx.ns)
+
+
+def shapes_on_stack(ctx):
+    """Push ``only_shape(t)`` where the adjoint reads a saved ``t`` only for its shape."""
+    ctx.fn_def = _shapes_on_stack(ctx.fn_def, ctx.adjoint, ctx.helpers[:2], ctx.helpers[2])
+
+
+def drop_unread_saves(ctx):
+    """Stop saving what no adjoint statement reads any more (after fusion): pushes and pops in pairs."""
+    ctx.fn_def = _drop_unread_saves(ctx.fn_def, ctx.adjoint)
+    ctx.tidy()
+
+
+def keep_only_shapes(ctx):
+    """``t = only_shape(t)`` after the last primal read of a value the adjoint reads only for its shape."""
+    ctx.fn_def = drop_arrays(ctx.fn_def, ctx.primal, ctx.adjoint, ctx.helpers, ctx.names.temps)
+
+
+def compute_only_shapes(ctx):
+    """``t = Shaped(broadcast_shape(...))``: a value everything reads only for its shape is not computed."""
+    ctx.fn_def = shapes_only(ctx.fn_def, ctx.ns, ctx.helpers)
+
+
+def read_through_copies(ctx):
+    """Read ``b`` where the adjoint wrote ``a = b`` (``dx = dy``, not ``dt4 = dy`` first)."""
+    returned = {n.id for n in compat.walk(ctx.fn_def.body[-1]) if isinstance(n, gast.Name)}
+    copies = {n.id for stmt in ctx.adjoint for n in compat.walk(stmt)
+              if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    ctx.fn_def = propagate_copies(ctx.fn_def, copies - returned)
+
+
+def saves_in_locals(ctx):
+    """A value saved outside every loop stays in a local instead of going through ``_stack``."""
+    ctx.fn_def = unstack(ctx.fn_def)
+    ctx.tidy()
+
+
+def overwritten_saves(ctx):
+    """An item or slice write saves the values it overwrote (``overwritten(y, i)``), not the whole array."""
+    from ...rules import _extra
+
+    ctx.fn_def = overwritten_on_stack(ctx.fn_def, lambda name: ctx.ns.globals.get(name) is _extra.setitem,
+                                      ctx.ns.bind(runtime.overwritten, "overwritten"),
+                                      ctx.ns.bind(runtime.restored, "restored"))
+
+
+def release_arrays(ctx):
+    """``del`` each array after its last read."""
+    params = ctx.fn_def.args.args + ctx.fn_def.args.kwonlyargs
+    shaped = ctx.ns.bind(runtime.Shaped, "Shaped")
+    ctx.fn_def = release(ctx.fn_def, keep=[a.id for a in params] + [ctx.ns.stack], numbers=_numbers(ctx),
+                         small=(ctx.helpers[1], ctx.helpers[2], shaped))
+
+
+def in_place(ctx):
+    """Write a result into an operand the function made and nothing reads again (``add_into``)."""
+    ctx.fn_def = reuse_buffers(ctx.fn_def, ctx.ns, numbers=_numbers(ctx), counts=ctx.helpers[1:2])
+
+
+def linear_recurrences(ctx):
+    """A reverse loop of steps affine in one adjoint, over saved numbers: cumulative products instead."""
+    ctx.fn_def = solve_linear_loops(ctx.fn_def, ctx.ns, ctx.names)
+
+
+def array_sizes(ctx):
+    """``x.size`` for ``size(x)`` of a parameter the call's ranks prove an array, without the helper's call.
+
+    ``size`` serves a number too; a parameter of rank 1 or more (the entry
+    guards ``type(x) is np.ndarray and x.ndim == k``; the general path gives
+    a Dask array its rank too) has the attribute, with the same value.
+    Asking the rank makes the gradient specialise by rank (ranks.Ranks.asked).
+    A parameter the function assigns keeps the helper.
+    """
+    fn_def, ranks = ctx.fn_def, ctx.analysis.ranks
+    params = {a.id for a in fn_def.args.posonlyargs + fn_def.args.args}
+    assigned = {n.id for stmt in fn_def.body for n in compat.walk(stmt)
+                if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
+
+    def replace(node):
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) \
+                and ctx.ns.globals.get(node.func.id) is runtime.size \
+                and len(node.args) == 1 and not node.keywords and isinstance(node.args[0], gast.Name):
+            name = node.args[0].id
+            if name in params and name not in assigned and (ranks.rank(name) or 0) >= 1:
+                return compat.attr(compat.name(name), "size")
+        return None
+    fn_def.body = [rewrite(stmt, replace) for stmt in fn_def.body]
+
+
+def _numbers(ctx):
+    return [ctx.seed] if ctx.mode == "grad" else []  # the seed of a gradient is the number 1.0

@@ -1,0 +1,553 @@
+"""Remove what the generated function computes but never uses.
+
+Dead-store elimination over a generated function: an assignment to a name
+that nothing reads is dropped when its value has no side effects (a pop
+from the stack stays, as a bare ``_stack.pop()``); ``if`` statements left
+with empty branches collapse; reverse loops with empty bodies disappear.
+Runs to a fixed point, so chains of dead temporaries go too.
+
+``unbind`` then writes a primal temporary that is read once, by the next
+statement, into that statement: ``h = np.tanh(t2 + b1)`` instead of
+``t1 = t2 + b1`` and ``h = np.tanh(t1)``, so the array is freed as soon as
+it has been used instead of living until the gradient returns.
+
+Long: dead-store elimination with the effect and liveness analyses it needs
+over the generated tree.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import compat
+from .. import runtime
+from ..ir.tagged import POP, PUSH, kind, pushed, shape_kept, shape_of
+from ..ir.compat import gast
+from ..ir.trees import is_marker
+from ..ir.trees import rewrite
+from ..runtime.origins import keep_origin
+from .saves import restored_unread
+
+_PURE_BUILTINS = (range, len, min, reversed, float, abs, tuple)  # by identity: a name may be the user's
+
+
+def optimize(fn_def, ns, keep=()):
+    names = {fn: ns.helper(fn) for fn in _CHECKS}
+    while True:
+        reads = _needed(fn_def, ns, set(keep), names)
+        changed = [False]
+        fn_def.body = _sweep(fn_def.body, reads, ns, changed, names) or [compat.make("Pass")]
+        if not changed[0]:
+            return fn_def
+
+
+def _needed(fn_def, ns, keep, names):
+    """Names whose values something uses: read by a statement with an effect, or by what such a name needs.
+
+    ``total = total + x`` in a loop, with ``total`` read nowhere else, is
+    not needed: reading itself does not make a name live.  What a pure
+    value's check reads (``_raising_part``) is needed: the check stays.
+    """
+    needs = {}  # name -> names its pure assignments read
+    needed = set(keep) | set(names.values())  # the check helpers: read by any check
+    pure = []  # (targets, statement) of the pure assignments
+    for stmt in _statements(fn_def.body):
+        if isinstance(stmt, gast.Assign) and all(isinstance(t, gast.Name) or isinstance(t, gast.Tuple) and all(
+                isinstance(e, gast.Name) for e in t.elts) for t in stmt.targets):
+            nodes = compat.walk(stmt.value)
+            if _pure_nodes(nodes, ns):
+                reads = {n.id for n in nodes if isinstance(n, gast.Name)}
+                targets = _targets(stmt)
+                for name in targets:
+                    needs.setdefault(name, set()).update(reads)
+                pure.append((targets, stmt))
+                continue
+        needed |= {n.id for n in compat.walk(_own_parts(stmt))
+                   if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+    # A check reads only names its value reads and the helpers, so it adds
+    # nothing to a needed assignment's reads: checks are built only for the
+    # assignments not (yet) needed, each once, until none adds a name.
+    todo = list(needed)
+    while todo:
+        while todo:
+            for name in needs.get(todo.pop(), ()):
+                if name not in needed:
+                    needed.add(name)
+                    todo.append(name)
+        unneeded = [(t, s) for t, s in pure if not t & needed]
+        pure = [(t, s) for t, s in pure if t & needed]
+        for targets, stmt in unneeded:
+            check = _raising_part(stmt.value, ns, names, targets)
+            for n in compat.walk(check) if check is not None else ():
+                if isinstance(n, gast.Name) and n.id not in needed:
+                    needed.add(n.id)
+                    todo.append(n.id)
+    return needed
+
+
+def _statements(stmts):
+    for s in stmts:
+        yield s
+        for field in ("body", "orelse"):
+            inner = getattr(s, field, None)
+            if isinstance(inner, list):
+                yield from _statements(inner)
+
+
+def _own_parts(stmt):
+    """``stmt`` without its nested blocks (they are statements of their own)."""
+    if isinstance(stmt, gast.For):
+        return compat.tuple_([stmt.iter])
+    if isinstance(stmt, (gast.If, gast.While)):
+        return stmt.test
+    return stmt
+
+
+def _sweep(stmts, reads, ns, changed, names):
+    out = []
+    for s in stmts:
+        if isinstance(s, gast.Assign) and _dead(s, reads):
+            changed[0] = True
+            if not _pure(s.value, ns):
+                out.append(keep_origin(s, compat.expr_stmt(s.value)))
+            else:
+                check = _raising_part(s.value, ns, names, _targets(s))
+                if check is not None:  # what numpy would raise still raises
+                    out.append(keep_origin(s, compat.expr_stmt(check)))
+            continue
+        if isinstance(s, gast.If):
+            s.body = _sweep(s.body, reads, ns, changed, names)
+            s.orelse = _sweep(s.orelse, reads, ns, changed, names)
+            if _empty(s.body) and _empty(s.orelse):
+                changed[0] = True
+                if not _pure(s.test, ns):
+                    out.append(compat.expr_stmt(s.test))
+                continue
+            if _empty(s.orelse):
+                s.orelse = []
+            if _empty(s.body):  # if c: pass / else: ...  ->  if not c: ...
+                s.test = compat.make("UnaryOp", op=gast.Not(), operand=s.test)
+                s.body, s.orelse = s.orelse, []
+        elif isinstance(s, (gast.For, gast.While)):
+            s.body = _sweep(s.body, reads, ns, changed, names) or [compat.make("Pass")]
+            if isinstance(s, gast.For) and _empty(s.body) and _pure(s.iter, ns) \
+                    and s.target.id not in reads:
+                changed[0] = True
+                continue
+        out.append(s)
+    if out and _empty(out) and not any(isinstance(s, gast.Pass) for s in out):
+        out.append(compat.make("Pass"))  # only comments left: still a block
+    return out
+
+
+def _empty(stmts):
+    """Nothing but ``pass`` and comment markers (``__comment_3__``)."""
+    return all(isinstance(s, gast.Pass) or is_marker(s) for s in stmts)
+
+
+def _targets(stmt):
+    return {n.id for t in stmt.targets for n in compat.walk(t) if isinstance(n, gast.Name)}
+
+
+def _dead(stmt, reads):
+    targets = stmt.targets[0]
+    names = [targets] if isinstance(targets, gast.Name) else list(getattr(targets, "elts", []))
+    return names and all(isinstance(n, gast.Name) and n.id not in reads for n in names)
+
+
+def _pure(expr, ns) -> bool:
+    """No side effects: names, constants, operators and known pure calls."""
+    return _pure_nodes(compat.walk(expr), ns)
+
+
+def _pure_nodes(nodes, ns) -> bool:
+    """``_pure`` for an expression given as the list of its nodes."""
+    for node in nodes:
+        if isinstance(node, gast.Call):
+            func = node.func
+            root = func
+            while isinstance(root, gast.Attribute):
+                root = root.value
+            if not isinstance(root, gast.Name):
+                return False
+            if kind(node) in (PUSH, POP):
+                return False
+            obj = ns.globals.get(root.id)
+            if root.id in ns.pure or any(obj is b for b in _PURE_BUILTINS):
+                continue
+            if getattr(obj, "__name__", "") in ("numpy", "math") and not _random(func):
+                continue
+            return False
+        elif isinstance(node, (gast.Yield, gast.Await, gast.NamedExpr)):
+            return False
+    return True
+
+
+#: attributes and helpers that read an array's metadata and cannot raise
+_SAFE_ATTRIBUTES = ("shape", "size", "ndim", "T", "dtype")
+_SAFE_HELPERS = (runtime.shape, runtime.size, runtime.ndim, runtime.only_shape, runtime.T)
+#: the shape computations a check is made of
+_CHECKS = (runtime.shape, runtime.broadcast_shape, runtime.reduced_shape, runtime.matmul_shape)
+
+
+def _raising_part(expr, ns, names, own=frozenset()):
+    """What must still run of ``expr``, a pure value nothing reads, so that it raises where it would; or None.
+
+    Names, constants and metadata cannot raise: nothing.  An elementwise
+    expression or a reduction (see ``_shape_expression``): its shape
+    computation, which raises numpy's broadcasting and axis errors without
+    making an array.  ``a @ b`` of such operands: ``matmul_shape``.
+    Anything else (indexing, reshapes, other calls) runs whole.
+    """
+    if _cannot_raise(expr, ns):
+        return None
+    if own & {n.id for n in compat.walk(expr) if isinstance(n, gast.Name)}:
+        return None  # a running total, t = t + x: its shape changes as it runs (not checked)
+    if isinstance(expr, gast.BinOp) and isinstance(expr.op, gast.MatMult):
+        left, right = (_shape_expression(e, ns, names) for e in (expr.left, expr.right))
+        if left is None or right is None:
+            return expr
+        return compat.call(compat.name(names[runtime.matmul_shape]), [left, right])
+    shape = _shape_expression(expr, ns, names)
+    if shape is None:
+        return expr
+    return None if _cannot_raise(shape, ns) else shape
+
+
+def _cannot_raise(expr, ns) -> bool:
+    for node in compat.walk(expr):
+        if isinstance(node, gast.Call):
+            fn = ns.globals.get(node.func.id) if isinstance(node.func, gast.Name) else None
+            if fn is runtime.reduced_shape and isinstance(node.args[1], gast.Constant) and node.args[1].value is None:
+                continue  # over every axis: no axis to be out of range
+            if not any(fn is h for h in _SAFE_HELPERS):
+                return False
+        elif isinstance(node, gast.Attribute):
+            if node.attr not in _SAFE_ATTRIBUTES:
+                return False
+        elif not isinstance(node, (gast.Name, gast.Constant, gast.Tuple, gast.List, gast.expr_context,
+                                   gast.UnaryOp, gast.USub, gast.UAdd, gast.Not)):
+            return False
+    return True
+
+
+def _random(func) -> bool:
+    return any(isinstance(n, gast.Attribute) and n.attr == "random" for n in compat.walk(func))
+
+
+def unbind(fn_def, primal, temps, ns):
+    """Write single-use temporaries of the ``primal`` statements into the statement that reads them."""
+    loads = {}
+    for n in compat.walk(fn_def):
+        if isinstance(n, gast.Name):
+            key = "load" if isinstance(n.ctx, gast.Load) else "store"
+            loads.setdefault(n.id, {"load": 0, "store": 0})[key] += 1
+    once = {name for name, c in loads.items() if name in temps and c["load"] == 1 and c["store"] == 1}
+    ids = {id(s) for s in primal}
+    fn_def.body = [s for s in _unbind_block(fn_def.body, once, ns, ids)]
+    return fn_def
+
+
+def _unbind_block(stmts, once, ns, ids):
+    out = []
+    for s in stmts:
+        if ids is not None and id(s) not in ids:
+            out.append(s)
+            continue
+        if isinstance(s, (gast.For, gast.While)):
+            s.body = _unbind_block(s.body, once, ns, None)
+        elif isinstance(s, gast.If):
+            s.body = _unbind_block(s.body, once, ns, None)
+            s.orelse = _unbind_block(s.orelse, once, ns, None)
+        prev = out[-1] if out else None
+        name = _single_target(prev)
+        if name in once and isinstance(s, gast.Assign) and _pure(prev.value, ns) and _pure(s.value, ns) \
+                and (ids is None or id(prev) in ids):
+            uses = [n for n in compat.walk(s.value) if isinstance(n, gast.Name) and n.id == name]
+            if len(uses) == 1:
+                value = prev.value
+                s.value = _replace_name(s.value, name, value)
+                out[-1] = s
+                continue
+        out.append(s)
+    return out
+
+
+def _single_target(stmt):
+    if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name):
+        return stmt.targets[0].id
+    return None
+
+
+def _replace_name(tree, name, value):
+    if isinstance(tree, gast.Name) and tree.id == name:
+        return value
+    for field, child in gast.iter_fields(tree):
+        if isinstance(child, gast.AST):
+            setattr(tree, field, _replace_name(child, name, value))
+        elif isinstance(child, list):
+            setattr(tree, field, [_replace_name(c, name, value) if isinstance(c, gast.AST) else c for c in child])
+    return tree
+
+
+def shapes_on_stack(fn_def, adjoint, shape_helpers, keep_shape):
+    """Push ``keep_shape(t)`` instead of ``t`` where the ``adjoint`` statements read ``t`` only as ``shape(t)``
+    (or ``size(t)``: ``shape_helpers`` names both).
+
+    ``t5 = h @ Wh`` in a loop is saved for ``unbroadcast(dt4, shape(t5))``:
+    the stack then holds its shape, not the array.
+    """
+    shape_reads, other_reads = set(), set()
+    for stmt in adjoint:
+        inside = set()
+        for n in compat.walk(stmt):
+            if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id in shape_helpers \
+                    and len(n.args) == 1 and isinstance(n.args[0], gast.Name):
+                inside.add(id(n.args[0]))
+                shape_reads.add(n.args[0].id)
+        for n in compat.walk(stmt):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(n) not in inside:
+                other_reads.add(n.id)
+    only = shape_reads - other_reads
+    targets = {n.id for s in compat.walk(fn_def) if isinstance(s, gast.For) for n in compat.walk(s.target)
+               if isinstance(n, gast.Name)}  # a loop's counter: a number, kept as it is
+    only |= restored_unread(fn_def, other_reads - targets, shape_helpers)
+    if not only:
+        return fn_def
+    adjoint_ids = {id(stmt) for stmt in adjoint}
+    for n in (n for stmt in fn_def.body if id(stmt) not in adjoint_ids for n in compat.walk(stmt)):
+        arg = pushed(n)
+        if isinstance(arg, gast.Name) and arg.id in only:
+            n.value.args = [shape_of(keep_shape, arg)]
+    return fn_def
+
+
+def drop_arrays(fn_def, primal, adjoint, helpers, temps):
+    """Keep only the shape of a primal temporary the ``adjoint`` reads only for its shape.
+
+    After the last primal statement that reads ``t2`` (``h = np.tanh(t2 +
+    b1)``) comes ``t2 = only_shape(t2)``: the array is freed, and the
+    adjoint's ``shape(t2)``, ``t2.shape`` and ``t2.size`` read the shape.
+    ``helpers`` names ``shape``, ``size`` and ``only_shape`` in the module.
+    """
+    shape_fn, size_fn, keep_fn = helpers
+    stores, meta, other = {}, {}, set()
+    for n in compat.walk(fn_def):
+        if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
+            stores[n.id] = stores.get(n.id, 0) + 1
+    adjoint_ids = {id(s) for s in adjoint}
+    primal_ids = {id(s) for s in primal}
+    for stmt in fn_def.body:
+        if id(stmt) in primal_ids:
+            continue
+        inside = {}
+        for n in compat.walk(stmt) if id(stmt) in adjoint_ids else ():
+            if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id in (shape_fn, size_fn) \
+                    and len(n.args) == 1 and isinstance(n.args[0], gast.Name):
+                inside[id(n.args[0])] = None
+            elif isinstance(n, gast.Attribute) and n.attr in ("shape", "size") and isinstance(n.value, gast.Name):
+                inside[id(n.value)] = n
+        for n in compat.walk(stmt):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+                if id(n) in inside:
+                    meta.setdefault(n.id, []).append(inside[id(n)])
+                else:
+                    other.add(n.id)
+    top = [s for s in fn_def.body if id(s) in primal_ids]
+    assigned = {}
+    for i, s in enumerate(top):
+        name = _single_target(s)
+        if name is not None and isinstance(s.value, gast.BinOp):  # arithmetic and @: the arrays that are large
+            assigned.setdefault(name, i)
+    chosen = sorted(name for name in meta if name not in other and name in temps
+                    and stores.get(name) == 1 and name in assigned)
+    if not chosen:
+        return fn_def
+    after = {}
+    read = [{n.id for n in compat.walk(s) if isinstance(n, gast.Name)} for s in top]
+    for name in chosen:
+        last = max(i for i, names in enumerate(read) if name in names)
+        after.setdefault(id(top[last]), []).append(name)
+    replacements = {id(node): node for name in chosen for node in meta[name] if node is not None}
+
+    def replace(node):
+        if id(node) in replacements:
+            fn = shape_fn if node.attr == "shape" else size_fn
+            return compat.call(compat.name(fn), [node.value])
+        return None
+    for stmt in adjoint:
+        rewrite(stmt, replace)
+    body = []
+    for s in fn_def.body:
+        body.append(s)
+        for name in after.get(id(s), ()):
+            body.append(compat.assign(name, shape_of(keep_fn, compat.name(name))))
+    fn_def.body = body
+    return fn_def
+
+
+
+#: reductions whose result shape follows from the input's shape, ``axis`` and ``keepdims``
+_REDUCTIONS = ("sum", "mean", "max", "min", "prod", "amax", "amin")
+
+
+def shapes_only(fn_def, ns, helpers):
+    """Compute only the shape of a primal value that everything reads for its shape.
+
+    ``t7 = Y * (logits - lse)`` and ``t6 = np.sum(t7, axis=1)``, with the
+    adjoint reading nothing but ``shape(t7)`` and ``t6.size``, become
+    ``t7 = Shaped(broadcast_shape(shape(Y), shape(logits), shape(lse)))``
+    and ``t6 = Shaped(reduced_shape(shape(t7), 1, False))``: no array is
+    made.  For local names bound once, at the top level, to an elementwise
+    expression (operators, ufuncs) or a reduction whose ``axis`` and
+    ``keepdims`` are literals or names; a name read by another such one
+    counts as read for its shape when that one is chosen too.  ``helpers``
+    names ``shape``, ``size`` and ``only_shape`` in the module.
+    """
+    shape_fn = helpers[0]
+    body = fn_def.body
+    stores, keeps, defs = {}, {}, {}
+    loads, meta = [], set()  # the names read, those read as shape(n), size(n), n.shape, n.size, n.ndim
+    for n in compat.walk(fn_def):
+        if isinstance(n, gast.Name):
+            if isinstance(n.ctx, gast.Store):
+                stores[n.id] = stores.get(n.id, 0) + 1
+            elif isinstance(n.ctx, gast.Load):
+                loads.append(n)
+        elif isinstance(n, gast.Call):
+            if isinstance(n.func, gast.Name) and n.func.id in helpers and len(n.args) == 1 \
+                    and isinstance(n.args[0], gast.Name):
+                meta.add(id(n.args[0]))
+        elif isinstance(n, gast.Attribute) and n.attr in ("shape", "size", "ndim") and isinstance(n.value, gast.Name):
+            meta.add(id(n.value))
+    params = {a.id for a in fn_def.args.args + fn_def.args.kwonlyargs + fn_def.args.posonlyargs}
+    for i, s in enumerate(body):
+        name = _single_target(s)
+        if name is None or name in params:
+            continue
+        if getattr(shape_kept(s.value), "id", None) == name:  # t7 = only_shape(t7)
+            keeps[name] = keeps.get(name, 0) + 1
+        elif _shape_expression(s.value, ns, {}) is not None:
+            defs.setdefault(name, []).append(i)
+    chosen = {name for name, where in defs.items() if len(where) == 1 and stores[name] == 1 + keeps.get(name, 0)}
+    if not chosen:
+        return fn_def
+    inside = {}  # a name read for its shape by the definition of a chosen one -> that one
+    for name in chosen:
+        operands = []
+        _shape_expression(body[defs[name][0]].value, ns, {}, operands)
+        for n in operands:
+            inside[id(n)] = name
+    loads = [n for n in loads if n.id in chosen and id(n) not in meta]
+    changed = True
+    while changed:
+        changed = False
+        for n in loads:
+            if n.id in chosen and inside.get(id(n)) not in chosen:
+                chosen.discard(n.id)
+                changed = True
+    if not chosen:
+        return fn_def
+    names = {fn: ns.helper(fn) for fn in (runtime.Shaped, runtime.broadcast_shape, runtime.reduced_shape)}
+    names[runtime.shape] = shape_fn
+    out = []
+    for i, s in enumerate(body):
+        name = _single_target(s)
+        if name in chosen and i != defs[name][0]:
+            continue  # t7 = only_shape(t7)
+        if name in chosen:
+            shape = _shape_expression(s.value, ns, names)
+            s = keep_origin(s, compat.assign(name, compat.call(compat.name(names[runtime.Shaped]), [shape])))
+        out.append(s)
+    fn_def.body = out
+    return fn_def
+
+
+def _shape_expression(expr, ns, names, operands=None):
+    """An expression for the shape of ``expr``'s value without computing it, or None.
+
+    With ``names`` empty, only whether there is one; else ``names`` maps
+    ``runtime.shape``, ``broadcast_shape`` and ``reduced_shape`` to their
+    names in the module.  ``operands`` collects the names read for their
+    shape (not ``axis=a``, read for its value).
+    """
+    if isinstance(expr, gast.Name):
+        if operands is not None:
+            operands.append(expr)
+        return compat.call(compat.name(names[runtime.shape]), [compat.name(expr.id)]) if names else expr
+    if isinstance(expr, gast.Constant) and isinstance(expr.value, (int, float)) and not isinstance(expr.value, bool):
+        return compat.make("Tuple", elts=[], ctx=gast.Load())
+    if isinstance(expr, gast.BinOp) and not isinstance(expr.op, gast.MatMult):
+        arguments = [expr.left, expr.right]
+    elif isinstance(expr, gast.UnaryOp) and isinstance(expr.op, (gast.USub, gast.UAdd, gast.Invert)):
+        arguments = [expr.operand]
+    elif isinstance(expr, gast.Compare) and len(expr.ops) == 1:
+        arguments = [expr.left] + expr.comparators
+    elif isinstance(expr, gast.Call):
+        fn = _numpy_function(expr.func, ns)
+        if isinstance(fn, np.ufunc) and fn.signature is None and not expr.keywords and len(expr.args) == fn.nin \
+                and fn.nout == 1:
+            arguments = expr.args
+        elif fn is not None and fn.__name__ in _REDUCTIONS and fn is getattr(np, fn.__name__):
+            return _reduction_shape(expr, ns, names, operands)
+        else:
+            return None
+    else:
+        return None
+    parts = []
+    for operand in arguments:
+        part = _shape_expression(operand, ns, names, operands)
+        if part is None:
+            return None
+        parts.append(part)
+    if not names:
+        return parts
+    seen, flat = set(), []
+    for part in parts:
+        inner = part.args if _is_call_to(part, names[runtime.broadcast_shape]) else [part]
+        for p in inner:
+            if isinstance(p, gast.Tuple) and not p.elts:
+                continue  # a number broadcasts to anything
+            key = compat.to_source(p)
+            if key not in seen:
+                seen.add(key)
+                flat.append(p)
+    if not flat:
+        return compat.make("Tuple", elts=[], ctx=gast.Load())
+    if len(flat) == 1:
+        return flat[0]
+    return compat.call(compat.name(names[runtime.broadcast_shape]), flat)
+
+
+def _reduction_shape(call, ns, names, operands):
+    """``reduced_shape(shape(x), axis, keepdims)`` for ``np.sum(x, axis, keepdims=...)``.
+
+    The options must be literals or names (read for their value).
+    """
+    if not call.args or len(call.args) > 2:
+        return None
+    options = {"axis": call.args[1] if len(call.args) == 2 else compat.const(None), "keepdims": compat.const(False)}
+    for k in call.keywords:
+        if k.arg not in options or k.arg == "axis" and len(call.args) == 2:
+            return None
+        options[k.arg] = k.value
+    if not all(compat.is_literal(v) or isinstance(v, gast.Name) for v in options.values()):
+        return None
+    inner = _shape_expression(call.args[0], ns, names, operands)
+    if inner is None or not names:
+        return inner
+    return compat.call(compat.name(names[runtime.reduced_shape]),
+                       [inner, compat.clone(options["axis"]), compat.clone(options["keepdims"])])
+
+
+def _is_call_to(node, fn_name) -> bool:
+    return isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.func.id == fn_name
+
+
+def _numpy_function(func, ns):
+    """The numpy function ``np.sum`` (or a name bound to a ufunc) refers to, or None."""
+    if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and ns.globals.get(func.value.id) is np:
+        return getattr(np, func.attr, None)
+    if isinstance(func, gast.Name) and func.id in ns.globals and isinstance(ns.globals[func.id], np.ufunc):
+        return ns.globals[func.id]
+    return None
