@@ -14,7 +14,7 @@ import pytest
 
 import astgrad
 from astgrad.transform import STAGES
-from astgrad.transform.pipeline import CALLEE, ENTRY
+from astgrad.transform.pipeline import CALLEE, ENTRY, FORWARD, FORWARD_CALLEE, FRONT
 
 from _numeric import numeric_grad
 
@@ -69,9 +69,12 @@ def test_every_pass_says_what_it_does_and_levels_only_grow_after_reverse():
     assert ENTRY[-1].level == 0
 
 
-def test_a_callee_goes_through_the_same_front_passes():
-    assert [p.name for p in CALLEE][:3] == ["parse", "check", "normalize"]
-    assert {p.run for p in CALLEE} - {p.run for p in ENTRY} == {CALLEE[STAGES.index("reverse") - 2].run}
+def test_every_list_starts_with_the_one_front_end():
+    assert [p.name for p in FRONT] == ["parse", "check", "generated_stack", "normalize", "check_aliasing"]
+    for passes in (ENTRY, CALLEE, FORWARD, FORWARD_CALLEE):
+        assert passes[:len(FRONT)] == FRONT
+    callee_only = {p.run for p in CALLEE} - {p.run for p in ENTRY}
+    assert callee_only == {next(p.run for p in CALLEE if p.name == "reverse")}
 
 
 # -- show -----------------------------------------------------------------------------

@@ -5,7 +5,7 @@ A user function becomes generated code by running ``ENTRY`` in order over a
 passes of the chosen level, emit.  A function the entry calls gets its
 ``forward_``/``backward_`` pair from ``CALLEE``, the same passes up to its
 own reversal.  Forward mode (``jvp``) runs ``FORWARD``: the same front end,
-then the forward sweep (forward.py) and dead code; a callee gets its
+then the forward sweep (core/forward.py) and dead code; a callee gets its
 ``jvp_`` variant from ``FORWARD_CALLEE``.  Each pass is a function
 ``(ctx) -> None`` named for what it does; ``Pass.level`` is the lowest
 optimisation level it runs at:
@@ -24,9 +24,11 @@ optimisation level it runs at:
 (``astgrad.show``): the user's function up to ``check``, the normal form
 (one operation a line) up to ``check_output``, the generated function after.
 
+The imports below are grouped by stage, lowest first (ir, runtime, front,
+core, passes, back): the order of docs/how-it-works.md's table of layers.
+
 Long: the pass lists and the Context they share, with the builders of entries,
-callees and forward functions; the front end written out once and the builders
-moving beside their stages is the layout work still to do.
+callees and forward functions: one page that names every pass in order.
 """
 
 from __future__ import annotations
@@ -36,39 +38,38 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..rules import sequences
-from .ir import compat
-from .front import containers
-from .runtime import net, checks
 from . import runtime
+from .ir import compat
+from .ir.compat import gast
+from .ir.errors import TransformError
+from .ir.nodes import assigned, first_bindings, walk_ops
 from .ir.tagged import pop, push, uses_stack
+from .ir.trees import arguments, function_def, marker
+from .runtime import checks, net
+from .runtime.origins import origins
+from .runtime.tangents import STACK_MARK
+from .front import containers
 from .front.aliasing import check_writes, number_checks
 from .front.analyse import Analysis
-from .front.syntax import check_function
-from .ir.compat import gast
-from .ir.trees import arguments, function_def, marker
-from .back.emit import compile_source, drop_lines_with, printable, render
 from .front.callee_writes import check_untransformed_calls
 from .front.effects import check_calls_for_effect
-from .ir.errors import TransformError
-from .core.forward import tangent_function
+from .front.lists import grow_in_place
+from .front.locate import in_wrapper
+from .front.naming import Adjoints, Names, UserNames, user_names_of
+from .front.normalize import Normalizer, local_names, param_names
+from .front.parse import Dependencies, FunctionSource
+from .front.primitives import returns_sequence
+from .front.returns import scalar_checks, unpack_aux as _unpack_aux
+from .front.syntax import check_function
+from .core.forward import calls_change_stack, find_stack, results_and_stack, tangent_function
 from .core.inline import RuleInliner
-from .ir.nodes import assigned, first_bindings, walk_ops
+from .core.reverse import Reverser
 from .passes.levels import (array_sizes, compute_only_shapes, dead_code, drop_unread_saves, in_place,
                             inline_temporaries, keep_only_shapes, linear_recurrences, overwritten_saves,
                             read_through_copies, release_arrays, saves_in_locals, shapes_on_stack, static_shapes)
-from .front.lists import grow_in_place
-from .front.locate import in_wrapper
-from .back.namespace import Namespace
-from .runtime.tangents import STACK_MARK
-from .core.forward import calls_change_stack, prepare_stack, results_and_stack
-from .front.naming import Adjoints, Names, UserNames, user_names_of
-from .front.normalize import Normalizer, local_names, param_names
 from .passes.unused import optimize
-from .front.returns import scalar_checks, unpack_aux as _unpack_aux
-from .front.parse import Dependencies, FunctionSource
-from .front.primitives import returns_sequence
-from .core.reverse import Reverser
-from .runtime.origins import origins
+from .back.emit import compile_source, drop_lines_with, printable, render
+from .back.namespace import Namespace
 from .back.stages import render_stage
 
 #: the levels ``optimize=`` takes; the default is the last
@@ -86,31 +87,55 @@ class Pass:
 class Context:
     """One user function on its way to generated code: what the passes read and write.
 
-    ``entry``: the function ``grad`` was given (else a callee, for its
-    forward/backward pair).  The passes fill in ``source`` (parse), ``body``
-    and ``ret`` (normalize, the IR of ir/nodes.py), ``analysis`` (analyse) and
-    ``fn_defs`` (reverse: gast FunctionDefs the later passes rewrite).
+    Every field is declared here, with the pass that fills it in; a pass
+    reads only fields an earlier pass of its list has filled.  ``entry``:
+    the function ``grad`` was given (else a callee, for its forward/backward
+    pair, or its ``jvp_`` variant).
     """
 
     def __init__(self, module, fn, wrt, *, entry=False, mode="grad", preserve_result=False, has_aux=False,
                  trees=(), maybe_trees=(), callables=()):
-        self.module = module
-        self.ns = module.ns
-        self.level = module.level
+        # -- given ---------------------------------------------------------------
+        self.module = module  # the ModuleBuilder of the generated module this function joins
+        self.ns: Namespace = module.ns
+        self.level: int = module.level
         self.fn = fn
-        self.wrt = list(wrt)
+        self.wrt: list[str] = list(wrt)
         self.entry = entry
-        self.mode = mode
+        self.mode = mode  # "grad", "vjp" or "jvp"
         self.preserve_result = preserve_result
         self.has_aux = has_aux
         self.given_trees, self.given_tree_items = trees, maybe_trees  # parameters holding dicts, lists, tuples
-        self.pair = None  # with has_aux, the atom of the pair (loss, aux) f returns
         self.callables = dict(callables)  # parameter -> the function it holds in the calls served (specialised)
-        self.maybe_sequences = set()  # results of user calls: arrays, tuples or lists
-        self.fn_defs = []
-        self.primal, self.adjoint = [], []  # the statements of each sweep in the entry's fn_def
-        self.rev = None
+        # -- parse ---------------------------------------------------------------
+        self.source: FunctionSource | None = None
+        # -- generated_stack -------------------------------------------------------
+        self.forward_stack: str | None = None  # jvp of generated code: the name of the stack it pushes on
+        self.stack_without_tangent = False  # a callee given the stack with no tangent for it
+        # -- normalize -------------------------------------------------------------
+        self.names: Names | None = None  # this function's generated names (a child of the module's)
+        self.body: list | None = None  # the normal form (ir/nodes.py), one operation a statement
+        self.ret = None  # the atom returned
+        self.params: list[str] = []
+        self.normalized_locals: set[str] = set()
+        self.sequences: set[str] = set()  # names surely holding lists or tuples
+        self.maybe_sequences: set[str] = set()  # results of user calls: arrays, tuples or lists
+        # -- unpack_aux ------------------------------------------------------------
+        self.pair = None  # with has_aux, the atom of the pair (loss, aux) f returns
+        # -- analyse (containers.mark fills trees and tree_items) ------------------
+        self.grown: set[int] = set()  # ids of list appends popped in the adjoint, not saved
+        self.locals: set[str] = set()
+        self.trees: set[str] = set()  # parameters holding containers
+        self.tree_items: set[str] = set()  # names that may hold an item of one
+        self.analysis: Analysis | None = None
+        self.adjoints: Adjoints | None = None  # x -> its adjoint's (or tangent's) name
+        # -- reverse / forward -----------------------------------------------------
+        self.rev: Reverser | None = None  # the reverse sweep, kept for the passes that ask what it saved
         self.name = None  # the entry function's name; a callee's (forward, backward, active)
+        self.seed: str | None = None  # the name of the output's adjoint parameter
+        self.fn_defs: list = []  # the generated FunctionDefs the later passes rewrite
+        self.primal: list = []  # the statements of each sweep in the entry's fn_def
+        self.adjoint: list = []
         self._helpers = None
 
     @property
@@ -150,13 +175,19 @@ def check(ctx):
     check_function(ctx.source)
 
 
+def generated_stack(ctx):
+    """In forward mode over generated code (``hessian``, ``jvp(grad(f))``): find the stack it pushes on."""
+    find_stack(ctx)
+
+
 def normalize(ctx):
     """One operation per statement (ir/nodes.py), jumps removed, methods and operators as primitives."""
     ctx.names = ctx.module.names.child()
     normalizer = Normalizer(ctx.source, ctx.names, ctx.ns)
     rebound = {n.id for n in gast.walk(ctx.source.tree) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
     ctx.callables = normalizer.callables = {name: obj for name, obj in ctx.callables.items() if name not in rebound}
-    prepare_stack(ctx, normalizer)
+    if ctx.forward_stack is not None:
+        normalizer.forward_stack, normalizer.stack_without_tangent = ctx.forward_stack, ctx.stack_without_tangent
     containers.prepare(normalizer, ctx.given_trees)
     ctx.body, ctx.ret = normalizer.function()
     if ctx.forward_stack is not None:
@@ -336,11 +367,17 @@ def emit(ctx):
     module.generated = generated if module.backend is None else module.backend(ctx, generated)
 
 
-ENTRY = (
+#: every list's front end: the user's function, checked, to its normal form
+FRONT = (
     Pass("parse", parse),
     Pass("check", check),
+    Pass("generated_stack", generated_stack),
     Pass("normalize", normalize),
     Pass("check_aliasing", check_aliasing),
+)
+
+#: the function ``grad`` (``vjp``, ``value_and_grad``) was given
+ENTRY = FRONT + (
     Pass("unpack_aux", unpack_aux),
     Pass("analyse", analyse),
     Pass("check_output", check_output),
@@ -363,22 +400,14 @@ ENTRY = (
 )
 
 #: a called user function's forward/backward pair
-CALLEE = (
-    Pass("parse", parse),
-    Pass("check", check),
-    Pass("normalize", normalize),
-    Pass("check_aliasing", check_aliasing),
+CALLEE = FRONT + (
     Pass("analyse", analyse),
     Pass("reverse", reverse_callee),
     Pass("dead_code", dead_code, 1),
 )
 
 #: the forward sweep (``jvp``): the function and its tangent in one pass
-FORWARD = (
-    Pass("parse", parse),
-    Pass("check", check),
-    Pass("normalize", normalize),
-    Pass("check_aliasing", check_aliasing),
+FORWARD = FRONT + (
     Pass("analyse", analyse),
     Pass("forward", forward),
     Pass("dead_code", dead_code, 1),
@@ -386,11 +415,7 @@ FORWARD = (
 )
 
 #: a called user function's tangent variant
-FORWARD_CALLEE = (
-    Pass("parse", parse),
-    Pass("check", check),
-    Pass("normalize", normalize),
-    Pass("check_aliasing", check_aliasing),
+FORWARD_CALLEE = FRONT + (
     Pass("analyse", analyse),
     Pass("forward", forward_callee),
     Pass("dead_code", dead_code, 1),

@@ -11,7 +11,7 @@ from ..ir.nodes import Break, For, If, Op, Raw, While
 def render_stage(ctx, name) -> str:
     """The function after pass ``name``: the user's, its normal form, or the generated one."""
     if not ctx.fn_defs:
-        if not hasattr(ctx, "body"):
+        if ctx.body is None:
             return compat.to_source(ctx.source.tree)
         fn_def = function_def(ctx.fn.__name__, ctx.source.tree.args, _ir_statements(ctx.body) +
                               [compat.ret(compat.clone(ctx.ret))])

@@ -390,7 +390,7 @@ class Forwarder:
         return [with_origin(s.stmt, self.ctx.source.filename, s.line, s.text)]  # errors name its line
 
 
-def prepare_stack(ctx, normalizer) -> None:
+def find_stack(ctx) -> None:
     """In forward mode over generated code: ``ctx.forward_stack``, its stack's name, read as a stack (else None).
 
     The entry makes the stack; a callee (``forward_g``, ``backward_g``)
@@ -399,13 +399,12 @@ def prepare_stack(ctx, normalizer) -> None:
     """
     ctx.forward_stack = stack = generated_stack(ctx.fn) if ctx.mode == "jvp" else None
     if stack is not None:
-        normalizer.forward_stack = stack
-        normalizer.stack_without_tangent = stack in param_names(ctx.source.tree) and stack not in ctx.wrt
+        ctx.stack_without_tangent = stack in param_names(ctx.source.tree) and stack not in ctx.wrt
 
 
 def results_and_stack(ctx):
     """What the analysis counts as results: ``ctx.ret``, and in a callee the stack its pushes go to."""
-    if getattr(ctx, "forward_stack", None) is None or ctx.entry:
+    if ctx.forward_stack is None or ctx.entry:
         return ctx.ret
     return compat.tuple_([compat.clone(ctx.ret), compat.name(ctx.forward_stack)])
 

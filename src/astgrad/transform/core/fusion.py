@@ -390,7 +390,7 @@ def groups(stmts, analysis, temps, reads):
 
 def read_counts(body) -> dict:
     """How often each name is read anywhere in the normalised function."""
-    counts = {}
+    counts: dict = {}
 
     for s in walk_statements(body):
         for n in own_reads(s):

@@ -38,7 +38,7 @@ class Inlined:
 
 
 #: rule function -> its parsed definition (or None): a rule's source does not change under it
-_PARSED = weakref.WeakKeyDictionary()
+_PARSED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 class RuleInliner:
@@ -282,7 +282,7 @@ def _array_helper(fn) -> bool:
         return False
 
 
-_ARRAY_HELPERS = None
+_ARRAY_HELPERS: set | None = None
 #: numpy functions that return one array (never a tuple) which rules return
 _NUMPY_ARRAY_FUNCTIONS = (
     "reshape", "transpose", "moveaxis", "swapaxes", "expand_dims", "squeeze", "broadcast_to", "flip", "fliplr",

@@ -29,18 +29,18 @@ def rematerializable(body, an, params=()) -> dict:
     A name bound before its one op (a parameter, a loop target) is never chosen: the primal's push
     before that op also saves the earlier value, which the adjoint restores for the reads above it.
     """
-    defs = {}
+    defs: dict = {}
     for op in walk_ops(body):
         for t in op.targets:
             defs.setdefault(t, []).append(op)
-    readers = {}
+    readers: dict = {}
     for op in walk_ops(body):
         if an.is_active(op):
             for name in an.rule_reads(op):
                 readers.setdefault(name, []).append(op)
     iters = {n for s in walk_statements(body) if isinstance(s, For) for n in atom_names(s.iter)}
     bound_otherwise = set(params) | {s.target for s in walk_statements(body) if isinstance(s, For)}
-    chosen = {}
+    chosen: dict = {}
 
     def visit(stmts):
         position = {id(s): i for i, s in enumerate(stmts)}

@@ -75,9 +75,11 @@ def check_writes(body, ret, params, local_names, source, array_helper=None) -> t
     what a user function returned that would share memory with ``x`` if they were arrays (``e0 =
     energy(pos, vel)`` before ``vel += ...``), which share nothing if they are numbers."""
     _rebind_plain_aliases(body, params, array_helper, source)
-    sites, joins, escapes = [], [], []
+    sites: list = []
+    joins: list = []
+    escapes: list = []
     _flatten(body, (), (), sites, joins, escapes)
-    writes = {}
+    writes: dict = {}
     for s in sites:
         if s.op.inplace and s.op.inplace[1] is not None:
             writes.setdefault(s.op.targets[0], []).append(s)
@@ -86,7 +88,7 @@ def check_writes(body, ret, params, local_names, source, array_helper=None) -> t
     returns: list = []
     if not writes:
         return checked, returns
-    defs = {}
+    defs: dict = {}
     for s in sites:
         for t in s.op.targets:
             defs.setdefault(t, []).append(s)
@@ -580,7 +582,7 @@ def _stored_names(raw) -> tuple | None:
         return None
     fn = raw.call.fn
     if fn is not None and (fn in _KEEPS_NOTHING or isinstance(fn, np.ufunc)
-                           or getattr(fn, "__module__", "") and str(getattr(fn, "__module__", "")).split(".")[0] == "numpy"):
+                           or str(getattr(fn, "__module__", "") or "").split(".")[0] == "numpy"):
         return None
     call = stmt.value
     names = set()

@@ -66,7 +66,7 @@ def mark(plan, trees, maybe, ns) -> None:
 def _fields_named_t(body, objects) -> None:
     """``p.T`` on what may be a dataclass or a named tuple: its field ``T``, read as any attribute (an array's
     transpose then too: ``attributes.attribute_gradient`` tells them apart when it runs)."""
-    transpose = rules.find(np.transpose).fn
+    transpose = getattr(rules.find(np.transpose), "fn", np.transpose)
     for op in walk_ops(body):
         if op.kind == "prim" and op.fn is transpose and isinstance(op.expr, gast.Attribute) and op.expr.attr == "T" \
                 and len(op.args) == 1 and isinstance(op.args[0], gast.Name) and op.args[0].id in objects:
@@ -82,7 +82,7 @@ def passed(plan, bound, active) -> tuple:
 
 def items_of(body, trees) -> set:
     """Names holding an item of a container in ``trees`` (``W = params["W1"]``, ``W, b = layers[0]``), or of those."""
-    found = set()
+    found: set = set()
     while True:
         grown = set(found)
         for op in walk_ops(body):

@@ -22,11 +22,12 @@ import inspect
 import linecache
 import sys
 import types
+from typing import Any
 
 from ..ir.errors import TransformError
 
 _FUTURE_FLAGS = 0  # the __future__ imports that still change compilation (annotations, not nested_scopes)
-for _feature in map(__future__.__dict__.get, __future__.all_feature_names):
+for _feature in (getattr(__future__, name) for name in __future__.all_feature_names):
     if _feature.getMandatoryRelease() is None or _feature.getMandatoryRelease() > sys.version_info:
         _FUTURE_FLAGS |= _feature.compiler_flag
 
@@ -105,7 +106,7 @@ def _covering(tree, line) -> dict:
     while stack:
         node = stack.pop()
         for child in ast.iter_child_nodes(node):
-            if hasattr(child, "lineno") and not _first_line(child) <= line <= (child.end_lineno or child.lineno):
+            if hasattr(child, "lineno") and not _first_line(child) <= line <= (getattr(child, "end_lineno", None) or child.lineno):
                 continue
             parents[child] = node
             stack.append(child)
@@ -152,8 +153,9 @@ def _moved(node, text, flags, rewrite, code) -> bool:
         if (lam.lineno, lam.col_offset, lam.end_lineno, lam.end_col_offset) == span:
             for inner in ast.walk(lam):
                 if hasattr(inner, "lineno"):
-                    inner.end_lineno = (inner.end_lineno or inner.lineno) + shift
-                    inner.lineno += shift
+                    located: Any = inner  # an expression, statement, argument or keyword: it has a position
+                    located.end_lineno = (located.end_lineno or located.lineno) + shift
+                    located.lineno += shift
     if rewrite is not None:
         rewrite(tree, text.encode("utf-8"), code.co_filename)
     own = next(_code_objects(_compile(tree, code.co_filename, flags), node.lineno + shift), None)

@@ -120,7 +120,7 @@ class Names:
     def __init__(self, taken=(), parent: "Names | None" = None, user: UserNames | None = None):
         self.taken = set(taken)
         self.parent = parent
-        self.user = user if user is not None else (parent.user if parent is not None else UserNames())
+        self.user: UserNames = user if user is not None else (parent.user if parent is not None else UserNames())
         self.children: list[Names] = []
         if parent is not None:
             parent.children.append(self)

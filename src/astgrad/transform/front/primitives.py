@@ -160,11 +160,11 @@ def needs_unbroadcast(fn) -> bool:
     return fn not in _SHAPE_KEEPING
 
 
-_SHAPE_KEEPING = {
+_SHAPE_KEEPING: set = {
     np.sum, np.mean, np.max, np.min, np.amax, np.amin, np.prod, np.var, np.std,
     np.linalg.norm, np.reshape, np.ravel, np.squeeze, np.expand_dims, np.transpose,
     np.swapaxes, np.moveaxis, np.concatenate, np.stack, rules.getitem, rules.scatter,
     rules.sigmoid, rules.relu, rules.max_along, rules.min_along, rules.vector_norm,
     rules.astype, attributes.attribute,
 }
-_SHAPE_KEEPING = {rules.find(f).fn if rules.find(f) else f for f in _SHAPE_KEEPING}
+_SHAPE_KEEPING = {getattr(rules.find(f), "fn", f) for f in _SHAPE_KEEPING}
