@@ -77,7 +77,7 @@ class Module:
     def __reduce_ex__(self, protocol):
         """Pickle this package's layers by their name here: the module they print (``torch.nn...``) may not exist."""
         cls = type(self)
-        if globals().get(cls.__name__) is not cls:  # the user's own subclass: pickled by its own module, as usual
+        if _layer_class(cls.__name__) is not cls:  # the user's own subclass: pickled by its own module, as usual
             return super().__reduce_ex__(protocol)
         return _new_module, (cls.__name__,), dict(self.__dict__)
 
@@ -431,10 +431,18 @@ Embedding.__module__ = "torch.nn.modules.sparse"
 Dropout.__module__ = "torch.nn.modules.dropout"
 LayerNorm.__module__ = "torch.nn.modules.normalization"
 
+def _layer_class(name: str):
+    """The layer class ``astgrad.torch.nn.<name>``, whichever file of the package defines it, or None."""
+    from .. import nn
+
+    cls = getattr(nn, name, None)
+    return cls if isinstance(cls, type) and issubclass(cls, Module) else None
+
+
 def _new_module(name: str) -> Module:
     """An empty instance of this package's layer class ``name``; unpickling then restores its attributes."""
-    cls = globals()[name]
-    if not (isinstance(cls, type) and issubclass(cls, Module)):
+    cls = _layer_class(name)
+    if cls is None:
         raise TypeError(f"{name!r} is not a layer of astgrad.torch.nn")
     return cls.__new__(cls)
 
