@@ -145,3 +145,19 @@ def test_a_pickled_layer_is_astgrads_and_computes_the_same(make):
     first = first[0] if isinstance(first, tuple) else first
     again = again[0] if isinstance(again, tuple) else again
     np.testing.assert_array_equal(first.detach().numpy(), again.detach().numpy())
+
+
+@pytest.mark.parametrize("kind", ["RNN", "LSTM", "GRU"])
+def test_forward_mode_tangents_agree_with_reverse_mode_gradients(kind):
+    """The layers are compositions of taped operations, so forward mode reaches them too: <w, J u> both ways."""
+    import astgrad.torch.autograd.forward_ad as fwAD
+
+    module = getattr(nn, kind)(2, 3, num_layers=2, bidirectional=True).double()
+    x, u = RNG.normal(size=(4, 2, 2)), RNG.normal(size=(4, 2, 2))
+    with fwAD.dual_level():
+        output = module(fwAD.make_dual(torch.tensor(x), torch.tensor(u)))[0]
+        tangent = fwAD.unpack_dual(output).tangent.numpy()
+    w = RNG.normal(size=tangent.shape)
+    xt = torch.tensor(x, requires_grad=True)
+    (module(xt)[0] * torch.tensor(w)).sum().backward()
+    np.testing.assert_allclose(np.sum(tangent * w), np.sum(xt.grad.numpy() * u), rtol=1e-10)

@@ -115,6 +115,8 @@ class RNNBase(Module):
             raise ValueError("proj_size should be a positive integer or zero to disable projections")
         if proj_size >= hidden_size:
             raise ValueError("proj_size has to be smaller than hidden_size")
+        if mode not in GATES:
+            raise ValueError("Unrecognized RNN mode: " + mode)
         gate_size = GATES[mode] * hidden_size
         out_size = proj_size if proj_size > 0 else hidden_size
         self._flat_weights_names, self._all_weights = [], []
