@@ -6,7 +6,10 @@ from .modules import (
     Linear, LogSoftmax, Module, MSELoss, NLLLoss, ReLU, Sequential, Sigmoid, SmoothL1Loss, Softmax, Tanh,
 )
 from .parameter import Parameter
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
+from . import utils
 
 __all__ = ["BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "HuberLoss",
            "L1Loss", "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax", "Module", "MSELoss", "NLLLoss", "Parameter",
            "ReLU", "Sequential", "Sigmoid", "SmoothL1Loss", "Softmax", "Tanh", "functional"]
+__all__ += ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase", "utils"]

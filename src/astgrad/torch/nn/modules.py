@@ -26,8 +26,17 @@ __all__ = ["Module", "Linear", "Sequential", "ReLU", "LeakyReLU", "Tanh", "Sigmo
            "CrossEntropyLoss", "BCELoss", "BCEWithLogitsLoss"]
 
 
+_LAYERS: dict = {}
+
+
 class Module:
     """Base of every layer: attributes holding Parameters and Modules are registered in order."""
+
+    def __init_subclass__(cls, **kwargs):
+        """Each layer class defined in astgrad.torch.nn is recorded, so that a pickle can name it (``_new_module``)."""
+        super().__init_subclass__(**kwargs)
+        if cls.__module__.startswith(f"{__package__}."):  # not a user's subclass: those pickle by their own module
+            _LAYERS[cls.__name__] = cls
 
     def __init__(self):
         object.__setattr__(self, "_parameters", {})
@@ -77,7 +86,7 @@ class Module:
     def __reduce_ex__(self, protocol):
         """Pickle this package's layers by their name here: the module they print (``torch.nn...``) may not exist."""
         cls = type(self)
-        if globals().get(cls.__name__) is not cls:  # the user's own subclass: pickled by its own module, as usual
+        if _LAYERS.get(cls.__name__) is not cls:  # the user's own subclass: pickled by its own module, as usual
             return super().__reduce_ex__(protocol)
         return _new_module, (cls.__name__,), dict(self.__dict__)
 
@@ -232,6 +241,7 @@ class Linear(Module):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
 
 
+_LAYERS["Module"] = Module
 Module.__module__ = "torch.nn.modules.module"
 Linear.__module__ = "torch.nn.modules.linear"
 
@@ -433,8 +443,8 @@ LayerNorm.__module__ = "torch.nn.modules.normalization"
 
 def _new_module(name: str) -> Module:
     """An empty instance of this package's layer class ``name``; unpickling then restores its attributes."""
-    cls = globals()[name]
-    if not (isinstance(cls, type) and issubclass(cls, Module)):
+    cls = _LAYERS.get(name)
+    if cls is None:
         raise TypeError(f"{name!r} is not a layer of astgrad.torch.nn")
     return cls.__new__(cls)
 

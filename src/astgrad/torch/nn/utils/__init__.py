@@ -1,0 +1,5 @@
+"""``torch.nn.utils``: gradient clipping, as the training loops of the sequence tutorials call it."""
+
+from .clip_grad import clip_grad_norm_, clip_grad_value_
+
+__all__ = ["clip_grad_norm_", "clip_grad_value_"]
