@@ -30,8 +30,8 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     level = config.getoption("--optimize-level")
     if level is not None:
-        from astgrad import api
-        api._set_default_level(level)
+        from astgrad.api import gradient
+        gradient._set_default_level(level)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -50,11 +50,11 @@ def _optimize_level(request):
     if marker is None:
         yield
         return
-    from astgrad import api
-    saved = api._default_level
-    api._set_default_level(marker.args[0])
+    from astgrad.api import gradient
+    saved = gradient._default_level
+    gradient._set_default_level(marker.args[0])
     yield
-    api._default_level = saved
+    gradient._default_level = saved
 
 
 @pytest.fixture

@@ -6,8 +6,8 @@ Inside ``astgrad.transform`` the stages are stacked (top to bottom)::
 
 and the package as a whole::
 
-    the face and its tools (astgrad, _cli, _graphs, backends, torch, pytest_plugin)
-      ->  transform  ->  tape  ->  rules  ->  foundations (_trees: the pytree registry)
+    the face (astgrad, check, autograd, _cli, pytest_plugin, torch)  ->  api  ->  views  ->  backends
+      ->  transform  ->  values  ->  tape  ->  rules
 
 A module may import modules of its own layer and of any layer below.  An
 arrow that runs back up is named by the failure (``importer -> imported``),
@@ -26,8 +26,8 @@ TRANSFORM = "astgrad.transform"
 #: the stages of transform/, top first
 STAGES = ["pipeline", "back", "passes", "core", "front", "runtime", "ir"]
 #: the parts of the package, top first (a module not named here is part of the face)
-PARTS = ["face", "astgrad.transform", "astgrad.tape", "astgrad.rules", "foundations"]
-FOUNDATIONS = {"astgrad._trees"}
+PARTS = ["face", "astgrad.api", "astgrad.views", "astgrad.backends", "astgrad.transform", "astgrad.values",
+         "astgrad.tape", "astgrad.rules"]
 #: arrows that run up on purpose: {(importer, imported): why}
 ALLOWED = {
     ("astgrad.rules.catalogue", "astgrad"):
@@ -44,9 +44,7 @@ def stage(module: str) -> int:
 
 
 def part(module: str) -> int:
-    if module in FOUNDATIONS:
-        return PARTS.index("foundations")
-    for i, name in enumerate(PARTS[1:-1], 1):
+    for i, name in enumerate(PARTS[1:], 1):
         if module == name or module.startswith(name + "."):
             return i
     return 0

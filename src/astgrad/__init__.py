@@ -11,13 +11,13 @@ from .tape import (
     zeros_like,
 )
 from . import autograd
-from .api import TransformError, grad, show, value_and_grad, vjp
-from ._jvp import jvp
-from ._compose import elementwise_grad, hessian, hvp, jacfwd, jacobian, jacrev
-from . import _gradient_calls  # noqa: F401  (the table entry of a gradient called inside a differentiated function)
-from ._trees import register_pytree, tree_flatten, tree_map, tree_unflatten
+from .api.gradient import TransformError, grad, show, value_and_grad, vjp
+from .api.forward import jvp
+from .api.compose import elementwise_grad, hessian, hvp, jacfwd, jacobian, jacrev
+from .api import inside as _gradient_calls
+from .values.trees import register_pytree, tree_flatten, tree_map, tree_unflatten
 from .check import GradientMismatch, GradReport, check_grads
-from ._graphs import graph
+from .views.graphs import graph
 
 __version__ = "0.1.0"
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._argument_types import refuse_other_meanings
-from . import _trees
+from .api.arguments import refuse_other_meanings
+from .values import trees as _trees
 
 __all__ = ["check_grads", "GradientMismatch", "GradReport"]
 
@@ -75,11 +75,11 @@ class GradReport:
 
     def _repr_html_(self) -> str:
         """In a notebook: the comparison as a table."""
-        from ._display import report_html
+        from .views.display import report_html
         return report_html(self)
 
     def _repr_markdown_(self) -> str:
-        from ._display import report_markdown
+        from .views.display import report_markdown
         return report_markdown(self)
 
 
@@ -217,12 +217,12 @@ def _complex_difference(at, z, eps, direction):
 
 
 def _generated(f, args, positions, inputs, u):
-    from . import api
+    from .api import gradient
 
     if u is None:
-        result = api.grad(f, wrt=positions)(*args)
+        result = gradient.grad(f, wrt=positions)(*args)
     else:
-        result = api.vjp(f, wrt=positions)(*args, u)
+        result = gradient.vjp(f, wrt=positions)(*args, u)
     result = list(result)  # positions is a tuple, so the gradients come as a tuple
     return [_trees.get(result[positions.index(leaf.position)], leaf.path) for leaf in inputs]
 
@@ -427,8 +427,8 @@ def _section(report, f, args, positions, inputs, u, modes, direction, order, opt
 
 
 def _generated_section(f, args, positions, leaf, u, v, direction, order):
-    from . import _compose, api
-    from ._jvp import jvp
+    from .api import compose as _compose, gradient
+    from .api.forward import jvp
 
     if leaf.path:
         raise _Skip(f"{leaf.name} is inside a container: the generated jvp and hessian take arrays and numbers")
@@ -441,7 +441,7 @@ def _generated_section(f, args, positions, leaf, u, v, direction, order):
                     "random projection)")
     if direction == "fwd":
         return _compose.hvp(f, leaf.position)(*args, v)
-    return api.vjp(api.grad(f, leaf.position), leaf.position)(*args, v)
+    return gradient.vjp(gradient.grad(f, leaf.position), leaf.position)(*args, v)
 
 
 def _taped_section(f, args, inputs, u, directions, order):

@@ -21,7 +21,7 @@ from astgrad.transform.runtime import attributes, structural
 from astgrad.transform import runtime
 from collections import namedtuple
 from astgrad.transform.runtime import append, as_column
-from astgrad._gradient_calls import gradient_at
+from astgrad.api.inside import gradient_at
 import astgrad
 
 

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 import astgrad
-from astgrad import api, rules
+from astgrad.api import gradient
+from astgrad import rules
 from astgrad.transform import runtime
 from astgrad.transform.front.parse import Dependencies
 
@@ -116,15 +117,15 @@ def test_a_gradient_that_is_not_fresh_is_copied():
     fakes = [read_only, np.ones((4, 2))[::2], np.ones((2, 2), dtype=np.float32), np.ones((2, 2), dtype=int),
              np.ones(2), 1.5, np.float64(1.5)]
     for fake in fakes:
-        g = api.GradientFunction(tutorial, 0, "grad", False)  # not the cached one: its function is replaced
+        g = gradient.GradientFunction(tutorial, 0, "grad", False)  # not the cached one: its function is replaced
         g._generated.function = lambda x, fake=fake: fake
-        g._entry = api._compile_entry(g)
+        g._entry = gradient._compile_entry(g)
         out = g(X)
         assert out is not fake and out.flags.writeable and out.flags.owndata
         assert out.dtype == X.dtype and out.shape == X.shape and not np.shares_memory(out, fake)
         np.testing.assert_array_equal(out, np.broadcast_to(fake, X.shape))
     g._generated.function = lambda x: X
-    g._entry = api._compile_entry(g)
+    g._entry = gradient._compile_entry(g)
     assert g(X) is not X and g(X + 1) is X  # an argument is copied; the rest is the transform's business
 
 

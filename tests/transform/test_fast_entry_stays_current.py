@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import astgrad
-from astgrad import api
+from astgrad.api import gradient
 
 X = np.array([[0.3, -0.2], [0.5, 1.5]])
 
@@ -95,7 +95,7 @@ def test_each_gradient_runs_its_own_entry():
         return np.sum(x * x * x)
     gf, gh = astgrad.grad(f), astgrad.grad(h)
     gf(X), gh(X)
-    assert type(gf) is not type(gh) and isinstance(gf, api.GradientFunction)
+    assert type(gf) is not type(gh) and isinstance(gf, gradient.GradientFunction)
     assert type(gf).__call__ is gf._entry is not type(gh).__call__
     for _ in range(2):
         np.testing.assert_allclose(gf(X), 2 * X)
@@ -133,18 +133,18 @@ def test_a_new_signature_gets_its_own_entry_and_the_old_one_still_answers():
 ], ids=["reshaped", "first row of a cube", "transposed"])
 def test_a_view_passing_every_other_test_is_copied(fake):
     assert fake.base is not None and fake.flags.writeable and fake.shape == X.shape and fake.dtype == X.dtype
-    g = api.GradientFunction(lambda x: np.mean((x + 2) ** 2), 0, "grad", False)
+    g = gradient.GradientFunction(lambda x: np.mean((x + 2) ** 2), 0, "grad", False)
     g._generated.function = lambda x: fake
-    g._entry = api._compile_entry(g)
+    g._entry = gradient._compile_entry(g)
     out = g(X)
     assert out is not fake and out.base is None and not np.shares_memory(out, fake)
     np.testing.assert_array_equal(out, fake)
 
 
 def test_a_view_of_the_argument_is_copied():
-    g = api.GradientFunction(lambda x: np.mean((x + 2) ** 2), 0, "grad", False)
+    g = gradient.GradientFunction(lambda x: np.mean((x + 2) ** 2), 0, "grad", False)
     g._generated.function = lambda x: x[:]
-    g._entry = api._compile_entry(g)
+    g._entry = gradient._compile_entry(g)
     out = g(X)
     assert not np.shares_memory(out, X)
     np.testing.assert_array_equal(out, X)
@@ -204,7 +204,7 @@ def test_the_specialised_entry_notices_an_edited_function_a_rebound_global_and_a
     g = astgrad.grad(ns["f"])
     for _ in range(2):
         np.testing.assert_allclose(g(X), (np.cos(X) * X + np.sin(X)) / X.size)
-    assert "x.size" in g.source and g._entry is not api._call_general
+    assert "x.size" in g.source and g._entry is not gradient._call_general
     ns["act"] = np.cos
     for _ in range(2):
         np.testing.assert_allclose(g(X), (-np.sin(X) * X + np.cos(X)) / X.size)
@@ -231,7 +231,7 @@ def test_a_rule_registered_after_the_specialised_entry_reaches_it(isolated_rules
     g = astgrad.grad(ns["f"])
     for _ in range(2):
         np.testing.assert_allclose(g(X), (3 * X + 2) / X.size)
-    assert g._entry is not api._call_general  # the compiled entry, tested at each call
+    assert g._entry is not gradient._call_general  # the compiled entry, tested at each call
     astgrad.defvjp(cube, lambda g, ans, x: g * 3 * x ** 2)
     for _ in range(2):
         np.testing.assert_allclose(g(X), (3 * X ** 2 + 2) / X.size)
@@ -244,11 +244,11 @@ def test_a_rule_registered_after_the_specialised_entry_reaches_it(isolated_rules
 ], ids=["the argument", "its transpose", "a view of it", "a reshaped view", "a float", "a numpy float",
         "float32", "another shape", "a subclass", "read-only"])
 def test_the_specialised_entry_copies_a_gradient_that_is_not_fresh(fake):
-    g = api.GradientFunction(_mean_square, 0, "grad", False)
+    g = gradient.GradientFunction(_mean_square, 0, "grad", False)
     generated = g._build({"x": (2, False)})
     assert "x.size" in generated.source
     generated.function = fake
-    g._entry = api._compile_entry(g, generated, {"x": (2, False)})
+    g._entry = gradient._compile_entry(g, generated, {"x": (2, False)})
     assert "t0 is _ndarray" not in linecache.getlines(g._entry.__code__.co_filename)[-8]
     x = X.copy()
     out = g(x)

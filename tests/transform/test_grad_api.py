@@ -119,10 +119,10 @@ def test_rebinding_a_called_helper_gives_a_fresh_transform(monkeypatch):
 
 def test_a_cached_grad_costs_almost_nothing(monkeypatch):
     """Counted, not timed: asking again, and calling, never transforms or compiles."""
-    from astgrad import api
+    from astgrad.api import gradient
     g = astgrad.grad(calls_scaled)
     expected = g(3.0)
-    assert g._entry is not api.GradientFunction._call_general  # the entry compiled for this signature
+    assert g._entry is not gradient.GradientFunction._call_general  # the entry compiled for this signature
     work = []
 
     def counted(name, real):
@@ -130,10 +130,10 @@ def test_a_cached_grad_costs_almost_nothing(monkeypatch):
             work.append(name)
             return real(*args, **kwargs)
         return wrapper
-    monkeypatch.setattr(api, "build", counted("build", api.build))
-    monkeypatch.setattr(api, "compile_source", counted("compile", api.compile_source))
-    monkeypatch.setattr(api.GradientFunction, "_rebuild", counted("rebuild", api.GradientFunction._rebuild))
-    monkeypatch.setattr(api.GradientFunction, "__init__", counted("new", api.GradientFunction.__init__))
+    monkeypatch.setattr(gradient, "build", counted("build", gradient.build))
+    monkeypatch.setattr(gradient, "compile_source", counted("compile", gradient.compile_source))
+    monkeypatch.setattr(gradient.GradientFunction, "_rebuild", counted("rebuild", gradient.GradientFunction._rebuild))
+    monkeypatch.setattr(gradient.GradientFunction, "__init__", counted("new", gradient.GradientFunction.__init__))
     for _ in range(1000):
         assert astgrad.grad(calls_scaled) is g
         assert g(3.0) == expected

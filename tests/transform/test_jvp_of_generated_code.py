@@ -1,6 +1,6 @@
 """The forward transform reads generated code as it reads a user's: jvp of a generated gradient is H u.
 
-``astgrad._jvp._tangent_function`` is the hook for transformations built on
+``astgrad.api.forward._tangent_function`` is the hook for transformations built on
 forward mode (forward-over-reverse): it takes a generated function, whose
 text the transform finds in linecache, and returns ``(*args, *tangents) ->
 (value, tangent)``.  Checked against central differences of the gradient,
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import astgrad
-from astgrad._jvp import _tangent_function
+from astgrad.api.forward import _tangent_function
 
 X = np.array([0.3, -0.2, 0.5])
 U = np.array([1.0, 0.5, -1.0])

@@ -414,7 +414,7 @@ def test_loops_over_items_values_and_keys():
 
 
 def test_a_container_gradient_is_never_cut_short_padded_or_dropped():
-    from astgrad.api import _finish
+    from astgrad.api.gradient import _finish
     two = [np.ones(2), np.ones(2)]
     for grad, original in [([np.ones(2)] * 3, two), (np.ones((3, 2)), two), ({"c": np.ones(2)}, {"a": np.ones(2)}),
                            (np.ones(2), {"a": np.ones(2)}), (1.5, two)]:

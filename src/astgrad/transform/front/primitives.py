@@ -85,7 +85,7 @@ def _internal(fn) -> bool:
     missing gradients, and get rules or a refusal.
     """
     return str(getattr(fn, "__module__", "")).startswith("astgrad.transform.") or \
-        getattr(fn, "__astgrad_internal__", False)  # a helper elsewhere in astgrad (_gradient_calls)
+        getattr(fn, "__astgrad_internal__", False)  # a helper elsewhere in astgrad (api/inside.py)
 
 
 def unwrap_gradient_object(obj):

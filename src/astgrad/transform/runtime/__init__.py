@@ -16,7 +16,8 @@ import math
 
 import numpy as np
 
-from ... import _trees, rules
+from ...values import trees as _trees
+from ... import rules
 from ...rules import linalg
 from ...rules.joining import as_column
 from ...rules.sequences import GradientDict, GradientList, append, grow, part, split_last

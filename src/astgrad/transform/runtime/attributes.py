@@ -2,17 +2,17 @@
 
 ``obj.name`` is the primitive ``attribute`` (its rules are in helper_rules).
 An object's gradient is a list of one item per child, the children being
-what ``_trees.children`` gives (a dataclass's fields in order, a registered
+what ``values.trees.children`` gives (a dataclass's fields in order, a registered
 class's ``flatten``), as a list's gradient is one item per item; the
 gradient is rebuilt as an object of the class when it is returned
-(``_returned``).
+(``api/returned.py``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ... import _trees
+from ...values import trees as _trees
 from ...rules._lazy import is_lazy
 from ...rules.sequences import GradientList
 from . import is_zero

@@ -17,7 +17,7 @@ import weakref
 
 import numpy as np
 
-from ... import _trees
+from ...values import trees as _trees
 from ..ir.errors import UnsupportedSyntaxError
 
 __all__ = ["not_joined", "not_a_dict", "written_through", "a_number", "a_returned_number", "written_outside",

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _dask, _trees
-from ._trees import has_gradient, is_tree
-from .rules._lazy import is_lazy
+from ..values import dask as _dask, trees as _trees
+from ..values.trees import has_gradient, is_tree
+from ..rules._lazy import is_lazy
 
 
 def _is_tensor(value) -> bool:
@@ -32,7 +32,7 @@ def _finish(grad, original):
     if type(original) in (float, int) and type(grad) in (float, np.float64):
         return float(grad)  # the common number case of the branch below
     if _is_tensor(original):
-        from .tape import tensor
+        from ..tape import tensor
         data = _finish(grad, original.detach().numpy())
         return tensor(data, dtype=original.dtype)
     if is_tree(original):

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any, Optional
 
-from ..tape import Tensor
+from ...tape import Tensor
 from .dot import Graph, Writer
 
 _OUTPUT, _LEAF, _SAVED = "darkolivegreen1", "lightblue", "orange"

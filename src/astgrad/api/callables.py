@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import types
 
-from .transform.front.locate import own_signature
+from ..transform.front.locate import own_signature
 
 
 def split(f, wrt, mode):

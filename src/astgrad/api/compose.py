@@ -5,7 +5,7 @@ the output, with that element's basis vector as seed, and stacks the rows:
 the result has the output's shape, then the input's (as in JAX and HIPS
 autograd).  ``jacfwd`` stacks generated jvps over the input's basis vectors.
 ``hessian(f)`` applies the forward sweep to the code ``grad(f)`` generates
-(forward over reverse, see _higher), one jvp per input element; ``hvp`` is
+(forward over reverse, see higher.py), one jvp per input element; ``hvp`` is
 one such jvp along ``v``: no hessian is built.
 """
 
@@ -15,11 +15,12 @@ import inspect
 
 import numpy as np
 
-from . import _dask, _trees, api
-from ._jvp import gradient_code, jvp
-from ._returned import _finish
-from ._trees import has_gradient, is_tree
-from .transform.runtime.tangents import zero_tangent
+from ..values import dask as _dask, trees as _trees
+from . import gradient
+from .forward import gradient_code, jvp
+from .returned import _finish
+from ..values.trees import has_gradient, is_tree
+from ..transform.runtime.tangents import zero_tangent
 
 __all__ = ["jacobian", "jacrev", "jacfwd", "hessian", "hvp", "elementwise_grad"]
 
@@ -135,7 +136,7 @@ def jacobian(f, wrt=0, *, optimize=None):
     arguments are real.  ``f`` runs once more for its output's shape.
     """
     single = not isinstance(wrt, (tuple, list))
-    product = api.vjp(f, wrt, optimize=optimize)
+    product = gradient.vjp(f, wrt, optimize=optimize)
     signature = inspect.signature(f)
 
     def run(*args, **kwargs):
@@ -167,7 +168,7 @@ def _inputs(f, signature, wrt, args, kwargs, what):
     """The names ``wrt`` gives and the (checked) arguments they name in this call."""
     bound = signature.bind(*args, **kwargs)
     bound.apply_defaults()
-    names, _ = api._wrt_names(f, signature, wrt)
+    names, _ = gradient._wrt_names(f, signature, wrt)
     return names, [_checked(bound.arguments[name], what, name) for name in names]
 
 
@@ -215,14 +216,14 @@ class _GradientTangent:
     """``H v``: the generated jvp of the code ``grad(f, wrt)`` generates, along ``v`` for the argument ``along``.
 
     Forward over reverse: the gradient's generated code (optimize=1, see
-    _higher) transformed by the forward sweep.  ``.source`` is that jvp.
+    higher.py) transformed by the forward sweep.  ``.source`` is that jvp.
     An argument ``wrt`` names that holds dicts, lists or tuples is
     differentiated through the gradient's code for containers; the result
     has its structure (zeros where the code gave no gradient).
     """
 
     def __init__(self, f, wrt, along, optimize):
-        self._gradient = api.grad(f, wrt, optimize=1)
+        self._gradient = gradient.grad(f, wrt, optimize=1)
         self._wrt, self._along, self._level, self._last = wrt, along, optimize, None
         self._signature = signature = inspect.signature(f)
         params = list(signature.parameters.values())
@@ -321,7 +322,7 @@ def elementwise_grad(f, wrt=0, *, optimize=None):
     element.  It is not checked: for any other function it is still the
     gradient of the sum of the outputs, the column sums of the Jacobian.
     """
-    product = api.vjp(f, wrt, optimize=optimize)
+    product = gradient.vjp(f, wrt, optimize=optimize)
 
     def run(*args, **kwargs):
         return product(*args, np.ones(_output_shape(f, args, kwargs, "elementwise_grad")), **kwargs)

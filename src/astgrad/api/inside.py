@@ -19,8 +19,8 @@ import weakref
 
 import numpy as np
 
-from . import _compose, api
-from .rules import defjvp, defvjp
+from . import compose as _compose, gradient
+from ..rules import defjvp, defvjp
 
 #: gradient object -> {(row, column): hessian block as v -> H[row, column] v}
 _BLOCKS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -122,4 +122,4 @@ def _as_primitive(gradient, keywords):
     return (None, why) if why else (gradient_at, None)
 
 
-api.GradientFunction._as_primitive = _as_primitive  # type: ignore[attr-defined]
+gradient.GradientFunction._as_primitive = _as_primitive  # type: ignore[attr-defined]

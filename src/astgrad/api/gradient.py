@@ -23,20 +23,21 @@ import types
 
 import numpy as np
 
-from .transform import DEFAULT_LEVEL, LEVELS, STAGES, build, check, describe_ranks
-from .transform.pipeline import ENTRY, show_forward
-from .transform.back.emit import compile_source, drop_lines_with
-from .transform.ir.errors import TransformError
-from .transform.front.expressions import CALLING_A_LOCAL
-from .transform.runtime.origins import add_location
-from .transform.runtime.checks import arguments_in
-from ._callables import split, wrt_item
-from ._higher import HigherGradient
-from . import _dask, backends as _backends
-from ._returned import _finish, _unwrap
-from ._trees import is_tree
-from ._argument_types import arguments_of_plain_types, refuse_other_meanings
-from .transform.front.locate import bind_now, locate, own_signature
+from ..transform import DEFAULT_LEVEL, LEVELS, STAGES, build, check, describe_ranks
+from ..transform.pipeline import ENTRY, show_forward
+from ..transform.back.emit import compile_source, drop_lines_with
+from ..transform.ir.errors import TransformError
+from ..transform.front.expressions import CALLING_A_LOCAL
+from ..transform.runtime.origins import add_location
+from ..transform.runtime.checks import arguments_in
+from .callables import split, wrt_item
+from .higher import HigherGradient
+from ..values import dask as _dask
+from .. import backends as _backends
+from .returned import _finish, _unwrap
+from ..values.trees import is_tree
+from .arguments import arguments_of_plain_types, refuse_other_meanings
+from ..transform.front.locate import bind_now, locate, own_signature
 
 __all__ = ["grad", "value_and_grad", "vjp", "show", "TransformError"]
 
@@ -175,11 +176,11 @@ class GradientFunction:
 
     def _repr_html_(self) -> str:
         """In a notebook: the generated source, highlighted."""
-        from ._display import source_html
+        from ..views.display import source_html
         return source_html(self.source)
 
     def _repr_markdown_(self) -> str:
-        from ._display import source_markdown
+        from ..views.display import source_markdown
         return source_markdown(self.source)
 
     def __call__(self, *args, **kwargs):

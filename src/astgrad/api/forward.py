@@ -16,20 +16,20 @@ import sys
 
 import numpy as np
 
-from . import _dask
-from ._callables import split
-from . import _trees
-from ._trees import is_tree
-from ._higher import HigherGradient, adjoint_code, lower_code
-from ._returned import _finish
-from ._argument_types import arguments_of_plain_types, refuse_other_meanings
-from .api import (_PLAIN, _composable, _freeze, _generated_inside, _gradient_function, _gradients_of,
-                  _higher_order_error, _level, _wrt_names, function_variant, refused_for_functions)
-from .transform.ir.errors import TransformError
-from .transform.front.locate import bind_now, own_signature
-from .transform.pipeline import build_forward
-from .transform.runtime.checks import arguments_in
-from .transform.runtime.origins import add_location
+from ..values import dask as _dask
+from .callables import split
+from ..values import trees as _trees
+from ..values.trees import is_tree
+from .higher import HigherGradient, adjoint_code, lower_code
+from .returned import _finish
+from .arguments import arguments_of_plain_types, refuse_other_meanings
+from .gradient import (_PLAIN, _composable, _freeze, _generated_inside, _gradient_function, _gradients_of,
+                       _higher_order_error, _level, _wrt_names, function_variant, refused_for_functions)
+from ..transform.ir.errors import TransformError
+from ..transform.front.locate import bind_now, own_signature
+from ..transform.pipeline import build_forward
+from ..transform.runtime.checks import arguments_in
+from ..transform.runtime.origins import add_location
 
 __all__ = ["jvp"]
 
@@ -49,7 +49,7 @@ class JvpFunction:
         fn = self.__astgrad_function__
         signature = own_signature(fn)
         if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in signature.parameters.values()):
-            from .transform import check
+            from ..transform import check
             check(fn)  # the located error for *args / **kwargs
         self._signature = signature
         self._names, self._single = _wrt_names(fn, signature, self._wrt)
@@ -244,7 +244,7 @@ def jvp(f=None, wrt=0, *, optimize=None):
 
 
 class JvpOfGradient:
-    """``jvp(grad(f))``: the forward sweep over the code ``grad(f)`` generates (forward over reverse, see _higher).
+    """``jvp(grad(f))``: the forward sweep over the code ``grad(f)`` generates (forward over reverse, see higher.py).
 
     Called as ``jvp(f)`` is, ``(*args, tangents)``; returns the gradient and
     its tangent, ``H u`` for a scalar ``f`` (``hvp`` is this tangent alone).

@@ -26,10 +26,10 @@ import weakref
 
 import numpy as np
 
-from .transform import runtime
-from .transform.pipeline import build_forward
-from .transform.runtime.origins import add_location
-from .transform.runtime.tangents import generated_stack
+from ..transform import runtime
+from ..transform.pipeline import build_forward
+from ..transform.runtime.origins import add_location
+from ..transform.runtime.tangents import generated_stack
 
 
 def adjoint_code(fn, factory, trees=frozenset()):

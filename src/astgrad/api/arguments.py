@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._trees import is_tree, leaves, path_text, tree_map
-from .transform.runtime.value_types import other_meaning, viewed_as_plain
+from ..values.trees import is_tree, leaves, path_text, tree_map
+from ..transform.runtime.value_types import other_meaning, viewed_as_plain
 
 
 def plain(value):

@@ -49,5 +49,5 @@ def graph(value: Any, *, names: Optional[dict] = None, saved: bool = False) -> G
 
 
 def _is_tensor_like(value: Any) -> bool:
-    from ..tape import Tensor
+    from ...tape import Tensor
     return isinstance(value, (Tensor, list, tuple))

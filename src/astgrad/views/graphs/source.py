@@ -23,7 +23,7 @@ import ast
 import re
 from typing import Optional
 
-from ..transform.ir.compat import unparse
+from ...transform.ir.compat import unparse
 from .dot import Graph, Writer
 
 _LINE_OF = re.compile(r"^\s*# (grad of )?line (\d+): (.*)$")

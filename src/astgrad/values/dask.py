@@ -22,8 +22,8 @@ import warnings
 
 import numpy as np
 
-from ._trees import is_tree, leaves, rebuild
-from .rules._lazy import is_lazy
+from .trees import is_tree, leaves, rebuild
+from ..rules._lazy import is_lazy
 
 __all__ = ["any_lazy", "any_lazy_leaf", "is_lazy", "refusing_fallbacks", "finish", "jvp_lazily", "broadcast_to", "stack"]
 

@@ -1,0 +1,1 @@
+"""Ways to look at what astgrad made: notebook display (display.py) and graph pictures (graphs/)."""
