@@ -83,6 +83,14 @@ def test_each_allowed_arrow_is_still_there(edges):
     assert not gone, f"no longer imported, take them off ALLOWED: {gone}"
 
 
+def test_the_tape_and_the_transformer_never_import_each_other(edges):
+    """Each engine checks the other, so neither may lean on the other: both stand on the rules."""
+    crossing = sorted((a, b) for a, bs in edges.items() for b in bs
+                      if a.startswith("astgrad.transform") and b.startswith("astgrad.tape")
+                      or a.startswith("astgrad.tape") and b.startswith("astgrad.transform"))
+    assert not crossing, f"the engines import each other: {crossing}"
+
+
 def test_the_check_names_an_arrow_that_runs_back():
     fake = {"astgrad.transform.ir.nodes": {"astgrad.transform.front.parse"},
             "astgrad.transform.core.reverse": {"astgrad.transform.front.parse", "astgrad.transform.ir.nodes"},

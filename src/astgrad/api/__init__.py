@@ -6,6 +6,6 @@ generated code (``hessian``, ``grad(grad(f))``); compose.py ``jacobian``,
 ``hvp`` and the other compositions; inside.py a gradient called inside a
 function being differentiated.  callables.py resolves what was given (a
 function, a bound method, a partial) and ``wrt``; arguments.py refuses
-argument types numpy gives other meanings; returned.py shapes what comes
-back.  ``astgrad/__init__.py`` re-exports the public names.
+argument types numpy gives other meanings; what comes back is shaped by
+values/returned.py.  ``astgrad/__init__.py`` re-exports the public names.
 """

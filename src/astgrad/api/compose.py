@@ -18,7 +18,7 @@ import numpy as np
 from ..values import dask as _dask, trees as _trees
 from . import gradient
 from .forward import gradient_code, jvp
-from .returned import _finish
+from ..values.returned import _finish
 from ..values.trees import has_gradient, is_tree
 from ..transform.runtime.tangents import zero_tangent
 

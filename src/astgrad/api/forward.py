@@ -21,7 +21,7 @@ from .callables import split
 from ..values import trees as _trees
 from ..values.trees import is_tree
 from .higher import HigherGradient, adjoint_code, lower_code
-from .returned import _finish
+from ..values.returned import _finish
 from .arguments import arguments_of_plain_types, refuse_other_meanings
 from .gradient import (_PLAIN, _composable, _freeze, _generated_inside, _gradient_function, _gradients_of,
                        _higher_order_error, _level, _wrt_names, function_variant, refused_for_functions)

@@ -34,7 +34,7 @@ from .callables import split, wrt_item
 from .higher import HigherGradient
 from ..values import dask as _dask
 from .. import backends as _backends
-from .returned import _finish, _unwrap
+from ..values.returned import _finish, _unwrap
 from ..values.trees import is_tree
 from .arguments import arguments_of_plain_types, refuse_other_meanings
 from ..transform.front.locate import bind_now, locate, own_signature

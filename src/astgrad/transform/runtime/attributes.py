@@ -5,7 +5,7 @@ An object's gradient is a list of one item per child, the children being
 what ``values.trees.children`` gives (a dataclass's fields in order, a registered
 class's ``flatten``), as a list's gradient is one item per item; the
 gradient is rebuilt as an object of the class when it is returned
-(``api/returned.py``).
+(``values/returned.py``).
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..values import dask as _dask, trees as _trees
-from ..values.trees import has_gradient, is_tree
+from . import dask as _dask, trees as _trees
+from .trees import has_gradient, is_tree
 from ..rules._lazy import is_lazy
 
 
