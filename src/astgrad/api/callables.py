@@ -65,6 +65,28 @@ def _parameters(inner, f, mode) -> list:
     raise TypeError(f"astgrad.{mode}: cannot see the parameters of {_describe(inner)} inside {f!r}")
 
 
+def resolve_wrt(wrt, names, owner) -> tuple[list, bool]:
+    """The parameter names ``wrt`` means among ``names``, and whether it was one item (not a tuple or list).
+
+    ``wrt`` is a position, a name, or a tuple or list of them; the one
+    resolver every transformation uses, so ``grad``, ``jvp`` and the
+    higher-order derivatives read ``wrt`` alike.  ``owner`` names the
+    function in the errors.
+    """
+    single = not isinstance(wrt, (tuple, list))
+    chosen: list = []
+    for item in ([wrt] if single else list(wrt)):
+        item = wrt_item(item, names, owner)
+        if item not in names:
+            raise ValueError(f"wrt={item!r}: {owner} has no parameter {item!r} (its parameters: {', '.join(names)})")
+        if item in chosen:
+            raise ValueError(f"wrt names {item!r} twice")
+        chosen.append(item)
+    if not chosen:
+        raise ValueError("wrt must name at least one parameter")
+    return chosen, single
+
+
 def wrt_item(item, names, owner) -> str:
     """One entry of ``wrt``, a position among ``names`` or a name, as a name (a name is checked by the caller)."""
     if isinstance(item, bool) or not isinstance(item, (int, str)):

@@ -30,7 +30,7 @@ from ..transform.ir.errors import TransformError
 from ..transform.front.expressions import CALLING_A_LOCAL
 from ..transform.runtime.origins import add_location
 from ..transform.runtime.checks import arguments_in
-from .callables import split, wrt_item
+from .callables import resolve_wrt, split
 from .higher import HigherGradient
 from ..values import dask as _dask
 from .. import backends as _backends
@@ -463,22 +463,8 @@ def _seed_name(fn):
 
 
 def _wrt_names(fn, signature, wrt):
-    params = [p for p in signature.parameters.values()
-              if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
-    names = [p.name for p in params]
-    single = not isinstance(wrt, (tuple, list))
-    chosen = []
-    for item in ([wrt] if single else list(wrt)):
-        item = wrt_item(item, names, fn.__qualname__)
-        if item not in names:
-            raise ValueError(f"wrt={item!r}: {fn.__qualname__} has no parameter {item!r} "
-                             f"(its parameters: {', '.join(names)})")
-        if item in chosen:
-            raise ValueError(f"wrt names {item!r} twice")
-        chosen.append(item)
-    if not chosen:
-        raise ValueError("wrt must name at least one parameter")
-    return chosen, single
+    names = [p.name for p in signature.parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    return resolve_wrt(wrt, names, fn.__qualname__)
 
 
 def _cached(fn, wrt, mode, preserve_result, has_aux=False, optimize=None, backend="numpy"):

@@ -30,6 +30,7 @@ from ..transform import runtime
 from ..transform.pipeline import build_forward
 from ..transform.runtime.origins import add_location
 from ..transform.runtime.tangents import generated_stack
+from .callables import resolve_wrt
 
 
 def adjoint_code(fn, factory, trees=frozenset()):
@@ -234,16 +235,7 @@ def _positional(function) -> list:
 
 def _wrt_names(function, wrt) -> list:
     """The parameter names ``wrt`` (a position, a name, or a tuple of them) means in ``function``."""
-    names = _positional(function)
-    out = []
-    for item in (wrt if isinstance(wrt, (tuple, list)) else (wrt,)):
-        if type(item) is int and -len(names) <= item < len(names):
-            item = names[item]
-        if item not in names or item in out:
-            raise ValueError(f"wrt={wrt!r} does not name distinct parameters of {function.__qualname__} "
-                             f"(its parameters: {', '.join(names)})")
-        out.append(item)
-    return out
+    return resolve_wrt(wrt, _positional(function), function.__qualname__)[0]
 
 
 def _scalar(value, mode, what):
