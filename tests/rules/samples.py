@@ -752,6 +752,10 @@ def _edges():
         # nn.Embedding's padding row is held constant: no gradient reaches it (rows counted by how often picked)
         Case(rules.embedding, [fixed(np.arange(15.0).reshape(5, 3)), const(np.array([1, 3, 3, 0, 1])), const(3)],
              name="padding", expected=[[[1.0] * 3, [2.0] * 3, [0.0] * 3, [0.0] * 3, [0.0] * 3]]),
+        # max pooling keeps PyTorch's one index per window: the first maximum; overlapping windows add up
+        Case(rules.sliding_windows.max_pool, [fixed([[[[2.0, 2.0, 1.0], [2.0, 2.0, 2.0]]]]), const((2, 2)), const((1, 1)),
+                                              const(((0, 0), (0, 0))), const((1, 1))],
+             name="tie_first", expected=[[[[[1.0, 1.0, 0.0], [0.0, 0.0, 0.0]]]]]),
     ]
     return edges
 
