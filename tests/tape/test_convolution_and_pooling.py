@@ -244,6 +244,13 @@ def test_initial_values_are_uniform_within_one_over_root_fan_in(layer, fan_in):
     assert values.max() > 0.8 * bound and values.min() < -0.8 * bound  # spread over the range, not a corner of it
 
 
+def test_a_padding_string_pytorch_does_not_know_is_refused_as_pytorch_refuses_it():
+    """PyTorch prints the allowed strings as a set, in an order that varies between processes."""
+    with pytest.raises(ValueError, match=r"^Invalid padding string 'full', should be one of "
+                                         r"\{'(same', 'valid|valid', 'same)'\}$"):
+        torch.nn.Conv2d(3, 4, 3, padding="full")
+
+
 def test_padding_modes_other_than_zeros_are_refused():
     with pytest.raises(NotImplementedError, match="padding_mode='reflect' is not supported"):
         torch.nn.Conv2d(3, 4, 3, padding_mode="reflect")

@@ -186,9 +186,11 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     _check_pool_output(input, kernel, stride, padding, dilation, ceil_mode)
-    return apply_op("AvgPool2DBackward0", _WINDOWS.avg_pool,
-                    (input, kernel, stride, padding, bool(ceil_mode), bool(count_include_pad), divisor_override),
-                    slots=((0,),))
+    settings = (kernel, stride, padding, bool(ceil_mode), bool(count_include_pad), divisor_override)
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):  # PyTorch divides integers, truncating
+        means = _WINDOWS.avg_pool(input.numpy().astype(np.float64), *settings)
+        return as_tensor(np.trunc(means).astype(input.numpy().dtype))
+    return apply_op("AvgPool2DBackward0", _WINDOWS.avg_pool, (input, *settings), slots=((0,),))
 
 
 def _one_axis(value):
