@@ -400,6 +400,30 @@ def _cases():
         Case(rules.embedding, [normal(5, 3), const(np.array([[0, 2], [4, 2]]))]),
         Case(rules.layer_norm, [normal(2, 3, 4), const((4,)), normal(4), normal(4)]),
         Case(rules.layer_norm, [normal(3, 2, 2), const((2, 2))], {"eps": 1e-3}, name="plain"),
+        # convolution and pooling layers: settings resolved per spatial axis, padding as (before, after)
+        Case(rules.sliding_windows.convolution, [normal(2, 3, 5, 4), normal(4, 3, 2, 3), normal(4)]),
+        Case(rules.sliding_windows.convolution, [normal(1, 4, 7, 6), normal(6, 2, 3, 2), const(None), const((2, 1)),
+                                                 const(((1, 2), (0, 1))), const((1, 2)), const(2)],
+             name="strided_padded_dilated_groups"),
+        Case(rules.sliding_windows.convolution, [normal(2, 2, 9), normal(3, 2, 3)],
+             {"stride": (3,), "padding": ((2, 2),)}, name="one_axis"),
+        Case(rules.sliding_windows.convolution_input_gradient, [normal(1, 6, 4, 5), normal(6, 2, 3, 2),
+                                                               const((1, 4, 7, 6)), const((2, 1)),
+                                                               const(((1, 2), (0, 1))), const((1, 2)), const(2)]),
+        Case(rules.sliding_windows.convolution_weight_gradient, [normal(1, 6, 4, 5), normal(1, 4, 7, 6),
+                                                                const((6, 2, 3, 2)), const((2, 1)),
+                                                                const(((1, 2), (0, 1))), const((1, 2)), const(2)]),
+        Case(rules.sliding_windows.max_pool, [spaced(2, 3, 5, 6), const((2, 3)), const((2, 2)),
+                                              const(((1, 1), (1, 1))), const((1, 2)), const(True)]),
+        Case(rules.sliding_windows.max_pool, [spaced(1, 2, 4, 4), const((2, 2)), const((1, 1)),
+                                              const(((0, 0), (0, 0))), const((1, 1))], name="overlapping"),
+        Case(rules.sliding_windows.avg_pool, [normal(2, 3, 5, 6), const((2, 3)), const((2, 2)),
+                                              const(((1, 1), (1, 1))), const(True)]),
+        Case(rules.sliding_windows.avg_pool, [normal(2, 5, 5), const((3, 2)), const((1, 2)), const(((1, 1), (0, 0))),
+                                              const(True), const(False), const(None)], name="without_padding_counted"),
+        Case(rules.sliding_windows.avg_pool, [normal(1, 1, 6)], {"kernel": (4,), "stride": (2,),
+                                                                 "padding": ((2, 2),), "divisor_override": 3},
+             name="divisor"),
         # the transformer's functional list append: on the tape a Python list.append needs no node
         Case(append, [Arg([normal(2), normal(2)]), normal(2)], tape=False),
         # an item of np.c_[...] in generated code
@@ -729,6 +753,10 @@ def _edges():
         # nn.Embedding's padding row is held constant: no gradient reaches it (rows counted by how often picked)
         Case(rules.embedding, [fixed(np.arange(15.0).reshape(5, 3)), const(np.array([1, 3, 3, 0, 1])), const(3)],
              name="padding", expected=[[[1.0] * 3, [2.0] * 3, [0.0] * 3, [0.0] * 3, [0.0] * 3]]),
+        # max pooling keeps PyTorch's one index per window: the first maximum; overlapping windows add up
+        Case(rules.sliding_windows.max_pool, [fixed([[[[2.0, 2.0, 1.0], [2.0, 2.0, 2.0]]]]), const((2, 2)), const((1, 1)),
+                                              const(((0, 0), (0, 0))), const((1, 1))],
+             name="tie_first", expected=[[[[[1.0, 1.0, 0.0], [0.0, 0.0, 0.0]]]]]),
     ]
     return edges
 

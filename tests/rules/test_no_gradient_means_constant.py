@@ -24,7 +24,7 @@ import pytest
 import astgrad
 import astgrad.torch as torch
 from astgrad import rules
-from astgrad.rules import _extra, _support, losses
+from astgrad.rules import _extra, _support, losses, sliding_windows
 from astgrad.transform.front import primitives
 from astgrad.transform import runtime
 from astgrad.transform.runtime import checks, outputs, structural, tangents
@@ -47,6 +47,8 @@ SAMPLES = {
     np.argmax: (lambda a: np.argmax(a, axis=1), [normal(3, 4)], "np.argmax(a, axis=1)", True),
     np.argmin: (lambda a: np.argmin(a), [normal(3, 4)], "np.argmin(a)", True),
     _extra.first_extreme_mask: (lambda a: _extra.first_extreme_mask(a, 1, True), [normal(3, 4)], None, False),
+    sliding_windows.max_pool_indices: (lambda a: sliding_windows.max_pool_indices(a, (2, 2), (1, 2), ((1, 1), (0, 0)),
+                                                                                 (1, 1), True), [normal(2, 3, 5, 4)], None, True),
     np.argwhere: (lambda a: np.argwhere(a > 0), [normal(3, 4)], "np.argwhere(a > 0)", True),
     np.flatnonzero: (lambda a: np.flatnonzero(a > 0.2), [normal(7)], "np.flatnonzero(a > 0.2)", True),
     np.searchsorted: (lambda a, b: np.searchsorted(a, b), [increasing(6), normal(4)], "np.searchsorted(np.sort(a), b)",

@@ -23,6 +23,7 @@ _SECTIONS = (
     ("astgrad.rules.decompositions", "Matrix decompositions"),
     ("astgrad.rules._extra", "Primitives numpy lacks (used by both engines)"),
     ("astgrad.rules.losses", "Layers and losses of neural networks (`torch.nn.functional` on the tape)"),
+    ("astgrad.rules.sliding_windows", "Convolution and pooling layers (`torch.nn.functional` on the tape)"),
     ("astgrad.rules.scipy_special", "`scipy.special` (with scipy installed; the tape sees its ufuncs, "
      "`astgrad.rules.apply` calls its Python functions)"),
     ("astgrad.rules.scipy_linalg", "`scipy.linalg` (with scipy installed; on the tape through `astgrad.rules.apply`)"),

@@ -1,6 +1,7 @@
 """``torch.nn``: ``Parameter``, ``Module``, layers, losses and ``functional``."""
 
 from . import functional
+from .conv import AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, Conv1d, Conv2d, MaxPool1d, MaxPool2d
 from .modules import (
     BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, Dropout, Embedding, Flatten, HuberLoss, L1Loss, LayerNorm, LeakyReLU,
     Linear, LogSoftmax, Module, MSELoss, NLLLoss, ReLU, Sequential, Sigmoid, SmoothL1Loss, Softmax, Tanh,
@@ -13,3 +14,4 @@ __all__ = ["BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "Dropout", "Embed
            "L1Loss", "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax", "Module", "MSELoss", "NLLLoss", "Parameter",
            "ReLU", "Sequential", "Sigmoid", "SmoothL1Loss", "Softmax", "Tanh", "functional"]
 __all__ += ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase", "utils"]
+__all__ += ["AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "Conv1d", "Conv2d", "MaxPool1d", "MaxPool2d"]

@@ -316,3 +316,6 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     slots = tuple((i,) for i in (0, 2, 3) if operands[i] is not None)
     return apply_op("NativeLayerNormBackward0", rules.layer_norm, tuple(operands), {"eps": eps}, slots=slots,
                     promote=True)
+
+
+from ._windows import adaptive_avg_pool2d, avg_pool1d, avg_pool2d, conv1d, conv2d, max_pool1d, max_pool2d  # noqa: E402,F401
