@@ -20,6 +20,8 @@ class _State(threading.local):
     numpy_methods = False  # array methods keep numpy's meaning (check_grads running numpy code)
     inference = False  # inside an inference_mode() block
     in_backward = False  # a rule is computing gradients with create_graph: its numbers are PyTorch's Scalars
+    fresh_version: type | None = None  # inside a looping vmap's example: the version-counter class of tensors made in it
+    randomness: str | None = None  # inside a looping vmap (or jacfwd): its randomness, "error", "same" or "different"
 
 
 _state = _State()

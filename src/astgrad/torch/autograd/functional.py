@@ -269,9 +269,16 @@ def _reverse_blocks(outputs, inputs, create_graph: bool, strict: bool) -> tuple:
     return tuple(blocks)
 
 
-def _forward_blocks(outputs, inputs) -> tuple:
-    """Column by column: ``J e_k`` for each element k of each input, by the double-backward trick."""
-    vectors = tuple(zeros_like(out, requires_grad=True) for out in outputs)
+def _forward_blocks(outputs, inputs, create_graph: bool = False, vectors=None) -> tuple:
+    """Column by column: ``J e_k`` for each element k of each input, by the double-backward trick.
+
+    ``vectors`` are the leaves the trick differentiates with respect to (one
+    per output, of its shape), made here unless given; ``create_graph``
+    keeps the columns differentiable (``torch.func.hessian`` is a jacfwd of
+    a jacrev).
+    """
+    if vectors is None:
+        vectors = tuple(zeros_like(out, requires_grad=True) for out in outputs)
     grad_inputs = _grad(outputs, inputs, vectors, create_graph=True)
     columns: list[list[list]] = [[[] for _ in inputs] for _ in outputs]
     for j, (g_in, inp) in enumerate(zip(grad_inputs, inputs)):
@@ -281,7 +288,8 @@ def _forward_blocks(outputs, inputs) -> tuple:
             if g_in is None:
                 column = (None,) * len(outputs)
             else:
-                column = _grad((g_in,), vectors, (basis.reshape(inp.shape),), retain_graph=True)
+                column = _grad((g_in,), vectors, (basis.reshape(inp.shape),), retain_graph=True,
+                               create_graph=create_graph)
             for i, (c, out) in enumerate(zip(column, outputs)):
                 columns[i][j].append(zeros_like(out) if c is None else c)
     blocks = []
