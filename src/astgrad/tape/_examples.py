@@ -18,6 +18,9 @@ example runs:
   the examples draw in turn.  A draw from an explicit ``generator=`` is
   refused under ``"same"`` (its state is not ours to rewind).
 
+``backward()`` is refused inside any torch.func transformation, as in
+PyTorch (it would write ``.grad`` once per call or per example).
+
 The guards are per thread, as the grad mode is, but the version-counter
 class is the module's: a tensor another thread makes while an example runs
 counts as made in the example.
@@ -33,6 +36,8 @@ WRITE_REFUSED = ("astgrad: vmap runs the function once per example, so an in-pla
                  "outside the example (a captured tensor, a parameter, or the mapped input itself) would happen "
                  "once per example instead of once; write the out-of-place form (y = x + 1 rather than x.add_(1)) "
                  "or write only into tensors the function makes")
+BACKWARD_REFUSED = ("backward() called inside a functorch transform. This is not supported, please use functorch.grad "
+                    "or functorch.vjp instead or call backward() outside of functorch transforms.")
 RANDOMNESS = ("error", "different", "same")
 
 
@@ -41,6 +46,22 @@ def check_write(tensor) -> None:
     fresh = _modes._state.fresh_version
     if fresh is not None and type(tensor._version_counter) is not fresh:
         raise RuntimeError(WRITE_REFUSED)
+
+
+def check_backward() -> None:
+    """``backward()`` inside a transformation would write ``.grad`` once per call (per example): refused, as in PyTorch."""
+    if _modes._state.transforms:
+        raise RuntimeError(BACKWARD_REFUSED)
+
+
+class inside_transform:
+    """``with inside_transform():`` around a torch.func transformation's call of the user's function."""
+
+    def __enter__(self) -> None:
+        _modes._state.transforms += 1
+
+    def __exit__(self, *exc) -> None:
+        _modes._state.transforms -= 1
 
 
 class ExampleLoop:
@@ -67,6 +88,7 @@ class ExampleLoop:
         before_class, before_fresh = _tensor.Version, _modes._state.fresh_version
         _tensor.Version, _modes._state.fresh_version = fresh, fresh
         try:
-            yield
+            with inside_transform():
+                yield
         finally:
             _tensor.Version, _modes._state.fresh_version = before_class, before_fresh

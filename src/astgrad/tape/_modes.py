@@ -21,6 +21,7 @@ class _State(threading.local):
     inference = False  # inside an inference_mode() block
     in_backward = False  # a rule is computing gradients with create_graph: its numbers are PyTorch's Scalars
     fresh_version: type | None = None  # inside a looping vmap's example: the version-counter class of tensors made in it
+    transforms = 0  # how many torch.func transformations are running a user's function (backward() is refused)
     randomness: str | None = None  # inside a looping vmap (or jacfwd): its randomness, "error", "same" or "different"
 
 

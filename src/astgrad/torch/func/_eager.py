@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import functools
 
-from ...tape import RANDOMNESS, ExampleLoop, Tensor, enable_grad, is_grad_enabled, zeros_like
-from ..autograd.functional import _forward_blocks, _grad, _reverse_blocks
+from ...tape import RANDOMNESS, ExampleLoop, Tensor, enable_grad, inside_transform, is_grad_enabled, zeros_like
+from ..autograd.functional import _forward_blocks, _grad, _recorded, _reverse_blocks
 from ._levels import Level
-from ._trees import flatten, spec_text, tree_map, unflatten
+from ._trees import flatten, spec_repr, spec_text, tree_map, unflatten
 
 JVP = "jvp(f, primals, tangents)"
 
@@ -100,7 +100,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         level = Level()
-        with enable_grad():
+        with enable_grad(), inside_transform():
             args, diff = _differentiated(level, args, argnums)
             output, aux = _split_aux(func(*args, **kwargs), has_aux, "grad_and_value(f)(*args)")
             if not isinstance(output, Tensor):
@@ -137,7 +137,7 @@ def grad(func, argnums=0, has_aux=False):
 def vjp(func, *primals, has_aux=False):
     """``(f(*primals), vjp_fn)`` (and ``aux``); ``vjp_fn(cotangents)`` returns one gradient per primal, a tuple."""
     level = Level()
-    with enable_grad():
+    with enable_grad(), inside_transform():
         inputs_tree = tree_map(level.input, primals)
         output, aux = _split_aux(func(*inputs_tree), has_aux, "vjp(f, *primals)")
         outputs, out_structure = _tensor_outputs(output, "vjp(f, *primals)")
@@ -167,7 +167,8 @@ def _pushforward(level: Level, outputs, inputs, tangents, strict: bool) -> list:
     if moving:
         vectors = [level.own(zeros_like(outputs[i], requires_grad=True)) for i in moving]
         pulled = _grad(tuple(outputs[i] for i in moving), inputs, tuple(vectors), create_graph=True)
-        pairs = [(g, t) for g, t in zip(pulled, tangents) if g is not None and g.requires_grad]
+        _recorded(pulled)
+        pairs = [(g, t) for g, t in zip(pulled, tangents) if g is not None]
         if pairs:
             pushed = _grad(tuple(g for g, _ in pairs), tuple(vectors), tuple(t for _, t in pairs),
                            create_graph=level.graph)
@@ -190,7 +191,7 @@ def _checked_tangents(primals, tangents) -> tuple:
     if primal_structure != tangent_structure:
         raise RuntimeError(f"{JVP}: Expected primals and tangents to have the same python structure. For example, if "
                            "primals is a tuple of 3 tensors, tangents also must be. Got primals with structure "
-                           f"{spec_text(primal_structure)} and tangents with structure {spec_text(tangent_structure)}")
+                           f"{spec_repr(primal_structure)} and tangents with structure {spec_repr(tangent_structure)}")
     for name, flat in (("primals", flat_primals), ("tangents", flat_tangents)):
         if not flat:
             raise RuntimeError(f"{JVP}: Expected {name} to contain at least one Tensor.")
@@ -209,7 +210,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     """``(f(*primals), J tangents)`` (and ``aux``): the Jacobian-vector product, structured as ``f``'s output."""
     flat_tangents = _checked_tangents(primals, tangents)
     level = Level()
-    with enable_grad():
+    with enable_grad(), inside_transform():
         inputs_tree = tree_map(level.input, primals)
         output, aux = _split_aux(func(*inputs_tree), has_aux, JVP)
         outputs, structure = _tensor_outputs(output, JVP)
@@ -252,7 +253,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
     @functools.wraps(func)
     def wrapper(*args):
         level = Level()
-        with enable_grad():
+        with enable_grad(), inside_transform():
             args, diff = _differentiated(level, args, argnums)
             output, aux = _split_aux(func(*args), has_aux, "vjp(f, *primals)")
             outputs, structure = _tensor_outputs(output, "vjp(f, *primals)")
@@ -282,7 +283,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     @functools.wraps(func)
     def wrapper(*args):
         level = Level()
-        with enable_grad(), ExampleLoop(randomness):
+        with enable_grad(), inside_transform(), ExampleLoop(randomness):
             args, diff = _differentiated(level, args, argnums)
             output, aux = _split_aux(func(*args), has_aux, JVP)
             outputs, structure = _tensor_outputs(output, JVP)

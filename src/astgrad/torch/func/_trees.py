@@ -3,7 +3,7 @@
 Anything else is a leaf (a Tensor, a number, ``None``...), as in PyTorch's
 pytrees.  A structure is a hashable description compared with ``==``;
 ``spec_text`` prints it as PyTorch's ``treespec_pprint`` does (``*`` for a
-leaf: ``(*, [*, *])``, ``{'w': *}``).
+leaf: ``(*, [*, *])``, ``{'w': *}``), ``spec_repr`` as a ``TreeSpec`` prints.
 """
 
 from __future__ import annotations
@@ -78,6 +78,18 @@ class _Star:
 def spec_text(structure) -> str:
     """PyTorch's ``treespec_pprint``: the tree printed with ``*`` for each leaf."""
     return repr(unflatten(structure, [_Star()] * count_leaves(structure)))
+
+
+def spec_repr(structure, indent: int = 0) -> str:
+    """PyTorch's ``TreeSpec`` repr: ``TreeSpec(tuple, None, [*,\n  *])``, children on lines indented by depth."""
+    if structure is LEAF:
+        return "*"
+    (kind, extra), subs = structure
+    context = list(extra) if kind == "dict" else extra
+    indent += 2
+    children = [spec_repr(s, indent) for s in subs]
+    return f"TreeSpec({kind}, {context}, [" + \
+        ("," + "\n" + " " * indent).join(children) + "])"
 
 
 def count_leaves(structure) -> int:

@@ -19,7 +19,7 @@ import functools
 import numpy as np
 
 from ...tape import RANDOMNESS, ExampleLoop, Tensor, stack
-from ._trees import broadcast_prefix, flatten, spec_text, unflatten
+from ._trees import broadcast_prefix, flatten, spec_repr, unflatten
 
 
 def _name(func) -> str:
@@ -44,7 +44,7 @@ def _input_dims(func, in_dims, args) -> list:
     dims = broadcast_prefix(in_dims, args, _is_dim)
     if dims is None:
         raise ValueError(f"{where}: in_dims is not compatible with the structure of `inputs`. in_dims has structure "
-                         f"{spec_text(flatten(in_dims)[1])} but inputs has structure {spec_text(flatten(args)[1])}.")
+                         f"{spec_repr(flatten(in_dims)[1])} but inputs has structure {spec_repr(flatten(args)[1])}.")
     leaves, _ = flatten(args)
     checked: list = []
     for dim, leaf in zip(dims, leaves):
@@ -84,8 +84,8 @@ def _stacked(func, per_example: list, out_dims, structure):
     dims = broadcast_prefix(out_dims, example, _is_dim)
     if dims is None:
         raise ValueError(f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not compatible with the "
-                         f"structure of `outputs`. out_dims has structure {spec_text(flatten(out_dims)[1])} but outputs "
-                         f"has structure {spec_text(structure)}.")
+                         f"structure of `outputs`. out_dims has structure {spec_repr(flatten(out_dims)[1])} but outputs "
+                         f"has structure {spec_repr(structure)}.")
     leaves = []
     for k, dim in enumerate(dims):
         values = [outputs[k] for outputs in per_example]
