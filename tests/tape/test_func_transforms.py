@@ -138,6 +138,20 @@ def test_a_nested_gradient_does_not_confuse_the_levels():
     assert F.grad(outer)(torch.tensor(0.8, dtype=torch.float64)).item() == pytest.approx(1.6, rel=1e-12)
 
 
+def test_one_tensor_given_twice_is_two_inputs_and_a_captured_one_is_a_constant():
+    x = _t(X)
+    d_a, d_b = F.grad(lambda a, b: (a ** 2 * b).sum(), argnums=(0, 1))(x, x)
+    _close(d_a, 2 * X * X)
+    _close(d_b, X ** 2)
+    _close(F.grad(lambda a: (a * x).sum())(x), X)  # the captured x does not move with the argument
+    _, tangent = F.jvp(lambda a, b: a * b, (x, x), (_t(V), _t(Y)))
+    _close(tangent, V * X + X * Y)
+    _, vjp_fn = F.vjp(lambda d: d["p"] * d["q"] ** 2, {"p": x, "q": x})
+    (grads,) = vjp_fn(_t(V))
+    _close(grads["p"], V * X ** 2)
+    _close(grads["q"], 2 * V * X * X)
+
+
 def test_a_gradient_stays_differentiable_with_respect_to_a_captured_tensor():
     w = _t(Y).requires_grad_()
     g = F.grad(lambda x: scalar_fn(x, w))(_t(X))
