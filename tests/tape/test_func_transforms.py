@@ -184,6 +184,31 @@ def test_a_backward_that_leaves_the_tape_is_refused_by_forward_products():
             forward()
 
 
+def test_a_once_differentiable_backward_gives_first_derivatives_and_refuses_second_ones():
+    class Cube(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        @torch.autograd.function.once_differentiable
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return torch.tensor(g.numpy() * 3 * x.numpy() ** 2)
+
+    def f(x):
+        return Cube.apply(x).sum()
+
+    _close(F.grad(f)(_t(X)), 3 * X ** 2)  # nothing outside needs a graph: none is asked of the backward
+    _close(F.vjp(Cube.apply, _t(X))[1](_t(V))[0], 3 * X ** 2 * V)
+    _close(F.jacrev(Cube.apply)(_t(X)), np.diag(3 * X ** 2))
+    with pytest.raises(RuntimeError, match="once_differentiable"):
+        F.hessian(f)(_t(X))
+    with pytest.raises(RuntimeError, match="once_differentiable"):
+        F.grad(F.grad(lambda x: Cube.apply(x)))(torch.tensor(0.5, dtype=torch.float64))
+
+
 # ------------------------------------------------------------------------ vmap
 
 

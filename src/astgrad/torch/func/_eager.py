@@ -109,7 +109,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
                 raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor "
                                    f"with {output.dim()} dims. Maybe you wanted to use the vjp or jacrev APIs instead?")
             inputs, structure = flatten(diff)
-            grads = _filled(_grad((output,), inputs, create_graph=level.graph), inputs)
+            grads = _filled(_grad((output,), inputs, create_graph=level.needs_graph((output,))), inputs)
         gradient = level.output(unflatten(structure, grads))
         value = level.output(output)
         if has_aux:
@@ -145,13 +145,13 @@ def vjp(func, *primals, has_aux=False):
     inputs, in_structure = flatten(inputs_tree)
 
     def vjp_fn(cotangents, retain_graph=True, create_graph=None):
-        if create_graph is None:
-            create_graph = is_grad_enabled()
         given, structure = flatten(cotangents)
         if structure != out_structure:
             raise RuntimeError("Expected pytree structure of cotangents to be the same as pytree structure of outputs "
                                f"to the function. cotangents: {spec_text(structure)}, primal output: "
                                f"{spec_text(out_structure)}")
+        if create_graph is None:  # PyTorch's default is is_grad_enabled(): only where something outside can see it
+            create_graph = is_grad_enabled() and level.needs_graph(outputs, given)
         with enable_grad():
             grads = _grad(tuple(outputs), inputs, tuple(given), create_graph=create_graph, retain_graph=retain_graph)
         return level.output(unflatten(in_structure, _filled(grads, inputs)), graph=create_graph)
@@ -171,7 +171,7 @@ def _pushforward(level: Level, outputs, inputs, tangents, strict: bool) -> list:
         pairs = [(g, t) for g, t in zip(pulled, tangents) if g is not None]
         if pairs:
             pushed = _grad(tuple(g for g, _ in pairs), tuple(vectors), tuple(t for _, t in pairs),
-                           create_graph=level.graph)
+                           create_graph=level.needs_graph(outputs, tangents))
             for i, p in zip(moving, pushed):
                 tangents_out[i] = p
     for i, out in enumerate(outputs):
@@ -259,7 +259,8 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
             outputs, structure = _tensor_outputs(output, "vjp(f, *primals)")
             _floating_outputs(outputs)
             inputs, _ = flatten(diff)
-            blocks = _reverse_blocks(tuple(outputs), tuple(inputs), create_graph=level.graph, strict=False)
+            blocks = _reverse_blocks(tuple(outputs), tuple(inputs), create_graph=level.needs_graph(outputs),
+                                     strict=False)
         jac = level.output(_jacobian_tree(blocks, structure, diff, argnums))
         return (jac, level.output(aux)) if has_aux else jac
 
@@ -290,7 +291,8 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
             inputs, _ = flatten(diff)
             moving = [out if out.requires_grad else out.detach() for out in outputs]
             vectors = tuple(level.own(zeros_like(out, requires_grad=out.requires_grad)) for out in moving)
-            blocks = _forward_blocks(tuple(moving), tuple(inputs), create_graph=level.graph, vectors=vectors)
+            blocks = _forward_blocks(tuple(moving), tuple(inputs), create_graph=level.needs_graph(outputs),
+                                     vectors=vectors)
         jac = level.output(_jacobian_tree(blocks, structure, diff, argnums))
         return (jac, level.output(aux)) if has_aux else jac
 

@@ -15,8 +15,8 @@ level is a set of tensors the call made:
   ``x``, and ``grad(grad(f))`` differentiates the inner gradient's history,
   as in PyTorch.
 
-Derivatives inside a level are taken with ``create_graph`` whenever the
-grad mode is on outside, since an enclosing level may differentiate them.
+Derivatives inside a level are taken with ``create_graph`` only where
+something outside can reach them (``needs_graph``).
 """
 
 from __future__ import annotations
@@ -42,6 +42,21 @@ class Level:
         if value.requires_grad and self.graph:
             return value.view_as(value)
         return self.own(value.detach().requires_grad_(True))
+
+    def needs_graph(self, outputs, others=()) -> bool:
+        """Whether derivatives of ``outputs`` must be taken with ``create_graph``.
+
+        Only when the grad mode is on outside and something outside can
+        reach them: an output whose history leaves the level (a captured
+        tensor or an enclosing level's input that requires grad), or one of
+        ``others`` (cotangents, tangents) that requires grad.  Otherwise the
+        results would be detached anyway, and a backward that cannot be
+        differentiated (``@once_differentiable``) must not be asked to be.
+        """
+        if not self.graph:
+            return False
+        return any(isinstance(t, Tensor) and self._reaches_outside(t) for t in outputs) or \
+            any(isinstance(t, Tensor) and t.requires_grad for t in others)
 
     def output(self, tree, graph: bool | None = None):
         keep = self.graph if graph is None else graph
