@@ -262,7 +262,8 @@ def test_a_write_into_a_captured_tensor_is_refused_and_leaves_it_unchanged():
 
 
 @pytest.mark.parametrize("write", [lambda a, c: c.__setitem__(0, a[0]), lambda a, c: c.mul_(2),
-                                   lambda a, c: a.add_(1), lambda a, c: a[1:].zero_()])
+                                   lambda a, c: a.add_(1), lambda a, c: a[1:].zero_(),
+                                   lambda a, c: setattr(c, "data", a), lambda a, c: c.masked_fill_(a > 0, 2.0)])
 def test_writes_into_captured_tensors_or_the_mapped_input_are_refused(write):
     captured = torch.ones(3)
     with pytest.raises(RuntimeError, match="once per example"):

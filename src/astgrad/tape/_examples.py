@@ -9,7 +9,8 @@ example runs:
   (a captured tensor, a parameter, the mapped input itself) would happen
   once per example instead of once.  Inside :meth:`ExampleLoop.example`
   only tensors made in that example (and their views) may be written; any
-  other write raises :data:`WRITE_REFUSED`.  Tensors made in the example are
+  other write (in place, or ``.data = ...``) raises ``_modes.WRITE_REFUSED``
+  (``_modes.check_write``, called by the in-place door and ``Tensor.data``).  Tensors made in the example are
   told apart by their version counter: while the example runs, new counters
   are of a class made for that example.
 * **random draws** (checked where they are drawn, module ``_factories``):
@@ -32,20 +33,9 @@ import contextlib
 
 from . import _factories, _modes, _tensor
 
-WRITE_REFUSED = ("astgrad: vmap runs the function once per example, so an in-place write into a tensor made "
-                 "outside the example (a captured tensor, a parameter, or the mapped input itself) would happen "
-                 "once per example instead of once; write the out-of-place form (y = x + 1 rather than x.add_(1)) "
-                 "or write only into tensors the function makes")
 BACKWARD_REFUSED = ("backward() called inside a functorch transform. This is not supported, please use functorch.grad "
                     "or functorch.vjp instead or call backward() outside of functorch transforms.")
 RANDOMNESS = ("error", "different", "same")
-
-
-def check_write(tensor) -> None:
-    """Refuse an in-place write into ``tensor`` when an example runs and did not make it."""
-    fresh = _modes._state.fresh_version
-    if fresh is not None and type(tensor._version_counter) is not fresh:
-        raise RuntimeError(WRITE_REFUSED)
 
 
 def check_backward() -> None:
