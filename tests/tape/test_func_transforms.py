@@ -122,6 +122,11 @@ def test_vjp_matches_the_generated_vjp():
     np.testing.assert_allclose(generated[0], numeric_grad(lambda x, y: pair_fn(x, y) * V, (X, Y), 0), rtol=1e-6)
 
 
+def test_a_tangent_of_another_dtype_is_refused_not_computed_in_the_primals():
+    with pytest.raises(TypeError, match="tangent.to"):
+        F.jvp(torch.sin, (torch.ones(3),), (torch.ones(3, dtype=torch.float64),))
+
+
 def test_jvp_of_grad_is_the_generated_hessian_vector_product():
     _, hv = F.jvp(F.grad(scalar_fn), (_t(X), _t(Y)), (_t(V), torch.zeros(3, dtype=torch.float64)))
     _close(hv, astgrad.hvp(scalar_fn)(X, Y, V))

@@ -203,6 +203,10 @@ def _checked_tangents(primals, tangents) -> tuple:
             raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "
                                f"Tensor, this is not supported. Tensor is of size {list(p.shape)} while the given "
                                f"forward gradient is of size {list(t.shape)}.")
+        if p.dtype != t.dtype:
+            raise TypeError(f"astgrad: the tangent's dtype ({t.dtype}) differs from the primal's ({p.dtype}); PyTorch "
+                            "keeps both and computes the tangent in its own dtype, astgrad would compute it in the "
+                            "primal's: cast the tangent with tangent.to(primal.dtype)")
     return flat_tangents
 
 
