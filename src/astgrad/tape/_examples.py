@@ -5,19 +5,20 @@ tape runs it once per example instead.  Two things differ between the two
 and would change numbers without an error, so the tape guards them while an
 example runs:
 
-* **writes**: an in-place write into a tensor made before the example began
-  (a captured tensor, a parameter, the mapped input itself) would happen
-  once per example instead of once.  Inside :meth:`ExampleLoop.example`
-  only tensors made in that example (and their views) may be written; any
-  other write (in place, or ``.data = ...``) raises ``_modes.WRITE_REFUSED``
-  (``_modes.check_write``, called by the in-place door and ``Tensor.data``).  Tensors made in the example are
-  told apart by their version counter: while the example runs, new counters
-  are of a class made for that example.
-* **random draws** (checked where they are drawn, module ``_factories``):
-  ``randomness="error"`` refuses every draw (PyTorch's message); ``"same"`` puts the generator back to one state before each
-  example, so every example draws the same numbers; ``"different"`` lets
-  the examples draw in turn.  A draw from an explicit ``generator=`` is
-  refused under ``"same"`` (its state is not ours to rewind).
+* **writes**: a write into a tensor made before the example began (a
+  captured tensor, a parameter, the mapped input itself) would happen once
+  per example instead of once.  Inside :meth:`ExampleLoop.example` only
+  tensors made in that example (and their views) may be written; any other
+  write, in place or ``.data = ...``, raises ``_modes.WRITE_REFUSED``
+  (``_modes.check_write``, which the in-place door and ``Tensor.data``
+  call).  Tensors made in the example are told apart by their version
+  counter: while the example runs, new counters are of a class made for it.
+* **random draws**, checked where they are drawn (module ``_factories``):
+  ``randomness="error"`` refuses every draw (PyTorch's message); ``"same"``
+  puts the generator back to one state before each example, so every
+  example draws the same numbers; ``"different"`` lets the examples draw in
+  turn.  A draw from an explicit ``generator=`` is refused under ``"same"``
+  (its state is not ours to rewind).
 
 ``backward()`` is refused inside any torch.func transformation, as in
 PyTorch (it would write ``.grad`` once per call or per example).
