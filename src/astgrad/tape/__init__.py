@@ -11,6 +11,7 @@ from ._autograd import backward, grad
 from ._dual import (
     UnpackedDualTensor, enter_dual_level, exit_dual_level, make_dual, set_tangent, tangent_of, unpack_dual,
 )
+from ._examples import RANDOMNESS, ExampleLoop, inside_transform
 from ._device import CUDA_MISSING, check_device, device, get_default_device, set_default_device
 from ._dtypes import (
     DType, Size, bfloat16, bool_, complex64, complex128, float16, float32, float64, get_default_dtype, int8, int16,

@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from . import _record
+from . import _examples, _record
 from ._dual import BACKWARD_REFUSED
 from ._engine import run_backward, store_retained_grad
 from ._record import edge_of, is_tensor
@@ -81,6 +81,7 @@ def _roots(outputs):
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """Accumulate gradients of ``tensors`` into the leaves' ``.grad``."""
     global _warned_create_graph
+    _examples.check_backward()
     outputs = _as_sequence(tensors)
     grad_tensors = _as_sequence(grad_tensors) if not isinstance(grad_tensors, (float, int)) else [grad_tensors]
     seeds = _initial_grads(outputs, grad_tensors, create_graph)

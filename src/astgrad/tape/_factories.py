@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 
+from . import _modes
 from ._device import check_device
 from ._dtypes import as_numpy_dtype, default_complex, default_float
 from ._record import is_tensor, plain_constant
@@ -16,6 +17,11 @@ COPY_CONSTRUCT_WARNING = (
 )
 
 _generator = np.random.default_rng()
+
+RANDOM_REFUSED = ("vmap: called random operation while in randomness error mode. Please either use the 'same' or "
+                  "'different' randomness flags on vmap or perform the randomness operation out of vmap")
+GENERATOR_REFUSED = ("astgrad: vmap(randomness='same') cannot give every example the same draws from an explicit "
+                     "generator=; draw from the default generator (torch.manual_seed) instead")
 
 
 class Generator:
@@ -37,6 +43,26 @@ def manual_seed(seed: int) -> Generator:
     global _generator
     _generator = np.random.default_rng(int(seed))
     return Generator(_generator, int(seed))
+
+
+def _rng(generator):
+    """The numpy generator a draw uses, once the active vmap's ``randomness`` allows the draw (module _examples)."""
+    mode = _modes._state.randomness
+    if mode is not None:
+        if mode == "error":
+            raise RuntimeError(RANDOM_REFUSED)
+        if mode == "same" and generator is not None:
+            raise RuntimeError(GENERATOR_REFUSED)
+    return generator._rng if generator is not None else _generator
+
+
+def generator_state():
+    """The default generator's state, for ``set_generator_state`` to put back."""
+    return _generator.bit_generator.state
+
+
+def set_generator_state(state) -> None:
+    _generator.bit_generator.state = state
 
 
 def _leaf(data: np.ndarray, requires_grad: bool):
@@ -191,7 +217,7 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
     """A new leaf of standard normal samples of shape ``size`` from the generator ``manual_seed`` seeds."""
     check_device(device)
-    rng = generator._rng if generator is not None else _generator
+    rng = _rng(generator)
     np_dtype = as_numpy_dtype(dtype) or default_float()
     return _leaf(rng.standard_normal(_shape(size)).astype(np_dtype), requires_grad)
 
@@ -199,7 +225,7 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
     """A new leaf of uniform samples in [0, 1) of shape ``size`` from the generator ``manual_seed`` seeds."""
     check_device(device)
-    rng = generator._rng if generator is not None else _generator
+    rng = _rng(generator)
     np_dtype = as_numpy_dtype(dtype) or default_float()
     return _leaf(rng.random(_shape(size)).astype(np_dtype), requires_grad)
 
@@ -210,7 +236,7 @@ def randint(low, high=None, size=(), dtype=None, device=None, requires_grad=Fals
     if high is None:
         low, high = 0, low
     np_dtype = as_numpy_dtype(dtype) or np.dtype(np.int64)
-    return _leaf(_generator.integers(low, high, size=tuple(size)).astype(np_dtype), requires_grad)
+    return _leaf(_rng(None).integers(low, high, size=tuple(size)).astype(np_dtype), requires_grad)
 
 
 def randn_like(t, dtype=None, device=None, requires_grad=False):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import rules
-from . import _dual, _record
+from . import _dual, _modes, _record
 from ._modes import is_grad_enabled
 from ._record import apply_op, unwrap
 from ._tensor import Tensor, extends
@@ -34,6 +34,7 @@ class InplaceMethods:
         results see the change); its history becomes the new node and its
         version counter moves on.
         """
+        _modes.check_write(self)  # inside a looping vmap's example (module _examples)
         recording = is_grad_enabled()  # the other operand may bring history (zeros(3).add_(x))
         if is_grad_enabled() and self._requires_grad and self._grad_fn is None:
             raise RuntimeError(LEAF_INPLACE)

@@ -20,9 +20,24 @@ class _State(threading.local):
     numpy_methods = False  # array methods keep numpy's meaning (check_grads running numpy code)
     inference = False  # inside an inference_mode() block
     in_backward = False  # a rule is computing gradients with create_graph: its numbers are PyTorch's Scalars
+    fresh_version: type | None = None  # inside a looping vmap's example: the version-counter class of tensors made in it
+    transforms = 0  # how many torch.func transformations are running a user's function (backward() is refused)
+    randomness: str | None = None  # inside a looping vmap (or jacfwd): its randomness, "error", "same" or "different"
 
 
 _state = _State()
+
+WRITE_REFUSED = ("astgrad: vmap runs the function once per example, so an in-place write into a tensor made "
+                 "outside the example (a captured tensor, a parameter, or the mapped input itself) would happen "
+                 "once per example instead of once; write the out-of-place form (y = x + 1 rather than x.add_(1)) "
+                 "or write only into tensors the function makes")
+
+
+def check_write(tensor) -> None:
+    """Inside a looping vmap's example (module _examples), refuse a write into a tensor the example did not make."""
+    fresh = _state.fresh_version
+    if fresh is not None and type(tensor._version_counter) is not fresh:
+        raise RuntimeError(WRITE_REFUSED)
 #: the active forward_ad.dual_level()'s token, or None (module _dual; global, as PyTorch's levels are)
 dual_level: list = [None]
 

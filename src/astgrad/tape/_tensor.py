@@ -119,6 +119,7 @@ class Tensor:
 
     @data.setter
     def data(self, value) -> None:
+        _modes.check_write(self)
         array = _as_array(value)
         if self._requires_grad and array.dtype.kind not in "fc":
             raise RuntimeError(

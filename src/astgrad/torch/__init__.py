@@ -18,7 +18,7 @@ from ..tape import (
     set_default_device, set_default_dtype, set_grad_enabled, stack, tensor, uint8, where, zeros, zeros_like,
 )
 from ..tape import FUNCTIONS as _FUNCTIONS
-from . import accelerator, autograd, backends, cuda, linalg, nn, optim
+from . import accelerator, autograd, backends, cuda, func, linalg, nn, optim
 
 globals().update(_FUNCTIONS)
 

@@ -6,7 +6,8 @@ use the double-backward trick, the gradient of a vector-Jacobian product
 with respect to its (linear) vector.  Signatures, return structures
 (a Tensor where PyTorch gives a Tensor, tuples where it gives tuples),
 ``create_graph`` and ``strict`` follow PyTorch.  ``vectorize=True`` gives
-the same numbers by a loop: there is no ``vmap`` on the tape.
+the same numbers by a loop.  Where the trick cannot be exact (a
+vector-Jacobian product computed without a history) it raises.
 """
 
 from __future__ import annotations
@@ -155,6 +156,20 @@ def _zeros_for_none(grads, refs, strict: bool, create_graph: bool, stage: str) -
     return tuple(filled)
 
 
+NOT_RECORDED = ("astgrad: a forward product is computed here as the derivative of a vector-Jacobian product, and the "
+                "gradient with respect to input {i} was computed without a history (a backward that is not "
+                "differentiable, such as a custom Function's whose backward leaves the tape), so the product would "
+                "be zeros; use a reverse-mode jacobian (jacrev, strategy='reverse-mode') or make the backward "
+                "differentiable")
+
+
+def _recorded(grads) -> None:
+    """Refuse the double-backward trick where a vector-Jacobian product has no history: its derivative is not J v."""
+    for i, g in enumerate(grads):
+        if g is not None and not g.requires_grad:
+            raise RuntimeError(NOT_RECORDED.format(i=i))
+
+
 def _grad_mode_after(create_graph: bool) -> bool:
     return True if create_graph else is_grad_enabled()
 
@@ -191,6 +206,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
         vectors = tuple(zeros_like(out, requires_grad=True) for out in outputs)
         grad_inputs = _grad(outputs, inputs, vectors, create_graph=True)
         _check_requires_grad(grad_inputs, "grad_inputs", strict)
+        _recorded(grad_inputs)
     with set_grad_enabled(True) if create_graph else _unchanged():
         grads = _grad(grad_inputs, vectors, v, create_graph=create_graph)
         result = _zeros_for_none(grads, outputs, strict, create_graph, "back_trick")
@@ -269,10 +285,18 @@ def _reverse_blocks(outputs, inputs, create_graph: bool, strict: bool) -> tuple:
     return tuple(blocks)
 
 
-def _forward_blocks(outputs, inputs) -> tuple:
-    """Column by column: ``J e_k`` for each element k of each input, by the double-backward trick."""
-    vectors = tuple(zeros_like(out, requires_grad=True) for out in outputs)
+def _forward_blocks(outputs, inputs, create_graph: bool = False, vectors=None) -> tuple:
+    """Column by column: ``J e_k`` for each element k of each input, by the double-backward trick.
+
+    ``vectors`` are the leaves the trick differentiates with respect to (one
+    per output, of its shape), made here unless given; ``create_graph``
+    keeps the columns differentiable (``torch.func.hessian`` is a jacfwd of
+    a jacrev).
+    """
+    if vectors is None:
+        vectors = tuple(zeros_like(out, requires_grad=True) for out in outputs)
     grad_inputs = _grad(outputs, inputs, vectors, create_graph=True)
+    _recorded(grad_inputs)
     columns: list[list[list]] = [[[] for _ in inputs] for _ in outputs]
     for j, (g_in, inp) in enumerate(zip(grad_inputs, inputs)):
         for k in range(inp.nelement()):
@@ -281,7 +305,8 @@ def _forward_blocks(outputs, inputs) -> tuple:
             if g_in is None:
                 column = (None,) * len(outputs)
             else:
-                column = _grad((g_in,), vectors, (basis.reshape(inp.shape),), retain_graph=True)
+                column = _grad((g_in,), vectors, (basis.reshape(inp.shape),), retain_graph=True,
+                               create_graph=create_graph)
             for i, (c, out) in enumerate(zip(column, outputs)):
                 columns[i][j].append(zeros_like(out) if c is None else c)
     blocks = []
@@ -375,6 +400,7 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
         vectors = tuple(zeros_like(inp, requires_grad=True) for inp in inputs)
         double_back = _grad(jac, inputs, vectors, create_graph=True)
         _check_requires_grad(jac, "hessian", strict)
+        _recorded(double_back)
     with set_grad_enabled(_grad_mode_after(create_graph)):
         grads = _grad(double_back, vectors, v, create_graph=create_graph)
         result = _zeros_for_none(grads, inputs, strict, create_graph, "double_back_trick")
