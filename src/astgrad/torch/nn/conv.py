@@ -20,24 +20,6 @@ __all__ = ["Conv1d", "Conv2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
 
-def _new_layer(name: str) -> Module:
-    """An empty instance of this file's layer class ``name``; unpickling then restores its attributes."""
-    cls = globals()[name]
-    if not (isinstance(cls, type) and issubclass(cls, Module)):
-        raise TypeError(f"{name!r} is not a layer of astgrad.torch.nn")
-    return cls.__new__(cls)
-
-
-class _Layer(Module):
-    """Pickled by its name here: the module it prints (``torch.nn.modules.conv``) may not exist."""
-
-    def __reduce_ex__(self, protocol):
-        cls = type(self)
-        if globals().get(cls.__name__) is not cls:  # the user's own subclass: pickled by its own module
-            return object.__reduce_ex__(self, protocol)
-        return _new_layer, (cls.__name__,), dict(self.__dict__)
-
-
 def _tuple(value, spatial: int) -> tuple:
     if isinstance(value, int):
         return (value,) * spatial
@@ -45,7 +27,7 @@ def _tuple(value, spatial: int) -> tuple:
     return value * spatial if len(value) == 1 else value
 
 
-class _ConvNd(_Layer):
+class _ConvNd(Module):
     spatial = 0
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
@@ -122,7 +104,7 @@ class Conv2d(_ConvNd):
         return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
 
 
-class _MaxPoolNd(_Layer):
+class _MaxPoolNd(Module):
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices: bool = False,
                  ceil_mode: bool = False):
         super().__init__()
@@ -152,7 +134,7 @@ class MaxPool2d(_MaxPoolNd):
                             self.return_indices)
 
 
-class AvgPool1d(_Layer):
+class AvgPool1d(Module):
     """``F.avg_pool1d`` as a layer; its settings are kept as one-element tuples, as PyTorch keeps them."""
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True):
@@ -169,7 +151,7 @@ class AvgPool1d(_Layer):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class AvgPool2d(_Layer):
+class AvgPool2d(Module):
     """``F.avg_pool2d`` as a layer."""
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True,
@@ -188,7 +170,7 @@ class AvgPool2d(_Layer):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class AdaptiveAvgPool2d(_Layer):
+class AdaptiveAvgPool2d(Module):
     """``F.adaptive_avg_pool2d`` as a layer (output sizes that divide the input's)."""
 
     def __init__(self, output_size):
