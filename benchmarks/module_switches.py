@@ -6,7 +6,9 @@
 A profiler hook sees every Python call made while the gradient of a two-line
 function is built and run for the first time (transform, compile, call).  A
 *switch* is a call from a function of one astgrad module into a function of
-another; the report gives the number of switches, the number of distinct
+another (a generator counts once, when it starts: the profiler also reports
+each resumption as a call, which would count a walk over a tree once per
+node it yields); the report gives the number of switches, the number of distinct
 modules they touch, and the same two counts with modules grouped by the
 subpackage they live in (``astgrad.transform.front``, ``astgrad.rules``, ...),
 which is the unit a reader follows when tracing a call.  The numbers are
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import inspect
 import sys
 
 import numpy as np
@@ -26,6 +29,9 @@ import numpy as np
 def two_lines(x):
     y = np.sin(x) * x
     return np.sum(y)
+
+
+_GENERATOR = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 
 
 def _group(module: str) -> str:
@@ -40,6 +46,7 @@ def count(fn, *args) -> tuple[collections.Counter, set]:
     """Switches ``{(caller module, callee module): n}`` and modules touched while running ``fn(*args)``."""
     switches: collections.Counter = collections.Counter()
     touched: set = set()
+    started: set = set()  # generator frames already counted (kept alive here, so ids are not reused)
 
     def hook(frame, event, arg):
         if event != "call":
@@ -47,6 +54,10 @@ def count(fn, *args) -> tuple[collections.Counter, set]:
         callee = frame.f_globals.get("__name__", "")
         if not callee.startswith("astgrad"):
             return
+        if frame.f_code.co_flags & _GENERATOR:
+            if frame in started:
+                return  # resumed, not called
+            started.add(frame)
         touched.add(callee)
         back = frame.f_back
         while back is not None and not back.f_globals.get("__name__", "").startswith("astgrad"):
