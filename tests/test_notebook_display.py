@@ -19,6 +19,35 @@ def test_gradient_shows_its_source_in_markdown_and_html():
     assert "grad of line 10" in page and "<pre" in page and "<script" not in page
 
 
+def apply(step, x):
+    return step(x).sum()
+
+
+@pytest.mark.parametrize("transform, heading", [
+    (lambda f: astgrad.jvp(f), "Jacobian-vector product of square_sum"),
+    (lambda f: astgrad.value_and_grad(f), "gradient of square_sum"),
+    (lambda f: astgrad.hessian(f), "square_sum"),
+    (lambda f: astgrad.jacobian(f), "square_sum"),
+    (lambda f: astgrad.jacfwd(f), "square_sum"),
+])
+def test_every_transformation_shows_the_code_it_runs(transform, heading):
+    """One base for generated callables: each shows its own .source, whatever the transformation."""
+    t = transform(square_sum)
+    t(np.array([1.0, 2.0])) if not isinstance(t, astgrad.api.forward.JvpFunction) else \
+        t(np.array([1.0, 2.0]), np.array([1.0, 0.0]))
+    markdown = t._repr_markdown_()
+    assert markdown == f"```python\n{t.source.rstrip()}\n```" and heading in markdown
+    assert "<pre" in t._repr_html_()
+
+
+def test_code_made_at_the_first_call_shows_nothing_before_it():
+    """A gradient whose code depends on the function a parameter holds has no source yet: IPython shows the repr."""
+    g = astgrad.grad(apply, wrt=1)
+    assert g._repr_html_() is None and g._repr_markdown_() is None
+    g(np.tanh, np.array([0.5]))
+    assert "tanh" in g._repr_markdown_()
+
+
 def test_check_report_is_a_table():
     report = astgrad.check_grads(square_sum, np.array([1.0, 2.0]))
     page = report._repr_html_()

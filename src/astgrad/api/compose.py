@@ -18,6 +18,7 @@ import numpy as np
 from ..values import dask as _dask, trees as _trees
 from . import gradient
 from .forward import gradient_code, jvp
+from .generated import GeneratedCallable
 from ..values.returned import _finish
 from ..values.trees import has_gradient, is_tree
 from ..transform.runtime.tangents import zero_tangent
@@ -25,7 +26,7 @@ from ..transform.runtime.tangents import zero_tangent
 __all__ = ["jacobian", "jacrev", "jacfwd", "hessian", "hvp", "elementwise_grad"]
 
 
-class Composed:
+class Composed(GeneratedCallable):
     """A composed transformation: called like ``f``; ``.source`` is the generated code it runs."""
 
     def __init__(self, f, name, run, generated):

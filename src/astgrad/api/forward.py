@@ -18,6 +18,7 @@ import numpy as np
 
 from ..values import dask as _dask
 from .callables import split
+from .generated import GeneratedCallable
 from ..values import trees as _trees
 from ..values.trees import is_tree
 from .higher import HigherGradient, adjoint_code, lower_code
@@ -34,7 +35,7 @@ from ..transform.runtime.origins import add_location
 __all__ = ["jvp"]
 
 
-class JvpFunction:
+class JvpFunction(GeneratedCallable):
     """A generated Jacobian-vector product, called with ``f``'s arguments and then the tangents."""
 
     def __init__(self, fn, wrt, level):
@@ -243,7 +244,7 @@ def jvp(f=None, wrt=0, *, optimize=None):
     return rebind(cached)
 
 
-class JvpOfGradient:
+class JvpOfGradient(GeneratedCallable):
     """``jvp(grad(f))``: the forward sweep over the code ``grad(f)`` generates (forward over reverse, see higher.py).
 
     Called as ``jvp(f)`` is, ``(*args, tangents)``; returns the gradient and

@@ -31,6 +31,7 @@ from ..transform.front.expressions import CALLING_A_LOCAL
 from ..transform.runtime.origins import add_location
 from ..transform.runtime.checks import arguments_in
 from .callables import resolve_wrt, split
+from .generated import GeneratedCallable
 from .higher import HigherGradient
 from ..values import dask as _dask
 from .. import backends as _backends
@@ -45,7 +46,7 @@ __all__ = ["grad", "value_and_grad", "vjp", "show", "TransformError"]
 _CACHE = "__astgrad_gradients__"
 
 
-class GradientFunction:
+class GradientFunction(GeneratedCallable):
     """A generated gradient, callable like the function it differentiates."""
 
     def __init__(self, fn, wrt, mode, preserve_result, has_aux=False, level=DEFAULT_LEVEL, backend="numpy"):
@@ -173,15 +174,6 @@ class GradientFunction:
 
     def __repr__(self):
         return f"<astgrad.{self._mode} of {self.__wrapped__.__qualname__} wrt {', '.join(self._names)}>"
-
-    def _repr_html_(self) -> str:
-        """In a notebook: the generated source, highlighted."""
-        from ..views.display import source_html
-        return source_html(self.source)
-
-    def _repr_markdown_(self) -> str:
-        from ..views.display import source_markdown
-        return source_markdown(self.source)
 
     def __call__(self, *args, **kwargs):
         return _call_general(self, args, kwargs)  # until _entry installs the compiled entry

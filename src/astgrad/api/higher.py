@@ -31,6 +31,7 @@ from ..transform.pipeline import build_forward
 from ..transform.runtime.origins import add_location
 from ..transform.runtime.tangents import generated_stack
 from .callables import resolve_wrt
+from .generated import GeneratedCallable
 
 
 def adjoint_code(fn, factory, trees=frozenset()):
@@ -81,7 +82,7 @@ def _solves_recurrences(function) -> bool:
     return any(value is helper for value in function.__globals__.values() for helper in helpers)
 
 
-class HigherGradient:
+class HigherGradient(GeneratedCallable):
     """The ``grad``, ``value_and_grad`` or ``vjp`` of a generated gradient, by generated code.
 
     Called like the gradient it differentiates (a ``vjp`` with the seed
