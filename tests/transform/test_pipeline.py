@@ -60,12 +60,17 @@ def test_the_stages_run_in_the_documented_order():
     assert len(set(STAGES)) == len(STAGES)
 
 
+#: the passes that choose how the reverse sweep works, each from its level (they change no number)
+CHOICES = ("fusion", "scalar_seeds", "remat")
+
+
 def test_every_pass_says_what_it_does_and_levels_only_grow_after_reverse():
     for p in ENTRY + CALLEE:
         assert p.run.__doc__, p.name
         assert p.level in (0, 1, 2)
-    front = [p for p in ENTRY[:STAGES.index("reverse") + 1]]
-    assert all(p.level == 0 for p in front)  # the passes that make a correct adjoint run at every level
+    made = [p for p in ENTRY[:STAGES.index("reverse") + 1] if p.name not in CHOICES]
+    assert all(p.level == 0 for p in made)  # the passes that make a correct adjoint run at every level
+    assert [p.name for p in ENTRY if p.name in CHOICES] == list(CHOICES)  # the sweep's choices, just before it
     assert ENTRY[-1].level == 0
 
 
@@ -131,6 +136,36 @@ def test_reverse_fuses_elementwise_chains_and_keeps_scalar_seeds_from_level_1():
     lines = body(stage(straight, "reverse", optimize=1))
     assert "dz = dresult / size(z)" in lines
     assert "dy = 6 * dz * y" in lines
+
+
+def recurrent(x, w):
+    h = x
+    for i in range(3):
+        a = h * w
+        h = np.tanh(a) + a * a
+    return np.sum(h)
+
+
+def test_the_reverse_sweeps_choices_are_passes_that_show_what_they_chose():
+    fused = stage(straight, "fusion", optimize=1)
+    assert "# fused, each group one adjoint expression: t1, z" in fused
+    assert body(fused) == body(stage(straight, "check_output", optimize=1))  # a choice changes no code yet
+    assert "# adjoints that are numbers kept as numbers" in stage(straight, "scalar_seeds", optimize=1)
+    assert "# recomputed in the adjoint instead of saved: a" in stage(recurrent, "remat", optimize=2)
+    assert "# recomputed in the adjoint instead of saved: nothing" in stage(straight, "remat", optimize=2)
+
+
+def test_a_choice_is_taken_only_from_its_level():
+    with pytest.raises(ValueError, match="runs at optimize=2"):
+        stage(recurrent, "remat", optimize=1)
+    with pytest.raises(ValueError, match="runs at optimize=1"):
+        stage(straight, "fusion", optimize=0)
+    at_1 = astgrad.grad(recurrent, optimize=1).source
+    at_2 = astgrad.grad(recurrent, optimize=2).source
+    assert at_1.count("_stack.append(a)") == 1 and "_stack.append(a)" not in at_2  # a recomputed, not saved, at 2
+    x, w = np.linspace(0.1, 0.5, 4), np.linspace(-0.3, 0.4, 4)
+    np.testing.assert_allclose(astgrad.grad(recurrent, optimize=1)(x, w), astgrad.grad(recurrent, optimize=2)(x, w))
+    np.testing.assert_allclose(astgrad.grad(recurrent)(x, w), numeric_grad(recurrent, (x, w), 0), rtol=1e-6)
 
 
 def test_dead_code_drops_what_nothing_reads():

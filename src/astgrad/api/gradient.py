@@ -631,8 +631,9 @@ def show(f, wrt=0, *, stage="emit", optimize=None, mode="grad") -> str:
     """Print and return the gradient astgrad generates for ``f``, as it is after the pass ``stage``.
 
     The stages are the passes of the pipeline in order (``astgrad.transform.STAGES``):
-    up to "check" the function as parsed, up to "check_output" its normal form
-    (one operation a line), then the generated function; "emit" (the
+    up to "check" the function as parsed, up to "remat" its normal form
+    (one operation a line; "fusion", "scalar_seeds" and "remat" also print
+    what they chose), then the generated function; "emit" (the
     default) is the whole module that runs, ``grad(f, wrt).source``.
     ``mode`` is "grad", "vjp" or "jvp" (forward mode, whose passes are
     ``astgrad.transform.FORWARD_STAGES``: ``jvp(f, wrt).source`` at "emit").

@@ -22,7 +22,9 @@ optimisation level it runs at:
 
 ``build(..., stage=name)`` also renders the function after that pass
 (``astgrad.show``): the user's function up to ``check``, the normal form
-(one operation a line) up to ``check_output``, the generated function after.
+(one operation a line) up to ``remat``, the generated function after; the
+reverse sweep's three choices (``fusion``, ``scalar_seeds``, ``remat``) are
+passes of their own, each from its level, and print what they chose.
 
 The imports below are grouped by stage, lowest first (ir, runtime, front,
 core, passes, back): the order of docs/how-it-works.md's table of layers.
@@ -62,7 +64,9 @@ from .front.primitives import returns_sequence
 from .front.returns import scalar_checks, unpack_aux as _unpack_aux
 from .front.syntax import check_function
 from .core.forward import calls_change_stack, find_stack, results_and_stack, tangent_function
+from .core.fusion import planned as planned_fusion
 from .core.inline import RuleInliner
+from .core.remat import rematerializable
 from .core.reverse import Reverser
 from .passes.levels import (array_sizes, compute_only_shapes, dead_code, drop_unread_saves, in_place,
                             inline_temporaries, keep_only_shapes, linear_recurrences, overwritten_saves,
@@ -129,6 +133,11 @@ class Context:
         self.tree_items: set[str] = set()  # names that may hold an item of one
         self.analysis: Analysis | None = None
         self.adjoints: Adjoints | None = None  # x -> its adjoint's (or tangent's) name
+        # -- fusion, scalar_seeds, remat: the reverse sweep's choices, by level ----
+        self.fuse = False  # runs of elementwise operations differentiated as one expression
+        self.scalar_seeds = False  # an adjoint that is a number kept as one until a rule needs its shape
+        self.remat: dict = {}  # name -> the op the adjoint runs again instead of reading a saved value
+        self.choices: list[str] = []  # what those passes chose, in words (show(f, stage=...) prints them)
         # -- reverse / forward -----------------------------------------------------
         self.rev: Reverser | None = None  # the reverse sweep, kept for the passes that ask what it saved
         self.name = None  # the entry function's name; a callee's (forward, backward, active)
@@ -242,12 +251,32 @@ def check_output(ctx):
 
 # -- core: the sweeps ----------------------------------------------------------
 
+def fusion(ctx):
+    """Runs of elementwise operations joined by temporaries read once get one adjoint expression per operand."""
+    ctx.fuse = True
+    groups = planned_fusion(ctx.body, ctx.analysis, ctx.names.temps)
+    ctx.choices.append("fused, each group one adjoint expression: " +
+                       ("; ".join(", ".join(g) for g in groups) if groups else "nothing"))
+
+
+def scalar_seeds(ctx):
+    """In the entry: an adjoint that is a number stays a number until a rule needs its shape (no arrays of 1.0)."""
+    ctx.scalar_seeds = ctx.entry
+    ctx.choices.append("adjoints that are numbers kept as numbers" if ctx.entry else
+                       "adjoints kept at their values' shapes (a called function's caller asks for them)")
+
+
+def remat(ctx):
+    """In the entry: cheap values the adjoint reads are computed again there instead of saved."""
+    if ctx.entry:
+        ctx.remat = rematerializable(ctx.body, ctx.analysis, ctx.params)
+        ctx.analysis.saved -= set(ctx.remat)
+    ctx.choices.append("recomputed in the adjoint instead of saved: " + (", ".join(sorted(ctx.remat)) or "nothing"))
+
+
 def _reverser(ctx):
-    rev = Reverser(ctx.module, ctx, remat=ctx.entry and ctx.level >= 2)
-    rev.fuse = ctx.level >= 1
-    rev.seeds.enabled = ctx.entry and ctx.level >= 1
-    ctx.rev = rev
-    return rev
+    ctx.rev = Reverser(ctx.module, ctx)
+    return ctx.rev
 
 
 def reverse(ctx):
@@ -381,6 +410,9 @@ ENTRY = FRONT + (
     Pass("unpack_aux", unpack_aux),
     Pass("analyse", analyse),
     Pass("check_output", check_output),
+    Pass("fusion", fusion, 1),
+    Pass("scalar_seeds", scalar_seeds, 1),
+    Pass("remat", remat, 2),
     Pass("reverse", reverse),
     Pass("dead_code", dead_code, 1),
     Pass("static_shapes", static_shapes, 2),
@@ -402,6 +434,7 @@ ENTRY = FRONT + (
 #: a called user function's forward/backward pair
 CALLEE = FRONT + (
     Pass("analyse", analyse),
+    Pass("fusion", fusion, 1),
     Pass("reverse", reverse_callee),
     Pass("dead_code", dead_code, 1),
 )

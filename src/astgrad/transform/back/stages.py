@@ -15,7 +15,7 @@ def render_stage(ctx, name) -> str:
             return compat.to_source(ctx.source.tree)
         fn_def = function_def(ctx.fn.__name__, ctx.source.tree.args, _ir_statements(ctx.body) +
                               [compat.ret(compat.clone(ctx.ret))])
-        return render([fn_def], ctx.module.comments, [f"{ctx.fn.__qualname__} after {name}"])
+        return render([fn_def], ctx.module.comments, [f"{ctx.fn.__qualname__} after {name}", *ctx.choices])
     if name == "emit":
         return ctx.module.source
     return render([ctx.fn_def], ctx.module.comments, [f"{ctx.fn.__qualname__} after {name}"])

@@ -33,7 +33,7 @@ import numpy as np
 from ..ir import compat
 from . import remat
 from ..ir.compat import gast
-from ..ir.nodes import Op, own_reads, walk_statements
+from ..ir.nodes import Op, blocks, own_reads, walk_statements
 
 # symbols, never identifiers, so no name of the user's can be mistaken for them
 G = "<g>"      # the incoming gradient, as a symbol in an inlined rule
@@ -386,6 +386,20 @@ def groups(stmts, analysis, temps, reads):
         if len(ops) >= 2 and positions == list(range(positions[0], positions[0] + len(ops))):
             out[id(ops[-1])] = ops
     return out
+
+
+def planned(body, analysis, temps) -> list:
+    """The groups the reverse sweep will fuse, as lists of the names their ops compute (for ``show``)."""
+    reads = read_counts(body)
+    found = []
+
+    def visit(stmts):
+        found.extend([t for op in ops for t in op.targets] for ops in groups(stmts, analysis, temps, reads).values())
+        for s in stmts:
+            for inner in blocks(s):
+                visit(inner)
+    visit(body)
+    return found
 
 
 def read_counts(body) -> dict:

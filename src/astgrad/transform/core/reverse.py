@@ -33,12 +33,12 @@ from ..runtime.origins import ORIGIN, with_origin
 from ..ir.tagged import pop, push
 from .inline import merge_repeated
 from ..ir.nodes import For, Op, Raw, blocks, breaks, conditional_ops, dispatch, first_bindings, walk_ops
-from .remat import recompute, rematerializable
+from .remat import recompute
 from .scalar_seeds import ScalarSeeds
 
 
 class Reverser:
-    def __init__(self, builder, plan, remat=False):
+    def __init__(self, builder, plan):
         self.builder = builder
         self.plan = plan
         self.an = plan.analysis
@@ -56,14 +56,14 @@ class Reverser:
         self.structural: dict = {}
         self.mask_sources: set = set()
         self.backward_only = False  # a called function's backward half: only what rules read is kept
-        self.fuse = True  # groups of elementwise operations differentiated as one expression (fusion.py)
+        self.fuse = plan.fuse  # groups of elementwise operations differentiated as one expression (fusion.py)
         producers = {t: op for op in plan.body if isinstance(op, Op) for t in op.targets if t in once}
         self.seeds = ScalarSeeds(self.an, self.ns, self.adj, producers)  # adjoints that hold a number
+        self.seeds.enabled = plan.scalar_seeds
         # names that surely hold tuples or lists (unpacking anything else may unpack an array)
         self.built_sequences = {t for op in walk_ops(plan.body) for t in op.targets
                                 if op.kind == "pack" or op.kind == "prim" and primitives.returns_sequence(op)}
-        self.remat = rematerializable(plan.body, self.an, plan.params) if remat else {}  # name -> op: recomputed, not saved
-        self.an.saved -= set(self.remat)
+        self.remat = plan.remat  # name -> op: recomputed, not saved (the remat pass chose them)
         self.read_counts = fusion.read_counts(plan.body)
 
     # -- primal --------------------------------------------------------
