@@ -47,6 +47,45 @@ def cho_factor_lower_then_solve(a, b):
     return sla.cho_solve((c, lower), b)
 
 
+def lu_factor_then_solve(a, b):
+    return sla.lu_solve(sla.lu_factor(a), b)
+
+
+def lu_factor_then_solve_transposed(a, b):
+    lu, piv = sla.lu_factor(a, check_finite=False)
+    return sla.lu_solve((lu, piv), b, trans=1)
+
+
+def lu_by_indices(a):
+    p, lower, upper = sla.lu(a, p_indices=True)
+    return lower, upper
+
+
+def lu_upper_only(a):
+    return sla.lu(a)[2]
+
+
+def scipy_eigh_squared(a):
+    """Eigenvectors squared: the loss does not depend on the sign LAPACK gives each."""
+    w, v = sla.eigh(a)
+    return w, v ** 2
+
+
+def scipy_eigh_upper_squared(a):
+    w, v = sla.eigh(a, lower=False, driver="evd")
+    return w, v ** 2
+
+
+def scipy_svd_squared(a):
+    u, s, vh = sla.svd(a, full_matrices=False)
+    return u ** 2, s, vh ** 2
+
+
+def scipy_svd_square_full(a):
+    u, s, vh = sla.svd(a)
+    return u ** 2, s ** 2, vh ** 2
+
+
 SPD = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, -0.3], [0.5, -0.3, 2.5]])
 
 
@@ -104,6 +143,28 @@ def _linalg_cases():
         Case(sla.cho_solve, [spd(3), normal(3)], call=cho_factor_then_solve, tape=False, name="through_factor"),
         Case(sla.cho_solve, [spd(3), normal(3, 2)], call=cho_factor_lower_then_solve, tape=False,
              name="through_lower_factor"),
+        # lu_factor and lu return tuples, lu_solve takes one: generated code only, as for cho_factor
+        Case(sla.lu_factor, [well_conditioned(3)], tape=False),
+        Case(sla.lu_solve, [const(sla.lu_factor(SPD)), normal(3, 2)], tape=False),
+        Case(sla.lu_solve, [const(sla.lu_factor(SPD)), normal(3)], {"trans": 1}, tape=False, name="transposed"),
+        Case(sla.lu_solve, [well_conditioned(3), normal(3)], call=lu_factor_then_solve, tape=False,
+             name="through_factor"),
+        Case(sla.lu_solve, [well_conditioned(3), normal(3, 2)], call=lu_factor_then_solve_transposed, tape=False,
+             name="through_factor_transposed"),
+        Case(sla.lu, [well_conditioned(3)], tape=False),
+        Case(sla.lu, [well_conditioned(3)], {"permute_l": True}, tape=False, name="permute_l"),
+        Case(sla.lu, [well_conditioned(3)], call=lu_by_indices, tape=False, name="p_indices"),
+        Case(sla.lu, [well_conditioned(3)], call=lu_upper_only, tape=False, name="upper_only"),
+        Case(sla.eigh, [normal(3, 3)], {"eigvals_only": True}, call=taped(sla.eigh), name="values"),
+        Case(sla.eigh, [normal(3, 3)], call=scipy_eigh_squared, tape=False),
+        Case(sla.eigh, [normal(3, 3)], call=scipy_eigh_upper_squared, tape=False, name="upper"),
+        Case(sla.eigvalsh, [normal(3, 3)], call=taped(sla.eigvalsh)),
+        Case(sla.eigvalsh, [normal(3, 3)], {"lower": False}, call=taped(sla.eigvalsh), name="upper"),
+        Case(sla.svd, [normal(4, 3)], call=scipy_svd_squared, tape=False, name="tall"),
+        Case(sla.svd, [normal(3, 4)], call=scipy_svd_squared, tape=False, name="wide"),
+        Case(sla.svd, [normal(3, 3)], call=scipy_svd_square_full, tape=False, name="square_full"),
+        Case(sla.svd, [normal(3, 4)], {"compute_uv": False}, call=taped(sla.svd), name="values"),
+        Case(sla.svdvals, [normal(4, 3)], call=taped(sla.svdvals)),
     ]
 
 
