@@ -86,6 +86,11 @@ def scipy_svd_square_full(a):
     return u ** 2, s ** 2, vh ** 2
 
 
+def simplex_but_last(k, *points):
+    """All but the last component of points on the simplex (scipy's dirichlet fills it in): moved, they stay on it."""
+    return Arg(lambda rng: rng.uniform(0.1, 0.8 / (k - 1), (k - 1,) + points))
+
+
 SPD = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, -0.3], [0.5, -0.3, 2.5]])
 
 
@@ -189,6 +194,14 @@ def _stats_cases():
         Case(stats.poisson.pmf, [const(np.array([1, 3])), positive(2)], call=taped(stats.poisson.pmf)),
         Case(stats.binom.logpmf, [const(np.array([0, 2, 5])), const(6), unit_open(3)], call=taped(stats.binom.logpmf)),
         Case(stats.binom.pmf, [const(np.array([1, 3])), const(4), unit_open(2)], call=taped(stats.binom.pmf)),
+        Case(stats.nbinom.logpmf, [const(np.array([0, 2, 5])), above(0.5, 3), unit_open(3)],
+             call=taped(stats.nbinom.logpmf)),
+        Case(stats.nbinom.pmf, [const(np.array([1, 3])), above(0.5, 2), unit_open(2), const(1)],
+             call=taped(stats.nbinom.pmf)),
+        Case(stats.dirichlet.logpdf, [simplex_but_last(3, 4), above(0.5, 3)], call=taped(stats.dirichlet.logpdf)),
+        Case(stats.dirichlet.logpdf, [const(np.array([0.2, 0.5, 0.3])), above(0.5, 3)],
+             call=taped(stats.dirichlet.logpdf), name="alpha"),
+        Case(stats.dirichlet.pdf, [simplex_but_last(4), above(0.5, 4)], call=taped(stats.dirichlet.pdf)),
         Case(stats.multivariate_normal.logpdf, [normal(5, 3), normal(3), spd(3)],
              call=taped(stats.multivariate_normal.logpdf)),
         Case(stats.multivariate_normal.logpdf, [normal(3), normal(3), spd(3)],
@@ -218,3 +231,18 @@ def above(lo, *shape):
 
 def scipy_cases():
     return _special_cases() + _linalg_cases() + _stats_cases() + _signal_cases()
+
+
+def scipy_edges():
+    """Edge samples (``samples.EDGES``) of scipy's entries: one triangle read, a term that is 0 for every x."""
+    def fixed(value):
+        return Arg(lambda rng: np.array(value, dtype=np.float64))
+    not_symmetric = [[2.0, 0.7, -0.4], [-1.3, 1.0, 0.2], [0.9, 0.5, -0.6]]
+    return [
+        Case(sla.eigvalsh, [fixed(not_symmetric)], {"lower": False}, call=taped(sla.eigvalsh), name="upper_triangle"),
+        Case(sla.eigh, [fixed(not_symmetric)], {"eigvals_only": True}, call=taped(sla.eigh), name="lower_triangle"),
+        # x = (0, 0.4, 0.6) with alpha 1 on the first: xlogy(0, x) is 0 for every x, so the first gets 0 before the
+        # last component's share, -(3 - 1) / 0.6 (differences cannot step below 0: scipy refuses)
+        Case(stats.dirichlet.logpdf, [fixed([0.0, 0.4]), const(np.array([1.0, 2.0, 3.0]))],
+             call=taped(stats.dirichlet.logpdf), name="alpha_one_at_zero", expected=[[-2 / 0.6, 1 / 0.4 - 2 / 0.6]]),
+    ]
