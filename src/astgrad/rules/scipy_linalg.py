@@ -176,6 +176,14 @@ def lu_checked(lu, name):
     return lu
 
 
+def filled_like(g, value):
+    """The gradient ``g`` of one output of a tuple at that output's shape: zeros for ``None`` (the output was not
+    read), and the zero generated code writes where a path has no gradient yet (``0.0``) spread out."""
+    if g is None:
+        return np.zeros_like(value)
+    return np.broadcast_to(g, np.shape(value))
+
+
 def lu_factor_gradient(g_lu, lu, rows):
     """The gradient of ``a`` from that of the combined factor ``lu`` (``a[rows] = L U``, ``L`` unit lower).
 
@@ -199,9 +207,7 @@ def lu_factor(g, ans, a, overwrite_a=False, check_finite=True):
     """``g`` is (gradient of ``lu``, None): the pivots are integers, constant where the gradient exists.  Only
     ``ans`` is read, so ``overwrite_a`` may be set."""
     lu, piv = ans
-    if g[0] is None:  # only the pivots were read
-        return np.zeros_like(lu)
-    return lu_factor_gradient(g[0], lu_checked(lu, "lu_factor"), lu_rows(piv))
+    return lu_factor_gradient(filled_like(g[0], lu), lu_checked(lu, "lu_factor"), lu_rows(piv))
 
 
 def transposed_solve(trans):
@@ -243,13 +249,12 @@ def lu(g, ans, a, permute_l=False, overwrite_a=False, check_finite=True, p_indic
     if permute_l:
         p = sla.lu(a, p_indices=True)[0]  # the same call again: the same pivots as ans
         rows = lu_p_rows(p)
-        g_lower, g_upper, upper, lower = None if g[0] is None else g[0][rows], g[1], ans[1], ans[0][rows]
+        g_lower, g_upper, upper, lower = filled_like(g[0], ans[0])[rows], filled_like(g[1], ans[1]), ans[1], ans[0][rows]
     else:
         rows = lu_p_rows(ans[0])
-        g_lower, g_upper, lower, upper = g[1], g[2], ans[1], ans[2]
+        g_lower, g_upper, lower, upper = filled_like(g[1], ans[1]), filled_like(g[2], ans[2]), ans[1], ans[2]
     combined = lu_checked(np.tril(lower, -1) + np.triu(upper), "lu")
-    g_combined = (0 if g_lower is None else np.tril(g_lower, -1)) + (0 if g_upper is None else np.triu(g_upper))
-    return lu_factor_gradient(g_combined + np.zeros_like(combined), combined, rows)
+    return lu_factor_gradient(np.tril(g_lower, -1) + np.triu(g_upper), combined, rows)
 
 
 sequence_outputs.update((sla.cho_factor, sla.lu_factor, sla.lu, sla.eigh, sla.svd))
