@@ -391,3 +391,41 @@ def test_the_tape_matches_finite_differences_and_generated_code(program, fn, key
     (rules.apply(fn, leaf, **keywords) ** 2 * weights).sum().backward()
     np.testing.assert_allclose(leaf.grad.numpy(), gradient(program, x), rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(leaf.grad.numpy(), astgrad.grad(program)(x), rtol=1e-10, atol=1e-12)
+
+
+# -- a tuple's outputs given the zero generated code writes where a path has no gradient yet ----------------------
+
+
+def eigh_in_a_loop(a, last):
+    total = 0.0
+    for k in range(2):
+        w, v = sla.eigh(a)
+        if k < last:
+            total = total + np.sum(v ** 2 * W[:, :1]) + np.sum(w)
+    return total
+
+
+def svd_in_a_loop(a, last):
+    total = 0.0
+    for k in range(2):
+        u, s, vh = sla.svd(a)
+        if k < last:
+            total = total + np.sum(u ** 2 * W[:, :1]) + np.sum(s)
+    return total
+
+
+def lu_in_a_loop(a, last):
+    total = 0.0
+    for k in range(2):
+        p, lower, upper = sla.lu(a)
+        if k < last:
+            total = total + np.sum(np.sin(lower)) + np.sum(upper ** 2)
+    return total
+
+
+@pytest.mark.parametrize("program", [eigh_in_a_loop, svd_in_a_loop, lu_in_a_loop])
+def test_the_last_step_reading_nothing(program):
+    """On the last step the outputs' gradients are the number 0.0 generated code writes at a join."""
+    x = SYMMETRIC if program is eigh_in_a_loop else PIVOTED
+    got = astgrad.grad(program)(x, 1)
+    np.testing.assert_allclose(got, gradient(lambda a: program(a, 1), x), rtol=1e-6, atol=1e-8)

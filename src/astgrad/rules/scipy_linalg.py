@@ -184,6 +184,11 @@ def filled_like(g, value):
     return np.broadcast_to(g, np.shape(value))
 
 
+def spread(g, ans):
+    """The gradients of a tuple's outputs, each ``None`` (not read) or at its output's shape (``filled_like``)."""
+    return tuple(None if part is None else filled_like(part, value) for part, value in zip(g, ans))
+
+
 def lu_factor_gradient(g_lu, lu, rows):
     """The gradient of ``a`` from that of the combined factor ``lu`` (``a[rows] = L U``, ``L`` unit lower).
 
@@ -293,7 +298,7 @@ def eigh(g, ans, a, b=None, lower=True, eigvals_only=False, overwrite_a=False, o
     if eigvals_only:
         one_output("eigh", "eigvals_only=True", "scipy.linalg.eigvalsh", g)
         return linalg.eigh_values_vjp(g, ans, a, uplo(lower))
-    return linalg.eigh(g, ans, a, uplo(lower))
+    return linalg.eigh(spread(g, ans), ans, a, uplo(lower))
 
 
 @defvjp(sla.eigvalsh)
@@ -311,7 +316,7 @@ def svd(g, ans, a, full_matrices=True, compute_uv=True, overwrite_a=False, check
     unwritten("svd", overwrite_a=overwrite_a)
     if not compute_uv:
         one_output("svd", "compute_uv=False", "scipy.linalg.svdvals", g)
-    return decompositions.svd(g, ans, a, full_matrices, compute_uv)
+    return decompositions.svd(g if not compute_uv else spread(g, ans), ans, a, full_matrices, compute_uv)
 
 
 @defvjp(sla.svdvals)
