@@ -265,17 +265,55 @@ def test_the_upper_triangle_read_gets_the_whole_gradient():
 DEGENERATE = np.diag([1.0, 1.0, 2.0, 3.0])
 
 
+def eigenvectors_and_trace(a):
+    w, v = sla.eigh(a)
+    return np.sum(w) + np.sum(v ** 2 * W[:, :1])
+
+
 def test_eigenvectors_of_a_repeated_eigenvalue_are_refused_in_both_modes():
-    with pytest.raises(ValueError, match="two eigenvalues are equal"):
-        astgrad.grad(eigh_program)(DEGENERATE)
-    with pytest.raises(ValueError, match="two eigenvalues are equal"):
-        astgrad.jvp(eigh_program)(DEGENERATE, np.ones((4, 4)))
+    with pytest.raises(ValueError, match="no gradient for the eigenvectors .* two eigenvalues are equal"):
+        astgrad.grad(eigenvectors_and_trace)(DEGENERATE)
+    with pytest.raises(ValueError, match="where two are equal"):
+        astgrad.jvp(eigenvectors_and_trace)(DEGENERATE, np.ones((4, 4)))
+
+
+def squares_of_eigenvalues(a):
+    return np.sum(sla.eigvalsh(a) ** 2)
+
+
+ROTATION = np.linalg.qr(RNG.standard_normal((4, 4)))[0]
 
 
 def test_a_symmetric_function_of_repeated_eigenvalues_has_its_gradient():
-    def program(a):
-        return np.sum(sla.eigvalsh(a) ** 2)
-    np.testing.assert_allclose(astgrad.grad(program)(DEGENERATE), 2 * DEGENERATE, atol=1e-12)
+    """``sum(w ** 2)`` is the squared norm: smooth across the tie, rounding apart in the computed w."""
+    np.testing.assert_allclose(astgrad.grad(squares_of_eigenvalues)(DEGENERATE), 2 * DEGENERATE, atol=1e-12)
+    rotated = ROTATION @ DEGENERATE @ ROTATION.T
+    np.testing.assert_allclose(astgrad.grad(squares_of_eigenvalues)(rotated), gradient(squares_of_eigenvalues, rotated),
+                               rtol=1e-6, atol=1e-8)
+
+
+def smallest_eigenvalue(a):
+    return sla.eigvalsh(a)[0]
+
+
+def weighted_eigenvalues(a):
+    w, v = sla.eigh(a)
+    return np.sum(w * np.arange(4.0))
+
+
+def test_one_of_repeated_eigenvalues_alone_is_refused():
+    """At the tie the smallest eigenvalue has a kink: central differences give 0.5 on the diagonal, one basis 1."""
+    for program in (smallest_eigenvalue, weighted_eigenvalues):
+        with pytest.raises(ValueError, match="single repeated eigenvalues"):
+            astgrad.grad(program)(DEGENERATE)
+    leaf = astgrad.tensor(DEGENERATE, requires_grad=True)
+    with pytest.raises(ValueError, match="single repeated eigenvalues"):
+        (rules.apply(sla.eigvalsh, leaf) * np.arange(4.0)).sum().backward()
+
+
+def test_a_tangent_of_repeated_eigenvalues_is_refused():
+    with pytest.raises(ValueError, match="no tangent for the eigenvalues"):
+        astgrad.jvp(squares_of_eigenvalues)(DEGENERATE, np.ones((4, 4)))
 
 
 def eigh_generalized(a):

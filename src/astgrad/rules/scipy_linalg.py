@@ -285,6 +285,33 @@ def one_output(name, flag, instead, g):
                          f"transformer knows it returns one array")
 
 
+def ties(w):
+    """Pairs of eigenvalues that are equal (within 16 machine epsilons of the largest, numpy's eigh test)."""
+    tol = np.finfo(np.result_type(w, np.float32)).eps * 16 * np.max(np.abs(w), initial=1.0)
+    return (np.abs(np.expand_dims(w, -2) - np.expand_dims(w, -1)) <= tol) & ~np.eye(np.shape(w)[-1], dtype=bool)
+
+
+def weighed_alike(name, w, g):
+    """Raise where ``g`` weighs two equal eigenvalues differently: one of them alone has no derivative, only a
+    symmetric function of the group (their sum) has; differences of rounding (``sum(w ** 2)``) pass."""
+    if g is None:
+        return
+    g = np.broadcast_to(g, np.shape(w))
+    apart = np.abs(np.expand_dims(g, -2) - np.expand_dims(g, -1)) > 1e-8 * np.max(np.abs(g), initial=0.0)
+    if np.any(ties(w) & apart):
+        raise ValueError(f"astgrad: no gradient for single repeated eigenvalues of scipy.linalg.{name}: two are "
+                         f"equal and the loss weighs them differently; a symmetric function of them (their sum) "
+                         f"has one")
+
+
+def distinct(name, w):
+    """Raise where two eigenvalues are equal: each alone has no tangent (it moves as an eigenvalue of a block)."""
+    if np.any(ties(w)):
+        raise ValueError(f"astgrad: no tangent for the eigenvalues of scipy.linalg.{name} where two are equal: each "
+                         f"alone has no derivative there; the reverse mode (grad) differentiates a symmetric "
+                         f"function of them")
+
+
 def uplo(lower):
     return "L" if lower else "U"
 
@@ -297,7 +324,9 @@ def eigh(g, ans, a, b=None, lower=True, eigvals_only=False, overwrite_a=False, o
     standard_symmetric("eigh", b, subset_by_index, subset_by_value)
     if eigvals_only:
         one_output("eigh", "eigvals_only=True", "scipy.linalg.eigvalsh", g)
+        weighed_alike("eigh", ans, g)
         return linalg.eigh_values_vjp(g, ans, a, uplo(lower))
+    weighed_alike("eigh", ans[0], g[0])
     return linalg.eigh(spread(g, ans), ans, a, uplo(lower))
 
 
@@ -306,6 +335,7 @@ def eigvalsh(g, ans, a, b=None, lower=True, overwrite_a=False, overwrite_b=False
              subset_by_index=None, subset_by_value=None, driver=None):
     unwritten("eigvalsh", overwrite_a=overwrite_a)
     standard_symmetric("eigvalsh", b, subset_by_index, subset_by_value)
+    weighed_alike("eigvalsh", ans, g)
     return linalg.eigh_values_vjp(g, ans, a, uplo(lower))
 
 
@@ -450,6 +480,7 @@ def eigh_jvp(t, ans, a, b=None, lower=True, eigvals_only=False, overwrite_a=Fals
              check_finite=True, subset_by_index=None, subset_by_value=None, driver=None):
     unwritten("eigh", overwrite_a=overwrite_a)
     standard_symmetric("eigh", b, subset_by_index, subset_by_value)
+    distinct("eigh", ans if eigvals_only else ans[0])
     if eigvals_only:
         return linalg.eigh_values_jvp(t, ans, a, uplo(lower))
     return linalg.eigh_jvp(t, ans, a, uplo(lower))
@@ -460,6 +491,7 @@ def eigvalsh_jvp(t, ans, a, b=None, lower=True, overwrite_a=False, overwrite_b=F
                  subset_by_index=None, subset_by_value=None, driver=None):
     unwritten("eigvalsh", overwrite_a=overwrite_a)
     standard_symmetric("eigvalsh", b, subset_by_index, subset_by_value)
+    distinct("eigvalsh", ans)
     return linalg.eigh_values_jvp(t, ans, a, uplo(lower))
 
 
