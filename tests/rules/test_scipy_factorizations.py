@@ -400,6 +400,29 @@ def test_singular_vectors_of_repeated_singular_values_are_refused():
         astgrad.grad(program)(np.diag([2.0, 2.0, 1.0]))
 
 
+def largest_singular_value(a):
+    return sla.svdvals(a)[0]
+
+
+def nuclear_norm(a):
+    return np.sum(sla.svd(a, compute_uv=False))
+
+
+def test_one_of_equal_singular_values_alone_is_refused():
+    with pytest.raises(ValueError, match="one of equal singular values"):
+        astgrad.grad(largest_singular_value)(np.diag([2.0, 2.0, 1.0]))
+
+
+def test_a_zero_singular_value_weighed_is_refused_and_a_sum_of_equal_ones_is_not():
+    with pytest.raises(ValueError, match="one that is zero"):
+        astgrad.grad(nuclear_norm)(np.diag([2.0, 1.0, 0.0]))
+    rotated = np.linalg.qr(ROTATION[:3, :3])[0] @ np.diag([2.0, 2.0, 1.0])
+    np.testing.assert_allclose(astgrad.grad(nuclear_norm)(rotated), gradient(nuclear_norm, rotated), rtol=1e-6,
+                               atol=1e-8)
+    with pytest.raises(ValueError, match="no tangent for the singular values"):
+        astgrad.jvp(nuclear_norm)(rotated, np.ones((3, 3)))
+
+
 # -- the tape, through rules.apply -------------------------------------------------------------------------------
 
 

@@ -312,6 +312,33 @@ def distinct(name, w):
                          f"function of them")
 
 
+def singular_kinks(s):
+    """Pairs of equal singular values, and singular values at zero (``|sigma|``), within numpy's tolerance."""
+    tol = decompositions._tolerance(s)
+    tied = (np.abs(np.expand_dims(s, -2) - np.expand_dims(s, -1)) <= tol) & ~np.eye(np.shape(s)[-1], dtype=bool)
+    return tied, s <= tol
+
+
+def singular_values_weighed(name, s, g):
+    """Raise where ``g`` weighs equal singular values apart, or weighs one at zero: no derivative there."""
+    if g is None:
+        return
+    g = np.broadcast_to(g, np.shape(s))
+    tied, zero = singular_kinks(s)
+    apart = np.abs(np.expand_dims(g, -2) - np.expand_dims(g, -1)) > 1e-8 * np.max(np.abs(g), initial=0.0)
+    if np.any(tied & apart) or np.any(zero & (g != 0)):
+        raise ValueError(f"astgrad: no gradient for scipy.linalg.{name} where the loss weighs one of equal singular "
+                         f"values apart, or one that is zero (a kink, as |x| at 0); a symmetric function of equal "
+                         f"ones (their sum) has one")
+
+
+def singular_values_apart(name, s):
+    tied, zero = singular_kinks(s)
+    if np.any(tied) or np.any(zero):
+        raise ValueError(f"astgrad: no tangent for the singular values of scipy.linalg.{name} where two are equal or "
+                         f"one is zero: each alone has no derivative there")
+
+
 def uplo(lower):
     return "L" if lower else "U"
 
@@ -346,12 +373,16 @@ def svd(g, ans, a, full_matrices=True, compute_uv=True, overwrite_a=False, check
     unwritten("svd", overwrite_a=overwrite_a)
     if not compute_uv:
         one_output("svd", "compute_uv=False", "scipy.linalg.svdvals", g)
-    return decompositions.svd(g if not compute_uv else spread(g, ans), ans, a, full_matrices, compute_uv)
+        singular_values_weighed("svd", ans, g)
+        return decompositions.svd(g, ans, a, full_matrices, compute_uv)
+    singular_values_weighed("svd", ans[1], g[1])
+    return decompositions.svd(spread(g, ans), ans, a, full_matrices, compute_uv)
 
 
 @defvjp(sla.svdvals)
 def svdvals(g, ans, a, overwrite_a=False, check_finite=True):
     unwritten("svdvals", overwrite_a=overwrite_a)
+    singular_values_weighed("svdvals", ans, g)
     return decompositions.svdvals(g, ans, a)
 
 
@@ -499,10 +530,12 @@ def eigvalsh_jvp(t, ans, a, b=None, lower=True, overwrite_a=False, overwrite_b=F
 def svd_jvp(t, ans, a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=True,
             lapack_driver="gesdd"):
     unwritten("svd", overwrite_a=overwrite_a)
+    singular_values_apart("svd", ans[1] if compute_uv else ans)
     return decomposition_tangents.svd_jvp(t, ans, a, full_matrices, compute_uv)
 
 
 @defjvp(sla.svdvals)
 def svdvals_jvp(t, ans, a, overwrite_a=False, check_finite=True):
     unwritten("svdvals", overwrite_a=overwrite_a)
+    singular_values_apart("svdvals", ans)
     return decomposition_tangents.svdvals_jvp(t, ans, a)
