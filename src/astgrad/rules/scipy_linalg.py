@@ -6,14 +6,23 @@ the upper factor unless ``lower=True`` and reads that triangle of ``a``;
 ``solve_triangular`` reads one triangle (without its diagonal when
 ``unit_diagonal``); ``cho_factor`` returns ``(c, lower)``, ``c`` holding the
 factor in one triangle and ``a``'s own entries in the other, and
-``cho_solve`` reads the factor's triangle of ``c``.  Options that change
-what is read or solved in ways these rules do not follow (``assume_a``
-other than general, ``transposed=True``) are refused when they run.
+``cho_solve`` reads the factor's triangle of ``c``.  ``lu_factor`` returns
+``(lu, piv)``, ``L`` (unit diagonal, not stored) below the diagonal of
+``lu`` and ``U`` on and above it, with ``a[rows] = L U`` for the rows
+LAPACK's swaps ``piv`` give; ``lu_solve`` is differentiated in ``lu``
+through that matrix, never in the integer pivots.  ``eigh``, ``eigvalsh``
+and ``svd`` are numpy's rules with numpy's refusals, and refuse a loss that
+weighs one of equal eigenvalues (or singular values) apart.  Options that
+change what is read or solved in ways these rules do not follow
+(``assume_a`` other than general, ``transposed=True``, ``eigh``'s ``b`` and
+subsets) are refused when they run, and so is an ``overwrite_*`` flag where
+the rule reads the array it names (``unwritten``).
 
 These are Python functions, so the taped Tensor cannot see them (they turn
 a Tensor into an array first): on the tape call them through
-``astgrad.rules.apply``.  ``cho_factor`` returns a tuple, which only
-generated code differentiates.
+``astgrad.rules.apply``.  ``cho_factor``, ``lu_factor``, ``lu``, and ``eigh``
+and ``svd`` with vectors return tuples, which only generated code
+differentiates.
 """
 
 from __future__ import annotations
@@ -285,20 +294,27 @@ def one_output(name, flag, instead, g):
                          f"transformer knows it returns one array")
 
 
-def ties(w):
-    """Pairs of eigenvalues that are equal (within 16 machine epsilons of the largest, numpy's eigh test)."""
-    tol = np.finfo(np.result_type(w, np.float32)).eps * 16 * np.max(np.abs(w), initial=1.0)
-    return (np.abs(np.expand_dims(w, -2) - np.expand_dims(w, -1)) <= tol) & ~np.eye(np.shape(w)[-1], dtype=bool)
+def equal_pairs(values, tol):
+    """Where two values (along the last axis) are within ``tol`` of each other."""
+    near = np.abs(np.expand_dims(values, -2) - np.expand_dims(values, -1)) <= tol
+    return near & ~np.eye(np.shape(values)[-1], dtype=bool)
+
+
+def weighed_apart(g, values):
+    """Where ``g`` gives two values weights that differ by more than rounding (``sum(w ** 2)`` at a tie)."""
+    g = np.broadcast_to(g, np.shape(values))
+    return np.abs(np.expand_dims(g, -2) - np.expand_dims(g, -1)) > 1e-8 * np.max(np.abs(g), initial=0.0)
+
+
+def eigenvalue_ties(w):
+    """Pairs of equal eigenvalues: within 16 machine epsilons of the largest, numpy's eigh test."""
+    return equal_pairs(w, np.finfo(np.result_type(w, np.float32)).eps * 16 * np.max(np.abs(w), initial=1.0))
 
 
 def weighed_alike(name, w, g):
-    """Raise where ``g`` weighs two equal eigenvalues differently: one of them alone has no derivative, only a
-    symmetric function of the group (their sum) has; differences of rounding (``sum(w ** 2)``) pass."""
-    if g is None:
-        return
-    g = np.broadcast_to(g, np.shape(w))
-    apart = np.abs(np.expand_dims(g, -2) - np.expand_dims(g, -1)) > 1e-8 * np.max(np.abs(g), initial=0.0)
-    if np.any(ties(w) & apart):
+    """Raise where ``g`` weighs two equal eigenvalues apart: one of them alone has no derivative (a kink); a
+    symmetric function of the group (their sum) has one."""
+    if g is not None and np.any(eigenvalue_ties(w) & weighed_apart(g, w)):
         raise ValueError(f"astgrad: no gradient for single repeated eigenvalues of scipy.linalg.{name}: two are "
                          f"equal and the loss weighs them differently; a symmetric function of them (their sum) "
                          f"has one")
@@ -306,7 +322,7 @@ def weighed_alike(name, w, g):
 
 def distinct(name, w):
     """Raise where two eigenvalues are equal: each alone has no tangent (it moves as an eigenvalue of a block)."""
-    if np.any(ties(w)):
+    if np.any(eigenvalue_ties(w)):
         raise ValueError(f"astgrad: no tangent for the eigenvalues of scipy.linalg.{name} where two are equal: each "
                          f"alone has no derivative there; the reverse mode (grad) differentiates a symmetric "
                          f"function of them")
@@ -315,24 +331,22 @@ def distinct(name, w):
 def singular_kinks(s):
     """Pairs of equal singular values, and singular values at zero (``|sigma|``), within numpy's tolerance."""
     tol = decompositions._tolerance(s)
-    tied = (np.abs(np.expand_dims(s, -2) - np.expand_dims(s, -1)) <= tol) & ~np.eye(np.shape(s)[-1], dtype=bool)
-    return tied, s <= tol
+    return equal_pairs(s, tol), s <= tol
 
 
 def singular_values_weighed(name, s, g):
     """Raise where ``g`` weighs equal singular values apart, or weighs one at zero: no derivative there."""
     if g is None:
         return
-    g = np.broadcast_to(g, np.shape(s))
     tied, zero = singular_kinks(s)
-    apart = np.abs(np.expand_dims(g, -2) - np.expand_dims(g, -1)) > 1e-8 * np.max(np.abs(g), initial=0.0)
-    if np.any(tied & apart) or np.any(zero & (g != 0)):
+    if np.any(tied & weighed_apart(g, s)) or np.any(zero & (np.broadcast_to(g, np.shape(s)) != 0)):
         raise ValueError(f"astgrad: no gradient for scipy.linalg.{name} where the loss weighs one of equal singular "
                          f"values apart, or one that is zero (a kink, as |x| at 0); a symmetric function of equal "
                          f"ones (their sum) has one")
 
 
 def singular_values_apart(name, s):
+    """Raise where two singular values are equal or one is zero: each alone has no tangent there."""
     tied, zero = singular_kinks(s)
     if np.any(tied) or np.any(zero):
         raise ValueError(f"astgrad: no tangent for the singular values of scipy.linalg.{name} where two are equal or "
