@@ -767,6 +767,13 @@ from .samples_signals import breadth_cases, breadth_edges  # noqa: E402  (they u
 
 CASES += breadth_cases()
 EDGES += breadth_edges()
+try:
+    import scipy  # noqa: F401
+except ImportError:
+    pass
+else:
+    from .samples_scipy import scipy_edges
+    EDGES += scipy_edges()
 
 
 def edge_id(case: Case) -> str:

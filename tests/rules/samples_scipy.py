@@ -47,6 +47,50 @@ def cho_factor_lower_then_solve(a, b):
     return sla.cho_solve((c, lower), b)
 
 
+def lu_factor_then_solve(a, b):
+    return sla.lu_solve(sla.lu_factor(a), b)
+
+
+def lu_factor_then_solve_transposed(a, b):
+    lu, piv = sla.lu_factor(a, check_finite=False)
+    return sla.lu_solve((lu, piv), b, trans=1)
+
+
+def lu_by_indices(a):
+    p, lower, upper = sla.lu(a, p_indices=True)
+    return lower, upper
+
+
+def lu_upper_only(a):
+    return sla.lu(a)[2]
+
+
+def scipy_eigh_squared(a):
+    """Eigenvectors squared: the loss does not depend on the sign LAPACK gives each."""
+    w, v = sla.eigh(a)
+    return w, v ** 2
+
+
+def scipy_eigh_upper_squared(a):
+    w, v = sla.eigh(a, lower=False, driver="evd")
+    return w, v ** 2
+
+
+def scipy_svd_squared(a):
+    u, s, vh = sla.svd(a, full_matrices=False)
+    return u ** 2, s, vh ** 2
+
+
+def scipy_svd_square_full(a):
+    u, s, vh = sla.svd(a)
+    return u ** 2, s ** 2, vh ** 2
+
+
+def simplex_but_last(k, *points):
+    """All but the last component of points on the simplex (scipy's dirichlet fills it in): moved, they stay on it."""
+    return Arg(lambda rng: rng.uniform(0.1, 0.8 / (k - 1), (k - 1,) + points))
+
+
 SPD = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, -0.3], [0.5, -0.3, 2.5]])
 
 
@@ -104,6 +148,28 @@ def _linalg_cases():
         Case(sla.cho_solve, [spd(3), normal(3)], call=cho_factor_then_solve, tape=False, name="through_factor"),
         Case(sla.cho_solve, [spd(3), normal(3, 2)], call=cho_factor_lower_then_solve, tape=False,
              name="through_lower_factor"),
+        # lu_factor and lu return tuples, lu_solve takes one: generated code only, as for cho_factor
+        Case(sla.lu_factor, [well_conditioned(3)], tape=False),
+        Case(sla.lu_solve, [const(sla.lu_factor(SPD)), normal(3, 2)], tape=False),
+        Case(sla.lu_solve, [const(sla.lu_factor(SPD)), normal(3)], {"trans": 1}, tape=False, name="transposed"),
+        Case(sla.lu_solve, [well_conditioned(3), normal(3)], call=lu_factor_then_solve, tape=False,
+             name="through_factor"),
+        Case(sla.lu_solve, [well_conditioned(3), normal(3, 2)], call=lu_factor_then_solve_transposed, tape=False,
+             name="through_factor_transposed"),
+        Case(sla.lu, [well_conditioned(3)], tape=False),
+        Case(sla.lu, [well_conditioned(3)], {"permute_l": True}, tape=False, name="permute_l"),
+        Case(sla.lu, [well_conditioned(3)], call=lu_by_indices, tape=False, name="p_indices"),
+        Case(sla.lu, [well_conditioned(3)], call=lu_upper_only, tape=False, name="upper_only"),
+        Case(sla.eigh, [normal(3, 3)], {"eigvals_only": True}, call=taped(sla.eigh), name="values"),
+        Case(sla.eigh, [normal(3, 3)], call=scipy_eigh_squared, tape=False),
+        Case(sla.eigh, [normal(3, 3)], call=scipy_eigh_upper_squared, tape=False, name="upper"),
+        Case(sla.eigvalsh, [normal(3, 3)], call=taped(sla.eigvalsh)),
+        Case(sla.eigvalsh, [normal(3, 3)], {"lower": False}, call=taped(sla.eigvalsh), name="upper"),
+        Case(sla.svd, [normal(4, 3)], call=scipy_svd_squared, tape=False, name="tall"),
+        Case(sla.svd, [normal(3, 4)], call=scipy_svd_squared, tape=False, name="wide"),
+        Case(sla.svd, [normal(3, 3)], call=scipy_svd_square_full, tape=False, name="square_full"),
+        Case(sla.svd, [normal(3, 4)], {"compute_uv": False}, call=taped(sla.svd), name="values"),
+        Case(sla.svdvals, [normal(4, 3)], call=taped(sla.svdvals)),
     ]
 
 
@@ -128,6 +194,14 @@ def _stats_cases():
         Case(stats.poisson.pmf, [const(np.array([1, 3])), positive(2)], call=taped(stats.poisson.pmf)),
         Case(stats.binom.logpmf, [const(np.array([0, 2, 5])), const(6), unit_open(3)], call=taped(stats.binom.logpmf)),
         Case(stats.binom.pmf, [const(np.array([1, 3])), const(4), unit_open(2)], call=taped(stats.binom.pmf)),
+        Case(stats.nbinom.logpmf, [const(np.array([0, 2, 5])), above(0.5, 3), unit_open(3)],
+             call=taped(stats.nbinom.logpmf)),
+        Case(stats.nbinom.pmf, [const(np.array([1, 3])), above(0.5, 2), unit_open(2), const(1)],
+             call=taped(stats.nbinom.pmf)),
+        Case(stats.dirichlet.logpdf, [simplex_but_last(3, 4), above(0.5, 3)], call=taped(stats.dirichlet.logpdf)),
+        Case(stats.dirichlet.logpdf, [const(np.array([0.2, 0.5, 0.3])), above(0.5, 3)],
+             call=taped(stats.dirichlet.logpdf), name="alpha"),
+        Case(stats.dirichlet.pdf, [simplex_but_last(4), above(0.5, 4)], call=taped(stats.dirichlet.pdf)),
         Case(stats.multivariate_normal.logpdf, [normal(5, 3), normal(3), spd(3)],
              call=taped(stats.multivariate_normal.logpdf)),
         Case(stats.multivariate_normal.logpdf, [normal(3), normal(3), spd(3)],
@@ -157,3 +231,18 @@ def above(lo, *shape):
 
 def scipy_cases():
     return _special_cases() + _linalg_cases() + _stats_cases() + _signal_cases()
+
+
+def scipy_edges():
+    """Edge samples (``samples.EDGES``) of scipy's entries: one triangle read, a term that is 0 for every x."""
+    def fixed(value):
+        return Arg(lambda rng: np.array(value, dtype=np.float64))
+    not_symmetric = [[2.0, 0.7, -0.4], [-1.3, 1.0, 0.2], [0.9, 0.5, -0.6]]
+    return [
+        Case(sla.eigvalsh, [fixed(not_symmetric)], {"lower": False}, call=taped(sla.eigvalsh), name="upper_triangle"),
+        Case(sla.eigh, [fixed(not_symmetric)], {"eigvals_only": True}, call=taped(sla.eigh), name="lower_triangle"),
+        # x = (0, 0.4, 0.6) with alpha 1 on the first: xlogy(0, x) is 0 for every x, so the first gets 0 before the
+        # last component's share, -(3 - 1) / 0.6 (differences cannot step below 0: scipy refuses)
+        Case(stats.dirichlet.logpdf, [fixed([0.0, 0.4]), const(np.array([1.0, 2.0, 3.0]))],
+             call=taped(stats.dirichlet.logpdf), name="alpha_one_at_zero", expected=[[-2 / 0.6, 1 / 0.4 - 2 / 0.6]]),
+    ]

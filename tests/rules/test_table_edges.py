@@ -21,8 +21,8 @@ from .test_table_generated import build_module, generated_against_numeric
 def test_edge_samples_are_for_shipped_entries():
     from astgrad import rules
 
-    shipped = {id(r.fn) for r in rules.shipped() if r.differentiable}
-    assert all(id(case.entry) in shipped for case in EDGES)
+    shipped = {r.fn for r in rules.shipped() if r.differentiable}  # equality: scipy.stats.dirichlet.logpdf is a
+    assert all(case.entry in shipped for case in EDGES)  # new bound method at each read
 
 
 @pytest.mark.parametrize("case", [c for c in EDGES if c.tape], ids=edge_id)

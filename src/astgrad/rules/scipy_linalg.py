@@ -6,14 +6,23 @@ the upper factor unless ``lower=True`` and reads that triangle of ``a``;
 ``solve_triangular`` reads one triangle (without its diagonal when
 ``unit_diagonal``); ``cho_factor`` returns ``(c, lower)``, ``c`` holding the
 factor in one triangle and ``a``'s own entries in the other, and
-``cho_solve`` reads the factor's triangle of ``c``.  Options that change
-what is read or solved in ways these rules do not follow (``assume_a``
-other than general, ``transposed=True``) are refused when they run.
+``cho_solve`` reads the factor's triangle of ``c``.  ``lu_factor`` returns
+``(lu, piv)``, ``L`` (unit diagonal, not stored) below the diagonal of
+``lu`` and ``U`` on and above it, with ``a[rows] = L U`` for the rows
+LAPACK's swaps ``piv`` give; ``lu_solve`` is differentiated in ``lu``
+through that matrix, never in the integer pivots.  ``eigh``, ``eigvalsh``
+and ``svd`` are numpy's rules with numpy's refusals, and refuse a loss that
+weighs one of equal eigenvalues (or singular values) apart.  Options that
+change what is read or solved in ways these rules do not follow
+(``assume_a`` other than general, ``transposed=True``, ``eigh``'s ``b`` and
+subsets) are refused when they run, and so is an ``overwrite_*`` flag where
+the rule reads the array it names (``unwritten``).
 
 These are Python functions, so the taped Tensor cannot see them (they turn
 a Tensor into an array first): on the tape call them through
-``astgrad.rules.apply``.  ``cho_factor`` returns a tuple, which only
-generated code differentiates.
+``astgrad.rules.apply``.  ``cho_factor``, ``lu_factor``, ``lu``, and ``eigh``
+and ``svd`` with vectors return tuples, which only generated code
+differentiates.
 """
 
 from __future__ import annotations
@@ -22,7 +31,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from ._registry import defjvp, defvjp, sequence_outputs
-from . import linalg
+from . import decomposition_tangents, decompositions, linalg
 from .linalg import T, one_triangle, symmetric_read
 
 
@@ -34,6 +43,20 @@ def general(assume_a, transposed=False):
                          "numpy.linalg.solve")
 
 
+def unwritten(name, **flags):
+    """Raise where an ``overwrite_*`` flag is set: scipy may then have written into the array the gradient reads.
+
+    Generated code never passes one on (it drops the flag for a new array and
+    refuses it for a named one), so only a taped call, through
+    ``rules.apply``, meets this.  A rule that does not read the array a flag
+    names (``inv``, ``lu_factor``, ``lu_solve``'s ``b``) needs no check."""
+    for flag, value in flags.items():
+        if value:
+            raise ValueError(f"astgrad: no gradient for scipy.linalg.{name}(..., {flag}=True) on the tape: scipy may "
+                             f"have overwritten the array its gradient reads; drop {flag}= (scipy's result is the "
+                             f"same)")
+
+
 @defvjp(sla.inv)
 def inv(g, ans, a, overwrite_a=False, check_finite=True, **kwargs):
     return -T(ans) @ g @ T(ans)
@@ -41,12 +64,14 @@ def inv(g, ans, a, overwrite_a=False, check_finite=True, **kwargs):
 
 @defvjp(sla.det)
 def det(g, ans, a, overwrite_a=False, check_finite=True):
+    unwritten("det", overwrite_a=overwrite_a)
     return linalg.det(g, ans, a)  # numpy's: also where a is singular
 
 
 @defvjp(sla.solve)
 def solve(g, ans, a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True, assume_a=None,
           transposed=False):
+    unwritten("solve", overwrite_a=overwrite_a)  # b is read for its shape alone
     general(assume_a, transposed)
     g_b = np.linalg.solve(T(a), g)
     if np.ndim(b) == 1:
@@ -73,6 +98,7 @@ def solve_triangular(g, ans, a, b, trans=0, lower=False, unit_diagonal=False, ov
 
 @defvjp(sla.cholesky)
 def cholesky(g, ans, a, lower=False, overwrite_a=False, check_finite=True):
+    unwritten("cholesky", overwrite_a=overwrite_a)
     factor, g_factor = (ans, g) if lower else (T(ans), T(g))  # as the lower factor L, a = L L^T
     inner = T(factor) @ g_factor
     phi = np.tril(inner) - 0.5 * np.eye(np.shape(a)[-1]) * inner
@@ -84,6 +110,7 @@ def cholesky(g, ans, a, lower=False, overwrite_a=False, check_finite=True):
 @defvjp(sla.cho_factor)
 def cho_factor(g, ans, a, lower=False, overwrite_a=False, check_finite=True):
     """``g`` is (gradient of ``c``, None); ``c`` is the factor in one triangle and ``a`` itself in the other."""
+    unwritten("cho_factor", overwrite_a=overwrite_a)
     c, low = ans
     g_c = g[0]
     factor = triangle(c, low)
@@ -118,6 +145,7 @@ def cho_solution(c_and_lower, b, g):
 
 @defvjp(sla.cho_solve)
 def cho_solve(g, ans, c_and_lower, b, overwrite_b=False, check_finite=True):
+    unwritten("cho_solve", overwrite_b=overwrite_b)
     g_c, g_b = cho_solution(c_and_lower, b, g)
     return [g_c, None], g_b
 
@@ -130,7 +158,246 @@ def expm(g, ans, A):
     return sla.expm(block)[:n, n:]
 
 
-sequence_outputs.add(sla.cho_factor)
+# ---------------------------------------------------------------- LU: lu_factor, lu_solve, lu
+
+
+def lu_rows(piv):
+    """The row order of ``lu_factor``'s pivots (LAPACK's swaps, one after another): ``a[rows] = L @ U``."""
+    rows = np.arange(np.shape(piv)[-1])
+    for i, p in enumerate(piv):
+        rows[[i, p]] = rows[[p, i]]
+    return rows
+
+
+def real_square(m, name):
+    """Raise unless ``m`` is one real square matrix, the LU rules' domain."""
+    if np.ndim(m) != 2 or np.shape(m)[0] != np.shape(m)[1] or np.iscomplexobj(m):
+        raise ValueError(f"astgrad: the gradient of scipy.linalg.{name} supports one real square matrix (2-D); "
+                         f"got shape {np.shape(m)}")
+
+
+def lu_checked(lu, name):
+    """``lu`` itself, once it is a real square factor with a nonzero diagonal: its gradient divides by ``U``."""
+    real_square(lu, name)
+    if not np.all(np.diagonal(lu)):
+        raise ValueError(f"astgrad: no gradient for scipy.linalg.{name} of a singular matrix (U has a zero on its "
+                         f"diagonal)")
+    return lu
+
+
+def filled_like(g, value):
+    """The gradient ``g`` of one output of a tuple at that output's shape: zeros for ``None`` (the output was not
+    read), and the zero generated code writes where a path has no gradient yet (``0.0``) spread out."""
+    if g is None:
+        return np.zeros_like(value)
+    return np.broadcast_to(g, np.shape(value))
+
+
+def spread(g, ans):
+    """The gradients of a tuple's outputs, each ``None`` (not read) or at its output's shape (``filled_like``)."""
+    return tuple(None if part is None else filled_like(part, value) for part, value in zip(g, ans))
+
+
+def lu_factor_gradient(g_lu, lu, rows):
+    """The gradient of ``a`` from that of the combined factor ``lu`` (``a[rows] = L U``, ``L`` unit lower).
+
+    ``dL = L tril(X, -1)`` and ``dU = triu(X) U`` with ``X = L^-1 da[rows] U^-1``."""
+    lower = np.tril(lu, -1) + np.eye(np.shape(lu)[-1], dtype=lu.dtype)
+    g_x = np.tril(T(lower) @ g_lu, -1) + np.triu(g_lu @ T(np.triu(lu)))
+    right = T(sla.solve_triangular(lu, T(g_x), lower=False))  # g_x U^-T
+    return sla.solve_triangular(lu, right, trans=1, lower=True, unit_diagonal=True)[np.argsort(rows)]
+
+
+def lu_factor_tangent(t, lu, rows):
+    """The tangent of the combined factor ``lu`` along ``t``, the tangent of ``a``."""
+    left = sla.solve_triangular(lu, t[rows], lower=True, unit_diagonal=True)  # L^-1 t[rows]
+    x = T(sla.solve_triangular(lu, T(left), trans=1, lower=False))  # ... U^-1
+    lower = np.tril(lu, -1) + np.eye(np.shape(lu)[-1], dtype=lu.dtype)
+    return lower @ np.tril(x, -1) + np.triu(x) @ np.triu(lu)
+
+
+@defvjp(sla.lu_factor)
+def lu_factor(g, ans, a, overwrite_a=False, check_finite=True):
+    """``g`` is (gradient of ``lu``, None): the pivots are integers, constant where the gradient exists.  Only
+    ``ans`` is read, so ``overwrite_a`` may be set."""
+    lu, piv = ans
+    return lu_factor_gradient(filled_like(g[0], lu), lu_checked(lu, "lu_factor"), lu_rows(piv))
+
+
+def transposed_solve(trans):
+    """Whether ``lu_solve``'s ``trans`` solves with ``a``'s transpose (2, the conjugate one, is that for the real
+    factors these rules take)."""
+    if trans not in (0, 1, 2, "N", "T", "C"):
+        raise ValueError(f"astgrad: scipy.linalg.lu_solve(trans={trans!r}) is not a known option")
+    return trans in (1, 2, "T", "C")
+
+
+def lu_solution_gradient(g_a, lu, rows):
+    """The gradient of the factor ``lu`` from that of the matrix ``a = P L U`` it stands for."""
+    moved = g_a[rows]  # P^T g_a
+    lower = np.tril(lu, -1) + np.eye(np.shape(lu)[-1], dtype=lu.dtype)
+    return np.tril(moved @ T(np.triu(lu)), -1) + np.triu(T(lower) @ moved)
+
+
+@defvjp(sla.lu_solve)
+def lu_solve(g, ans, lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
+    """``(gradient of (lu, piv), gradient of b)``: ``lu`` through the matrix ``P L U`` it factors, none for ``piv``."""
+    lu, piv = lu_and_piv
+    transposed = transposed_solve(trans)
+    g_b = sla.lu_solve(lu_and_piv, g, trans=0 if transposed else 1)
+    x_rows, g_rows = np.reshape(ans, (np.shape(ans)[0], -1)), np.reshape(g_b, (np.shape(g_b)[0], -1))
+    g_a = -(x_rows @ T(g_rows) if transposed else g_rows @ T(x_rows))
+    return [lu_solution_gradient(g_a, lu_checked(lu, "lu_solve"), lu_rows(piv)), None], g_b
+
+
+def lu_p_rows(p):
+    """``lu``'s permutation as rows (``a[rows] = L U``), from its matrix (``a = p L U``) or indices (``a = L[p] U``)."""
+    return np.argsort(p) if np.ndim(p) == 1 else np.argmax(p, axis=0)
+
+
+@defvjp(sla.lu)
+def lu(g, ans, a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False):
+    """``g`` is (gradient of p, of l, of u), or (of p l, of u) for ``permute_l``: p is constant where it has one."""
+    unwritten("lu", overwrite_a=overwrite_a)
+    real_square(a, "lu")
+    if permute_l:
+        p = sla.lu(a, p_indices=True)[0]  # the same call again: the same pivots as ans
+        rows = lu_p_rows(p)
+        g_lower, g_upper, upper, lower = filled_like(g[0], ans[0])[rows], filled_like(g[1], ans[1]), ans[1], ans[0][rows]
+    else:
+        rows = lu_p_rows(ans[0])
+        g_lower, g_upper, lower, upper = filled_like(g[1], ans[1]), filled_like(g[2], ans[2]), ans[1], ans[2]
+    combined = lu_checked(np.tril(lower, -1) + np.triu(upper), "lu")
+    return lu_factor_gradient(np.tril(g_lower, -1) + np.triu(g_upper), combined, rows)
+
+
+sequence_outputs.update((sla.cho_factor, sla.lu_factor, sla.lu, sla.eigh, sla.svd))
+
+
+# ---------------------------------------------------------------- eigh, eigvalsh, svd: numpy's rules
+
+
+def standard_symmetric(name, b, subset_by_index, subset_by_value):
+    """Raise unless ``scipy.linalg.eigh`` (or ``eigvalsh``) solves the standard problem for every eigenvalue."""
+    if b is not None:
+        raise ValueError(f"astgrad: no gradient for scipy.linalg.{name} of the generalized problem (b=...); solve "
+                         f"the standard one, a = L^-1 A L^-T with L = cholesky(b, lower=True)")
+    if subset_by_index is not None or subset_by_value is not None:
+        raise ValueError(f"astgrad: no gradient for scipy.linalg.{name} with subset_by_index= or subset_by_value=; "
+                         f"compute every eigenvalue and select them (w[lo:hi + 1])")
+
+
+def one_output(name, flag, instead, g):
+    """Raise where generated code took a flag it could not read (not a literal) for a tuple of outputs."""
+    if isinstance(g, (list, tuple)):
+        raise ValueError(f"astgrad: pass {flag} to scipy.linalg.{name} as a literal, or call {instead}, so the "
+                         f"transformer knows it returns one array")
+
+
+def equal_pairs(values, tol):
+    """Where two values (along the last axis) are within ``tol`` of each other."""
+    near = np.abs(np.expand_dims(values, -2) - np.expand_dims(values, -1)) <= tol
+    return near & ~np.eye(np.shape(values)[-1], dtype=bool)
+
+
+def weighed_apart(g, values):
+    """Where ``g`` gives two values weights that differ by more than rounding (``sum(w ** 2)`` at a tie)."""
+    g = np.broadcast_to(g, np.shape(values))
+    return np.abs(np.expand_dims(g, -2) - np.expand_dims(g, -1)) > 1e-8 * np.max(np.abs(g), initial=0.0)
+
+
+def eigenvalue_ties(w):
+    """Pairs of equal eigenvalues: within 16 machine epsilons of the largest, numpy's eigh test."""
+    return equal_pairs(w, np.finfo(np.result_type(w, np.float32)).eps * 16 * np.max(np.abs(w), initial=1.0))
+
+
+def weighed_alike(name, w, g):
+    """Raise where ``g`` weighs two equal eigenvalues apart: one of them alone has no derivative (a kink); a
+    symmetric function of the group (their sum) has one."""
+    if g is not None and np.any(eigenvalue_ties(w) & weighed_apart(g, w)):
+        raise ValueError(f"astgrad: no gradient for single repeated eigenvalues of scipy.linalg.{name}: two are "
+                         f"equal and the loss weighs them differently; a symmetric function of them (their sum) "
+                         f"has one")
+
+
+def distinct(name, w):
+    """Raise where two eigenvalues are equal: each alone has no tangent (it moves as an eigenvalue of a block)."""
+    if np.any(eigenvalue_ties(w)):
+        raise ValueError(f"astgrad: no tangent for the eigenvalues of scipy.linalg.{name} where two are equal: each "
+                         f"alone has no derivative there; the reverse mode (grad) differentiates a symmetric "
+                         f"function of them")
+
+
+def singular_kinks(s):
+    """Pairs of equal singular values, and singular values at zero (``|sigma|``), within numpy's tolerance."""
+    tol = decompositions._tolerance(s)
+    return equal_pairs(s, tol), s <= tol
+
+
+def singular_values_weighed(name, s, g):
+    """Raise where ``g`` weighs equal singular values apart, or weighs one at zero: no derivative there."""
+    if g is None:
+        return
+    tied, zero = singular_kinks(s)
+    if np.any(tied & weighed_apart(g, s)) or np.any(zero & (np.broadcast_to(g, np.shape(s)) != 0)):
+        raise ValueError(f"astgrad: no gradient for scipy.linalg.{name} where the loss weighs one of equal singular "
+                         f"values apart, or one that is zero (a kink, as |x| at 0); a symmetric function of equal "
+                         f"ones (their sum) has one")
+
+
+def singular_values_apart(name, s):
+    """Raise where two singular values are equal or one is zero: each alone has no tangent there."""
+    tied, zero = singular_kinks(s)
+    if np.any(tied) or np.any(zero):
+        raise ValueError(f"astgrad: no tangent for the singular values of scipy.linalg.{name} where two are equal or "
+                         f"one is zero: each alone has no derivative there")
+
+
+def uplo(lower):
+    return "L" if lower else "U"
+
+
+@defvjp(sla.eigh)
+def eigh(g, ans, a, b=None, lower=True, eigvals_only=False, overwrite_a=False, overwrite_b=False, type=1,
+         check_finite=True, subset_by_index=None, subset_by_value=None, driver=None):
+    """numpy.linalg.eigh's rule on the triangle ``lower`` names: ``g`` is (of w, of v), or of w for ``eigvals_only``."""
+    unwritten("eigh", overwrite_a=overwrite_a)
+    standard_symmetric("eigh", b, subset_by_index, subset_by_value)
+    if eigvals_only:
+        one_output("eigh", "eigvals_only=True", "scipy.linalg.eigvalsh", g)
+        weighed_alike("eigh", ans, g)
+        return linalg.eigh_values_vjp(g, ans, a, uplo(lower))
+    weighed_alike("eigh", ans[0], g[0])
+    return linalg.eigh(spread(g, ans), ans, a, uplo(lower))
+
+
+@defvjp(sla.eigvalsh)
+def eigvalsh(g, ans, a, b=None, lower=True, overwrite_a=False, overwrite_b=False, type=1, check_finite=True,
+             subset_by_index=None, subset_by_value=None, driver=None):
+    unwritten("eigvalsh", overwrite_a=overwrite_a)
+    standard_symmetric("eigvalsh", b, subset_by_index, subset_by_value)
+    weighed_alike("eigvalsh", ans, g)
+    return linalg.eigh_values_vjp(g, ans, a, uplo(lower))
+
+
+@defvjp(sla.svd)
+def svd(g, ans, a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=True,
+        lapack_driver="gesdd"):
+    """numpy.linalg.svd's rule: ``g`` is (of u, of s, of vh), or of s for ``compute_uv=False``."""
+    unwritten("svd", overwrite_a=overwrite_a)
+    if not compute_uv:
+        one_output("svd", "compute_uv=False", "scipy.linalg.svdvals", g)
+        singular_values_weighed("svd", ans, g)
+        return decompositions.svd(g, ans, a, full_matrices, compute_uv)
+    singular_values_weighed("svd", ans[1], g[1])
+    return decompositions.svd(spread(g, ans), ans, a, full_matrices, compute_uv)
+
+
+@defvjp(sla.svdvals)
+def svdvals(g, ans, a, overwrite_a=False, check_finite=True):
+    unwritten("svdvals", overwrite_a=overwrite_a)
+    singular_values_weighed("svdvals", ans, g)
+    return decompositions.svdvals(g, ans, a)
 
 
 # ---------------------------------------------------------------- forward rules
@@ -208,3 +475,81 @@ def expm_jvp(t, ans, A):
 defjvp(sla.solve, solve_jvp_a, solve_jvp_b)
 defjvp(sla.solve_triangular, solve_triangular_jvp_a, solve_triangular_jvp_b)
 defjvp(sla.cho_solve, cho_solve_jvp_c, cho_solve_jvp_b)
+
+
+@defjvp(sla.lu_factor)
+def lu_factor_jvp(t, ans, a, overwrite_a=False, check_finite=True):
+    lu, piv = ans
+    return lu_factor_tangent(t, lu_checked(lu, "lu_factor"), lu_rows(piv)), None
+
+
+def lu_solve_jvp_lu(t, ans, lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
+    """``t[0]`` moves ``L`` below the diagonal and ``U`` on and above it, so ``a = P L U`` moves by ``P dA``."""
+    lu, piv = lu_and_piv
+    lu_checked(lu, "lu_solve")
+    lower = np.tril(lu, -1) + np.eye(np.shape(lu)[-1], dtype=lu.dtype)
+    moved = (np.tril(t[0], -1) @ np.triu(lu) + lower @ np.triu(t[0]))[np.argsort(lu_rows(piv))]  # da
+    if transposed_solve(trans):
+        return -sla.lu_solve(lu_and_piv, T(moved) @ ans, trans=trans)
+    return -sla.lu_solve(lu_and_piv, moved @ ans)
+
+
+def lu_solve_jvp_b(t, ans, lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
+    transposed_solve(trans)
+    return sla.lu_solve(lu_and_piv, t, trans=trans)
+
+
+@defjvp(sla.lu)
+def lu_jvp(t, ans, a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False):
+    """The tangent of the combined factor, split into ``l`` (below the diagonal) and ``u``; ``p`` does not move."""
+    unwritten("lu", overwrite_a=overwrite_a)
+    real_square(a, "lu")
+    if permute_l:
+        rows = lu_p_rows(sla.lu(a, p_indices=True)[0])
+        lower, upper = ans[0][rows], ans[1]
+    else:
+        rows = lu_p_rows(ans[0])
+        lower, upper = ans[1], ans[2]
+    moved = lu_factor_tangent(t, lu_checked(np.tril(lower, -1) + np.triu(upper), "lu"), rows)
+    d_lower, d_upper = np.tril(moved, -1), np.triu(moved)
+    if permute_l:
+        return d_lower[np.argsort(rows)], d_upper
+    return None, d_lower, d_upper
+
+
+defjvp(sla.lu_solve, lu_solve_jvp_lu, lu_solve_jvp_b)
+
+
+@defjvp(sla.eigh)
+def eigh_jvp(t, ans, a, b=None, lower=True, eigvals_only=False, overwrite_a=False, overwrite_b=False, type=1,
+             check_finite=True, subset_by_index=None, subset_by_value=None, driver=None):
+    unwritten("eigh", overwrite_a=overwrite_a)
+    standard_symmetric("eigh", b, subset_by_index, subset_by_value)
+    distinct("eigh", ans if eigvals_only else ans[0])
+    if eigvals_only:
+        return linalg.eigh_values_jvp(t, ans, a, uplo(lower))
+    return linalg.eigh_jvp(t, ans, a, uplo(lower))
+
+
+@defjvp(sla.eigvalsh)
+def eigvalsh_jvp(t, ans, a, b=None, lower=True, overwrite_a=False, overwrite_b=False, type=1, check_finite=True,
+                 subset_by_index=None, subset_by_value=None, driver=None):
+    unwritten("eigvalsh", overwrite_a=overwrite_a)
+    standard_symmetric("eigvalsh", b, subset_by_index, subset_by_value)
+    distinct("eigvalsh", ans)
+    return linalg.eigh_values_jvp(t, ans, a, uplo(lower))
+
+
+@defjvp(sla.svd)
+def svd_jvp(t, ans, a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=True,
+            lapack_driver="gesdd"):
+    unwritten("svd", overwrite_a=overwrite_a)
+    singular_values_apart("svd", ans[1] if compute_uv else ans)
+    return decomposition_tangents.svd_jvp(t, ans, a, full_matrices, compute_uv)
+
+
+@defjvp(sla.svdvals)
+def svdvals_jvp(t, ans, a, overwrite_a=False, check_finite=True):
+    unwritten("svdvals", overwrite_a=overwrite_a)
+    singular_values_apart("svdvals", ans)
+    return decomposition_tangents.svdvals_jvp(t, ans, a)

@@ -15,8 +15,8 @@ gradients in ``x``, ``loc`` and ``scale``.  These functions are elementwise,
 so an argument's forward rule is the reverse rule's gradient for that
 argument with the tangent in place of ``g`` (``elementwise_jvp``).
 A frozen distribution's method (``D.logpdf`` for ``D = norm(0.5, 2.0)``
-made outside the differentiated function) gets its distribution's rule with
-the frozen parameters passed along: a gradient in ``x`` only, the parameters
+made outside the differentiated function, or ``dirichlet(alpha)``) gets its
+distribution's rule with the frozen parameters passed along: a gradient in ``x`` only, the parameters
 being constants there.  Freezing inside the function, ``norm(mu, s)`` with
 ``mu`` differentiated, is refused at that call (its message says to write
 ``norm.logpdf(x, mu, s)``).
@@ -249,6 +249,17 @@ def binom_pmf(g, ans, k, n, p, loc=0):
     return binom_logpmf(g * ans, ans, k, n, p, loc)
 
 
+def nbinom_logpmf(g, ans, k, n, p, loc=0):
+    """In the (real) number of successes ``n`` and the probability ``p``: ``gammaln(k + n) - gammaln(n) + n log p``."""
+    count = k - loc
+    return (None, g * (special.digamma(count + n) - special.digamma(n) + np.log(p)),
+            g * (n / p - count / (1 - p)), None)
+
+
+def nbinom_pmf(g, ans, k, n, p, loc=0):
+    return nbinom_logpmf(g * ans, ans, k, n, p, loc)
+
+
 # ---------------------------------------------------------------- the multivariate normal
 
 
@@ -276,6 +287,56 @@ def multivariate_normal_logpdf_jvp(t, ans, x, mean=None, cov=1, allow_singular=F
     return (np.sum((alpha @ read) * alpha, axis=-1) - np.sum(precision * read)) / 2
 
 
+# ---------------------------------------------------------------- the Dirichlet distribution
+
+
+def dirichlet_points(x, alpha):
+    """``(x, filled)``: the points with every component (scipy's ``1 - sum`` appended where ``x`` has one fewer
+    than ``alpha``; components on the first axis), and whether it was appended; ``alpha`` as a column to match."""
+    filled = np.shape(x)[0] + 1 == np.shape(alpha)[0]
+    full = np.concatenate([x, 1 - np.sum(x, 0, keepdims=True)], 0) if filled else x
+    return full, filled, np.reshape(alpha, (-1,) + (1,) * (np.ndim(full) - 1))
+
+
+def dirichlet_x_score(full, column):
+    """The derivative of ``xlogy(alpha - 1, x)`` in ``x``: 0 where ``alpha`` is 1 (that term is 0 for every ``x``)."""
+    return (column - 1) / np.where(column == 1, 1, full)
+
+
+def dirichlet_alpha_score(full, alpha, column):
+    """The derivative of the log density in ``alpha``: ``-inf`` at a component 0 (its log), without a warning."""
+    with np.errstate(divide="ignore"):
+        return special.digamma(np.sum(alpha)) - special.digamma(column) + np.log(full)
+
+
+def dirichlet_logpdf(g, ans, x, alpha):
+    """In ``x`` (off the simplex too: the formula's partial derivatives; a filled-in last component moves with
+    the others) and in ``alpha``; ``g`` has a value per point."""
+    full, filled, column = dirichlet_points(x, alpha)
+    g_full = g * dirichlet_x_score(full, column)
+    g_x = g_full[:-1] - g_full[-1:] if filled else g_full
+    g_alpha = np.reshape(np.sum(g * dirichlet_alpha_score(full, alpha, column), axis=tuple(range(1, np.ndim(full)))),
+                         np.shape(alpha))
+    return g_x, g_alpha
+
+
+def dirichlet_pdf(g, ans, x, alpha):
+    return dirichlet_logpdf(g * ans, ans, x, alpha)
+
+
+def dirichlet_logpdf_jvp(t, ans, x, alpha, *, argnum):
+    full, filled, column = dirichlet_points(x, alpha)
+    if argnum == 0:
+        moved = np.concatenate([t, -np.sum(t, 0, keepdims=True)], 0) if filled else t
+        return np.reshape(np.sum(dirichlet_x_score(full, column) * moved, axis=0), np.shape(ans))
+    moved = np.reshape(t, np.shape(column))
+    return np.reshape(np.sum(dirichlet_alpha_score(full, alpha, column) * moved, axis=0), np.shape(ans))
+
+
+def dirichlet_pdf_jvp(t, ans, x, alpha, *, argnum):
+    return ans * dirichlet_logpdf_jvp(t, ans, x, alpha, argnum=argnum)
+
+
 # ---------------------------------------------------------------- registration
 
 
@@ -298,6 +359,7 @@ _ELEMENTWISE: dict[str, tuple[Callable, ...]] = {
     "beta": (beta_logpdf, beta_pdf),
     "poisson": (poisson_logpmf, poisson_pmf),
     "binom": (binom_logpmf, binom_pmf),
+    "nbinom": (nbinom_logpmf, nbinom_pmf),
 }
 
 for _family, _rules in _ELEMENTWISE.items():
@@ -309,6 +371,10 @@ for _family, _rules in _ELEMENTWISE.items():
 
 defvjp(stats.multivariate_normal.logpdf, multivariate_normal_logpdf, name="scipy.stats.multivariate_normal.logpdf")
 defjvp(stats.multivariate_normal.logpdf, rest=multivariate_normal_logpdf_jvp)
+defvjp(stats.dirichlet.logpdf, dirichlet_logpdf, name="scipy.stats.dirichlet.logpdf")
+defjvp(stats.dirichlet.logpdf, rest=dirichlet_logpdf_jvp)
+defvjp(stats.dirichlet.pdf, dirichlet_pdf, name="scipy.stats.dirichlet.pdf")
+defjvp(stats.dirichlet.pdf, rest=dirichlet_pdf_jvp)
 
 
 # ---------------------------------------------------------------- frozen distributions: the distribution's rules
@@ -340,5 +406,26 @@ def frozen_method_rule(fn) -> Rule | None:
                 (None if base_jvp is None else frozen_jvp,))
 
 
+def frozen_dirichlet_rule(fn) -> Rule | None:
+    """The entry of ``D.logpdf`` (or ``pdf``) for ``D = dirichlet(alpha)`` frozen outside: the gradient in ``x``."""
+    frozen: Any = getattr(fn, "__self__", None)
+    if type(frozen) is not _FROZEN_DIRICHLET or getattr(fn, "__name__", None) not in ("logpdf", "pdf"):
+        return None
+    entry = _registry.find(getattr(stats.dirichlet, fn.__name__))
+    if entry is None or entry.vjp is None:
+        return None
+    base, base_jvp, alpha = entry.vjp, entry.jvp_for(0), frozen.alpha
+
+    def frozen_vjp(g, ans, x):
+        return base(g, ans, x, alpha)[0]
+
+    def frozen_jvp(t, ans, x):
+        return base_jvp(t, ans, x, alpha)
+
+    return Rule(fn, frozen_vjp, f"scipy.stats.dirichlet(...).{fn.__name__}",
+                (None if base_jvp is None else frozen_jvp,))
+
+
 _FROZEN: Any = type(stats.norm(0, 1)).__mro__[1]  # scipy's rv_frozen, the base of continuous and discrete frozen ones
-_registry.derived.append(frozen_method_rule)
+_FROZEN_DIRICHLET: Any = type(stats.dirichlet(np.ones(2)))
+_registry.derived += [frozen_method_rule, frozen_dirichlet_rule]
