@@ -86,6 +86,7 @@ class Pass:
     name: str
     run: Callable
     level: int = 0  # the lowest optimisation level it runs at
+    tidy: bool = False  # it may leave code nothing reads: dead code runs after it (unless it returns False)
 
 
 class Context:
@@ -415,14 +416,14 @@ ENTRY = FRONT + (
     Pass("remat", remat, 2),
     Pass("reverse", reverse),
     Pass("dead_code", dead_code, 1),
-    Pass("static_shapes", static_shapes, 2),
+    Pass("static_shapes", static_shapes, 2, tidy=True),
     Pass("inline_temporaries", inline_temporaries, 1),
     Pass("shapes_on_stack", shapes_on_stack, 2),
-    Pass("drop_unread_saves", drop_unread_saves, 1),
+    Pass("drop_unread_saves", drop_unread_saves, 1, tidy=True),
     Pass("keep_only_shapes", keep_only_shapes, 2),
     Pass("compute_only_shapes", compute_only_shapes, 2),
     Pass("read_through_copies", read_through_copies, 1),
-    Pass("saves_in_locals", saves_in_locals, 2),
+    Pass("saves_in_locals", saves_in_locals, 2, tidy=True),
     Pass("overwritten_saves", overwritten_saves, 2),
     Pass("release_arrays", release_arrays, 2),
     Pass("in_place", in_place, 2),
@@ -463,7 +464,8 @@ def run(passes, ctx, watch=None):
     for p in passes:
         if p.level > ctx.level:
             continue
-        p.run(ctx)
+        if p.run(ctx) is not False and p.tidy:
+            dead_code(ctx)
         if p.name == watch:
             ctx.module.shown = render_stage(ctx, p.name)
 

@@ -1,9 +1,10 @@
 """The optimisation passes, by level: each a ``(ctx) -> None`` over pipeline.Context.
 
-They rewrite the generated function after the sweeps (``ctx.fn_def``), read
-what the sweeps recorded (``ctx.primal``, ``ctx.adjoint``, ``ctx.rev``) and
-call ``ctx.tidy()`` where they may leave dead code.  pipeline.py lists them
-in ENTRY with the lowest level each runs at.
+They rewrite the generated function after the sweeps (``ctx.fn_def``) and
+read what the sweeps recorded (``ctx.primal``, ``ctx.adjoint``, ``ctx.rev``).
+pipeline.py lists them in ENTRY with the lowest level each runs at, and
+marks those that may leave dead code (``Pass.tidy``): dead code then runs
+after them, unless the pass returns False (it changed nothing).
 """
 
 from __future__ import annotations
@@ -27,8 +28,7 @@ def dead_code(ctx):
 
 def static_shapes(ctx):
     """Read a shape from a name surely of that shape, so the value itself need not be computed."""
-    if _static_shapes(ctx.fn_def.body, ctx.adjoint, ctx.analysis.shapes, ctx.rev.available, ctx.ns):
-        ctx.tidy()
+    return _static_shapes(ctx.fn_def.body, ctx.adjoint, ctx.analysis.shapes, ctx.rev.available, ctx.ns)
 
 
 def inline_temporaries(ctx):
@@ -44,7 +44,6 @@ def shapes_on_stack(ctx):
 def drop_unread_saves(ctx):
     """Stop saving what no adjoint statement reads any more (after fusion): pushes and pops in pairs."""
     ctx.fn_def = _drop_unread_saves(ctx.fn_def, ctx.adjoint)
-    ctx.tidy()
 
 
 def keep_only_shapes(ctx):
@@ -68,7 +67,6 @@ def read_through_copies(ctx):
 def saves_in_locals(ctx):
     """A value saved outside every loop stays in a local instead of going through ``_stack``."""
     ctx.fn_def = unstack(ctx.fn_def)
-    ctx.tidy()
 
 
 def overwritten_saves(ctx):
