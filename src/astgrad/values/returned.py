@@ -71,16 +71,17 @@ def _finish_tree(grad, original):
             raise RuntimeError(f"astgrad: the gradient of a dict has keys it does not: "
                                f"{sorted(map(repr, parts.keys() - original.keys()))}; please report this with the function")
         return _trees.like(original, {key: _leaf(parts.get(key), value) for key, value in original.items()})
+    items: list | tuple
     if isinstance(grad, (list, tuple)):
-        parts = grad
+        items = grad
     elif (type(grad) is np.ndarray or is_lazy(grad)) and grad.ndim:
-        parts = list(grad)
+        items = list(grad)
     else:
-        parts = list(_nothing(grad, original) or [None] * len(original))
-    if len(parts) != len(original):  # never cut short or padded: that would be a wrong number
+        items = list(_nothing(grad, original) or [None] * len(original))
+    if len(items) != len(original):  # never cut short or padded: that would be a wrong number
         raise RuntimeError(f"astgrad: the gradient of a {type(original).__name__} of {len(original)} items has "
-                           f"{len(parts)}; please report this with the function")
-    return _trees.like(original, [_leaf(g, o) for g, o in zip(parts, original)])
+                           f"{len(items)}; please report this with the function")
+    return _trees.like(original, [_leaf(g, o) for g, o in zip(items, original)])
 
 
 def _finish_object(grad, original):
