@@ -141,6 +141,9 @@ def _linalg_cases():
         Case(sla.cholesky, [spd(3)], call=taped(sla.cholesky)),
         Case(sla.cholesky, [spd(3)], {"lower": True}, call=taped(sla.cholesky), name="lower"),
         Case(sla.expm, [Arg(lambda rng: rng.standard_normal((3, 3)) * 0.5)], call=taped(sla.expm)),
+        # near the identity: eigenvalues well inside the right half plane, a real root and logarithm
+        Case(sla.sqrtm, [Arg(lambda rng: np.eye(3) + rng.standard_normal((3, 3)) * 0.2)], call=taped(sla.sqrtm)),
+        Case(sla.logm, [Arg(lambda rng: np.eye(3) + rng.standard_normal((3, 3)) * 0.2)], call=taped(sla.logm)),
         # cho_factor returns a tuple, which only generated code differentiates
         Case(sla.cho_factor, [spd(3)], tape=False),
         Case(sla.cho_factor, [spd(3)], {"lower": True}, tape=False, name="lower"),

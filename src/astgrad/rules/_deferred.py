@@ -1,7 +1,8 @@
 """Rules of optional libraries, registered once the user's program has imported the library.
 
 ``import astgrad`` never imports scipy: its rules live in modules of their
-own (``scipy_special``, ``scipy_linalg``, ``scipy_stats``, ``scipy_signal``), and the table
+own (``scipy_special``, ``scipy_linalg`` with ``scipy_spectral``, ``scipy_stats``,
+``scipy_signal``), and the table
 (``_registry.load_deferred``) registers them the first time it is asked for
 a callable it lacks while the library is in ``sys.modules``.  A program
 that calls ``scipy.special.gammaln`` has imported ``scipy.special``, so the
@@ -14,12 +15,12 @@ from __future__ import annotations
 import importlib
 import sys
 
-#: library module -> the module of astgrad.rules holding its rules
+#: library module -> the modules of astgrad.rules holding its rules
 DEFERRED = {
-    "scipy.special": "astgrad.rules.scipy_special",
-    "scipy.linalg": "astgrad.rules.scipy_linalg",
-    "scipy.stats": "astgrad.rules.scipy_stats",
-    "scipy.signal": "astgrad.rules.scipy_signal",
+    "scipy.special": ("astgrad.rules.scipy_special",),
+    "scipy.linalg": ("astgrad.rules.scipy_linalg", "astgrad.rules.scipy_spectral"),
+    "scipy.stats": ("astgrad.rules.scipy_stats",),
+    "scipy.signal": ("astgrad.rules.scipy_signal",),
 }
 
 _pending = dict(DEFERRED)
@@ -29,7 +30,7 @@ def take_imported() -> list[str]:
     """The rules modules of the deferred libraries imported since the last call, each given out once."""
     if not _pending:
         return []
-    return [_pending.pop(library) for library in [lib for lib in _pending if lib in sys.modules]]
+    return [module for library in [lib for lib in _pending if lib in sys.modules] for module in _pending.pop(library)]
 
 
 def import_installed() -> None:

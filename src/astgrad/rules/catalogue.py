@@ -27,6 +27,8 @@ _SECTIONS = (
     ("astgrad.rules.scipy_special", "`scipy.special` (with scipy installed; the tape sees its ufuncs, "
      "`astgrad.rules.apply` calls its Python functions)"),
     ("astgrad.rules.scipy_linalg", "`scipy.linalg` (with scipy installed; on the tape through `astgrad.rules.apply`)"),
+    ("astgrad.rules.scipy_spectral", "`scipy.linalg`'s spectral decompositions and matrix functions (with scipy "
+     "installed; on the tape through `astgrad.rules.apply`)"),
     ("astgrad.rules.scipy_stats", "`scipy.stats` (with scipy installed; on the tape through `astgrad.rules.apply`)"),
     ("astgrad.rules.scipy_signal", "`scipy.signal` (with scipy installed; on the tape through `astgrad.rules.apply`)"),
     ("astgrad.transform.runtime.helper_rules", "Helpers of generated gradients (differentiated again by hessian and grad(grad))"),

@@ -10,19 +10,17 @@ factor in one triangle and ``a``'s own entries in the other, and
 ``(lu, piv)``, ``L`` (unit diagonal, not stored) below the diagonal of
 ``lu`` and ``U`` on and above it, with ``a[rows] = L U`` for the rows
 LAPACK's swaps ``piv`` give; ``lu_solve`` is differentiated in ``lu``
-through that matrix, never in the integer pivots.  ``eigh``, ``eigvalsh``
-and ``svd`` are numpy's rules with numpy's refusals, and refuse a loss that
-weighs one of equal eigenvalues (or singular values) apart.  Options that
+through that matrix, never in the integer pivots.  The spectral
+decompositions and matrix functions are in scipy_spectral.py.  Options that
 change what is read or solved in ways these rules do not follow
-(``assume_a`` other than general, ``transposed=True``, ``eigh``'s ``b`` and
-subsets) are refused when they run, and so is an ``overwrite_*`` flag where
-the rule reads the array it names (``unwritten``).
+(``assume_a`` other than general, ``transposed=True``) are refused when they
+run, and so is an ``overwrite_*`` flag where the rule reads the array it
+names (``unwritten``).
 
 These are Python functions, so the taped Tensor cannot see them (they turn
 a Tensor into an array first): on the tape call them through
-``astgrad.rules.apply``.  ``cho_factor``, ``lu_factor``, ``lu``, and ``eigh``
-and ``svd`` with vectors return tuples, which only generated code
-differentiates.
+``astgrad.rules.apply``.  ``cho_factor``, ``lu_factor`` and ``lu`` return
+tuples, which only generated code differentiates.
 """
 
 from __future__ import annotations
@@ -31,7 +29,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from ._registry import defjvp, defvjp, sequence_outputs
-from . import decomposition_tangents, decompositions, linalg
+from . import linalg
 from .linalg import T, one_triangle, symmetric_read
 
 
@@ -150,14 +148,6 @@ def cho_solve(g, ans, c_and_lower, b, overwrite_b=False, check_finite=True):
     return [g_c, None], g_b
 
 
-@defvjp(sla.expm)
-def expm(g, ans, A):
-    """The Frechet derivative of expm at ``A^T`` in the direction ``g``: a block of one larger expm (Najfeld, Havel)."""
-    n = np.shape(A)[-1]
-    block = np.block([[T(A), g], [np.zeros((n, n)), T(A)]])
-    return sla.expm(block)[:n, n:]
-
-
 # ---------------------------------------------------------------- LU: lu_factor, lu_solve, lu
 
 
@@ -271,133 +261,7 @@ def lu(g, ans, a, permute_l=False, overwrite_a=False, check_finite=True, p_indic
     return lu_factor_gradient(np.tril(g_lower, -1) + np.triu(g_upper), combined, rows)
 
 
-sequence_outputs.update((sla.cho_factor, sla.lu_factor, sla.lu, sla.eigh, sla.svd))
-
-
-# ---------------------------------------------------------------- eigh, eigvalsh, svd: numpy's rules
-
-
-def standard_symmetric(name, b, subset_by_index, subset_by_value):
-    """Raise unless ``scipy.linalg.eigh`` (or ``eigvalsh``) solves the standard problem for every eigenvalue."""
-    if b is not None:
-        raise ValueError(f"astgrad: no gradient for scipy.linalg.{name} of the generalized problem (b=...); solve "
-                         f"the standard one, a = L^-1 A L^-T with L = cholesky(b, lower=True)")
-    if subset_by_index is not None or subset_by_value is not None:
-        raise ValueError(f"astgrad: no gradient for scipy.linalg.{name} with subset_by_index= or subset_by_value=; "
-                         f"compute every eigenvalue and select them (w[lo:hi + 1])")
-
-
-def one_output(name, flag, instead, g):
-    """Raise where generated code took a flag it could not read (not a literal) for a tuple of outputs."""
-    if isinstance(g, (list, tuple)):
-        raise ValueError(f"astgrad: pass {flag} to scipy.linalg.{name} as a literal, or call {instead}, so the "
-                         f"transformer knows it returns one array")
-
-
-def equal_pairs(values, tol):
-    """Where two values (along the last axis) are within ``tol`` of each other."""
-    near = np.abs(np.expand_dims(values, -2) - np.expand_dims(values, -1)) <= tol
-    return near & ~np.eye(np.shape(values)[-1], dtype=bool)
-
-
-def weighed_apart(g, values):
-    """Where ``g`` gives two values weights that differ by more than rounding (``sum(w ** 2)`` at a tie)."""
-    g = np.broadcast_to(g, np.shape(values))
-    return np.abs(np.expand_dims(g, -2) - np.expand_dims(g, -1)) > 1e-8 * np.max(np.abs(g), initial=0.0)
-
-
-def eigenvalue_ties(w):
-    """Pairs of equal eigenvalues: within 16 machine epsilons of the largest, numpy's eigh test."""
-    return equal_pairs(w, np.finfo(np.result_type(w, np.float32)).eps * 16 * np.max(np.abs(w), initial=1.0))
-
-
-def weighed_alike(name, w, g):
-    """Raise where ``g`` weighs two equal eigenvalues apart: one of them alone has no derivative (a kink); a
-    symmetric function of the group (their sum) has one."""
-    if g is not None and np.any(eigenvalue_ties(w) & weighed_apart(g, w)):
-        raise ValueError(f"astgrad: no gradient for single repeated eigenvalues of scipy.linalg.{name}: two are "
-                         f"equal and the loss weighs them differently; a symmetric function of them (their sum) "
-                         f"has one")
-
-
-def distinct(name, w):
-    """Raise where two eigenvalues are equal: each alone has no tangent (it moves as an eigenvalue of a block)."""
-    if np.any(eigenvalue_ties(w)):
-        raise ValueError(f"astgrad: no tangent for the eigenvalues of scipy.linalg.{name} where two are equal: each "
-                         f"alone has no derivative there; the reverse mode (grad) differentiates a symmetric "
-                         f"function of them")
-
-
-def singular_kinks(s):
-    """Pairs of equal singular values, and singular values at zero (``|sigma|``), within numpy's tolerance."""
-    tol = decompositions._tolerance(s)
-    return equal_pairs(s, tol), s <= tol
-
-
-def singular_values_weighed(name, s, g):
-    """Raise where ``g`` weighs equal singular values apart, or weighs one at zero: no derivative there."""
-    if g is None:
-        return
-    tied, zero = singular_kinks(s)
-    if np.any(tied & weighed_apart(g, s)) or np.any(zero & (np.broadcast_to(g, np.shape(s)) != 0)):
-        raise ValueError(f"astgrad: no gradient for scipy.linalg.{name} where the loss weighs one of equal singular "
-                         f"values apart, or one that is zero (a kink, as |x| at 0); a symmetric function of equal "
-                         f"ones (their sum) has one")
-
-
-def singular_values_apart(name, s):
-    """Raise where two singular values are equal or one is zero: each alone has no tangent there."""
-    tied, zero = singular_kinks(s)
-    if np.any(tied) or np.any(zero):
-        raise ValueError(f"astgrad: no tangent for the singular values of scipy.linalg.{name} where two are equal or "
-                         f"one is zero: each alone has no derivative there")
-
-
-def uplo(lower):
-    return "L" if lower else "U"
-
-
-@defvjp(sla.eigh)
-def eigh(g, ans, a, b=None, lower=True, eigvals_only=False, overwrite_a=False, overwrite_b=False, type=1,
-         check_finite=True, subset_by_index=None, subset_by_value=None, driver=None):
-    """numpy.linalg.eigh's rule on the triangle ``lower`` names: ``g`` is (of w, of v), or of w for ``eigvals_only``."""
-    unwritten("eigh", overwrite_a=overwrite_a)
-    standard_symmetric("eigh", b, subset_by_index, subset_by_value)
-    if eigvals_only:
-        one_output("eigh", "eigvals_only=True", "scipy.linalg.eigvalsh", g)
-        weighed_alike("eigh", ans, g)
-        return linalg.eigh_values_vjp(g, ans, a, uplo(lower))
-    weighed_alike("eigh", ans[0], g[0])
-    return linalg.eigh(spread(g, ans), ans, a, uplo(lower))
-
-
-@defvjp(sla.eigvalsh)
-def eigvalsh(g, ans, a, b=None, lower=True, overwrite_a=False, overwrite_b=False, type=1, check_finite=True,
-             subset_by_index=None, subset_by_value=None, driver=None):
-    unwritten("eigvalsh", overwrite_a=overwrite_a)
-    standard_symmetric("eigvalsh", b, subset_by_index, subset_by_value)
-    weighed_alike("eigvalsh", ans, g)
-    return linalg.eigh_values_vjp(g, ans, a, uplo(lower))
-
-
-@defvjp(sla.svd)
-def svd(g, ans, a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=True,
-        lapack_driver="gesdd"):
-    """numpy.linalg.svd's rule: ``g`` is (of u, of s, of vh), or of s for ``compute_uv=False``."""
-    unwritten("svd", overwrite_a=overwrite_a)
-    if not compute_uv:
-        one_output("svd", "compute_uv=False", "scipy.linalg.svdvals", g)
-        singular_values_weighed("svd", ans, g)
-        return decompositions.svd(g, ans, a, full_matrices, compute_uv)
-    singular_values_weighed("svd", ans[1], g[1])
-    return decompositions.svd(spread(g, ans), ans, a, full_matrices, compute_uv)
-
-
-@defvjp(sla.svdvals)
-def svdvals(g, ans, a, overwrite_a=False, check_finite=True):
-    unwritten("svdvals", overwrite_a=overwrite_a)
-    singular_values_weighed("svdvals", ans, g)
-    return decompositions.svdvals(g, ans, a)
+sequence_outputs.update((sla.cho_factor, sla.lu_factor, sla.lu))
 
 
 # ---------------------------------------------------------------- forward rules
@@ -466,12 +330,6 @@ def cho_solve_jvp_b(t, ans, c_and_lower, b, overwrite_b=False, check_finite=True
     return sla.cho_solve(c_and_lower, t)
 
 
-@defjvp(sla.expm)
-def expm_jvp(t, ans, A):
-    n = np.shape(A)[-1]
-    return sla.expm(np.block([[A, t], [np.zeros((n, n)), A]]))[:n, n:]
-
-
 defjvp(sla.solve, solve_jvp_a, solve_jvp_b)
 defjvp(sla.solve_triangular, solve_triangular_jvp_a, solve_triangular_jvp_b)
 defjvp(sla.cho_solve, cho_solve_jvp_c, cho_solve_jvp_b)
@@ -518,38 +376,3 @@ def lu_jvp(t, ans, a, permute_l=False, overwrite_a=False, check_finite=True, p_i
 
 
 defjvp(sla.lu_solve, lu_solve_jvp_lu, lu_solve_jvp_b)
-
-
-@defjvp(sla.eigh)
-def eigh_jvp(t, ans, a, b=None, lower=True, eigvals_only=False, overwrite_a=False, overwrite_b=False, type=1,
-             check_finite=True, subset_by_index=None, subset_by_value=None, driver=None):
-    unwritten("eigh", overwrite_a=overwrite_a)
-    standard_symmetric("eigh", b, subset_by_index, subset_by_value)
-    distinct("eigh", ans if eigvals_only else ans[0])
-    if eigvals_only:
-        return linalg.eigh_values_jvp(t, ans, a, uplo(lower))
-    return linalg.eigh_jvp(t, ans, a, uplo(lower))
-
-
-@defjvp(sla.eigvalsh)
-def eigvalsh_jvp(t, ans, a, b=None, lower=True, overwrite_a=False, overwrite_b=False, type=1, check_finite=True,
-                 subset_by_index=None, subset_by_value=None, driver=None):
-    unwritten("eigvalsh", overwrite_a=overwrite_a)
-    standard_symmetric("eigvalsh", b, subset_by_index, subset_by_value)
-    distinct("eigvalsh", ans)
-    return linalg.eigh_values_jvp(t, ans, a, uplo(lower))
-
-
-@defjvp(sla.svd)
-def svd_jvp(t, ans, a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=True,
-            lapack_driver="gesdd"):
-    unwritten("svd", overwrite_a=overwrite_a)
-    singular_values_apart("svd", ans[1] if compute_uv else ans)
-    return decomposition_tangents.svd_jvp(t, ans, a, full_matrices, compute_uv)
-
-
-@defjvp(sla.svdvals)
-def svdvals_jvp(t, ans, a, overwrite_a=False, check_finite=True):
-    unwritten("svdvals", overwrite_a=overwrite_a)
-    singular_values_apart("svdvals", ans)
-    return decomposition_tangents.svdvals_jvp(t, ans, a)
