@@ -19,6 +19,7 @@ from ..tape import (
 )
 from ..tape import FUNCTIONS as _FUNCTIONS
 from . import accelerator, autograd, backends, cuda, func, linalg, nn, optim, utils
+from .serialization import load, save
 
 globals().update(_FUNCTIONS)
 

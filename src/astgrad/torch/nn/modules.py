@@ -9,6 +9,7 @@ the tape's generator (``torch.manual_seed``): repeatable, not PyTorch's numbers.
 from __future__ import annotations
 
 import collections
+import collections.abc
 import math
 
 import numpy as np
@@ -27,6 +28,19 @@ __all__ = ["Module", "Linear", "Sequential", "ReLU", "LeakyReLU", "Tanh", "Sigmo
 
 
 _LAYERS: dict = {}
+
+
+class _IncompatibleKeys(collections.namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What ``load_state_dict`` returns: printed ``<All keys matched successfully>`` when both lists are empty."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
 
 
 class Module:
@@ -132,6 +146,90 @@ class Module:
                 p.grad = None
             else:
                 p.grad.detach_().zero_()
+
+    def state_dict(self, *, destination=None, prefix: str = "", keep_vars: bool = False):
+        """Every parameter under its dotted name, in registration order, as PyTorch names them.
+
+        The values are ``detach()``ed parameters sharing their storage (the
+        parameters themselves with ``keep_vars=True``): a later step changes
+        them too, so keep a copy (``copy.deepcopy``) of a state you want to
+        come back to.  A parameter tied under two names is listed under both.
+        """
+        destination = collections.OrderedDict() if destination is None else destination
+        for name, p in self._parameters.items():
+            if p is not None:
+                destination[prefix + name] = p if keep_vars else p.detach()
+        for name, child in self._modules.items():
+            if child is not None:
+                child.state_dict(destination=destination, prefix=f"{prefix}{name}.", keep_vars=keep_vars)
+        return destination
+
+    def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
+        """Copy ``state_dict``'s tensors into the parameters of the same names (in place, cast to their dtype).
+
+        ``strict`` refuses missing and unexpected names with PyTorch's
+        message; a tensor of another shape is refused whatever ``strict``
+        says.  ``assign=True`` puts the given tensors in place of the
+        parameters instead of copying (as Parameters, keeping
+        ``requires_grad``).  Returns ``(missing_keys, unexpected_keys)``.
+        """
+        if not isinstance(state_dict, collections.abc.Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        missing: list = []
+        unexpected: list = []
+        errors: list = []
+        self._load_state(dict(state_dict), "", assign, missing, unexpected, errors)
+        if strict:
+            if unexpected:
+                errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in unexpected)))
+            if missing:
+                errors.insert(0, "Missing key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in missing)))
+        if errors:
+            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(type(self).__name__,
+                                                                                   "\n\t".join(errors)))
+        return _IncompatibleKeys(missing, unexpected)
+
+    def _load_state(self, state_dict: dict, prefix: str, assign: bool, missing: list, unexpected: list,
+                    errors: list) -> None:
+        """This module's part of ``load_state_dict``, then its children's, each seeing the keys under its prefix."""
+        local = {name: p for name, p in self._parameters.items() if p is not None}
+        for name, p in local.items():
+            key = prefix + name
+            if key not in state_dict:
+                missing.append(key)
+                continue
+            given = state_dict[key]
+            if not is_tensor(given):
+                errors.append(f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like '
+                              f"object from checkpoint but received {type(given)}")
+                continue
+            if p.dim() == 0 and given.dim() == 1 and given.shape[0] == 1:
+                given = given[0]
+            if given.shape != p.shape:
+                errors.append(f"size mismatch for {key}: copying a param with shape {given.shape} from checkpoint, "
+                              f"the shape in current model is {p.shape}.")
+                continue
+            try:
+                with no_grad():
+                    if assign:
+                        replacement = given if isinstance(given, Parameter) else Parameter(given, p.requires_grad)
+                        setattr(self, name, replacement.requires_grad_(p.requires_grad))
+                    else:
+                        p.copy_(given)
+            except Exception as error:
+                errors.append(f'While copying the parameter named "{key}", whose dimensions in the model are '
+                              f"{p.size()} and whose dimensions in the checkpoint are {given.size()}, an exception "
+                              f"occurred : {error.args}.")
+        for key in state_dict:
+            if key.startswith(prefix):
+                head = key[len(prefix):].split(".", 1)
+                if (head[0] not in self._modules) if len(head) > 1 else (head[0] not in local):
+                    unexpected.append(key)
+        for name, child in self._modules.items():
+            if child is not None:
+                child_prefix = f"{prefix}{name}."
+                child._load_state({k: v for k, v in state_dict.items() if k.startswith(child_prefix)}, child_prefix,
+                                  assign, missing, unexpected, errors)
 
     def requires_grad_(self, requires_grad: bool = True) -> "Module":
         for p in self.parameters():
