@@ -172,11 +172,11 @@ class Optimizer:
                              for group, saved in zip(self.param_groups, saved_groups)]
 
     def __repr__(self) -> str:
-        lines = [type(self).__name__ + " ("]
+        text = type(self).__name__ + " ("
         for i, group in enumerate(self.param_groups):
-            lines.append(f"Parameter Group {i}")
-            lines += [f"    {key}: {group[key]}" for key in sorted(group) if key != "params"]
-        return "\n".join(lines) + "\n)"
+            text += f"\nParameter Group {i}\n"
+            text += "".join(f"    {key}: {group[key]}\n" for key in sorted(group) if key != "params")
+        return text + ")"
 
 
 def check(condition: bool, message: str) -> None:
