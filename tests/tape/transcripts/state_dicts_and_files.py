@@ -1,0 +1,107 @@
+"""Module.state_dict()/load_state_dict() and torch.save/torch.load of state dicts, checkpoints, tensors and models.
+
+The files are astgrad's own, so the program reads only what it wrote itself.
+"""
+
+import copy
+import io
+import os
+import pickle
+import tempfile
+
+import torch
+
+nn = torch.nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(3, 2)
+        self.seq = nn.Sequential(nn.ReLU(), nn.Linear(2, 1, bias=False))
+
+    def forward(self, x):
+        return self.seq(self.fc1(x))
+
+
+net = Net()
+sd = net.state_dict()
+print(type(sd).__name__, list(sd), [type(v).__name__ for v in sd.values()], [v.requires_grad for v in sd.values()])
+for key in sd:
+    print(key, "\t", sd[key].size())
+print(net.load_state_dict(sd))
+bad = dict(sd)
+bad.pop("fc1.bias")
+bad.update({"fc1.extra": torch.zeros(1), "other.weight": torch.zeros(1), "seq.1.weight": torch.zeros(2, 2)})
+for strict in (True, False):
+    try:
+        print(net.load_state_dict(bad, strict=strict))
+    except Exception as error:
+        print(type(error).__name__, error)
+for given in [dict(sd, **{"fc1.bias": [1.0, 2.0]}), [1]]:
+    try:
+        net.load_state_dict(given)
+    except Exception as error:
+        print(type(error).__name__, error)
+print(net.load_state_dict(dict(sd, **{"fc1.bias": torch.tensor([1.0, 2.0], dtype=torch.float64)})), net.fc1.bias)
+result = net.load_state_dict({k: v for k, v in sd.items() if k != "seq.1.weight"}, strict=False)
+print(result, result.missing_keys, result.unexpected_keys)
+weight = net.fc1.weight
+print(net.load_state_dict({k: torch.ones_like(v) for k, v in sd.items()}, assign=True), net.fc1.weight is weight,
+      net.fc1.weight, type(net.fc1.weight).__name__)
+print(nn.LSTM(2, 3, num_layers=2).state_dict().keys())
+print(nn.Conv2d(1, 2, 3).state_dict().keys())
+
+tied = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 2))
+tied[1].weight = tied[0].weight
+print(list(tied.state_dict()))
+snapshot = copy.deepcopy(tied.state_dict())
+with torch.no_grad():
+    tied[0].weight.mul_(2)
+print(torch.equal(tied.state_dict()["0.weight"], snapshot["0.weight"] * 2), tied.load_state_dict(snapshot))
+print(torch.equal(tied[0].weight, snapshot["0.weight"]), tied[1].weight is tied[0].weight)
+print(list(net.state_dict(keep_vars=True).values())[0].requires_grad, list(net.state_dict(prefix="net.")))
+
+model = nn.Sequential(nn.Linear(3, 2), nn.ReLU(), nn.Linear(2, 1))
+with torch.no_grad():
+    for i, p in enumerate(model.parameters()):
+        p.copy_(torch.linspace(-1, 1, p.numel()).view(p.shape) * (i + 1))
+path = os.path.join(tempfile.mkdtemp(), "model.pth")
+torch.save(model.state_dict(), path)
+loaded = torch.load(path)
+print(type(loaded).__name__, list(loaded), type(loaded["0.weight"]).__name__, loaded["2.bias"])
+other = nn.Sequential(nn.Linear(3, 2), nn.ReLU(), nn.Linear(2, 1))
+print(other.load_state_dict(torch.load(path, weights_only=True)))
+x = torch.tensor([[0.5, 1.0, 2.0]])
+print(torch.equal(other(x), model(x)), other(x))
+
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+model(x).sum().backward()
+optimizer.step()
+checkpoint = {"epoch": 3, "model_state_dict": model.state_dict(), "optimizer_state_dict": optimizer.state_dict(),
+              "loss": 0.25, "betas": (0.9, 0.99), "names": ["a", "b"], "seen": {1, 2}}
+buffer = io.BytesIO()
+torch.save(checkpoint, buffer)
+buffer.seek(0)
+back = torch.load(buffer, map_location="cpu")
+print(back["epoch"], back["loss"], back["betas"], back["names"], back["seen"])
+print(back["optimizer_state_dict"])
+resumed = torch.optim.SGD(other.parameters(), lr=0.5)
+resumed.load_state_dict(back["optimizer_state_dict"])
+print(resumed)
+print(resumed.state_dict()["state"])
+
+t = torch.tensor([1.5, 2.5], dtype=torch.float64, requires_grad=True)
+torch.save(t, path)
+u = torch.load(path, map_location=torch.device("cpu"))
+print(u, u.requires_grad, u.is_leaf, u.grad)
+torch.save([torch.arange(3), torch.ones(2, dtype=torch.bool)], path)
+print(torch.load(path, map_location=lambda storage, loc: storage))
+torch.save(model, path)
+try:
+    torch.load(path)
+except pickle.UnpicklingError as error:
+    print("UnpicklingError", str(error).startswith("Weights only load failed."))
+whole = torch.load(path, weights_only=False)
+whole.eval()
+print(whole, torch.equal(whole(x), model(x)))
