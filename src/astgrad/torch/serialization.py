@@ -19,6 +19,7 @@ import collections
 import io
 import os
 import pickle
+from typing import Any
 
 import numpy as np
 
@@ -41,14 +42,15 @@ WEIGHTS_ONLY = (
 )
 
 
-def _reduced(value) -> object:
+def _reduced(value, protocol: int = 2) -> Any:
     """The function pickle calls to rebuild ``value`` (read from its ``__reduce_ex__``, not from a private name)."""
-    return value.__reduce_ex__(2)[0]
+    return value.__reduce_ex__(protocol)[0]
 
 
-_WEIGHTS = [
+_WEIGHTS: list[Any] = [
     collections.OrderedDict, collections.Counter, collections.defaultdict, Size, Parameter,
-    _reduced(tensor(0.0)), _reduced(float32), np.dtype, np.ndarray, _reduced(np.zeros(1)), _reduced(np.float64(0)),
+    _reduced(tensor(0.0)), _reduced(float32), np.dtype, np.ndarray, _reduced(np.zeros(1)), _reduced(np.zeros(1), 5),
+    _reduced(np.float64(0)),
 ]
 ALLOWED = ({(obj.__module__, obj.__qualname__) for obj in _WEIGHTS} | {("_codecs", "encode")}
            | {(module, name) for module in ("builtins", "__builtin__")  # protocol 2 names builtins the old way

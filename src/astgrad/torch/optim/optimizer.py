@@ -156,7 +156,7 @@ class Optimizer:
         if any(len(g["params"]) != len(s["params"]) for g, s in zip(self.param_groups, saved_groups)):
             raise ValueError("loaded state dict contains a parameter group that doesn't match the size of "
                              "optimizer's group")
-        by_index = {}
+        by_index: dict = {}
         for group, saved in zip(self.param_groups, saved_groups):
             by_index.update(zip(saved["params"], group["params"]))
         state: collections.defaultdict = collections.defaultdict(dict)
