@@ -115,3 +115,15 @@ def test_collated_numbers_take_pytorchs_dtypes_not_the_default_dtype():
         torch.set_default_dtype(torch.float32)
     assert data.default_collate([1.5, 2.5]).dtype == torch.float64
     assert data.default_collate([1, 2]).dtype == torch.int64
+
+
+def test_datasets_and_samplers_subscript_as_generic_classes():
+    class Squares(data.Dataset[int]):
+        def __len__(self):
+            return 3
+
+        def __getitem__(self, i):
+            return i * i
+
+    assert [b.tolist() for b in data.DataLoader(Squares(), batch_size=2)] == [[0, 1], [4]]
+    assert data.Sampler[int] is data.Sampler

@@ -128,3 +128,22 @@ for call in ["schedulers.StepLR(torch.optim.SGD([p]), 1, last_epoch=2)", "schedu
         eval(call)
     except Exception as error:
         print(type(error).__name__, ":", error)
+
+model = torch.nn.Linear(2, 1)
+named = torch.optim.SGD(model.named_parameters(), lr=0.1)
+print(named)
+print(named.state_dict())
+print(torch.optim.Adam([{"params": model.named_parameters(), "lr": 0.2}]).param_groups[0]["param_names"])
+hidden = model(torch.ones(1, 2))
+hidden.retain_grad()
+print(len(torch.optim.SGD([hidden], lr=0.1).param_groups[0]["params"]))
+for call in ["torch.optim.SGD([{'params': [model.weight]}, {'params': [('b', model.bias)]}])",
+             "torch.optim.SGD([('w', model.weight), model.bias])", "torch.optim.SGD([1.0])"]:
+    try:
+        eval(call)
+    except Exception as error:
+        print(type(error).__name__, ":", error)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    torch.optim.SGD([model.weight, model.weight], lr=0.1)
+print([str(w.message) for w in caught])

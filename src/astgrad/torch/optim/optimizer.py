@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import collections
 import copy
+import warnings
 
 import numpy as np
 
@@ -69,17 +70,31 @@ class Optimizer:
         if isinstance(params, set):
             raise TypeError("optimizer parameters need to be organized in ordered collections, but the ordering "
                             "of tensors in sets will change between runs. Please use a list instead.")
-        group["params"] = [params] if is_tensor(params) else list(params)
+        given = [params] if is_tensor(params) else list(params)
+        names = [p[0] for p in given if isinstance(p, tuple)]  # model.named_parameters(): (name, tensor) pairs
+        group["params"] = [p[1] if isinstance(p, tuple) else p for p in given]
+        if names:
+            if len(names) != len(given):
+                raise ValueError("all optimizer params should be with/without names. Some param names are missing")
+            group["param_names"] = names
         for p in group["params"]:
             if not isinstance(p, Tensor):
                 raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {type(p).__name__}")
-            if not p.is_leaf:
+            if not (p.is_leaf or p.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")
             if p.is_complex():  # PyTorch updates the real and imaginary parts apart, and its .grad is conjugated
                 raise TypeError("astgrad.torch.optim: complex parameters are not supported; optimize the real and "
                                 "imaginary parts as two real parameters")
         for key, value in self.defaults.items():
             group.setdefault(key, value)
+        if len({id(p) for p in group["params"]}) != len(group["params"]):
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will cause "
+                          "an error; see github.com/pytorch/pytorch/issues/40967 for more information", stacklevel=3)
+        for other in self.param_groups:
+            if ("param_names" in group) != ("param_names" in other):
+                kind = "with names" if "param_names" in group else "without names"
+                raise ValueError(f"all optimizer param groups should be with/without names. cannot add param group "
+                                 f"{kind} to the optimizer")
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         if any(id(p) in seen for p in group["params"]):
             raise ValueError("some parameters appear in more than one parameter group")
@@ -168,8 +183,11 @@ class Optimizer:
             state[p] = {name: (item.to(p.dtype) if is_tensor(item) and name != "step" else item)
                         for name, item in value.items()}
         self.state = state
-        self.param_groups = [dict(saved, params=group["params"])
-                             for group, saved in zip(self.param_groups, saved_groups)]
+        for group, saved in zip(self.param_groups, saved_groups):
+            saved["params"] = group["params"]
+            if "param_names" in group:
+                saved.setdefault("param_names", group["param_names"])
+        self.param_groups = saved_groups
 
     def __repr__(self) -> str:
         text = type(self).__name__ + " ("

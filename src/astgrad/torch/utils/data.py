@@ -40,6 +40,10 @@ STRINGS_OR_OBJECTS = re.compile("[SaUO]")
 class Dataset:
     """A map-style dataset: ``dataset[i]`` is sample ``i``; ``len(dataset)`` how many (subclasses define both)."""
 
+    def __class_getitem__(cls, item):
+        """``Dataset[tuple[Tensor, int]]`` in a class statement or annotation, as PyTorch's generic class allows."""
+        return cls
+
     def __getitem__(self, index):
         raise NotImplementedError("Subclasses of Dataset should implement __getitem__.")
 
@@ -140,6 +144,9 @@ class Sampler:
 
     def __init__(self, data_source=None) -> None:
         pass
+
+    def __class_getitem__(cls, item):
+        return cls
 
     def __iter__(self):
         raise NotImplementedError
