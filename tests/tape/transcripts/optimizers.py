@@ -147,3 +147,20 @@ with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     torch.optim.SGD([model.weight, model.weight], lr=0.1)
 print([str(w.message) for w in caught])
+
+for options in [dict(), dict(mode="max", factor=0.5, patience=1, threshold=0.1, threshold_mode="abs", cooldown=1),
+                dict(patience=0, min_lr=[0.05, 0.2], factor=0.5), dict(patience=2, eps=0.5)]:
+    optimizer = torch.optim.SGD([{"params": [p]}, {"params": [q], "lr": 0.3}], lr=0.1)
+    plateau = schedulers.ReduceLROnPlateau(optimizer, **options)
+    history = []
+    for metric in [1.0, 0.9, 0.95, 0.95, 0.9, 0.91, 0.92, 0.93, 0.94, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2, 1.3]:
+        plateau.step(metric)
+        history.append(plateau.get_last_lr())
+    print(options, plateau.best, plateau.num_bad_epochs, plateau.last_epoch, history)
+for call in ["schedulers.ReduceLROnPlateau(optimizer, factor=1.0)", "schedulers.ReduceLROnPlateau(optimizer, mode='up')",
+             "schedulers.ReduceLROnPlateau(optimizer, threshold_mode='x')",
+             "schedulers.ReduceLROnPlateau(optimizer, min_lr=[0.1])"]:
+    try:
+        eval(call)
+    except Exception as error:
+        print(type(error).__name__, ":", error)

@@ -20,7 +20,7 @@ from collections import Counter
 
 from .optimizer import Optimizer
 
-__all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR"]
+__all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR", "ReduceLROnPlateau"]
 
 EPOCH_DEPRECATION_WARNING = (
     "The epoch parameter in `scheduler.step()` was not necessary and is being "
@@ -224,3 +224,96 @@ class CosineAnnealingLR(LRScheduler):
     def _get_closed_form_lr(self) -> list:
         return [self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
                 for base_lr in self.base_lrs]
+
+
+class ReduceLROnPlateau(LRScheduler):
+    """The rate times ``factor`` once the metric given to ``step(metric)`` has not improved for ``patience`` epochs.
+
+    "Improved" is PyTorch's test: below ``best * (1 - threshold)`` in
+    ``"min"`` mode with ``threshold_mode="rel"``, below ``best - threshold``
+    with ``"abs"`` (above, and plus, in ``"max"`` mode).  After a reduction
+    ``cooldown`` epochs pass before bad epochs count again; no rate goes
+    below its ``min_lr``, and a change smaller than ``eps`` is not made.
+    """
+
+    def __init__(self, optimizer: Optimizer, mode: str = "min", factor: float = 0.1, patience: int = 10,
+                 threshold: float = 1e-4, threshold_mode: str = "rel", cooldown: int = 0, min_lr=0,
+                 eps: float = 1e-8) -> None:
+        if factor >= 1.0:
+            raise ValueError("Factor should be < 1.0.")
+        self.factor = factor
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        if isinstance(min_lr, (list, tuple)):
+            if len(min_lr) != len(optimizer.param_groups):
+                raise ValueError(f"expected {len(optimizer.param_groups)} min_lrs, got {len(min_lr)}")
+            self.default_min_lr = None
+            self.min_lrs = list(min_lr)
+        else:
+            self.default_min_lr = min_lr
+            self.min_lrs = [min_lr] * len(optimizer.param_groups)
+        self.patience, self.cooldown, self.eps = patience, cooldown, eps
+        self.last_epoch = 0
+        self._last_lr = self._group_lrs()
+        self._set_mode(mode, threshold, threshold_mode)
+        self.best = self.mode_worse
+        self.cooldown_counter = 0
+        self.num_bad_epochs = 0
+
+    def _set_mode(self, mode: str, threshold: float, threshold_mode: str) -> None:
+        if mode not in {"min", "max"}:
+            raise ValueError("mode " + mode + " is unknown!")
+        if threshold_mode not in {"rel", "abs"}:
+            raise ValueError("threshold mode " + threshold_mode + " is unknown!")
+        self.mode_worse = math.inf if mode == "min" else -math.inf
+        self.mode, self.threshold, self.threshold_mode = mode, threshold, threshold_mode
+
+    def _is_better(self, value: float, best: float) -> bool:
+        if self.mode == "min":
+            return value < (best * (1.0 - self.threshold) if self.threshold_mode == "rel" else best - self.threshold)
+        return value > (best * (self.threshold + 1.0) if self.threshold_mode == "rel" else best + self.threshold)
+
+    @property
+    def in_cooldown(self) -> bool:
+        return self.cooldown_counter > 0
+
+    def step(self, metrics, epoch=None) -> None:  # type: ignore[override]
+        current = float(metrics)
+        if epoch is None:
+            epoch = self.last_epoch + 1
+        else:
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+        self.last_epoch = epoch
+        if self._is_better(current, self.best):
+            self.best = current
+            self.num_bad_epochs = 0
+        else:
+            self.num_bad_epochs += 1
+        if self.in_cooldown:
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0  # bad epochs in the cooldown do not count
+        if self.num_bad_epochs > self.patience:
+            self._reduce_lr()
+            self.cooldown_counter = self.cooldown
+            self.num_bad_epochs = 0
+        self._last_lr = self._group_lrs()
+
+    def _reduce_lr(self) -> None:
+        if len(self.optimizer.param_groups) != len(self.min_lrs):
+            if self.default_min_lr is None:
+                raise RuntimeError(
+                    f"The number of param groups in the `optimizer` ({len(self.optimizer.param_groups)}) differs "
+                    f"from when `ReduceLROnPlateau` was initialized ({len(self.min_lrs)}), usually due to a new "
+                    "param group being added to the optimizer. Please modify the `min_lrs` field to match the length "
+                    "of the `optimizer` param groups.")
+            self.min_lrs = [self.default_min_lr] * len(self.optimizer.param_groups)
+        for group, min_lr in zip(self.optimizer.param_groups, self.min_lrs):
+            old_lr = float(group["lr"])
+            new_lr = max(old_lr * self.factor, min_lr)
+            if old_lr - new_lr > self.eps:
+                group["lr"] = new_lr
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        self.__dict__.update(state_dict)
+        self._set_mode(self.mode, self.threshold, self.threshold_mode)
