@@ -187,3 +187,36 @@ def test_stepping_the_scheduler_first_warns_once():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         scheduler.step()
+
+
+class SignSGD(torch.optim.Optimizer):
+    """A user's optimizer, as PyTorch's tutorials write one: its own step, state kept in self.state."""
+
+    def __init__(self, params, lr=0.01):
+        super().__init__(params, dict(lr=lr))
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    self.state[p]["n"] = self.state[p].get("n", 0) + 1
+                    p.add_(p.grad.sign(), alpha=-group["lr"])
+
+
+def test_a_users_optimizer_steps_under_a_scheduler_without_the_step_order_warning():
+    w = torch.nn.Parameter(torch.tensor([1.0, -2.0, 0.5]))
+    optimizer = SignSGD([w], lr=0.1)
+    scheduler = torch.optim.lr_scheduler.ExponentialLR(optimizer, 0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(3):
+            optimizer.zero_grad()
+            (w ** 3).sum().backward()
+            optimizer.step()
+            scheduler.step()
+    np.testing.assert_allclose(w.detach().numpy(), [1 - 0.175, -2 - 0.175, 0.5 - 0.175], rtol=1e-6)
+    copied = copy.deepcopy(optimizer)  # the noted step is the class's: a copy steps its own parameters
+    copied.param_groups[0]["params"][0].grad = torch.ones(3)
+    copied.step()
+    assert w.tolist() != copied.param_groups[0]["params"][0].tolist() and optimizer.state_dict()["state"][0]["n"] == 3

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import collections
 import copy
+import functools
 import warnings
 
 import numpy as np
@@ -41,6 +42,20 @@ class Optimizer:
     """
 
     _step_counted = True
+
+    def __init_subclass__(cls, **kwargs):
+        """A subclass's own ``step`` (a user's optimizer) also notes that it ran, for the schedulers' warning."""
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is None:
+            return
+
+        @functools.wraps(step)
+        def noted(self, *args, **kwargs):
+            self._opt_called = True
+            return step(self, *args, **kwargs)
+
+        cls.step = noted  # type: ignore[method-assign]
 
     def __init__(self, params, defaults: dict):
         for key, advice in UNSUPPORTED.items():
