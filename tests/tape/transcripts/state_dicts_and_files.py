@@ -105,3 +105,32 @@ except pickle.UnpicklingError as error:
 whole = torch.load(path, weights_only=False)
 whole.eval()
 print(whole, torch.equal(whole(x), model(x)))
+
+registered = nn.Linear(2, 1)
+registered.register_parameter("scale", nn.Parameter(torch.ones(1)))
+registered.register_parameter("unused", None)
+registered.add_module("act", nn.ReLU())
+registered.register_module("extra", None)
+print(registered, list(registered.state_dict()), [n for n, _ in registered.named_parameters()])
+for call in ['registered.register_parameter("x.y", None)', 'registered.register_parameter("", None)',
+             'registered.register_parameter("w2", torch.ones(1))', 'registered.add_module("a.b", nn.ReLU())',
+             'registered.add_module("r", 3)', 'registered.register_parameter(1, None)',
+             'registered.add_module("weight", nn.ReLU())', 'registered.register_parameter("in_features", None)',
+             'registered.add_module("", nn.ReLU())',
+             'registered.register_parameter("w3", nn.Parameter(torch.ones(1)) * 2)']:
+    try:
+        eval(call)
+    except Exception as error:
+        print(type(error).__name__, error)
+
+
+def init_weights(m):
+    print("visit", type(m).__name__)
+    if type(m) is nn.Linear:
+        with torch.no_grad():
+            m.weight.fill_(0.25)
+            m.bias.zero_()
+
+
+tree = nn.Sequential(nn.Linear(2, 2), nn.Sequential(nn.ReLU(), nn.Linear(2, 1)))
+print(tree.apply(init_weights) is tree, tree.state_dict())

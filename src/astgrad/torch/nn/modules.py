@@ -104,6 +104,47 @@ class Module:
             return super().__reduce_ex__(protocol)
         return _new_module, (cls.__name__,), dict(self.__dict__)
 
+    def register_parameter(self, name: str, param) -> None:
+        """``self.name = param`` with PyTorch's checks of the name; ``None`` reserves the name (no parameter)."""
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        self._check_name(name, "parameter", registered=self._parameters)
+        if param is not None and not isinstance(param, Parameter):
+            kind = param.type() if is_tensor(param) else type(param).__name__
+            raise TypeError(f"cannot assign '{kind}' object to parameter '{name}' (torch.nn.Parameter or None "
+                            "required)")
+        if param is not None and param.grad_fn is not None:
+            raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be created "
+                             f"explicitly. To express '{name}' as a function of another Tensor, compute the value in "
+                             "the forward() method.")
+        self._parameters[name] = param
+
+    def add_module(self, name: str, module) -> None:
+        """``self.name = module`` with PyTorch's checks of the name; ``None`` reserves the name."""
+        if not isinstance(module, Module) and module is not None:
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        self._check_name(name, "module", registered=self._modules)
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def _check_name(self, name, kind: str, registered: dict) -> None:
+        if not isinstance(name, str):
+            raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
+        if "." in name:
+            raise KeyError(f'{kind} name can\'t contain "."' + (f", got: {name}" if kind == "module" else ""))
+        if name == "":
+            raise KeyError(f'{kind} name can\'t be empty string ""')
+        if hasattr(self, name) and name not in registered:
+            raise KeyError(f"attribute '{name}' already exists")
+
+    def apply(self, fn) -> "Module":
+        """``fn(module)`` for every submodule, children first, then this module (``model.apply(init_weights)``)."""
+        for child in self.children():
+            child.apply(fn)
+        fn(self)
+        return self
+
     def named_parameters(self, prefix: str = "", recurse: bool = True):
         """``(dotted name, parameter)`` pairs, each parameter once, this module's first."""
         seen = set()
