@@ -134,3 +134,50 @@ def init_weights(m):
 
 tree = nn.Sequential(nn.Linear(2, 2), nn.Sequential(nn.ReLU(), nn.Linear(2, 1)))
 print(tree.apply(init_weights) is tree, tree.state_dict())
+
+
+class PositionalEncoding(nn.Module):
+    def __init__(self, d_model, max_len=6):
+        super().__init__()
+        position = torch.arange(max_len).unsqueeze(1)
+        div_term = torch.exp(torch.arange(0, d_model, 2) * (-9.2103 / d_model))
+        pe = torch.zeros(max_len, 1, d_model)
+        pe[:, 0, 0::2] = torch.sin(position * div_term)
+        pe[:, 0, 1::2] = torch.cos(position * div_term)
+        self.register_buffer("pe", pe)
+        self.register_buffer("steps", torch.tensor(0))
+        self.register_buffer("scratch", torch.ones(2), persistent=False)
+        self.proj = nn.Linear(d_model, d_model)
+
+    def forward(self, x):
+        self.steps += 1
+        return self.proj(x + self.pe[:x.size(0)])
+
+
+encoder = PositionalEncoding(4)
+print(list(encoder.state_dict()), [n for n, _ in encoder.named_buffers()], [n for n, _ in encoder.named_parameters()])
+print(encoder.pe[:2], encoder.steps, len(list(encoder.buffers())), encoder)
+x = torch.ones(3, 1, 4)
+out = encoder(x)
+print(encoder.steps, encoder.state_dict()["steps"], out.shape)
+fresh = PositionalEncoding(4)
+print(fresh.load_state_dict(encoder.state_dict()), fresh.steps, torch.equal(fresh(x), encoder(x)))
+print(fresh.load_state_dict({k: v for k, v in encoder.state_dict().items() if k != "pe"}, strict=False))
+encoder.double()
+print(encoder.pe.dtype, encoder.steps.dtype, encoder.scratch.dtype, encoder.proj.weight.dtype)
+encoder.pe = None
+print(list(encoder.state_dict()), encoder.pe)
+encoder.pe = torch.zeros(1)
+print(list(encoder.state_dict()))
+del encoder.scratch
+print([n for n, _ in encoder.named_buffers()])
+for call in ['encoder.register_buffer("b.c", None)', 'encoder.register_buffer("", None)',
+             'encoder.register_buffer("x", 3)', 'encoder.register_buffer(1, None)',
+             'encoder.register_buffer("proj", torch.ones(1))', 'setattr(encoder, "steps", 3)',
+             'setattr(encoder.proj, "weight", torch.ones(4, 4))', 'setattr(encoder, "proj", 3)']:
+    try:
+        eval(call)
+    except Exception as error:
+        print(type(error).__name__, error)
+named = {k: torch.zeros_like(v) for k, v in fresh.named_buffers()}
+print(torch.func.functional_call(fresh, named, (x,)).shape, fresh.steps, named["steps"], fresh.pe.abs().sum() > 0)

@@ -30,6 +30,11 @@ __all__ = ["Module", "Linear", "Sequential", "ReLU", "LeakyReLU", "Tanh", "Sigmo
 _LAYERS: dict = {}
 
 
+def _typename(value) -> str:
+    """PyTorch's ``torch.typename``: ``torch.FloatTensor`` for a tensor, the class's name for anything else."""
+    return value.type() if is_tensor(value) else type(value).__name__
+
+
 class _IncompatibleKeys(collections.namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
     """What ``load_state_dict`` returns: printed ``<All keys matched successfully>`` when both lists are empty."""
 
@@ -54,6 +59,8 @@ class Module:
 
     def __init__(self):
         object.__setattr__(self, "_parameters", {})
+        object.__setattr__(self, "_buffers", {})
+        object.__setattr__(self, "_non_persistent_buffers_set", set())
         object.__setattr__(self, "_modules", {})
         object.__setattr__(self, "training", True)
 
@@ -61,33 +68,50 @@ class Module:
         parameters = self.__dict__.get("_parameters")
         if parameters is None:
             raise AttributeError("cannot assign parameters before Module.__init__() call")
+        buffers = self.__dict__.get("_buffers", {})  # a module pickled before buffers existed has none
         if isinstance(value, Parameter):
-            self.__dict__.pop(name, None)
-            self._modules.pop(name, None)
+            self._forget(name, keep=parameters)
             parameters[name] = value
         elif isinstance(value, Module):
-            self.__dict__.pop(name, None)
-            parameters.pop(name, None)
+            self._forget(name, keep=self._modules)
             self._modules[name] = value
         elif name in parameters:
             if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__name__}' as parameter '{name}' "
+                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
                                 "(torch.nn.Parameter or None expected)")
             parameters[name] = None
+        elif name in self._modules:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
+                                "(torch.nn.Module or None expected)")
+            self._modules[name] = None
+        elif name in buffers:
+            if value is not None and not is_tensor(value):
+                raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
+                                "(torch.nn.Buffer, torch.Tensor or None expected)")
+            buffers[name] = value
         else:
             object.__setattr__(self, name, value)
 
+    def _forget(self, name: str, keep: dict) -> None:
+        """``name`` leaves every store but ``keep``, the one it is about to enter (where it keeps its place)."""
+        for store in (self.__dict__, self._parameters, self.__dict__.get("_buffers", {}), self._modules):
+            if store is not keep:
+                store.pop(name, None)
+        self.__dict__.get("_non_persistent_buffers_set", set()).discard(name)
+
     def __getattr__(self, name):
-        for store in ("_parameters", "_modules"):
+        for store in ("_parameters", "_buffers", "_modules"):
             registered = self.__dict__.get(store)
             if registered is not None and name in registered:
                 return registered[name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __delattr__(self, name):
-        for store in (self._parameters, self._modules):
+        for store in (self._parameters, self.__dict__.get("_buffers", {}), self._modules):
             if name in store:
                 del store[name]
+                self.__dict__.get("_non_persistent_buffers_set", set()).discard(name)
                 return
         object.__delattr__(self, name)
 
@@ -104,15 +128,44 @@ class Module:
             return super().__reduce_ex__(protocol)
         return _new_module, (cls.__name__,), dict(self.__dict__)
 
+    def register_buffer(self, name: str, tensor, persistent: bool = True) -> None:
+        """A tensor that is state but not a parameter (no gradient from the optimizer): ``self.name`` reads it,
+        ``state_dict()`` holds it unless ``persistent=False``, and ``to(dtype)`` casts it if it is floating."""
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        self._check_name(name, "buffer", registered=self._buffers)
+        if tensor is not None and not is_tensor(tensor):
+            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' (torch Tensor or None "
+                            "required)")
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
+        """``(dotted name, buffer)`` pairs, this module's first (each buffer once unless ``remove_duplicate=False``)."""
+        seen = set()
+        modules = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
+        for module_prefix, module in modules:
+            for name, b in module.__dict__.get("_buffers", {}).items():
+                if b is None or remove_duplicate and id(b) in seen:
+                    continue
+                seen.add(id(b))
+                yield (f"{module_prefix}.{name}" if module_prefix else name), b
+
+    def buffers(self, recurse: bool = True):
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
     def register_parameter(self, name: str, param) -> None:
         """``self.name = param`` with PyTorch's checks of the name; ``None`` reserves the name (no parameter)."""
         if "_parameters" not in self.__dict__:
             raise AttributeError("cannot assign parameter before Module.__init__() call")
         self._check_name(name, "parameter", registered=self._parameters)
         if param is not None and not isinstance(param, Parameter):
-            kind = param.type() if is_tensor(param) else type(param).__name__
-            raise TypeError(f"cannot assign '{kind}' object to parameter '{name}' (torch.nn.Parameter or None "
-                            "required)")
+            raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' (torch.nn.Parameter "
+                            "or None required)")
         if param is not None and param.grad_fn is not None:
             raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be created "
                              f"explicitly. To express '{name}' as a function of another Tensor, compute the value in "
@@ -200,6 +253,8 @@ class Module:
         for name, p in self._parameters.items():
             if p is not None:
                 destination[prefix + name] = p if keep_vars else p.detach()
+        for name, b in self._persistent_buffers().items():
+            destination[prefix + name] = b if keep_vars else b.detach()
         for name, child in self._modules.items():
             if child is not None:
                 child.state_dict(destination=destination, prefix=f"{prefix}{name}.", keep_vars=keep_vars)
@@ -230,10 +285,15 @@ class Module:
                                                                                    "\n\t".join(errors)))
         return _IncompatibleKeys(missing, unexpected)
 
+    def _persistent_buffers(self) -> dict:
+        skipped = self.__dict__.get("_non_persistent_buffers_set", set())
+        return {name: b for name, b in self.__dict__.get("_buffers", {}).items() if b is not None and name not in skipped}
+
     def _load_state(self, state_dict: dict, prefix: str, assign: bool, missing: list, unexpected: list,
                     errors: list) -> None:
         """This module's part of ``load_state_dict``, then its children's, each seeing the keys under its prefix."""
         local = {name: p for name, p in self._parameters.items() if p is not None}
+        local.update(self._persistent_buffers())
         for name, p in local.items():
             key = prefix + name
             if key not in state_dict:
@@ -252,9 +312,11 @@ class Module:
                 continue
             try:
                 with no_grad():
-                    if assign:
+                    if assign and isinstance(p, Parameter):
                         replacement = given if isinstance(given, Parameter) else Parameter(given, p.requires_grad)
                         setattr(self, name, replacement.requires_grad_(p.requires_grad))
+                    elif assign:  # a buffer
+                        setattr(self, name, given)
                     else:
                         p.copy_(given)
             except Exception as error:
@@ -278,13 +340,21 @@ class Module:
         return self
 
     def _cast(self, dtype, only_floating: bool = True) -> "Module":
-        """Every parameter (and its ``.grad``) cast to ``dtype`` in place: the Parameter objects stay the same."""
+        """Every parameter (and its ``.grad``) cast to ``dtype`` in place: the Parameter objects stay the same.
+
+        Buffers are replaced by cast copies, as PyTorch replaces them.
+        """
         for p in self.parameters():
             if only_floating and not (p.is_floating_point() or p.is_complex()):
                 continue
             p.data = p.data.to(dtype)
             if p.grad is not None:
                 p.grad = p.grad.to(dtype)
+        for module in self.modules():
+            buffers = module.__dict__.get("_buffers", {})
+            for name, b in buffers.items():
+                if b is not None and (not only_floating or b.is_floating_point() or b.is_complex()):
+                    buffers[name] = b.to(dtype)
         return self
 
     def to(self, *args, **kwargs) -> "Module":
