@@ -389,3 +389,17 @@ def test_float_of_a_tensor_that_requires_grad_warns_once_per_process():
         "/__w/pytorch/pytorch/torch/csrc/autograd/generated/python_variable_methods.cpp:822.)"
     )
     assert record[0].filename == __file__
+
+
+def test_zero_gives_plus_zero_where_the_tensor_held_nan_infinity_or_negatives():
+    """t * 0 would keep NaN (and make NaN of infinity, -0 of negatives): a NaN gradient would survive zero_grad."""
+    x = torch.tensor([float("nan"), float("inf"), -2.0, 3.0], requires_grad=True)
+    y = x * 1
+    y.zero_()
+    assert np.array_equal(y.detach().numpy(), np.zeros(4)) and not np.signbit(y.detach().numpy()).any()
+    y.sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 0.0, 0.0]
+    p = torch.nn.Parameter(torch.ones(2))
+    p.grad = torch.tensor([float("nan"), -1.0])
+    torch.optim.SGD([p], lr=0.1).zero_grad(set_to_none=False)
+    assert p.grad.tolist() == [0.0, 0.0] and not np.signbit(p.grad.numpy()).any()

@@ -19,7 +19,7 @@ from ._dtypes import (
 )
 from ._factories import (
     Generator, arange, as_tensor, empty, eye, from_numpy, full, full_like, linspace, manual_seed, ones,
-    ones_like, rand, randint, randn, randn_like, tensor, zeros, zeros_like,
+    ones_like, rand, randint, randn, randn_like, randperm, tensor, zeros, zeros_like,
 )
 from ._gathering import OutputGradients, record_gathering
 from ._functions import FUNCTIONS, cat, concat, concatenate, einsum, equal, numel, stack, where

@@ -25,11 +25,21 @@ GENERATOR_REFUSED = ("astgrad: vmap(randomness='same') cannot give every example
 
 
 class Generator:
-    """The object ``manual_seed`` returns; it holds the numpy generator."""
+    """A random generator (``torch.Generator()``), or the one ``manual_seed`` returns; it holds a numpy generator.
 
-    def __init__(self, rng, seed: int | None = None):
-        self._rng = rng
+    ``generator=`` arguments (``randn``, ``randperm``, ``random_split``) draw
+    from it: seeded, the draws repeat, but they are numpy's, not PyTorch's.
+    """
+
+    def __init__(self, device=None, *, rng=None, seed: int | None = None):
+        check_device(device)
         self._seed = seed
+        self._rng = np.random.default_rng(seed) if rng is None else rng
+
+    def manual_seed(self, seed: int) -> "Generator":
+        self._seed = int(seed)
+        self._rng = np.random.default_rng(self._seed)
+        return self
 
     def initial_seed(self):
         return self._seed
@@ -42,7 +52,7 @@ def manual_seed(seed: int) -> Generator:
     """Seed the generator behind ``randn``/``rand`` (numpy's, so values differ from PyTorch's)."""
     global _generator
     _generator = np.random.default_rng(int(seed))
-    return Generator(_generator, int(seed))
+    return Generator(rng=_generator, seed=int(seed))
 
 
 def _rng(generator):
@@ -237,6 +247,13 @@ def randint(low, high=None, size=(), dtype=None, device=None, requires_grad=Fals
         low, high = 0, low
     np_dtype = as_numpy_dtype(dtype) or np.dtype(np.int64)
     return _leaf(_rng(None).integers(low, high, size=tuple(size)).astype(np_dtype), requires_grad)
+
+
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
+    """A new leaf holding 0, ..., n - 1 in a random order (numpy's draw: not PyTorch's order)."""
+    check_device(device)
+    np_dtype = as_numpy_dtype(dtype) or np.dtype(np.int64)
+    return _leaf(_rng(generator).permutation(int(n)).astype(np_dtype), requires_grad)
 
 
 def randn_like(t, dtype=None, device=None, requires_grad=False):

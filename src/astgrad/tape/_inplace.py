@@ -121,7 +121,12 @@ class InplaceMethods:
         return self._inplace(lambda t: t.clamp(min, max))
 
     def zero_(self):
-        return self._inplace(lambda t: apply_op("ZeroBackward0", np.multiply, (t, 0), slots=((0,),)))
+        def zeroed(t):
+            out = apply_op("ZeroBackward0", np.multiply, (t, 0), slots=((0,),))  # the node: a gradient of zeros
+            out._data[...] = 0  # t * 0 is NaN where t is NaN or infinite, and -0 where t is negative
+            return out
+
+        return self._inplace(zeroed)
 
     def fill_(self, value):
         if _record._dual and _dual.tangent_of(value) is not None:

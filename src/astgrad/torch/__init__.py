@@ -14,11 +14,12 @@ from ..tape import (
     DType, Generator, Size, Tensor, arange, as_tensor, bfloat16, bool_ as bool, cat, complex64, complex128, concat,
     concatenate, device, einsum, empty, enable_grad, equal, eye, float16, float32, float64, from_numpy, full, full_like,
     get_default_device, get_default_dtype, inference_mode, int8, int16, int32, int64, is_grad_enabled, is_inference_mode_enabled,
-    is_tensor, linspace, manual_seed, no_grad, numel, ones, ones_like, rand, randint, randn, randn_like,
+    is_tensor, linspace, manual_seed, no_grad, numel, ones, ones_like, rand, randint, randn, randn_like, randperm,
     set_default_device, set_default_dtype, set_grad_enabled, stack, tensor, uint8, where, zeros, zeros_like,
 )
 from ..tape import FUNCTIONS as _FUNCTIONS
-from . import accelerator, autograd, backends, cuda, func, linalg, nn, optim
+from . import accelerator, autograd, backends, cuda, func, linalg, nn, optim, utils
+from .serialization import load, save
 
 globals().update(_FUNCTIONS)
 

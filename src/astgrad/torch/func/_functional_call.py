@@ -34,12 +34,13 @@ def _merged(parameter_and_buffer_dicts) -> dict:
 
 
 def _all_parameter_names(module) -> dict:
-    """``{dotted name: parameter}`` for every name a parameter is reachable under (tied ones under each)."""
+    """``{dotted name: tensor}`` for every name a parameter or buffer is reachable under (tied ones under each)."""
     names = {}
     for prefix, sub in module.named_modules():
-        for name, p in sub._parameters.items():
-            if p is not None:
-                names[f"{prefix}.{name}" if prefix else name] = p
+        for store in ("_parameters", "_buffers"):
+            for name, p in sub.__dict__.get(store, {}).items():
+                if p is not None:
+                    names[f"{prefix}.{name}" if prefix else name] = p
     return names
 
 
@@ -70,11 +71,21 @@ def _owner(module, dotted: str):
     return module, attribute
 
 
+def _registry(module, attribute):
+    """The module's store (its parameters or its buffers) that holds ``attribute``, or None."""
+    for store in ("_parameters", "_buffers"):
+        registered = module.__dict__.get(store, {})
+        if attribute in registered:
+            return registered
+    return None
+
+
 def _swap(module, attribute, value):
     """Put ``value`` in place of the attribute; return what was there (``_MISSING`` if nothing)."""
-    if attribute in module.__dict__.get("_parameters", {}):
-        previous = module._parameters[attribute]
-        module._parameters[attribute] = value
+    registered = _registry(module, attribute)
+    if registered is not None:
+        previous = registered[attribute]
+        registered[attribute] = value
         return previous
     previous = module.__dict__.get(attribute, _MISSING)
     object.__setattr__(module, attribute, value)
@@ -82,8 +93,9 @@ def _swap(module, attribute, value):
 
 
 def _restore(module, attribute, previous) -> None:
-    if attribute in module.__dict__.get("_parameters", {}):
-        module._parameters[attribute] = previous
+    registered = _registry(module, attribute)
+    if registered is not None:
+        registered[attribute] = previous
     elif previous is _MISSING:
         module.__dict__.pop(attribute, None)
     else:

@@ -1,0 +1,5 @@
+"""``torch.utils``: ``torch.utils.data`` (datasets, samplers, ``DataLoader``)."""
+
+from . import data
+
+__all__ = ["data"]
