@@ -50,6 +50,7 @@ from .runtime.origins import origins
 from .runtime.tangents import STACK_MARK
 from .front import containers
 from .front.aliasing import check_writes, number_checks
+from .front.caller_state import run_into_caller
 from .front.analyse import Analysis
 from .front.callee_writes import check_untransformed_calls
 from .front.effects import check_calls_for_effect
@@ -199,8 +200,10 @@ def normalize(ctx):
 
 def check_aliasing(ctx):
     """Refuse a write through a name that may share memory unless it is reproduced exactly."""
+    caller_writes = [] if ctx.entry and ctx.forward_stack is None else None
     checked, returns = check_writes(ctx.body, ctx.ret, ctx.params, local_names(ctx.source.tree), ctx.source,
-                                    ctx.ns.helper(checks.an_array))
+                                    ctx.ns.helper(checks.an_array), caller_writes, ctx.wrt)
+    run_into_caller(ctx.body, caller_writes, ctx.params, ctx.sequences, ctx.ns, ctx.names)
     number_checks(ctx.body, checked, returns, (ctx.ns.helper(checks.a_number),
                                                ctx.ns.helper(checks.a_returned_number)), ctx.source)
 
