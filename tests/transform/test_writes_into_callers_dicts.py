@@ -215,6 +215,20 @@ def test_an_object_other_than_a_dict_is_refused():
         astgrad.grad(read_back)(np.ones(3), record)
 
 
+def test_only_a_write_that_runs_asks_for_a_dict():
+    # written_in_a_branch given None where it writes nothing: runs as Python runs it
+    x = np.array([0.3, 1.5, -0.7])
+
+    def maybe(x, p, flag):
+        if flag:
+            p["m"] = np.mean(x)
+        return np.sum(x ** 2)
+
+    np.testing.assert_allclose(astgrad.grad(maybe)(x, None, False), 2 * x)
+    with pytest.raises(TypeError, match="writes into the 'NoneType' given as p"):
+        astgrad.grad(maybe)(x, None, True)
+
+
 def rebound_in_a_branch(x, p, fresh):
     if fresh:
         p = {}

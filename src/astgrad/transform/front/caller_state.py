@@ -3,18 +3,17 @@
 ``aliasing.check_writes`` accepts such a write in the function ``grad`` was given (``_for_caller``: the
 parameter is not differentiated, every binding of it is a write under a string key, and every other use
 reads one item).  The parameter is then a dict the generated code treats as one it built itself: the
-write runs in place (``runtime.put``), as numpy's does, in the primal sweep only, once a call, storing the
+write runs in place (``runtime.caller_state.put_kept``), as numpy's does, in the primal sweep only, once a call, storing the
 value the primal computed (a plain array); items read back carry their gradients by key, as for a dict
 literal (whose adjoint never asks a dict for its old values).  The function's first statement checks,
-when it runs, that the argument is a dict that the function reaches by no other route
-(``runtime.caller_state.caller_dict``).  ``x.get(key, default)`` on it becomes ``x[key] if key in x else
+when it runs, that a dict given there is one the function reaches by no other route
+(``runtime.caller_state.caller_dict``); the write refuses anything but a dict.  ``x.get(key, default)`` on it becomes ``x[key] if key in x else
 default``, so that a read of a written key carries its gradient too.
 """
 
 from __future__ import annotations
 
 from ... import rules
-from .. import runtime
 from ..ir import compat
 from ..ir.compat import gast
 from ..ir.nodes import If, Op, Raw, blocks
@@ -29,7 +28,8 @@ def run_into_caller(body, writes, params, sequences, ns, names) -> None:
         return
     head = []
     for x, op, written in writes:
-        written.expr = compat.call(ns.ref(runtime.put), [compat.clone(a) for a in written.args])
+        written.expr = compat.call(compat.name(ns.helper(caller_state.put_kept)),
+                                   [compat.clone(a) for a in written.args] + [compat.const(x), compat.const(op.text.strip())])
         if x in sequences:
             continue
         sequences.add(x)

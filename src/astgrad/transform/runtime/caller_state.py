@@ -15,16 +15,15 @@ import types
 
 from .checks import _reachable
 
-__all__ = ["caller_dict"]
+__all__ = ["caller_dict", "put_kept"]
 
 
 def caller_dict(obj, name, others, text):
-    """Refuse ``obj``, the caller's ``name`` that ``text`` (``name["key"] = ...``) writes into, unless it is
-    a dict reachable from no ``others`` (the other arguments) and from nothing the generated module reads."""
+    """Refuse ``obj``, the caller's ``name`` that ``text`` (``name["key"] = ...``) writes into, if it is a dict
+    that ``others`` (the other arguments), what the generated module reads, or its own items also reach.
+    Anything but a dict is left to ``put_kept``: the write may not run for these inputs."""
     if type(obj) is not dict:
-        raise TypeError(f"astgrad: `{text}` writes into the {type(obj).__name__!r} given as {name}; astgrad "
-                        f"runs such writes into the caller's object for a dict only. Pass a dict, or return the "
-                        f"value (has_aux=True returns it beside the gradient) and store it outside")
+        return
     outside = sys._getframe(1).f_globals
     routes = [(f"the argument {other_name}", value) for other_name, value in others.items()]
     routes += [(f"the global or closure variable {key}", value) for key, value in _outside(outside)]
@@ -34,6 +33,17 @@ def caller_dict(obj, name, others, text):
             raise TypeError(f"astgrad: `{text}` writes into {name}, which the function also reaches through "
                             f"{where}; the gradient follows the dict's items only through {name}, so a read or write "
                             f"the other way would be missed. Pass the dict once, and only as an argument")
+
+
+def put_kept(items, index, value, name, text):
+    """``items[index] = value`` (``text``) into the caller's ``name``, in place, as numpy runs it; refused for
+    anything but a dict (a write into an array or another object is not run into the caller's)."""
+    if type(items) is not dict:
+        raise TypeError(f"astgrad: `{text}` writes into the {type(items).__name__!r} given as {name}; astgrad "
+                        f"runs such writes into the caller's object for a dict only. Pass a dict, or return the "
+                        f"value (has_aux=True returns it beside the gradient) and store it outside")
+    items[index] = value
+    return items
 
 
 def _outside(namespace):
