@@ -19,6 +19,7 @@ from . import _dask, _trees, api
 from ._jvp import gradient_code, jvp
 from ._returned import _finish
 from ._trees import has_gradient, is_tree
+from .transform.runtime.caller_state import repeating
 from .transform.runtime.tangents import zero_tangent
 
 __all__ = ["jacobian", "jacrev", "jacfwd", "hessian", "hvp", "elementwise_grad"]
@@ -32,11 +33,12 @@ class Composed:
         self.__name__ = f"{name}_{getattr(f, '__name__', 'f')}"
         self.__qualname__ = f"{name}({getattr(f, '__qualname__', f)})"
         self.__doc__ = f"astgrad.{name} of {getattr(f, '__qualname__', f)}, by generated code."
-        self._run = run
+        self._run, self._name = run, name
         self._generated = generated  # the generated transformations it calls
 
     def __call__(self, *args, **kwargs):
-        return self._run(*args, **kwargs)
+        with repeating(self._name):  # it runs f's generated code more than once: no write into caller's dicts
+            return self._run(*args, **kwargs)
 
     @property
     def source(self) -> str:

@@ -152,6 +152,30 @@ def test_value_and_grad_and_jvp_leave_the_same_state():
     assert tangent == pytest.approx(float(g @ u), rel=1e-10)
 
 
+def counted(x, p):
+    p["count"] = p["count"] + 1
+    p["h"] = x * 2.0
+    return x * p["h"]
+
+
+def test_vjp_writes_once_a_call():
+    x = np.array([0.5, -1.0, 2.0])
+    seed = np.array([1.0, 2.0, -1.0])
+    state = {"count": 0}
+    got = astgrad.vjp(counted)(x, state, seed)
+    assert state["count"] == 1
+    np.testing.assert_array_equal(state["h"], x * 2.0)
+    np.testing.assert_allclose(got, 4.0 * x * seed)
+
+
+@pytest.mark.parametrize("transformation", ["jacobian", "jacfwd", "elementwise_grad"])
+def test_transformations_that_run_the_function_per_row_refuse_the_write(transformation):
+    state = {"count": 0}
+    with pytest.raises(TypeError, match=f"astgrad.{transformation} runs the function once per row"):
+        getattr(astgrad, transformation)(counted)(np.array([0.5, -1.0, 2.0]), state)
+    assert state["count"] <= 1  # at most the plain call some make for the output's shape; no generated write
+
+
 def test_a_second_call_starts_from_the_state_the_first_left():
     state = {"acc": np.zeros(3), "count": 0}
     plain = copy.deepcopy(state)

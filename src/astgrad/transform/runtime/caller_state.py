@@ -10,12 +10,28 @@ would not carry the written value's gradient).
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import sys
 import types
 
 from .checks import _reachable
 
-__all__ = ["caller_dict", "put_kept"]
+__all__ = ["caller_dict", "put_kept", "repeating"]
+
+#: the name of a transformation running the function more than once for one call of its own (jacobian)
+_REPEATING: contextvars.ContextVar = contextvars.ContextVar("astgrad_repeating", default=None)
+
+
+@contextlib.contextmanager
+def repeating(name):
+    """While ``name`` (``jacobian``, ``jacfwd``, ...) runs generated code once per row or column, a write into
+    the caller's dict is refused: one call of the function writes once."""
+    token = _REPEATING.set(name)
+    try:
+        yield
+    finally:
+        _REPEATING.reset(token)
 
 
 def caller_dict(obj, name, others, text):
@@ -42,6 +58,12 @@ def put_kept(items, index, value, name, text):
         raise TypeError(f"astgrad: `{text}` writes into the {type(items).__name__!r} given as {name}; astgrad "
                         f"runs such writes into the caller's object for a dict only. Pass a dict, or return the "
                         f"value (has_aux=True returns it beside the gradient) and store it outside")
+    repeated = _REPEATING.get()
+    if repeated is not None:
+        raise TypeError(f"astgrad: `{text}` writes into the caller's {name}, and astgrad.{repeated} runs the "
+                        f"function once per row or column of its result, so the dict would be written that many "
+                        f"times where one call writes once. Take the derivative with grad, value_and_grad or jvp, "
+                        f"or give {repeated} a copy of the dict")
     items[index] = value
     return items
 
