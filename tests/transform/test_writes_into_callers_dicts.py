@@ -469,3 +469,65 @@ def test_asking_for_a_key_sees_the_dict_as_it_is_then(level):
     x = np.array([0.3, 1.5, -0.7])
     _check(first_call_sets_up, (x, {}), level=level)
     _check(first_call_sets_up, (x, {"velocity": np.array([1.0, -2.0, 0.5])}), level=level)
+
+
+# -- values the optimisations could reuse as buffers ------------------------------------------
+
+def stored_then_used(x, p):
+    h = np.tanh(x)
+    p["h"] = h
+    return np.sum(h * 3.0)
+
+
+def stored_then_scaled(x, p):
+    h = x * x
+    p["h"] = h
+    z = h * 2.0
+    return np.sum(z * x)
+
+
+def stored_sum(x, p):
+    a = np.exp(x)
+    b = a + 1.0
+    p["b"] = b
+    return np.sum(b * a)
+
+
+def stored_number(x, p):
+    s = np.sum(x ** 2)
+    p["s"] = s
+    return s * 2.0
+
+
+@pytest.mark.parametrize("f", [stored_then_used, stored_then_scaled, stored_sum, stored_number])
+@pytest.mark.parametrize("level", LEVELS)
+def test_a_stored_array_is_never_a_buffer_the_gradient_writes_into(f, level):
+    # 300 elements: above the size where optimize=2 computes results into a dead operand's memory
+    x = np.random.default_rng(3).standard_normal(300) * 0.5
+    _check(f, (x, {}), level=level)
+
+
+# -- the tape: plain Python, as PyTorch ------------------------------------------------------------
+
+def test_the_tape_writes_what_the_code_computes_and_agrees_with_the_generated_code():
+    torch = pytest.importorskip("astgrad.torch")
+    rng = np.random.default_rng(8)
+    x, gamma, beta, dout = rng.standard_normal((6, 3)), rng.standard_normal(3), rng.standard_normal(3), \
+        rng.standard_normal((6, 3))
+    state = {"momentum": 0.8}
+    dx = astgrad.grad(bn_step_loss)(x, gamma, beta, state, dout)
+
+    taped = {"momentum": 0.8}
+    xt = torch.tensor(x, requires_grad=True)
+    momentum = taped.get("momentum", 0.9)
+    mean = xt.mean(0)
+    var = ((xt - mean) ** 2).mean(0)
+    out = torch.tensor(gamma) * (xt - mean) / (var + 1e-5).sqrt() + torch.tensor(beta)
+    with torch.no_grad():  # as PyTorch's BatchNorm updates its running statistics
+        taped["running_mean"] = momentum * taped.get("running_mean", torch.zeros(3)) + (1 - momentum) * mean
+        taped["running_var"] = momentum * taped.get("running_var", torch.zeros(3)) + (1 - momentum) * var
+    (out * torch.tensor(dout)).sum().backward()
+    assert not taped["running_mean"].requires_grad
+    np.testing.assert_allclose(xt.grad.numpy(), dx, rtol=1e-10, atol=1e-12)
+    for key in ("running_mean", "running_var"):
+        np.testing.assert_allclose(taped[key].numpy(), state[key], rtol=1e-12, atol=1e-14)

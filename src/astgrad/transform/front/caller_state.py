@@ -3,12 +3,13 @@
 ``aliasing.check_writes`` accepts such a write in the function ``grad`` was given (``_for_caller``: the
 parameter is not differentiated, every binding of it is a write under a string key, and every other use
 reads one item).  The parameter is then a dict the generated code treats as one it built itself: the
-write runs in place (``runtime.caller_state.put_kept``), as numpy's does, in the primal sweep only, once a call, storing the
-value the primal computed (a plain array); items read back carry their gradients by key, as for a dict
-literal (whose adjoint never asks a dict for its old values).  The function's first statement checks,
-when it runs, that a dict given there is one the function reaches by no other route
-(``runtime.caller_state.caller_dict``); the write refuses anything but a dict.  ``x.get(key, default)`` on it becomes ``x[key] if key in x else
-default``, so that a read of a written key carries its gradient too.
+write runs in place (``runtime.caller_state.put_kept``), as numpy's does, in the primal sweep only, once
+a call, storing the value the primal computed (a plain array); items read back carry their gradients by
+key, as for a dict literal (whose adjoint never asks a dict for its old values).  The function's first
+statement checks, when it runs, that a dict given there is one the function reaches by no other route
+(``runtime.caller_state.caller_dict``); the write refuses anything but a dict.  ``x.get(key, default)``
+on it becomes ``x[key] if key in x else default``, so that a read of a written key carries its gradient
+too.
 """
 
 from __future__ import annotations

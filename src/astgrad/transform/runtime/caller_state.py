@@ -62,8 +62,9 @@ def put_kept(items, index, value, name, text):
     if repeated is not None:
         raise TypeError(f"astgrad: `{text}` writes into the caller's {name}, and astgrad.{repeated} runs the "
                         f"function once per row or column of its result, so the dict would be written that many "
-                        f"times where one call writes once. Take the derivative with grad, value_and_grad or jvp, "
-                        f"or give {repeated} a copy of the dict")
+                        f"times where one call writes once (and each run would read the last one's values). Take "
+                        f"the derivative with grad, value_and_grad, vjp or jvp, or return the value (has_aux=True) "
+                        f"instead of writing it")
     items[index] = value
     return items
 
