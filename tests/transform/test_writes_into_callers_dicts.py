@@ -285,6 +285,14 @@ def passed_as_a_whole(x, p):
     return np.sum(_reads(p))
 
 
+def looped_over(x, p):
+    p["h"] = x * 2.0
+    total = 0.0
+    for _, v in p.items():
+        total = total + np.sum(v)
+    return total
+
+
 def stored_then_changed(x, p):
     y = x * 2.0
     p["h"] = y
@@ -319,6 +327,7 @@ def written_in_a_callee(x, p):
     (written_through_an_item, (np.ones(3), {"inner": {}}), "it writes into an item of p", 'p["inner"]["h"] = x'),
     (named_as_a_whole, (np.ones(3), {}), "used here as a whole", "q = p"),
     (passed_as_a_whole, (np.ones(3), {}), "used here as a whole", "_reads(p)"),
+    (looped_over, (np.ones(3), {}), "used here as a whole", "p.items()"),
     (stored_then_changed, (np.ones(3), {}), "makes a name that shares memory with y", 'p["h"] = y'),
     (view_stored_then_changed, (np.ones(3), {}), "makes a name that shares memory with y", 'p["h"] = y[1:]'),
     (differentiated_dict, ({"W": np.ones(3)},), "params is differentiated", 'params["W"] = params["W"] * 2.0'),
