@@ -540,3 +540,29 @@ def test_the_tape_writes_what_the_code_computes_and_agrees_with_the_generated_co
     np.testing.assert_allclose(xt.grad.numpy(), dx, rtol=1e-10, atol=1e-12)
     for key in ("running_mean", "running_var"):
         np.testing.assert_allclose(taped[key].numpy(), state[key], rtol=1e-12, atol=1e-14)
+
+
+def test_a_dict_holding_tensors_is_refused_before_anything_runs():
+    # astgrad hands the generated code a new dict of the Tensors' arrays: a write would land there, not in yours
+    torch = pytest.importorskip("astgrad.torch")
+    state = {"h": torch.tensor([1.0, 2.0, 3.0])}
+    with pytest.raises(TypeError, match="writes into the dict p, which holds Tensors"):
+        astgrad.grad(read_back)(np.array([0.5, -1.0, 2.0]), state)
+    assert list(state) == ["h"] and isinstance(state["h"], torch.Tensor)
+
+
+@pytest.mark.parametrize("x", [np.arange(3), 2, 2.5, [1.0, 2.0], np.float32([1.0, 2.0])],
+                         ids=["int array", "int", "float", "list", "float32"])
+def test_what_is_stored_is_what_python_stores_whatever_the_argument(x):
+    cache, plain = {}, {}
+    stored(x, plain)
+    astgrad.grad(stored)(x, cache)
+    assert cache["x"] is x
+    assert type(cache["y"]) is type(plain["y"]) and np.asarray(cache["y"]).dtype == np.asarray(plain["y"]).dtype
+    np.testing.assert_array_equal(cache["y"], plain["y"])
+
+
+def stored(x, cache):
+    cache["x"] = x
+    cache["y"] = x * 2
+    return np.sum(np.sin(x))
