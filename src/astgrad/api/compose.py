@@ -21,6 +21,7 @@ from .forward import gradient_code, jvp
 from .generated import GeneratedCallable
 from ..values.returned import _finish
 from ..values.trees import has_gradient, is_tree
+from ..transform.runtime.caller_state import repeating
 from ..transform.runtime.tangents import zero_tangent
 
 __all__ = ["jacobian", "jacrev", "jacfwd", "hessian", "hvp", "elementwise_grad"]
@@ -34,11 +35,12 @@ class Composed(GeneratedCallable):
         self.__name__ = f"{name}_{getattr(f, '__name__', 'f')}"
         self.__qualname__ = f"{name}({getattr(f, '__qualname__', f)})"
         self.__doc__ = f"astgrad.{name} of {getattr(f, '__qualname__', f)}, by generated code."
-        self._run = run
+        self._run, self._name = run, name
         self._generated = generated  # the generated transformations it calls
 
     def __call__(self, *args, **kwargs):
-        return self._run(*args, **kwargs)
+        with repeating(self._name):  # it runs f's generated code more than once: no write into caller's dicts
+            return self._run(*args, **kwargs)
 
     @property
     def source(self) -> str:

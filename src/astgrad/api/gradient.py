@@ -239,6 +239,11 @@ class GradientFunction(GeneratedCallable):
             generated = self._specialised({name: _unwrap(value) for name, value in bound.arguments.items()
                                            if name in self._signature.parameters})
         seed = {_seed_name(generated.function): _unwrap(seed_value)} if self._mode == "vjp" else {}
+        for name in generated.kept_dicts:  # Tensors in it: the code would get, and write into, a new dict
+            if _unwrap(bound.arguments.get(name)) is not bound.arguments.get(name):
+                raise TypeError(f"astgrad: {self.__wrapped__.__qualname__} writes into the dict {name}, which holds "
+                                f"Tensors; astgrad runs the code on a dict of their arrays, which the write would "
+                                f"change instead of yours. Pass a dict of numpy arrays")
         args = [_unwrap(a) for a in bound.args]
         kwargs = {k: _unwrap(v) for k, v in bound.kwargs.items()}
         try:

@@ -52,6 +52,7 @@ from .runtime.origins import origins
 from .runtime.tangents import STACK_MARK
 from .front import containers
 from .front.aliasing import check_writes, number_checks
+from .front.caller_state import run_into_caller
 from .front.analyse import Analysis
 from .front.callee_writes import check_untransformed_calls
 from .front.effects import check_calls_for_effect
@@ -123,6 +124,8 @@ class Context:
         self.ret = None  # the atom returned
         self.params: list[str] = []
         self.normalized_locals: set[str] = set()
+        # -- check_aliasing ----------------------------------------------------------
+        self.kept_dicts: frozenset[str] = frozenset()  # parameters whose dicts the code writes into (caller_state)
         self.sequences: set[str] = set()  # names surely holding lists or tuples
         self.maybe_sequences: set[str] = set()  # results of user calls: arrays, tuples or lists
         # -- unpack_aux ------------------------------------------------------------
@@ -209,8 +212,11 @@ def normalize(ctx):
 
 def check_aliasing(ctx):
     """Refuse a write through a name that may share memory unless it is reproduced exactly."""
+    caller_writes: list | None = [] if ctx.entry and ctx.forward_stack is None else None
     checked, returns = check_writes(ctx.body, ctx.ret, ctx.params, local_names(ctx.source.tree), ctx.source,
-                                    ctx.ns.helper(checks.an_array))
+                                    ctx.ns.helper(checks.an_array), caller_writes, ctx.wrt)
+    run_into_caller(ctx.body, caller_writes, ctx.params, ctx.sequences, ctx.ns, ctx.names)
+    ctx.kept_dicts = frozenset(x for x, _, _ in caller_writes or ())
     number_checks(ctx.body, checked, returns, (ctx.ns.helper(checks.a_number),
                                                ctx.ns.helper(checks.a_returned_number)), ctx.source)
 
@@ -393,6 +399,7 @@ def emit(ctx):
     generated = Generated(module.source, namespace[ctx.name], filename, namespace, dependencies,
                           origins(module.functions, module.comment_origins))
     generated.rank_dependent, generated.guarded = module.rank_dependent, net.plan(module.functions, namespace, generated, ctx.wrt)
+    generated.kept_dicts = ctx.kept_dicts
     drop_lines_with(generated, filename)
     module.generated = generated if module.backend is None else module.backend(ctx, generated)
 
@@ -596,6 +603,7 @@ class Generated:
     rank_dependent = False  # whether arguments of known ranks would change the code (build(ranks=...))
     allocator = None  # a backend's type of the ``base`` of the arrays it allocates (api._KEEP_NUMBA)
     guarded = None  # ``function`` under the run-time net, for a module that calls a door (net.plan)
+    kept_dicts: frozenset = frozenset()  # parameters whose dicts the code writes into, in place (caller_state)
 
     def __init__(self, source, function, filename, namespace, dependencies=None, origins=()):
         self.source = source

@@ -218,10 +218,13 @@ class Forwarder:
             fn = grow if isinstance(op.expr, gast.Call) and self.ns.globals.get(
                 getattr(op.expr.func, "id", None)) is grow else append
             return compat.call(self.helper(fn), [self.of(a, state) for a in op.args])
-        if op.fn is rules.setitem and isinstance(op.expr, gast.Call) and len(op.expr.args) == 3:
+        if op.fn is rules.setitem and isinstance(op.expr, gast.Call) and len(op.expr.args) in (3, 5):
             # linear in the container and the value together: the tangent is the same write of their tangents
-            # (put: a dict in place, as the primal writes; an array or list copied, as the primal copies)
+            # (put: a dict in place, as the primal writes; an array or list copied, as the primal copies;
+            # put_kept, into the caller's dict: put into the tangent, which is the generated code's own)
             tangent = compat.clone(op.expr)
+            if len(tangent.args) == 5:
+                tangent = compat.call(self.ns.ref(runtime.put), tangent.args[:3])
             tangent.args[0] = self.of(op.args[0], state)
             tangent.args[2] = compat.call(self.helper(rules.through_cast),  # nothing flows into integers
                                           [self.of(op.args[2], state), compat.clone(op.args[0])])

@@ -48,6 +48,8 @@ _FRESH_NAMES = (
 _FRESH = {id(getattr(np, n)) for n in _FRESH_NAMES if hasattr(np, n)} | {
     id(getattr(np.linalg, n)) for n in ("norm", "inv", "det", "solve", "pinv", "slogdet")}
 _COPY_CALLS = {"copy", "clone", "item", "numpy", "tolist", "float", "abs"}
+#: set by normalize on the target of ``x[i] op= v``: numpy changes the item's array in place there
+AUGMENTED_ITEM = "_astgrad_augmented_item"
 
 
 class _Site:
@@ -66,14 +68,18 @@ class _Join(_Site):
         self.branch, self.names = branch, names
 
 
-def check_writes(body, ret, params, local_names, source, array_helper=None) -> tuple:
+def check_writes(body, ret, params, local_names, source, array_helper=None, caller_writes=None, wrt=()) -> tuple:
     """Raise UnsupportedSyntaxError where a write into ``x`` may reach memory another name sees.
 
     Returns two lists of what no analysis by name can tell a number from an array in, each checked when
     it runs (``number_checks``): the augmented assignments ``x op= v`` whose ``x`` a user function
     returned (``loss, dx = f(...)``; ``loss += reg``), which only rebind a number; and the names bound to
     what a user function returned that would share memory with ``x`` if they were arrays (``e0 =
-    energy(pos, vel)`` before ``vel += ...``), which share nothing if they are numbers."""
+    energy(pos, vel)`` before ``vel += ...``), which share nothing if they are numbers.
+
+    Given a list ``caller_writes`` (the entry function), ``x["key"] = v`` into a parameter ``x`` that is
+    not in ``wrt`` is not refused where ``_for_caller`` allows it: ``(x, op, setitem_op)`` is appended,
+    and ``caller_state`` runs the write into the caller's dict."""
     _rebind_plain_aliases(body, params, array_helper, source)
     sites: list = []
     joins: list = []
@@ -93,6 +99,8 @@ def check_writes(body, ret, params, local_names, source, array_helper=None) -> t
         for t in s.op.targets:
             defs.setdefault(t, []).append(s)
     end = _Site(None, len(sites), (), ())
+    kept = frozenset() if caller_writes is None else frozenset(  # dicts that may be the caller's after the call
+        x for x in writes if x in params and x not in wrt and all(d.op.inplace for d in defs.get(x, [])))
     for x, ws in writes.items():
         if x not in local_names:
             raise _error(source, ws[0], f"{_what(ws[0])} would change the array {x} outside the function; "
@@ -108,11 +116,18 @@ def check_writes(body, ret, params, local_names, source, array_helper=None) -> t
                     _returned(d.op, defs) or _number(d.op, defs, dict.fromkeys(params, False)) for d in reaching):
                 checked.append((w.op, x))  # a user function's result: a number, checked when it runs
                 continue
+            written = _setitem_of(w, defs) if entry in reaching and _keyed(w.op.node) else None
+            if written is not None and caller_writes is not None \
+                    and _for_caller(x, w, defs, wrt, sites, params, source):
+                caller_writes.append((x, w.op, written))  # into the caller's dict as well (front/caller_state)
+                continue
             risky.append(w)
             if entry in reaching and _keyed(w.op.node):
                 key = compat.to_source(w.op.node).strip()
-                raise _error(source, w, f"{key} = ... would change the caller's {x}; astgrad's {_what(w)} writes "
-                             "to a copy, so the caller would not see the change",
+                raise _error(source, w, f"{key} = ... would change the caller's {x}; astgrad runs a write into "
+                             f"the caller's dict only as x['key'] = v in the function grad is given, into a "
+                             f"parameter not differentiated that no statement rebinds, and here "
+                             f"{_not_for_caller(x, w, wrt, caller_writes)}",
                              f"Return the value instead (with has_aux=True grad returns it beside the gradient) "
                              f"and store it outside the differentiated function; if the caller does not need it, "
                              f"copy first: {x} = {x}.copy().")
@@ -127,7 +142,7 @@ def check_writes(body, ret, params, local_names, source, array_helper=None) -> t
                                  "writes to a copy", _copy_hint(x, d, w))
         _check_escapes(x, ws, escapes, sites, source)
         if risky:
-            returns += _check_aliases(x, risky, sites, defs, joins, entry, ret, end, source)
+            returns += _check_aliases(x, risky, sites, defs, joins, entry, ret, end, source, kept)
         for w in ws:
             if w.op.through:
                 _check_items_owned(x, w, sites, defs, set(local_names) | set(params), source)
@@ -283,6 +298,83 @@ def _check_effects(sites, local_names, source):
                          "Call it before the array is first used, or outside the differentiated function.")
 
 
+def _for_caller(x, w, defs, wrt, sites, params, source) -> bool:
+    """Whether ``x["key"] = v`` (site ``w``) may run into the caller's dict, in place (``caller_state``):
+    ``x`` is not differentiated, names the caller's object all through the function (every binding of
+    ``x`` is such a write), and the write binds the key anew (``x["k"] += v`` would change the caller's
+    array in place, which other holders of it see).  Then every other use of ``x`` must read one item
+    (``x["k"]``, ``x.get("k", d)``) or ask for a key (``"k" in x``): the gradient of a name bound to the
+    whole dict, or of a function given it, would not reach the items the function writes; that is refused
+    here."""
+    if x in wrt or x not in params or w.op.through or getattr(w.op.node, AUGMENTED_ITEM, False):
+        return False
+    if not all(d.op.inplace and not d.op.through and _keyed(d.op.node)
+               and not getattr(d.op.node, AUGMENTED_ITEM, False) for d in defs.get(x, [])):
+        return False
+    for s in sites:
+        op = s.op
+        if x not in _reads(op) or op.inplace and op.targets == [x]:
+            continue
+        item = op.kind in ("prim", "nondiff") and op.fn in (rules.getitem, rules.setitem) \
+            and getattr(op.args[0], "id", None) == x and x not in _reads_beyond_first(op) or _got(op, x) \
+            or _holds(op, x)
+        if not item:
+            raise _error(source, s, f"{x} is written into on line {w.op.line} ({_what(w)}), a dict the caller "
+                         f"keeps, and used here as a whole; astgrad runs the write into the caller's dict and "
+                         f"follows reads of its items only",
+                         f"Read the items you need ({x}['key']) instead of passing or naming the dict, or "
+                         f"return the values (has_aux=True) and store them outside the differentiated function.")
+    return True
+
+
+def _not_for_caller(x, w, wrt, caller_writes) -> str:
+    """Why the write ``x[key] = ...`` at ``w`` into the caller's ``x`` is not run into the caller's dict."""
+    if caller_writes is None:
+        return "it is in a function the differentiated one calls (return the value to it instead)"
+    if x in wrt:
+        return f"{x} is differentiated"
+    if getattr(w.op.node, AUGMENTED_ITEM, False):
+        return f"{_what(w).split(' =')[0]} op= v would change the array held there in place"
+    if w.op.through:
+        return f"it writes into an item of {x}"
+    return f"{x} may name another object when it runs (it is bound elsewhere in the function)"
+
+
+def _setitem_of(w, defs):
+    """The ``t = setitem(x, key, v)`` that the write ``x = t`` (site ``w``) names again, or None."""
+    op = w.op
+    if op.kind == "prim" and op.fn is rules.setitem:
+        return op
+    if op.kind == "copy" and isinstance(op.expr, gast.Name) and len(defs.get(op.expr.id, [])) == 1:
+        made = defs[op.expr.id][0].op
+        if made.kind == "prim" and made.fn is rules.setitem and len(made.args) == 3:
+            return made
+    return None
+
+
+def _got(op, x) -> bool:
+    """``x.get(key, default)`` reading nothing else of ``x`` (an opaque op: refused if what it reads is active)."""
+    e = op.expr
+    return isinstance(e, gast.Call) and isinstance(e.func, gast.Attribute) and e.func.attr == "get" \
+        and isinstance(e.func.value, gast.Name) and e.func.value.id == x and not e.keywords \
+        and x not in {n for a in e.args for n in atom_names(a)}
+
+
+def _holds(op, x) -> bool:
+    """``key in x`` or ``key not in x``: a bool, asked of the dict as it is at that point, as numpy asks it."""
+    e = op.expr
+    return op.kind == "nondiff" and isinstance(e, gast.Compare) and len(e.ops) == 1 \
+        and isinstance(e.ops[0], (gast.In, gast.NotIn)) and isinstance(e.comparators[0], gast.Name) \
+        and e.comparators[0].id == x and x not in atom_names(e.left)
+
+
+def _reads_beyond_first(op) -> set:
+    names = set()
+    for a in list(op.args[1:]) + list(op.kwargs.values()):
+        names.update(atom_names(a))
+    return names
+
+
 def _keyed(node) -> bool:
     """``bn_param["running_mean"] = v``: a write under a string key, into a dict of settings or state."""
     return isinstance(node, gast.Subscript) and isinstance(node.slice, gast.Constant) and \
@@ -372,8 +464,9 @@ def _number_name(name, defs, seen) -> bool:
     return bool(defs.get(name)) and all(_number(d.op, defs, seen) for d in defs[name])
 
 
-def _check_aliases(x, writes, sites, defs, joins, entry, ret, end, source) -> list:
-    """Raise where a name sharing memory with ``x`` is read after a write to ``x``.  A chain of such names
+def _check_aliases(x, writes, sites, defs, joins, entry, ret, end, source, kept=frozenset()) -> list:
+    """Raise where a name sharing memory with ``x`` is read after a write to ``x`` (a name in ``kept``, a dict
+    the caller keeps, counts as read at the end: the caller sees it after the call).  A chain of such names
     that starts at what a user function returned (``e0 = energy(pos, vel)``; ``vel += ...`` later) may
     start at a number, which shares nothing: returns those ``(op, name, x, write)``, checked when they run."""
     returned: dict = {}
@@ -392,7 +485,7 @@ def _check_aliases(x, writes, sites, defs, joins, entry, ret, end, source) -> li
             continue
         seen.add((name, id(made)))
         uses = [s for s in sites if name in _reads(s.op)]
-        if ret is not None and name in atom_names(ret):
+        if ret is not None and name in atom_names(ret) or name in kept:
             uses.append(end)
         single = len(defs.get(name, [])) == 1
         kills = [j for j in joins if name in j.names]

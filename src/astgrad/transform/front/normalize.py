@@ -27,7 +27,7 @@ from ..ir import compat
 from ..runtime import contexts, checks
 from . import numpy_writes
 from .. import runtime
-from .aliasing import shares_memory
+from .aliasing import AUGMENTED_ITEM, shares_memory
 from ..ir.compat import gast
 from ..ir.errors import UnsupportedSyntaxError
 from .expressions import assign_expression, defined_lambda
@@ -240,6 +240,8 @@ class Normalizer:
                 self.store(s.target, self.augmented_item(s, value))
             else:
                 self.store(s.target, value)
+            if isinstance(s.target, gast.Subscript):
+                setattr(s.target, AUGMENTED_ITEM, True)
             if isinstance(s.target, gast.Name):  # numpy's x += y writes into x's memory
                 x, sym = s.target.id, _SYMBOLS.get(type(s.op), "?")
                 right = compat.to_source(s.value).strip()
