@@ -1,0 +1,308 @@
+"""Batching rules (``astgrad.vmap``): what a call becomes when its arguments carry a batch axis.
+
+A batching rule is ``rule(bdims, *args, **kwargs)``: ``args`` are what the
+primitive was called with, those that are batched holding every example
+stacked along a new first axis, and ``bdims`` has one entry per positional
+argument, ``0`` for a batched one and ``None`` for one all examples share
+(a list argument's entry is a tuple, one per item).  It returns the
+primitive's result for every example, stacked along a first axis.  The
+batch axis is always first: ``vmap`` moves each argument's ``in_axes`` to
+the front once, at the call, and the output's to ``out_axes`` at the end.
+
+The transformer inlines a rule as it inlines a derivative rule: ``bdims``
+and the ranks it knows fold the branches away, so ``np.sum(x, axis=0)``
+of a batched ``x`` is written ``np.sum(x, axis=1)``.  A case a rule cannot
+batch returns ``unbatchable(reason)``, which the transformer refuses at the
+user's line (or which raises there, if only the run decides it).
+
+Elementwise functions (every ufunc, ``np.where``, ``np.clip``) share one
+rule, :func:`elementwise`: numpy's broadcasting aligns trailing axes, so a
+batched operand with fewer axes per example than another operand gets new
+axes after its batch axis first; the operation is then applied unchanged.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from ._registry import defbatch, find
+from ._extra import astype, getitem, relu, sigmoid
+
+__all__ = ["elementwise", "rule_of", "batch_axis", "batch_shape", "batch_index", "broadcast_batch", "aligned",
+           "unbatchable", "Unbatchable"]
+
+
+class Unbatchable(ValueError):
+    """A call ``vmap`` has no batched form for (raised where only the run tells)."""
+
+
+def unbatchable(reason):
+    """What a rule returns for a case it cannot batch: refused at transform time where the transformer sees it."""
+    raise Unbatchable(f"astgrad.vmap: {reason}")
+
+
+# -- helpers of the rules (pure: with numbers for arguments, the transformer folds them) ----------
+
+def batch_axis(axis):
+    """An example's axis (or tuple of axes) as an axis of the batched array: one more where it counts from the front."""
+    if isinstance(axis, (tuple, list)):
+        return tuple(batch_axis(a) for a in axis)
+    axis = operator.index(axis)
+    return axis + 1 if axis >= 0 else axis
+
+
+def every_axis(rank):
+    """The axes of one example in a batched array of ``rank`` axes: all but the first."""
+    return tuple(range(1, rank))
+
+
+def transposed_axes(axes, rank):
+    """``np.transpose``'s ``axes`` for one example (None: reversed) as the batched array's, of ``rank`` axes."""
+    if axes is None:
+        return (0,) + tuple(range(rank - 1, 0, -1))
+    return (0,) + batch_axis(tuple(axes))
+
+
+def batch_shape(x, shape):
+    """``np.reshape``'s shape for one example as the batched array's: the batch size first."""
+    return (np.shape(x)[0],) + (tuple(shape) if isinstance(shape, (tuple, list)) else (shape,))
+
+
+def squeezed_axes(x):
+    """The axes ``np.squeeze`` removes from each example of the batched ``x`` (never the batch axis)."""
+    return tuple(i for i, size in enumerate(np.shape(x)) if i and size == 1)
+
+
+def batch_index(index):
+    """An example's index as the batched array's: every example's items, then the index.
+
+    Basic indices (numbers, slices, ``None``, ``...``) and one array index
+    keep their meaning; two array indices may move the indexed axes in
+    front of the batch axis (numpy's rule for separated advanced indices),
+    so they are refused.
+    """
+    parts = index if isinstance(index, tuple) else (index,)
+    arrays = [p for p in parts if not (p is None or p is Ellipsis or isinstance(p, (slice, int, np.integer)))]
+    if len(arrays) > 1:
+        unbatchable("an index with more than one array in it (take the items one index at a time)")
+    if any(isinstance(p, (list, tuple)) for p in arrays):
+        parts = tuple(np.asarray(p) if isinstance(p, (list, tuple)) else p for p in parts)
+    return (slice(None),) + parts
+
+
+def broadcast_batch(value, like):
+    """``value``, which every example shares, given the batch axis of ``like`` (item by item in a tuple or list)."""
+    if isinstance(value, (tuple, list)):
+        return type(value)(broadcast_batch(v, like) for v in value)
+    return np.broadcast_to(value, (np.shape(like)[0],) + np.shape(value))
+
+
+def aligned(x, rank):
+    """The batched ``x`` with new axes after the batch axis, so that each example has ``rank`` axes.
+
+    numpy aligns trailing axes: a batched operand of fewer axes per example
+    than another operand would otherwise meet the other's axes with its
+    batch axis.
+    """
+    missing = rank - (np.ndim(x) - 1)
+    if missing <= 0:
+        return x
+    return np.reshape(x, np.shape(x)[:1] + (1,) * missing + np.shape(x)[1:])
+
+
+def aligned_operands(axes, *args):
+    """Each batched operand of ``args`` aligned (:func:`aligned`) to the largest rank of one example's operands."""
+    rank = max(np.ndim(a) - (b is not None) for a, b in zip(args, axes))
+    return tuple(aligned(a, rank) if b is not None else a for a, b in zip(args, axes))
+
+
+#: helpers the transformer evaluates when their arguments are numbers (``batch_axis(0)`` is ``1``)
+FOLDABLE = {batch_axis, every_axis, transposed_axes}
+
+
+# -- the generic rule of elementwise functions -------------------------------------------------------
+
+def elementwise(bdims, *args):
+    """The operands of an elementwise call, aligned: the call applied to them batches it.
+
+    The transformer writes the operation itself on these operands (with the
+    alignment spelled out where the ranks are known), so this rule returns
+    the operands, not the result.
+    """
+    return aligned_operands(bdims, *args)
+
+
+def rule_of(fn):
+    """The batching rule of ``fn``: its table entry's, or the elementwise rule for a ufunc of one output."""
+    entry = find(fn)
+    if entry is not None and entry.batch is not None:
+        return entry.batch
+    if isinstance(fn, np.ufunc) and fn.nout == 1:
+        return elementwise
+    return None
+
+
+for _fn in (np.where, np.clip, relu, sigmoid):
+    defbatch(_fn, elementwise)
+
+
+# -- reductions: the example's axis is one further along; None is every axis but the batch axis -------
+
+@defbatch(np.sum)
+def sum_batched(bdims, a, axis=None, dtype=None, keepdims=False):
+    return np.sum(a, axis=every_axis(np.ndim(a)) if axis is None else batch_axis(axis), dtype=dtype,
+                  keepdims=keepdims)
+
+
+@defbatch(np.mean)
+def mean_batched(bdims, a, axis=None, dtype=None, keepdims=False):
+    return np.mean(a, axis=every_axis(np.ndim(a)) if axis is None else batch_axis(axis), dtype=dtype,
+                   keepdims=keepdims)
+
+
+@defbatch(np.prod)
+def prod_batched(bdims, a, axis=None, dtype=None, keepdims=False):
+    return np.prod(a, axis=every_axis(np.ndim(a)) if axis is None else batch_axis(axis), dtype=dtype,
+                   keepdims=keepdims)
+
+
+@defbatch(np.max)
+def max_batched(bdims, a, axis=None, keepdims=False):
+    return np.max(a, axis=every_axis(np.ndim(a)) if axis is None else batch_axis(axis), keepdims=keepdims)
+
+
+@defbatch(np.min)
+def min_batched(bdims, a, axis=None, keepdims=False):
+    return np.min(a, axis=every_axis(np.ndim(a)) if axis is None else batch_axis(axis), keepdims=keepdims)
+
+
+@defbatch(np.std)
+def std_batched(bdims, a, axis=None, dtype=None, ddof=0, keepdims=False):
+    return np.std(a, axis=every_axis(np.ndim(a)) if axis is None else batch_axis(axis), dtype=dtype, ddof=ddof,
+                  keepdims=keepdims)
+
+
+@defbatch(np.var)
+def var_batched(bdims, a, axis=None, dtype=None, ddof=0, keepdims=False):
+    return np.var(a, axis=every_axis(np.ndim(a)) if axis is None else batch_axis(axis), dtype=dtype, ddof=ddof,
+                  keepdims=keepdims)
+
+
+@defbatch(np.argmax)
+def argmax_batched(bdims, a, axis=None):
+    if axis is None:  # the index into the flattened example
+        return np.argmax(np.reshape(a, (np.shape(a)[0], -1)), axis=1)
+    return np.argmax(a, axis=batch_axis(axis))
+
+
+@defbatch(np.argmin)
+def argmin_batched(bdims, a, axis=None):
+    if axis is None:
+        return np.argmin(np.reshape(a, (np.shape(a)[0], -1)), axis=1)
+    return np.argmin(a, axis=batch_axis(axis))
+
+
+@defbatch(np.cumsum)
+def cumsum_batched(bdims, a, axis=None):
+    if axis is None:  # over the flattened example
+        return np.cumsum(np.reshape(a, (np.shape(a)[0], -1)), axis=1)
+    return np.cumsum(a, axis=batch_axis(axis))
+
+
+# -- products ----------------------------------------------------------------------------------
+
+@defbatch(np.matmul)
+def matmul_batched(bdims, a, b):
+    if bdims[0] is not None and bdims[1] is not None:  # both batched: the ranks of one example decide
+        if np.ndim(a) == 2 and np.ndim(b) == 2:
+            return np.einsum("ni,ni->n", a, b)
+        if np.ndim(a) == 2 and np.ndim(b) == 3:
+            return np.einsum("ni,nij->nj", a, b)
+        if np.ndim(a) == 3 and np.ndim(b) == 2:
+            return np.einsum("nij,nj->ni", a, b)
+        if np.ndim(a) == 3 and np.ndim(b) == 3:
+            return a @ b
+        return unbatchable("a @ b of batched operands of more than two axes each")
+    if bdims[0] is not None:  # a stack of rows or matrices times one matrix or vector
+        if np.ndim(b) <= 2:
+            return a @ b
+        return unbatchable("a @ b with a batched a and an unbatched b of more than two axes")
+    if np.ndim(b) == 2:  # one matrix or vector times a stack of vectors
+        if np.ndim(a) == 1:
+            return b @ a
+        if np.ndim(a) == 2:
+            return b @ np.transpose(a)
+        return unbatchable("a @ b with an unbatched a of more than two axes and a batched vector b")
+    if np.ndim(a) <= 2:
+        return a @ b
+    return unbatchable("a @ b with an unbatched a of more than two axes and a batched b")
+
+
+@defbatch(np.dot)
+def dot_batched(bdims, a, b):
+    if np.ndim(a) - (bdims[0] is not None) in (1, 2) and np.ndim(b) - (bdims[1] is not None) in (1, 2):
+        return matmul_batched(bdims, a, b)  # np.dot is a @ b for vectors and matrices
+    return unbatchable("np.dot of an operand of no axis or of more than two (write a * b or a @ b)")
+
+
+# -- shapes ------------------------------------------------------------------------------------
+
+@defbatch(np.reshape)
+def reshape_batched(bdims, a, shape=None):
+    return np.reshape(a, batch_shape(a, shape))
+
+
+@defbatch(np.transpose)
+def transpose_batched(bdims, a, axes=None):
+    return np.transpose(a, transposed_axes(axes, np.ndim(a)))
+
+
+@defbatch(np.swapaxes)
+def swapaxes_batched(bdims, a, axis1, axis2):
+    return np.swapaxes(a, batch_axis(axis1), batch_axis(axis2))
+
+
+@defbatch(np.moveaxis)
+def moveaxis_batched(bdims, a, source, destination):
+    return np.moveaxis(a, batch_axis(source), batch_axis(destination))
+
+
+@defbatch(np.expand_dims)
+def expand_dims_batched(bdims, a, axis):
+    return np.expand_dims(a, batch_axis(axis))
+
+
+@defbatch(np.squeeze)
+def squeeze_batched(bdims, a, axis=None):
+    return np.squeeze(a, squeezed_axes(a) if axis is None else batch_axis(axis))
+
+
+@defbatch(np.concatenate)
+def concatenate_batched(bdims, arrays, axis=0):
+    if axis is None:
+        return unbatchable("np.concatenate with axis=None (flatten each part first)")
+    return np.concatenate(arrays, axis=batch_axis(axis))
+
+
+@defbatch(np.stack)
+def stack_batched(bdims, arrays, axis=0):
+    return np.stack(arrays, axis=batch_axis(axis))
+
+
+@defbatch(getitem)
+def getitem_batched(bdims, a, index):
+    if bdims[1] is not None:
+        return unbatchable("an index that differs from example to example")
+    return a[batch_index(index)]
+
+
+@defbatch(astype)
+def astype_batched(bdims, x, dtype):
+    return astype(x, dtype)
+
+
+@defbatch(np.copy)
+def copy_batched(bdims, a):
+    return np.copy(a)

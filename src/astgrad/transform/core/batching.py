@@ -1,0 +1,348 @@
+"""The batching sweep (``astgrad.vmap``): every operation written for a stack of examples.
+
+The generated function takes the batched arguments with their batch axis
+first (``vmap``'s wrapper moves ``in_axes`` there) and returns its value
+with the batch axis first.  Which values carry the batch axis is known
+statically, per point of the code, as forward mode knows which carry a
+tangent: a name is *batched* (an array, every example stacked along axis 0),
+*items* (a list or tuple whose every item is batched) or unbatched (shared
+by every example).  An operation of unbatched values is written as it is; an
+operation of a batched one by its batching rule (rules/batching.py), inlined
+with the batch dimensions and the ranks of one example folded in.
+
+What cannot be batched is refused at the user's line: a call without a
+batching rule, an ``if``/``while`` whose test or a ``for`` whose sequence
+differs from example to example, a batched value given to a user function
+or read by a statement kept as it is.  Where paths join and a name is
+batched on one only, the other gives it the batch axis
+(``broadcast_batch``); a loop's state is iterated to a fixed point.
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+
+import numpy as np
+
+from ...rules import batching, qualified_name
+from ..ir import compat
+from ..ir.compat import gast
+from ..ir.errors import NoRuleTransformError, UnsupportedSyntaxError
+from ..ir.nodes import atom_names, dispatch
+from ..ir.trees import arguments, function_def
+from ..runtime.origins import ORIGIN, with_origin
+
+ARRAY, ITEMS = "array", "items"
+
+_COMPARISONS = {gast.Lt, gast.LtE, gast.Gt, gast.GtE, gast.Eq, gast.NotEq}
+
+
+class _Ranks:
+    """The rank of the value a name holds in the batched code: one example's, plus one where it is batched."""
+
+    def __init__(self, ranks, state):
+        self.ranks, self.state = ranks, state
+
+    def rank(self, name):
+        rank = self.ranks.rank(name)
+        if rank is None or self.state.get(name) == ITEMS:
+            return None
+        return rank + (self.state.get(name) == ARRAY)
+
+
+class Batcher:
+    """The batching sweep of one function; ``state``: name -> ARRAY, ITEMS or False (bound, unbatched)."""
+
+    def __init__(self, module, ctx, size):
+        self.module = module
+        self.ctx = ctx
+        self.source = ctx.source
+        self.names = ctx.names
+        self.ns = module.ns
+        self.ranks = ctx.analysis.ranks
+        self.size = size  # the name holding the batch size
+        self.size_used = False
+        self.last_line = None
+        self.loops: list = []  # per enclosing loop: the state assumed at its start
+
+    def sweep(self, stmts, state) -> list:
+        out = []
+        for s in stmts:
+            line = getattr(s, "line", 0)
+            if line and line != self.last_line:
+                out.append(self.module.comment(f"line {line}: {s.text}", (self.source.filename, line, s.text, False)))
+                self.last_line = line
+            out += dispatch(self, "batch", s, state)
+        return out
+
+    # -- errors ----------------------------------------------------------------------
+
+    def refuse(self, where, message, hint="", kind=UnsupportedSyntaxError):
+        if isinstance(where, int):  # a statement's line: the caret under its first character
+            text = self.source.lines[where - 1] if 0 < where <= len(self.source.lines) else ""
+            where = types.SimpleNamespace(lineno=where, col_offset=len(text) - len(text.lstrip()))
+        return self.source.error(where, f"astgrad.vmap: {message}", hint, kind)
+
+    def batched_reads(self, names, state):
+        return sorted({n for n in names if state.get(n)})
+
+    # -- operations -----------------------------------------------------------------
+
+    def batch_op(self, op, state):
+        reads = set(atom_names(op.expr)) | {n for a in list(op.args) + list(op.kwargs.values()) for n in atom_names(a)}
+        batched = self.batched_reads(reads, state)
+        kind = op.kind
+        if not batched:
+            state.update((t, False) for t in op.targets)
+            return [self.tag(compat.assign(op.targets if len(op.targets) > 1 else op.targets[0],
+                                           compat.clone(op.expr)), op)]
+        if kind in ("copy", "stop"):
+            state[op.targets[0]] = state[op.args[0].id]
+            return [self.tag(compat.assign(op.targets[0], compat.clone(op.expr)), op)]
+        if kind == "pack":
+            return self.pack(op, state)
+        if kind == "unpack":
+            if state.get(op.args[0].id) != ITEMS:
+                raise self.refuse(op.node, f"unpacking {batched[0]}, which has a batch axis, takes its examples "
+                                  "apart, not one example's items", "Index it instead: a = x[0]; b = x[1]")
+            state.update((t, ARRAY) for t in op.targets)
+            return [self.tag(compat.assign(op.targets, compat.clone(op.expr)), op)]
+        if kind == "call":
+            raise self.refuse(op.node, f"{getattr(op.fn, '__qualname__', 'a function')} is given {batched[0]}, which "
+                              "has a batch axis: vmap does not transform the user functions a function calls",
+                              "Write the callee's code in the function, or vmap the callee itself.")
+        if kind == "nondiff" and op.fn is None and isinstance(op.expr, gast.Compare) and len(op.expr.ops) == 1 \
+                and type(op.expr.ops[0]) in _COMPARISONS:
+            return self.elementwise(op, [op.expr.left, op.expr.comparators[0]], state)
+        if kind not in ("prim", "nondiff") or op.fn is None:
+            raise self.refuse(op.node, f"{compat.unparse(op.expr).strip()} reads {batched[0]}, which has a batch "
+                              "axis, and has no batching rule", "Write it with numpy functions vmap batches "
+                              "(docs/transformations.md lists them).", NoRuleTransformError)
+        if any(state.get(n) for v in op.kwargs.values() for n in atom_names(v)):
+            raise self.refuse(op.node, f"a keyword argument of {qualified_name(op.fn)} has a batch axis",
+                              "Pass it by position.")
+        rule = batching.rule_of(op.fn)
+        if rule is None:
+            name = qualified_name(op.fn)
+            raise self.refuse(op.node, f"no batching rule for {name}, called here on {batched[0]}, which has a "
+                              "batch axis", f"Register one with astgrad.defbatch({name}, rule).", NoRuleTransformError)
+        if rule is batching.elementwise:
+            return self.elementwise(op, op.args, state)
+        return self.by_rule(op, rule, state)
+
+    def pack(self, op, state):
+        """A tuple or list with a batched item: every item gets the batch axis (``broadcast_batch``)."""
+        expr = compat.clone(op.expr)
+        if not isinstance(expr, (gast.Tuple, gast.List)) or any(state.get(getattr(a, "id", None)) == ITEMS
+                                                                for a in op.args):
+            raise self.refuse(op.node, "a dict, or a container of containers, holding a value with a batch axis",
+                              "Keep arrays with a batch axis in flat tuples or lists.")
+        expr.elts = [e if state.get(getattr(e, "id", None)) == ARRAY else self.broadcast(e) for e in expr.elts]
+        state[op.targets[0]] = ITEMS
+        return [self.tag(compat.assign(op.targets[0], expr), op)]
+
+    def elementwise(self, op, operands, state):
+        """An elementwise operation: batched operands with fewer axes per example get new axes after the batch axis."""
+        names = [a.id for a in operands if isinstance(a, gast.Name)]
+        out: list = []
+        replace: dict = {}
+        if len(set(names)) > 1:
+            ranks = {n: self.ranks.rank(n) for n in names}
+            if all(r is not None for r in ranks.values()):
+                top = max(ranks.values())
+                for n in names:
+                    if state.get(n) == ARRAY and ranks[n] < top:
+                        new = tuple(range(1, 1 + top - ranks[n]))
+                        replace[n] = compat.call(compat.attr(compat.name(self.ns.bind(np, "np")), "expand_dims"),
+                                                 [compat.name(n), compat.const(new[0]) if len(new) == 1
+                                                  else compat.tuple_([compat.const(i) for i in new])])
+            else:  # aligned when it runs, from the ranks then
+                distinct = sorted(set(names))
+                temps = [self.names.temp() for _ in distinct]
+                bdims = compat.tuple_([compat.const(0 if state.get(n) == ARRAY else None) for n in distinct])
+                call = compat.call(compat.name(self.ns.helper(batching.aligned_operands)),
+                                   [bdims] + [compat.name(n) for n in distinct])
+                out.append(self.tag(compat.assign(temps, call), op))
+                replace = {n: compat.name(t) for n, t in zip(distinct, temps)}
+        expr = _replaced(op.expr, replace)
+        state[op.targets[0]] = ARRAY
+        return out + [self.tag(compat.assign(op.targets[0], expr), op)]
+
+    def by_rule(self, op, rule, state):
+        bdims = compat.tuple_([compat.const(0 if state.get(getattr(a, "id", None)) else None) for a in op.args])
+        try:
+            inlined = self.module.inliner.inline_batch(rule, op, bdims, op.args, self.names, _Ranks(self.ranks, state))
+        except ValueError as exc:
+            raise self.refuse(op.node, f"{qualified_name(op.fn)}: {exc}") from None
+        if inlined is None:
+            name = self.ns.bind(rule, getattr(rule, "__name__", "batched"))
+            self.ns.pure.add(name)
+            code, expr = [], compat.call(compat.name(name), [bdims] + [compat.clone(a) for a in op.args],
+                                         {k: compat.clone(v) for k, v in op.kwargs.items()})
+        else:
+            code, expr = inlined
+        reason = self.unbatchable(expr)
+        if reason is not None:
+            raise self.refuse(op.node, f"{qualified_name(op.fn)}: {reason}", "Write it another way, or register a "
+                              f"batching rule with astgrad.defbatch({qualified_name(op.fn)}, rule).",
+                              NoRuleTransformError)
+        expr = _without_defaults(expr, rule, op)
+        state[op.targets[0]] = ARRAY
+        return [self.tag(s, op) for s in code] + [self.tag(compat.assign(op.targets[0], expr), op)]
+
+    def unbatchable(self, expr):
+        """The reason of ``unbatchable(reason)`` when ``expr`` is that call (the rule refused this case), else None."""
+        if isinstance(expr, gast.Call) and isinstance(expr.func, gast.Name) \
+                and self.ns.globals.get(expr.func.id) is batching.unbatchable:
+            return expr.args[0].value if expr.args and isinstance(expr.args[0], gast.Constant) else "cannot batch this"
+        return None
+
+    def broadcast(self, atom):
+        self.size_used = True
+        return compat.call(compat.name(self.ns.helper(batching.broadcast_batch)), [compat.clone(atom),
+                                                                                  compat.name(self.size)])
+
+    def tag(self, stmt, op):
+        setattr(stmt, ORIGIN, (self.source.filename, op.line, op.text, False))  # errors when it runs name the line
+        return stmt
+
+    # -- control flow -----------------------------------------------------------------
+
+    def spread(self, wanted, have) -> list:
+        """``y = broadcast_batch(y, n)`` for each name batched in ``wanted`` and bound unbatched in ``have``."""
+        out = []
+        for n in sorted(wanted):
+            if wanted[n] and have.get(n) is False:
+                out.append(compat.assign(n, self.broadcast(compat.name(n))))
+            elif wanted[n] and have.get(n) and have[n] != wanted[n]:
+                raise self.refuse(self.ctx.source.tree, f"{n} is an array with a batch axis on one path and a "
+                                  "list or tuple on another")
+        return out
+
+    def batch_if(self, s, state):
+        if state.get(s.test):
+            raise self.refuse(s.line, "this if's test has a batch axis: it may differ from example to example",
+                              "Compute both branches and choose with np.where(test, a, b).")
+        body_state, else_state = dict(state), dict(state)
+        body = self.sweep(s.body, body_state)
+        orelse = self.sweep(s.orelse, else_state)
+        joined = join(body_state, else_state)
+        body += self.spread(joined, body_state)
+        orelse += self.spread(joined, else_state)
+        state.clear()
+        state.update(joined)
+        return [compat.if_stmt(compat.name(s.test), body or [compat.make("Pass")], orelse)]
+
+    def batch_for(self, s, state):
+        if self.batched_reads(atom_names(s.iter), state):
+            raise self.refuse(s.line, "this for loop runs over a value with a batch axis: its items differ from "
+                              "example to example", "Loop over range(n) with an n every example shares.")
+        state[s.target] = False
+        return self.loop(s, state, lambda body: compat.for_stmt(s.target, compat.clone(s.iter), body))
+
+    def batch_while(self, s, state):
+        cond = self.sweep(s.cond, state)
+        if state.get(s.test):
+            raise self.refuse(s.line, "this while loop's test has a batch axis: each example may stop at its own "
+                              "trip", "Run a fixed number of trips every example shares.")
+        loop = self.loop(s, state, lambda body: compat.while_stmt(compat.name(s.test), body))
+        if state.get(s.test):  # the body made it batched
+            raise self.refuse(s.line, "this while loop's test has a batch axis: each example may stop at its own "
+                              "trip", "Run a fixed number of trips every example shares.")
+        return cond + loop
+
+    def loop(self, s, state, make):
+        """The loop's body swept with the state at its start iterated to a fixed point."""
+        before, entry = dict(state), dict(state)
+        module = self.module
+        while True:
+            names, marks, line = self.names.snapshot(), module.mark(), self.last_line
+            end = dict(entry)
+            self.loops.append(entry)
+            body = self.sweep(s.body, end)
+            self.loops.pop()
+            grown = join(entry, end)
+            if grown == entry:
+                break
+            self.names.restore(names)
+            module.reset(marks)
+            self.last_line = line
+            entry = grown
+        body += self.spread(entry, end)
+        state.clear()
+        state.update(join(entry, end))
+        self.last_line = None
+        return self.spread(entry, before) + [make(body or [compat.make("Pass")])]
+
+    def batch_break(self, s, state):
+        return self.spread(self.loops[-1], state) + [compat.make("Break")]
+
+    def batch_raw(self, s, state):
+        names = [n.id for n in gast.walk(s.stmt) if isinstance(n, gast.Name)]
+        batched = self.batched_reads(names, state)
+        if batched:
+            raise self.refuse(s.line, f"this statement reads {batched[0]}, which has a batch axis, and is kept as "
+                              "written, for one example", "Leave it out of the function vmap transforms.")
+        return [with_origin(s.stmt, self.source.filename, s.line, s.text)]
+
+
+def join(*states) -> dict:
+    """The state after paths meet: batched where any path is, and only then as one kind."""
+    out: dict = {}
+    for state in states:
+        for name, s in state.items():
+            if s or name not in out:
+                out[name] = s if not out.get(name) else out[name]
+    return out
+
+
+def _replaced(expr, replace):
+    """A copy of ``expr`` with the names in ``replace`` (read, not called) replaced."""
+    expr = compat.clone(expr)
+    if not replace:
+        return expr
+
+    class Swap(gast.NodeTransformer):
+        def visit_Name(self, node):
+            if node.id in replace and isinstance(node.ctx, gast.Load):
+                return compat.clone(replace[node.id])
+            return node
+    return Swap().visit(expr)
+
+
+def _without_defaults(expr, rule, op):
+    """The rule's call with the keywords the user did not pass left out where they hold the rule's default."""
+    if not isinstance(expr, gast.Call):
+        return expr
+    try:
+        params = inspect.signature(rule).parameters
+    except (TypeError, ValueError):
+        return expr
+    expr.keywords = [k for k in expr.keywords if k.arg in op.kwargs or k.arg not in params
+                     or not isinstance(k.value, gast.Constant) or params[k.arg].default is inspect.Parameter.empty
+                     or k.value.value != params[k.arg].default or type(k.value.value) is not type(params[k.arg].default)]
+    return expr
+
+
+def batched_function(ctx, name, batched):
+    """``name(the parameters...)``: ``ctx``'s function for arguments ``batched`` with a batch axis first."""
+    size = ctx.names.fresh("batch_size")
+    batcher = Batcher(ctx.module, ctx, size)
+    state = {p: (ARRAY if p in batched else False) for p in ctx.params}
+    first = next(p for p in ctx.params if p in batched)
+    body = batcher.sweep(ctx.body, state)
+    ret = ctx.ret
+    value = compat.clone(ret)
+    if not (isinstance(ret, gast.Name) and state.get(ret.id)):
+        value = batcher.broadcast(ret)  # every example's value is the same: stacked all the same
+    body.append(compat.ret(value))
+    if batcher.size_used:  # read before anything rebinds the parameter
+        body.insert(0, compat.assign(size, compat.call(compat.name(ctx.ns.helper(len)), [compat.name(first)])))
+    ctx.primal, ctx.adjoint = body, []
+    ctx.returns_items = isinstance(ret, gast.Name) and state.get(ret.id) == ITEMS
+    args = arguments(ctx.source.tree, ctx.ns, ctx.fn)
+    return function_def(name, args, body)
+
+
+__all__ = ["batched_function", "Batcher"]
