@@ -92,11 +92,12 @@ def batch_index(index):
     return (slice(None),) + parts
 
 
-def broadcast_batch(value, like):
-    """``value``, which every example shares, given the batch axis of ``like`` (item by item in a tuple or list)."""
+def broadcast_batch(value, size):
+    """``value``, which every example shares, stacked ``size`` times along a new first axis (a read-only view;
+    item by item in a tuple or list)."""
     if isinstance(value, (tuple, list)):
-        return type(value)(broadcast_batch(v, like) for v in value)
-    return np.broadcast_to(value, (np.shape(like)[0],) + np.shape(value))
+        return type(value)(broadcast_batch(v, size) for v in value)
+    return np.broadcast_to(value, (size,) + np.shape(value))
 
 
 def aligned(x, rank):

@@ -25,16 +25,18 @@ import types
 
 import numpy as np
 
+from ... import rules
 from ...rules import batching, qualified_name
 from ..ir import compat
 from ..ir.compat import gast
 from ..ir.errors import NoRuleTransformError, UnsupportedSyntaxError
-from ..ir.nodes import atom_names, dispatch
+from ..ir.nodes import atom_names, dispatch, walk_ops
 from ..ir.trees import arguments, function_def
 from ..runtime.origins import ORIGIN, with_origin
 
 ARRAY, ITEMS = "array", "items"
 
+_REDUCTIONS = {np.sum, np.mean, np.max, np.min, np.prod, np.std, np.var}
 _COMPARISONS = {gast.Lt, gast.LtE, gast.Gt, gast.GtE, gast.Eq, gast.NotEq}
 
 
@@ -42,7 +44,7 @@ class _Ranks:
     """The rank of the value a name holds in the batched code: one example's, plus one where it is batched."""
 
     def __init__(self, ranks, state):
-        self.ranks, self.state = ranks, state
+        self.ranks, self.state = ranks, state  # ranks: the Batcher (one example's ranks)
 
     def rank(self, name):
         rank = self.ranks.rank(name)
@@ -65,6 +67,41 @@ class Batcher:
         self.size_used = False
         self.last_line = None
         self.loops: list = []  # per enclosing loop: the state assumed at its start
+        counts: dict = {}
+        for op in walk_ops(ctx.body):
+            for t in op.targets:
+                counts[t] = counts.get(t, 0) + 1
+        self.once = {t for t, c in counts.items() if c == 1} - set(ctx.params)
+        self.inferred: dict = {}  # names bound once -> one example's rank, found as the sweep passes them
+
+    def rank(self, name):
+        """One example's rank of ``name``: the analysis's (front/ranks.py), or what the sweep found."""
+        rank = self.ranks.rank(name)
+        return rank if rank is not None else self.inferred.get(name)
+
+    def atom_rank(self, atom):
+        if isinstance(atom, gast.Constant) and type(atom.value) in (int, float, complex, bool):
+            return 0
+        return self.rank(atom.id) if isinstance(atom, gast.Name) else None
+
+    def infer(self, op, operands=None):
+        """Note the rank of ``op``'s result where it follows from its operands': elementwise operations
+        (``operands``), reductions over every axis, ``reshape`` to a literal shape."""
+        target = op.targets[0]
+        if target not in self.once:
+            return
+        rank = None
+        if operands is not None:
+            ranks = [self.atom_rank(a) for a in operands]
+            rank = None if None in ranks else max(ranks)
+        elif op.fn in _REDUCTIONS and len(op.args) == 1 and not op.kwargs:
+            rank = 0
+        elif op.fn is np.reshape and len(op.args) == 2 and not op.kwargs:
+            shape = op.args[1]
+            rank = len(shape.elts) if isinstance(shape, gast.Tuple) else 1 if isinstance(shape, (
+                gast.Constant, gast.UnaryOp)) else None
+        if rank is not None:
+            self.inferred[target] = rank
 
     def sweep(self, stmts, state) -> list:
         out = []
@@ -94,11 +131,15 @@ class Batcher:
         batched = self.batched_reads(reads, state)
         kind = op.kind
         if not batched:
+            if kind == "nondiff" and op.fn is None and isinstance(op.expr, gast.Compare) and len(op.expr.ops) == 1:
+                self.infer(op, [op.expr.left, op.expr.comparators[0]])
+            elif kind == "prim" and isinstance(op.fn, np.ufunc):
+                self.infer(op, op.args)
             state.update((t, False) for t in op.targets)
             return [self.tag(compat.assign(op.targets if len(op.targets) > 1 else op.targets[0],
                                            compat.clone(op.expr)), op)]
-        if kind in ("copy", "stop"):
-            state[op.targets[0]] = state[op.args[0].id]
+        if kind in ("copy", "stop") or kind == "nondiff" and isinstance(op.expr, gast.Name):
+            state[op.targets[0]] = state[op.args[0].id if op.args else op.expr.id]
             return [self.tag(compat.assign(op.targets[0], compat.clone(op.expr)), op)]
         if kind == "pack":
             return self.pack(op, state)
@@ -129,6 +170,22 @@ class Batcher:
                               "batch axis", f"Register one with astgrad.defbatch({name}, rule).", NoRuleTransformError)
         if rule is batching.elementwise:
             return self.elementwise(op, op.args, state)
+        if op.fn is rules.getitem and len(op.args) == 2 and not state.get(getattr(op.args[1], "id", None)) \
+                and _basic(op.args[1]):  # x[:, 1:3]: every example's items, then the literal index
+            index = op.args[1].slice if isinstance(op.args[1], gast.Subscript) else op.args[1]
+            parts = index.elts if isinstance(index, gast.Tuple) else [index]
+            every = compat.make("Slice", lower=None, upper=None, step=None)
+            expr = compat.make("Subscript", value=compat.clone(op.args[0]),
+                               slice=compat.tuple_([every] + [compat.clone(p) for p in parts]), ctx=gast.Load())
+            rank = self.atom_rank(op.args[0])
+            if rank is not None and op.targets[0] in self.once:
+                dropped = sum(isinstance(p, (gast.Constant, gast.UnaryOp)) and getattr(p, "value", 0) is not None
+                              and getattr(p, "value", 0) is not Ellipsis for p in parts)
+                added = sum(isinstance(p, gast.Constant) and p.value is None for p in parts)
+                if not any(isinstance(p, gast.Constant) and p.value is Ellipsis for p in parts):
+                    self.inferred[op.targets[0]] = rank - dropped + added
+            state[op.targets[0]] = ARRAY
+            return [self.tag(compat.assign(op.targets[0], expr), op)]
         return self.by_rule(op, rule, state)
 
     def pack(self, op, state):
@@ -147,8 +204,9 @@ class Batcher:
         names = [a.id for a in operands if isinstance(a, gast.Name)]
         out: list = []
         replace: dict = {}
+        self.infer(op, operands)
         if len(set(names)) > 1:
-            ranks = {n: self.ranks.rank(n) for n in names}
+            ranks = {n: self.rank(n) for n in names}
             if all(r is not None for r in ranks.values()):
                 top = max(ranks.values())
                 for n in names:
@@ -172,7 +230,7 @@ class Batcher:
     def by_rule(self, op, rule, state):
         bdims = compat.tuple_([compat.const(0 if state.get(getattr(a, "id", None)) else None) for a in op.args])
         try:
-            inlined = self.module.inliner.inline_batch(rule, op, bdims, op.args, self.names, _Ranks(self.ranks, state))
+            inlined = self.module.inliner.inline_batch(rule, op, bdims, op.args, self.names, _Ranks(self, state))
         except ValueError as exc:
             raise self.refuse(op.node, f"{qualified_name(op.fn)}: {exc}") from None
         if inlined is None:
@@ -188,6 +246,7 @@ class Batcher:
                               f"batching rule with astgrad.defbatch({qualified_name(op.fn)}, rule).",
                               NoRuleTransformError)
         expr = _without_defaults(expr, rule, op)
+        self.infer(op)
         state[op.targets[0]] = ARRAY
         return [self.tag(s, op) for s in code] + [self.tag(compat.assign(op.targets[0], expr), op)]
 
@@ -285,6 +344,24 @@ class Batcher:
             raise self.refuse(s.line, f"this statement reads {batched[0]}, which has a batch axis, and is kept as "
                               "written, for one example", "Leave it out of the function vmap transforms.")
         return [with_origin(s.stmt, self.source.filename, s.line, s.text)]
+
+
+def _basic(index) -> bool:
+    """A literal index of numbers, slices of numbers, ``None`` and ``...`` (``np.s_[1:3, 0]``): no array in it."""
+    if isinstance(index, gast.Subscript) and isinstance(index.value, gast.Attribute) and index.value.attr == "s_":
+        index = index.slice
+    parts = index.elts if isinstance(index, gast.Tuple) else [index]
+    for part in parts:
+        if isinstance(part, gast.Slice):
+            if not all(b is None or isinstance(b, gast.Constant) and type(b.value) is int or isinstance(
+                    b, gast.UnaryOp) and isinstance(b.operand, gast.Constant) for b in (part.lower, part.upper, part.step)):
+                return False
+        elif isinstance(part, gast.UnaryOp) and isinstance(part.operand, gast.Constant):
+            continue
+        elif not (isinstance(part, gast.Constant) and (type(part.value) is int or part.value is None
+                                                        or part.value is Ellipsis)):
+            return False
+    return True
 
 
 def join(*states) -> dict:

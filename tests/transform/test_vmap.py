@@ -1,0 +1,384 @@
+"""astgrad.vmap: every batching rule against a Python loop over the examples, in_axes and out_axes, refusals.
+
+The reference is the function itself run one example at a time and the
+results stacked (``np.stack([f(x_i) for x_i in xs])``).
+"""
+
+import os
+import pathlib
+
+import numpy as np
+import pytest
+
+import astgrad
+import golden_functions as g
+
+RNG = np.random.default_rng(7)
+N = 4  # examples
+
+
+def looped(f, in_axes, args, out_axes=0):
+    """The reference: f run on each example, the results stacked along ``out_axes``."""
+    axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
+    size = next(np.shape(a)[ax] for a, ax in zip(args, axes) if ax is not None)
+    results = []
+    for i in range(size):
+        example = [a if ax is None else np.take(a, i, axis=ax) for a, ax in zip(args, axes)]
+        results.append(f(*example))
+    if isinstance(results[0], tuple):
+        return tuple(np.stack(parts, axis=out_axes) for parts in zip(*results))
+    return np.stack(results, axis=out_axes)
+
+
+def check(f, in_axes, *args, out_axes=0):
+    batched = astgrad.vmap(f, in_axes=in_axes, out_axes=out_axes)(*args)
+    expected = looped(f, in_axes, args, out_axes)
+    if isinstance(expected, tuple):
+        assert isinstance(batched, tuple) and len(batched) == len(expected)
+        for b, e in zip(batched, expected):
+            assert b.shape == e.shape
+            np.testing.assert_allclose(b, e, rtol=1e-12, atol=1e-12)
+    else:
+        assert np.shape(batched) == expected.shape
+        np.testing.assert_allclose(batched, expected, rtol=1e-12, atol=1e-12)
+    return batched
+
+
+def r(*shape):
+    return RNG.normal(size=shape)
+
+
+# -- elementwise: one rule for every ufunc, aligned where an example's ranks differ ------------------
+
+def unary(x):
+    return np.exp(np.sin(x)) - np.tanh(x) * np.abs(x) + np.sqrt(x * x + 1.0) - x ** 2
+
+
+def binary(x, y):
+    return np.maximum(x, y) + x * y / (1.0 + y * y) - np.arctan2(x, y)
+
+
+def comparisons(x, y):
+    return np.where(x > y, x, y) + np.where(x <= 0.5, 1.0, -x) + np.clip(x, -0.5, 0.5)
+
+
+@pytest.mark.parametrize("shape", [(N,), (N, 3), (N, 2, 3)])
+def test_unary_ufuncs_match_a_loop(shape):
+    check(unary, 0, r(*shape))
+
+
+@pytest.mark.parametrize("xs, ys, in_axes", [
+    ((N, 3), (N, 3), 0),            # both batched, same rank
+    ((N, 3), (3,), (0, None)),      # unbatched operand of the example's rank
+    ((N, 3), (2, 3), (0, None)),    # unbatched operand of a larger rank: x gets a new axis after the batch axis
+    ((N,), (2, 3), (0, None)),      # a batched number per example against an unbatched matrix
+    ((N, 2, 3), (N, 3), 0),         # batched operands of different example ranks
+    ((N, 3), (N, 2, 3), 0),
+    ((2, 3), (N, 3), (None, 0)),    # the unbatched operand first
+    ((N,), (N, 2, 3), 0),
+])
+def test_elementwise_operands_broadcast_as_each_example_does(xs, ys, in_axes):
+    check(binary, in_axes, r(*xs), r(*ys))
+    check(comparisons, in_axes, r(*xs), r(*ys))
+
+
+def ranks_known_only_at_run_time(x, y, n):
+    for _ in range(n):
+        x = x * 1.0  # assigned in a loop: the analysis gives it no one rank
+    return x + y
+
+
+def test_elementwise_alignment_at_run_time_when_ranks_are_unknown():
+    check(ranks_known_only_at_run_time, (0, None, None), r(N, 3), r(2, 3), 2)
+    check(ranks_known_only_at_run_time, (0, 0, None), r(N, 3), r(N, 2, 3), 2)
+
+
+# -- reductions: the axis is shifted by one ------------------------------------------------------
+
+def reductions(x):
+    return (np.sum(x, axis=0) + np.mean(x, axis=-1, keepdims=True) * np.max(x) - np.min(x, axis=(0, 1))
+            + np.prod(x, axis=1) + np.std(x, axis=1) + np.var(x, axis=0, ddof=1) + x.sum() + x.mean(axis=0))
+
+
+def argreductions(x):
+    return np.argmax(x) + np.argmin(x, axis=0) * 10
+
+
+def cumulative(x):
+    return np.cumsum(x, axis=1), np.cumsum(x)
+
+
+def test_reductions_match_a_loop():
+    check(reductions, 0, r(N, 3, 3))
+
+
+def test_argmax_argmin_and_cumsum_match_a_loop():
+    check(argreductions, 0, r(N, 3, 5))
+    check(cumulative, 0, r(N, 3, 5))
+
+
+# -- products -------------------------------------------------------------------------------------
+
+def matmul(a, b):
+    return a @ b
+
+
+def dot(a, b):
+    return np.dot(a, b)
+
+
+@pytest.mark.parametrize("a, b, in_axes", [
+    ((N, 3), (N, 3), 0), ((N, 3), (N, 3, 2), 0), ((N, 2, 3), (N, 3), 0), ((N, 2, 3), (N, 3, 4), 0),
+    ((N, 3), (3, 2), (0, None)), ((N, 3), (3,), (0, None)), ((N, 2, 3), (3, 4), (0, None)),
+    ((N, 2, 3), (3,), (0, None)), ((N, 5, 2, 3), (3, 4), (0, None)),
+    ((3,), (N, 3), (None, 0)), ((2, 3), (N, 3), (None, 0)), ((3,), (N, 3, 2), (None, 0)),
+    ((2, 3), (N, 3, 4), (None, 0)), ((2, 3), (N, 5, 3, 4), (None, 0)),
+])
+def test_matmul_and_dot_match_a_loop(a, b, in_axes):
+    check(matmul, in_axes, r(*a), r(*b))
+    if len(a) - (in_axes in (0,) or in_axes[0] == 0) <= 2 and len(b) - (in_axes in (0,) or in_axes[1] == 0) <= 2:
+        check(dot, in_axes, r(*a), r(*b))
+
+
+def test_matmul_of_stacks_on_both_sides_is_refused_at_the_line():
+    with pytest.raises(astgrad.TransformError, match="more than two axes") as info:
+        astgrad.vmap(matmul)(r(N, 5, 2, 3), r(N, 5, 3, 4))
+    assert info.value.lineno == matmul.__code__.co_firstlineno + 1
+
+
+# -- shapes and indexing --------------------------------------------------------------------------
+
+def shapes(x):
+    return np.swapaxes(np.reshape(x.T, (2, -1)), 0, 1)
+
+
+def more_shapes(x):
+    return np.squeeze(np.expand_dims(x, -1)), np.expand_dims(x, 0), np.moveaxis(x, 0, -1), np.transpose(x, (1, 0))
+
+
+def joined(x, y):
+    return np.concatenate((x, y), axis=-1), np.stack([x, y]), np.stack((x, y), axis=-1), np.concatenate([x, x])
+
+
+def indexed(x):
+    return x[0] + x[-1, 1:] .sum() + x[1:3, ::2].sum() + x[..., 0].sum() + x[None, 0].sum() + x[np.array([0, 2])].sum()
+
+
+def indexed_by_a_name(x, i):
+    return x[i] * 2
+
+
+def test_shape_operations_match_a_loop():
+    check(shapes, 0, r(N, 3, 4))
+    check(more_shapes, 0, r(N, 3, 4))
+    check(more_shapes, 2, r(3, 4, N))
+
+
+def test_squeeze_never_removes_the_batch_axis():
+    check(more_shapes, 0, r(1, 1, 4))
+
+
+def test_joining_matches_a_loop_with_unbatched_parts_given_the_batch_axis():
+    check(joined, 0, r(N, 3, 2), r(N, 3, 2))
+    check(joined, (0, None), r(N, 3, 2), r(3, 2))
+    check(joined, (None, 1), r(3, 2), r(3, N, 2))
+
+
+def test_indexing_with_constants_slices_and_names_matches_a_loop():
+    check(indexed, 0, r(N, 4, 3))
+    check(indexed_by_a_name, (0, None), r(N, 4, 3), 2)
+    check(indexed_by_a_name, (0, None), r(N, 4, 3), (slice(1, 3), 0))
+
+
+def test_an_index_that_differs_by_example_is_refused():
+    with pytest.raises(astgrad.TransformError, match="differs from example to example"):
+        astgrad.vmap(indexed_by_a_name)(r(N, 4, 3), np.arange(N))
+
+
+# -- in_axes, out_axes, values shared by every example -------------------------------------------
+
+def layer(x, W, b):
+    return np.tanh(x @ W + b)
+
+
+def shared_result(x, W):
+    return W * 2.0
+
+
+def pair(x, W):
+    return x @ W, np.sum(x)
+
+
+def test_in_axes_int_none_tuple_and_negative():
+    x, W, b = r(N, 3), r(3, 2), r(2)
+    check(layer, (0, None, None), x, W, b)
+    check(layer, (1, None, None), x.T.copy(), W, b)
+    check(layer, (-1, None, None), x.T.copy(), W, b)
+    check(layer, (0, 0, None), x, r(N, 3, 2), b)
+    check(layer, (None, 2, 0), r(3), r(3, 2, N), r(N, 2))
+
+
+def test_out_axes_moves_the_batch_axis_of_each_result():
+    check(layer, (0, None, None), r(N, 3), r(3, 2), r(2), out_axes=1)
+    check(layer, (0, None, None), r(N, 3), r(3, 2), r(2), out_axes=-1)
+    check(pair, (0, None), r(N, 3), r(3, 2), out_axes=-1)
+
+
+def test_a_result_every_example_shares_is_stacked():
+    check(shared_result, (0, None), r(N, 3), r(3, 2))
+
+
+def test_bad_in_axes_are_refused():
+    x = r(N, 3)
+    with pytest.raises(ValueError, match="differ in size"):
+        astgrad.vmap(layer, (0, 0, None))(x, r(N + 1, 3, 2), r(2))
+    with pytest.raises(ValueError, match="no argument has a batch axis"):
+        astgrad.vmap(layer, None)(x, r(3, 2), r(2))
+    with pytest.raises(ValueError, match="has 2 axes"):
+        astgrad.vmap(layer, (2, None, None))(x, r(3, 2), r(2))
+    with pytest.raises(ValueError, match="one for each"):
+        astgrad.vmap(layer, (0, None))(x, r(3, 2), r(2))
+    with pytest.raises(TypeError, match="out_axes"):
+        astgrad.vmap(layer, out_axes=None)
+
+
+# -- control flow ---------------------------------------------------------------------------------
+
+def loop_shared(x, n):
+    total = 0.0
+    for i in range(n):
+        total = total + x * i
+        if n > 2:
+            total = total * 0.5
+    return total
+
+
+def branch_on_example(x):
+    if np.sum(x) > 0:
+        return x
+    return -x
+
+
+def while_on_example(x):
+    while np.max(x) < 10.0:
+        x = x * 2.0
+    return x
+
+
+def loop_over_example(x):
+    total = 0.0
+    for v in x:
+        total = total + v
+    return total
+
+
+def test_loops_and_branches_on_shared_values_match_a_loop():
+    check(loop_shared, (0, None), r(N, 3), 4)
+    check(loop_shared, (0, None), r(N, 3), 0)  # zero trips: the shared 0.0 is stacked
+
+
+@pytest.mark.parametrize("f, what", [(branch_on_example, "if's test"), (while_on_example, "while loop's test"),
+                                     (loop_over_example, r"len\(x\) reads x, which has a batch axis")])
+def test_control_flow_on_a_batched_value_is_refused_at_its_line(f, what):
+    with pytest.raises(astgrad.TransformError, match=what) as info:
+        astgrad.vmap(f)(r(N, 3))
+    line = next(i for i, text in enumerate(open(__file__).read().splitlines(), 1)
+                if text.strip().startswith(("if np.sum(x) > 0", "while np.max(x)", "for v in x"))
+                and i > f.__code__.co_firstlineno)
+    assert info.value.lineno == line and info.value.filename == __file__
+
+
+# -- refusals: no rule, user calls, what only one example means -----------------------------------
+
+def no_rule(x):
+    return np.linalg.inv(x)
+
+
+def shape_of(x):
+    return x.reshape(x.shape[0], -1)
+
+
+def calls_a_function(x):
+    return layer(x, x, x)
+
+
+def unpacks(x):
+    a, b = x
+    return a + b
+
+
+@pytest.mark.parametrize("f, message", [
+    (no_rule, "no batching rule for numpy.linalg.inv"),
+    (shape_of, "has no batching rule"),
+    (calls_a_function, "does not transform the user functions"),
+    (unpacks, "unpacking x"),
+])
+def test_what_has_no_batched_form_is_refused_at_the_users_line(f, message):
+    with pytest.raises(astgrad.TransformError, match=message) as info:
+        astgrad.vmap(f)(r(N, 2, 2))
+    assert info.value.filename == __file__ and info.value.lineno == f.__code__.co_firstlineno + 1
+
+
+def test_vmap_of_a_gradient_is_refused_not_looped():
+    with pytest.raises(TypeError, match="not generated yet"):
+        astgrad.vmap(astgrad.grad(unary))
+
+
+# -- the rule table, the cache ---------------------------------------------------------------------
+
+@astgrad.primitive
+def scaled_rows(x):
+    return x * np.arange(1, x.shape[-1] + 1)
+
+
+astgrad.defvjp(scaled_rows, lambda g, ans, x: g * np.arange(1, x.shape[-1] + 1))
+
+
+def uses_scaled_rows(x):
+    return scaled_rows(x) + 1.0
+
+
+def test_a_users_batching_rule_is_used_and_survives_a_new_gradient_rule():
+    with pytest.raises(astgrad.TransformError, match="defbatch"):
+        astgrad.vmap(uses_scaled_rows)(r(N, 3))
+    astgrad.defbatch(scaled_rows, lambda bdims, x: scaled_rows(x))
+    try:
+        check(uses_scaled_rows, 0, r(N, 3))
+        astgrad.defvjp(scaled_rows, lambda g, ans, x: g * np.arange(1, x.shape[-1] + 1))
+        assert astgrad.rules.find(scaled_rows).batch is not None
+    finally:
+        astgrad.rules._registry._TABLE.pop(scaled_rows)
+        astgrad.rules._registry.changed()
+
+
+activation = np.tanh
+
+
+def reads_a_global(x):
+    return activation(x) * 2.0
+
+
+def test_cached_on_the_function_and_made_again_when_a_global_it_read_changes():
+    global activation
+    assert astgrad.vmap(reads_a_global) is astgrad.vmap(reads_a_global)
+    x = r(N, 3)
+    check(reads_a_global, 0, x)
+    activation = np.sin
+    try:
+        np.testing.assert_allclose(astgrad.vmap(reads_a_global)(x), np.sin(x) * 2.0)
+    finally:
+        activation = np.tanh
+
+
+# -- the generated source --------------------------------------------------------------------------
+
+GOLDEN = pathlib.Path(__file__).resolve().parent.parent / "golden" / "vmap_batched_layer.py"
+
+
+def test_generated_source_matches_golden_file():
+    v = astgrad.vmap(g.batched_layer, in_axes=(0, None, None))
+    x, W, b = r(N, 4), r(4, 3), r(3)
+    np.testing.assert_allclose(v(x, W, b), looped(g.batched_layer, (0, None, None), (x, W, b)), rtol=1e-12)
+    if os.environ.get("ASTGRAD_REGEN_GOLDEN") == "1":
+        GOLDEN.write_text(v.source)
+    assert v.source == GOLDEN.read_text()
