@@ -319,9 +319,11 @@ def test_what_has_no_batched_form_is_refused_at_the_users_line(f, message):
     assert info.value.filename == __file__ and info.value.lineno == f.__code__.co_firstlineno + 1
 
 
-def test_vmap_of_a_gradient_is_refused_not_looped():
-    with pytest.raises(TypeError, match="not generated yet"):
-        astgrad.vmap(astgrad.grad(unary))
+def test_vmap_of_other_generated_functions_is_refused_not_looped():
+    for generated in (astgrad.value_and_grad(looped_loss), astgrad.jvp(unary),
+                      astgrad.grad(astgrad.grad(looped_loss))):
+        with pytest.raises(TypeError, match="Loop over the examples"):
+            astgrad.vmap(generated)
 
 
 # -- the rule table, the cache ---------------------------------------------------------------------
@@ -382,3 +384,44 @@ def test_generated_source_matches_golden_file():
     if os.environ.get("ASTGRAD_REGEN_GOLDEN") == "1":
         GOLDEN.write_text(v.source)
     assert v.source == GOLDEN.read_text()
+
+
+# -- per-example gradients: vmap(grad(f)) ---------------------------------------------------------
+
+def mlp_loss(W1, b1, W2, b2, x, y):
+    h = np.tanh(x @ W1 + b1)
+    out = h @ W2 + b2
+    return np.mean((out - y) ** 2)
+
+
+def test_per_example_gradients_of_an_mlp_match_a_loop_of_grad():
+    W1, b1, W2, b2 = r(5, 4), r(4), r(4, 3), r(3)
+    X, Y = r(N + 3, 5), r(N + 3, 3)
+    gradient = astgrad.grad(mlp_loss, wrt=(0, 1, 2, 3))
+    per_example = astgrad.vmap(gradient, in_axes=(None, None, None, None, 0, 0))(W1, b1, W2, b2, X, Y)
+    loop = [gradient(W1, b1, W2, b2, x, y) for x, y in zip(X, Y)]
+    for i, part in enumerate(per_example):
+        np.testing.assert_allclose(part, np.stack([grads[i] for grads in loop]), rtol=1e-12, atol=1e-14)
+    # and the loop of astgrad.grad against finite differences, the independent reference
+    from _numeric import gradient as numeric
+    np.testing.assert_allclose(loop[0][0], numeric(lambda w: mlp_loss(w, b1, W2, b2, X[0], Y[0]), W1), atol=1e-7)
+
+
+def test_per_example_gradients_batched_over_parameters_too():
+    W1, b1, W2, b2 = r(N, 5, 4), r(4), r(4, 3), r(3)
+    X, Y = r(N, 5), r(N, 3)
+    gradient = astgrad.grad(mlp_loss)
+    batched = astgrad.vmap(gradient, in_axes=(0, None, None, None, 0, 0))(W1, b1, W2, b2, X, Y)
+    np.testing.assert_allclose(batched, np.stack([gradient(w, b1, W2, b2, x, y) for w, x, y in zip(W1, X, Y)]),
+                               rtol=1e-12, atol=1e-14)
+
+
+def looped_loss(x, n):
+    for _ in range(n):
+        x = np.sin(x)
+    return np.sum(x)
+
+
+def test_per_example_gradients_of_code_with_a_stack_are_refused():
+    with pytest.raises(TypeError, match="saves values on a stack"):
+        astgrad.vmap(astgrad.grad(looped_loss), in_axes=(0, None))(r(N, 3), 3)

@@ -29,8 +29,9 @@ import numpy as np
 
 from ._registry import defbatch, find
 from ._extra import astype, getitem, relu, sigmoid
+from ._support import filled, normalize_axis
 
-__all__ = ["elementwise", "rule_of", "batch_axis", "batch_shape", "batch_index", "broadcast_batch", "aligned",
+__all__ = ["elementwise", "rule_of", "shared", "batch_axis", "batch_shape", "batch_index", "broadcast_batch", "aligned",
            "unbatchable", "Unbatchable"]
 
 
@@ -117,6 +118,45 @@ def aligned_operands(axes, *args):
     """Each batched operand of ``args`` aligned (:func:`aligned`) to the largest rank of one example's operands."""
     rank = max(np.ndim(a) - (b is not None) for a, b in zip(args, axes))
     return tuple(aligned(a, rank) if b is not None else a for a, b in zip(args, axes))
+
+
+def shared(rule):
+    """Mark a batching rule whose result every example shares (the shape of one example): not batched."""
+    rule.shared = True
+    return rule
+
+
+def unbroadcast_examples(g, shape):
+    """``unbroadcast`` of each example of the batched ``g`` to ``shape`` (never summing over the batch axis)."""
+    shape = tuple(shape)
+    have = np.shape(g)[1:]
+    if have == shape:
+        return g
+    extra = len(have) - len(shape)
+    if extra > 0:
+        g = np.sum(g, axis=tuple(range(1, 1 + extra)))
+        have = have[extra:]
+    pad = max(-extra, 0)  # an example of lower rank lines up with shape's last axes
+    axes = tuple(i - pad + 1 for i, n in enumerate(shape) if n == 1 and i >= pad and have[i - pad] != 1)
+    if axes:
+        g = np.sum(g, axis=axes, keepdims=True)
+    if extra < 0:
+        g = filled(aligned(g, len(shape)), np.shape(g)[:1] + shape)
+    return g
+
+
+def filled_examples(g, shape):
+    """``filled`` of each example of the batched ``g`` over ``shape``."""
+    shape = tuple(shape)
+    return filled(aligned(g, len(shape)), np.shape(g)[:1] + shape)
+
+
+def expand_reduced_examples(g, shape, axis=None, keepdims=False):
+    """``expand_reduced`` of each example of the batched ``g`` (a reduction's gradient) over ``shape``."""
+    shape = tuple(shape)
+    if not keepdims and axis is not None and len(shape):
+        g = np.expand_dims(g, batch_axis(normalize_axis(axis, len(shape))))
+    return filled_examples(g, shape)
 
 
 #: helpers the transformer evaluates when their arguments are numbers (``batch_axis(0)`` is ``1``)
@@ -307,3 +347,24 @@ def astype_batched(bdims, x, dtype):
 @defbatch(np.copy)
 def copy_batched(bdims, a):
     return np.copy(a)
+
+
+# -- helpers of the rules, which generated gradients call (vmap(grad(f))); registered with the helpers'
+# own rules (transform/runtime/helper_rules.py), where their entries are made ---------------------------
+
+def unbroadcast_batched(bdims, g, shape):
+    if bdims[1] is not None:
+        return unbatchable("unbroadcast to a shape that differs from example to example")
+    return unbroadcast_examples(g, shape)
+
+
+def filled_batched(bdims, g, shape):
+    if bdims[1] is not None:
+        return unbatchable("filled over a shape that differs from example to example")
+    return filled_examples(g, shape)
+
+
+def expand_reduced_batched(bdims, g, shape, axis=None, keepdims=False):
+    if bdims[1] is not None:
+        return unbatchable("expand_reduced over a shape that differs from example to example")
+    return expand_reduced_examples(g, shape, axis, keepdims)

@@ -26,7 +26,8 @@ import types
 import numpy as np
 
 from ... import rules
-from ...rules import batching, qualified_name
+from ...rules import _support, batching, qualified_name
+from .. import runtime
 from ..ir import compat
 from ..ir.compat import gast
 from ..ir.errors import NoRuleTransformError, UnsupportedSyntaxError
@@ -73,6 +74,7 @@ class Batcher:
                 counts[t] = counts.get(t, 0) + 1
         self.once = {t for t, c in counts.items() if c == 1} - set(ctx.params)
         self.inferred: dict = {}  # names bound once -> one example's rank, found as the sweep passes them
+        self.shape_of: dict = {}  # names bound once to shape(v) -> v
 
     def rank(self, name):
         """One example's rank of ``name``: the analysis's (front/ranks.py), or what the sweep found."""
@@ -85,21 +87,38 @@ class Batcher:
         return self.rank(atom.id) if isinstance(atom, gast.Name) else None
 
     def infer(self, op, operands=None):
-        """Note the rank of ``op``'s result where it follows from its operands': elementwise operations
-        (``operands``), reductions over every axis, ``reshape`` to a literal shape."""
-        target = op.targets[0]
+        """Note the rank of one example of ``op``'s result where it follows from its operands': elementwise
+        operations (``operands``), reductions over every axis, ``reshape`` to a literal shape, ``@``, axes
+        added or removed one at a time, transposes, and ``unbroadcast`` to the shape of a value."""
+        target = op.targets[0] if op.targets else None
         if target not in self.once:
             return
+        fn, args = op.fn, op.args
+        if fn is runtime.shape and len(args) == 1 and isinstance(args[0], gast.Name):
+            self.shape_of[target] = args[0].id
         rank = None
         if operands is not None:
             ranks = [self.atom_rank(a) for a in operands]
             rank = None if None in ranks else max(ranks)
-        elif op.fn in _REDUCTIONS and len(op.args) == 1 and not op.kwargs:
+        elif not args:
+            return
+        elif fn in _REDUCTIONS and len(args) == 1 and not op.kwargs or fn in (runtime.size, runtime.ndim):
             rank = 0
-        elif op.fn is np.reshape and len(op.args) == 2 and not op.kwargs:
-            shape = op.args[1]
+        elif fn is np.reshape and len(args) == 2 and not op.kwargs:
+            shape = args[1]
             rank = len(shape.elts) if isinstance(shape, gast.Tuple) else 1 if isinstance(shape, (
                 gast.Constant, gast.UnaryOp)) else None
+        elif fn is np.matmul and len(args) == 2:
+            a, b = (self.atom_rank(x) for x in args)
+            rank = None if a is None or b is None or not a or not b else max(a, b) - (a == 1) - (b == 1)
+        elif fn in (runtime.T, np.transpose) and len(args) == 1:
+            rank = self.atom_rank(args[0])
+        elif fn in (np.expand_dims, np.squeeze) and len(args) == 2 and isinstance(args[1], (gast.Constant, gast.UnaryOp)):
+            first = self.atom_rank(args[0])
+            rank = None if first is None else first + (1 if fn is np.expand_dims else -1)
+        elif fn in (runtime.unbroadcast, _support.unbroadcast) and len(args) == 2 \
+                and getattr(args[1], "id", None) in self.shape_of:
+            rank = self.rank(self.shape_of[args[1].id])
         if rank is not None:
             self.inferred[target] = rank
 
@@ -133,8 +152,8 @@ class Batcher:
         if not batched:
             if kind == "nondiff" and op.fn is None and isinstance(op.expr, gast.Compare) and len(op.expr.ops) == 1:
                 self.infer(op, [op.expr.left, op.expr.comparators[0]])
-            elif kind == "prim" and isinstance(op.fn, np.ufunc):
-                self.infer(op, op.args)
+            elif kind in ("prim", "nondiff") and op.fn is not None:
+                self.infer(op, op.args if batching.rule_of(op.fn) is batching.elementwise else None)
             state.update((t, False) for t in op.targets)
             return [self.tag(compat.assign(op.targets if len(op.targets) > 1 else op.targets[0],
                                            compat.clone(op.expr)), op)]
@@ -247,7 +266,7 @@ class Batcher:
                               NoRuleTransformError)
         expr = _without_defaults(expr, rule, op)
         self.infer(op)
-        state[op.targets[0]] = ARRAY
+        state[op.targets[0]] = False if getattr(rule, "shared", False) else ARRAY
         return [self.tag(s, op) for s in code] + [self.tag(compat.assign(op.targets[0], expr), op)]
 
     def unbatchable(self, expr):
