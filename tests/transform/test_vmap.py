@@ -425,3 +425,69 @@ def looped_loss(x, n):
 def test_per_example_gradients_of_code_with_a_stack_are_refused():
     with pytest.raises(TypeError, match="saves values on a stack"):
         astgrad.vmap(astgrad.grad(looped_loss), in_axes=(0, None))(r(N, 3), 3)
+
+
+# -- where a wrong number could hide ---------------------------------------------------------------
+
+def clipped_by_a_keyword(x, m):
+    return np.clip(x, a_min=m, a_max=None)
+
+
+def test_a_keyword_operand_of_larger_rank_aligns_the_batched_one():
+    # N == 2 == m's first axis would broadcast (2, 3) against (2, 3) without the new axis: a wrong number
+    check(clipped_by_a_keyword, (0, None), r(2, 3), r(2, 3))
+
+
+def plus_a_module_array(x):
+    return x + np.eye(3)[0:2] + SHARED
+
+
+SHARED = np.ones((2, 3))
+
+
+def test_operands_of_unknown_rank_align_when_it_runs():
+    check(plus_a_module_array, 0, r(2, 3))
+
+
+def break_leaves_it_batched(x, n):
+    y = 0.0
+    for i in range(n):
+        y = x * i
+        if i == 1:
+            break
+        y = 1.0
+    return y
+
+
+def test_a_value_batched_on_the_path_of_a_break_stays_batched_after_the_loop():
+    check(break_leaves_it_batched, (0, None), r(N, 3), 3)
+    check(break_leaves_it_batched, (0, None), r(N, 3), 1)
+
+
+def matmul_of_a_number(x, W):
+    return x @ W
+
+
+def test_matmul_of_a_number_per_example_is_refused_not_broadcast():
+    with pytest.raises(astgrad.TransformError, match="a number"):
+        astgrad.vmap(matmul_of_a_number, (0, None))(r(3), r(3, 2))  # each example is a number: numpy refuses x @ W
+
+
+def draws(x):
+    return x + np.random.normal(size=3)
+
+
+def test_random_draws_are_refused():
+    with pytest.raises(astgrad.TransformError, match="draws random numbers"):
+        astgrad.vmap(draws)(r(N, 3))
+
+
+def writes_an_item(x):
+    y = x * 1.0
+    y[0] = 2.0
+    return y
+
+
+def test_item_writes_into_a_batched_array_are_refused():
+    with pytest.raises(astgrad.TransformError, match="batch"):
+        astgrad.vmap(writes_an_item)(r(N, 3))

@@ -256,6 +256,8 @@ def cumsum_batched(bdims, a, axis=None):
 
 @defbatch(np.matmul)
 def matmul_batched(bdims, a, b):
+    if np.ndim(a) - (bdims[0] is not None) == 0 or np.ndim(b) - (bdims[1] is not None) == 0:
+        return unbatchable("a @ b of a number, which numpy refuses")
     if bdims[0] is not None and bdims[1] is not None:  # both batched: the ranks of one example decide
         if np.ndim(a) == 2 and np.ndim(b) == 2:
             return np.einsum("ni,ni->n", a, b)
@@ -292,6 +294,8 @@ def dot_batched(bdims, a, b):
 
 @defbatch(np.reshape)
 def reshape_batched(bdims, a, shape=None):
+    if bdims[1] is not None:
+        return unbatchable("a shape that differs from example to example")
     return np.reshape(a, batch_shape(a, shape))
 
 

@@ -146,6 +146,10 @@ class Batcher:
     # -- operations -----------------------------------------------------------------
 
     def batch_op(self, op, state):
+        if _draws(op.fn):
+            raise self.refuse(op.node, f"{qualified_name(op.fn)} draws random numbers: batched, one draw would "
+                              "serve every example, where a loop over the examples draws anew for each",
+                              "Draw the numbers for every example outside the function and pass them in batched.")
         reads = set(atom_names(op.expr)) | {n for a in list(op.args) + list(op.kwargs.values()) for n in atom_names(a)}
         batched = self.batched_reads(reads, state)
         kind = op.kind
@@ -219,29 +223,38 @@ class Batcher:
         return [self.tag(compat.assign(op.targets[0], expr), op)]
 
     def elementwise(self, op, operands, state):
-        """An elementwise operation: batched operands with fewer axes per example get new axes after the batch axis."""
-        names = [a.id for a in operands if isinstance(a, gast.Name)]
+        """An elementwise operation: batched operands with fewer axes per example get new axes after the batch axis.
+
+        Every operand counts for the largest rank, keyword arguments too
+        (``np.clip(x, a_min=m)``); where one's rank is not known, the operands
+        are aligned when it runs (``aligned_operands``).
+        """
+        atoms = list(operands) + list(op.kwargs.values())
+        self.infer(op, atoms)
         out: list = []
         replace: dict = {}
-        self.infer(op, operands)
-        if len(set(names)) > 1:
-            ranks = {n: self.rank(n) for n in names}
-            if all(r is not None for r in ranks.values()):
-                top = max(ranks.values())
-                for n in names:
-                    if state.get(n) == ARRAY and ranks[n] < top:
-                        new = tuple(range(1, 1 + top - ranks[n]))
-                        replace[n] = compat.call(compat.attr(compat.name(self.ns.bind(np, "np")), "expand_dims"),
-                                                 [compat.name(n), compat.const(new[0]) if len(new) == 1
-                                                  else compat.tuple_([compat.const(i) for i in new])])
-            else:  # aligned when it runs, from the ranks then
-                distinct = sorted(set(names))
-                temps = [self.names.temp() for _ in distinct]
-                bdims = compat.tuple_([compat.const(0 if state.get(n) == ARRAY else None) for n in distinct])
-                call = compat.call(compat.name(self.ns.helper(batching.aligned_operands)),
-                                   [bdims] + [compat.name(n) for n in distinct])
-                out.append(self.tag(compat.assign(temps, call), op))
-                replace = {n: compat.name(t) for n, t in zip(distinct, temps)}
+        ranks = [self.atom_rank(a) for a in atoms]
+        batched = sorted({a.id for a in operands if isinstance(a, gast.Name) and state.get(a.id) == ARRAY})
+        if None not in ranks:
+            top = max(ranks)
+            for n in batched:
+                rank = self.atom_rank(compat.name(n))
+                if rank < top:
+                    new = tuple(range(1, 1 + top - rank))
+                    replace[n] = compat.call(compat.attr(compat.name(self.ns.bind(np, "np")), "expand_dims"),
+                                             [compat.name(n), compat.const(new[0]) if len(new) == 1
+                                              else compat.tuple_([compat.const(i) for i in new])])
+        else:  # aligned when it runs, from the ranks then
+            others = [a for a in atoms if not (isinstance(a, gast.Name) and a.id in batched)
+                      and not (isinstance(a, gast.Constant) and self.atom_rank(a) == 0)]
+            temps = [self.names.temp() for _ in batched]
+            bdims = compat.tuple_([compat.const(0)] * len(batched) + [compat.const(None)] * len(others))
+            call = compat.call(compat.name(self.ns.helper(batching.aligned_operands)),
+                               [bdims] + [compat.name(n) for n in batched] + [compat.clone(a) for a in others])
+            index = compat.make("Slice", lower=None, upper=compat.const(len(batched)), step=None)
+            aligned = compat.make("Subscript", value=call, slice=index, ctx=gast.Load())
+            out.append(self.tag(compat.assign(temps, aligned), op))
+            replace = {n: compat.name(t) for n, t in zip(batched, temps)}
         expr = _replaced(op.expr, replace)
         state[op.targets[0]] = ARRAY
         return out + [self.tag(compat.assign(op.targets[0], expr), op)]
@@ -337,10 +350,10 @@ class Batcher:
         while True:
             names, marks, line = self.names.snapshot(), module.mark(), self.last_line
             end = dict(entry)
-            self.loops.append(entry)
+            self.loops.append((entry, []))
             body = self.sweep(s.body, end)
-            self.loops.pop()
-            grown = join(entry, end)
+            _, breaks = self.loops.pop()
+            grown = join(entry, end, *breaks)
             if grown == entry:
                 break
             self.names.restore(names)
@@ -349,12 +362,14 @@ class Batcher:
             entry = grown
         body += self.spread(entry, end)
         state.clear()
-        state.update(join(entry, end))
+        state.update(entry)
         self.last_line = None
         return self.spread(entry, before) + [make(body or [compat.make("Pass")])]
 
     def batch_break(self, s, state):
-        return self.spread(self.loops[-1], state) + [compat.make("Break")]
+        entry, breaks = self.loops[-1]
+        breaks.append(dict(state))
+        return self.spread(entry, state) + [compat.make("Break")]
 
     def batch_raw(self, s, state):
         names = [n.id for n in gast.walk(s.stmt) if isinstance(n, gast.Name)]
@@ -363,6 +378,14 @@ class Batcher:
             raise self.refuse(s.line, f"this statement reads {batched[0]}, which has a batch axis, and is kept as "
                               "written, for one example", "Leave it out of the function vmap transforms.")
         return [with_origin(s.stmt, self.source.filename, s.line, s.text)]
+
+
+def _draws(fn) -> bool:
+    """Whether ``fn`` is one of numpy's or Python's random draws (a function or a generator's method)."""
+    owner = getattr(fn, "__self__", None)
+    module = str(getattr(fn, "__module__", None) or getattr(type(owner), "__module__", "") or "")
+    return module.startswith(("numpy.random", "random")) or isinstance(owner, (np.random.Generator,
+                                                                             np.random.RandomState))
 
 
 def _basic(index) -> bool:
