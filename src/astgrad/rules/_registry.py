@@ -347,8 +347,8 @@ def defbatch(fn: Callable, rule: Callable | None = None):
     ``rule(bdims, *args, **kwargs)`` gets ``fn``'s arguments, those that are
     batched with their batch axis first, and ``bdims``, a tuple with one
     entry per positional argument: ``0`` for a batched one, ``None`` for
-    one every example shares (a list argument's entry is a tuple, one per
-    item).  It returns what ``fn`` returns for each example, stacked along
+    one every example shares (a list argument's is ``0``: vmap then gives
+    every item the batch axis).  It returns what ``fn`` returns for each example, stacked along
     a new first axis.  ``fn`` needs an entry first (``defvjp`` or
     ``defnondiff``): the table has one entry per primitive.  Usable as a
     decorator, ``@defbatch(fn)``; returns the rule.

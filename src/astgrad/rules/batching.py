@@ -4,7 +4,8 @@ A batching rule is ``rule(bdims, *args, **kwargs)``: ``args`` are what the
 primitive was called with, those that are batched holding every example
 stacked along a new first axis, and ``bdims`` has one entry per positional
 argument, ``0`` for a batched one and ``None`` for one all examples share
-(a list argument's entry is a tuple, one per item).  It returns the
+(a list or tuple argument's is ``0`` when its items are batched: vmap gives
+every item the batch axis then).  It returns the
 primitive's result for every example, stacked along a first axis.  The
 batch axis is always first: ``vmap`` moves each argument's ``in_axes`` to
 the front once, at the call, and the output's to ``out_axes`` at the end.

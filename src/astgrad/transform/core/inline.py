@@ -99,12 +99,9 @@ class RuleInliner:
             compat.name(target), False
 
     def inline_batch(self, rule, op, bdims, args, names, ranks):
-        """A batching rule ``rule(bdims, *args)`` applied to ``op``'s atoms ``args`` (transform/core/batching.py):
-        (statements, the batched result's expression), or None when the rule must be called.
-
-        ``bdims`` is a gast tuple of numbers and Nones (tuples for list arguments) that folds the rule's
-        branches; ``ranks.rank(name)`` is the rank of the batched value ``name`` holds, where known.
-        """
+        """A batching rule ``rule(bdims, *args)`` applied to ``op``'s atoms ``args`` (core/batching.py): (statements,
+        the batched result's expression), or None to call it.  ``bdims`` (a gast tuple of 0s and Nones) and
+        ``ranks.rank(name)`` (of the batched value ``name`` holds) fold its branches."""
         body = self._substituted(rule, op, None, None, names, ranks, leading=[_Atom(bdims)], args=args)
         if body is None:
             return None
