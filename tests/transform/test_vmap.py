@@ -491,3 +491,66 @@ def writes_an_item(x):
 def test_item_writes_into_a_batched_array_are_refused():
     with pytest.raises(astgrad.TransformError, match="batch"):
         astgrad.vmap(writes_an_item)(r(N, 3))
+
+
+batched_unary = astgrad.vmap(unary)
+
+
+def calls_a_vmap(X):
+    return np.sum(batched_unary(X))
+
+
+def test_grad_of_a_function_calling_a_vmap_is_refused_at_the_call():
+    with pytest.raises(astgrad.TransformError, match="calling astgrad.vmap of unary") as info:
+        astgrad.grad(calls_a_vmap)(r(N, 3))
+    assert info.value.lineno == calls_a_vmap.__code__.co_firstlineno + 1
+
+
+# -- every entry of the table with a batching rule, against a loop ---------------------------------
+
+from astgrad import rules as _rules  # noqa: E402
+from astgrad.rules import _support  # noqa: E402
+from astgrad.transform import runtime as _runtime  # noqa: E402
+
+
+def activations(x):
+    return _rules.relu(x) + _rules.sigmoid(x) * 2.0 + _rules.astype(x, np.float32) + np.copy(x)
+
+
+def helpers_of_gradients(x, m):
+    s = _runtime.shape(m)
+    total = _runtime.size(x) + _runtime.ndim(x)
+    spread = _support.filled(np.sum(x), s) + _support.expand_reduced(np.sum(x, axis=0), _runtime.shape(x), 0)
+    summed = _runtime.unbroadcast(x * 2.0, (1, 3)) + _support.unbroadcast(x, (3,))
+    return spread * total + summed + _runtime.T(x)
+
+
+#: each batching rule's function, and the cases above that run it against a loop
+COVERED = {
+    np.where: comparisons, np.clip: comparisons, _rules.relu: activations, _rules.sigmoid: activations,
+    _rules.astype: activations, np.copy: activations,
+    np.sum: reductions, np.mean: reductions, np.prod: reductions, np.max: reductions, np.min: reductions,
+    np.std: reductions, np.var: reductions, np.argmax: argreductions, np.argmin: argreductions,
+    np.cumsum: cumulative, np.matmul: matmul, np.dot: dot,
+    np.reshape: shapes, np.transpose: more_shapes, np.swapaxes: shapes, np.moveaxis: more_shapes,
+    np.expand_dims: more_shapes, np.squeeze: more_shapes, np.concatenate: joined, np.stack: joined,
+    _rules.getitem: indexed,
+    _runtime.shape: helpers_of_gradients, _runtime.size: helpers_of_gradients, _runtime.ndim: helpers_of_gradients,
+    _runtime.unbroadcast: helpers_of_gradients, _support.unbroadcast: helpers_of_gradients,
+    _runtime.T: helpers_of_gradients, _support.filled: helpers_of_gradients,
+    _support.expand_reduced: helpers_of_gradients,
+}
+
+
+def test_activations_and_casts_match_a_loop():
+    batched = check(activations, 0, r(N, 3))
+    assert batched.dtype == np.float64
+
+
+def test_the_helpers_generated_gradients_call_match_a_loop():
+    check(helpers_of_gradients, (0, None), r(N, 3, 3), r(3, 3))
+
+
+def test_every_shipped_batching_rule_has_a_case_here():
+    with_rules = {entry.fn for entry in _rules.shipped() if entry.batch is not None}
+    assert with_rules == set(COVERED), sorted(map(str, with_rules ^ set(COVERED)))

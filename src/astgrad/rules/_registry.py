@@ -337,7 +337,7 @@ def _entry_for_jvp(fn: Callable) -> Rule:
 def defnondiff(*fns: Callable) -> None:
     """Declare callables whose outputs carry no gradient (shape, argmax, ...)."""
     for fn in fns:
-        old = find(fn)
+        old = _TABLE.get(_key(fn))
         _store(fn, Rule(fn, None, qualified_name(fn), batch=old.batch if old is not None and old.fn is fn else None))
 
 
