@@ -298,6 +298,10 @@ def shape_of(x):
     return x.reshape(x.shape[0], -1)
 
 
+def sorted_items(x):
+    return np.sort(x)
+
+
 def calls_a_function(x):
     return layer(x, x, x)
 
@@ -309,7 +313,7 @@ def unpacks(x):
 
 @pytest.mark.parametrize("f, message", [
     (no_rule, "no batching rule for numpy.linalg.inv"),
-    (shape_of, "has no batching rule"),
+    (sorted_items, "no batching rule for numpy.sort"),
     (calls_a_function, "does not transform the user functions"),
     (unpacks, "unpacking x"),
 ])
@@ -525,13 +529,48 @@ def helpers_of_gradients(x, m):
     return spread * total + summed + _runtime.T(x)
 
 
+def test_activations_and_casts_match_a_loop():
+    batched = check(activations, 0, r(N, 3))
+    assert batched.dtype == np.float64
+
+
+def test_the_helpers_generated_gradients_call_match_a_loop():
+    check(helpers_of_gradients, (0, None), r(N, 3, 3), r(3, 3))
+
+
+def one_examples_shape(x):
+    total = 0.0
+    for i in range(len(x)):
+        total = total + x[i] * x.shape[0] + np.shape(x)[-1] + x.ndim + x.size + np.size(x, 0) + np.ndim(x)
+    return total
+
+
+def norms_and_products(x, y):
+    return (np.linalg.norm(x) + np.linalg.norm(x, axis=0) + np.linalg.norm(x, 1) + abs(np.sum(x)),
+            np.outer(x, y), np.cumprod(x, axis=0), np.ravel(x))
+
+
+def test_one_examples_shape_is_shared_and_a_loop_over_its_length_runs():
+    check(shape_of, 0, r(N, 3, 2, 2))
+    check(one_examples_shape, 0, r(N, 3))
+    check(one_examples_shape, 0, r(N, 3, 2))
+
+
+def test_norms_outer_cumprod_ravel_match_a_loop():
+    check(norms_and_products, 0, r(N, 3), r(N, 2))
+    check(norms_and_products, (0, None), r(N, 3), r(2))
+    check(norms_and_products, (None, 0), r(3), r(N, 2))
+
+
 #: each batching rule's function, and the cases above that run it against a loop
 COVERED = {
     np.where: comparisons, np.clip: comparisons, _rules.relu: activations, _rules.sigmoid: activations,
     _rules.astype: activations, np.copy: activations,
     np.sum: reductions, np.mean: reductions, np.prod: reductions, np.max: reductions, np.min: reductions,
     np.std: reductions, np.var: reductions, np.argmax: argreductions, np.argmin: argreductions,
-    np.cumsum: cumulative, np.matmul: matmul, np.dot: dot,
+    np.cumsum: cumulative, np.matmul: matmul, np.dot: dot, np.cumprod: norms_and_products,
+    np.linalg.norm: norms_and_products, np.outer: norms_and_products, np.ravel: norms_and_products,
+    np.shape: one_examples_shape, np.ndim: one_examples_shape, np.size: one_examples_shape,
     np.reshape: shapes, np.transpose: more_shapes, np.swapaxes: shapes, np.moveaxis: more_shapes,
     np.expand_dims: more_shapes, np.squeeze: more_shapes, np.concatenate: joined, np.stack: joined,
     _rules.getitem: indexed,
@@ -540,15 +579,6 @@ COVERED = {
     _runtime.T: helpers_of_gradients, _support.filled: helpers_of_gradients,
     _support.expand_reduced: helpers_of_gradients,
 }
-
-
-def test_activations_and_casts_match_a_loop():
-    batched = check(activations, 0, r(N, 3))
-    assert batched.dtype == np.float64
-
-
-def test_the_helpers_generated_gradients_call_match_a_loop():
-    check(helpers_of_gradients, (0, None), r(N, 3, 3), r(3, 3))
 
 
 def test_every_shipped_batching_rule_has_a_case_here():

@@ -24,6 +24,7 @@ axes after its batch axis first; the operation is then applied unchanged.
 
 from __future__ import annotations
 
+import builtins
 import operator
 
 import numpy as np
@@ -181,7 +182,7 @@ def rule_of(fn):
     entry = find(fn)
     if entry is not None and entry.batch is not None:
         return entry.batch
-    if isinstance(fn, np.ufunc) and fn.nout == 1:
+    if isinstance(fn, np.ufunc) and fn.nout == 1 or fn is builtins.abs:
         return elementwise
     return None
 
@@ -253,6 +254,46 @@ def cumsum_batched(bdims, a, axis=None):
     return np.cumsum(a, axis=batch_axis(axis))
 
 
+@defbatch(np.cumprod)
+def cumprod_batched(bdims, a, axis=None):
+    if axis is None:
+        return np.cumprod(np.reshape(a, (np.shape(a)[0], -1)), axis=1)
+    return np.cumprod(a, axis=batch_axis(axis))
+
+
+@defbatch(np.linalg.norm)
+def norm_batched(bdims, x, ord=None, axis=None, keepdims=False):
+    if axis is not None:
+        return np.linalg.norm(x, ord, axis=batch_axis(axis), keepdims=keepdims)
+    if keepdims:
+        return unbatchable("np.linalg.norm over every axis with keepdims=True (give the axes)")
+    if ord is None:  # the 2-norm of the flattened example
+        return np.linalg.norm(np.reshape(x, (np.shape(x)[0], -1)), axis=1)
+    return np.linalg.norm(x, ord, axis=every_axis(np.ndim(x)))
+
+
+# -- one example's shape: shared by every example -----------------------------------------------------
+
+@defbatch(np.shape)
+@shared
+def shape_batched(bdims, a):
+    return np.shape(a)[1:]
+
+
+@defbatch(np.ndim)
+@shared
+def ndim_batched(bdims, a):
+    return np.ndim(a) - 1
+
+
+@defbatch(np.size)
+@shared
+def size_batched(bdims, a, axis=None):
+    if axis is None:
+        return int(np.prod(np.shape(a)[1:]))
+    return np.shape(a)[batch_axis(axis)]
+
+
 # -- products ----------------------------------------------------------------------------------
 
 @defbatch(np.matmul)
@@ -292,6 +333,20 @@ def dot_batched(bdims, a, b):
 
 
 # -- shapes ------------------------------------------------------------------------------------
+
+@defbatch(np.ravel)
+def ravel_batched(bdims, a):
+    return np.reshape(a, (np.shape(a)[0], -1))
+
+
+@defbatch(np.outer)
+def outer_batched(bdims, a, b):  # np.outer flattens its operands
+    if bdims[0] is not None and bdims[1] is not None:
+        return np.einsum("ni,nj->nij", np.reshape(a, (np.shape(a)[0], -1)), np.reshape(b, (np.shape(b)[0], -1)))
+    if bdims[0] is not None:
+        return np.einsum("ni,j->nij", np.reshape(a, (np.shape(a)[0], -1)), np.ravel(b))
+    return np.einsum("i,nj->nij", np.ravel(a), np.reshape(b, (np.shape(b)[0], -1)))
+
 
 @defbatch(np.reshape)
 def reshape_batched(bdims, a, shape=None):

@@ -179,6 +179,10 @@ class Batcher:
         if kind == "nondiff" and op.fn is None and isinstance(op.expr, gast.Compare) and len(op.expr.ops) == 1 \
                 and type(op.expr.ops[0]) in _COMPARISONS:
             return self.elementwise(op, [op.expr.left, op.expr.comparators[0]], state)
+        meta = self.meta(op, state)
+        if meta is not None:
+            state[op.targets[0]] = False  # one example's shape: every example's
+            return [self.tag(compat.assign(op.targets[0], meta), op)]
         if kind not in ("prim", "nondiff") or op.fn is None:
             raise self.refuse(op.node, f"{compat.unparse(op.expr).strip()} reads {batched[0]}, which has a batch "
                               "axis, and has no batching rule", "Write it with numpy functions vmap batches "
@@ -210,6 +214,21 @@ class Batcher:
             state[op.targets[0]] = ARRAY
             return [self.tag(compat.assign(op.targets[0], expr), op)]
         return self.by_rule(op, rule, state)
+
+    def meta(self, op, state):
+        """``x.shape``, ``x.ndim``, ``x.size`` and ``len(x)`` of a batched ``x``: one example's, or None."""
+        expr = op.expr
+        if isinstance(expr, gast.Attribute) and expr.attr in ("shape", "ndim", "size") \
+                and isinstance(expr.value, gast.Name) and state.get(expr.value.id) == ARRAY:
+            fn, x = {"shape": np.shape, "ndim": np.ndim, "size": np.size}[expr.attr], expr.value
+        elif op.fn is len and len(op.args) == 1 and not op.kwargs and state.get(getattr(op.args[0], "id", None)) == ARRAY:
+            fn, x = len, op.args[0]
+        else:
+            return None
+        shape = f"{self.ns.helper(runtime.shape)}({x.id})"
+        text = {len: f"{shape}[1]", np.shape: f"{shape}[1:]", np.ndim: f"len({shape}) - 1",
+                np.size: f"int({self.ns.bind(np, 'np')}.prod({shape}[1:]))"}[fn]
+        return compat.parse(text).body[0].value
 
     def pack(self, op, state):
         """A tuple or list with a batched item: every item gets the batch axis (``broadcast_batch``)."""
