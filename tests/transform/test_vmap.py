@@ -584,3 +584,23 @@ COVERED = {
 def test_every_shipped_batching_rule_has_a_case_here():
     with_rules = {entry.fn for entry in _rules.shipped() if entry.batch is not None}
     assert with_rules == set(COVERED), sorted(map(str, with_rules ^ set(COVERED)))
+
+
+def list_into_numpy(x):
+    parts = [x, x * 2.0]
+    return np.sum(parts, axis=0) + parts[1]
+
+
+def test_a_list_of_batched_arrays_is_indexed_but_never_read_as_one_array():
+    with pytest.raises(astgrad.TransformError, match="batch axis second") as info:
+        astgrad.vmap(list_into_numpy)(r(N, 3))
+    assert info.value.lineno == list_into_numpy.__code__.co_firstlineno + 2
+
+
+def items_indexed(x):
+    parts = (x, x * 2.0)
+    return parts[1] + np.stack(parts)[0]
+
+
+def test_items_of_a_tuple_of_batched_arrays_match_a_loop():
+    check(items_indexed, 0, r(N, 3))

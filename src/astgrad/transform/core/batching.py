@@ -190,6 +190,15 @@ class Batcher:
         if any(state.get(n) for v in op.kwargs.values() for n in atom_names(v)):
             raise self.refuse(op.node, f"a keyword argument of {qualified_name(op.fn)} has a batch axis",
                               "Pass it by position.")
+        sequences = [a.id for a in op.args if state.get(getattr(a, "id", None)) == ITEMS]
+        if sequences and op.fn is rules.getitem and len(op.args) == 2 and op.args[0].id in sequences \
+                and isinstance(op.args[1], gast.Constant) and type(op.args[1].value) is int:
+            state[op.targets[0]] = ARRAY  # an item of a list or tuple of batched arrays
+            return [self.tag(compat.assign(op.targets[0], compat.clone(op.expr)), op)]
+        if sequences and op.fn not in (np.concatenate, np.stack):
+            raise self.refuse(op.node, f"{qualified_name(op.fn)} is given {sequences[0]}, a list or tuple of arrays "
+                              "with a batch axis, which numpy would read with the batch axis second",
+                              "Join them first with np.stack or np.concatenate, or index them with a number.")
         rule = batching.rule_of(op.fn)
         if rule is None:
             name = qualified_name(op.fn)
