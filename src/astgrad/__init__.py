@@ -13,7 +13,7 @@ from .tape import (
 from . import autograd
 from .api.gradient import TransformError, grad, show, value_and_grad, vjp
 from .api.forward import jvp
-from ._vmap import vmap
+from .api.batched import vmap
 from .api.compose import elementwise_grad, hessian, hvp, jacfwd, jacobian, jacrev
 from .api import inside as _gradient_calls
 from .values.trees import register_pytree, tree_flatten, tree_map, tree_unflatten

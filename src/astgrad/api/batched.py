@@ -18,19 +18,20 @@ import types
 
 import numpy as np
 
-from ._higher import HigherGradient
-from .api import GradientFunction, _composable, _freeze, _generated_inside, _gradients_of, _level
-from .transform.front.locate import bind_now, own_signature
-from .transform.pipeline import build, build_batched
-from .transform.runtime.origins import add_location
-from .transform.runtime.tangents import STACK_MARK
+from .generated import GeneratedCallable
+from .gradient import GradientFunction, _composable, _freeze, _generated_inside, _gradients_of, _level
+from .higher import HigherGradient
+from ..transform.front.locate import bind_now, own_signature
+from ..transform.pipeline import build, build_batched
+from ..transform.runtime.origins import add_location
+from ..transform.runtime.tangents import STACK_MARK
 
 __all__ = ["vmap"]
 
 _NUMBERS = (np.ndarray, np.generic, int, float, complex, bool)
 
 
-class VmapFunction:
+class VmapFunction(GeneratedCallable):
     """A generated batched function, called with ``f``'s arguments, the batched ones holding a batch axis."""
 
     def __init__(self, fn, in_axes, out_axes, level):
@@ -40,7 +41,7 @@ class VmapFunction:
         self._in_axes, self._out_axes, self._level = in_axes, out_axes, level
         self._signature = own_signature(fn)
         if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in self._signature.parameters.values()):
-            from .transform import check
+            from ..transform import check
             check(fn)  # the located error for *args / **kwargs
         self._variants: dict = {}  # (batched parameters, their example ranks) -> Generated
         self._last = None
