@@ -4,7 +4,7 @@ Public names only; everything else lives in private modules.
 """
 
 from . import rules
-from .rules import NoRuleError, defjvp, defnondiff, defvjp, primitive
+from .rules import NoRuleError, defbatch, defjvp, defnondiff, defvjp, primitive
 from .tape import (
     Tensor, arange, cat, enable_grad, eye, from_numpy, full, inference_mode, is_grad_enabled, linspace,
     manual_seed, no_grad, ones, ones_like, rand, randn, set_grad_enabled, stack, tensor, where, zeros,
@@ -13,6 +13,7 @@ from .tape import (
 from . import autograd
 from .api.gradient import TransformError, grad, show, value_and_grad, vjp
 from .api.forward import jvp
+from .api.batched import vmap
 from .api.compose import elementwise_grad, hessian, hvp, jacfwd, jacobian, jacrev
 from .api import inside as _gradient_calls
 from .values.trees import register_pytree, tree_flatten, tree_map, tree_unflatten

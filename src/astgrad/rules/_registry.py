@@ -46,6 +46,7 @@ __all__ = [
     "defvjp",
     "defjvp",
     "defnondiff",
+    "defbatch",
     "primitive",
     "lookup",
     "is_nondifferentiable",
@@ -66,16 +67,19 @@ class Rule:
     no tangent flows through that argument, an axis or an index);
     ``jvp_rest`` serves the positions past ``jvps`` of a primitive taking
     ``*args`` (``np.einsum``'s operands) and is told the position as the
-    keyword ``argnum``.
+    keyword ``argnum``.  ``batch`` is the batching rule (``vmap``, see
+    ``batching``), which does not depend on the derivative: it stays when
+    the reverse or forward rules are registered again.
     """
 
     def __init__(self, fn: Callable, vjp: Callable | None, name: str,
-                 jvps: tuple = (), jvp_rest: Callable | None = None):
+                 jvps: tuple = (), jvp_rest: Callable | None = None, batch: Callable | None = None):
         self.fn = fn
         self.vjp = vjp
         self.name = name
         self.jvps = tuple(jvps)
         self.jvp_rest = jvp_rest
+        self.batch = batch
         self._usage: dict[str, str] | None = None
         self._keywords: Any = _UNREAD  # the keywords the vjp takes (None: any), read at the first call
         self._specialized: dict[tuple, Callable] = {}
@@ -251,7 +255,8 @@ def defvjp(fn: Callable, rule: Callable | None = None, *, name: str | None = Non
     # a new reverse rule may disagree with the forward rules written for the old one: they go with it
     # (forward mode then asks for defjvp), unless the same rule is registered again
     kept = old is not None and old.fn is fn and old.vjp is rule
-    _store(fn, Rule(fn, rule, name or qualified_name(fn), old.jvps if kept else (), old.jvp_rest if kept else None))
+    _store(fn, Rule(fn, rule, name or qualified_name(fn), old.jvps if kept else (), old.jvp_rest if kept else None,
+                    old.batch if old is not None and old.fn is fn else None))
     return rule
 
 
@@ -305,7 +310,7 @@ def defjvp(fn: Callable, *rules: Callable | None, argnum: int | None = None, res
             raise TypeError("defjvp: with argnum=, give exactly one rule")
         return _defjvp_at(fn, argnum, rules[0])
     old = _entry_for_jvp(fn)
-    _store(fn, Rule(fn, old.vjp, old.name, rules, rest))
+    _store(fn, Rule(fn, old.vjp, old.name, rules, rest, old.batch))
     return rules[-1] if rules else rest
 
 
@@ -316,7 +321,7 @@ def _defjvp_at(fn: Callable, argnum: int, rule: Callable) -> Callable:
     old = _entry_for_jvp(fn)
     jvps = list(old.jvps) + [None] * (argnum + 1 - len(old.jvps))
     jvps[argnum] = rule
-    _store(fn, Rule(fn, old.vjp, old.name, jvps, old.jvp_rest))
+    _store(fn, Rule(fn, old.vjp, old.name, jvps, old.jvp_rest, old.batch))
     return rule
 
 
@@ -332,7 +337,32 @@ def _entry_for_jvp(fn: Callable) -> Rule:
 def defnondiff(*fns: Callable) -> None:
     """Declare callables whose outputs carry no gradient (shape, argmax, ...)."""
     for fn in fns:
-        _store(fn, Rule(fn, None, qualified_name(fn)))
+        old = _TABLE.get(_key(fn))
+        _store(fn, Rule(fn, None, qualified_name(fn), batch=old.batch if old is not None and old.fn is fn else None))
+
+
+def defbatch(fn: Callable, rule: Callable | None = None):
+    """Register ``rule`` as the batching rule of ``fn`` (what ``astgrad.vmap`` writes for a call of it).
+
+    ``rule(bdims, *args, **kwargs)`` gets ``fn``'s arguments, those that are
+    batched with their batch axis first, and ``bdims``, a tuple with one
+    entry per positional argument: ``0`` for a batched one, ``None`` for
+    one every example shares (a list argument's is ``0``: vmap then gives
+    every item the batch axis).  It returns what ``fn`` returns for each example, stacked along
+    a new first axis.  ``fn`` needs an entry first (``defvjp`` or
+    ``defnondiff``): the table has one entry per primitive.  Usable as a
+    decorator, ``@defbatch(fn)``; returns the rule.
+    """
+    if rule is None:
+        return functools.partial(defbatch, fn)
+    if not callable(rule):
+        raise TypeError(f"defbatch: the batching rule for {qualified_name(fn)} must be callable, got {rule!r}")
+    old = find(fn)
+    if old is None:
+        raise TypeError(f"defbatch: {qualified_name(fn)} has no entry in the rule table; register its gradient "
+                        f"with astgrad.defvjp({qualified_name(fn)}, rule) (or astgrad.defnondiff) first")
+    _store(fn, Rule(old.fn, old.vjp, old.name, old.jvps, old.jvp_rest, rule))
+    return rule
 
 
 def lookup(fn: Callable) -> Rule:

@@ -11,7 +11,7 @@ import operator
 
 import numpy as np
 
-from ...rules import _support
+from ...rules import _support, batching
 from ..ir import compat
 from .. import runtime
 from ..ir.compat import gast
@@ -41,7 +41,7 @@ def fold(node, ns):
 
 
 _AST = gast.AST
-_FOLDABLE = {gast.BinOp, gast.Compare, gast.UnaryOp, gast.BoolOp, gast.IfExp, gast.Call}
+_FOLDABLE = {gast.BinOp, gast.Compare, gast.UnaryOp, gast.BoolOp, gast.IfExp, gast.Call, gast.Subscript}
 
 
 def _fold_node(n, ns):
@@ -84,12 +84,34 @@ def _fold_node(n, ns):
                 numbers = range(*[a.value for a in n.args[0].args])  # tuple(range(1)): the axes (0,)
                 if len(numbers) <= 32:
                     return compat.tuple_([compat.const(i) for i in numbers])
+        if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Tuple) and isinstance(n.ctx, gast.Load) \
+                and _const(n.slice) and type(n.slice.value) is int and -len(n.value.elts) <= n.slice.value \
+                < len(n.value.elts):  # (0, None)[1]: a batching rule's bdims
+            return n.value.elts[n.slice.value]
+        if isinstance(n, gast.Call) and not n.keywords and _names(n.func, ns) in batching.FOLDABLE \
+                and all(_literal(a) for a in n.args):  # batch_axis(0): 1
+            return _as_node(_names(n.func, ns)(*[_value(a) for a in n.args]))
         if isinstance(n, gast.Call) and _is_np_where(n.func, ns) and len(n.args) == 3 and _const(n.args[0]) \
                 and isinstance(n.args[0].value, bool):
             return n.args[1] if n.args[0].value else n.args[2]
     except Exception:  # folding is an optimisation; leave anything odd alone
         return n
     return n
+
+
+def _literal(node) -> bool:
+    """A number, None, or a tuple display of numbers."""
+    if isinstance(node, gast.Tuple):
+        return all(_const(e) and type(e.value) is int for e in node.elts)
+    return _const(node) and (node.value is None or type(node.value) is int)
+
+
+def _value(node):
+    return tuple(e.value for e in node.elts) if isinstance(node, gast.Tuple) else node.value
+
+
+def _as_node(value):
+    return compat.tuple_([compat.const(v) for v in value]) if isinstance(value, tuple) else compat.const(value)
 
 
 def _fold_reduction_helper(n, ns):

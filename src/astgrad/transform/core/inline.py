@@ -98,13 +98,28 @@ class RuleInliner:
         return prelude + [compat.assign(target, compat.const(None))] + _returns_assigned(stmts, target), \
             compat.name(target), False
 
-    def _substituted(self, fn, op, g, ans, names, ranks):
+    def inline_batch(self, rule, op, bdims, args, names, ranks):
+        """A batching rule ``rule(bdims, *args)`` applied to ``op``'s atoms ``args`` (core/batching.py): (statements,
+        the batched result's expression), or None to call it.  ``bdims`` (a gast tuple of 0s and Nones) and
+        ``ranks.rank(name)`` (of the batched value ``name`` holds) fold its branches."""
+        body = self._substituted(rule, op, None, None, names, ranks, leading=[_Atom(bdims)], args=args)
+        if body is None:
+            return None
+        prelude, stmts, _ = body
+        if stmts and isinstance(stmts[-1], gast.Return) and not _has_return(stmts[:-1]):
+            return prelude + stmts[:-1], stmts[-1].value
+        target = names.temp()
+        return prelude + _returns_assigned(stmts, target), compat.name(target)
+
+    def _substituted(self, fn, op, g, ans, names, ranks, leading=None, args=None):
         """``fn``'s statements (ending in returns) with its parameters replaced by ``op``'s atoms, ``g``
         and ``ans``, its locals renamed and constants folded: (prelude, statements, the renamed locals);
-        None when it must be called instead."""
+        None when it must be called instead.  ``leading`` replaces ``(g, ans)`` (a batching rule's
+        ``bdims``); ``args`` replaces ``op.args``."""
         sig = inspect.signature(fn)
+        first = [_Atom(g), _Atom(ans)] if leading is None else leading
         try:
-            bound = sig.bind(_Atom(g), _Atom(ans), *[_Atom(a) for a in op.args],
+            bound = sig.bind(*first, *[_Atom(a) for a in (op.args if args is None else args)],
                              **{k: _Atom(v) for k, v in op.kwargs.items()})
         except TypeError as exc:
             raise ValueError(f"the arguments do not match the rule {fn.__name__}: {exc}") from None

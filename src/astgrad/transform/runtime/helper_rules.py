@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import rules
-from ...rules import _support, defjvp, defnondiff, defvjp
+from ...rules import _support, batching, defbatch, defjvp, defnondiff, defvjp
 from ...rules._support import expand_reduced, filled, reverse_cumsum
 from . import attributes, caller_state, checks, structural
 from . import outputs
@@ -83,6 +83,39 @@ def expand_reduced_jvp(t, ans, g_in, shape, axis=None, keepdims=False):
 @defvjp(runtime.T)
 def transpose_vjp(g, ans, x):
     return T(g)
+
+
+# -- batching rules of the helpers (vmap of generated code: per-example gradients) ------------------
+
+@defbatch(runtime.shape)
+@batching.shared
+def shape_batched(bdims, value):
+    return shape(value)[1:]
+
+
+@defbatch(runtime.size)
+@batching.shared
+def size_batched(bdims, value):
+    return int(np.prod(shape(value)[1:]))
+
+
+@defbatch(runtime.ndim)
+@batching.shared
+def ndim_batched(bdims, value):
+    return len(shape(value)) - 1
+
+
+for _helper in (runtime.unbroadcast, _support.unbroadcast):
+    defbatch(_helper, batching.unbroadcast_batched)
+defbatch(_support.filled, batching.filled_batched)
+defbatch(_support.expand_reduced, batching.expand_reduced_batched)
+
+
+@defbatch(runtime.T)
+def transpose_batched(bdims, x):
+    if np.ndim(x) >= 3:
+        return T(x)
+    return batching.unbatchable("T (the transpose of the last two axes) of one example with fewer than two axes")
 
 
 @defjvp(runtime.T)

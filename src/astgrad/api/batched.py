@@ -1,0 +1,221 @@
+"""``astgrad.vmap``: a function of one example run on a stack of examples, by generated code.
+
+``vmap(f, in_axes=0, out_axes=0)(*args)`` is ``np.stack([f(*example) for
+example in zip(...)], axis=out_axes)`` without the loop: the generated
+function (``.source``, transform/core/batching.py) writes every operation
+of ``f`` for arrays that carry the examples along a batch axis.  It is made
+at the first call for the ranks of one example (the batching rules of ``@``
+and of the reductions depend on them), one per signature, cached on ``f``
+as ``grad`` is and transformed again once anything it was built from
+changed.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import types
+
+import numpy as np
+
+from .generated import GeneratedCallable
+from .gradient import GradientFunction, _composable, _freeze, _generated_inside, _gradients_of, _level
+from .higher import HigherGradient
+from ..transform.front.locate import bind_now, own_signature
+from ..transform.pipeline import build, build_batched
+from ..transform.runtime.origins import add_location
+from ..transform.runtime.tangents import STACK_MARK
+
+__all__ = ["vmap"]
+
+_NUMBERS = (np.ndarray, np.generic, int, float, complex, bool)
+
+
+class VmapFunction(GeneratedCallable):
+    """A generated batched function, called with ``f``'s arguments, the batched ones holding a batch axis."""
+
+    def __init__(self, fn, in_axes, out_axes, level):
+        self.__astgrad_function__ = fn
+        functools.update_wrapper(self, fn)
+        self.__dict__.pop("__astgrad_gradients__", None)  # fn's own cache, copied with fn.__dict__
+        self._in_axes, self._out_axes, self._level = in_axes, out_axes, level
+        self._signature = own_signature(fn)
+        if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in self._signature.parameters.values()):
+            from ..transform import check
+            check(fn)  # the located error for *args / **kwargs
+        self._variants: dict = {}  # (batched parameters, their example ranks) -> Generated
+        self._last = None
+
+    def __repr__(self):
+        return f"<astgrad.vmap of {self.__astgrad_function__.__qualname__} in_axes={self._in_axes!r} out_axes={self._out_axes!r}>"
+
+    def _as_primitive(self, kwargs):
+        """What a differentiated function calling this vmap gets (transform/front/expressions.py): a refusal."""
+        return None, (f"calling astgrad.vmap of {self.__astgrad_function__.__qualname__} inside a differentiated "
+                      f"function is not supported: the gradient of a batched function is not generated")
+
+    @property
+    def source(self) -> str:
+        """The generated function that ran last (it is made at the first call, for the ranks of one example)."""
+        if self._last is None:
+            raise AttributeError(f"the vmap of {self.__astgrad_function__.__qualname__} is made at the first call, for the "
+                                 f"ranks of one example: call it first")
+        return self._last.source
+
+    def __call__(self, *args, **kwargs):
+        fn = self.__astgrad_function__
+        bound, batched, ranks = self._prepare(fn, args, kwargs)
+        key = (tuple(batched), tuple(sorted(ranks.items())))
+        generated = self._variants.get(key)
+        if generated is None or not generated.current():
+            generated = self._variants[key] = build_batched(fn, batched, ranks, self._level)
+        return self._run(generated, bound)
+
+    def _run(self, generated, bound):
+        self._last = generated
+        try:
+            value = generated.run(*bound.args, **bound.kwargs)
+        except Exception as exc:
+            add_location(generated, exc, f"the generated vmap of {self.__astgrad_function__.__qualname__}")
+            raise
+        if self._out_axes == 0:
+            return value
+        if generated.returns_items:
+            return type(value)(np.moveaxis(v, 0, self._out_axes) for v in value)
+        return np.moveaxis(value, 0, self._out_axes)
+
+    def _prepare(self, fn, args, kwargs):
+        """``(bound, batched, ranks)``: the arguments bound, the batched ones with their batch axis moved first;
+        the names of those; each array's or number's ``(rank of one example, is a Python int)``."""
+        bound = bind_now(fn, self._signature, args, kwargs)
+        axes = self._axes(len(args))
+        names = list(self._signature.parameters)
+        arguments = dict(bound.arguments)
+        batched, size = [], None
+        for i, axis in enumerate(axes):
+            if axis is None:
+                continue
+            name = names[i]
+            value = arguments[name]
+            if isinstance(value, (list, tuple)) or not isinstance(value, _NUMBERS):
+                value = np.asarray(value)
+            if np.ndim(value) == 0:
+                raise ValueError(f"astgrad.vmap of {fn.__qualname__}: in_axes gives {name} the batch axis {axis}, "
+                                 f"and {name} is a number; give it in_axes None (every example shares it)")
+            if not -np.ndim(value) <= axis < np.ndim(value):
+                raise ValueError(f"astgrad.vmap of {fn.__qualname__}: in_axes gives {name} the batch axis {axis}, "
+                                 f"and {name} has {np.ndim(value)} axes")
+            value = np.moveaxis(value, axis, 0) if axis not in (0, -np.ndim(value)) else value
+            if size is not None and np.shape(value)[0] != size:
+                raise ValueError(f"astgrad.vmap of {fn.__qualname__}: the batch axes differ in size: "
+                                 f"{batched[0]} has {size} examples and {name} has {np.shape(value)[0]}")
+            size = np.shape(value)[0]
+            arguments[name] = value
+            batched.append(name)
+        if not batched:
+            raise ValueError(f"astgrad.vmap of {fn.__qualname__}: no argument has a batch axis (in_axes={self._in_axes!r})")
+        ranks = {}
+        for name, value in arguments.items():
+            if isinstance(value, _NUMBERS):
+                ranks[name] = (np.ndim(value) - (name in batched), type(value) is int)
+        for name, p in self._signature.parameters.items():  # defaults the call leaves (a gradient's seed)
+            if name not in arguments and type(p.default) in (int, float):
+                ranks[name] = (0, type(p.default) is int)
+        bound.arguments.update(arguments)
+        return bound, batched, ranks
+
+    def _axes(self, given):
+        """The batch axis of each positional parameter (None: shared), from ``in_axes``."""
+        count = len(self._signature.parameters)
+        in_axes = self._in_axes
+        if isinstance(in_axes, (tuple, list)):
+            if len(in_axes) != given:
+                raise ValueError(f"astgrad.vmap of {self.__astgrad_function__.__qualname__}: in_axes={in_axes!r} has "
+                                 f"{len(in_axes)} entries for {given} positional arguments; give one for each")
+            return list(in_axes) + [None] * (count - given)
+        return [in_axes] * given + [None] * (count - given)
+
+
+class VmapOfGradient(VmapFunction):
+    """``vmap(grad(f))``: per-example gradients, by batching the code ``grad(f)`` generates.
+
+    At the first call with arguments of given ranks, ``grad(f)``'s code is
+    generated for one example of those ranks (at optimize=1: no in-place
+    helpers), and that code, itself Python source, is batched like any
+    function.  A gradient whose code saves values on a stack (a loop, a
+    branch, a callee) is refused where it pushes: the stack's items are not
+    known to be batched or not.
+    """
+
+    def __init__(self, gradient, in_axes, out_axes, level):
+        super().__init__(gradient.__astgrad_function__, in_axes, out_axes, level)
+        self._gradient = gradient
+        self._grads: dict = {}  # key -> the gradient's Generated for one example of those ranks
+
+    def __repr__(self):
+        return f"<astgrad.vmap of {self._gradient!r} in_axes={self._in_axes!r} out_axes={self._out_axes!r}>"
+
+    def __call__(self, *args, **kwargs):
+        fn = self.__astgrad_function__
+        bound, batched, ranks = self._prepare(fn, args, kwargs)
+        key = (tuple(batched), tuple(sorted(ranks.items())))
+        gradient, generated = self._grads.get(key), self._variants.get(key)
+        if gradient is None or not gradient.current():
+            gradient = self._grads[key] = build(fn, list(self._gradient.wrt), ranks=ranks, level=min(self._level, 1))
+            generated = None
+            if gradient.namespace.get(STACK_MARK) in gradient.function.__code__.co_varnames:
+                raise TypeError(f"astgrad.vmap of {self._gradient!r}: the gradient's code saves values on a stack "
+                                f"(the function has a loop, or a branch or call whose values the gradient reads "
+                                f"back), which vmap does not batch: only gradients of straight-line code are. Loop "
+                                f"over the examples: np.stack([g(x) for x in xs]).")
+        if generated is None or not generated.current():
+            seeds = {name: (0, type(p.default) is int) for name, p in inspect.signature(gradient.function).parameters.items()
+                     if p.kind is p.KEYWORD_ONLY and name not in bound.arguments and type(p.default) in (int, float)}
+            generated = self._variants[key] = build_batched(gradient.function, batched, {**ranks, **seeds}, self._level)
+        return self._run(generated, bound)
+
+
+def _axis_or_none(value, what):
+    if value is None or type(value) is int:
+        return value
+    raise TypeError(f"astgrad.vmap: {what} entries are ints (a batch axis) or None (shared by every example); "
+                    f"got {value!r}")
+
+
+def vmap(f=None, in_axes=0, out_axes=0, *, optimize=None):
+    """``f`` for a stack of examples: ``vmap(f)(xs)`` is ``np.stack([f(x) for x in xs])``, by generated code.
+
+    ``in_axes``: the batch axis of every positional argument (an int), or
+    ``None`` (shared by every example), or a tuple with one of those per
+    positional argument; keyword arguments are shared.  ``out_axes``: where
+    the result's batch axis goes (an int; for a tuple or list result, each
+    item's).  An operation without a batching rule, a branch or loop whose
+    test differs from example to example, or a call of a user function
+    given a batched value is refused at the user's line, never run one
+    example at a time.  ``optimize`` is the level, as for :func:`astgrad.grad`.
+    """
+    if f is None:
+        return lambda fn: vmap(fn, in_axes, out_axes, optimize=optimize)
+    for axis in in_axes if isinstance(in_axes, (tuple, list)) else (in_axes,):
+        _axis_or_none(axis, "in_axes")
+    if type(out_axes) is not int:
+        raise TypeError(f"astgrad.vmap: out_axes is an int (where the result's batch axis goes); got {out_axes!r}")
+    level = _level(optimize, "vmap")
+    if isinstance(f, GradientFunction) and _composable(f) and not isinstance(f, HigherGradient):
+        return VmapOfGradient(f, in_axes, out_axes, level)
+    if _generated_inside(f) is not None or hasattr(f, "__astgrad_function__"):
+        raise TypeError(f"astgrad.vmap was given {f!r}, a function astgrad generated: of those, vmap batches the "
+                        f"object grad(f) returns (per-example gradients), without preserve_result or has_aux, not "
+                        f"value_and_grad, vjp, jvp, grad(grad(f)) or a wrapper of one. Loop over the examples: "
+                        f"np.stack([g(x) for x in xs]).")
+    if not isinstance(f, types.FunctionType):
+        raise TypeError(f"astgrad.vmap batches a Python function; it was given {f!r}. Wrap it: "
+                        f"def g(x): return f(x)")
+    key = (f.__code__, _freeze(in_axes), out_axes, "vmap", level)
+    per_fn = _gradients_of(f)
+    cached = per_fn.get(key)
+    if cached is None:
+        for old in [k for k in per_fn if k[0] is not f.__code__]:
+            del per_fn[old]
+        per_fn[key] = cached = VmapFunction(f, in_axes, out_axes, level)
+    return cached

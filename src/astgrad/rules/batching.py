@@ -1,0 +1,430 @@
+"""Batching rules (``astgrad.vmap``): what a call becomes when its arguments carry a batch axis.
+
+A batching rule is ``rule(bdims, *args, **kwargs)``: ``args`` are what the
+primitive was called with, those that are batched holding every example
+stacked along a new first axis, and ``bdims`` has one entry per positional
+argument, ``0`` for a batched one and ``None`` for one all examples share
+(a list or tuple argument's is ``0`` when its items are batched: vmap gives
+every item the batch axis then).  It returns the
+primitive's result for every example, stacked along a first axis.  The
+batch axis is always first: ``vmap`` moves each argument's ``in_axes`` to
+the front once, at the call, and the output's to ``out_axes`` at the end.
+
+The transformer inlines a rule as it inlines a derivative rule: ``bdims``
+and the ranks it knows fold the branches away, so ``np.sum(x, axis=0)``
+of a batched ``x`` is written ``np.sum(x, axis=1)``.  A case a rule cannot
+batch returns ``unbatchable(reason)``, which the transformer refuses at the
+user's line (or which raises there, if only the run decides it).
+
+Elementwise functions (every ufunc, ``np.where``, ``np.clip``) share one
+rule, :func:`elementwise`: numpy's broadcasting aligns trailing axes, so a
+batched operand with fewer axes per example than another operand gets new
+axes after its batch axis first; the operation is then applied unchanged.
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+
+import numpy as np
+
+from ._registry import defbatch, find
+from ._extra import astype, getitem, relu, sigmoid
+from ._support import filled, normalize_axis
+
+__all__ = ["elementwise", "rule_of", "shared", "batch_axis", "batch_shape", "batch_index", "broadcast_batch", "aligned",
+           "unbatchable", "Unbatchable"]
+
+
+class Unbatchable(ValueError):
+    """A call ``vmap`` has no batched form for (raised where only the run tells)."""
+
+
+def unbatchable(reason):
+    """What a rule returns for a case it cannot batch: refused at transform time where the transformer sees it."""
+    raise Unbatchable(f"astgrad.vmap: {reason}")
+
+
+# -- helpers of the rules (pure: with numbers for arguments, the transformer folds them) ----------
+
+def batch_axis(axis):
+    """An example's axis (or tuple of axes) as an axis of the batched array: one more where it counts from the front."""
+    if isinstance(axis, (tuple, list)):
+        return tuple(batch_axis(a) for a in axis)
+    axis = operator.index(axis)
+    return axis + 1 if axis >= 0 else axis
+
+
+def every_axis(rank):
+    """The axes of one example in a batched array of ``rank`` axes: all but the first."""
+    return tuple(range(1, rank))
+
+
+def transposed_axes(axes, rank):
+    """``np.transpose``'s ``axes`` for one example (None: reversed) as the batched array's, of ``rank`` axes."""
+    if axes is None:
+        return (0,) + tuple(range(rank - 1, 0, -1))
+    return (0,) + batch_axis(tuple(axes))
+
+
+def batch_shape(x, shape):
+    """``np.reshape``'s shape for one example as the batched array's: the batch size first."""
+    return (np.shape(x)[0],) + (tuple(shape) if isinstance(shape, (tuple, list)) else (shape,))
+
+
+def squeezed_axes(x):
+    """The axes ``np.squeeze`` removes from each example of the batched ``x`` (never the batch axis)."""
+    return tuple(i for i, size in enumerate(np.shape(x)) if i and size == 1)
+
+
+def batch_index(index):
+    """An example's index as the batched array's: every example's items, then the index.
+
+    Basic indices (numbers, slices, ``None``, ``...``) and one array index
+    keep their meaning; two array indices may move the indexed axes in
+    front of the batch axis (numpy's rule for separated advanced indices),
+    so they are refused.
+    """
+    parts = index if isinstance(index, tuple) else (index,)
+    arrays = [p for p in parts if not (p is None or p is Ellipsis or isinstance(p, (slice, int, np.integer)))]
+    if len(arrays) > 1:
+        unbatchable("an index with more than one array in it (take the items one index at a time)")
+    if any(isinstance(p, (list, tuple)) for p in arrays):
+        parts = tuple(np.asarray(p) if isinstance(p, (list, tuple)) else p for p in parts)
+    return (slice(None),) + parts
+
+
+def broadcast_batch(value, size):
+    """``value``, which every example shares, stacked ``size`` times along a new first axis (a read-only view;
+    item by item in a tuple or list)."""
+    if isinstance(value, (tuple, list)):
+        return type(value)(broadcast_batch(v, size) for v in value)
+    return np.broadcast_to(value, (size,) + np.shape(value))
+
+
+def aligned(x, rank):
+    """The batched ``x`` with new axes after the batch axis, so that each example has ``rank`` axes.
+
+    numpy aligns trailing axes: a batched operand of fewer axes per example
+    than another operand would otherwise meet the other's axes with its
+    batch axis.
+    """
+    missing = rank - (np.ndim(x) - 1)
+    if missing <= 0:
+        return x
+    return np.reshape(x, np.shape(x)[:1] + (1,) * missing + np.shape(x)[1:])
+
+
+def aligned_operands(axes, *args):
+    """Each batched operand of ``args`` aligned (:func:`aligned`) to the largest rank of one example's operands."""
+    rank = max(np.ndim(a) - (b is not None) for a, b in zip(args, axes))
+    return tuple(aligned(a, rank) if b is not None else a for a, b in zip(args, axes))
+
+
+def shared(rule):
+    """Mark a batching rule whose result every example shares (the shape of one example): not batched."""
+    rule.shared = True
+    return rule
+
+
+def unbroadcast_examples(g, shape):
+    """``unbroadcast`` of each example of the batched ``g`` to ``shape`` (never summing over the batch axis)."""
+    shape = tuple(shape)
+    have = np.shape(g)[1:]
+    if have == shape:
+        return g
+    extra = len(have) - len(shape)
+    if extra > 0:
+        g = np.sum(g, axis=tuple(range(1, 1 + extra)))
+        have = have[extra:]
+    pad = max(-extra, 0)  # an example of lower rank lines up with shape's last axes
+    axes = tuple(i - pad + 1 for i, n in enumerate(shape) if n == 1 and i >= pad and have[i - pad] != 1)
+    if axes:
+        g = np.sum(g, axis=axes, keepdims=True)
+    if extra < 0:
+        g = filled(aligned(g, len(shape)), np.shape(g)[:1] + shape)
+    return g
+
+
+def filled_examples(g, shape):
+    """``filled`` of each example of the batched ``g`` over ``shape``."""
+    shape = tuple(shape)
+    return filled(aligned(g, len(shape)), np.shape(g)[:1] + shape)
+
+
+def expand_reduced_examples(g, shape, axis=None, keepdims=False):
+    """``expand_reduced`` of each example of the batched ``g`` (a reduction's gradient) over ``shape``."""
+    shape = tuple(shape)
+    if not keepdims and axis is not None and len(shape):
+        g = np.expand_dims(g, batch_axis(normalize_axis(axis, len(shape))))
+    return filled_examples(g, shape)
+
+
+#: helpers the transformer evaluates when their arguments are numbers (``batch_axis(0)`` is ``1``)
+FOLDABLE = {batch_axis, every_axis, transposed_axes}
+
+
+# -- the generic rule of elementwise functions -------------------------------------------------------
+
+def elementwise(bdims, *args):
+    """The operands of an elementwise call, aligned: the call applied to them batches it.
+
+    The transformer writes the operation itself on these operands (with the
+    alignment spelled out where the ranks are known), so this rule returns
+    the operands, not the result.
+    """
+    return aligned_operands(bdims, *args)
+
+
+def rule_of(fn):
+    """The batching rule of ``fn``: its table entry's, or the elementwise rule for a ufunc of one output."""
+    entry = find(fn)
+    if entry is not None and entry.batch is not None:
+        return entry.batch
+    if isinstance(fn, np.ufunc) and fn.nout == 1 or fn is builtins.abs:
+        return elementwise
+    return None
+
+
+for _fn in (np.where, np.clip, relu, sigmoid):
+    defbatch(_fn, elementwise)
+
+
+# -- reductions: the example's axis is one further along; None is every axis but the batch axis -------
+
+@defbatch(np.sum)
+def sum_batched(bdims, a, axis=None, dtype=None, keepdims=False):
+    return np.sum(a, axis=every_axis(np.ndim(a)) if axis is None else batch_axis(axis), dtype=dtype,
+                  keepdims=keepdims)
+
+
+@defbatch(np.mean)
+def mean_batched(bdims, a, axis=None, dtype=None, keepdims=False):
+    return np.mean(a, axis=every_axis(np.ndim(a)) if axis is None else batch_axis(axis), dtype=dtype,
+                   keepdims=keepdims)
+
+
+@defbatch(np.prod)
+def prod_batched(bdims, a, axis=None, dtype=None, keepdims=False):
+    return np.prod(a, axis=every_axis(np.ndim(a)) if axis is None else batch_axis(axis), dtype=dtype,
+                   keepdims=keepdims)
+
+
+@defbatch(np.max)
+def max_batched(bdims, a, axis=None, keepdims=False):
+    return np.max(a, axis=every_axis(np.ndim(a)) if axis is None else batch_axis(axis), keepdims=keepdims)
+
+
+@defbatch(np.min)
+def min_batched(bdims, a, axis=None, keepdims=False):
+    return np.min(a, axis=every_axis(np.ndim(a)) if axis is None else batch_axis(axis), keepdims=keepdims)
+
+
+@defbatch(np.std)
+def std_batched(bdims, a, axis=None, dtype=None, ddof=0, keepdims=False):
+    return np.std(a, axis=every_axis(np.ndim(a)) if axis is None else batch_axis(axis), dtype=dtype, ddof=ddof,
+                  keepdims=keepdims)
+
+
+@defbatch(np.var)
+def var_batched(bdims, a, axis=None, dtype=None, ddof=0, keepdims=False):
+    return np.var(a, axis=every_axis(np.ndim(a)) if axis is None else batch_axis(axis), dtype=dtype, ddof=ddof,
+                  keepdims=keepdims)
+
+
+@defbatch(np.argmax)
+def argmax_batched(bdims, a, axis=None):
+    if axis is None:  # the index into the flattened example
+        return np.argmax(np.reshape(a, (np.shape(a)[0], -1)), axis=1)
+    return np.argmax(a, axis=batch_axis(axis))
+
+
+@defbatch(np.argmin)
+def argmin_batched(bdims, a, axis=None):
+    if axis is None:
+        return np.argmin(np.reshape(a, (np.shape(a)[0], -1)), axis=1)
+    return np.argmin(a, axis=batch_axis(axis))
+
+
+@defbatch(np.cumsum)
+def cumsum_batched(bdims, a, axis=None):
+    if axis is None:  # over the flattened example
+        return np.cumsum(np.reshape(a, (np.shape(a)[0], -1)), axis=1)
+    return np.cumsum(a, axis=batch_axis(axis))
+
+
+@defbatch(np.cumprod)
+def cumprod_batched(bdims, a, axis=None):
+    if axis is None:
+        return np.cumprod(np.reshape(a, (np.shape(a)[0], -1)), axis=1)
+    return np.cumprod(a, axis=batch_axis(axis))
+
+
+@defbatch(np.linalg.norm)
+def norm_batched(bdims, x, ord=None, axis=None, keepdims=False):
+    if axis is not None:
+        return np.linalg.norm(x, ord, axis=batch_axis(axis), keepdims=keepdims)
+    if keepdims:
+        return unbatchable("np.linalg.norm over every axis with keepdims=True (give the axes)")
+    if ord is None:  # the 2-norm of the flattened example
+        return np.linalg.norm(np.reshape(x, (np.shape(x)[0], -1)), axis=1)
+    return np.linalg.norm(x, ord, axis=every_axis(np.ndim(x)))
+
+
+# -- one example's shape: shared by every example -----------------------------------------------------
+
+@defbatch(np.shape)
+@shared
+def shape_batched(bdims, a):
+    return np.shape(a)[1:]
+
+
+@defbatch(np.ndim)
+@shared
+def ndim_batched(bdims, a):
+    return np.ndim(a) - 1
+
+
+@defbatch(np.size)
+@shared
+def size_batched(bdims, a, axis=None):
+    if axis is None:
+        return int(np.prod(np.shape(a)[1:]))
+    return np.shape(a)[batch_axis(axis)]
+
+
+# -- products ----------------------------------------------------------------------------------
+
+@defbatch(np.matmul)
+def matmul_batched(bdims, a, b):
+    if np.ndim(a) - (bdims[0] is not None) == 0 or np.ndim(b) - (bdims[1] is not None) == 0:
+        return unbatchable("a @ b of a number, which numpy refuses")
+    if bdims[0] is not None and bdims[1] is not None:  # both batched: the ranks of one example decide
+        if np.ndim(a) == 2 and np.ndim(b) == 2:
+            return np.einsum("ni,ni->n", a, b)
+        if np.ndim(a) == 2 and np.ndim(b) == 3:
+            return np.einsum("ni,nij->nj", a, b)
+        if np.ndim(a) == 3 and np.ndim(b) == 2:
+            return np.einsum("nij,nj->ni", a, b)
+        if np.ndim(a) == 3 and np.ndim(b) == 3:
+            return a @ b
+        return unbatchable("a @ b of batched operands of more than two axes each")
+    if bdims[0] is not None:  # a stack of rows or matrices times one matrix or vector
+        if np.ndim(b) <= 2:
+            return a @ b
+        return unbatchable("a @ b with a batched a and an unbatched b of more than two axes")
+    if np.ndim(b) == 2:  # one matrix or vector times a stack of vectors
+        if np.ndim(a) == 1:
+            return b @ a
+        if np.ndim(a) == 2:
+            return b @ np.transpose(a)
+        return unbatchable("a @ b with an unbatched a of more than two axes and a batched vector b")
+    if np.ndim(a) <= 2:
+        return a @ b
+    return unbatchable("a @ b with an unbatched a of more than two axes and a batched b")
+
+
+@defbatch(np.dot)
+def dot_batched(bdims, a, b):
+    if np.ndim(a) - (bdims[0] is not None) in (1, 2) and np.ndim(b) - (bdims[1] is not None) in (1, 2):
+        return matmul_batched(bdims, a, b)  # np.dot is a @ b for vectors and matrices
+    return unbatchable("np.dot of an operand of no axis or of more than two (write a * b or a @ b)")
+
+
+# -- shapes ------------------------------------------------------------------------------------
+
+@defbatch(np.ravel)
+def ravel_batched(bdims, a):
+    return np.reshape(a, (np.shape(a)[0], -1))
+
+
+@defbatch(np.outer)
+def outer_batched(bdims, a, b):  # np.outer flattens its operands
+    if bdims[0] is not None and bdims[1] is not None:
+        return np.einsum("ni,nj->nij", np.reshape(a, (np.shape(a)[0], -1)), np.reshape(b, (np.shape(b)[0], -1)))
+    if bdims[0] is not None:
+        return np.einsum("ni,j->nij", np.reshape(a, (np.shape(a)[0], -1)), np.ravel(b))
+    return np.einsum("i,nj->nij", np.ravel(a), np.reshape(b, (np.shape(b)[0], -1)))
+
+
+@defbatch(np.reshape)
+def reshape_batched(bdims, a, shape=None):
+    if bdims[1] is not None:
+        return unbatchable("a shape that differs from example to example")
+    return np.reshape(a, batch_shape(a, shape))
+
+
+@defbatch(np.transpose)
+def transpose_batched(bdims, a, axes=None):
+    return np.transpose(a, transposed_axes(axes, np.ndim(a)))
+
+
+@defbatch(np.swapaxes)
+def swapaxes_batched(bdims, a, axis1, axis2):
+    return np.swapaxes(a, batch_axis(axis1), batch_axis(axis2))
+
+
+@defbatch(np.moveaxis)
+def moveaxis_batched(bdims, a, source, destination):
+    return np.moveaxis(a, batch_axis(source), batch_axis(destination))
+
+
+@defbatch(np.expand_dims)
+def expand_dims_batched(bdims, a, axis):
+    return np.expand_dims(a, batch_axis(axis))
+
+
+@defbatch(np.squeeze)
+def squeeze_batched(bdims, a, axis=None):
+    return np.squeeze(a, squeezed_axes(a) if axis is None else batch_axis(axis))
+
+
+@defbatch(np.concatenate)
+def concatenate_batched(bdims, arrays, axis=0):
+    if axis is None:
+        return unbatchable("np.concatenate with axis=None (flatten each part first)")
+    return np.concatenate(arrays, axis=batch_axis(axis))
+
+
+@defbatch(np.stack)
+def stack_batched(bdims, arrays, axis=0):
+    return np.stack(arrays, axis=batch_axis(axis))
+
+
+@defbatch(getitem)
+def getitem_batched(bdims, a, index):
+    if bdims[1] is not None:
+        return unbatchable("an index that differs from example to example")
+    return a[batch_index(index)]
+
+
+@defbatch(astype)
+def astype_batched(bdims, x, dtype):
+    return astype(x, dtype)
+
+
+@defbatch(np.copy)
+def copy_batched(bdims, a):
+    return np.copy(a)
+
+
+# -- helpers of the rules, which generated gradients call (vmap(grad(f))); registered with the helpers'
+# own rules (transform/runtime/helper_rules.py), where their entries are made ---------------------------
+
+def unbroadcast_batched(bdims, g, shape):
+    if bdims[1] is not None:
+        return unbatchable("unbroadcast to a shape that differs from example to example")
+    return unbroadcast_examples(g, shape)
+
+
+def filled_batched(bdims, g, shape):
+    if bdims[1] is not None:
+        return unbatchable("filled over a shape that differs from example to example")
+    return filled_examples(g, shape)
+
+
+def expand_reduced_batched(bdims, g, shape, axis=None, keepdims=False):
+    if bdims[1] is not None:
+        return unbatchable("expand_reduced over a shape that differs from example to example")
+    return expand_reduced_examples(g, shape, axis, keepdims)

@@ -1,0 +1,495 @@
+"""The batching sweep (``astgrad.vmap``): every operation written for a stack of examples.
+
+The generated function takes the batched arguments with their batch axis
+first (``vmap``'s wrapper moves ``in_axes`` there) and returns its value
+with the batch axis first.  Which values carry the batch axis is known
+statically, per point of the code, as forward mode knows which carry a
+tangent: a name is *batched* (an array, every example stacked along axis 0),
+*items* (a list or tuple whose every item is batched) or unbatched (shared
+by every example).  An operation of unbatched values is written as it is; an
+operation of a batched one by its batching rule (rules/batching.py), inlined
+with the batch dimensions and the ranks of one example folded in.
+
+What cannot be batched is refused at the user's line: a call without a
+batching rule, an ``if``/``while`` whose test or a ``for`` whose sequence
+differs from example to example, a batched value given to a user function
+or read by a statement kept as it is.  Where paths join and a name is
+batched on one only, the other gives it the batch axis
+(``broadcast_batch``); a loop's state is iterated to a fixed point.
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+
+import numpy as np
+
+from ... import rules
+from ...rules import _support, batching, qualified_name
+from .. import runtime
+from ..ir import compat
+from ..ir.compat import gast
+from ..ir.errors import NoRuleTransformError, UnsupportedSyntaxError
+from ..ir.nodes import atom_names, dispatch, walk_ops
+from ..ir.trees import arguments, function_def
+from ..runtime.origins import ORIGIN, with_origin
+
+ARRAY, ITEMS = "array", "items"
+
+_REDUCTIONS = {np.sum, np.mean, np.max, np.min, np.prod, np.std, np.var}
+_COMPARISONS = {gast.Lt, gast.LtE, gast.Gt, gast.GtE, gast.Eq, gast.NotEq}
+
+
+class _Ranks:
+    """The rank of the value a name holds in the batched code: one example's, plus one where it is batched."""
+
+    def __init__(self, ranks, state):
+        self.ranks, self.state = ranks, state  # ranks: the Batcher (one example's ranks)
+
+    def rank(self, name):
+        rank = self.ranks.rank(name)
+        if rank is None or self.state.get(name) == ITEMS:
+            return None
+        return rank + (self.state.get(name) == ARRAY)
+
+
+class Batcher:
+    """The batching sweep of one function; ``state``: name -> ARRAY, ITEMS or False (bound, unbatched)."""
+
+    def __init__(self, module, ctx, size):
+        self.module = module
+        self.ctx = ctx
+        self.source = ctx.source
+        self.names = ctx.names
+        self.ns = module.ns
+        self.ranks = ctx.analysis.ranks
+        self.size = size  # the name holding the batch size
+        self.size_used = False
+        self.last_line = None
+        self.loops: list = []  # per enclosing loop: the state assumed at its start
+        counts: dict = {}
+        for op in walk_ops(ctx.body):
+            for t in op.targets:
+                counts[t] = counts.get(t, 0) + 1
+        self.once = {t for t, c in counts.items() if c == 1} - set(ctx.params)
+        self.inferred: dict = {}  # names bound once -> one example's rank, found as the sweep passes them
+        self.shape_of: dict = {}  # names bound once to shape(v) -> v
+
+    def rank(self, name):
+        """One example's rank of ``name``: the analysis's (front/ranks.py), or what the sweep found."""
+        rank = self.ranks.rank(name)
+        return rank if rank is not None else self.inferred.get(name)
+
+    def atom_rank(self, atom):
+        if isinstance(atom, gast.Constant) and type(atom.value) in (int, float, complex, bool):
+            return 0
+        return self.rank(atom.id) if isinstance(atom, gast.Name) else None
+
+    def infer(self, op, operands=None):
+        """Note the rank of one example of ``op``'s result where it follows from its operands': elementwise
+        operations (``operands``), reductions over every axis, ``reshape`` to a literal shape, ``@``, axes
+        added or removed one at a time, transposes, and ``unbroadcast`` to the shape of a value."""
+        target = op.targets[0] if op.targets else None
+        if target not in self.once:
+            return
+        fn, args = op.fn, op.args
+        if fn is runtime.shape and len(args) == 1 and isinstance(args[0], gast.Name):
+            self.shape_of[target] = args[0].id
+        rank = None
+        if operands is not None:
+            ranks = [self.atom_rank(a) for a in operands]
+            rank = None if None in ranks else max(ranks)
+        elif not args:
+            return
+        elif fn in _REDUCTIONS and len(args) == 1 and not op.kwargs or fn in (runtime.size, runtime.ndim):
+            rank = 0
+        elif fn is np.reshape and len(args) == 2 and not op.kwargs:
+            shape = args[1]
+            rank = len(shape.elts) if isinstance(shape, gast.Tuple) else 1 if isinstance(shape, (
+                gast.Constant, gast.UnaryOp)) else None
+        elif fn is np.matmul and len(args) == 2:
+            a, b = (self.atom_rank(x) for x in args)
+            rank = None if a is None or b is None or not a or not b else max(a, b) - (a == 1) - (b == 1)
+        elif fn in (runtime.T, np.transpose) and len(args) == 1:
+            rank = self.atom_rank(args[0])
+        elif fn in (np.expand_dims, np.squeeze) and len(args) == 2 and isinstance(args[1], (gast.Constant, gast.UnaryOp)):
+            first = self.atom_rank(args[0])
+            rank = None if first is None else first + (1 if fn is np.expand_dims else -1)
+        elif fn in (runtime.unbroadcast, _support.unbroadcast) and len(args) == 2 \
+                and getattr(args[1], "id", None) in self.shape_of:
+            rank = self.rank(self.shape_of[args[1].id])
+        if rank is not None:
+            self.inferred[target] = rank
+
+    def sweep(self, stmts, state) -> list:
+        out = []
+        for s in stmts:
+            line = getattr(s, "line", 0)
+            if line and line != self.last_line:
+                out.append(self.module.comment(f"line {line}: {s.text}", (self.source.filename, line, s.text, False)))
+                self.last_line = line
+            out += dispatch(self, "batch", s, state)
+        return out
+
+    # -- errors ----------------------------------------------------------------------
+
+    def refuse(self, where, message, hint="", kind=UnsupportedSyntaxError):
+        if isinstance(where, int):  # a statement's line: the caret under its first character
+            text = self.source.lines[where - 1] if 0 < where <= len(self.source.lines) else ""
+            where = types.SimpleNamespace(lineno=where, col_offset=len(text) - len(text.lstrip()))
+        return self.source.error(where, f"astgrad.vmap: {message}", hint, kind)
+
+    def batched_reads(self, names, state):
+        return sorted({n for n in names if state.get(n)})
+
+    # -- operations -----------------------------------------------------------------
+
+    def batch_op(self, op, state):
+        if _draws(op.fn):
+            raise self.refuse(op.node, f"{qualified_name(op.fn)} draws random numbers: batched, one draw would "
+                              "serve every example, where a loop over the examples draws anew for each",
+                              "Draw the numbers for every example outside the function and pass them in batched.")
+        reads = set(atom_names(op.expr)) | {n for a in list(op.args) + list(op.kwargs.values()) for n in atom_names(a)}
+        batched = self.batched_reads(reads, state)
+        kind = op.kind
+        if not batched:
+            if kind == "nondiff" and op.fn is None and isinstance(op.expr, gast.Compare) and len(op.expr.ops) == 1:
+                self.infer(op, [op.expr.left, op.expr.comparators[0]])
+            elif kind in ("prim", "nondiff") and op.fn is not None:
+                self.infer(op, op.args if batching.rule_of(op.fn) is batching.elementwise else None)
+            state.update((t, False) for t in op.targets)
+            return [self.tag(compat.assign(op.targets if len(op.targets) > 1 else op.targets[0],
+                                           compat.clone(op.expr)), op)]
+        if kind in ("copy", "stop") or kind == "nondiff" and isinstance(op.expr, gast.Name):
+            state[op.targets[0]] = state[op.args[0].id if op.args else op.expr.id]
+            return [self.tag(compat.assign(op.targets[0], compat.clone(op.expr)), op)]
+        if kind == "pack":
+            return self.pack(op, state)
+        if kind == "unpack":
+            if state.get(op.args[0].id) != ITEMS:
+                raise self.refuse(op.node, f"unpacking {batched[0]}, which has a batch axis, takes its examples "
+                                  "apart, not one example's items", "Index it instead: a = x[0]; b = x[1]")
+            state.update((t, ARRAY) for t in op.targets)
+            return [self.tag(compat.assign(op.targets, compat.clone(op.expr)), op)]
+        if kind == "call":
+            raise self.refuse(op.node, f"{getattr(op.fn, '__qualname__', 'a function')} is given {batched[0]}, which "
+                              "has a batch axis: vmap does not transform the user functions a function calls",
+                              "Write the callee's code in the function, or vmap the callee itself.")
+        if kind == "nondiff" and op.fn is None and isinstance(op.expr, gast.Compare) and len(op.expr.ops) == 1 \
+                and type(op.expr.ops[0]) in _COMPARISONS:
+            return self.elementwise(op, [op.expr.left, op.expr.comparators[0]], state)
+        meta = self.meta(op, state)
+        if meta is not None:
+            state[op.targets[0]] = False  # one example's shape: every example's
+            return [self.tag(compat.assign(op.targets[0], meta), op)]
+        if kind not in ("prim", "nondiff") or op.fn is None:
+            raise self.refuse(op.node, f"{compat.unparse(op.expr).strip()} reads {batched[0]}, which has a batch "
+                              "axis, and has no batching rule", "Write it with numpy functions vmap batches "
+                              "(docs/transformations.md lists them).", NoRuleTransformError)
+        if any(state.get(n) for v in op.kwargs.values() for n in atom_names(v)):
+            raise self.refuse(op.node, f"a keyword argument of {qualified_name(op.fn)} has a batch axis",
+                              "Pass it by position.")
+        sequences = [a.id for a in op.args if state.get(getattr(a, "id", None)) == ITEMS]
+        if sequences and op.fn is rules.getitem and len(op.args) == 2 and op.args[0].id in sequences \
+                and isinstance(op.args[1], gast.Constant) and type(op.args[1].value) is int:
+            state[op.targets[0]] = ARRAY  # an item of a list or tuple of batched arrays
+            return [self.tag(compat.assign(op.targets[0], compat.clone(op.expr)), op)]
+        if sequences and op.fn not in (np.concatenate, np.stack):
+            raise self.refuse(op.node, f"{qualified_name(op.fn)} is given {sequences[0]}, a list or tuple of arrays "
+                              "with a batch axis, which numpy would read with the batch axis second",
+                              "Join them first with np.stack or np.concatenate, or index them with a number.")
+        rule = batching.rule_of(op.fn)
+        if rule is None:
+            name = qualified_name(op.fn)
+            raise self.refuse(op.node, f"no batching rule for {name}, called here on {batched[0]}, which has a "
+                              "batch axis", f"Register one with astgrad.defbatch({name}, rule).", NoRuleTransformError)
+        if rule is batching.elementwise:
+            return self.elementwise(op, op.args, state)
+        if op.fn is rules.getitem and len(op.args) == 2 and not state.get(getattr(op.args[1], "id", None)) \
+                and _basic(op.args[1]):  # x[:, 1:3]: every example's items, then the literal index
+            index = op.args[1].slice if isinstance(op.args[1], gast.Subscript) else op.args[1]
+            parts = index.elts if isinstance(index, gast.Tuple) else [index]
+            every = compat.make("Slice", lower=None, upper=None, step=None)
+            expr = compat.make("Subscript", value=compat.clone(op.args[0]),
+                               slice=compat.tuple_([every] + [compat.clone(p) for p in parts]), ctx=gast.Load())
+            rank = self.atom_rank(op.args[0])
+            if rank is not None and op.targets[0] in self.once:
+                dropped = sum(isinstance(p, (gast.Constant, gast.UnaryOp)) and getattr(p, "value", 0) is not None
+                              and getattr(p, "value", 0) is not Ellipsis for p in parts)
+                added = sum(isinstance(p, gast.Constant) and p.value is None for p in parts)
+                if not any(isinstance(p, gast.Constant) and p.value is Ellipsis for p in parts):
+                    self.inferred[op.targets[0]] = rank - dropped + added
+            state[op.targets[0]] = ARRAY
+            return [self.tag(compat.assign(op.targets[0], expr), op)]
+        return self.by_rule(op, rule, state)
+
+    def meta(self, op, state):
+        """``x.shape``, ``x.ndim``, ``x.size`` and ``len(x)`` of a batched ``x``: one example's, or None."""
+        expr = op.expr
+        if isinstance(expr, gast.Attribute) and expr.attr in ("shape", "ndim", "size") \
+                and isinstance(expr.value, gast.Name) and state.get(expr.value.id) == ARRAY:
+            fn, x = {"shape": np.shape, "ndim": np.ndim, "size": np.size}[expr.attr], expr.value
+        elif op.fn is len and len(op.args) == 1 and not op.kwargs and state.get(getattr(op.args[0], "id", None)) == ARRAY:
+            fn, x = len, op.args[0]
+        else:
+            return None
+        shape = f"{self.ns.helper(runtime.shape)}({x.id})"
+        text = {len: f"{shape}[1]", np.shape: f"{shape}[1:]", np.ndim: f"len({shape}) - 1",
+                np.size: f"int({self.ns.bind(np, 'np')}.prod({shape}[1:]))"}[fn]
+        return compat.parse(text).body[0].value
+
+    def pack(self, op, state):
+        """A tuple or list with a batched item: every item gets the batch axis (``broadcast_batch``)."""
+        expr = compat.clone(op.expr)
+        if not isinstance(expr, (gast.Tuple, gast.List)) or any(state.get(getattr(a, "id", None)) == ITEMS
+                                                                for a in op.args):
+            raise self.refuse(op.node, "a dict, or a container of containers, holding a value with a batch axis",
+                              "Keep arrays with a batch axis in flat tuples or lists.")
+        expr.elts = [e if state.get(getattr(e, "id", None)) == ARRAY else self.broadcast(e) for e in expr.elts]
+        state[op.targets[0]] = ITEMS
+        return [self.tag(compat.assign(op.targets[0], expr), op)]
+
+    def elementwise(self, op, operands, state):
+        """An elementwise operation: batched operands with fewer axes per example get new axes after the batch axis.
+
+        Every operand counts for the largest rank, keyword arguments too
+        (``np.clip(x, a_min=m)``); where one's rank is not known, the operands
+        are aligned when it runs (``aligned_operands``).
+        """
+        atoms = list(operands) + list(op.kwargs.values())
+        self.infer(op, atoms)
+        out: list = []
+        replace: dict = {}
+        ranks = [self.atom_rank(a) for a in atoms]
+        batched = sorted({a.id for a in operands if isinstance(a, gast.Name) and state.get(a.id) == ARRAY})
+        if None not in ranks:
+            top = max(ranks)
+            for n in batched:
+                rank = self.atom_rank(compat.name(n))
+                if rank < top:
+                    new = tuple(range(1, 1 + top - rank))
+                    replace[n] = compat.call(compat.attr(compat.name(self.ns.bind(np, "np")), "expand_dims"),
+                                             [compat.name(n), compat.const(new[0]) if len(new) == 1
+                                              else compat.tuple_([compat.const(i) for i in new])])
+        else:  # aligned when it runs, from the ranks then
+            others = [a for a in atoms if not (isinstance(a, gast.Name) and a.id in batched)
+                      and not (isinstance(a, gast.Constant) and self.atom_rank(a) == 0)]
+            temps = [self.names.temp() for _ in batched]
+            bdims = compat.tuple_([compat.const(0)] * len(batched) + [compat.const(None)] * len(others))
+            call = compat.call(compat.name(self.ns.helper(batching.aligned_operands)),
+                               [bdims] + [compat.name(n) for n in batched] + [compat.clone(a) for a in others])
+            index = compat.make("Slice", lower=None, upper=compat.const(len(batched)), step=None)
+            aligned = compat.make("Subscript", value=call, slice=index, ctx=gast.Load())
+            out.append(self.tag(compat.assign(temps, aligned), op))
+            replace = {n: compat.name(t) for n, t in zip(batched, temps)}
+        expr = _replaced(op.expr, replace)
+        state[op.targets[0]] = ARRAY
+        return out + [self.tag(compat.assign(op.targets[0], expr), op)]
+
+    def by_rule(self, op, rule, state):
+        bdims = compat.tuple_([compat.const(0 if state.get(getattr(a, "id", None)) else None) for a in op.args])
+        try:
+            inlined = self.module.inliner.inline_batch(rule, op, bdims, op.args, self.names, _Ranks(self, state))
+        except ValueError as exc:
+            raise self.refuse(op.node, f"{qualified_name(op.fn)}: {exc}") from None
+        if inlined is None:
+            name = self.ns.bind(rule, getattr(rule, "__name__", "batched"))
+            self.ns.pure.add(name)
+            code, expr = [], compat.call(compat.name(name), [bdims] + [compat.clone(a) for a in op.args],
+                                         {k: compat.clone(v) for k, v in op.kwargs.items()})
+        else:
+            code, expr = inlined
+        reason = self.unbatchable(expr)
+        if reason is not None:
+            raise self.refuse(op.node, f"{qualified_name(op.fn)}: {reason}", "Write it another way, or register a "
+                              f"batching rule with astgrad.defbatch({qualified_name(op.fn)}, rule).",
+                              NoRuleTransformError)
+        expr = _without_defaults(expr, rule, op)
+        self.infer(op)
+        state[op.targets[0]] = False if getattr(rule, "shared", False) else ARRAY
+        return [self.tag(s, op) for s in code] + [self.tag(compat.assign(op.targets[0], expr), op)]
+
+    def unbatchable(self, expr):
+        """The reason of ``unbatchable(reason)`` when ``expr`` is that call (the rule refused this case), else None."""
+        if isinstance(expr, gast.Call) and isinstance(expr.func, gast.Name) \
+                and self.ns.globals.get(expr.func.id) is batching.unbatchable:
+            return expr.args[0].value if expr.args and isinstance(expr.args[0], gast.Constant) else "cannot batch this"
+        return None
+
+    def broadcast(self, atom):
+        self.size_used = True
+        return compat.call(compat.name(self.ns.helper(batching.broadcast_batch)), [compat.clone(atom),
+                                                                                  compat.name(self.size)])
+
+    def tag(self, stmt, op):
+        setattr(stmt, ORIGIN, (self.source.filename, op.line, op.text, False))  # errors when it runs name the line
+        return stmt
+
+    # -- control flow -----------------------------------------------------------------
+
+    def spread(self, wanted, have) -> list:
+        """``y = broadcast_batch(y, n)`` for each name batched in ``wanted`` and bound unbatched in ``have``."""
+        out = []
+        for n in sorted(wanted):
+            if wanted[n] and have.get(n) is False:
+                out.append(compat.assign(n, self.broadcast(compat.name(n))))
+            elif wanted[n] and have.get(n) and have[n] != wanted[n]:
+                raise self.refuse(self.ctx.source.tree, f"{n} is an array with a batch axis on one path and a "
+                                  "list or tuple on another")
+        return out
+
+    def batch_if(self, s, state):
+        if state.get(s.test):
+            raise self.refuse(s.line, "this if's test has a batch axis: it may differ from example to example",
+                              "Compute both branches and choose with np.where(test, a, b).")
+        body_state, else_state = dict(state), dict(state)
+        body = self.sweep(s.body, body_state)
+        orelse = self.sweep(s.orelse, else_state)
+        joined = join(body_state, else_state)
+        body += self.spread(joined, body_state)
+        orelse += self.spread(joined, else_state)
+        state.clear()
+        state.update(joined)
+        return [compat.if_stmt(compat.name(s.test), body or [compat.make("Pass")], orelse)]
+
+    def batch_for(self, s, state):
+        if self.batched_reads(atom_names(s.iter), state):
+            raise self.refuse(s.line, "this for loop runs over a value with a batch axis: its items differ from "
+                              "example to example", "Loop over range(n) with an n every example shares.")
+        state[s.target] = False
+        return self.loop(s, state, lambda body: compat.for_stmt(s.target, compat.clone(s.iter), body))
+
+    def batch_while(self, s, state):
+        cond = self.sweep(s.cond, state)
+        if state.get(s.test):
+            raise self.refuse(s.line, "this while loop's test has a batch axis: each example may stop at its own "
+                              "trip", "Run a fixed number of trips every example shares.")
+        loop = self.loop(s, state, lambda body: compat.while_stmt(compat.name(s.test), body))
+        if state.get(s.test):  # the body made it batched
+            raise self.refuse(s.line, "this while loop's test has a batch axis: each example may stop at its own "
+                              "trip", "Run a fixed number of trips every example shares.")
+        return cond + loop
+
+    def loop(self, s, state, make):
+        """The loop's body swept with the state at its start iterated to a fixed point."""
+        before, entry = dict(state), dict(state)
+        module = self.module
+        while True:
+            names, marks, line = self.names.snapshot(), module.mark(), self.last_line
+            end = dict(entry)
+            self.loops.append((entry, []))
+            body = self.sweep(s.body, end)
+            _, breaks = self.loops.pop()
+            grown = join(entry, end, *breaks)
+            if grown == entry:
+                break
+            self.names.restore(names)
+            module.reset(marks)
+            self.last_line = line
+            entry = grown
+        body += self.spread(entry, end)
+        state.clear()
+        state.update(entry)
+        self.last_line = None
+        return self.spread(entry, before) + [make(body or [compat.make("Pass")])]
+
+    def batch_break(self, s, state):
+        entry, breaks = self.loops[-1]
+        breaks.append(dict(state))
+        return self.spread(entry, state) + [compat.make("Break")]
+
+    def batch_raw(self, s, state):
+        names = [n.id for n in gast.walk(s.stmt) if isinstance(n, gast.Name)]
+        batched = self.batched_reads(names, state)
+        if batched:
+            raise self.refuse(s.line, f"this statement reads {batched[0]}, which has a batch axis, and is kept as "
+                              "written, for one example", "Leave it out of the function vmap transforms.")
+        return [with_origin(s.stmt, self.source.filename, s.line, s.text)]
+
+
+def _draws(fn) -> bool:
+    """Whether ``fn`` is one of numpy's or Python's random draws (a function or a generator's method)."""
+    owner = getattr(fn, "__self__", None)
+    module = str(getattr(fn, "__module__", None) or getattr(type(owner), "__module__", "") or "")
+    return module.startswith(("numpy.random", "random")) or isinstance(owner, (np.random.Generator,
+                                                                             np.random.RandomState))
+
+
+def _basic(index) -> bool:
+    """A literal index of numbers, slices of numbers, ``None`` and ``...`` (``np.s_[1:3, 0]``): no array in it."""
+    if isinstance(index, gast.Subscript) and isinstance(index.value, gast.Attribute) and index.value.attr == "s_":
+        index = index.slice
+    parts = index.elts if isinstance(index, gast.Tuple) else [index]
+    for part in parts:
+        if isinstance(part, gast.Slice):
+            if not all(b is None or isinstance(b, gast.Constant) and type(b.value) is int or isinstance(
+                    b, gast.UnaryOp) and isinstance(b.operand, gast.Constant) for b in (part.lower, part.upper, part.step)):
+                return False
+        elif isinstance(part, gast.UnaryOp) and isinstance(part.operand, gast.Constant):
+            continue
+        elif not (isinstance(part, gast.Constant) and (type(part.value) is int or part.value is None
+                                                        or part.value is Ellipsis)):
+            return False
+    return True
+
+
+def join(*states) -> dict:
+    """The state after paths meet: batched where any path is, and only then as one kind."""
+    out: dict = {}
+    for state in states:
+        for name, s in state.items():
+            if s or name not in out:
+                out[name] = s if not out.get(name) else out[name]
+    return out
+
+
+def _replaced(expr, replace):
+    """A copy of ``expr`` with the names in ``replace`` (read, not called) replaced."""
+    expr = compat.clone(expr)
+    if not replace:
+        return expr
+
+    class Swap(gast.NodeTransformer):
+        def visit_Name(self, node):
+            if node.id in replace and isinstance(node.ctx, gast.Load):
+                return compat.clone(replace[node.id])
+            return node
+    return Swap().visit(expr)
+
+
+def _without_defaults(expr, rule, op):
+    """The rule's call with the keywords the user did not pass left out where they hold the rule's default."""
+    if not isinstance(expr, gast.Call):
+        return expr
+    try:
+        params = inspect.signature(rule).parameters
+    except (TypeError, ValueError):
+        return expr
+    expr.keywords = [k for k in expr.keywords if k.arg in op.kwargs or k.arg not in params
+                     or not isinstance(k.value, gast.Constant) or params[k.arg].default is inspect.Parameter.empty
+                     or k.value.value != params[k.arg].default or type(k.value.value) is not type(params[k.arg].default)]
+    return expr
+
+
+def batched_function(ctx, name, batched):
+    """``name(the parameters...)``: ``ctx``'s function for arguments ``batched`` with a batch axis first."""
+    size = ctx.names.fresh("batch_size")
+    batcher = Batcher(ctx.module, ctx, size)
+    state = {p: (ARRAY if p in batched else False) for p in ctx.params}
+    first = next(p for p in ctx.params if p in batched)
+    body = batcher.sweep(ctx.body, state)
+    ret = ctx.ret
+    value = compat.clone(ret)
+    if not (isinstance(ret, gast.Name) and state.get(ret.id)):
+        value = batcher.broadcast(ret)  # every example's value is the same: stacked all the same
+    body.append(compat.ret(value))
+    if batcher.size_used:  # read before anything rebinds the parameter
+        body.insert(0, compat.assign(size, compat.call(compat.name(ctx.ns.helper(len)), [compat.name(first)])))
+    ctx.primal, ctx.adjoint = body, []
+    ctx.returns_items = isinstance(ret, gast.Name) and state.get(ret.id) == ITEMS
+    args = arguments(ctx.source.tree, ctx.ns, ctx.fn)
+    return function_def(name, args, body)
+
+
+__all__ = ["batched_function", "Batcher"]
