@@ -12,7 +12,7 @@ import math
 
 from ...tape import check_device, empty, no_grad, rand
 from . import functional as F
-from .modules import Module
+from .module import Module
 from .parameter import Parameter
 
 __all__ = ["Conv1d", "Conv2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool2d"]

@@ -20,7 +20,7 @@ import numpy as np
 
 from ...tape import apply_op, bfloat16, check_device, empty, float32, is_tensor, no_grad, rand, stack, zeros
 from . import functional as F
-from .modules import Module
+from .module import Module
 from .parameter import Parameter
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
