@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import rules
 from ._graph import AccumulateGrad, invalid_gradient, shape_of
-from ._modes import _set_enabled, is_grad_enabled
+from ._modes import _state
 from ._record import apply_op
 from ._tensor import Tensor
 
@@ -32,20 +32,26 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, captur
     leaves in ``only`` when given); returns the captured gradients.
     """
     wrap = _wrap if create_graph else None
-    dependencies = _count_dependencies([node for node, _ in roots])
-    buffers: dict = {}
-    for (node, nr), g in zip(roots, grads):
-        if node is not None:
-            buffers[node] = g if node not in buffers else buffers[node] + g
+    if len(roots) == 1:  # backward() of one output: the common case
+        node = roots[0][0]
+        dependencies = _count_dependencies((node,))
+        buffers: dict = {} if node is None else {node: grads[0]}
+    else:
+        dependencies = _count_dependencies([node for node, _ in roots])
+        buffers = {}
+        for (node, nr), g in zip(roots, grads):
+            if node is not None:
+                buffers[node] = g if node not in buffers else buffers[node] + g
     # (-creation number, node): numbers are unique, so nodes themselves are never compared
-    ready = [(-node._seq, node) for node in buffers if dependencies.get(node, 0) == 0]
+    ready = [(-node._seq, node) for node in buffers if dependencies[node] == 0]
     heapq.heapify(ready)
     captured: dict = {}
     pending_leaves: list = []
     pending_retained: list = []
     visited: list = []
-    was_enabled = is_grad_enabled()
-    _set_enabled(create_graph)
+    state = _state
+    was_enabled = state.enabled  # is_grad_enabled(), then set_grad_enabled(create_graph), inlined
+    state.enabled = bool(create_graph)
     pop, push = heapq.heappop, heapq.heappush
     try:
         while ready:
@@ -83,7 +89,7 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, captur
                 if count == 0:
                     push(ready, (-child._seq, child))
     finally:
-        _set_enabled(was_enabled)
+        state.enabled = was_enabled
     if not retain_graph:
         for node in visited:
             node._release()

@@ -181,7 +181,8 @@ class FunctionNode(Node):
             return
         self._freed = True
         self._ans = None
-        self._meta()  # drops the recorded arrays
+        if not self._has_meta:
+            self._meta()  # drops the recorded arrays
         dropped = self._plan.dropped
         if not dropped:
             return

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .. import rules
-from ..rules import find, lookup, raw
+from ..rules import _registry, find, lookup, raw
 from . import _record
 from ._dual import tangent_of
 from ._kernels import kernel
@@ -253,9 +253,12 @@ def _apply_function(fn, args, kwargs):
         entry = _functions.get(fn)
     except TypeError:  # an unhashable callable
         entry = None
-    if entry is None or entry[0] != rules.generation():
+    if entry is None or entry[0] != _registry._generation:  # rules.generation(), inlined
         entry = _function_entry(fn)
     rule = entry[1]
+    if not kwargs and len(args) == 1 and type(args[0]) is Tensor and rule is not None and rule.vjp is not None:
+        name = entry[2]  # np.mean(t), np.linalg.norm(t): the common case, as below without the checks it skips
+        return apply_op(name[0] if isinstance(name, tuple) else name, fn, (args[0],), rule=rule, impl=entry[3])
     if rule is None and _requires_grad((*args, *kwargs.values())):
         lookup(fn)  # raises, naming the function and defvjp
     if rule is None or rule.vjp is None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..rules import lookup, raw
+from ..rules import _registry, lookup, raw
 from ._compat import quiet, restore
 from ._dtypes import default_float, result_dtype
 from ._graph import _node_classes, accumulation_node, node_class
@@ -276,13 +276,29 @@ def apply_op(name: str, fn, args, kwargs=None, slots=None, promote: bool = False
 def _attach(result, fn, rule, name, args, kwargs, slots, edges, out, raw_args, mask):
     """Give ``result`` its node, unless ``fn`` is declared non-differentiable; returns ``result``."""
     if rule is None:
-        rule = lookup(fn)
+        entry = _ufunc_rules.get(fn)
+        rule = entry[1] if entry is not None and entry[0] is _registry.version else _rule_of(fn)
     if rule.vjp is None:
         return result
     cls = _node_classes.get(name) or node_class(name)
     result._grad_fn = cls(rule, args, kwargs, slots, edges, out, result._version_counter, name, raw_args, mask)
     result._requires_grad = True
     return result
+
+
+#: (table version, rule) of each ufunc recorded: the operators name no rule, and ``lookup`` costs a
+#: failed attribute lookup per call; an entry holds while ``_registry.version`` is the one it saw
+_ufunc_rules: dict = {}
+
+
+def _rule_of(fn):
+    """``lookup(fn)``, remembered for a ufunc until the table changes."""
+    rule = lookup(fn)
+    if type(fn) is _UFUNC:
+        if len(_ufunc_rules) > 1024:
+            _ufunc_rules.clear()
+        _ufunc_rules[fn] = (_registry.version, rule)
+    return rule
 
 
 def _reraise(error, raw_args):
