@@ -1,6 +1,6 @@
 """Derivative rules for more joining, splitting and axis moves.
 
-``np.append``, ``np.column_stack``, ``np.hsplit``/``vsplit``/``dsplit``,
+``np.append``, ``np.column_stack``, ``np.dstack``, ``np.hsplit``/``vsplit``/``dsplit``,
 ``np.atleast_3d`` and ``np.rollaxis`` only move elements, so each gradient
 moves the incoming one back, as the rules in ``shapes`` do; each forward
 rule moves the tangent forward with the function itself.
@@ -52,6 +52,13 @@ def atleast_3d(g, ans, ary):
     return np.reshape(g, np.shape(ary))
 
 
+
+@defvjp(np.dstack)
+def dstack(g, ans, tup):
+    depths = [np.shape(np.atleast_3d(x))[2] for x in tup]
+    pieces = split_at(g, np.cumsum(depths)[:-1], 2)
+    return [np.reshape(piece, np.shape(x)) for piece, x in zip(pieces, tup)]
+
 def _rolled_axes(ndim, axis, start):
     """The permutation ``np.rollaxis(a, axis, start)`` applies, as numpy computes it."""
     axis = axis % ndim
@@ -83,6 +90,11 @@ defjvp(np.append, append_jvp_arr, append_jvp_values)
 def column_stack_jvp(t, ans, tup):
     return np.column_stack(t)
 
+
+
+@defjvp(np.dstack)
+def dstack_jvp(t, ans, tup):
+    return np.dstack(t)
 
 @defjvp(np.hsplit)
 def hsplit_jvp(t, ans, ary, indices_or_sections):

@@ -248,6 +248,11 @@ def _embed_diagonal(g, shape, k):
     return scatter(g, shape, (rows, rows + k))
 
 
+
+@defvjp(np.diagflat)
+def diagflat(g, ans, v, k=0):
+    return np.reshape(np.diagonal(g, k), np.shape(v))
+
 @defvjp(np.diagonal)
 def diagonal(g, ans, a, offset=0, axis1=0, axis2=1):
     moved_shape = tuple(n for i, n in enumerate(np.shape(a)) if i not in (axis1 % np.ndim(a), axis2 % np.ndim(a)))
@@ -448,6 +453,11 @@ def diag_jvp(t, ans, v, k=0):
 def diagonal_jvp(t, ans, a, offset=0, axis1=0, axis2=1):
     return np.diagonal(t, offset, axis1, axis2)
 
+
+
+@defjvp(np.diagflat)
+def diagflat_jvp(t, ans, v, k=0):
+    return np.diagflat(t, k)
 
 @defjvp(np.triu)
 def triu_jvp(t, ans, m, k=0):
