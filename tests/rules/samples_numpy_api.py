@@ -5,12 +5,14 @@ API people use).
 are differentiated (its ``fweights`` are integer counts and constants); the
 edge samples pin the conventions docs/rules.md writes down: NaNs get 0, a
 zero in a NaN product is exact, a zero norm gets the zero subgradient and
-``fmod`` at a jump has the slopes of the branch numpy took.
+``fmod``, ``divmod``, ``modf`` and ``frexp`` at a jump have the slopes of the branch numpy took.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from astgrad import rules
 
 from .samples import Arg, Case, const, fixed, normal, positive, spaced
 from .samples_signals import parts, with_nan
@@ -23,6 +25,20 @@ def between(lo, hi, *shape):
 def away_from_multiples(*shape):
     """Dividends well inside one period of a divisor in (0.8, 1.2), either sign: no jump of fmod nearby."""
     return Arg(lambda rng: (rng.integers(0, 3, shape) + rng.uniform(0.3, 0.6, shape)) * rng.choice([-1.0, 1.0], shape))
+
+
+def away_from_powers_of_two(*shape):
+    """Numbers of either sign well inside an octave: no jump of frexp's mantissa nearby."""
+    return Arg(lambda rng: 2.0 ** (rng.integers(-2, 3, shape) + rng.uniform(0.15, 0.85, shape))
+               * rng.choice([-1.0, 1.0], shape))
+
+
+def block_two_by_two(a, b, c, d):
+    return np.block([[a, b], [c, d]])
+
+
+def block_promoted(a, b, c):
+    return np.block([[[a], [b]], [[c], [b]]])  # depth 3: each array promoted to 3-D
 
 
 def ihfft_parts(a):
@@ -81,6 +97,10 @@ def numpy_api_cases():
         Case(np.geomspace, [positive(), positive()], {"num": 6}),
         Case(np.geomspace, [between(-2.0, -0.5, 2), between(-3.0, -1.0, 2)], {"num": 4, "endpoint": False, "axis": -1},
              name="negative_axis"),
+        Case(np.block, [Arg([normal(3), normal(2), normal()])]),
+        Case(np.block, [normal(2, 2), normal(2, 3), normal(3, 4), normal(3, 1)], call=block_two_by_two,
+             name="two_by_two"),
+        Case(np.block, [normal(3), normal(2, 3), normal(3)], call=block_promoted, name="promoted"),
         Case(np.dstack, [Arg([normal(4), normal(1, 4), normal(1, 4, 2)])]),
         Case(np.diagflat, [normal(2, 2)]), Case(np.diagflat, [normal(3)], {"k": -1}, name="below"),
         Case(np.ediff1d, [normal(2, 3)]),
@@ -97,6 +117,15 @@ def numpy_api_cases():
                                                name="odd_ortho"),
         Case(np.fft.ihfft, [normal(7)], call=ihfft_parts),
         Case(np.fft.ihfft, [normal(5)], call=ihfft_ortho_parts, name="padded_ortho"),
+        Case(np.divmod, [away_from_multiples(2, 3), between(0.8, 1.2, 2, 3)]),
+        Case(np.divmod, [away_from_multiples(4, 3), between(-1.2, -0.8, 3)], name="bcast_negative"),
+        Case(np.modf, [away_from_multiples(3, 4)]), Case(rules.two_outputs.modf_fraction, [away_from_multiples(5)]),
+        Case(np.frexp, [away_from_powers_of_two(3, 4)]),
+        Case(rules.two_outputs.frexp_mantissa, [away_from_powers_of_two(5)]),
+        Case(np.broadcast_arrays, [normal(3, 1), normal(4)]),
+        Case(np.broadcast_arrays, [normal(2, 3), normal(), normal(3)], name="three"),
+        *([Case(np.unstack, [normal(3, 4)]), Case(np.unstack, [normal(2, 3, 2)], {"axis": 1}, name="axis1")]
+          if hasattr(np, "unstack") else []),
     ]
 
 
@@ -112,6 +141,9 @@ def numpy_api_edges():
         Case(np.linalg.matrix_norm, [fixed([[0.0, 0.0], [0.0, 0.0]])], name="zero_fro", expected=[[[0.0, 0.0]] * 2]),
         # at x = 2 y fmod jumps from y to 0 (x > 0): numpy's quotient there is 2, so y gets -2
         Case(np.fmod, [fixed([2.0, -3.0]), fixed([1.0, 1.5])], name="jump", expected=[[1.0, 1.0], [-2.0, 2.0]]),
+        Case(np.divmod, [fixed([2.0, -3.0]), fixed([1.0, 1.5])], name="jump", expected=[[1.0, 1.0], [-2.0, 2.0]]),
+        Case(np.modf, [fixed([2.0, -1.0])], name="whole", expected=[[1.0, 1.0]]),
+        Case(np.frexp, [fixed([1.0, -4.0])], name="power_of_two", expected=[[0.5, 0.125]]),
         Case(np.vander, [fixed([0.0, 1.5])], name="zero"),
         Case(np.polyval, [fixed([1.0, -2.0, 0.5]), fixed([0.0, 1.0])], name="zero"),
     ]

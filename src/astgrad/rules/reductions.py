@@ -212,14 +212,12 @@ def _without_initial(g, include_initial, axis):
     return split_at(g, [1], 0 if axis is None else axis)[1] if include_initial else g
 
 
-@defvjp(np.cumulative_sum)
 def cumulative_sum(g, ans, x, axis=None, dtype=None, include_initial=False):
     if dtype is not None and integral(ans.dtype):
         return np.zeros(np.shape(x))
     return cumsum(_without_initial(g, include_initial, axis), ans, x, 0 if axis is None else axis)
 
 
-@defvjp(np.cumulative_prod)
 def cumulative_prod(g, ans, x, axis=None, dtype=None, include_initial=False):
     if dtype is not None and integral(ans.dtype):
         return np.zeros(np.shape(x))
@@ -434,14 +432,12 @@ def _with_initial(t, include_initial, axis):
     return np.concatenate([np.zeros(first, np.result_type(t)), t], axis=axis)
 
 
-@defjvp(np.cumulative_sum)
 def cumulative_sum_jvp(t, ans, x, axis=None, dtype=None, include_initial=False):
     if dtype is not None and integral(ans.dtype):
         return np.zeros(np.shape(ans))
     return np.cumulative_sum(t, axis=axis, include_initial=include_initial)
 
 
-@defjvp(np.cumulative_prod)
 def cumulative_prod_jvp(t, ans, x, axis=None, dtype=None, include_initial=False):
     if dtype is not None and integral(ans.dtype):
         return np.zeros(np.shape(ans))
@@ -466,3 +462,10 @@ def ediff1d_jvp_to_begin(t, ans, ary, to_end=None, to_begin=None):
 
 
 defjvp(np.ediff1d, ediff1d_jvp_ary, ediff1d_jvp_to_end, ediff1d_jvp_to_begin)
+
+
+if hasattr(np, "cumulative_sum"):  # numpy 2.1 on
+    defvjp(np.cumulative_sum, cumulative_sum)
+    defjvp(np.cumulative_sum, cumulative_sum_jvp)
+    defvjp(np.cumulative_prod, cumulative_prod)
+    defjvp(np.cumulative_prod, cumulative_prod_jvp)
