@@ -254,7 +254,10 @@ class NumpyProtocol:
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if method != "__call__" or "out" in kwargs:
             return NotImplemented
-        if ufunc in _TWO_OUTPUTS and not kwargs:
+        if ufunc in _TWO_OUTPUTS:
+            if kwargs:  # the recorded outputs are numpy's defaults: a dtype or where= would change them unseen
+                raise TypeError(f"astgrad: numpy.{ufunc.__name__} on a Tensor takes no keyword arguments "
+                                f"({', '.join(kwargs)}); call it with the inputs alone")
             return _TWO_OUTPUTS[ufunc](*inputs)
         rule = find(ufunc)
         if rule is None and _requires_grad(inputs):
