@@ -27,62 +27,25 @@ NAMESPACES = ("numpy", "numpy.linalg", "numpy.fft")
 #: why astgrad has no rule yet for a function JAX differentiates
 REASONS = {
     # compositions of entries the table has: each a short rule, not written yet
-    "numpy.block": "not written yet: a nest of concatenate calls (in the table)",
-    "numpy.broadcast_arrays": "not written yet: broadcast_to of each argument (in the table), a tuple of outputs",
-    "numpy.dstack": "not written yet: concatenate along axis 2 after atleast_3d (both joins are in the table)",
-    "numpy.unstack": "not written yet: the slices of one axis, like split (in the table)",
-    "numpy.diagflat": "not written yet: diag of the flattened input (in the table)",
-    "numpy.ediff1d": "not written yet: diff of the flattened input with to_begin/to_end (diff is in the table)",
     "numpy.extract": "not written yet: the flattened input read through a mask, as getitem (in the table)",
     "numpy.trim_zeros": "not written yet: a slice of the input whose bounds do not move with it",
     "numpy.unravel_index": "numpy takes integer indices only (JAX's version also takes floats)",
     "numpy.ix_": "its outputs are its inputs reshaped, as indices; numpy uses them to index, never to compute",
-    "numpy.linalg.diagonal": "not written yet: diagonal over the last two axes (numpy.diagonal is in the table)",
-    "numpy.linalg.trace": "not written yet: trace over the last two axes (numpy.trace, over the first two, is in "
-                          "the table)",
-    "numpy.linalg.cross": "not written yet: numpy.cross's rule (in the table) along the last axis",
-    "numpy.linalg.vector_norm": "not written yet: numpy.linalg.norm's vector rules (in the table)",
-    "numpy.linalg.matrix_norm": "not written yet: numpy.linalg.norm's matrix rules (in the table)",
     "numpy.matvec": "not written yet: matmul of a matrix and a vector (in the table), batched",
     "numpy.vecmat": "not written yet: matmul of a conjugated vector and a matrix, batched",
-    "numpy.cumulative_sum": "not written yet: cumsum (in the table) with include_initial",
-    "numpy.cumulative_prod": "not written yet: cumprod (in the table) with include_initial",
-    # the nan reductions: the rule of the plain reduction, NaNs given 0
-    "numpy.nanprod": "not written yet: prod's rule (exact at zeros) with NaNs read as 1 and given 0",
-    "numpy.nanstd": "not written yet: std's rule over the values that are not NaN",
-    "numpy.nanvar": "not written yet: var's rule over the values that are not NaN",
-    "numpy.nancumsum": "not written yet: cumsum's rule with NaNs read as 0 and given 0",
-    "numpy.nancumprod": "not written yet: cumprod's rule with NaNs read as 1 and given 0",
-    # statistics, grids, polynomials
-    "numpy.cov": "not written yet: centred products over the observations (ddof, bias, weights and aweights)",
-    "numpy.corrcoef": "not written yet: cov divided by the outer product of its diagonal's square roots",
-    "numpy.geomspace": "not written yet: the exponential of a linspace (in the table) of the ends' logs",
-    "numpy.logspace": "not written yet: base ** linspace (both in the table)",
+    # statistics, polynomials
     "numpy.histogram_bin_edges": "not written yet: the edges min + (max - min) k / n of numpy.histogram's rule",
     "numpy.histogramdd": "not written yet: numpy.histogram's rule (linear in the weights, edges from the range) "
                          "per dimension",
-    "numpy.vander": "not written yet: powers of the input, column by column",
     "numpy.poly": "not written yet: the coefficients of the product of (x - root), polymul repeated",
-    "numpy.polyadd": "not written yet: a sum of zero-padded coefficient vectors",
-    "numpy.polysub": "not written yet: a difference of zero-padded coefficient vectors",
-    "numpy.polymul": "not written yet: np.convolve of the coefficients (in the table)",
     "numpy.polydiv": "not written yet: a deconvolution (quotient and remainder), bilinear after a division",
-    "numpy.polyder": "not written yet: coefficients times their powers, linear",
-    "numpy.polyint": "not written yet: coefficients over their powers, linear, plus the constants k",
-    "numpy.polyval": "not written yet: Horner's scheme, in the coefficients and in x",
     "numpy.roots": "not written yet: eigenvalues of the companion matrix (eigvals is in the table); a repeated root "
                    "has no derivative",
     # elementwise
-    "numpy.fmod": "not written yet: the remainder's rule (in the table) with the sign of the dividend",
-    "numpy.divmod": "not written yet: two outputs, the quotient piecewise constant and the remainder as remainder's",
-    "numpy.modf": "not written yet: two outputs, the fractional part with slope 1 and the integral part constant",
-    "numpy.frexp": "not written yet: the mantissa x / 2 ** e with e piecewise constant; the exponent is an integer",
     "numpy.i0": "not written yet: its derivative is i1 (scipy.special.i0 has the rule)",
     "numpy.unwrap": "not written yet: the input plus piecewise constant multiples of the period, gradient 1",
     "numpy.linalg.cond": "not written yet: a ratio of singular values (svd is in the table), or norms of a and its "
                          "inverse for other orders",
-    "numpy.fft.hfft": "not written yet: irfft of the conjugate, scaled (the rules of irfft carry over)",
-    "numpy.fft.ihfft": "not written yet: the conjugate of rfft, scaled (the rules of rfft carry over)",
 }
 
 START = "<!-- jax-coverage: generated by benchmarks/jax_coverage.py; do not edit by hand -->"

@@ -75,14 +75,24 @@ def value(x):
     return x
 
 
+def _holds_dual(x) -> bool:
+    return isinstance(x, Dual) or (isinstance(x, (list, tuple)) and any(_holds_dual(item) for item in x))
+
+
+def _zeros(x):
+    """A zero tangent of the structure of ``x`` (nested lists stay lists, as ``np.block`` reads them)."""
+    if isinstance(x, (list, tuple)):
+        return [_zeros(item) for item in x]
+    return None if x is None else np.zeros_like(x)  # None: a generated gradient's item that got none
+
+
 def tangent(x):
     """The tangent of ``x``: ``None`` without one; a list of tangents (zeros for the rest, None for None) for a list
-    holding Duals."""
+    holding Duals, nested as the list is (``np.block``)."""
     if isinstance(x, Dual):
         return x.tangent
-    if isinstance(x, (list, tuple)) and any(isinstance(item, Dual) for item in x):
-        return [item.tangent if isinstance(item, Dual) else None if item is None else np.zeros_like(item)
-                for item in x]  # None: a generated gradient's item that got none
+    if isinstance(x, (list, tuple)) and _holds_dual(x):
+        return [tangent(item) if _holds_dual(item) else _zeros(item) for item in x]
     return None
 
 

@@ -767,6 +767,11 @@ from .samples_signals import breadth_cases, breadth_edges  # noqa: E402  (they u
 
 CASES += breadth_cases()
 EDGES += breadth_edges()
+
+from .samples_numpy_api import numpy_api_cases, numpy_api_edges  # noqa: E402
+
+CASES += numpy_api_cases()
+EDGES += numpy_api_edges()
 try:
     import scipy  # noqa: F401
 except ImportError:

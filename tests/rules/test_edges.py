@@ -153,7 +153,7 @@ def test_maximum_splits_ties_evenly(engine):
 
 
 def fft_energy(x):
-    return np.sum(np.abs(np.fft.hfft(x)))
+    return np.sum(np.abs(np.unwrap(x)))
 
 
 def test_unknown_numpy_callable_names_itself_and_defvjp_in_both_engines():
@@ -162,4 +162,4 @@ def test_unknown_numpy_callable_names_itself_and_defvjp_in_both_engines():
     with pytest.raises(astgrad.NoRuleError) as taped_error:
         fft_energy(astgrad.ones(4, requires_grad=True))
     for message in (str(generated_error.value), str(taped_error.value)):
-        assert "numpy.fft.hfft" in message and "defvjp" in message
+        assert "numpy.unwrap" in message and "defvjp" in message

@@ -54,7 +54,7 @@ def test_usage_tells_values_from_metadata():
 
 def test_unknown_callable_names_itself_and_the_fix():
     with pytest.raises(rules.NoRuleError) as caught:
-        rules.lookup(np.fft.hfft)
+        rules.lookup(np.linalg.cond)
     message = str(caught.value)
-    assert "numpy.fft.hfft" in message and "astgrad.defvjp(numpy.fft.hfft, rule)" in message
+    assert "numpy.linalg.cond" in message and "astgrad.defvjp(numpy.linalg.cond, rule)" in message
     assert "defnondiff" in message

@@ -293,6 +293,17 @@ def remainder(g, ans, x, y):
     return g, -g * np.floor_divide(x, y)
 
 
+
+def fmod_quotient(x, y, ans):
+    """The whole number of ``y`` that ``np.fmod`` took away from ``x`` (rounded toward zero), read off its result."""
+    return np.rint((x - ans) / y)
+
+
+@defvjp(np.fmod)
+def fmod(g, ans, x, y):
+    # between jumps fmod is x - q y with q constant; at a jump (x a multiple of y) the slopes of the branch numpy took
+    return g, -g * fmod_quotient(x, y, ans)
+
 @defvjp(np.arctan2)
 def arctan2(g, ans, y, x):
     return g * x / (x * x + y * y), -g * y / (x * x + y * y)
@@ -391,6 +402,10 @@ def remainder_jvp_y(t, ans, x, y):
     return -t * np.floor_divide(x, y)
 
 
+
+def fmod_jvp_y(t, ans, x, y):
+    return -t * fmod_quotient(x, y, ans)
+
 def arctan2_jvp_y(t, ans, y, x):
     return t * x / (x * x + y * y)
 
@@ -435,6 +450,7 @@ defjvp(np.fmax, fmax_jvp_x, fmax_jvp_y)
 defjvp(np.fmin, fmin_jvp_x, fmin_jvp_y)
 defjvp(np.copysign, copysign_jvp, None)
 defjvp(np.remainder, add_jvp, remainder_jvp_y)
+defjvp(np.fmod, add_jvp, fmod_jvp_y)
 defjvp(np.arctan2, arctan2_jvp_y, arctan2_jvp_x)
 defjvp(np.hypot, hypot_jvp_x, hypot_jvp_y)
 defjvp(np.logaddexp, logaddexp_jvp_x, logaddexp_jvp_y)

@@ -151,6 +151,18 @@ def irfft2(g, ans, a, s=None, axes=(-2, -1), norm=None, out=None):
     return irfft_gradient(g, ans, a, transform_axes(a, s, axes, (-2, -1)), norm)
 
 
+@defvjp(np.fft.hfft)
+def hfft(g, ans, a, n=None, axis=-1, norm=None, out=None):
+    """``irfft(conj(a))`` with the opposite norm: irfft's gradient, conjugated back."""
+    return real_for(np.conj(irfft_gradient(g, ans, np.conj(a), [axis % np.ndim(a)], OPPOSITE_NORM[norm])), a)
+
+
+@defvjp(np.fft.ihfft)
+def ihfft(g, ans, a, n=None, axis=-1, norm=None, out=None):
+    """``conj(rfft(a))`` with the opposite norm: rfft's gradient of the conjugated ``g``."""
+    return rfft(np.conj(g), np.conj(ans), a, n, axis, OPPOSITE_NORM[norm])
+
+
 # ---------------------------------------------------------------- shifts: permutations
 
 
@@ -237,3 +249,13 @@ def fftshift_jvp(t, ans, x, axes=None):
 @defjvp(np.fft.ifftshift)
 def ifftshift_jvp(t, ans, x, axes=None):
     return np.fft.ifftshift(t, axes)
+
+
+@defjvp(np.fft.hfft)
+def hfft_jvp(t, ans, a, n=None, axis=-1, norm=None, out=None):
+    return np.fft.hfft(t, n, axis, norm)  # real-linear in a: irfft of conj(t)
+
+
+@defjvp(np.fft.ihfft)
+def ihfft_jvp(t, ans, a, n=None, axis=-1, norm=None, out=None):
+    return np.fft.ihfft(t, n, axis, norm)

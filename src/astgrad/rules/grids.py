@@ -212,3 +212,79 @@ def trapezoid_jvp_dx(t, ans, y, x=None, dx=1.0, axis=-1):
 
 
 defjvp(np.trapezoid, trapezoid_jvp_y, trapezoid_jvp_x, trapezoid_jvp_dx)
+
+
+# ---------------------------------------------------------------- logspace, geomspace: exponentials of a linspace
+
+
+def _fractions(ans, num, endpoint, axis):
+    """How far along from start to stop each point of a ``num``-point grid is, laid along ``axis`` of ``ans``."""
+    layout = [1] * np.ndim(ans)
+    layout[axis] = -1
+    return np.reshape(np.linspace(0.0, 1.0, num, endpoint=endpoint), layout)
+
+
+def _along(t, ans, axis):
+    """A start's or stop's tangent as it enters every point of the grid ``ans``."""
+    return np.expand_dims(t * np.ones(np.delete(np.shape(ans), axis % np.ndim(ans))), axis)
+
+
+def _real_ends(name, *values):
+    if any(np.iscomplexobj(v) for v in values):
+        raise ValueError(f"astgrad: no gradient for numpy.{name} of complex numbers; write the exponential of a "
+                         f"numpy.linspace yourself")
+
+
+def _scalar_base(base):
+    if np.ndim(base):
+        raise ValueError("astgrad: no gradient for numpy.logspace with an array base; write "
+                         "base ** np.linspace(start, stop, num, axis=axis) with base shaped to broadcast")
+
+
+@defvjp(np.logspace)
+def logspace(g, ans, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    _real_ends("logspace", start, stop, base)
+    _scalar_base(base)
+    if dtype is not None and integral(ans.dtype):
+        g = np.zeros(np.shape(g))
+    s = _fractions(ans, num, endpoint, axis)
+    moved = g * ans * np.log(base)  # the slope of base ** u in u
+    exponents = np.linspace(start, stop, num, endpoint, axis=axis)
+    return (np.sum(moved * (1 - s), axis=axis), np.sum(moved * s, axis=axis), None, None,
+            np.sum(g * ans * exponents) / base)
+
+
+def logspace_jvp_start(t, ans, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    return ans * np.log(base) * (1 - _fractions(ans, num, endpoint, axis)) * _along(t, ans, axis)
+
+
+def logspace_jvp_stop(t, ans, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    return ans * np.log(base) * _fractions(ans, num, endpoint, axis) * _along(t, ans, axis)
+
+
+def logspace_jvp_base(t, ans, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    return ans * np.linspace(start, stop, num, endpoint, axis=axis) * t / base
+
+
+defjvp(np.logspace, logspace_jvp_start, logspace_jvp_stop, None, None, logspace_jvp_base)
+
+
+@defvjp(np.geomspace)
+def geomspace(g, ans, start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    """``start (stop / start) ** s``: the slope in ``start`` is ``ans (1 - s) / start``, in ``stop`` ``ans s / stop``."""
+    _real_ends("geomspace", start, stop)
+    if dtype is not None and integral(ans.dtype):
+        g = np.zeros(np.shape(g))
+    s = _fractions(ans, num, endpoint, axis)
+    return np.sum(g * ans * (1 - s), axis=axis) / start, np.sum(g * ans * s, axis=axis) / stop
+
+
+def geomspace_jvp_start(t, ans, start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    return ans * (1 - _fractions(ans, num, endpoint, axis)) * _along(t / start, ans, axis)
+
+
+def geomspace_jvp_stop(t, ans, start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    return ans * _fractions(ans, num, endpoint, axis) * _along(t / stop, ans, axis)
+
+
+defjvp(np.geomspace, geomspace_jvp_start, geomspace_jvp_stop)

@@ -1,6 +1,6 @@
 """Derivative rules for more joining, splitting and axis moves.
 
-``np.append``, ``np.column_stack``, ``np.hsplit``/``vsplit``/``dsplit``,
+``np.append``, ``np.column_stack``, ``np.dstack``, ``np.hsplit``/``vsplit``/``dsplit``,
 ``np.atleast_3d`` and ``np.rollaxis`` only move elements, so each gradient
 moves the incoming one back, as the rules in ``shapes`` do; each forward
 rule moves the tangent forward with the function itself.
@@ -52,6 +52,48 @@ def atleast_3d(g, ans, ary):
     return np.reshape(g, np.shape(ary))
 
 
+
+@defvjp(np.dstack)
+def dstack(g, ans, tup):
+    depths = [np.shape(np.atleast_3d(x))[2] for x in tup]
+    pieces = split_at(g, np.cumsum(depths)[:-1], 2)
+    return [np.reshape(piece, np.shape(x)) for piece, x in zip(pieces, tup)]
+
+
+def block_depth(arrays):
+    return 1 + block_depth(arrays[0]) if isinstance(arrays, list) else 0
+
+
+def block_ndim(arrays):
+    return max(block_ndim(a) for a in arrays) if isinstance(arrays, list) else np.ndim(arrays)
+
+
+def _block_pieces(g, arrays, ndim, depth):
+    """``np.block``'s gradient: ``g`` cut as the nested lists joined it (innermost along the last axis)."""
+    if not isinstance(arrays, list):
+        return np.reshape(g, np.shape(arrays))
+    axis = ndim - depth
+    sizes = [_block_extent(a, ndim, axis) for a in arrays]
+    parts = split_at(g, np.cumsum(sizes)[:-1], axis)
+    return [_block_pieces(part, a, ndim, depth - 1) for part, a in zip(parts, arrays)]
+
+
+def _block_extent(arrays, ndim, axis):
+    """How far one entry of ``np.block``'s nested lists reaches along ``axis`` of the result."""
+    if isinstance(arrays, list):
+        inner_axis = ndim - block_depth(arrays)
+        if inner_axis == axis:
+            return sum(_block_extent(a, ndim, axis) for a in arrays)
+        return _block_extent(arrays[0], ndim, axis)
+    shape = (1,) * (ndim - np.ndim(arrays)) + np.shape(arrays)
+    return shape[axis]
+
+
+@defvjp(np.block)
+def block(g, ans, arrays):
+    depth = block_depth(arrays)
+    return _block_pieces(g, arrays, max(depth, block_ndim(arrays)), depth)
+
 def _rolled_axes(ndim, axis, start):
     """The permutation ``np.rollaxis(a, axis, start)`` applies, as numpy computes it."""
     axis = axis % ndim
@@ -83,6 +125,16 @@ defjvp(np.append, append_jvp_arr, append_jvp_values)
 def column_stack_jvp(t, ans, tup):
     return np.column_stack(t)
 
+
+
+@defjvp(np.block)
+def block_jvp(t, ans, arrays):
+    return np.block(t)
+
+
+@defjvp(np.dstack)
+def dstack_jvp(t, ans, tup):
+    return np.dstack(t)
 
 @defjvp(np.hsplit)
 def hsplit_jvp(t, ans, ary, indices_or_sections):

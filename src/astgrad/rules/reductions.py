@@ -164,6 +164,79 @@ def diff(g, ans, a, n=1, axis=-1, *, prepend=None, append=None):
     return split_at(g, [before, before + np.shape(a)[axis]], axis)[1]
 
 
+@defvjp(np.nanvar)
+def nanvar(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    """var's rule over the values that are not NaN; a NaN gets 0."""
+    if dtype is not None and integral(ans.dtype):
+        return np.zeros(a.shape)
+    present = ~np.isnan(a)
+    centered = np.where(present, a - np.nanmean(a, axis=axis, keepdims=True), 0)
+    count = np.sum(present, axis=axis, keepdims=True) - ddof
+    return expand_reduced(np.real(g), a.shape, axis, keepdims) * 2 * np.conj(centered) / count
+
+
+@defvjp(np.nanstd)
+def nanstd(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    """std's rule over the values that are not NaN: 0 where they are all equal, as std's."""
+    if dtype is not None and integral(ans.dtype):
+        return np.zeros(a.shape)
+    spread = expand_reduced(ans, a.shape, axis, keepdims)
+    scaled = nanvar(g, ans, a, axis, None, None, ddof, keepdims) / (2 * np.where(spread == 0, 1, spread))
+    return np.where(spread == 0, 0, scaled)
+
+
+@defvjp(np.nanprod)
+def nanprod(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
+    """prod's rule (exact at zeros) with NaNs read as 1; a NaN gets 0."""
+    if dtype is not None and integral(ans.dtype):
+        return np.zeros(a.shape)
+    return np.where(np.isnan(a), 0, prod(g, ans, np.where(np.isnan(a), 1, a), axis, None, None, keepdims))
+
+
+@defvjp(np.nancumsum)
+def nancumsum(g, ans, a, axis=None, dtype=None, out=None):
+    if dtype is not None and integral(ans.dtype):
+        return np.zeros(a.shape)
+    return np.where(np.isnan(a), 0, cumsum(g, ans, a, axis))
+
+
+@defvjp(np.nancumprod)
+def nancumprod(g, ans, a, axis=None, dtype=None, out=None):
+    if dtype is not None and integral(ans.dtype):
+        return np.zeros(a.shape)
+    return np.where(np.isnan(a), 0, cumprod(g, ans, np.where(np.isnan(a), 1, a), axis))
+
+
+def _without_initial(g, include_initial, axis):
+    """The part of a cumulative_* output past its initial slice (all of it without ``include_initial``)."""
+    return split_at(g, [1], 0 if axis is None else axis)[1] if include_initial else g
+
+
+def cumulative_sum(g, ans, x, axis=None, dtype=None, include_initial=False):
+    if dtype is not None and integral(ans.dtype):
+        return np.zeros(np.shape(x))
+    return cumsum(_without_initial(g, include_initial, axis), ans, x, 0 if axis is None else axis)
+
+
+def cumulative_prod(g, ans, x, axis=None, dtype=None, include_initial=False):
+    if dtype is not None and integral(ans.dtype):
+        return np.zeros(np.shape(x))
+    axis = 0 if axis is None else axis
+    return cumprod(_without_initial(g, include_initial, axis), _without_initial(ans, include_initial, axis), x, axis)
+
+
+@defvjp(np.ediff1d)
+def ediff1d(g, ans, ary, to_end=None, to_begin=None):
+    """``to_begin``, the differences of the flattened ``ary``, ``to_end``: each gets its part of ``g``."""
+    before = 0 if to_begin is None else np.size(to_begin)
+    inner = np.size(ary) - 1 if np.size(ary) else 0
+    g_inner = g[before:before + inner]
+    g_ary = -np.diff(np.pad(g_inner, (1, 1))) if np.size(ary) else np.zeros(0)
+    g_end = None if to_end is None else np.reshape(g[before + inner:], np.shape(to_end))
+    g_begin = None if to_begin is None else np.reshape(g[:before], np.shape(to_begin))
+    return np.reshape(g_ary, np.shape(ary)), g_end, g_begin
+
+
 @defvjp(np.linalg.norm)
 def norm(g, ans, x, ord=None, axis=None, keepdims=False):
     matrix_norm = isinstance(axis, tuple) or (axis is None and np.ndim(x) == 2 and ord is not None)
@@ -308,3 +381,91 @@ def norm_jvp(t, ans, x, ord=None, axis=None, keepdims=False):
     if matrix_norm and ord not in (None, "fro"):
         return matrix_norm_jvp(t, ans, x, ord, axis, keepdims)
     return vector_norm_jvp(t, ans, x, 2 if ord in (None, "fro") else ord, axis, keepdims)
+
+
+@defjvp(np.nanvar)
+def nanvar_jvp(t, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    if dtype is not None and integral(ans.dtype):
+        return np.zeros(np.shape(ans))
+    present = ~np.isnan(a)
+    centered = np.where(present, a - np.nanmean(a, axis=axis, keepdims=True), 0)
+    moved = np.real(np.sum(np.conj(centered) * np.where(present, t, 0), axis=axis, keepdims=keepdims))
+    return 2 * moved / (np.sum(present, axis=axis, keepdims=keepdims) - ddof)
+
+
+@defjvp(np.nanstd)
+def nanstd_jvp(t, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    if dtype is not None and integral(ans.dtype):
+        return np.zeros(np.shape(ans))
+    moved = nanvar_jvp(t, ans, a, axis, None, None, ddof, keepdims) / 2
+    return np.where(ans == 0, 0, moved / np.where(ans == 0, 1, ans))  # 0 at equal values, as the reverse rule
+
+
+@defjvp(np.nanprod)
+def nanprod_jvp(t, ans, a, axis=None, dtype=None, out=None, keepdims=False):
+    if dtype is not None and integral(ans.dtype):
+        return np.zeros(np.shape(ans))
+    filled = np.where(np.isnan(a), 1, a)
+    return np.sum(np.where(np.isnan(a), 0, t) * product_of_others(filled, axis), axis=axis, keepdims=keepdims)
+
+
+@defjvp(np.nancumsum)
+def nancumsum_jvp(t, ans, a, axis=None, dtype=None, out=None):
+    if dtype is not None and integral(ans.dtype):
+        return np.zeros(np.shape(ans))
+    return np.cumsum(np.where(np.isnan(a), 0, t), axis=axis)
+
+
+@defjvp(np.nancumprod)
+def nancumprod_jvp(t, ans, a, axis=None, dtype=None, out=None):
+    if dtype is not None and integral(ans.dtype):
+        return np.zeros(np.shape(ans))
+    return cumprod_jvp(np.where(np.isnan(a), 0, t), ans, np.where(np.isnan(a), 1, a), axis)
+
+
+def _with_initial(t, include_initial, axis):
+    """A tangent with the zero initial slice of a cumulative_* output put in front."""
+    if not include_initial:
+        return t
+    first = list(np.shape(t))
+    first[axis] = 1
+    return np.concatenate([np.zeros(first, np.result_type(t)), t], axis=axis)
+
+
+def cumulative_sum_jvp(t, ans, x, axis=None, dtype=None, include_initial=False):
+    if dtype is not None and integral(ans.dtype):
+        return np.zeros(np.shape(ans))
+    return np.cumulative_sum(t, axis=axis, include_initial=include_initial)
+
+
+def cumulative_prod_jvp(t, ans, x, axis=None, dtype=None, include_initial=False):
+    if dtype is not None and integral(ans.dtype):
+        return np.zeros(np.shape(ans))
+    axis = 0 if axis is None else axis
+    inner = cumprod_jvp(t, _without_initial(ans, include_initial, axis), x, axis)
+    return _with_initial(inner, include_initial, axis)
+
+
+def ediff1d_jvp_ary(t, ans, ary, to_end=None, to_begin=None):
+    before = 0 if to_begin is None else np.size(to_begin)
+    after = 0 if to_end is None else np.size(to_end)
+    dtype = np.result_type(t)
+    return np.concatenate([np.zeros(before, dtype), np.diff(np.ravel(t)), np.zeros(after, dtype)])
+
+
+def ediff1d_jvp_to_end(t, ans, ary, to_end=None, to_begin=None):
+    return np.concatenate([np.zeros(np.size(ans) - np.size(t), np.result_type(t)), np.ravel(t)])
+
+
+def ediff1d_jvp_to_begin(t, ans, ary, to_end=None, to_begin=None):
+    return np.concatenate([np.ravel(t), np.zeros(np.size(ans) - np.size(t), np.result_type(t))])
+
+
+defjvp(np.ediff1d, ediff1d_jvp_ary, ediff1d_jvp_to_end, ediff1d_jvp_to_begin)
+
+
+if hasattr(np, "cumulative_sum"):  # numpy 2.1 on
+    defvjp(np.cumulative_sum, cumulative_sum)
+    defjvp(np.cumulative_sum, cumulative_sum_jvp)
+    defvjp(np.cumulative_prod, cumulative_prod)
+    defjvp(np.cumulative_prod, cumulative_prod_jvp)

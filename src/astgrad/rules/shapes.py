@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._extra import scatter, scatter_along_axis
-from ._registry import defjvp, defvjp
+from ._registry import defjvp, defvjp, sequence_outputs
 from ._support import integral, split_at, within
 
 
@@ -248,6 +248,11 @@ def _embed_diagonal(g, shape, k):
     return scatter(g, shape, (rows, rows + k))
 
 
+
+@defvjp(np.diagflat)
+def diagflat(g, ans, v, k=0):
+    return np.reshape(np.diagonal(g, k), np.shape(v))
+
 @defvjp(np.diagonal)
 def diagonal(g, ans, a, offset=0, axis1=0, axis2=1):
     moved_shape = tuple(n for i, n in enumerate(np.shape(a)) if i not in (axis1 % np.ndim(a), axis2 % np.ndim(a)))
@@ -292,6 +297,36 @@ def squeeze_jvp(t, ans, a, axis=None):
 for _fn in (np.expand_dims, np.atleast_1d, np.atleast_2d):
     defjvp(_fn, squeeze_jvp)
 
+
+
+@defvjp(np.broadcast_arrays)
+def broadcast_arrays(g, ans, *args, subok=False):
+    """``g`` holds one gradient per output, ``None`` for outputs that got none; the engines sum each back."""
+    return tuple(gi for gi in g)
+
+
+def broadcast_arrays_jvp(t, ans, *args, argnum, subok=False):
+    """Argument ``argnum``'s tangent moves its own output only."""
+    return tuple(np.broadcast_to(t, np.shape(out)) if i == argnum else np.zeros(np.shape(out))
+                 for i, out in enumerate(ans))
+
+
+defjvp(np.broadcast_arrays, rest=broadcast_arrays_jvp)
+
+
+def unstack(g, ans, x, axis=0):
+    """``g`` holds one gradient per slice (``None`` for slices that got none): stacked back along ``axis``."""
+    return np.stack([np.zeros(np.shape(a)) if gi is None else gi for gi, a in zip(g, ans)], axis=axis)
+
+
+def unstack_jvp(t, ans, x, axis=0):
+    return np.unstack(t, axis=axis)
+
+
+if hasattr(np, "unstack"):  # numpy 2.1 on
+    defvjp(np.unstack, unstack)
+    defjvp(np.unstack, unstack_jvp)
+    sequence_outputs.add(np.unstack)  # a tuple of slices: generated code reads each one's gradient apart
 
 @defjvp(np.broadcast_to)
 def broadcast_to_jvp(t, ans, array, shape, subok=False):
@@ -448,6 +483,11 @@ def diag_jvp(t, ans, v, k=0):
 def diagonal_jvp(t, ans, a, offset=0, axis1=0, axis2=1):
     return np.diagonal(t, offset, axis1, axis2)
 
+
+
+@defjvp(np.diagflat)
+def diagflat_jvp(t, ans, v, k=0):
+    return np.diagflat(t, k)
 
 @defjvp(np.triu)
 def triu_jvp(t, ans, m, k=0):

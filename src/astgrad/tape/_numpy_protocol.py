@@ -122,6 +122,34 @@ def _meshgrid(func, args, kwargs):
     return tuple(outputs)
 
 
+
+def _broadcast_arrays(func, args, kwargs):
+    """``np.broadcast_arrays``: each output its argument broadcast (a recorded node), a tuple as numpy returns."""
+    shape = np.broadcast_shapes(*[np.shape(a._data if is_tensor(a) else a) for a in args])
+    return tuple(np.broadcast_to(a, shape) for a in args)
+
+
+def _unstack(func, args, kwargs):
+    """``np.unstack``: one slice node per index along the axis, a tuple as numpy returns."""
+    (x,) = args
+    axis = kwargs.get("axis", 0) % x.ndim
+    lead = (slice(None),) * axis
+    return tuple(apply_op("UnbindBackward0", rules.getitem, (x, lead + (i,)), slots=((0,),))
+                 for i in range(x.shape[axis]))
+
+
+def _block(func, args, kwargs):
+    """``np.block``: nested ``np.concatenate`` nodes, innermost lists along the last axis, as numpy joins them."""
+    arrays = args[0] if args else kwargs["arrays"]
+    depth = rules.joining.block_depth(arrays)
+    ndim = max(depth, rules.joining.block_ndim(arrays))
+
+    def join(item):
+        if not isinstance(item, list):
+            return np.reshape(item, (1,) * (ndim - np.ndim(item)) + np.shape(item))
+        return np.concatenate([join(part) for part in item], axis=ndim - rules.joining.block_depth(item))
+    return join(arrays) if depth else np.copy(arrays)
+
 def _slogdet(func, args, kwargs):
     (a,) = args
     if np.iscomplexobj(a._data if is_tensor(a) else a):  # the phase of a complex determinant turns with a
@@ -195,9 +223,29 @@ _EIGH_RESULT = type(np.linalg.eigh(np.eye(1)))
 _MULTI_OUTPUT = {np.split: _pieces, np.array_split: _pieces, np.linalg.slogdet: _slogdet,
                  np.linalg.eigh: _eigh, np.linalg.svd: _svd, np.linalg.qr: _qr, np.linalg.lstsq: _lstsq,
                  np.linalg.eig: _eig, np.gradient: _gradient, np.histogram: _histogram, np.meshgrid: _meshgrid,
+                 np.broadcast_arrays: _broadcast_arrays, np.block: _block,
                  np.hsplit: _split_along(lambda ndim: 1 if ndim > 1 else 0),
                  np.vsplit: _split_along(lambda ndim: 0), np.dsplit: _split_along(lambda ndim: 2)}
+if hasattr(np, "unstack"):  # numpy 2.1 on
+    _MULTI_OUTPUT[np.unstack] = _unstack
 
+
+
+def _divmod(x, y):
+    return np.floor_divide(x, y), np.remainder(x, y)
+
+
+def _modf(x):
+    fraction = rules.two_outputs.modf_fraction(x)
+    return fraction, apply_nondiff(np.trunc, (x,))
+
+
+def _frexp(x):
+    return rules.two_outputs.frexp_mantissa(x), apply_nondiff(lambda a: np.frexp(a)[1], (x,))
+
+
+#: numpy's ufuncs with two outputs: each output its own node, the piecewise constant ones none
+_TWO_OUTPUTS = {np.divmod: _divmod, np.modf: _modf, np.frexp: _frexp}
 
 @extends(Tensor)
 class NumpyProtocol:
@@ -206,6 +254,11 @@ class NumpyProtocol:
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if method != "__call__" or "out" in kwargs:
             return NotImplemented
+        if ufunc in _TWO_OUTPUTS:
+            if kwargs:  # the recorded outputs are numpy's defaults: a dtype or where= would change them unseen
+                raise TypeError(f"astgrad: numpy.{ufunc.__name__} on a Tensor takes no keyword arguments "
+                                f"({', '.join(kwargs)}); call it with the inputs alone")
+            return _TWO_OUTPUTS[ufunc](*inputs)
         rule = find(ufunc)
         if rule is None and _requires_grad(inputs):
             lookup(ufunc)  # raises, naming the ufunc and defvjp
