@@ -9,6 +9,11 @@ rule is ``g * f'(x)`` (holomorphic, or real) that same rule is its forward
 rule, read with ``g`` as the tangent: it is registered twice, not written
 twice.  Binary functions get one forward rule per argument (``t`` the
 tangent of that argument).
+
+Long: one table of about 160 short entries, one per ufunc or ``math``
+function, each a line or two of calculus; kept in one place so that every
+elementwise derivative can be read, and compared with its neighbours, on
+one page.  Entries that are more than a formula live in their own modules.
 """
 
 from __future__ import annotations
