@@ -39,7 +39,7 @@ defnondiff(runtime.shape, runtime.size, runtime.ndim, runtime.broadcast_shape, r
            _support.within, outputs.scalar_output, outputs.not_scalar, outputs.aux_pair, zero_tangent,
            checks.not_joined, checks.not_a_dict, checks.written_through, checks.a_number,
            checks.a_returned_number, checks.written_outside, checks.same_method,
-           checks.an_array)
+           checks.an_array, runtime.floats, runtime.stand_in, runtime.checked)
 
 
 # -- spreading a gradient over a shape, and summing it back -------------------
