@@ -19,6 +19,7 @@ import numpy as _np
 from ... import rules
 from ...rules.joining import as_column
 from ..runtime import attributes, checks
+from ..runtime.value_types import held_data
 from ..ir import compat
 from . import methods, primitives
 from .numpy_writes import CHANGING as _CHANGING
@@ -223,7 +224,10 @@ def _index_concatenation(n, target, expr, columns):
 def _attribute(n, target, expr):
     obj = n.static(expr)
     if obj is not MISSING:
-        n.emit([target], "nondiff", n.static_ref(expr), expr)
+        ref = n.static_ref(expr)
+        if held_data(obj):  # config.M of a module: read as a field, so that a matrix bound there later is seen too
+            ref = compat.call(compat.name(n.ns.helper(attributes.field)), [ref.value, compat.const(ref.attr)])
+        n.emit([target], "nondiff", ref, expr)
         return
     if expr.attr in _CHANGING:  # fill = a.fill; fill(0.0) would write into a where no analysis looks
         shown = compat.to_source(expr).strip()
@@ -237,7 +241,8 @@ def _attribute(n, target, expr):
     elif expr.attr == "T":
         _primitive(n, target, node, expr, rules.find(__import__("numpy").transpose).fn, [base], {})
     elif not hasattr(_np.ndarray, expr.attr):  # a field of a dataclass, a named tuple, a registered class
-        _primitive(n, target, node, expr, attributes.attribute, [base, compat.const(expr.attr)], {})
+        read = compat.call(compat.name(n.ns.helper(attributes.field)), [base, compat.const(expr.attr)])
+        _primitive(n, target, read, expr, attributes.attribute, [base, compat.const(expr.attr)], {})
     else:
         n.emit([target], "opaque", node, expr,
                error=(f"attribute .{expr.attr} of a differentiable value has no gradient rule",
@@ -365,6 +370,11 @@ def _call(n, target, expr):
                                compat.to_source(expr).strip()))
         n.emit([target], "call", compat.call(n.ns.ref(method), [base] + args, kwargs), expr, fn=method,
                args=[base] + args, kwargs=kwargs)
+        return
+    if obj is getattr and len(args) == 2 and not kwargs and isinstance(args[1], gast.Constant) \
+            and isinstance(args[1].value, str):  # getattr(obj, "M"): obj.M, read as a field is
+        _attribute(n, target, compat.make("Attribute", value=args[0], attr=args[1].value, ctx=gast.Load(),
+                                          lineno=expr.lineno, col_offset=expr.col_offset))
         return
     if obj is not MISSING:
         obj, args, kwargs = _bound_parts(n, obj, args, kwargs)

@@ -10,19 +10,38 @@ gradient is rebuilt as an object of the class when it is returned
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 
 from ... import _trees
 from ...rules._lazy import is_lazy
 from ...rules.sequences import GradientList
 from . import is_zero
+from .value_types import other_meaning_inside
 
-__all__ = ["attribute", "attribute_gradient", "attribute_tangent"]
+__all__ = ["attribute", "field", "attribute_gradient", "attribute_tangent"]
 
 
 def attribute(obj, name):
     """``obj.name``: the rule table's entry for reading an attribute of a value that carries a gradient."""
     return getattr(obj, name)
+
+
+def field(obj, name):
+    """``obj.name`` as generated code reads it (``self.M``, ``config.M``): refused where numpy gives it another meaning.
+
+    Arguments, globals and closure variables are looked at where they
+    enter; a field of an object (at any depth of what it holds: a dict, a
+    list, a dataclass) enters here.  An ``np.matrix`` there would be
+    computed with as a matrix while the rules are ndarray's.
+    """
+    value = getattr(obj, name)
+    owner = obj.__name__ if isinstance(obj, types.ModuleType) else type(obj).__qualname__
+    if type(value) is not np.ndarray and (found := other_meaning_inside(value, f"{owner}.{name}")):
+        where, why = found
+        raise TypeError(f"astgrad: {where}, which the differentiated code reads as a field of an object, is {why}.")
+    return value
 
 
 def attribute_gradient(g, obj, name, value):

@@ -242,6 +242,11 @@ def attribute_jvp(t, ans, obj, name):
     return attribute_tangent(t, obj, name, ans)
 
 
+# field: the read generated code writes (attribute, with the check of types numpy gives other meanings)
+defvjp(attributes.field, attribute_vjp)
+defjvp(attributes.field, attribute_jvp)
+
+
 @defvjp(attributes.attribute_gradient)
 def attribute_gradient_vjp(g, ans, grad, obj, name, value):
     return attribute_tangent(g, obj, name, value)  # the item at the child obj.name read
