@@ -19,7 +19,7 @@ import numpy as _np
 from ... import rules
 from ...rules.joining import as_column
 from ..runtime import attributes, checks
-from ..runtime.value_types import held_data
+from ..runtime.value_types import held_data, other_meaning
 from ..ir import compat
 from . import methods, primitives
 from .numpy_writes import CHANGING as _CHANGING
@@ -479,6 +479,9 @@ DISTRIBUTION_METHODS = frozenset({"logpdf", "pdf", "cdf", "sf", "logcdf", "logsf
 
 
 def _method(n, target, expr, base, method, args, kwargs):
+    if method == "view" and _numpy_view(n, expr, args, kwargs):  # x.view(), x.view(Sub): x, as a plain array
+        _primitive(n, target, compat.call(n.ns.ref(_np.asarray), [base]), expr, _np.asarray, [base], {})
+        return
     if method in primitives.STOP_METHODS and not args:
         n.emit([target], "stop", base, expr, args=[base])
         return
@@ -508,6 +511,37 @@ def _method(n, target, expr, base, method, args, kwargs):
         _primitive(n, target, node, expr, fn, [base] + args, kwargs, rule=rule)
     else:
         n.emit([target], kind, node, expr, fn=fn, args=[base] + args, kwargs=kwargs)
+
+
+def _numpy_view(n, expr, args, kwargs) -> bool:
+    """Whether ``x.view(...)`` has numpy's meaning and views ``x`` as the plain array it is; or a refusal.
+
+    ``x.view()`` and ``x.view(T)`` for a subclass ``T`` of ndarray that
+    changes no meaning (``value_types``): True.  ``x.view(T)`` for one that
+    does, and ``x.view(dtype)`` (the same bytes read as other numbers): a
+    ``TransformError`` at the call.  Anything else (``x.view(2, 3)``,
+    ``x.view(-1)``) is the Tensor method, a reshape: False.
+    """
+    given = list(args) + [kwargs[k] for k in ("dtype", "type") if k in kwargs]
+    if not given:
+        return True
+    if len(given) > 1:
+        return False
+    kind = given[0].value if isinstance(given[0], gast.Constant) else n.static(given[0])
+    if kind is MISSING or isinstance(kind, (int, tuple, list)) and not isinstance(kind, bool):
+        return False
+    shown = compat.to_source(expr).strip()
+    if isinstance(kind, type) and issubclass(kind, _np.ndarray):
+        why = other_meaning(_np.empty(0).view(kind), compat.to_source(expr.func.value).strip())
+        if why is None:
+            return True
+        raise n.error(expr, f"{shown} makes {why}", "Compute with the plain array (drop the .view).")
+    try:
+        _np.dtype(kind)
+    except TypeError:
+        return False
+    raise n.error(expr, f"{shown} reads the bytes of the array as numbers of another dtype: the values jump with "
+                  "the bits, so there is no derivative", "Convert the values with .astype(...) instead.")
 
 
 def defined_lambda(n, name, lam):
