@@ -34,6 +34,10 @@ class Params:
     M: object
 
 
+class Settings:
+    M = None
+
+
 HOLDER = Holder(None)
 CONFIG = types.SimpleNamespace(M=None)
 PARAMS = Params(None)
@@ -67,6 +71,10 @@ def via_module(x):
     return np.sum(MODULE.M * x)
 
 
+def via_class_attribute(x):
+    return np.sum(Settings.M * x)
+
+
 def via_nested_field(x):
     return np.sum(HOLDER.M["inner"][0] * x)
 
@@ -93,14 +101,14 @@ def _set(route, value):
     if route == "nested_field":
         HOLDER.M = {"inner": [value]}
         return via_nested_field, ()
-    CONFIG.M = PARAMS.M = TABLE["M"] = ROWS[0] = MODULE.M = value
+    CONFIG.M = PARAMS.M = TABLE["M"] = ROWS[0] = MODULE.M = Settings.M = value
     return {"global_object": via_global_object, "global_dataclass": via_global_dataclass,
             "global_dict": via_global_dict, "global_list": via_global_list, "getattr": via_getattr,
-            "module": via_module}[route], ()
+            "module": via_module, "class_attribute": via_class_attribute}[route], ()
 
 
 ROUTES = ["bound_method", "argument_object", "closure", "nested_field", "global_object", "global_dataclass",
-          "global_dict", "global_list", "getattr", "module"]
+          "global_dict", "global_list", "getattr", "module", "class_attribute"]
 M = np.array([[1.0, 2.0], [3.0, 4.0]])
 
 

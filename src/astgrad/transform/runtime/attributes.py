@@ -37,7 +37,8 @@ def field(obj, name):
     computed with as a matrix while the rules are ndarray's.
     """
     value = getattr(obj, name)
-    owner = obj.__name__ if isinstance(obj, types.ModuleType) else type(obj).__qualname__
+    owner = obj.__name__ if isinstance(obj, types.ModuleType) else \
+        obj.__qualname__ if isinstance(obj, type) else type(obj).__qualname__
     if type(value) is not np.ndarray and (found := other_meaning_inside(value, f"{owner}.{name}")):
         where, why = found
         raise TypeError(f"astgrad: {where}, which the differentiated code reads as a field of an object, is {why}.")
