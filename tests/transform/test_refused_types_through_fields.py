@@ -151,5 +151,5 @@ def test_a_matrix_bound_after_the_gradient_was_made_is_refused():
 
 def test_the_error_names_the_path_inside_what_the_field_holds():
     f, _ = _set("nested_field", np.matrix(M))
-    with pytest.raises(TypeError, match=r"Holder\.M\['inner'\]\[0\]"):
+    with pytest.raises(TypeError, match=r"HOLDER\.M\['inner'\]\[0\]"):
         astgrad.grad(f)(np.ones((2, 2)))

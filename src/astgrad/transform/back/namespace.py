@@ -19,7 +19,7 @@ import numpy as np
 
 from ... import rules
 from ..ir import compat
-from ..runtime.value_types import other_meaning_inside
+from ..runtime.value_types import other_meaning
 
 
 def identifier(text: str) -> str:
@@ -49,9 +49,8 @@ class LiveGlobals(dict):
                 raise KeyError(key) from None
         else:
             value = place[name]
-        if type(value) is not np.ndarray and (found := other_meaning_inside(value, name)) is not None:
-            where, why = found
-            raise TypeError(f"astgrad: {where}, which the differentiated code reads from "
+        if type(value) is not np.ndarray and (why := other_meaning(value, name)) is not None:
+            raise TypeError(f"astgrad: {name}, which the differentiated code reads from "
                             f"{'its closure' if isinstance(place, types.CellType) else 'its globals'}, is {why}.")
         return value
 

@@ -184,7 +184,18 @@ def _subscript(n, target, expr):
     base = n.atomize(expr.value)
     index, arg = n.index(expr.slice)
     node = compat.make("Subscript", value=base, slice=index, ctx=gast.Load())
+    if _read_from_outside(n, expr.value):  # D['M'], self.cfg['M']: the item is looked at as it enters
+        node = compat.call(compat.name(n.ns.helper(attributes.item)), [node, compat.const(compat.to_source(expr).strip())])
     _primitive(n, target, node, expr, rules.getitem, [base, arg], {})
+
+
+def _read_from_outside(n, expr) -> bool:
+    """Whether ``expr`` is a field (``self.cfg``), a global or closure container (``D``), or an item of one."""
+    if isinstance(expr, gast.Subscript):
+        return _read_from_outside(n, expr.value)
+    if isinstance(expr, gast.Attribute):
+        return not hasattr(_np.ndarray, expr.attr)
+    return isinstance(expr, gast.Name) and isinstance(n.static(expr), (dict, list, tuple))
 
 
 def _index_concatenation(n, target, expr, columns):

@@ -245,6 +245,9 @@ def attribute_jvp(t, ans, obj, name):
 # field: the read generated code writes (attribute, with the check of types numpy gives other meanings)
 defvjp(attributes.field, attribute_vjp)
 defjvp(attributes.field, attribute_jvp)
+# item: the value itself, looked at
+defvjp(attributes.item, lambda g, ans, value, where: (g, None))
+defjvp(attributes.item, lambda t, ans, value, where: t)
 
 
 @defvjp(attributes.attribute_gradient)
