@@ -25,7 +25,7 @@ from ... import rules
 from ...rules import _extra, _support
 from ...transform.runtime import outputs
 from ...transform import runtime
-from ...transform.runtime import structural
+from ...transform.runtime import attributes, structural
 from . import lower, products, reductions, shaping
 
 _registered = False
@@ -102,6 +102,7 @@ def register() -> None:
 
     overload(runtime.stand_in)(lambda value: lambda value: value)  # no shape is kept for a value here
     overload(runtime.checked)(lambda value: lambda value: None)
+    overload(attributes.item)(lambda value, where: lambda value, where: value)  # compiled: numbers and arrays
 
     @overload(runtime.broadcast_shape)
     def _broadcast_shape(*shapes):
