@@ -82,8 +82,7 @@ NONDIFF = ["u = y * np.argmax(w)", "u = w * y[np.argmax(w)]", "u = np.sign(w) * 
            "u = y[np.argsort(w)] * w", "u = w * np.count_nonzero(w > 0)", "k = int(np.argmin(w))\nu = y * w[k]",
            "u = w[np.nonzero(w > 0)[0]].sum() * y", "u = w * np.sum(w > y)", "u = np.where(w > 0)[0].size * w",
            "u = y * np.mod(np.floor(w * 3), 2)", "u = w * np.argsort(np.argsort(y))",
-           # (np.unique's return_inverse is left out: its adjoint crashes, a known failure in
-           # test_kind_program_regressions.py)
+           "_, i = np.unique(np.round(w), return_inverse=True)\nu = w * i",
            "u = np.take(y, np.argmin(w)) * w", "u = np.bincount(np.abs(w.astype(int)), minlength=4)[:4] * w"]
 
 
@@ -149,10 +148,8 @@ ODD_CLOSURES = ["np.matrix(np.linspace(-0.6, 0.9, 16).reshape(4, 4))", "np.ma.ar
                 "mask=[0, 1, 0, 0])", "np.array([0.6, 1.1, -0.7, 0.35]).view(Sub)",
                 "np.array([0.2, -0.9, 0.65, 0.4]).view(MulSub)", "Fraction(3, 4)", "Decimal('0.75')",
                 "np.array(0.7)", "np.float32(0.7)", "np.int64(3)", "3"]
-#: (``{x}.view(Sub)`` is left out: astgrad reads ``view`` as torch's reshape and crashes, pinned as a known
-#: failure in test_kind_program_regressions.py)
-ODD_ARGUMENTS = ["np.matrix({x})", "np.ma.array({x}, mask=[0, 1, 0, 0])", "np.ma.masked_greater({x}, 0.5)",
-                 "np.asmatrix({x})", "{x}[0]", "np.float32({x}[0])", "np.array({x}[0])", "3", "Fraction(1, 3)",
+ODD_ARGUMENTS = ["np.matrix({x})", "{x}.view(Sub)", "{x}.view(MulSub)", "np.ma.array({x}, mask=[0, 1, 0, 0])",
+                 "np.ma.masked_greater({x}, 0.5)", "np.asmatrix({x})", "{x}[0]", "np.float32({x}[0])", "np.array({x}[0])", "3", "Fraction(1, 3)",
                  "np.int64(2)"]
 #: how an odd value ``p`` meets a float array ``q`` of shape (4,)
 MEETINGS = ["u = q * p", "u = p * q", "u = np.multiply(q, p)", "u = q ** 2 * p", "u = np.sum(p * q) * q",

@@ -2,6 +2,10 @@
 def dseveral_returns(x, *, dresult=1.0):
     s = np.sum(x)
     t1 = s > 0.5
+    if t1:
+        checked(shape(s) if floats(s) else s * s)
+    else:
+        checked(shape(s) if floats(s) else -s)
     # grad of line 81: if s > 0.5:
     if t1:
         # grad of line 82: return s * s

@@ -6,6 +6,7 @@ def dmlp(W1, b1, W2, X, Y, *, dresult=1.0):
     t5 = h @ W2
     t4 = t5 - Y
     t5 = only_shape(t5)
+    checked(shape(t4) if floats(t4) else t4 ** 2)
     # grad of line 102: return np.mean((h @ W2 - Y) ** 2)
     dt3 = dresult / size(t4)
     dt5 = unbroadcast(2 * dt3 * t4, shape(t5))

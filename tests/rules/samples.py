@@ -596,6 +596,9 @@ def _cases():
         Case(runtime.gradient_tuple, [normal(3), const(2)], tape=False, generated=False),
         # an attribute read: a field of an object (its gradient a list, one item per child), an array's .T
         Case(attributes.attribute, [normal(3, 4), const("T")], tape=False),
+        Case(attributes.field, [normal(3, 4), const("T")], tape=False),  # attribute's rules, the value looked at
+        Case(attributes.item, [normal(3), const("D['a']")], tape=False),
+        Case(runtime.stand_in, [normal(3)], tape=False),  # a value passes through (a Shaped is never differentiated)
         Case(attributes.attribute_gradient, [normal(3), const(_FIELDS), const("w"), const(_FIELDS.w)], tape=False,
              generated=False),
     ]

@@ -94,6 +94,8 @@ SAMPLES = {
     runtime.only_shape: (lambda a: runtime.only_shape(a).shape, [normal(2, 3)], None, False),
     runtime.is_zero: (lambda a: runtime.is_zero(a), [normal(3)], None, False),
     runtime.check_seed: (lambda a: runtime.check_seed(a, (3,), "f"), [normal(3)], None, False),
+    runtime.floats: (lambda a: runtime.floats(a), [normal(3)], None, False),
+    runtime.checked: (lambda a: runtime.checked(a * 2.0), [normal(3)], None, False),
     _support.within: (lambda a, b: _support.within(a, b - 0.5, b + 0.5), [normal(4), normal(4)], None, False),
     outputs.scalar_output: (lambda a: outputs.scalar_output(float(a[0]), "f"), [normal(1)], None, False),
     outputs.aux_pair: (lambda a: outputs.aux_pair((a, a), "f"), [normal(2)], None, False),

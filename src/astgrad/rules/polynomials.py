@@ -147,11 +147,11 @@ def _constants(k, m):
 @defvjp(np.polyint)
 def polyint(g, ans, p, m=1, k=None):
     n = np.shape(_coefficients(p))[0]
-    g_k = []
+    constants: list = []
     for length in range(n + m - 1, n - 1, -1):  # the last step first: it divided by the powers and added k[step]
-        g_k.insert(0, g[-1])
+        constants.insert(0, g[-1])
         g = g[:-1] / np.arange(length, 0, -1)
-    g_k = None if k is None else np.stack(g_k)
+    g_k = None if k is None else np.stack(constants)
     if g_k is not None and np.size(k) == 1:
         g_k = np.reshape(np.sum(g_k), np.shape(k))
     return g, None, g_k

@@ -55,9 +55,12 @@ def _unique_groups(ar, axis, equal_nan):
 def unique(g, ans, ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *,
            equal_nan=True, sorted=True):
     """Each unique value is an element of ``ar``: its gradient goes there, shared evenly where several
-    elements hold the value (a tie, as for ``np.max``).  Only the values (the first output) carry one."""
+    elements hold the value (a tie, as for ``np.max``).  Only the values (the first output) carry one:
+    a gradient that reached only the indices or counts (``x * inverse``) gives ``ar`` zeros."""
     if _unique_flagged(return_index, return_inverse, return_counts):
         g = g[0]
+        if g is None:
+            return np.zeros(np.shape(ar))
     if not sorted:
         raise ValueError("astgrad: no gradient for numpy.unique(sorted=False); leave sorted= out")
     inverse, counts = _unique_groups(ar, axis, equal_nan)

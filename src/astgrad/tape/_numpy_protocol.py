@@ -245,7 +245,7 @@ def _frexp(x):
 
 
 #: numpy's ufuncs with two outputs: each output its own node, the piecewise constant ones none
-_TWO_OUTPUTS = {np.divmod: _divmod, np.modf: _modf, np.frexp: _frexp}
+_TWO_OUTPUTS: dict = {np.divmod: _divmod, np.modf: _modf, np.frexp: _frexp}
 
 @extends(Tensor)
 class NumpyProtocol:

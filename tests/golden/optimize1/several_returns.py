@@ -3,6 +3,10 @@ def dseveral_returns(x, *, dresult=1.0):
     _stack = []
     s = np.sum(x)
     t1 = s > 0.5
+    if t1:
+        checked(shape(s) if floats(s) else s * s)
+    else:
+        checked(shape(s) if floats(s) else -s)
     _stack.append(t1)
     # grad of line 81: if s > 0.5:
     if _stack.pop():

@@ -25,7 +25,7 @@ from ... import rules
 from ...rules import _extra, _support
 from ...transform.runtime import outputs
 from ...transform import runtime
-from ...transform.runtime import structural
+from ...transform.runtime import attributes, structural
 from . import lower, products, reductions, shaping
 
 _registered = False
@@ -100,6 +100,10 @@ def register() -> None:
         if isinstance(shape, (types.UniTuple, types.Tuple)):
             return lambda shape: np.empty(shape)  # read only for its shape and size, never its values
 
+    overload(runtime.stand_in)(lambda value: lambda value: value)  # no shape is kept for a value here
+    overload(runtime.checked)(lambda value: lambda value: None)
+    overload(attributes.item)(lambda value, where: lambda value, where: value)  # compiled: numbers and arrays
+
     @overload(runtime.broadcast_shape)
     def _broadcast_shape(*shapes):
         return lambda *shapes: np.broadcast_shapes(*shapes)
@@ -134,7 +138,7 @@ def register() -> None:
     overload(runtime.divide_into)(lambda buffer, other: lambda buffer, other: buffer / other)
 
     @overload(runtime.reduced_shape, prefer_literal=True)
-    def _reduced_shape(shape, axis=None, keepdims=False):
+    def _reduced_shape(shape, axis=None, keepdims=False, identity=None):
         rank = len(shape)
         axes = _literal_axes(axis, rank, types)
         keep = _literal_value(keepdims, types)
@@ -142,7 +146,7 @@ def register() -> None:
             return None  # an axis or keepdims known only when the code runs: the shape's length would be too
         items = ", ".join("1" if i in axes and keep else f"shape[{i}]" for i in range(rank)
                           if keep or i not in axes)
-        return _lambda(f"lambda shape, axis=None, keepdims=False: ({items}{',' if items else ''})")
+        return _lambda(f"lambda shape, axis=None, keepdims=False, identity=None: ({items}{',' if items else ''})")
 
     @overload(_support.reduced_count, prefer_literal=True)
     def _reduced_count(shape, axis=None):

@@ -102,7 +102,10 @@ class _KnownTypes(gast.NodeTransformer):
     ``tuple(-s for s in shift) if isinstance(shift, (tuple, list)) else -shift``,
     is written into the generated code with the argument in place; where
     that is a constant the test is decided here (Numba compiles no
-    generator expression, and types both branches).
+    generator expression, and types both branches).  ``Shaped(...) if
+    floats(a, b) else a + b`` (a value the numpy backend leaves uncomputed
+    on floats) is the value: Numba types both branches, and frees by
+    reference counts anyway.
     """
 
     def __init__(self, namespace):
@@ -111,6 +114,9 @@ class _KnownTypes(gast.NodeTransformer):
     def visit_IfExp(self, node):
         self.generic_visit(node)
         test = node.test
+        if isinstance(test, gast.Call) and isinstance(test.func, gast.Name) \
+                and self.namespace.get(test.func.id) is runtime.floats:
+            return node.orelse  # the value as written (the numpy backend's shape stands in for it only on floats)
         if not (isinstance(test, gast.Call) and len(test.args) == 2 and not test.keywords
                 and self._builtin(test.func, builtins.isinstance) and isinstance(test.args[1], gast.Tuple)):
             return node

@@ -19,6 +19,7 @@ import numpy as _np
 from ... import rules
 from ...rules.joining import as_column
 from ..runtime import attributes, checks
+from ..runtime.value_types import held_data, other_meaning
 from ..ir import compat
 from . import methods, primitives
 from .numpy_writes import CHANGING as _CHANGING
@@ -183,7 +184,18 @@ def _subscript(n, target, expr):
     base = n.atomize(expr.value)
     index, arg = n.index(expr.slice)
     node = compat.make("Subscript", value=base, slice=index, ctx=gast.Load())
+    if _read_from_outside(n, expr.value):  # D['M'], self.cfg['M']: the item is looked at as it enters
+        node = compat.call(compat.name(n.ns.helper(attributes.item)), [node, compat.const(compat.to_source(expr).strip())])
     _primitive(n, target, node, expr, rules.getitem, [base, arg], {})
+
+
+def _read_from_outside(n, expr) -> bool:
+    """Whether ``expr`` is a field (``self.cfg``), a global or closure container (``D``), or an item of one."""
+    if isinstance(expr, gast.Subscript):
+        return _read_from_outside(n, expr.value)
+    if isinstance(expr, gast.Attribute):
+        return not hasattr(_np.ndarray, expr.attr)
+    return isinstance(expr, gast.Name) and isinstance(n.static(expr), (dict, list, tuple))
 
 
 def _index_concatenation(n, target, expr, columns):
@@ -223,7 +235,10 @@ def _index_concatenation(n, target, expr, columns):
 def _attribute(n, target, expr):
     obj = n.static(expr)
     if obj is not MISSING:
-        n.emit([target], "nondiff", n.static_ref(expr), expr)
+        ref = n.static_ref(expr)
+        if held_data(obj):  # config.M of a module: read as a field, so that a matrix bound there later is seen too
+            ref = compat.call(compat.name(n.ns.helper(attributes.field)), [ref.value, compat.const(ref.attr)])
+        n.emit([target], "nondiff", ref, expr)
         return
     if expr.attr in _CHANGING:  # fill = a.fill; fill(0.0) would write into a where no analysis looks
         shown = compat.to_source(expr).strip()
@@ -237,7 +252,8 @@ def _attribute(n, target, expr):
     elif expr.attr == "T":
         _primitive(n, target, node, expr, rules.find(__import__("numpy").transpose).fn, [base], {})
     elif not hasattr(_np.ndarray, expr.attr):  # a field of a dataclass, a named tuple, a registered class
-        _primitive(n, target, node, expr, attributes.attribute, [base, compat.const(expr.attr)], {})
+        read = compat.call(compat.name(n.ns.helper(attributes.field)), [base, compat.const(expr.attr)])
+        _primitive(n, target, read, expr, attributes.attribute, [base, compat.const(expr.attr)], {})
     else:
         n.emit([target], "opaque", node, expr,
                error=(f"attribute .{expr.attr} of a differentiable value has no gradient rule",
@@ -366,6 +382,11 @@ def _call(n, target, expr):
         n.emit([target], "call", compat.call(n.ns.ref(method), [base] + args, kwargs), expr, fn=method,
                args=[base] + args, kwargs=kwargs)
         return
+    if obj is getattr and len(args) == 2 and not kwargs and isinstance(args[1], gast.Constant) \
+            and isinstance(args[1].value, str):  # getattr(obj, "M"): obj.M, read as a field is
+        _attribute(n, target, compat.make("Attribute", value=args[0], attr=args[1].value, ctx=gast.Load(),
+                                          lineno=expr.lineno, col_offset=expr.col_offset))
+        return
     if obj is not MISSING:
         obj, args, kwargs = _bound_parts(n, obj, args, kwargs)
     if obj is MISSING and isinstance(func, gast.Attribute):
@@ -469,6 +490,9 @@ DISTRIBUTION_METHODS = frozenset({"logpdf", "pdf", "cdf", "sf", "logcdf", "logsf
 
 
 def _method(n, target, expr, base, method, args, kwargs):
+    if method == "view" and _numpy_view(n, expr, args, kwargs):  # x.view(), x.view(Sub): x, as a plain array
+        _primitive(n, target, compat.call(n.ns.ref(_np.asarray), [base]), expr, _np.asarray, [base], {})
+        return
     if method in primitives.STOP_METHODS and not args:
         n.emit([target], "stop", base, expr, args=[base])
         return
@@ -498,6 +522,37 @@ def _method(n, target, expr, base, method, args, kwargs):
         _primitive(n, target, node, expr, fn, [base] + args, kwargs, rule=rule)
     else:
         n.emit([target], kind, node, expr, fn=fn, args=[base] + args, kwargs=kwargs)
+
+
+def _numpy_view(n, expr, args, kwargs) -> bool:
+    """Whether ``x.view(...)`` has numpy's meaning and views ``x`` as the plain array it is; or a refusal.
+
+    ``x.view()`` and ``x.view(T)`` for a subclass ``T`` of ndarray that
+    changes no meaning (``value_types``): True.  ``x.view(T)`` for one that
+    does, and ``x.view(dtype)`` (the same bytes read as other numbers): a
+    ``TransformError`` at the call.  Anything else (``x.view(2, 3)``,
+    ``x.view(-1)``) is the Tensor method, a reshape: False.
+    """
+    given = list(args) + [kwargs[k] for k in ("dtype", "type") if k in kwargs]
+    if not given:
+        return True
+    if len(given) > 1:
+        return False
+    kind = given[0].value if isinstance(given[0], gast.Constant) else n.static(given[0])
+    if kind is MISSING or isinstance(kind, (int, tuple, list)) and not isinstance(kind, bool):
+        return False
+    shown = compat.to_source(expr).strip()
+    if isinstance(kind, type) and issubclass(kind, _np.ndarray):
+        why = other_meaning(_np.empty(0).view(kind), compat.to_source(expr.func.value).strip())
+        if why is None:
+            return True
+        raise n.error(expr, f"{shown} makes {why}", "Compute with the plain array (drop the .view).")
+    try:
+        _np.dtype(kind)
+    except TypeError:
+        return False
+    raise n.error(expr, f"{shown} reads the bytes of the array as numbers of another dtype: the values jump with "
+                  "the bits, so there is no derivative", "Convert the values with .astype(...) instead.")
 
 
 def defined_lambda(n, name, lam):

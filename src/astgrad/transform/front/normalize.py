@@ -35,6 +35,7 @@ from ..ir.nodes import Break, For, If, Op, Raw, While, atom_names, op_reads
 from .naming import read_elsewhere, scope_names
 from .parse import MISSING
 from ..runtime.origins import ORIGIN
+from ..runtime.value_types import held_data
 from .containers import ITERATED, dict_view_loop
 from .structure import Structurer
 from .writes import write_call
@@ -185,7 +186,7 @@ class Normalizer:
             return self.load_name(expr)
         if compat.is_literal(expr):
             return compat.clone(expr)
-        if isinstance(expr, gast.Attribute) and self.static(expr) is not MISSING:
+        if isinstance(expr, gast.Attribute) and (obj := self.static(expr)) is not MISSING and not held_data(obj):
             return self.static_ref(expr)
         temp = self.temp()
         self.assign(temp, expr)

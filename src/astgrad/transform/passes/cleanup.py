@@ -67,7 +67,8 @@ def release(fn_def, keep=(), numbers=(), small=()):
     before that statement are released (they are surely bound there), never
     ``keep`` (the parameters and the stack).  Names that surely hold numbers
     (computed from ``numbers``, the float seed, and literals) or only a
-    shape (assigned a call of one of ``small``: ``size`` and ``only_shape``)
+    shape (assigned a call of one of ``small``: ``size`` and ``only_shape``,
+    or ``Shaped(...)`` where its operands are floats)
     are left alone, as are names last copied (``dx = dy``) or only assigned,
     and names last read by the last statement that computes anything:
     freeing them saves nothing.
@@ -85,8 +86,8 @@ def release(fn_def, keep=(), numbers=(), small=()):
             bound.setdefault(t, i)
             values.setdefault(t, []).append(value)
     scalar = surely_numbers(body, numbers, small[:1])
-    tiny = {name for name, assigned in values.items()
-            if assigned and all(isinstance(v, gast.Call) and isinstance(v.func, gast.Name) and v.func.id in small
+    tiny = {name for name, assigned in values.items()  # Shaped(...) if floats(...) else x + v: a shape on floats
+            if assigned and all(isinstance(v, gast.IfExp) and _call_of(v.body, small) or _call_of(v, small)
                                 or isinstance(v, gast.Name) and v.id in small for v in assigned)}
     # past the last statement that computes anything, the return frees everything anyway
     end = len(body)
@@ -112,6 +113,10 @@ def release(fn_def, keep=(), numbers=(), small=()):
                 t.ctx = gast.Del()
     fn_def.body = out
     return fn_def
+
+
+def _call_of(value, names) -> bool:
+    return isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and value.func.id in names
 
 
 def surely_numbers(body, numbers=(), counts=()):

@@ -14,6 +14,7 @@ from ..ir import compat
 from .. import runtime
 from ..ir.compat import gast
 from ..ir.trees import rewrite
+from .unused import guarded_reads
 
 _META = ("shape", "size", "ndim")
 
@@ -38,8 +39,10 @@ def static_shapes(body, adjoint, shapes, available, ns) -> bool:
         if other is not None:
             stand_ins[name] = other
     if stand_ins:
+        guarded = set().union(*(guarded_reads(stmt, ns) for stmt in body))  # read for the shape, by a check
         values = {n.id for stmt in body for n in compat.walk(stmt)
-                  if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(n) not in meta}
+                  if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(n) not in meta
+                  and id(n) not in guarded}
         stand_ins = {name: other for name, other in stand_ins.items() if name not in values}
 
     def replace(node):

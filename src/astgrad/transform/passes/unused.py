@@ -34,11 +34,103 @@ _PURE_BUILTINS = (range, len, min, reversed, float, abs, tuple)  # by identity: 
 def optimize(fn_def, ns, keep=()):
     names = {fn: ns.helper(fn) for fn in _CHECKS}
     while True:
+        names[_ARITHMETIC] = _arithmetic(fn_def, ns)
+        names[_FOLDS] = _folds(fn_def, ns)
         reads = _needed(fn_def, ns, set(keep), names)
         changed = [False]
         fn_def.body = _sweep(fn_def.body, reads, ns, changed, names) or [compat.make("Pass")]
         if not changed[0]:
             return fn_def
+
+
+#: the keys of ``names`` under which ``optimize`` passes the results of arithmetic and the folds
+_ARITHMETIC, _FOLDS = "arithmetic", "folds"
+
+
+def _folds(fn_def, ns) -> dict:
+    """``t -> (statement, reader)`` for a temporary ``t`` bound once by ``statement`` whose one read is the pure assignment ``reader``, later in its block.
+
+    ``t1 = y * y`` and ``z = t1 * 3``, both unused, get one check,
+    ``checked(shape(y) if floats(y) else y * y * 3)``, at ``z``: a check of
+    ``t1`` alone would keep ``t1`` computed for ``z``'s.  Only where
+    nothing between them stores ``t`` or a name ``value`` reads.
+    """
+    stores: dict = {}
+    loads: dict = {}
+    for n in compat.walk(fn_def):
+        if isinstance(n, gast.Name):
+            counts = loads if isinstance(n.ctx, gast.Load) else stores
+            counts[n.id] = counts.get(n.id, 0) + 1
+    folds = {}
+    for block in _blocks(fn_def.body):
+        for i, stmt in enumerate(block):
+            name = _single_target(stmt)
+            if name is None or stores.get(name) != 1 or loads.get(name) != 1 or _leaf(stmt.value) \
+                    or not _pure(stmt.value, ns) or _shape_expression(stmt.value, ns, {}) is None:
+                continue
+            reads = {n.id for n in compat.walk(stmt.value) if isinstance(n, gast.Name)} | {name}
+            for later in block[i + 1:]:
+                if any(isinstance(n, gast.Name) and n.id == name for n in compat.walk(later)):
+                    target = _single_target(later)
+                    if target is not None and target != name and _pure(later.value, ns) \
+                            and not any(isinstance(n, gast.Name) and n.id == target for n in compat.walk(later.value)):
+                        folds[name] = (stmt, later)
+                    break
+                if any(isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load) and n.id in reads
+                       for n in compat.walk(later)):
+                    break
+    return folds
+
+
+def _blocks(stmts):
+    yield stmts
+    for s in stmts:
+        for field in ("body", "orelse"):
+            inner = getattr(s, field, None)
+            if isinstance(inner, list):
+                yield from _blocks(inner)
+
+
+def _check_of(stmt, ns, names):
+    """The check of ``stmt``, a pure assignment nothing reads (``_raising_part`` of its value, folds written in)."""
+    folds = names.get(_FOLDS, {})
+    if _single_target(stmt) in folds:
+        return None  # checked where it is read: its reader is unused too, or this would be needed
+    return _raising_part(_folded(stmt.value, stmt, folds), ns, names, _targets(stmt))
+
+
+def _folded(expr, reader, folds):
+    """``expr`` (read by ``reader``) with each name folded into ``reader`` replaced by its value, folded too."""
+    inner = {name: stmt for name, (stmt, by) in folds.items() if by is reader}
+    if not inner:
+        return expr
+
+    def replace(node):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and node.id in inner:
+            stmt = inner[node.id]
+            return _folded(stmt.value, stmt, folds)
+        return None
+    return rewrite(compat.clone(expr), replace)
+
+
+def _arithmetic(fn_def, ns) -> set:
+    """Local names every assignment of which is an elementwise operation or a reduction (``y = t3 * x``).
+
+    What numpy computed by arithmetic is numbers, and numpy reduces numbers
+    of any dtype raising nothing that the reduction's shape computation
+    does not: ``np.sum(y)`` of such a ``y``, unused, needs no guard.
+    """
+    values: dict = {}
+    simple = set()  # the targets of name = value
+    for node in compat.walk(fn_def):
+        if isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], gast.Name):
+            values.setdefault(node.targets[0].id, []).append(node.value)
+            simple.add(id(node.targets[0]))
+    other = {n.id for n in compat.walk(fn_def)  # loop targets, tuples
+             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and id(n) not in simple}
+    params = {a.id for a in fn_def.args.args + fn_def.args.kwonlyargs + fn_def.args.posonlyargs}
+    return {name for name, assigned in values.items() if name not in params and name not in other
+            and all(not _leaf(v) and _shape_expression(v, ns, {}) is not None for v in assigned)}
 
 
 def _needed(fn_def, ns, keep, names):
@@ -49,7 +141,7 @@ def _needed(fn_def, ns, keep, names):
     value's check reads (``_raising_part``) is needed: the check stays.
     """
     needs = {}  # name -> names its pure assignments read
-    needed = set(keep) | set(names.values())  # the check helpers: read by any check
+    needed = set(keep) | {names[fn] for fn in _CHECKS}  # the check helpers: read by any check
     pure = []  # (targets, statement) of the pure assignments
     for stmt in _statements(fn_def.body):
         if isinstance(stmt, gast.Assign) and all(isinstance(t, gast.Name) or isinstance(t, gast.Tuple) and all(
@@ -77,7 +169,7 @@ def _needed(fn_def, ns, keep, names):
         unneeded = [(t, s) for t, s in pure if not t & needed]
         pure = [(t, s) for t, s in pure if t & needed]
         for targets, stmt in unneeded:
-            check = _raising_part(stmt.value, ns, names, targets)
+            check = _check_of(stmt, ns, names)
             for n in compat.walk(check) if check is not None else ():
                 if isinstance(n, gast.Name) and n.id not in needed:
                     needed.add(n.id)
@@ -111,7 +203,7 @@ def _sweep(stmts, reads, ns, changed, names):
             if not _pure(s.value, ns):
                 out.append(keep_origin(s, compat.expr_stmt(s.value)))
             else:
-                check = _raising_part(s.value, ns, names, _targets(s))
+                check = _check_of(s, ns, names)
                 if check is not None:  # what numpy would raise still raises
                     out.append(keep_origin(s, compat.expr_stmt(check)))
             continue
@@ -187,7 +279,8 @@ def _pure_nodes(nodes, ns) -> bool:
 _SAFE_ATTRIBUTES = ("shape", "size", "ndim", "T", "dtype")
 _SAFE_HELPERS = (runtime.shape, runtime.size, runtime.ndim, runtime.only_shape, runtime.T)
 #: the shape computations a check is made of
-_CHECKS = (runtime.shape, runtime.broadcast_shape, runtime.reduced_shape, runtime.matmul_shape)
+_CHECKS = (runtime.shape, runtime.broadcast_shape, runtime.reduced_shape, runtime.matmul_shape, runtime.floats,
+           runtime.checked)
 
 
 def _raising_part(expr, ns, names, own=frozenset()):
@@ -196,22 +289,84 @@ def _raising_part(expr, ns, names, own=frozenset()):
     Names, constants and metadata cannot raise: nothing.  An elementwise
     expression or a reduction (see ``_shape_expression``): its shape
     computation, which raises numpy's broadcasting and axis errors without
-    making an array.  ``a @ b`` of such operands: ``matmul_shape``.
-    Anything else (indexing, reshapes, other calls) runs whole.
+    making an array, where its operands are real floats (``floats``), and
+    the expression itself where they are not (``k ** -1`` of integers,
+    ``a - b`` of booleans raise on their dtypes or values).  ``a @ b`` of
+    such operands: ``matmul_shape``.  Anything else (indexing, reshapes,
+    other calls) runs whole.
     """
     if _cannot_raise(expr, ns):
         return None
     if own & {n.id for n in compat.walk(expr) if isinstance(n, gast.Name)}:
         return None  # a running total, t = t + x: its shape changes as it runs (not checked)
+    operands: list = []
     if isinstance(expr, gast.BinOp) and isinstance(expr.op, gast.MatMult):
-        left, right = (_shape_expression(e, ns, names) for e in (expr.left, expr.right))
+        left, right = (_shape_expression(e, ns, names, operands, top=False) for e in (expr.left, expr.right))
         if left is None or right is None:
             return expr
-        return compat.call(compat.name(names[runtime.matmul_shape]), [left, right])
-    shape = _shape_expression(expr, ns, names)
+        return _checked(_unless_floats(compat.call(compat.name(names[runtime.matmul_shape]), [left, right]),
+                                       expr, operands, names), names)
+    shape = _shape_expression(expr, ns, names, operands)
     if shape is None:
         return expr
-    return None if _cannot_raise(shape, ns) else shape
+    if _leaf(expr) or _reduction_of(expr, names.get(_ARITHMETIC, ()), ns):
+        return None if _cannot_raise(shape, ns) else shape
+    return _checked(_unless_floats(shape, expr, operands, names), names)
+
+
+def _checked(guard, names):
+    """``checked(guard)``: a statement that is a call, as generated code differentiated again needs."""
+    return compat.call(compat.name(names[runtime.checked]), [guard])
+
+
+def _reduction_of(expr, arithmetic, ns) -> bool:
+    """``np.sum(y)`` (a reduction of _REDUCTIONS) of a name in ``arithmetic``."""
+    return isinstance(expr, gast.Call) and bool(expr.args) and isinstance(expr.args[0], gast.Name) \
+        and expr.args[0].id in arithmetic and getattr(_numpy_function(expr.func, ns), "__name__", "") in _REDUCTIONS
+
+
+def _unless_floats(shape, expr, operands, names):
+    """``shape if floats(a, b) else expr``: the shape computation stands in for ``expr`` only on real floats."""
+    seen: list = []
+    for n in operands:
+        if n.id not in seen:
+            seen.append(n.id)
+    test = compat.call(compat.name(names[runtime.floats]), [compat.name(n) for n in seen])
+    return compat.make("IfExp", test=test, body=shape, orelse=expr)
+
+
+def guarded_reads(tree, ns) -> set:
+    """The ids of the names ``tree`` reads in a guard ``reduced_shape(shape(t)) if floats(t) else np.sum(t)``.
+
+    Such a read is a read for the shape: where ``t`` is a shape standing in
+    for floats (``Shaped``), ``floats(t)`` is true and the guard computes
+    only the shape; else ``t`` is the value, computed as written.
+    """
+    out = set()
+    for node in compat.walk(tree):
+        if _is_guard(node, ns):
+            tested = {a.id for a in node.test.args}
+            out |= {id(n) for n in compat.walk(node) if isinstance(n, gast.Name) and n.id in tested}
+    return out
+
+
+def _is_guard(node, ns) -> bool:
+    """``shape if floats(...) else value``."""
+    return isinstance(node, gast.IfExp) and isinstance(node.test, gast.Call) \
+        and isinstance(node.test.func, gast.Name) and ns.globals.get(node.test.func.id) is runtime.floats
+
+
+def _leaf(expr) -> bool:
+    """A name or a number: no operation that could raise."""
+    return isinstance(expr, gast.Name) or _number(expr)
+
+
+def _number(expr) -> bool:
+    """A numeric literal, signed or not (``-1`` is an operator applied to ``1``)."""
+    if isinstance(expr, gast.UnaryOp) and isinstance(expr.op, (gast.USub, gast.UAdd)):
+        expr = expr.operand
+    return isinstance(expr, gast.Constant) and isinstance(expr.value, (int, float)) \
+        and not isinstance(expr.value, bool)
 
 
 def _cannot_raise(expr, ns) -> bool:
@@ -225,8 +380,11 @@ def _cannot_raise(expr, ns) -> bool:
         elif isinstance(node, gast.Attribute):
             if node.attr not in _SAFE_ATTRIBUTES:
                 return False
+        elif isinstance(node, gast.UnaryOp):
+            if not isinstance(node.operand, gast.Constant):  # -a of booleans, of None raises
+                return False
         elif not isinstance(node, (gast.Name, gast.Constant, gast.Tuple, gast.List, gast.expr_context,
-                                   gast.UnaryOp, gast.USub, gast.UAdd, gast.Not)):
+                                   gast.USub, gast.UAdd, gast.Not)):
             return False
     return True
 
@@ -389,6 +547,8 @@ def drop_arrays(fn_def, primal, adjoint, helpers, temps):
 
 #: reductions whose result shape follows from the input's shape, ``axis`` and ``keepdims``
 _REDUCTIONS = ("sum", "mean", "max", "min", "prod", "amax", "amin")
+#: those without an identity, which numpy refuses over an axis of length 0, by the name in numpy's message
+_NO_IDENTITY = {"max": "maximum", "amax": "maximum", "min": "minimum", "amin": "minimum"}
 
 
 def shapes_only(fn_def, ns, helpers):
@@ -396,9 +556,13 @@ def shapes_only(fn_def, ns, helpers):
 
     ``t7 = Y * (logits - lse)`` and ``t6 = np.sum(t7, axis=1)``, with the
     adjoint reading nothing but ``shape(t7)`` and ``t6.size``, become
-    ``t7 = Shaped(broadcast_shape(shape(Y), shape(logits), shape(lse)))``
-    and ``t6 = Shaped(reduced_shape(shape(t7), 1, False))``: no array is
-    made.  For local names bound once, at the top level, to an elementwise
+    ``t7 = Shaped(broadcast_shape(shape(Y), shape(logits), shape(lse))) if
+    floats(Y, logits, lse) else Y * (logits - lse)`` and ``t6 =
+    Shaped(reduced_shape(shape(t7), 1, False)) if floats(t7) else
+    np.sum(t7, axis=1)``: no array is made where the operands are real
+    floats, on which numpy raises nothing but the shape errors the shape
+    computation raises too; on others (integers, booleans, Python numbers)
+    the value is computed as written, so numpy's own errors fire.  For local names bound once, at the top level, to an elementwise
     expression (operators, ufuncs) or a reduction whose ``axis`` and
     ``keepdims`` are literals or names; a name read by another such one
     counts as read for its shape when that one is chosen too.  ``helpers``
@@ -420,6 +584,7 @@ def shapes_only(fn_def, ns, helpers):
                 meta.add(id(n.args[0]))
         elif isinstance(n, gast.Attribute) and n.attr in ("shape", "size", "ndim") and isinstance(n.value, gast.Name):
             meta.add(id(n.value))
+    meta |= guarded_reads(fn_def, ns)
     params = {a.id for a in fn_def.args.args + fn_def.args.kwonlyargs + fn_def.args.posonlyargs}
     for i, s in enumerate(body):
         name = _single_target(s)
@@ -448,7 +613,8 @@ def shapes_only(fn_def, ns, helpers):
                 changed = True
     if not chosen:
         return fn_def
-    names = {fn: ns.helper(fn) for fn in (runtime.Shaped, runtime.broadcast_shape, runtime.reduced_shape)}
+    names = {fn: ns.helper(fn) for fn in (runtime.Shaped, runtime.broadcast_shape, runtime.reduced_shape,
+                                          runtime.floats, runtime.stand_in)}
     names[runtime.shape] = shape_fn
     out = []
     for i, s in enumerate(body):
@@ -456,37 +622,68 @@ def shapes_only(fn_def, ns, helpers):
         if name in chosen and i != defs[name][0]:
             continue  # t7 = only_shape(t7)
         if name in chosen:
-            shape = _shape_expression(s.value, ns, names)
-            s = keep_origin(s, compat.assign(name, compat.call(compat.name(names[runtime.Shaped]), [shape])))
+            operands: list = []
+            shape = _shape_expression(s.value, ns, names, operands)
+            booleans = [compat.const("bool")] if isinstance(s.value, gast.Compare) else []
+            value = compat.call(compat.name(names[runtime.Shaped]), [shape] + booleans)
+            if not _leaf(s.value):  # numpy raises on the dtypes or values of other operands: computed then
+                value = _unless_floats(value, s.value, operands, names)
+            s = keep_origin(s, compat.assign(name, value))
         out.append(s)
     fn_def.body = out
+    _stand_ins(fn_def, chosen, ns, names[runtime.stand_in])
     return fn_def
 
 
-def _shape_expression(expr, ns, names, operands=None):
+def _stand_ins(tree, shaped, ns, helper):
+    """``stand_in(t)`` for each read of a name in ``shaped`` where a guard computes a value as written.
+
+    ``t1 = ... if floats(t2, k) else t2 / k`` with ``t2`` kept as a shape and
+    ``k`` an integer: the value is computed with ones in ``t2``'s place.
+    """
+    def wrap(node):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and node.id in shaped:
+            return compat.call(compat.name(helper), [compat.name(node.id)])
+        return None
+    for node in [n for n in compat.walk(tree) if _is_guard(n, ns)]:
+        node.orelse = rewrite(node.orelse, wrap)
+
+
+#: operators numpy computes on real floats raising nothing but shape errors (``&``, ``<<``, ``~`` raise TypeError)
+_FLOAT_OPERATORS = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.FloorDiv, gast.Mod, gast.Pow)
+_COMPARISONS = (gast.Eq, gast.NotEq, gast.Lt, gast.LtE, gast.Gt, gast.GtE)
+
+
+def _shape_expression(expr, ns, names, operands=None, top=True):
     """An expression for the shape of ``expr``'s value without computing it, or None.
 
     With ``names`` empty, only whether there is one; else ``names`` maps
     ``runtime.shape``, ``broadcast_shape`` and ``reduced_shape`` to their
     names in the module.  ``operands`` collects the names read for their
     shape (not ``axis=a``, read for its value).
+
+    Only operations that, given real floats, give real floats and raise
+    nothing but the errors of shapes (a comparison, giving booleans, at the
+    ``top`` only): what stands in for the value is guarded by ``floats`` of
+    the operands, and an operation of numbers alone (``1.0 / 0.0``) has no
+    operand to guard.
     """
     if isinstance(expr, gast.Name):
         if operands is not None:
             operands.append(expr)
         return compat.call(compat.name(names[runtime.shape]), [compat.name(expr.id)]) if names else expr
-    if isinstance(expr, gast.Constant) and isinstance(expr.value, (int, float)) and not isinstance(expr.value, bool):
+    if _number(expr):
         return compat.make("Tuple", elts=[], ctx=gast.Load())
-    if isinstance(expr, gast.BinOp) and not isinstance(expr.op, gast.MatMult):
+    if isinstance(expr, gast.BinOp) and isinstance(expr.op, _FLOAT_OPERATORS):
         arguments = [expr.left, expr.right]
-    elif isinstance(expr, gast.UnaryOp) and isinstance(expr.op, (gast.USub, gast.UAdd, gast.Invert)):
+    elif isinstance(expr, gast.UnaryOp) and isinstance(expr.op, (gast.USub, gast.UAdd)):
         arguments = [expr.operand]
-    elif isinstance(expr, gast.Compare) and len(expr.ops) == 1:
+    elif isinstance(expr, gast.Compare) and len(expr.ops) == 1 and isinstance(expr.ops[0], _COMPARISONS) and top:
         arguments = [expr.left] + expr.comparators
     elif isinstance(expr, gast.Call):
         fn = _numpy_function(expr.func, ns)
         if isinstance(fn, np.ufunc) and fn.signature is None and not expr.keywords and len(expr.args) == fn.nin \
-                and fn.nout == 1:
+                and fn.nout == 1 and "d" * fn.nin + "->d" in fn.types:
             arguments = expr.args
         elif fn is not None and fn.__name__ in _REDUCTIONS and fn is getattr(np, fn.__name__):
             return _reduction_shape(expr, ns, names, operands)
@@ -494,9 +691,11 @@ def _shape_expression(expr, ns, names, operands=None):
             return None
     else:
         return None
+    if all(_number(a) for a in arguments):
+        return None  # Python computes it (1.0 / 0.0 raises): computed as written
     parts = []
     for operand in arguments:
-        part = _shape_expression(operand, ns, names, operands)
+        part = _shape_expression(operand, ns, names, operands, top=False)
         if part is None:
             return None
         parts.append(part)
@@ -533,11 +732,15 @@ def _reduction_shape(call, ns, names, operands):
         options[k.arg] = k.value
     if not all(compat.is_literal(v) or isinstance(v, gast.Name) for v in options.values()):
         return None
-    inner = _shape_expression(call.args[0], ns, names, operands)
+    if _number(call.args[0]):
+        return None
+    inner = _shape_expression(call.args[0], ns, names, operands, top=False)
     if inner is None or not names:
         return inner
+    name = _NO_IDENTITY.get(_numpy_function(call.func, ns).__name__)
     return compat.call(compat.name(names[runtime.reduced_shape]),
-                       [inner, compat.clone(options["axis"]), compat.clone(options["keepdims"])])
+                       [inner, compat.clone(options["axis"]), compat.clone(options["keepdims"])]
+                       + ([compat.const(name)] if name else []))
 
 
 def _is_call_to(node, fn_name) -> bool:

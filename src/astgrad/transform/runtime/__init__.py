@@ -28,7 +28,7 @@ __all__ = ["append", "grow", "split_last", "add_item", "is_zero", "as_column", "
            "sequence_gradient", "replaced_gradient",
            "replacing_gradient", "unpacked_gradient", "gradient_tuple", "no_gradient",
            "shape", "size", "ndim", "unbroadcast", "T", "only_shape",
-           "add_into", "subtract_into", "multiply_into", "divide_into", "broadcast_shape", "reduced_shape",
+           "add_into", "subtract_into", "multiply_into", "divide_into", "broadcast_shape", "reduced_shape", "floats", "stand_in", "checked",
            "check_seed", "matmul_shape",
            "pop_numbers", "shifted", "linear_recurrence", "set_item_gradients", "put"]
 
@@ -328,12 +328,18 @@ FASTER = {rules.unbroadcast: unbroadcast, linalg.T: T}
 
 
 class Shaped:
-    """What is kept of an array that the adjoint reads only for its shape."""
+    """What is kept of an array that the adjoint reads only for its shape.
 
-    __slots__ = ("shape",)
+    ``dtype``: the kind of numbers it held (``floats`` and ``stand_in`` read
+    it); a value the optimiser leaves uncomputed is one of real floats, or
+    booleans for a comparison.
+    """
 
-    def __init__(self, shape):
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape, dtype=np.float64):
         self.shape = shape
+        self.dtype = np.dtype(dtype)
 
     @property
     def size(self):
@@ -347,6 +353,51 @@ class Shaped:
         return f"Shaped({self.shape})"
 
 
+#: numpy's real floating scalars that compute as arrays do (a Python float raises ZeroDivisionError)
+_FLOAT_SCALARS = (np.float64, np.float32, np.float16)
+
+
+def floats(*values) -> bool:
+    """Whether numpy, computing elementwise with ``values``, can raise nothing but its shape errors.
+
+    True for arrays and numpy scalars of real floats (up to 64 bits, which
+    every ufunc the optimiser leaves uncomputed has a loop for) and for
+    what stands for one (``Shaped``): on them numpy's arithmetic warns
+    instead of raising.  Integers (``k ** -1``), booleans (``a - b``),
+    Python numbers (``1.0 / 0.0``), ``None``, lazy arrays: False, and the
+    generated code computes the value as written.
+    """
+    for value in values:
+        kind = type(value)
+        if kind is np.ndarray or kind is Shaped:
+            if value.dtype.kind != "f" or value.dtype.itemsize > 8:
+                return False
+        elif kind not in _FLOAT_SCALARS:
+            return False
+    return True
+
+
+def checked(value) -> None:
+    """Nothing: the generated code evaluates ``value`` for what numpy raises (``checked(... if floats(x) else x ** k)``).
+
+    A value nothing reads is dropped, but where it could raise its check
+    stays, as a call (the code is itself differentiated by ``grad(grad(f))``).
+    """
+
+
+def stand_in(value):
+    """``value``, or for a shape kept instead of a value (``Shaped``) an array of ones of its shape and dtype.
+
+    Where ``floats`` is false the generated code computes a value as written,
+    and an operand that was left uncomputed stands in by this array (no
+    memory: a broadcast view), so numpy raises on the other operands' dtypes
+    and values; the result is read only for its shape.
+    """
+    if type(value) is Shaped:
+        return np.broadcast_to(np.ones((), value.dtype), value.shape)
+    return value
+
+
 def broadcast_shape(*shapes):
     """``np.broadcast_shapes(*shapes)``, at once when they are all equal."""
     first = shapes[0]
@@ -356,15 +407,23 @@ def broadcast_shape(*shapes):
     return first
 
 
-def reduced_shape(shape, axis=None, keepdims=False):
-    """The shape of a reduction (``np.sum``, ``np.max``, ...) of an array of ``shape`` over ``axis``."""
+def reduced_shape(shape, axis=None, keepdims=False, identity=None):
+    """The shape of a reduction (``np.sum``, ``np.max``, ...) of an array of ``shape`` over ``axis``.
+
+    ``identity``: the name of a reduction without one (``'maximum'``), which
+    numpy refuses over an axis of length 0.
+    """
     ndim = len(shape)
+    if not ndim and not isinstance(axis, (tuple, list)) and axis in (0, -1):
+        return ()  # numpy reduces a 0-d array along axis 0 (or -1), not along (0,)
     for a in (axis if isinstance(axis, (tuple, list)) else () if axis is None else (axis,)):
         if not -ndim <= a < ndim:
             raise np.exceptions.AxisError(a, ndim)
     axes = rules.normalize_axis(axis, ndim)
     if len(set(axes)) != len(axes):
         raise ValueError("duplicate value in 'axis'")
+    if identity is not None and any(shape[i] == 0 for i in axes):
+        raise ValueError(f"zero-size array to reduction operation {identity} which has no identity")
     if keepdims:
         return tuple(1 if i in axes else n for i, n in enumerate(shape))
     return tuple(n for i, n in enumerate(shape) if i not in axes)
@@ -474,7 +533,7 @@ def restored(current, saved):
 def only_shape(value):
     """``value``'s shape, for ``shape()`` to read back, instead of the array (numbers are kept)."""
     if type(value) is np.ndarray:
-        return Shaped(value.shape)
+        return Shaped(value.shape, value.dtype)
     return value
 
 

@@ -10,19 +10,50 @@ gradient is rebuilt as an object of the class when it is returned
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 
 from ...values import trees as _trees
 from ...rules._lazy import is_lazy
 from ...rules.sequences import GradientList
 from . import is_zero
+from .value_types import other_meaning
 
-__all__ = ["attribute", "attribute_gradient", "attribute_tangent"]
+__all__ = ["attribute", "field", "item", "attribute_gradient", "attribute_tangent"]
 
 
 def attribute(obj, name):
     """``obj.name``: the rule table's entry for reading an attribute of a value that carries a gradient."""
     return getattr(obj, name)
+
+
+def field(obj, name):
+    """``obj.name`` as generated code reads it (``self.M``, ``config.M``): refused where numpy gives it another meaning.
+
+    Arguments, globals and closure variables are looked at where they
+    enter; a field of an object enters here (and an item of what it holds
+    through ``item``).  An ``np.matrix`` there would be computed with as a
+    matrix while the rules are ndarray's.
+    """
+    value = getattr(obj, name)
+    if type(value) is not np.ndarray:
+        owner = obj.__name__ if isinstance(obj, types.ModuleType) else \
+            obj.__qualname__ if isinstance(obj, type) else type(obj).__qualname__
+        why = other_meaning(value, f"{owner}.{name}")
+        if why is not None:
+            raise TypeError(f"astgrad: {owner}.{name}, which the differentiated code reads as a field of an "
+                            f"object, is {why}.")
+    return value
+
+
+def item(value, where):
+    """``D['M']`` as generated code reads an item of a global container or of a field (``self.cfg['M']``):
+    refused where numpy gives the item another meaning.  Only the item read is looked at, so a loop over
+    a long list pays one type test a read."""
+    if type(value) is not np.ndarray and (why := other_meaning(value, where)) is not None:
+        raise TypeError(f"astgrad: {where}, an item the differentiated code reads, is {why}.")
+    return value
 
 
 def attribute_gradient(g, obj, name, value):

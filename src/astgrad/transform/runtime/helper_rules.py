@@ -39,7 +39,7 @@ defnondiff(runtime.shape, runtime.size, runtime.ndim, runtime.broadcast_shape, r
            _support.within, outputs.scalar_output, outputs.not_scalar, outputs.aux_pair, zero_tangent,
            checks.not_joined, checks.not_a_dict, checks.written_through, checks.a_number,
            checks.a_returned_number, checks.written_outside, checks.same_method,
-           checks.an_array, caller_state.caller_dict)
+           checks.an_array, caller_state.caller_dict, runtime.floats, runtime.checked)
 
 
 # -- spreading a gradient over a shape, and summing it back -------------------
@@ -273,6 +273,16 @@ def attribute_vjp(g, ans, obj, name):
 @defjvp(attributes.attribute)
 def attribute_jvp(t, ans, obj, name):
     return attribute_tangent(t, obj, name, ans)
+
+
+# field: the read generated code writes (attribute, with the check of types numpy gives other meanings)
+defvjp(attributes.field, attribute_vjp)
+defjvp(attributes.field, attribute_jvp)
+# item: the value itself, looked at; stand_in: the value itself (ones stand in only for a Shaped, never differentiated)
+defvjp(attributes.item, lambda g, ans, value, where: (g, None))
+defjvp(attributes.item, lambda t, ans, value, where: t)
+defvjp(runtime.stand_in, lambda g, ans, value: g)
+defjvp(runtime.stand_in, lambda t, ans, value: t)
 
 
 @defvjp(attributes.attribute_gradient)

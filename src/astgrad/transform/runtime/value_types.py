@@ -20,6 +20,8 @@ import numbers
 
 import numpy as np
 
+from ...values import trees as _trees
+
 #: what a subclass of ndarray may define and still mean what ndarray means
 _BOOKKEEPING = frozenset({
     "__module__", "__qualname__", "__doc__", "__dict__", "__weakref__", "__slots__", "__firstlineno__",
@@ -57,6 +59,31 @@ def other_meaning(value, x="x") -> str | None:
         return (f"a {kind.__module__}.{kind.__qualname__}: numpy computes with it as a Python object (or refuses "
                 f"it), where the engines compute with floats. Pass float({x}) (or complex({x}))")
     return None
+
+
+def other_meaning_inside(value, name):
+    """``(where, why)`` for ``value``, or the first leaf of it (a dict, list, tuple, dataclass, registered
+    class), that means something else to numpy (``other_meaning``); None if none does.
+
+    ``name`` names ``value`` (``D``, ``Holder.M``); ``where`` adds the leaf's path (``D['M']``).
+    """
+    kind = type(value)
+    if kind is np.ndarray or kind is float or kind is int:
+        return None
+    items = _trees.leaves(value) if _trees.is_tree(value) else (((), value),)
+    for path, leaf in items:
+        where = f"{name}{_trees.path_text(path)}"
+        why = other_meaning(leaf, where)
+        if why is not None:
+            return where, why
+    return None
+
+
+def held_data(obj) -> bool:
+    """Whether ``obj``, the value of ``module.name``, is data (an array, a container, a value of another
+    meaning) that generated code should read at each call as a field (``attributes.field``), and not a
+    number, a function, a class or a module it may name directly."""
+    return isinstance(obj, (np.ndarray, dict, list, tuple)) or other_meaning_inside(obj, "") is not None
 
 
 def viewed_as_plain(value) -> bool:
