@@ -133,7 +133,7 @@ def init_weights(m):
 
 
 tree = nn.Sequential(nn.Linear(2, 2), nn.Sequential(nn.ReLU(), nn.Linear(2, 1)))
-print(tree.apply(init_weights) is tree, tree.state_dict())
+print(tree.apply(init_weights) is tree, list(tree.state_dict().items()))  # an OrderedDict prints differently from Python 3.12 on
 
 
 class PositionalEncoding(nn.Module):
