@@ -19,6 +19,11 @@ import astgrad
 from astgrad import rules
 from _numeric import directional, gradient
 
+try:
+    import scipy.linalg as scipy_linalg
+except ImportError:  # scipy is optional
+    scipy_linalg = None
+
 ROTATION = np.linalg.qr(np.random.default_rng(5).standard_normal((4, 4)))[0]
 DIAGONAL = np.diag([1.0, 1.0, 2.0, 3.0])
 TIED = ROTATION @ DIAGONAL @ ROTATION.T
@@ -250,3 +255,14 @@ def test_the_svd_values_primitive_refuses_in_both_modes():
         entry.vjp(WEIGHTS[:3], s, EQUAL_SINGULAR)
     with pytest.raises(ValueError, match="no tangent for the singular values of numpy.linalg.svd"):
         entry.jvp_for(0)(np.ones((4, 3)), s, EQUAL_SINGULAR)
+
+
+def scipy_squares(a):
+    return np.sum(scipy_linalg.svdvals(a) ** 2)
+
+
+def test_scipy_shares_the_rounding_of_a_zero_weight():
+    """scipy.linalg's rules use the same helpers: ``sum(s ** 2)`` at a rank-deficient matrix is 2 a there too."""
+    if scipy_linalg is None:
+        pytest.skip("scipy is not installed")
+    np.testing.assert_allclose(astgrad.grad(scipy_squares)(SINGULAR), 2 * SINGULAR, atol=1e-12)
