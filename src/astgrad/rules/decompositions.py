@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._registry import defvjp, primitive
-from .linalg import T, eigenvalues_gradient, equal_pairs, one_triangle, pinv, weighed_apart
+from .linalg import T, eigenvalues_gradient, equal_pairs, largest, one_triangle, pinv, weighed_apart
 
 __all__ = ["svd_values", "svd_u", "svd_vh", "qr_q", "qr_r", "lstsq_solution", "lstsq_residuals", "eig_values",
            "eig_vectors"]
@@ -46,7 +46,7 @@ def singular_values_weighed(name, s, g):
         return
     tied, zero = singular_kinks(s)
     g = np.broadcast_to(g, np.shape(s))
-    if np.any(tied & weighed_apart(g, s)) or np.any(zero & (np.abs(g) > 1e-8 * np.max(np.abs(g), initial=0.0))):
+    if np.any(tied & weighed_apart(g, s)) or np.any(zero & (np.abs(g) > 1e-8 * largest(g, 0.0))):
         raise ValueError(f"astgrad: no gradient for {name} where the loss weighs one of equal singular values "
                          f"apart, or one that is zero (a kink, as |x| at 0); a symmetric function of equal ones "
                          f"(their sum) has one")

@@ -307,12 +307,18 @@ def equal_pairs(values, tol):
 def weighed_apart(g, values):
     """Where ``g`` gives two values weights that differ by more than rounding (``sum(w ** 2)`` at a tie)."""
     g = np.broadcast_to(g, np.shape(values))
-    return np.abs(np.expand_dims(g, -2) - np.expand_dims(g, -1)) > 1e-8 * np.max(np.abs(g), initial=0.0)
+    return np.abs(np.expand_dims(g, -2) - np.expand_dims(g, -1)) > 1e-8 * largest(g, 0.0)
+
+
+def largest(x, floor):
+    """``max(floor, max |x|)``, without ``initial=``: np.max's forward rule does not take it, and a generated
+    gradient that calls eigh_values_vjp runs this on traced values when it is differentiated again."""
+    return np.maximum(np.max(np.abs(x)), floor) if np.size(x) else floor
 
 
 def eigenvalue_ties(w):
     """Pairs of equal eigenvalues: within 16 machine epsilons of the largest, numpy's eigh test."""
-    return equal_pairs(w, np.finfo(np.result_type(w, np.float32)).eps * 16 * np.max(np.abs(w), initial=1.0))
+    return equal_pairs(w, np.finfo(np.result_type(w, np.float32)).eps * 16 * largest(w, 1.0))
 
 
 def weighed_alike(name, w, g):
