@@ -15,9 +15,9 @@ import numpy as np
 from ._registry import defjvp
 from .decompositions import (
     _complex_vectors, _read_by_hermitian, _tolerance, eig_values, eig_vectors, lstsq_residuals, lstsq_solution, qr_q, qr_r, svd_u,
-    svd_values, svd_vh,
+    singular_values_apart, svd_values, svd_vh,
 )
-from .linalg import T, eigh_values_jvp, pinv_jvp, symmetric_read
+from .linalg import T, eigenvalues_tangent, pinv_jvp, symmetric_read
 
 # ---------------------------------------------------------------- SVD
 
@@ -61,24 +61,29 @@ def svd_jvp(t, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
     if hermitian:  # numpy decomposes the symmetric matrix it reads from the lower triangle
         return svd_jvp(symmetric_read(t, "L"), ans, _read_by_hermitian(a), full_matrices, compute_uv)
     if not compute_uv:
-        u, _, vh = np.linalg.svd(a, full_matrices=False)
-        return _svd_tangent(a, u, ans, vh, t, False, False)[1]
+        return singular_values_tangent("numpy.linalg.svd", t, ans, a)
     u, s, vh = ans
+    singular_values_apart("numpy.linalg.svd", s)
     return _svd_tangent(a, u, s, vh, t, True, full_matrices)
+
+
+def singular_values_tangent(name, t, s, a):
+    """The tangent of the singular values ``s`` of ``a`` along ``t``, refused where two are equal or one is 0."""
+    singular_values_apart(name, s)
+    u, _, vh = np.linalg.svd(a, full_matrices=False)
+    return _svd_tangent(a, u, s, vh, t, False, False)[1]
 
 
 @defjvp(np.linalg.svdvals)
 def svdvals_jvp(t, ans, x):
-    u, _, vh = np.linalg.svd(x, full_matrices=False)
-    return _svd_tangent(x, u, ans, vh, t, False, False)[1]
+    return singular_values_tangent("numpy.linalg.svdvals", t, ans, x)
 
 
 @defjvp(svd_values)
 def svd_values_jvp(t, ans, a, hermitian=False):
     if hermitian:
         return svd_values_jvp(symmetric_read(t, "L"), ans, _read_by_hermitian(a))
-    u, _, vh = np.linalg.svd(a, full_matrices=False)
-    return _svd_tangent(a, u, ans, vh, t, False, False)[1]
+    return singular_values_tangent("numpy.linalg.svd", t, ans, a)
 
 
 @defjvp(svd_u)
@@ -173,7 +178,7 @@ def lstsq_jvp_a(t, ans, a, b, rcond=None):
     """(x, residuals, rank, singular values): the rank has no tangent."""
     x, residuals, rank, s = ans
     dx, dres = _lstsq_tangent(a, b, x, t, None, rank)
-    return dx, _residual_tangent(residuals, dres), None, svd_values_jvp(t, s, a)
+    return dx, _residual_tangent(residuals, dres), None, singular_values_tangent("numpy.linalg.lstsq", t, s, a)
 
 
 def lstsq_jvp_b(t, ans, a, b, rcond=None):
@@ -211,7 +216,7 @@ defjvp(lstsq_residuals, lstsq_residuals_jvp_a, lstsq_residuals_jvp_b)
 
 @defjvp(np.linalg.eigvalsh)
 def eigvalsh_jvp(t, ans, a, UPLO="L"):
-    return eigh_values_jvp(t, ans, a, UPLO)
+    return eigenvalues_tangent("numpy.linalg.eigvalsh", t, ans, a, UPLO)
 
 
 @defjvp(np.linalg.matrix_power)

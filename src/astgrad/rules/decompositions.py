@@ -7,7 +7,8 @@ decomposition" (2016) and M. Giles, "An extended collection of matrix
 derivative results" (2008), written for numpy here.
 
 Where a decomposition has no derivative (repeated singular values for the
-singular vectors, the arbitrary extra columns of ``full_matrices=True``, a
+singular vectors, a loss weighing one of equal singular values apart or a
+zero one, the arbitrary extra columns of ``full_matrices=True``, a
 rank-deficient QR), the rule raises instead of returning a number.
 """
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._registry import defvjp, primitive
-from .linalg import T, eigh_values_vjp, one_triangle, pinv
+from .linalg import T, eigenvalues_gradient, equal_pairs, largest, one_triangle, pinv, weighed_apart
 
 __all__ = ["svd_values", "svd_u", "svd_vh", "qr_q", "qr_r", "lstsq_solution", "lstsq_residuals", "eig_values",
            "eig_vectors"]
@@ -29,6 +30,41 @@ def _eye(n, like):
 def _tolerance(s):
     """Below this, two singular values (or one and zero) count as equal."""
     return np.finfo(np.result_type(s, np.float32)).eps * 16 * np.max(s, initial=0.0)
+
+
+def singular_kinks(s):
+    """Pairs of equal singular values, and singular values at zero (``|sigma|``), within numpy's tolerance."""
+    tol = _tolerance(s)
+    return equal_pairs(s, tol), s <= tol
+
+
+def singular_values_weighed(name, s, g):
+    """Raise where ``g`` weighs equal singular values apart, or weighs one at zero: no derivative there (the
+    rule would return a number that depends on the vectors LAPACK picked); ``name`` is the function called.
+    A weight within rounding of 0 (``2 s`` of ``sum(s ** 2)`` at a computed zero) weighs nothing."""
+    if g is None:
+        return
+    tied, zero = singular_kinks(s)
+    g = np.broadcast_to(g, np.shape(s))
+    if np.any(tied & weighed_apart(g, s)) or np.any(zero & (np.abs(g) > 1e-8 * largest(g, 0.0))):
+        raise ValueError(f"astgrad: no gradient for {name} where the loss weighs one of equal singular values "
+                         f"apart, or one that is zero (a kink, as |x| at 0); a symmetric function of equal ones "
+                         f"(their sum) has one")
+
+
+def singular_values_apart(name, s):
+    """Raise where two singular values are equal or one is zero: each alone has no tangent there."""
+    tied, zero = singular_kinks(s)
+    if np.any(tied) or np.any(zero):
+        raise ValueError(f"astgrad: no tangent for the singular values of {name} where two are equal or one is "
+                         f"zero: each alone has no derivative there")
+
+
+def singular_values_gradient(name, g, s, a):
+    """The gradient of a loss of the singular values ``s`` of ``a``, refused at their kinks."""
+    singular_values_weighed(name, s, g)
+    u, _, vh = np.linalg.svd(a, full_matrices=False)
+    return _svd_gradient(a, u, s, vh, None, g, None, False)
 
 
 def _svd_gradient(a, u, s, vh, g_u, g_s, g_vh, full_matrices):
@@ -81,17 +117,16 @@ def svd(g, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
         if isinstance(g, (list, tuple)):
             raise ValueError("astgrad: pass compute_uv=False to numpy.linalg.svd as a literal, or call "
                              "np.linalg.svdvals, so the transformer knows it returns one array")
-        u, _, vh = np.linalg.svd(a, full_matrices=False)
-        return _svd_gradient(a, u, ans, vh, None, g, None, False)
+        return singular_values_gradient("numpy.linalg.svd", g, ans, a)
     u, s, vh = ans
     g_u, g_s, g_vh = g
+    singular_values_weighed("numpy.linalg.svd", s, g_s)
     return _svd_gradient(a, u, s, vh, g_u, g_s, g_vh, full_matrices)
 
 
 @defvjp(np.linalg.svdvals)
 def svdvals(g, ans, x):
-    u, _, vh = np.linalg.svd(x, full_matrices=False)
-    return _svd_gradient(x, u, ans, vh, None, g, None, False)
+    return singular_values_gradient("numpy.linalg.svdvals", g, ans, x)
 
 
 # The tape records each output of np.linalg.svd as its own node; the gradient is
@@ -128,8 +163,7 @@ def _read_by_hermitian(a):
 def svd_values_vjp(g, ans, a, hermitian=False):
     if hermitian:
         return one_triangle(svd_values_vjp(g, ans, _read_by_hermitian(a)), "L")
-    u, _, vh = np.linalg.svd(a, full_matrices=False)
-    return _svd_gradient(a, u, ans, vh, None, g, None, False)
+    return singular_values_gradient("numpy.linalg.svd", g, ans, a)
 
 
 @defvjp(svd_u)
@@ -244,7 +278,7 @@ def lstsq(g, ans, a, b, rcond=None):
     g_x, g_res, g_rank, g_s = g
     g_a, g_b = _lstsq_gradient(a, b, x, g_x, g_res, rank)
     if g_s is not None:
-        g_a = g_a + svd_values_vjp(g_s, s, a)
+        g_a = g_a + singular_values_gradient("numpy.linalg.lstsq", g_s, s, a)
     return g_a, g_b
 
 
@@ -276,7 +310,7 @@ def lstsq_residuals_vjp(g, ans, a, b, rcond=None):
 
 @defvjp(np.linalg.eigvalsh)
 def eigvalsh(g, ans, a, UPLO="L"):
-    return eigh_values_vjp(g, ans, a, UPLO)
+    return eigenvalues_gradient("numpy.linalg.eigvalsh", g, ans, a, UPLO)
 
 
 @defvjp(np.linalg.matrix_power)

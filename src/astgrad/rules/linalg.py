@@ -291,10 +291,69 @@ def cholesky(g, ans, a, upper=False):
     return one_triangle(0.5 * (sym + T(sym)), "L")
 
 
-@defvjp(eigh_values)
-def eigh_values_vjp(g, ans, a, UPLO="L"):
+# Equal eigenvalues (or singular values) of a symmetric matrix: the loss's weights decide.  A symmetric function
+# of a tied group (their sum, the trace) is smooth there and its rule is basis-free; one of them alone, or any
+# weights that differ within the group, has a kink there (central differences average its two sides), and the
+# rule would return a number that depends on the eigenvectors LAPACK picked in the eigenspace.  ``name`` is the
+# function the user called (numpy.linalg.eigvalsh, scipy.linalg.eigh, ...); scipy's rules import these.
+
+
+def equal_pairs(values, tol):
+    """Where two values (along the last axis) are within ``tol`` of each other."""
+    near = np.abs(np.expand_dims(values, -2) - np.expand_dims(values, -1)) <= tol
+    return near & ~np.eye(np.shape(values)[-1], dtype=bool)
+
+
+def weighed_apart(g, values):
+    """Where ``g`` gives two values weights that differ by more than rounding (``sum(w ** 2)`` at a tie)."""
+    g = np.broadcast_to(g, np.shape(values))
+    return np.abs(np.expand_dims(g, -2) - np.expand_dims(g, -1)) > 1e-8 * largest(g, 0.0)
+
+
+def largest(x, floor):
+    """``max(floor, max |x|)``, without ``initial=``: np.max's forward rule does not take it, and a generated
+    gradient that calls eigh_values_vjp runs this on traced values when it is differentiated again."""
+    return np.maximum(np.max(np.abs(x)), floor) if np.size(x) else floor
+
+
+def eigenvalue_ties(w):
+    """Pairs of equal eigenvalues: within 16 machine epsilons of the largest, numpy's eigh test."""
+    return equal_pairs(w, np.finfo(np.result_type(w, np.float32)).eps * 16 * largest(w, 1.0))
+
+
+def weighed_alike(name, w, g):
+    """Raise where ``g`` weighs two equal eigenvalues apart: one of them alone has no derivative (a kink); a
+    symmetric function of the group (their sum) has one."""
+    if g is not None and np.any(eigenvalue_ties(w) & weighed_apart(g, w)):
+        raise ValueError(f"astgrad: no gradient for single repeated eigenvalues of {name}: two are equal and the "
+                         f"loss weighs them differently; a symmetric function of them (their sum) has one")
+
+
+def distinct(name, w):
+    """Raise where two eigenvalues are equal: each alone has no tangent (it moves as an eigenvalue of a block)."""
+    if np.any(eigenvalue_ties(w)):
+        raise ValueError(f"astgrad: no tangent for the eigenvalues of {name} where two are equal: each alone has "
+                         f"no derivative there; the reverse mode (grad) differentiates a symmetric function of them")
+
+
+def eigenvalues_gradient(name, g, w, a, UPLO):
+    """The gradient of a loss of the eigenvalues ``w`` of the matrix ``UPLO`` reads from ``a``, refused where
+    the loss weighs equal ones apart."""
+    weighed_alike(name, w, g)
     v = np.linalg.eigh(a, UPLO)[1]
     return one_triangle((v * np.expand_dims(g, -2)) @ T(v), UPLO)
+
+
+def eigenvalues_tangent(name, t, w, a, UPLO):
+    """The tangent of the eigenvalues ``w`` along ``t``, refused where two are equal."""
+    distinct(name, w)
+    v = np.linalg.eigh(a, UPLO)[1]
+    return np.sum(v * (symmetric_read(t, UPLO) @ v), axis=-2)
+
+
+@defvjp(eigh_values)
+def eigh_values_vjp(g, ans, a, UPLO="L"):
+    return eigenvalues_gradient("numpy.linalg.eigh", g, ans, a, UPLO)
 
 
 @defvjp(eigh_vectors)
@@ -302,8 +361,7 @@ def eigh_vectors_vjp(g, ans, a, UPLO="L"):
     w = np.linalg.eigh(a, UPLO)[0]
     gaps = np.expand_dims(w, -2) - np.expand_dims(w, -1)
     n = np.shape(a)[-1]
-    tol = np.finfo(np.result_type(w, np.float32)).eps * 16 * np.max(np.abs(w), initial=1.0)
-    if np.any((np.abs(gaps) <= tol) & ~np.eye(n, dtype=bool)):
+    if np.any(eigenvalue_ties(w)):
         raise ValueError("astgrad: no gradient for the eigenvectors of numpy.linalg.eigh: two eigenvalues are "
                          "equal, so the vectors are not determined; a loss of the eigenvalues alone "
                          "(np.linalg.eigvalsh, or eigh(a)[0]) has a gradient")
@@ -491,8 +549,7 @@ def cholesky_jvp(t, ans, a, upper=False):
 
 @defjvp(eigh_values)
 def eigh_values_jvp(t, ans, a, UPLO="L"):
-    v = np.linalg.eigh(a, UPLO)[1]
-    return np.sum(v * (symmetric_read(t, UPLO) @ v), axis=-2)
+    return eigenvalues_tangent("numpy.linalg.eigh", t, ans, a, UPLO)
 
 
 @defjvp(eigh_vectors)
@@ -500,8 +557,7 @@ def eigh_vectors_jvp(t, ans, a, UPLO="L"):
     w = np.linalg.eigh(a, UPLO)[0]
     gaps = np.expand_dims(w, -2) - np.expand_dims(w, -1)
     n = np.shape(a)[-1]
-    tol = np.finfo(np.result_type(w, np.float32)).eps * 16 * np.max(np.abs(w), initial=1.0)
-    if np.any((np.abs(gaps) <= tol) & ~np.eye(n, dtype=bool)):
+    if np.any(eigenvalue_ties(w)):
         raise ValueError("astgrad: no tangent for the eigenvectors of numpy.linalg.eigh: two eigenvalues are "
                          "equal, so the vectors are not determined; a function of the eigenvalues alone "
                          "(np.linalg.eigvalsh, or eigh(a)[0]) has one")

@@ -1,9 +1,9 @@
 """Derivative rules for ``scipy.linalg``'s spectral decompositions and matrix functions.
 
 ``eigh``, ``eigvalsh``, ``svd`` and ``svdvals`` are numpy's rules
-(``rules.decompositions``) with numpy's refusals, and refuse a loss that
-weighs one of equal eigenvalues (or singular values) apart: one of them
-alone has no derivative there.  ``expm``, ``sqrtm`` and ``logm`` are
+(``rules.linalg``, ``rules.decompositions``) with numpy's refusals, among
+them a loss that weighs one of equal eigenvalues (or singular values)
+apart, named for the scipy function called.  ``expm``, ``sqrtm`` and ``logm`` are
 differentiated through their Frechet derivative, the top right block of
 the function of ``[[A, E], [0, A]]`` (at ``A^T`` for the gradient, since
 they are real primary functions).  Each entry's reverse and forward rules
@@ -18,7 +18,9 @@ import scipy.linalg as sla
 
 from ._registry import defjvp, defvjp, sequence_outputs
 from . import decomposition_tangents, decompositions, linalg
-from .linalg import T
+from .decomposition_tangents import singular_values_tangent
+from .decompositions import singular_values_apart, singular_values_gradient, singular_values_weighed
+from .linalg import T, distinct, eigenvalues_gradient, eigenvalues_tangent, weighed_alike
 from .scipy_linalg import spread, unwritten
 
 # ---------------------------------------------------------------- eigh, eigvalsh, svd: numpy's rules
@@ -41,65 +43,6 @@ def one_output(name, flag, instead, g):
                          f"transformer knows it returns one array")
 
 
-def equal_pairs(values, tol):
-    """Where two values (along the last axis) are within ``tol`` of each other."""
-    near = np.abs(np.expand_dims(values, -2) - np.expand_dims(values, -1)) <= tol
-    return near & ~np.eye(np.shape(values)[-1], dtype=bool)
-
-
-def weighed_apart(g, values):
-    """Where ``g`` gives two values weights that differ by more than rounding (``sum(w ** 2)`` at a tie)."""
-    g = np.broadcast_to(g, np.shape(values))
-    return np.abs(np.expand_dims(g, -2) - np.expand_dims(g, -1)) > 1e-8 * np.max(np.abs(g), initial=0.0)
-
-
-def eigenvalue_ties(w):
-    """Pairs of equal eigenvalues: within 16 machine epsilons of the largest, numpy's eigh test."""
-    return equal_pairs(w, np.finfo(np.result_type(w, np.float32)).eps * 16 * np.max(np.abs(w), initial=1.0))
-
-
-def weighed_alike(name, w, g):
-    """Raise where ``g`` weighs two equal eigenvalues apart: one of them alone has no derivative (a kink); a
-    symmetric function of the group (their sum) has one."""
-    if g is not None and np.any(eigenvalue_ties(w) & weighed_apart(g, w)):
-        raise ValueError(f"astgrad: no gradient for single repeated eigenvalues of scipy.linalg.{name}: two are "
-                         f"equal and the loss weighs them differently; a symmetric function of them (their sum) "
-                         f"has one")
-
-
-def distinct(name, w):
-    """Raise where two eigenvalues are equal: each alone has no tangent (it moves as an eigenvalue of a block)."""
-    if np.any(eigenvalue_ties(w)):
-        raise ValueError(f"astgrad: no tangent for the eigenvalues of scipy.linalg.{name} where two are equal: each "
-                         f"alone has no derivative there; the reverse mode (grad) differentiates a symmetric "
-                         f"function of them")
-
-
-def singular_kinks(s):
-    """Pairs of equal singular values, and singular values at zero (``|sigma|``), within numpy's tolerance."""
-    tol = decompositions._tolerance(s)
-    return equal_pairs(s, tol), s <= tol
-
-
-def singular_values_weighed(name, s, g):
-    """Raise where ``g`` weighs equal singular values apart, or weighs one at zero: no derivative there."""
-    if g is None:
-        return
-    tied, zero = singular_kinks(s)
-    if np.any(tied & weighed_apart(g, s)) or np.any(zero & (np.broadcast_to(g, np.shape(s)) != 0)):
-        raise ValueError(f"astgrad: no gradient for scipy.linalg.{name} where the loss weighs one of equal singular "
-                         f"values apart, or one that is zero (a kink, as |x| at 0); a symmetric function of equal "
-                         f"ones (their sum) has one")
-
-
-def singular_values_apart(name, s):
-    """Raise where two singular values are equal or one is zero: each alone has no tangent there."""
-    tied, zero = singular_kinks(s)
-    if np.any(tied) or np.any(zero):
-        raise ValueError(f"astgrad: no tangent for the singular values of scipy.linalg.{name} where two are equal or "
-                         f"one is zero: each alone has no derivative there")
-
-
 def uplo(lower):
     return "L" if lower else "U"
 
@@ -112,9 +55,8 @@ def eigh(g, ans, a, b=None, lower=True, eigvals_only=False, overwrite_a=False, o
     standard_symmetric("eigh", b, subset_by_index, subset_by_value)
     if eigvals_only:
         one_output("eigh", "eigvals_only=True", "scipy.linalg.eigvalsh", g)
-        weighed_alike("eigh", ans, g)
-        return linalg.eigh_values_vjp(g, ans, a, uplo(lower))
-    weighed_alike("eigh", ans[0], g[0])
+        return eigenvalues_gradient("scipy.linalg.eigh", g, ans, a, uplo(lower))
+    weighed_alike("scipy.linalg.eigh", ans[0], g[0])
     return linalg.eigh(spread(g, ans), ans, a, uplo(lower))
 
 
@@ -123,9 +65,9 @@ def eigh_jvp(t, ans, a, b=None, lower=True, eigvals_only=False, overwrite_a=Fals
              check_finite=True, subset_by_index=None, subset_by_value=None, driver=None):
     unwritten("eigh", overwrite_a=overwrite_a)
     standard_symmetric("eigh", b, subset_by_index, subset_by_value)
-    distinct("eigh", ans if eigvals_only else ans[0])
     if eigvals_only:
-        return linalg.eigh_values_jvp(t, ans, a, uplo(lower))
+        return eigenvalues_tangent("scipy.linalg.eigh", t, ans, a, uplo(lower))
+    distinct("scipy.linalg.eigh", ans[0])
     return linalg.eigh_jvp(t, ans, a, uplo(lower))
 
 
@@ -134,8 +76,7 @@ def eigvalsh(g, ans, a, b=None, lower=True, overwrite_a=False, overwrite_b=False
              subset_by_index=None, subset_by_value=None, driver=None):
     unwritten("eigvalsh", overwrite_a=overwrite_a)
     standard_symmetric("eigvalsh", b, subset_by_index, subset_by_value)
-    weighed_alike("eigvalsh", ans, g)
-    return linalg.eigh_values_vjp(g, ans, a, uplo(lower))
+    return eigenvalues_gradient("scipy.linalg.eigvalsh", g, ans, a, uplo(lower))
 
 
 @defjvp(sla.eigvalsh)
@@ -143,8 +84,7 @@ def eigvalsh_jvp(t, ans, a, b=None, lower=True, overwrite_a=False, overwrite_b=F
                  subset_by_index=None, subset_by_value=None, driver=None):
     unwritten("eigvalsh", overwrite_a=overwrite_a)
     standard_symmetric("eigvalsh", b, subset_by_index, subset_by_value)
-    distinct("eigvalsh", ans)
-    return linalg.eigh_values_jvp(t, ans, a, uplo(lower))
+    return eigenvalues_tangent("scipy.linalg.eigvalsh", t, ans, a, uplo(lower))
 
 
 @defvjp(sla.svd)
@@ -154,9 +94,8 @@ def svd(g, ans, a, full_matrices=True, compute_uv=True, overwrite_a=False, check
     unwritten("svd", overwrite_a=overwrite_a)
     if not compute_uv:
         one_output("svd", "compute_uv=False", "scipy.linalg.svdvals", g)
-        singular_values_weighed("svd", ans, g)
-        return decompositions.svd(g, ans, a, full_matrices, compute_uv)
-    singular_values_weighed("svd", ans[1], g[1])
+        return singular_values_gradient("scipy.linalg.svd", g, ans, a)
+    singular_values_weighed("scipy.linalg.svd", ans[1], g[1])
     return decompositions.svd(spread(g, ans), ans, a, full_matrices, compute_uv)
 
 
@@ -164,22 +103,22 @@ def svd(g, ans, a, full_matrices=True, compute_uv=True, overwrite_a=False, check
 def svd_jvp(t, ans, a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=True,
             lapack_driver="gesdd"):
     unwritten("svd", overwrite_a=overwrite_a)
-    singular_values_apart("svd", ans[1] if compute_uv else ans)
+    if not compute_uv:
+        return singular_values_tangent("scipy.linalg.svd", t, ans, a)
+    singular_values_apart("scipy.linalg.svd", ans[1])
     return decomposition_tangents.svd_jvp(t, ans, a, full_matrices, compute_uv)
 
 
 @defvjp(sla.svdvals)
 def svdvals(g, ans, a, overwrite_a=False, check_finite=True):
     unwritten("svdvals", overwrite_a=overwrite_a)
-    singular_values_weighed("svdvals", ans, g)
-    return decompositions.svdvals(g, ans, a)
+    return singular_values_gradient("scipy.linalg.svdvals", g, ans, a)
 
 
 @defjvp(sla.svdvals)
 def svdvals_jvp(t, ans, a, overwrite_a=False, check_finite=True):
     unwritten("svdvals", overwrite_a=overwrite_a)
-    singular_values_apart("svdvals", ans)
-    return decomposition_tangents.svdvals_jvp(t, ans, a)
+    return singular_values_tangent("scipy.linalg.svdvals", t, ans, a)
 
 
 sequence_outputs.update((sla.eigh, sla.svd))
