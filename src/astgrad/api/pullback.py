@@ -184,46 +184,56 @@ class RerunningPullback(GeneratedCallable):
 
 def vjp_at(f, primals, has_aux=False, optimize=None):
     """``(out, vjp_fn)`` (``(out, vjp_fn, aux)`` with ``has_aux``): see :func:`astgrad.vjp`."""
-    originals = primals
-    primals = tuple(_copied(_unwrap(p)) for p in primals)
-    if type(f) is types.FunctionType and gradient._generated_inside(f) is None:
+    if splittable(f):
+        names = [p.name for p in own_signature(f).parameters.values()
+                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        if len(primals) > len(names):
+            raise TypeError(f"astgrad.vjp: {f.__qualname__} takes {len(names)} positional arguments and was given "
+                            f"{len(primals)} primals")
         try:
-            return _split_pullback(f, primals, originals, has_aux, optimize)
+            value, pullback, aux = pullback_at(f, primals, {}, names[:len(primals)], has_aux, optimize)
+            return (value, pullback) + ((aux,) if has_aux else ())
         except TransformError as exc:
             if not exc.reason.startswith(CALLING_A_LOCAL):
                 raise
     if has_aux:
         raise TypeError(f"astgrad.vjp(..., has_aux=True) of {getattr(f, '__qualname__', f)!r}: has_aux is "
                         f"supported for plain Python functions; wrap it: def g(*args): return f(*args)")
+    primals = tuple(_copied(_unwrap(p)) for p in primals)
     out = f(*primals)
     return _copied(out), RerunningPullback(f, primals, out)
 
 
-def _split_pullback(f, primals, originals, has_aux, optimize):
+def splittable(f) -> bool:
+    """Whether ``f`` gets a pullback of its own (a plain Python function, not one astgrad generated)."""
+    return type(f) is types.FunctionType and gradient._generated_inside(f) is None
+
+
+def pullback_at(f, args, kwargs, wrt, has_aux=False, optimize=None):
+    """``(value, vjp_fn, aux)``: ``f``'s output at ``f(*args, **kwargs)`` and its pullback, which returns one
+    cotangent per parameter named in ``wrt`` (a tuple); ``aux`` is None without ``has_aux``."""
     level = gradient._level(optimize, "vjp")
-    names = [p.name for p in own_signature(f).parameters.values()
-             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    if len(primals) > len(names):
-        raise TypeError(f"astgrad.vjp: {f.__qualname__} takes {len(names)} positional arguments and was given "
-                        f"{len(primals)} primals")
-    wrt = names[:len(primals)]
-    trees = tuple(sorted(name for name, p in zip(wrt, primals) if is_tree(p)))
-    generated = _cached_pullback(f, wrt, trees, level)
-    arguments_of_plain_types(bind_now(f, own_signature(f), primals, {}), wrt,
-                                      f"astgrad.vjp of {f.__qualname__}")
+    signature = own_signature(f)
+    originals = bind_now(f, signature, args, kwargs)
+    bound = bind_now(f, signature, [_copied(_unwrap(a)) for a in args],
+                     {k: _copied(_unwrap(v)) for k, v in kwargs.items()})
+    arguments_of_plain_types(bound, wrt, f"astgrad.vjp of {f.__qualname__}")
+    trees = tuple(sorted(name for name in wrt if is_tree(bound.arguments.get(name))))
+    generated = _cached_pullback(f, list(wrt), trees, level)
     try:
-        value, saved = generated.run(*primals)
+        value, saved = generated.run(*bound.args, **bound.kwargs)
     except Exception as exc:
         add_location(generated, exc, f"the pullback of {f.__qualname__}")
         raise
     aux = None
     if has_aux:
         if not (isinstance(value, tuple) and len(value) == 2):
-            raise TypeError(f"astgrad.vjp(..., has_aux=True): {f.__qualname__} must return a pair (output, aux); "
+            raise TypeError(f"astgrad: has_aux=True: {f.__qualname__} must return a pair (output, aux); "
                             f"it returned {type(value).__name__}")
         value, aux = value
-    pullback = Pullback(f, generated, saved, value, tuple(originals), has_aux, _outside(generated))
-    return (_copied(value), pullback) + ((aux,) if has_aux else ())
+    primals = tuple(originals.arguments[name] for name in wrt)
+    pullback = Pullback(f, generated, saved, value, primals, has_aux, _outside(generated))
+    return _copied(value), pullback, aux
 
 
 def _cached_pullback(f, wrt, trees, level):
