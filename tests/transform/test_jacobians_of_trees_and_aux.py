@@ -99,3 +99,26 @@ def test_the_tree_jacobian_agrees_with_jax():
         np.testing.assert_allclose(got, np.asarray(expected), rtol=1e-12, atol=1e-14)
     assert jax.tree_util.tree_structure(ours) == jax.tree_util.tree_structure(
         jax.tree_util.tree_map(np.asarray, theirs))
+
+
+def logits(w, x):
+    return np.tanh(x @ w)
+
+
+def cross_entropy(z):
+    return np.log(np.sum(np.exp(z))) - z[0]
+
+
+def test_make_ggnvp_is_j_transpose_h_j_v():
+    rng = np.random.default_rng(3)
+    w, x = rng.normal(size=(3, 4)), rng.normal(size=3)
+    J = np.array([numeric_grad(lambda w_: logits(w_, x)[k], (w,), 0) for k in range(4)]).reshape(4, 12)
+    z = logits(w, x)
+    p = np.exp(z) / np.sum(np.exp(z))
+    H = np.diag(p) - np.outer(p, p)  # the hessian of log-sum-exp, closed form
+    ggnvp = astgrad.make_ggnvp(logits, cross_entropy)(w, x)
+    plain = astgrad.make_ggnvp(logits)(w, x)  # g = 0.5 * sum(y ** 2): H = I
+    for _ in range(2):
+        v = rng.normal(size=(3, 4))
+        np.testing.assert_allclose(ggnvp(v), (J.T @ H @ J @ v.ravel()).reshape(3, 4), rtol=1e-5, atol=1e-8)
+        np.testing.assert_allclose(plain(v), (J.T @ J @ v.ravel()).reshape(3, 4), rtol=1e-5, atol=1e-8)

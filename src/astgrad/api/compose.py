@@ -19,12 +19,12 @@ from ..values import dask as _dask, trees as _trees
 from . import gradient
 from .forward import gradient_code, jvp
 from .generated import GeneratedCallable
-from .pullback import pullback_at, splittable
+from .pullback import copied, pullback_at, splittable
 from ..values.returned import _finish
 from ..values.trees import has_gradient, is_tree
 from ..transform.runtime.tangents import zero_tangent
 
-__all__ = ["jacobian", "jacrev", "jacfwd", "hessian", "hvp", "elementwise_grad"]
+__all__ = ["jacobian", "jacrev", "jacfwd", "hessian", "hvp", "elementwise_grad", "make_ggnvp"]
 
 
 class Composed(GeneratedCallable):
@@ -399,3 +399,35 @@ def elementwise_grad(f, wrt=0, *, optimize=None):
         return product(*args, np.ones(_output_shape(f, args, kwargs, "elementwise_grad")), **kwargs)
 
     return Composed(f, "elementwise_grad", run, [product])
+
+
+def make_ggnvp(f, g=None, f_argnum=0, *, optimize=None):
+    """HIPS autograd's Gauss-Newton-vector products: ``make_ggnvp(f, g)(*args)`` returns ``ggnvp(v)``.
+
+    ``ggnvp(v) = J^T H J v``, with ``J`` the Jacobian of ``f`` with respect
+    to its argument ``f_argnum`` at ``args`` and ``H`` the hessian of the
+    scalar ``g`` at ``y = f(*args)``; ``g`` defaults to ``0.5 * sum(y ** 2)``
+    (``H`` the identity: ``J^T J v``).  The point's forward sweep runs once
+    (``vjp(f, *args)``'s pullback serves every ``v``); each ``ggnvp(v)``
+    runs one generated jvp of ``f``, one ``hvp`` of ``g`` and the pullback.
+    """
+    if not splittable(f):
+        raise TypeError(f"astgrad.make_ggnvp: {getattr(f, '__qualname__', f)!r} must be a plain Python function")
+    tangent = jvp(f, f_argnum, optimize=optimize)
+    curvature = None if g is None else hvp(g, optimize=optimize)
+    signature = inspect.signature(f)
+
+    def at(*args, **kwargs):
+        names, (x,) = _inputs(f, signature, (f_argnum,), args, kwargs, "make_ggnvp")
+        y, vjp_fn, _ = pullback_at(f, args, kwargs, names, False, optimize)
+        args = tuple(copied(a) for a in args)
+        kwargs = {k: copied(v) for k, v in kwargs.items()}
+
+        def ggnvp(v):
+            _, jv = tangent(*args, v, **kwargs)
+            return vjp_fn(jv if curvature is None else curvature(y, jv))[0]
+
+        ggnvp.__qualname__ = ggnvp.__name__ = f"ggnvp_{getattr(f, '__name__', 'f')}"
+        return ggnvp
+
+    return at

@@ -179,7 +179,7 @@ class RerunningPullback(GeneratedCallable):
 
     def __call__(self, cotangent):
         seed = _cotangent(_unwrap(cotangent), self._out, self.__wrapped__)
-        return self._product(*_copied(self._primals), seed)  # a tuple: wrt is one
+        return self._product(*copied(self._primals), seed)  # a tuple: wrt is one
 
 
 def vjp_at(f, primals, has_aux=False, optimize=None):
@@ -199,9 +199,9 @@ def vjp_at(f, primals, has_aux=False, optimize=None):
     if has_aux:
         raise TypeError(f"astgrad.vjp(..., has_aux=True) of {getattr(f, '__qualname__', f)!r}: has_aux is "
                         f"supported for plain Python functions; wrap it: def g(*args): return f(*args)")
-    primals = tuple(_copied(_unwrap(p)) for p in primals)
+    primals = tuple(copied(_unwrap(p)) for p in primals)
     out = f(*primals)
-    return _copied(out), RerunningPullback(f, primals, out)
+    return copied(out), RerunningPullback(f, primals, out)
 
 
 def splittable(f) -> bool:
@@ -215,8 +215,8 @@ def pullback_at(f, args, kwargs, wrt, has_aux=False, optimize=None):
     level = gradient._level(optimize, "vjp")
     signature = own_signature(f)
     originals = bind_now(f, signature, args, kwargs)
-    bound = bind_now(f, signature, [_copied(_unwrap(a)) for a in args],
-                     {k: _copied(_unwrap(v)) for k, v in kwargs.items()})
+    bound = bind_now(f, signature, [copied(_unwrap(a)) for a in args],
+                     {k: copied(_unwrap(v)) for k, v in kwargs.items()})
     arguments_of_plain_types(bound, wrt, f"astgrad.vjp of {f.__qualname__}")
     trees = tuple(sorted(name for name in wrt if is_tree(bound.arguments.get(name))))
     generated = _cached_pullback(f, list(wrt), trees, level)
@@ -233,7 +233,7 @@ def pullback_at(f, args, kwargs, wrt, has_aux=False, optimize=None):
         value, aux = value
     primals = tuple(originals.arguments[name] for name in wrt)
     pullback = Pullback(f, generated, saved, value, primals, has_aux, _outside(generated))
-    return _copied(value), pullback, aux
+    return copied(value), pullback, aux
 
 
 def _cached_pullback(f, wrt, trees, level):
@@ -249,7 +249,7 @@ def _cached_pullback(f, wrt, trees, level):
     return found
 
 
-def _copied(value):
+def copied(value):
     """``value`` with each array in it copied: what the caller writes into later cannot reach it."""
     if type(value) is np.ndarray:
         return value.copy()
@@ -333,7 +333,7 @@ def linearize(f, *primals, has_aux=False, optimize=None):
     """
     if not primals:
         raise TypeError("astgrad.linearize(f, *primals): give the point, one primal per differentiated argument")
-    primals = tuple(_copied(_unwrap(p)) for p in primals)
+    primals = tuple(copied(_unwrap(p)) for p in primals)
     product = _jvp(f, wrt=tuple(range(len(primals))), optimize=optimize)
     out = f(*primals)
     aux = None
@@ -343,7 +343,7 @@ def linearize(f, *primals, has_aux=False, optimize=None):
                             f"pair (output, aux); it returned {type(out).__name__}")
         out, aux = out
 
-    return (_copied(out), Linearized(f, product, primals, has_aux)) + ((aux,) if has_aux else ())
+    return (copied(out), Linearized(f, product, primals, has_aux)) + ((aux,) if has_aux else ())
 
 
 class Linearized(GeneratedCallable):
@@ -366,5 +366,5 @@ class Linearized(GeneratedCallable):
         if len(tangents) != len(self._primals):
             raise TypeError(f"{self.__qualname__} takes one tangent per primal ({len(self._primals)}); it was "
                             f"given {len(tangents)}")
-        _, tangent = self._product(*_copied(self._primals), tuple(_unwrap(t) for t in tangents))
+        _, tangent = self._product(*copied(self._primals), tuple(_unwrap(t) for t in tangents))
         return tangent[0] if self._aux else tangent
