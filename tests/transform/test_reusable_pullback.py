@@ -57,6 +57,16 @@ def of_a_dict(params, x):
     return np.tanh(params["w"] @ x + params["b"])
 
 
+def grows_a_list(x):
+    ys = []
+    for i in range(3):
+        ys.append(np.sin(x) * i)
+    total = ys[0]
+    for y in ys:
+        total = total + y * x
+    return total
+
+
 def expected_vjp(f, args, cotangent):
     """Central differences of ``sum(f(*args) * cotangent)`` with respect to each argument."""
     return tuple(numeric_grad(lambda *a: np.sum(f(*a) * cotangent), args, i) for i in range(len(args)))
@@ -74,6 +84,12 @@ def test_the_second_call_gives_the_second_cotangents_product():
     np.testing.assert_allclose(out, looped(X, W))
     for ct in (np.array([1.0, 0.0]), np.array([0.3, -2.0]), np.array([1.0, 0.0])):
         assert_cotangents(vjp_fn(ct), expected_vjp(looped, (X, W), ct))
+
+
+def test_a_list_the_backward_half_pops_from_is_whole_again_at_the_next_call():
+    _, vjp_fn = astgrad.vjp(grows_a_list, X)
+    for ct in (np.array([1.0, 2.0, 0.5]), np.array([-1.0, 0.0, 3.0]), np.array([1.0, 2.0, 0.5])):
+        assert_cotangents(vjp_fn(ct), expected_vjp(grows_a_list, (X,), ct))
 
 
 def test_it_agrees_with_the_generated_vjp_that_reruns_f():

@@ -18,6 +18,7 @@ compared at each call with what they held, refused when they changed.
 
 from __future__ import annotations
 
+import copy
 import types
 
 import numpy as np
@@ -101,6 +102,7 @@ class Pullback(GeneratedCallable):
         self._aux = has_aux
         self._outside = outside  # (place, key, array, its copy) of each array read from outside
         self._held = None  # ids of the arrays in ``saved``, found at the first call (see _fresh)
+        self._containers = _holds_containers(saved)  # lists or dicts the backward half may pop from or write
 
     @property
     def source(self) -> str:
@@ -115,7 +117,8 @@ class Pullback(GeneratedCallable):
         if self._aux:
             seed = (seed, 0.0)  # the aux half of f's pair carries no cotangent
         try:
-            grads = self._backward(list(self._saved), seed)
+            saved = _fresh_containers(self._saved, {}) if self._containers else list(self._saved)
+            grads = self._backward(saved, seed)
         except Exception as exc:
             add_location(self._generated, exc, f"the pullback of {self.__wrapped__.__qualname__}")
             raise
@@ -138,6 +141,39 @@ def _fresh(g, original, taken) -> bool:
     return (type(g) is np.ndarray and type(original) is np.ndarray and g.shape == original.shape
             and g.dtype == original.dtype and g.dtype.kind in "fc" and g.base is None and g.flags.writeable
             and id(g) not in taken)
+
+
+def _holds_containers(saved) -> bool:
+    """Whether the saved values hold a list or dict (the user's lists, which the backward half pops from)."""
+    work = list(saved)
+    while work:
+        value = work.pop()
+        if isinstance(value, (list, dict)):
+            return True
+        if type(value) is tuple:
+            work.extend(value)
+    return False
+
+
+def _fresh_containers(value, memo):
+    """``value`` with every list and dict in it (through tuples) copied, once each (``memo``, by id: a list
+    saved twice stays one list), arrays and other objects as they are: each backward run pops from lists
+    of its own."""
+    if isinstance(value, list):
+        found = memo.get(id(value))
+        if found is None:
+            found = memo[id(value)] = copy.copy(value)  # its class kept (a list subclass too)
+            found[:] = [_fresh_containers(item, memo) for item in value]
+        return found
+    if isinstance(value, dict):
+        found = memo.get(id(value))
+        if found is None:
+            found = memo[id(value)] = copy.copy(value)
+            found.update((k, _fresh_containers(v, memo)) for k, v in value.items())
+        return found
+    if type(value) is tuple:
+        return tuple(_fresh_containers(item, memo) for item in value)
+    return value
 
 
 def _array_ids(saved) -> set:
@@ -300,7 +336,7 @@ def _outside(generated) -> list:
 
 def _unchanged(outside, f) -> None:
     """Refuse a pullback whose function reads arrays from outside that changed since ``vjp`` ran it."""
-    for place, key, array, copy in outside:
+    for place, key, array, snapshot in outside:
         if place is not None:
             try:
                 now = place.cell_contents if isinstance(place, types.CellType) else place[key]
@@ -309,7 +345,7 @@ def _unchanged(outside, f) -> None:
             rebound = now is not array and not (isinstance(now, np.ndarray) and _holds(now, array))
         else:
             rebound = False
-        if rebound or not np.array_equal(array, copy, equal_nan=array.dtype.kind in "fc"):
+        if rebound or not np.array_equal(array, snapshot, equal_nan=array.dtype.kind in "fc"):
             where = f" ({key})" if key is not None else ""
             raise RuntimeError(f"astgrad.vjp: {getattr(f, '__qualname__', f)} reads an array from outside its "
                                f"arguments{where} that changed since vjp ran it; the pullback is the one at the "
