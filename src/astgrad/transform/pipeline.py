@@ -434,13 +434,10 @@ CALLEE = FRONT + (
     Pass("dead_code", dead_code, 1),
 )
 
-#: a reusable pullback (``vjp(f, *primals)``): f's forward/backward pair and an entry running the forward
-PULLBACK = FRONT + (
-    Pass("analyse", analyse),
-    Pass("pullback", pullback),
-    Pass("dead_code", dead_code, 1),
-    Pass("emit", emit),
-)
+
+#: a reusable pullback (``vjp(f, *primals)``): the callee's passes (its forward/backward pair), with an entry
+#: running the forward half, emitted as a module
+PULLBACK = tuple(Pass("pullback", pullback) if p.name == "reverse" else p for p in CALLEE) + (Pass("emit", emit),)
 
 #: the forward sweep (``jvp``): the function and its tangent in one pass
 FORWARD = FRONT + (
