@@ -11,10 +11,11 @@ from .tape import (
     zeros_like,
 )
 from . import autograd
-from .api.gradient import TransformError, grad, show, value_and_grad, vjp
+from .api.gradient import TransformError, grad, show, value_and_grad
 from .api.forward import jvp
 from .api.batched import vmap
-from .api.compose import elementwise_grad, hessian, hvp, jacfwd, jacobian, jacrev
+from .api.pullback import linearize, vjp
+from .api.compose import elementwise_grad, hessian, hvp, jacfwd, jacobian, jacrev, make_ggnvp
 from .api import inside as _gradient_calls
 from .values.trees import register_pytree, tree_flatten, tree_map, tree_unflatten
 from .check import GradientMismatch, GradReport, check_grads

@@ -179,14 +179,15 @@ def _show(fn: Callable, args: argparse.Namespace) -> None:
     import astgrad
 
     wrt = args.wrt_resolved
-    make = {"grad": astgrad.grad, "vjp": astgrad.vjp, "jvp": astgrad.jvp}[args.mode]
+    makers: dict[str, Callable[..., Any]] = {"grad": astgrad.grad, "vjp": astgrad.vjp, "jvp": astgrad.jvp}
+    make = makers[args.mode]
     options: dict[str, Any] = {}
     if args.optimize is not None:
         if not _accepts(make, "optimize"):
             raise _Failure(f"--optimize: this version of astgrad has no optimisation levels for {args.mode}")
         options["optimize"] = args.optimize
     if args.stage is None:
-        print(make(fn, wrt, **options).source, end="")
+        print(make(fn, wrt=wrt, **options).source, end="")
         return
     if not _accepts(astgrad.show, "stage"):
         raise _Failure("--stage: this version of astgrad.show has no stages")

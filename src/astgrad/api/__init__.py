@@ -1,7 +1,8 @@
 """The transformations: the public functions that differentiate (or batch) a user's function.
 
 gradient.py holds ``grad``, ``value_and_grad``, ``vjp`` and ``show`` with the
-cache of generated code; forward.py ``jvp``; higher.py the derivatives of
+cache of generated code; pullback.py the public ``vjp`` (its primals form:
+the pullback at a point) and ``linearize``; forward.py ``jvp``; higher.py the derivatives of
 generated code (``hessian``, ``grad(grad(f))``); compose.py ``jacobian``,
 ``hvp`` and the other compositions; inside.py a gradient called inside a
 function being differentiated.  callables.py resolves what was given (a

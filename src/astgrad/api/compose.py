@@ -19,12 +19,13 @@ from ..values import dask as _dask, trees as _trees
 from . import gradient
 from .forward import gradient_code, jvp
 from .generated import GeneratedCallable
+from .pullback import copied, pullback_at, splittable
 from ..values.returned import _finish
 from ..values.trees import has_gradient, is_tree
 from ..transform.runtime.caller_state import repeating
 from ..transform.runtime.tangents import zero_tangent
 
-__all__ = ["jacobian", "jacrev", "jacfwd", "hessian", "hvp", "elementwise_grad"]
+__all__ = ["jacobian", "jacrev", "jacfwd", "hessian", "hvp", "elementwise_grad", "make_ggnvp"]
 
 
 class Composed(GeneratedCallable):
@@ -128,15 +129,20 @@ def _assemble(outer, inner, columns):
     return _map_paths(leaf_of_outer, outer)
 
 
-def jacobian(f, wrt=0, *, optimize=None):
+def jacobian(f, wrt=0, *, has_aux=False, optimize=None):
     """The Jacobian of ``f`` by reverse mode: one generated vjp per output element.
 
     ``jacobian(f)(*args)`` has shape ``f(*args).shape + x.shape`` for the
     argument ``x`` named by ``wrt``; a tuple ``wrt`` gives one such array per
     argument.  An argument holding dicts, lists and tuples of arrays gets
     its structure back, each leaf ``a`` of shape ``f(*args).shape + a.shape``
-    (as ``jax.jacrev``).  ``f`` returns one real array or number; the
-    arguments are real.  ``f`` runs once more for its output's shape.
+    (as ``jax.jacrev``).  The arguments are real.  ``f`` returns one real
+    array or number (``f`` runs once more for its output's shape), or, for
+    a Python function, dicts, lists and tuples of them: the Jacobian then
+    has the output's structure, each leaf holding the blocks described
+    above (JAX's nesting), from one forward sweep and its pullback
+    (``astgrad.vjp(f, *args)``).  With ``has_aux=True``, ``f`` returns
+    ``(output, aux)`` and the result is ``(jacobian, aux)``.
     """
     single = not isinstance(wrt, (tuple, list))
     product = gradient.vjp(f, wrt, optimize=optimize)
@@ -144,7 +150,12 @@ def jacobian(f, wrt=0, *, optimize=None):
 
     def run(*args, **kwargs):
         names, inputs = _inputs(f, signature, wrt, args, kwargs, "jacobian")
-        out_shape = _output_shape(f, args, kwargs, "jacobian")
+        if has_aux:
+            return _by_pullback(f, names, inputs, single, args, kwargs, True, optimize, "jacobian")
+        out = f(*args, **kwargs)
+        if is_tree(out) and splittable(f):
+            return _by_pullback(f, names, inputs, single, args, kwargs, False, optimize, "jacobian")
+        out_shape = _shape_of_output(out, f, "jacobian")
         rows = []
         for index in np.ndindex(*out_shape):
             seed = np.zeros(out_shape)
@@ -157,7 +168,43 @@ def jacobian(f, wrt=0, *, optimize=None):
                        for i, x in enumerate(inputs))
         return blocks[0] if single else blocks
 
+    if has_aux and not splittable(f):
+        raise TypeError(f"astgrad.jacobian(..., has_aux=True) of {getattr(f, '__qualname__', f)!r}: has_aux is "
+                        f"supported for plain Python functions; wrap it: def g(*args): return f(*args)")
     return Composed(f, "jacobian", run, [product])
+
+
+def _by_pullback(f, names, inputs, single, args, kwargs, has_aux, optimize, what):
+    """The Jacobian of ``f`` (a tree of blocks for a tree output) from one pullback, one cotangent per output
+    element; ``(jacobian, aux)`` with ``has_aux``."""
+    out, vjp_fn, aux = pullback_at(f, args, kwargs, names, has_aux, optimize)
+    tree = is_tree(out)
+    for path, leaf in _trees.leaves(out):
+        if np.iscomplexobj(leaf):
+            _shape_of_output(leaf, f, what)  # refused: real functions only
+    zero = _map_paths(lambda path, leaf: np.zeros(np.shape(leaf)) if isinstance(leaf, np.ndarray) else 0.0, out)
+    rows: dict = {}
+    for path, leaf in _trees.leaves(out):
+        if tree and not _trees.differentiated(path, leaf):
+            continue
+        for index in np.ndindex(*np.shape(leaf)):
+            e = np.zeros(np.shape(leaf))
+            e[index] = 1.0
+            seed = _trees.replace(zero, path, e if isinstance(leaf, np.ndarray) else float(e))
+            rows.setdefault(path, []).append(vjp_fn(seed))
+
+    def leaf_of_out(path_a, a):
+        if tree and not _trees.differentiated(path_a, a):
+            return None
+        found = rows.get(path_a, [])
+        blocks = tuple(_map_paths(lambda path_b, b, i=i, x=x: _stacked_rows([_trees.get(r[i], path_b) for r in found],
+                                                                             np.shape(a), b)
+                                  if not is_tree(x) or _trees.differentiated(path_b, b) else None, x)
+                       for i, x in enumerate(inputs))
+        return blocks[0] if single else blocks
+
+    jac = _map_paths(leaf_of_out, out)
+    return (jac, aux) if has_aux else jac
 
 
 def _stacked_rows(rows, out_shape, leaf):
@@ -179,13 +226,16 @@ def _inputs(f, signature, wrt, args, kwargs, what):
 jacrev = jacobian
 
 
-def jacfwd(f, wrt=0, *, optimize=None):
+def jacfwd(f, wrt=0, *, has_aux=False, optimize=None):
     """The Jacobian of ``f`` by forward mode: one generated jvp per input element.
 
     The same result as :func:`jacobian` (shape ``f(*args).shape + x.shape``,
     a tuple of them for a tuple ``wrt``, an argument's structure for dicts,
-    lists and tuples), cheaper when the input is smaller than the output:
-    its cost grows with the input's size, not the output's.
+    lists and tuples; for an output holding dicts, lists and tuples, the
+    output's structure of those), cheaper when the input is smaller than
+    the output: its cost grows with the input's size, not the output's.
+    With ``has_aux=True``, ``f`` returns ``(output, aux)`` and the result is
+    ``(jacobian, aux)``.
     """
     single = not isinstance(wrt, (tuple, list))
     product = jvp(f, wrt, optimize=optimize)
@@ -194,20 +244,40 @@ def jacfwd(f, wrt=0, *, optimize=None):
     def run(*args, **kwargs):
         names, inputs = _inputs(f, signature, wrt, args, kwargs, "jacfwd")
         zeros = [_zero(x) for x in inputs]
-        blocks = []
+        blocks, aux = [], None
         for i, x in enumerate(inputs):
             columns, value = [], None
             for path, direction in _directions(x):
                 tangents = direction if single else tuple(direction if j == i else z for j, z in enumerate(zeros))
                 value, tangent = product(*args, tangents, **kwargs)
+                if has_aux:
+                    (value, aux), tangent = _pair(value, f), tangent[0]
                 columns.append((path, tangent))
             if value is None:  # nothing to differentiate along: f's value for the output's shape
                 value = f(*args, **kwargs)
-            _shape_of_output(value, f, "jacfwd")
+                if has_aux:
+                    value, aux = _pair(value, f)
+            for _, leaf in _trees.leaves(value):
+                _shape_of_output(leaf, f, "jacfwd")  # real values only
             blocks.append(_assemble(value, x, columns))
-        return blocks[0] if single else tuple(blocks)
+        if single:
+            jac = blocks[0]
+        elif is_tree(value):  # JAX's nesting: the output's structure, then one block per wrt argument
+            jac = _map_paths(lambda path, leaf: tuple(_trees.get(b, path) for b in blocks)
+                             if _trees.differentiated(path, leaf) else None, value)
+        else:
+            jac = tuple(blocks)
+        return (jac, aux) if has_aux else jac
 
     return Composed(f, "jacfwd", run, [product])
+
+
+def _pair(value, f):
+    """``(output, aux)``, what a function differentiated with ``has_aux`` must return."""
+    if not (isinstance(value, tuple) and len(value) == 2):
+        raise TypeError(f"astgrad: has_aux=True: {getattr(f, '__qualname__', f)} must return a pair (output, aux); "
+                        f"it returned {type(value).__name__}")
+    return value
 
 
 def _zero(x):
@@ -331,3 +401,35 @@ def elementwise_grad(f, wrt=0, *, optimize=None):
         return product(*args, np.ones(_output_shape(f, args, kwargs, "elementwise_grad")), **kwargs)
 
     return Composed(f, "elementwise_grad", run, [product])
+
+
+def make_ggnvp(f, g=None, f_argnum=0, *, optimize=None):
+    """HIPS autograd's Gauss-Newton-vector products: ``make_ggnvp(f, g)(*args)`` returns ``ggnvp(v)``.
+
+    ``ggnvp(v) = J^T H J v``, with ``J`` the Jacobian of ``f`` with respect
+    to its argument ``f_argnum`` at ``args`` and ``H`` the hessian of the
+    scalar ``g`` at ``y = f(*args)``; ``g`` defaults to ``0.5 * sum(y ** 2)``
+    (``H`` the identity: ``J^T J v``).  The point's forward sweep runs once
+    (``vjp(f, *args)``'s pullback serves every ``v``); each ``ggnvp(v)``
+    runs one generated jvp of ``f``, one ``hvp`` of ``g`` and the pullback.
+    """
+    if not splittable(f):
+        raise TypeError(f"astgrad.make_ggnvp: {getattr(f, '__qualname__', f)!r} must be a plain Python function")
+    tangent = jvp(f, f_argnum, optimize=optimize)
+    curvature = None if g is None else hvp(g, optimize=optimize)
+    signature = inspect.signature(f)
+
+    def at(*args, **kwargs):
+        names, (x,) = _inputs(f, signature, (f_argnum,), args, kwargs, "make_ggnvp")
+        y, vjp_fn, _ = pullback_at(f, args, kwargs, names, False, optimize)
+        args = tuple(copied(a) for a in args)
+        kwargs = {k: copied(v) for k, v in kwargs.items()}
+
+        def ggnvp(v):
+            _, jv = tangent(*args, v, **kwargs)
+            return vjp_fn(jv if curvature is None else curvature(y, jv))[0]
+
+        ggnvp.__qualname__ = ggnvp.__name__ = f"ggnvp_{getattr(f, '__name__', 'f')}"
+        return ggnvp
+
+    return at

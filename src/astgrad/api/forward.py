@@ -217,16 +217,20 @@ def _describe(tree) -> str:
     return f"shape {np.shape(tree)}"
 
 
-def jvp(f=None, wrt=0, *, optimize=None):
+def jvp(f=None, wrt=0, *, has_aux=False, optimize=None):
     """``f_jvp(*args, tangents) -> (f(*args), J u)``: the Jacobian-vector product by generated code.
 
     ``wrt`` is a parameter position, a name, or a tuple of them; ``tangents``
     is one array (or number) of the argument's shape for a single ``wrt``, a
     tuple of them for a tuple.  The result's tangent has the structure of
-    ``f``'s value.  ``optimize`` is the level, as for :func:`astgrad.grad`.
+    ``f``'s value.  With ``has_aux=True``, ``f`` returns ``(output, aux)``
+    and the result is ``(output, J u, aux)`` (JAX's order), the tangent of
+    ``output`` alone.  ``optimize`` is the level, as for :func:`astgrad.grad`.
     """
     if f is None:
-        return lambda fn: jvp(fn, wrt, optimize=optimize)
+        return lambda fn: jvp(fn, wrt, has_aux=has_aux, optimize=optimize)
+    if has_aux:
+        return JvpWithAux(f, jvp(f, wrt, optimize=optimize))
     level = _level(optimize, "jvp")
     inner = _generated_inside(f)
     if inner is not None and inner is f and _composable(f):
@@ -242,6 +246,34 @@ def jvp(f=None, wrt=0, *, optimize=None):
             del per_fn[old]
         per_fn[key] = cached = JvpFunction(fn, wrt, level)
     return rebind(cached)
+
+
+class JvpWithAux(GeneratedCallable):
+    """``jvp(f, has_aux=True)``: ``(output, J u, aux)`` for ``f`` returning ``(output, aux)``.
+
+    Runs ``f``'s jvp, whose value and tangent are pairs, and keeps the
+    tangent of the output (aux's is computed and dropped).
+    """
+
+    def __init__(self, f, product):
+        self.__wrapped__ = f
+        self.__name__ = getattr(product, "__name__", "jvp")
+        self.__qualname__ = getattr(f, "__qualname__", repr(f))
+        self._product = product
+
+    @property
+    def source(self) -> str:
+        return self._product.source
+
+    def __repr__(self):
+        return f"<astgrad.jvp of {self.__qualname__} with aux>"
+
+    def __call__(self, *args, **kwargs):
+        value, tangent = self._product(*args, **kwargs)
+        if not (isinstance(value, tuple) and len(value) == 2):
+            raise TypeError(f"astgrad.jvp(..., has_aux=True): {self.__qualname__} must return a pair (output, aux); "
+                            f"it returned {type(value).__name__}")
+        return value[0], tangent[0], value[1]
 
 
 class JvpOfGradient(GeneratedCallable):

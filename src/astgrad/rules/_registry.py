@@ -237,7 +237,7 @@ def _key(fn: Callable) -> Any:
     return getattr(fn, "__astgrad_primitive__", fn)
 
 
-def defvjp(fn: Callable, rule: Callable | None = None, *, name: str | None = None):
+def defvjp(fn: Callable, rule: Callable | None = None, *makers: Callable | None, name: str | None = None):
     """Register ``rule`` as the vector-Jacobian product of ``fn``.
 
     Usable as ``defvjp(fn, rule)`` or as a decorator ``@defvjp(fn)``.  A later
@@ -245,11 +245,25 @@ def defvjp(fn: Callable, rule: Callable | None = None, *, name: str | None = Non
     entry's forward rules (register those again with :func:`defjvp`); the
     same rule registered again keeps them.  Returns the
     rule, so the decorated function stays usable.
+
+    HIPS autograd's curried convention is accepted too:
+    ``defvjp(fn, lambda ans, x, y: lambda g: ..., lambda ans, x, y: lambda g: ...)``,
+    one maker per positional argument (``None`` where an argument has none).
+    It is told from astgrad's ``rule(g, ans, *args)`` by the count: more
+    than one maker, or one whose positional parameters number ``fn``'s plus
+    one (astgrad's rule takes ``fn``'s plus two), or fewer than two before
+    its ``*args``.  When neither tells (``fn`` takes ``*args`` and the rule
+    ``(ans, x, *rest)``), the rule is read as astgrad's, and the function it
+    returns as a gradient fails where it is used; a maker that does not
+    return a function raises ``TypeError`` when called.
     """
     if rule is None:
         return functools.partial(defvjp, fn, name=name)
-    if not callable(rule):
-        raise TypeError(f"defvjp: the rule for {qualified_name(fn)} must be callable, got {rule!r}")
+    for given in (rule, *makers):
+        if given is not None and not callable(given):
+            raise TypeError(f"defvjp: the rule for {qualified_name(fn)} must be callable, got {given!r}")
+    if makers or _curried(fn, rule):
+        rule = _from_makers(fn, (rule, *makers))
     _warn_if_the_tape_cannot_see(fn)
     old = find(fn)
     # a new reverse rule may disagree with the forward rules written for the old one: they go with it
@@ -257,6 +271,76 @@ def defvjp(fn: Callable, rule: Callable | None = None, *, name: str | None = Non
     kept = old is not None and old.fn is fn and old.vjp is rule
     _store(fn, Rule(fn, rule, name or qualified_name(fn), old.jvps if kept else (), old.jvp_rest if kept else None,
                     old.batch if old is not None and old.fn is fn else None))
+    return rule
+
+
+def _positional_counts(fn: Callable) -> tuple[int, int] | None:
+    """How many positional parameters ``fn`` requires and takes (None: any number, or unknown)."""
+    nin = getattr(fn, "nin", None)
+    if isinstance(nin, int) and not isinstance(fn, types.FunctionType):
+        return nin, nin  # a ufunc: no signature to read
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params):
+        return None
+    positional = [p for p in params if p.kind in kinds]
+    return sum(p.default is inspect.Parameter.empty for p in positional), len(positional)
+
+
+def _curried(fn: Callable, rule: Callable) -> bool:
+    """Whether the one rule given for ``fn`` is HIPS autograd's maker ``(ans, *args) -> (g -> gradient)``.
+
+    astgrad's rule takes ``g`` and ``ans`` before ``fn``'s arguments: a rule
+    with fewer than two positional parameters before its ``*args`` is a
+    maker; otherwise the count decides where ``fn``'s can be read: a maker
+    takes one more than ``fn``, astgrad's rule two more (each may leave out
+    ``fn``'s parameters that have defaults).  Where both fit, a first
+    parameter named ``ans`` makes it a maker.
+    """
+    try:
+        params = list(inspect.signature(rule).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    fixed = sum(p.kind in kinds for p in params)
+    if fixed < 2:
+        return True
+    counts = _positional_counts(fn)
+    if counts is None or any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params):
+        return False
+    required, total = counts
+    as_maker, as_rule = required + 1 <= fixed <= total + 1, required + 2 <= fixed <= total + 2
+    return as_maker and (not as_rule or params[0].name == "ans")
+
+
+def _from_makers(fn: Callable, makers: tuple) -> Callable:
+    """astgrad's rule ``(g, ans, *args, **kwargs)`` calling HIPS autograd's makers, one per positional argument.
+
+    Takes ``*args``, so generated code calls it instead of inlining it.  An
+    argument without a maker gets ``None`` (an error where it needs a gradient).
+    """
+    what = qualified_name(fn)
+
+    def rule(g, ans, *args, **kwargs):
+        grads = []
+        for i in range(len(args)):
+            maker = makers[i] if i < len(makers) else None
+            if maker is None:
+                grads.append(None)
+                continue
+            vjp = maker(ans, *args, **kwargs)
+            if not callable(vjp):
+                raise TypeError(f"defvjp({what}, ...): the rule of argument {i} was read as HIPS autograd's "
+                                f"(ans, *args) -> (g -> gradient), and it returned {type(vjp).__name__}, not a "
+                                f"function of g. Write astgrad's rule(g, ans, *args) returning the gradients, or "
+                                f"return lambda g: ... from the maker")
+            grads.append(vjp(g))
+        return grads[0] if len(grads) == 1 else tuple(grads)
+
+    rule.__qualname__ = rule.__name__ = f"{getattr(fn, '__name__', 'fn')}_vjp_from_makers"
     return rule
 
 
