@@ -204,7 +204,7 @@ def _graph(fn: Callable, args: argparse.Namespace) -> None:
 
     make = astgrad.grad if args.mode == "grad" else astgrad.vjp
     options = {} if args.optimize is None else {"optimize": args.optimize}
-    picture = astgrad.graph(make(fn, args.wrt_resolved, **options))
+    picture = astgrad.graph(make(fn, wrt=args.wrt_resolved, **options))
     if args.output is None:
         print(picture.source, end="")
         return

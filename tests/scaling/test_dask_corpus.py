@@ -52,7 +52,7 @@ def gradients(case, args):
     else:
         seed = np.ones(np.shape(case.f(*case.args)))
         seed = lazy(seed) if any(isinstance(a, da.Array) for a in args) else seed
-        out = astgrad.vjp(case.f, case.wrt)(*args, seed)
+        out = astgrad.vjp(case.f, wrt=case.wrt)(*args, seed)
     return out if isinstance(case.wrt, tuple) else (out,)
 
 
