@@ -105,12 +105,7 @@ def _program(case, template, tmp_path):
 
 
 #: entries whose reverse rule still fails (an error, never a number) under the placeholder zero: to fix
-KNOWN_TO_FAIL = {
-    "unique-counts": ("np.unique's counts output: the rule indexes the zero as if it were the values' gradient",
-                      IndexError),
-    "cho_solve-through_lower_factor": ("scipy.linalg.cho_solve's rule builds np.tri from the zero's missing shape",
-                                       TypeError),
-}
+KNOWN_TO_FAIL: dict = {}  # case id -> (why, the error it raises): none today
 
 
 def _marked(cases):

@@ -110,7 +110,7 @@ def cho_factor(g, ans, a, lower=False, overwrite_a=False, check_finite=True):
     """``g`` is (gradient of ``c``, None); ``c`` is the factor in one triangle and ``a`` itself in the other."""
     unwritten("cho_factor", overwrite_a=overwrite_a)
     c, low = ans
-    g_c = g[0]
+    g_c = filled_like(g[0], c)  # the number 0.0 where a path gave c no gradient yet
     factor = triangle(c, low)
     g_factor = triangle(g_c, low)
     through_factor = cholesky(g_factor, factor, a, lower=low)

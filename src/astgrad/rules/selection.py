@@ -61,6 +61,7 @@ def unique(g, ans, ar, return_index=False, return_inverse=False, return_counts=F
         g = g[0]
         if g is None:
             return np.zeros(np.shape(ar))
+        g = np.broadcast_to(g, np.shape(ans[0]))  # the number 0.0 where a path gave the values no gradient yet
     if not sorted:
         raise ValueError("astgrad: no gradient for numpy.unique(sorted=False); leave sorted= out")
     inverse, counts = _unique_groups(ar, axis, equal_nan)
