@@ -1,7 +1,7 @@
 """Ranks known at call time: how many axes each value has, given the arguments'.
 
 A gradient called with arrays of given ranks is transformed for those ranks
-(api.py keeps one adjoint per signature).  This analysis propagates the
+(api/gradient.py keeps one adjoint per signature).  This analysis propagates the
 arguments' ranks through the normalised body, so that a rule's test of a
 rank (``np.ndim(a) == 1`` in the rule of ``@``) folds to the one branch
 that runs, and a rule whose gradients surely have their arguments' shapes
