@@ -34,6 +34,7 @@ from ..ir.errors import NoRuleTransformError, UnsupportedSyntaxError
 from ..ir.nodes import atom_names, dispatch, walk_ops
 from ..ir.trees import arguments, function_def
 from ..runtime.origins import ORIGIN, with_origin
+from .flow import StateSweep
 
 ARRAY, ITEMS = "array", "items"
 
@@ -54,10 +55,11 @@ class _Ranks:
         return rank + (self.state.get(name) == ARRAY)
 
 
-class Batcher:
+class Batcher(StateSweep):
     """The batching sweep of one function; ``state``: name -> ARRAY, ITEMS or False (bound, unbatched)."""
 
     def __init__(self, module, ctx, size):
+        super().__init__()
         self.module = module
         self.ctx = ctx
         self.source = ctx.source
@@ -66,8 +68,6 @@ class Batcher:
         self.ranks = ctx.analysis.ranks
         self.size = size  # the name holding the batch size
         self.size_used = False
-        self.last_line = None
-        self.loops: list = []  # per enclosing loop: the state assumed at its start
         counts: dict = {}
         for op in walk_ops(ctx.body):
             for t in op.targets:
@@ -328,7 +328,10 @@ class Batcher:
 
     # -- control flow -----------------------------------------------------------------
 
-    def spread(self, wanted, have) -> list:
+    def join(self, *states) -> dict:
+        return join(*states)
+
+    def fill(self, wanted, have) -> list:
         """``y = broadcast_batch(y, n)`` for each name batched in ``wanted`` and bound unbatched in ``have``."""
         out = []
         for n in sorted(wanted):
@@ -343,15 +346,7 @@ class Batcher:
         if state.get(s.test):
             raise self.refuse(s.line, "this if's test has a batch axis: it may differ from example to example",
                               "Compute both branches and choose with np.where(test, a, b).")
-        body_state, else_state = dict(state), dict(state)
-        body = self.sweep(s.body, body_state)
-        orelse = self.sweep(s.orelse, else_state)
-        joined = join(body_state, else_state)
-        body += self.spread(joined, body_state)
-        orelse += self.spread(joined, else_state)
-        state.clear()
-        state.update(joined)
-        return [compat.if_stmt(compat.name(s.test), body or [compat.make("Pass")], orelse)]
+        return self.branches(s, state)
 
     def batch_for(self, s, state):
         if self.batched_reads(atom_names(s.iter), state):
@@ -371,33 +366,8 @@ class Batcher:
                               "trip", "Run a fixed number of trips every example shares.")
         return cond + loop
 
-    def loop(self, s, state, make):
-        """The loop's body swept with the state at its start iterated to a fixed point."""
-        before, entry = dict(state), dict(state)
-        module = self.module
-        while True:
-            names, marks, line = self.names.snapshot(), module.mark(), self.last_line
-            end = dict(entry)
-            self.loops.append((entry, []))
-            body = self.sweep(s.body, end)
-            _, breaks = self.loops.pop()
-            grown = join(entry, end, *breaks)
-            if grown == entry:
-                break
-            self.names.restore(names)
-            module.reset(marks)
-            self.last_line = line
-            entry = grown
-        body += self.spread(entry, end)
-        state.clear()
-        state.update(entry)
-        self.last_line = None
-        return self.spread(entry, before) + [make(body or [compat.make("Pass")])]
-
     def batch_break(self, s, state):
-        entry, breaks = self.loops[-1]
-        breaks.append(dict(state))
-        return self.spread(entry, state) + [compat.make("Break")]
+        return self.broken(state)
 
     def batch_raw(self, s, state):
         names = [n.id for n in gast.walk(s.stmt) if isinstance(n, gast.Name)]

@@ -36,6 +36,7 @@ from ..ir.nodes import Op, atom_names, conditional_ops, dispatch
 from ..front.locate import bound_arguments, passed_functions
 from ..front.normalize import param_names
 from ..runtime.origins import ORIGIN, with_origin
+from .flow import StateSweep
 from ..runtime.tangents import add_tangents, generated_stack, stack_pop, tangent_of, zero_tangent
 
 LIVE, ZERO = "live", "zero"
@@ -50,10 +51,11 @@ CONTAINER_VALUED = {runtime.accumulate, runtime.add_item, runtime.sequence_gradi
                     attributes.attribute_gradient}
 
 
-class Forwarder:
+class Forwarder(StateSweep):
     """The forward sweep of one function (the entry or a callee's variant); ``state``: name -> LIVE or ZERO."""
 
     def __init__(self, module, ctx):
+        super().__init__()
         self.module = module
         self.ctx = ctx
         self.an = ctx.analysis
@@ -61,8 +63,6 @@ class Forwarder:
         self.ns = module.ns
         self.tangent = ctx.adjoints  # x -> dx
         self.carrying = set(self.an.adjoint)
-        self.loops: list = []  # per enclosing loop: (the state assumed at its start, the states at its breaks)
-        self.last_line = None
 
     def sweep(self, stmts, state) -> list:
         out = []
@@ -325,69 +325,45 @@ class Forwarder:
 
     # -- control flow ---------------------------------------------------------------
 
-    def zeros(self, wanted, have) -> list:
+    def join(self, *states) -> dict:
+        return join(*states)
+
+    def fill(self, wanted, have) -> list:
         """``dy = zero_tangent(y)`` for each name live in ``wanted`` whose tangent is zero in ``have``."""
         names = sorted(n for n, s in wanted.items() if s == LIVE and have.get(n) == ZERO)
         return [compat.assign(self.tangent(n), compat.call(self.helper(zero_tangent), [compat.name(n)]))
                 for n in names]
 
     def forward_if(self, s, state):
-        body_state, else_state = dict(state), dict(state)
-        body = self.sweep(s.body, body_state)
-        orelse = self.sweep(s.orelse, else_state)
-        joined = join(body_state, else_state)
-        body += self.zeros(joined, body_state)
-        orelse += self.zeros(joined, else_state)
-        state.clear()
-        state.update(joined)
-        return [compat.if_stmt(compat.name(s.test), body or [compat.make("Pass")], orelse)]
+        return self.branches(s, state)
 
     def forward_for(self, s, state):
         if s.target in self.carrying and any(state.get(n) == LIVE for n in atom_names(s.iter)):
             raise self.ctx.source.error(self.ctx.source.tree, f"forward mode: the loop variable {s.target} carries a tangent",
                                         "Loop over indices: for i in range(len(xs)): x = xs[i]")
         # items of a sequence without a tangent (range(n) in generated code) have none either
-        fixed = s.target if s.target in self.carrying else None
-        return self.loop(s, state, functools.partial(compat.for_stmt, s.target, compat.clone(s.iter)), fixed)
+        start = {s.target: ZERO} if s.target in self.carrying else None
+        return self.loop(s, state, functools.partial(compat.for_stmt, s.target, compat.clone(s.iter)), start)
 
     def forward_while(self, s, state):
         cond = self.sweep(s.cond, state)
         return cond + self.loop(s, state, functools.partial(compat.while_stmt, compat.name(s.test)))
 
-    def loop(self, s, state, make, fixed=None):
-        """The loop's body swept with the state at its start iterated to a fixed point (``fixed``: a
-        loop variable whose tangent is zero in the body)."""
-        before, entry = dict(state), dict(state)
+    def checkpoint(self):
+        """Also the callees' variants made so far: a sweep of a loop body may make them for tangents the
+        loop's start lacked."""
+        return super().checkpoint(), set(self.module.variants), len(self.module.functions)
+
+    def rewind(self, mark) -> None:
+        base, variants, functions = mark
+        super().rewind(base)
         module = self.module
-        while True:
-            names, marks, line = self.names.snapshot(), module.mark(), self.last_line
-            made = set(module.variants), len(module.functions)
-            end = dict(entry)
-            if fixed is not None:
-                end[fixed] = ZERO
-            self.loops.append((entry, []))
-            body = self.sweep(s.body, end)
-            _, breaks = self.loops.pop()
-            grown = join(entry, end, *breaks)
-            if grown == entry:
-                break
-            self.names.restore(names)
-            module.reset(marks)
-            for key in set(module.variants) - made[0]:  # callees' variants for tangents the start lacked
-                module.names.taken.discard(module.variants.pop(key))
-            del module.functions[made[1]:]
-            self.last_line = line
-            entry = grown
-        body += self.zeros(entry, end)
-        state.clear()
-        state.update(entry)
-        self.last_line = None
-        return self.zeros(entry, before) + [make(body or [compat.make("Pass")])]
+        for key in set(module.variants) - variants:
+            module.names.taken.discard(module.variants.pop(key))
+        del module.functions[functions:]
 
     def forward_break(self, s, state):
-        entry, breaks = self.loops[-1]
-        breaks.append(dict(state))
-        return self.zeros(entry, state) + [compat.make("Break")]
+        return self.broken(state)
 
     def forward_raw(self, s, state):
         return [with_origin(s.stmt, self.ctx.source.filename, s.line, s.text)]  # errors name its line
