@@ -451,7 +451,7 @@ def _taped_section(f, args, inputs, u, directions, order):
 
     if any(isinstance(leaf.value(args), float) for leaf in inputs):
         raise _Skip("an argument is a Python float; a Tensor cannot stand in for it faithfully")
-    found = []
+    found: list = []
     with numpy_methods():
         for k, leaf in enumerate(inputs):
             x = tensor(np.asarray(leaf.value(args), dtype=np.float64), requires_grad=True)

@@ -350,7 +350,7 @@ def hessian(f, wrt=0, *, optimize=None):
 
     def run(*args, **kwargs):
         _, inputs = _inputs(f, signature, tuple(names), args, kwargs, "hessian")
-        found = []
+        found: list = []
         for i, row in enumerate(blocks):
             found.append([])
             for j, tangent_of_gradient in enumerate(row):
@@ -380,8 +380,8 @@ def hvp(f, wrt=0, *, optimize=None):
     def run(*args, **kwargs):
         if not args:
             raise TypeError("astgrad.hvp: call it as hvp(f)(*args, v)")
-        *args, v = args
-        out = product(args, kwargs, v)
+        *primals, v = args
+        out = product(primals, kwargs, v)
         return _dask.finish(out, v) if _dask.is_lazy(out) else out
 
     return Composed(f, "hvp", run, [product])

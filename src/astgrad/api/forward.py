@@ -294,8 +294,8 @@ class JvpOfGradient(GeneratedCallable):
     def __call__(self, *args, **kwargs):
         if not args:
             raise TypeError(f"a jvp is called as f_jvp(*args, tangents): {self!r} was given no tangents")
-        *args, tangents = args
-        bound = self._signature.bind(*args, **kwargs)
+        *primals, tangents = args
+        bound = self._signature.bind(*primals, **kwargs)
         bound.apply_defaults()
         names = self._gradient.wrt
         originals = [bound.arguments[name] for name in names]
@@ -304,7 +304,7 @@ class JvpOfGradient(GeneratedCallable):
         defaults = function.__kwdefaults__ or {}
         constants = {k: c for k, c in constants.items() if k not in defaults or defaults[k] != c}
         self._last = product = jvp(function, self._wrt, optimize=self._level)
-        value, tangent = product(*args, tangents, **kwargs, **constants)
+        value, tangent = product(*primals, tangents, **kwargs, **constants)
         if isinstance(self._gradient._wrt, (tuple, list)):
             return (tuple(_finish(v, o) for v, o in zip(value, originals)),
                     tuple(_finish(t, o) for t, o in zip(tangent, originals)))

@@ -9,9 +9,15 @@ first call), so IPython falls back to the repr.
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 
 class GeneratedCallable:
     """A transformation of a user's function, called like it; ``.source`` is the generated code that runs."""
+
+    __wrapped__: Callable  # the user's function, set by functools.update_wrapper
+    _generated: Any  # the Generated code that runs (None while it is made per call)
+    _shown: Any
 
     @property
     def source(self) -> str:

@@ -20,6 +20,7 @@ import functools
 import inspect
 import os
 import types
+from typing import Any
 
 import numpy as np
 
@@ -48,6 +49,10 @@ _CACHE = "__astgrad_gradients__"
 
 class GradientFunction(GeneratedCallable):
     """A generated gradient, callable like the function it differentiates."""
+
+    _general: Any  # the Generated code for any ranks, or None
+    _ranked: dict
+    _tree_variants: dict
 
     def __init__(self, fn, wrt, mode, preserve_result, has_aux=False, level=DEFAULT_LEVEL, backend="numpy"):
         self.__class__ = type(GradientFunction.__name__, (GradientFunction,), {
@@ -255,7 +260,7 @@ class GradientFunction(GeneratedCallable):
         except Exception as exc:
             self._locate(exc, generated)
             raise
-        value = None
+        value: Any = None
         if self._preserve or self._aux or self._mode == "value_and_grad":
             out, value = out
         grads = out if len(self._names) > 1 else (out,)
@@ -304,7 +309,7 @@ def refused_for_functions(exc, fn, signature, wrt) -> tuple:
 def parameters_called(fn, signature, wrt) -> tuple:
     """The parameters (not differentiated) that ``fn``'s body calls, ``f(t, y)``, or passes to a call,
     ``rk4(f, y0)``: they may hold functions."""
-    names = set()
+    names: set = set()
     for node in ast.walk(locate(fn).node):
         if isinstance(node, ast.Call):
             names.update(a.id for a in [node.func, *node.args, *(k.value for k in node.keywords)]
@@ -540,11 +545,12 @@ def _gradients_of(fn) -> dict:
     """
     if type(fn) is not types.FunctionType:
         return {}
-    cache = fn.__dict__.get(_CACHE)
-    if getattr(cache, "owner", None) is not fn:
-        cache = fn.__dict__[_CACHE] = _Gradients()
-        cache.owner = fn
-    return cache
+    cache: Any = fn.__dict__.get(_CACHE)
+    if getattr(cache, "owner", None) is fn:
+        return cache
+    fresh = fn.__dict__[_CACHE] = _Gradients()
+    fresh.owner = fn
+    return fresh
 
 
 class _Gradients(dict):
@@ -553,6 +559,8 @@ class _Gradients(dict):
     Pickled empty and ownerless: cloudpickle copies a closure's ``__dict__``,
     and a gradient (compiled code) cannot be pickled.
     """
+
+    owner: Any
 
     __slots__ = ("owner",)
 

@@ -97,7 +97,7 @@ class HigherGradient(GeneratedCallable):
         self._inner = inner
         self._wrt, self._mode, self._preserve, self._aux, self._level = wrt, mode, preserve_result, has_aux, level
         self._factory = factory
-        self._forward = None  # the last forward route built: (function it differentiates, names, Generated)
+        self._forward: tuple | None = None  # the last forward route built: (function it differentiates, names, Generated)
         self.__wrapped__ = inner
         for attribute in ("__module__", "__name__", "__qualname__"):
             setattr(self, attribute, getattr(inner, attribute, None))
@@ -146,6 +146,7 @@ class HigherGradient(GeneratedCallable):
                 raise ValueError(f"vjp: the seed has shape {np.shape(seed)} but the gradient of {what} is one number; "
                                  f"the seed of a scalar output is a number")
         self._tangents(code)
+        assert self._forward is not None, "_tangents builds the forward route"
         function, names, generated = self._forward[:3]
         bound = inspect.signature(function).bind_partial(*args, **kwargs, **code.constants)
         for name, value in code.defaults.items():  # a jvp's tangents follow the parameters: it has no defaults

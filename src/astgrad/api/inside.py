@@ -81,7 +81,7 @@ def gradient_at_cotangents(g, gradient, args):
     _real(gradient, args)
     params = _parameters(gradient)
     rows = (g,) if gradient._single else tuple(g)
-    out = []
+    out: list = []
     for k, value in enumerate(args):
         if not _varies(value):
             out.append(None)

@@ -77,9 +77,9 @@ def setitem(a, index, value):
         out = a.copy() if is_lazy(a) else _lazy.from_numpy(a)
         out[index] = value
         return out
-    out = np.array(a, copy=True)
-    out[index] = value
-    return out
+    copied = np.array(a, copy=True)
+    copied[index] = value
+    return copied
 
 
 @primitive

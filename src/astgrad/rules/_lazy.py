@@ -22,6 +22,8 @@ __all__ = ["ChunkedShape", "chunked_shape", "is_lazy", "spread", "zeros"]
 class ChunkedShape(tuple):
     """The shape of a Dask array: the tuple it is (it compares, indexes and hashes as one), and its ``chunks``."""
 
+    chunks: tuple
+
     def __new__(cls, shape, chunks):
         out = super().__new__(cls, shape)
         out.chunks = chunks

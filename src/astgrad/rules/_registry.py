@@ -82,7 +82,7 @@ class Rule:
         self.batch = batch
         self._usage: dict[str, str] | None = None
         self._keywords: Any = _UNREAD  # the keywords the vjp takes (None: any), read at the first call
-        self._specialized: dict[tuple, Callable] = {}
+        self._specialized: dict[tuple, tuple] = {}  # needed gradients -> (vjp variant, usage)
 
     @property
     def differentiable(self) -> bool:
@@ -120,9 +120,10 @@ class Rule:
         """
         return self._variant(needed)[1]
 
-    def _variant(self, needed: tuple):
+    def _variant(self, needed: tuple) -> tuple:
         variant = self._specialized.get(needed)
         if variant is None:
+            assert self.vjp is not None, "asked for the vjp of a non-differentiable entry"
             compiled = without_unneeded_gradients(self.vjp, needed)
             variant = compiled if compiled is not None else (self.vjp, self.usage)
             self._specialized[needed] = variant
@@ -138,20 +139,21 @@ class Rule:
         default.  Returns ``None`` when a wanted keyword is not a positional
         parameter of the rule.
         """
+        assert self.vjp is not None, "bind_keywords on a non-differentiable entry"
         params = positional_parameters(self.vjp)
         names = [p.name for p in params]
         if not all(key in names for key in wanted):
             return None
         last = max(names.index(key) for key in wanted)
-        args, kwargs = list(args), dict(kwargs)
-        for param in params[len(args):last + 1]:
+        bound, kwargs = list(args), dict(kwargs)
+        for param in params[len(bound):last + 1]:
             if param.name in kwargs:
-                args.append(kwargs.pop(param.name))
+                bound.append(kwargs.pop(param.name))
             elif param.default is not param.empty:
-                args.append(param.default)
+                bound.append(param.default)
             else:
                 return None
-        return tuple(args), kwargs
+        return tuple(bound), kwargs
 
     def refused_keyword(self, kwargs) -> tuple[str, str] | None:
         """Why a call with these keyword arguments has no gradient by this rule, and what to write; or ``None``.
@@ -269,7 +271,8 @@ def defvjp(fn: Callable, rule: Callable | None = None, *makers: Callable | None,
     # a new reverse rule may disagree with the forward rules written for the old one: they go with it
     # (forward mode then asks for defjvp), unless the same rule is registered again
     kept = old is not None and old.fn is fn and old.vjp is rule
-    _store(fn, Rule(fn, rule, name or qualified_name(fn), old.jvps if kept else (), old.jvp_rest if kept else None,
+    _store(fn, Rule(fn, rule, name or qualified_name(fn), old.jvps if old is not None and kept else (),
+                    old.jvp_rest if old is not None and kept else None,
                     old.batch if old is not None and old.fn is fn else None))
     return rule
 
@@ -325,7 +328,7 @@ def _from_makers(fn: Callable, makers: tuple) -> Callable:
     what = qualified_name(fn)
 
     def rule(g, ans, *args, **kwargs):
-        grads = []
+        grads: list = []
         for i in range(len(args)):
             maker = makers[i] if i < len(makers) else None
             if maker is None:
@@ -398,14 +401,14 @@ def defjvp(fn: Callable, *rules: Callable | None, argnum: int | None = None, res
     return rules[-1] if rules else rest
 
 
-def _defjvp_at(fn: Callable, argnum: int, rule: Callable) -> Callable:
+def _defjvp_at(fn: Callable, argnum: int, rule: Callable | None) -> Callable:
     """Set the forward rule of argument ``argnum`` of ``fn``, keeping the entry's other rules."""
     if not callable(rule):
         raise TypeError(f"defjvp: a forward rule for {qualified_name(fn)} must be callable, got {rule!r}")
     old = _entry_for_jvp(fn)
     jvps = list(old.jvps) + [None] * (argnum + 1 - len(old.jvps))
     jvps[argnum] = rule
-    _store(fn, Rule(fn, old.vjp, old.name, jvps, old.jvp_rest, old.batch))
+    _store(fn, Rule(fn, old.vjp, old.name, tuple(jvps), old.jvp_rest, old.batch))
     return rule
 
 

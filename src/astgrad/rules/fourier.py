@@ -17,13 +17,15 @@ rule is the transform of the tangent.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ._registry import defjvp, defvjp
 from .convolution import real_for
 
 #: the norm whose scaling is the transpose of a norm's, between a transform and its inverse
-OPPOSITE_NORM = {None: "forward", "backward": "forward", "forward": "backward", "ortho": "ortho"}
+OPPOSITE_NORM: dict[str | None, Any] = {None: "forward", "backward": "forward", "forward": "backward", "ortho": "ortho"}
 
 
 def fitted(x, lengths, axes):

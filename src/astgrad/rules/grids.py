@@ -109,7 +109,7 @@ def meshgrid_axis(i, count, indexing):
 @defvjp(np.meshgrid)
 def meshgrid(g, ans, *xi, copy=True, sparse=False, indexing="xy"):
     """Each output repeats its vector along the other axes: the vector's gradient sums them (``None``: unused)."""
-    grads = []
+    grads: list = []
     for i, (gi, out, x) in enumerate(zip(g, ans, xi)):
         if gi is None:
             grads.append(None)

@@ -400,6 +400,7 @@ def frozen_method_rule(fn) -> Rule | None:
         return base(g, ans, x, *args, **kwds)[0]
 
     def frozen_jvp(t, ans, x):
+        assert base_jvp is not None  # the entry offers frozen_jvp only then
         return base_jvp(t, ans, x, *args, **kwds)
 
     return Rule(fn, frozen_vjp, f"scipy.stats.{family}(...).{fn.__name__}",
@@ -420,6 +421,7 @@ def frozen_dirichlet_rule(fn) -> Rule | None:
         return base(g, ans, x, alpha)[0]
 
     def frozen_jvp(t, ans, x):
+        assert base_jvp is not None  # the entry offers frozen_jvp only then
         return base_jvp(t, ans, x, alpha)
 
     return Rule(fn, frozen_vjp, f"scipy.stats.dirichlet(...).{fn.__name__}",

@@ -206,7 +206,7 @@ def gradient(g, ans, f, *varargs, axis=None, edge_order=1):
     parts = g if isinstance(ans, (tuple, list)) else [g]
     outputs = ans if isinstance(ans, (tuple, list)) else [ans]
     g_f = np.zeros(np.shape(f), np.result_type(f, 1.0))
-    g_spacings = [0.0] * len(spacings)
+    g_spacings: list = [0.0] * len(spacings)
     for k, (a, h) in enumerate(zip(axes, spacings)):
         if parts[k] is None:
             continue

@@ -131,12 +131,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     roots = _roots(outputs)
     if retain_graph is None:
         retain_graph = create_graph
-    capture = {}
+    capture: dict = {}
     for i, t in enumerate(inputs):
         capture.setdefault(edge_of(t), i)
     captured = run_backward(roots, seeds, retain_graph=retain_graph, create_graph=create_graph,
                             capture=capture, accumulate=False)
-    result = []
+    result: list[Tensor | None] = []
     for i, t in enumerate(inputs):
         key = capture[edge_of(t)]
         g = captured.get(key)

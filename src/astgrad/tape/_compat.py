@@ -10,24 +10,25 @@ back to ``np.seterr``.
 from __future__ import annotations
 
 import functools
+from typing import Any, Callable
 
 import numpy as np
 
 __all__ = ["quiet", "restore"]
 
 try:  # numpy >= 2
-    from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj
+    from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj  # type: ignore[attr-defined]
 
     _IGNORE_ERRORS = _make_extobj(all="ignore")
 
     #: quiet() silences numpy's floating-point warnings (inf and nan are results, as in torch) and
     #: returns a token for restore(token).
-    quiet = functools.partial(_extobj_contextvar.set, _IGNORE_ERRORS)
-    restore = _extobj_contextvar.reset
+    quiet: Callable[[], Any] = functools.partial(_extobj_contextvar.set, _IGNORE_ERRORS)
+    restore: Callable[[Any], Any] = _extobj_contextvar.reset
 except ImportError:  # numpy 1.x
-    def quiet():
+    def quiet():  # type: ignore[misc]  # one of two definitions, by numpy's version
         """Silence numpy's floating-point warnings (inf and nan are results, as in torch); returns a token."""
         return np.seterr(all="ignore")
 
-    def restore(token) -> None:
+    def restore(token) -> None:  # type: ignore[misc]
         np.seterr(**token)

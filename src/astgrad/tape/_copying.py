@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import copy
 
-from ._tensor import Tensor, Version, extends
+from ._tensor import Tensor, Version, TensorMethodsBase, extends
 
 DEEPCOPY_NON_LEAF = (
     "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the moment.  "
@@ -41,7 +41,7 @@ def rebuild_tensor(data, requires_grad: bool, cls: type[Tensor] = Tensor) -> Ten
 
 
 @extends(Tensor)
-class CopyMethods:
+class CopyMethods(TensorMethodsBase):
     def __reduce_ex__(self, protocol):
         if type(self) is Tensor:  # the class's own name (torch.Tensor) is never written
             return rebuild_tensor, (self._data, self._requires_grad)

@@ -29,7 +29,8 @@ class device:
         if isinstance(type, device):
             if index is not None:
                 raise TypeError("device(): argument 'type' (position 1) must be str, not torch.device")
-            self._type, self._index = type._type, type._index
+            self._type: str = type._type
+            self._index: int | None = type._index
             return
         if isinstance(type, int) and not isinstance(type, bool):  # torch.device(0): the first accelerator
             raise RuntimeError("Cannot access accelerator device when none is available.")

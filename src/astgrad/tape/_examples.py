@@ -75,11 +75,11 @@ class ExampleLoop:
         """One example's scope: fresh tensors may be written, others not; draws as ``randomness`` says."""
         if self._state is not None:
             _factories.set_generator_state(self._state)
-        fresh = type("Version", (_tensor.Version,), {"__slots__": ()})
+        fresh: type = type("Version", (_tensor.Version,), {"__slots__": ()})
         before_class, before_fresh = _tensor.Version, _modes._state.fresh_version
-        _tensor.Version, _modes._state.fresh_version = fresh, fresh
+        _tensor.Version, _modes._state.fresh_version = fresh, fresh  # type: ignore[misc, assignment]  # swapped for one scope
         try:
             with inside_transform():
                 yield
         finally:
-            _tensor.Version, _modes._state.fresh_version = before_class, before_fresh
+            _tensor.Version, _modes._state.fresh_version = before_class, before_fresh  # type: ignore[misc]

@@ -55,11 +55,11 @@ class Node:
     )
 
     def __init__(self):
-        self.next_functions = ()
+        self.next_functions: tuple = ()
         self._metadata = None  # made on first use: most nodes never get metadata or hooks
         self._seq = next(_sequence)
-        self._pre_hooks = ()  # callables hook(grad) -> grad | None, for output 0
-        self._post_hooks = ()
+        self._pre_hooks: tuple | list = ()  # callables hook(grad) -> grad | None, for output 0
+        self._post_hooks: tuple | list = ()
 
     @property
     def metadata(self) -> dict:

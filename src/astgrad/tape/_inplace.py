@@ -15,14 +15,14 @@ from .. import rules
 from . import _dual, _modes, _record
 from ._modes import is_grad_enabled
 from ._record import apply_op, unwrap
-from ._tensor import Tensor, extends
+from ._tensor import Tensor, TensorMethodsBase, extends
 
 LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 VIEW_OF_LEAF_INPLACE = "a view of a leaf Variable that requires grad is being used in an in-place operation."
 
 
 @extends(Tensor)
-class InplaceMethods:
+class InplaceMethods(TensorMethodsBase):
     """In-place operations of :class:`Tensor`."""
 
     # -------------------------------------------------------------- in-place

@@ -20,7 +20,7 @@ from .. import rules
 from . import _kernels, _ndarray
 from ._modes import _state
 from ._record import FIRST, SECOND, apply_nondiff, apply_op, is_tensor, unwrap
-from ._tensor import Tensor, extends
+from ._tensor import Tensor, TensorMethodsBase, extends
 
 _NUMBERS = (int, float)  # what PyTorch's backward formulas hold as a Scalar
 
@@ -66,7 +66,7 @@ def _check_mean_dtype(t) -> None:
         )
 
 @extends(Tensor)
-class TensorMethods:
+class TensorMethods(TensorMethodsBase):
     """Operations of :class:`Tensor`."""
 
     # -------------------------------------------------------------- operators

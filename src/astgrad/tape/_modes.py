@@ -81,7 +81,7 @@ class _GradMode:
     def __new__(cls, func=None, *args, **kwargs):
         self = super().__new__(cls)
         if callable(func) and cls is not set_grad_enabled:  # bare decorator: @no_grad
-            self.__init__()
+            self.__init__()  # type: ignore[misc]  # cls is this class or no_grad/enable_grad, whose __init__ takes no argument
             return self(func)
         return self
 

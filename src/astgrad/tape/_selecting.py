@@ -20,7 +20,7 @@ from ._factories import empty, full, tensor
 from ._methods import _sizes, return_type
 from ._modes import _state
 from ._record import apply_nondiff, apply_op, is_tensor
-from ._tensor import Tensor, extends
+from ._tensor import Tensor, TensorMethodsBase, extends
 
 sort_result, topk_result = return_type("sort"), return_type("topk")
 
@@ -60,7 +60,7 @@ def _ordering(data: np.ndarray, dim: int, descending: bool) -> np.ndarray:
 
 
 @extends(Tensor)
-class SelectionMethods:
+class SelectionMethods(TensorMethodsBase):
     """Cutting, picking and rearranging methods of :class:`Tensor`."""
 
     if TYPE_CHECKING:  # Tensor's, from the module of indexing methods
@@ -152,7 +152,7 @@ class SelectionMethods:
         if np.any(outside):
             raise RuntimeError(f"index {int(positions[outside].flat[0])} is out of bounds for dimension {dim} with "
                                f"size {size}")
-        source = self
+        source: Tensor = self
         if any(positions.shape[d] < self._data.shape[d] for d in range(ndim) if d != dim):
             source = self._indexed("SliceBackward0", tuple(slice(None) if d == dim else slice(0, positions.shape[d])
                                                            for d in range(ndim)))

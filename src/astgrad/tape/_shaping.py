@@ -18,7 +18,7 @@ from ._inplace import VIEW_OF_LEAF_INPLACE
 from ._methods import _axis, _sizes
 from ._modes import _state, is_grad_enabled
 from ._record import apply_op, is_tensor, unwrap
-from ._tensor import Tensor, _warn_once, extends
+from ._tensor import Tensor, _warn_once, TensorMethodsBase, extends
 
 T_WARNING = (
     "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and it "
@@ -58,7 +58,7 @@ def _unwrap_index(index):
 
 
 @extends(Tensor)
-class ShapeMethods:
+class ShapeMethods(TensorMethodsBase):
     """Shape operations and indexing of :class:`Tensor`."""
 
     # ------------------------------------------------------------ shape ops
@@ -216,18 +216,18 @@ class ShapeMethods:
         if kwargs:
             raise TypeError(f"to() received an invalid combination of arguments - got an unexpected keyword "
                             f"argument '{next(iter(kwargs))}'")
-        args = list(args)
-        if args and is_tensor(args[0]):  # to(other): other's device and dtype
-            other = args.pop(0)
+        rest = list(args)
+        if rest and is_tensor(rest[0]):  # to(other): other's device and dtype
+            other = rest.pop(0)
             where, dtype = other.device, other.dtype
-        elif args and (isinstance(args[0], (str, device)) or isinstance(args[0], int) and not isinstance(args[0], bool)):
-            where = args.pop(0)  # a string is a device, as in PyTorch (a dtype name goes to astype)
-        if args and not isinstance(args[0], bool):
-            dtype = args.pop(0)
-        if args:  # non_blocking, copy by position
-            args.pop(0)
-            if args:
-                copy = bool(args.pop(0))
+        elif rest and (isinstance(rest[0], (str, device)) or isinstance(rest[0], int) and not isinstance(rest[0], bool)):
+            where = rest.pop(0)  # a string is a device, as in PyTorch (a dtype name goes to astype)
+        if rest and not isinstance(rest[0], bool):
+            dtype = rest.pop(0)
+        if rest:  # non_blocking, copy by position
+            rest.pop(0)
+            if rest:
+                copy = bool(rest.pop(0))
         if where is not None:
             check_device(where)
         out = self if dtype is None else self._cast(dtype)

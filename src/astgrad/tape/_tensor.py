@@ -11,12 +11,17 @@ metadata).  The modules that record operations add them to the class with
 ``copy``, ``deepcopy``).  Importing any module
 of the package imports them all, so the class is complete before a user
 sees it.
+
+Long: the class's slots and everything that reads or sets them without
+recording (flags, hooks, printing, conversions) are one job, the state a
+recorded operation starts from; what records lives in the other modules.
 """
 
 from __future__ import annotations
 
 import warnings
 import weakref
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -67,6 +72,18 @@ class Tensor:
         "_data", "_requires_grad", "_grad_fn", "_grad", "_version_counter", "_base", "_view_index",
         "_acc_ref", "_retains_grad", "_hooks", "_tangent", "__weakref__",
     )
+
+    if TYPE_CHECKING:  # methods the modules that record operations add with ``extends``, as used beyond them
+        def __getitem__(self, index) -> Tensor: ...
+        def reshape(self, *shape, order: str = "C") -> Tensor: ...
+        def view_as(self, other) -> Tensor: ...
+        def squeeze(self, dim=None, *, axis=None) -> Tensor: ...
+        def clone(self) -> Tensor: ...
+        def gather(self, dim, index, *, sparse_grad: bool = False) -> Tensor: ...
+        def to(self, *args, **kwargs) -> Tensor: ...
+        def _cast(self, dtype) -> Tensor: ...
+        def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None: ...
+        def _inplace(self, compute) -> Tensor: ...
     __array_priority__ = 1000
     _tangent: tuple  # (level, tangent), set on dual tensors only (module _dual): unset costs _make nothing
 
@@ -88,7 +105,7 @@ class Tensor:
         self._view_index = None
         self._acc_ref = None
         self._retains_grad = False
-        self._hooks = ()  # a list once a hook is registered
+        self._hooks: tuple | list = ()  # a list once a hook is registered
 
     @classmethod
     def _make(cls, data: np.ndarray, requires_grad: bool = False, version: Version | None = None) -> "Tensor":
@@ -480,3 +497,9 @@ def extends(cls: type):
         return methods
 
     return add
+
+
+if TYPE_CHECKING:  # to the type checker, a class of methods given to Tensor by ``extends`` is a Tensor
+    TensorMethodsBase = Tensor
+else:
+    TensorMethodsBase = object

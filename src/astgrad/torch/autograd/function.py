@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+from typing import Any
 
 import numpy as np
 
@@ -38,6 +39,12 @@ MODIFIED_SAVED = (
 
 class FunctionCtx:
     """The ``ctx`` of a custom Function: saved tensors, ``needs_input_grad`` and any attribute the user sets."""
+
+    # set by the Function's apply before forward runs
+    _function: Any
+    needs_input_grad: tuple
+    _inputs_like: tuple
+    _outputs_like: tuple
 
     def save_for_backward(self, *tensors) -> None:
         self._saved = tuple(tensors)
@@ -79,7 +86,7 @@ class FunctionCtx:
         if len(grads) != expected:
             raise RuntimeError(f"function {self._function.__name__}Backward returned an incorrect number of "
                                f"gradients (expected {expected}, got {len(grads)})")
-        out = []
+        out: list = []
         for g, needed, like in zip(grads, self.needs_input_grad, self._inputs_like):
             if g is not None and not is_tensor(g):
                 raise TypeError(f"function {self._function.__name__}Backward returned a gradient of type "

@@ -214,7 +214,7 @@ class RNNBase(Module):
         steps = input.shape[time_axis]
         step = STEPS[self.mode]
         initial = [s.unbind(0) for s in states]
-        finals = [[] for _ in states]
+        finals: list[list] = [[] for _ in states]
         layer_input = input
         for layer in range(self.num_layers):
             outputs = []

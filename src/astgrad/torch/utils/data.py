@@ -22,6 +22,7 @@ import itertools
 import math
 import re
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -254,8 +255,9 @@ def default_collate(batch):
             clone = copy.copy(elem)
             clone.update(collated)
             return clone
+        mapping_type: Any = type(elem)
         try:
-            return type(elem)(collated)
+            return mapping_type(collated)
         except TypeError:
             return collated
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):
@@ -267,11 +269,12 @@ def default_collate(batch):
         if isinstance(elem, tuple):
             return fields  # PyTorch's choice, kept for compatibility: a tuple of fields collates to a list
         if isinstance(elem, collections.abc.MutableSequence):
-            clone = copy.copy(elem)
-            clone[:] = fields
-            return clone
+            copied = copy.copy(elem)
+            copied[:] = fields
+            return copied
+        sequence_type: Any = type(elem)
         try:
-            return type(elem)(fields)
+            return sequence_type(fields)
         except TypeError:
             return fields
     raise TypeError(COLLATE_REFUSED.format(type(elem)))

@@ -82,7 +82,7 @@ class Poly:
     def __mul__(self, other):
         if len(self.terms) * len(other.terms) > MAX_TERMS:
             raise OverflowError
-        out = {}
+        out: dict = {}
         for k1, c1 in self.terms.items():
             for k2, c2 in other.terms.items():
                 k = _times(k1, k2)
@@ -361,8 +361,8 @@ def groups(stmts, analysis, temps, reads):
     group's ops are contiguous, so nothing between them changes what they read.
     """
     order = {id(s): i for i, s in enumerate(stmts)}
-    finished = []
-    open_ = {}  # temporary -> the ops computing it, waiting for their one reader
+    finished: list = []
+    open_: dict = {}  # temporary -> the ops computing it, waiting for their one reader
     for s in stmts:
         if not (isinstance(s, Op) and fusable(s, analysis)):
             finished += open_.values()
@@ -391,7 +391,7 @@ def groups(stmts, analysis, temps, reads):
 def planned(body, analysis, temps) -> list:
     """The groups the reverse sweep will fuse, as lists of the names their ops compute (for ``show``)."""
     reads = read_counts(body)
-    found = []
+    found: list = []
 
     def visit(stmts):
         found.extend([t for op in ops for t in op.targets] for ops in groups(stmts, analysis, temps, reads).values())
@@ -443,7 +443,7 @@ def adjoint(ops, analysis, sweep, live):
     if any(sweep.may_be_sequence(n) for n in leaf_names):
         return None
     algebra = Algebra(boolean=lambda name: name not in analysis.active)  # what is differentiated is not boolean
-    env = {}  # temporaries whose value is one term of restorable names: written out
+    env: dict = {}  # temporaries whose value is one term of restorable names: written out
     state = sweep.names.snapshot()
     try:
         for m in ops[:-1]:
@@ -452,7 +452,7 @@ def adjoint(ops, analysis, sweep, live):
                                         and sweep.restorable(algebra.nodes[a].id) for a in value.atoms()):
                 env[m.targets[0]] = value
         g_key = algebra.name_key(G)
-        partials = {}  # name -> {leaf: d name / d leaf}
+        partials: dict = {}  # name -> {leaf: d name / d leaf}
         for m in ops:
             t = m.targets[0]
             needed = [i for i, a in enumerate(m.args) if sweep.is_input(a)]
@@ -460,7 +460,7 @@ def adjoint(ops, analysis, sweep, live):
             inlined = sweep.inline(m, G, ans, needed)
             if inlined.prelude:
                 raise NotFusable
-            mine = {}
+            mine: dict = {}
             for i in needed:
                 grad = inlined.grads.get(i)
                 if grad is None:
@@ -494,7 +494,7 @@ def adjoint(ops, analysis, sweep, live):
     for v, p in derivatives.items():
         c, rest = p.content()
         primitive[v] = (c, rest, rest.key())
-    counts = {}
+    counts: dict = {}
     for _, _, key in primitive.values():
         counts[key] = counts.get(key, 0) + 1
     exprs = {v: algebra.gradient_times(g, p) for v, p in derivatives.items()}

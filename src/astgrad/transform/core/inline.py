@@ -70,7 +70,7 @@ class RuleInliner:
             return self._call(vjp, g, ans, op, names, needed, count, rule.name)
         prelude, stmts, locals_ = body
         if stmts and isinstance(stmts[-1], gast.Return) and not _has_return(stmts[:-1]):
-            after = []
+            after: list = []
             grads = self._split(stmts[-1].value, count, needed, names, after, rule.name, locals_)
             return Inlined(prelude + stmts[:-1] + after, grads)
         targets = {i: names.temp() for i in needed}
@@ -278,7 +278,7 @@ class RuleInliner:
             fn = compat.name(self._helper(vjp))
         value = compat.call(fn, [compat.name(g), compat.name(ans)] + [compat.clone(a) for a in op.args],
                             {k: compat.clone(v) for k, v in op.kwargs.items()})
-        prelude = []
+        prelude: list = []
         grads = self._split(value, count, needed, names, prelude, rule_name)
         return Inlined(prelude, grads)
 
@@ -341,7 +341,7 @@ def _returns(stmts):
 
 def _tail_returns(stmts):
     """Move code after ``if c: return`` into an else branch; None if impossible."""
-    out = []
+    out: list = []
     for i, s in enumerate(stmts):
         rest = stmts[i + 1:]
         if isinstance(s, gast.Return):
@@ -440,7 +440,7 @@ def _returns_to_assignments(stmts, targets, count, inliner, names, rule):
     out = []
     for s in stmts:
         if isinstance(s, gast.Return):
-            prelude = []
+            prelude: list = []
             grads = inliner._split(s.value, count, list(targets), names, prelude, *rule)
             out += prelude
             for i, t in targets.items():

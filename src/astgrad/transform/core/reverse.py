@@ -136,10 +136,10 @@ class Reverser:
         """Adjoint code for ``stmts`` (reversed) and the live set after it."""
         out = []
         last_line = None
-        done = set()  # rematerialised names recomputed in this block
+        done: set = set()  # rematerialised names recomputed in this block
         groups = fusion.groups(stmts, self.an, self.names.temps, self.read_counts) if self.fuse else {}
         self.seeds.group_roots.update((ops[-1].targets[0], ops) for ops in groups.values())
-        fused = set()  # ops whose adjoint a group's one expression already is
+        fused: set = set()  # ops whose adjoint a group's one expression already is
         sources = _mask_sources(stmts)
         self.structural, self.mask_sources = {}, sources
         for s in reversed(stmts):
@@ -160,8 +160,8 @@ class Reverser:
             if group is not None and s.targets[0] in self.structural:  # one rule at a time, each cleaned
                 self.seeds.group_roots.pop(s.targets[0], None)
                 group = None
-            fused_code = group and fusion.adjoint(group, self.an, self, live)
-            if fused_code:
+            fused_code = fusion.adjoint(group, self.an, self, live) if group else None
+            if fused_code and group:
                 head, code = fused_code
                 fused.update(id(m) for m in group)
             elif isinstance(s, Op):
@@ -237,7 +237,7 @@ class Reverser:
             self.adjoint_prim(op, live, out)
             return
         before, zero_before, masks = set(live), set(self.maybe_zero), set(self.structural.values())
-        code = []
+        code: list = []
         self.adjoint_prim(op, live, code)
         if not code:
             return

@@ -70,7 +70,7 @@ def plan_call(fn, bound_self, given, caller, node, reads, dependencies):
     _collect(fn, roots, bound_self, writes, set(), dependencies, (caller, node, reads), set(roots))
     if not writes:
         return None
-    unique = {}
+    unique: dict = {}
     for w in writes:  # the same root reached twice is checked once
         unique.setdefault((w[0], (id(w[1][0]), w[1][1]) if w[0] == GLOBAL else id(w[1]) if w[0] == CELL else w[1], w[2]), w)
     return Plan(fn, getattr(fn, "__qualname__", "the function"), tuple(unique.values()))
@@ -362,7 +362,7 @@ def _door_arguments(call, source, local):
     found = numpy_writes.doors(fn) if fn is not _NO and _numpy(fn) else () if fn is not _NO else \
         numpy_writes.method_doors(func.attr) if isinstance(func, gast.Attribute) else ()
     keywords = {k.arg: k.value for k in call.keywords if k.arg}
-    nodes = []
+    nodes: list = []
     for w in numpy_writes.used(found, call.args, keywords):
         node = func.value if w.node is None else w.node
         nodes += node.elts if isinstance(node, gast.Tuple) else [node]

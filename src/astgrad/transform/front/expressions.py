@@ -250,7 +250,9 @@ def _attribute(n, target, expr):
     if expr.attr in primitives.META_ATTRIBUTES:
         n.emit([target], "nondiff", node, expr)
     elif expr.attr == "T":
-        _primitive(n, target, node, expr, rules.find(__import__("numpy").transpose).fn, [base], {})
+        transpose = rules.find(_np.transpose)
+        assert transpose is not None, "the table has numpy.transpose"
+        _primitive(n, target, node, expr, transpose.fn, [base], {})
     elif not hasattr(_np.ndarray, expr.attr):  # a field of a dataclass, a named tuple, a registered class
         read = compat.call(compat.name(n.ns.helper(attributes.field)), [base, compat.const(expr.attr)])
         _primitive(n, target, read, expr, attributes.attribute, [base, compat.const(expr.attr)], {})

@@ -552,7 +552,7 @@ class Normalizer:
                          if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
         s = dict_view_loop(self, s, body_assigned) or s  # for k, v in d.items(): by key
         it = s.iter
-        head = []
+        head: list = []
         fn = self.static(it.func) if isinstance(it, gast.Call) else MISSING
         line, text = self.src.user_line(s), self.src.line_text(s)
         if fn is range and isinstance(s.target, gast.Name) and not it.keywords:

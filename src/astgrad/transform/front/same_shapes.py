@@ -23,7 +23,7 @@ from ..ir.compat import gast
 from ..ir.nodes import For, walk_ops, walk_statements
 
 SCALAR = ("scalar",)
-UNKNOWN = ("unknown",)
+UNKNOWN: tuple = ("unknown",)
 
 
 class Shapes:

@@ -68,7 +68,7 @@ class Structurer:
     def __init__(self, names):
         self.names = names
         self.result = None
-        self.returned = None
+        self.returned: str | None = None
 
     def function_body(self, body):
         """The new body and the name of the variable holding the result."""
@@ -137,12 +137,12 @@ class Structurer:
                 out += self.loop(s)
                 if rest and _contains(s.body, (gast.Return,), into_loops=True):
                     if loop is not None:
-                        out.append(_copy_loc(compat.if_stmt(compat.name(self.returned), [
+                        out.append(_copy_loc(compat.if_stmt(compat.name(self._returned_flag()), [
                             _flag_set(loop.brk, True, s), _flag_set(loop.skip, True, s)]), s))
                     out.append(self._guard(rest, loop, s))
                     return out
                 if loop is not None and not rest and _contains(s.body, (gast.Return,), into_loops=True):
-                    out.append(_copy_loc(compat.if_stmt(compat.name(self.returned), [
+                    out.append(_copy_loc(compat.if_stmt(compat.name(self._returned_flag()), [
                         _flag_set(loop.brk, True, s), _flag_set(loop.skip, True, s)]), s))
                 continue
             if isinstance(s, gast.With):
@@ -161,8 +161,13 @@ class Structurer:
             return True
         return loop is not None and _contains([stmt], (gast.Break, gast.Continue), into_loops=False)
 
+    def _returned_flag(self) -> str:
+        """The flag a return inside a loop sets: made when the function has such a return."""
+        assert self.returned is not None, "a return inside a loop without its flag"
+        return self.returned
+
     def _guard(self, rest, loop, at):
-        flag = loop.skip if loop is not None else self.returned
+        flag = loop.skip if loop is not None else self._returned_flag()
         test = compat.make("UnaryOp", op=gast.Not(), operand=compat.name(flag))
         return _copy_loc(compat.make("If", test=test, body=self.block(rest, loop), orelse=[]), at)
 

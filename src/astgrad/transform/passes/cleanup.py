@@ -74,7 +74,10 @@ def release(fn_def, keep=(), numbers=(), small=()):
     freeing them saves nothing.
     """
     body = fn_def.body
-    last, bound, values, loaded = {}, {}, {}, []
+    last: dict = {}
+    bound: dict = {}
+    values: dict = {}
+    loaded: list = []
     for i, s in enumerate(body):
         loaded.append(set())
         for n in compat.walk(s):
@@ -94,7 +97,7 @@ def release(fn_def, keep=(), numbers=(), small=()):
     while end and (isinstance(body[end - 1], gast.Return) or _copy_of(body[end - 1]) is not None
                    or is_marker(body[end - 1])):
         end -= 1
-    after = {}
+    after: dict = {}
     for name, i in last.items():
         if name in keep or name in scalar or name in tiny or name not in bound \
                 or bound[name] > i or i >= end - 1 or name not in loaded[i] or _copies(body[i], name):
@@ -122,7 +125,7 @@ def _call_of(value, names) -> bool:
 def surely_numbers(body, numbers=(), counts=()):
     """Names every top-level assignment of ``body`` gives a number: from literals, ``numbers``
     (the float seed) and calls of ``counts`` (``size``); none is assigned inside a block."""
-    values = {}
+    values: dict = {}
     for s in body:
         for t, value in _assignments(s):
             values.setdefault(t, []).append(value)
@@ -179,11 +182,11 @@ def propagate_copies(fn_def, candidates):
     may assign it: its value is read first, and ``b = a`` becomes ``b = b``,
     which goes), the reads of ``a`` become reads of ``b``.
     """
-    stores = {}
+    stores: dict = {}
     for n in compat.walk(fn_def):
         if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
             stores[n.id] = stores.get(n.id, 0) + 1
-    loads = {}
+    loads: dict = {}
     for n in compat.walk(fn_def):
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
             loads[n.id] = loads.get(n.id, 0) + 1
@@ -209,12 +212,12 @@ def propagate_copies(fn_def, candidates):
                     del out[i]
                     continue
             i += 1
-        return [s for s in out if not (_copy_of(s) and _copy_of(s)[0] == _copy_of(s)[1])] or [compat.make("Pass")]
+        return [s for s in out if not ((c := _copy_of(s)) and c[0] == c[1])] or [compat.make("Pass")]
     fn_def.body = block(fn_def.body)
     return fn_def
 
 
-def _copy_of(stmt):
+def _copy_of(stmt) -> tuple[str, str] | None:
     """``(a, b)`` for ``a = b`` between two names."""
     if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) \
             and isinstance(stmt.value, gast.Name):

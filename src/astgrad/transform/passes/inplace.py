@@ -78,6 +78,9 @@ def reuse_buffers(fn_def, ns, numbers=(), counts=()):
 class _Block:
     """The forward walk over the function's top level: who owns which array, and what may be overwritten."""
 
+    numbers: set  # set by reuse_buffers: names surely holding numbers, and the counts they are
+    counts: tuple
+
     def __init__(self, body, ns):
         self.body = body
         self.ns = ns

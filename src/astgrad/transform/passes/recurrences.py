@@ -48,7 +48,7 @@ from ..ir.trees import is_marker
 def solve_linear_loops(fn_def, ns, names):
     """Give each top-level reverse loop whose steps are affine in one adjoint its vectorised form."""
     body = fn_def.body
-    out = []
+    out: list = []
     bound = {a.id for a in fn_def.args.args + fn_def.args.kwonlyargs}
     for i, stmt in enumerate(body):
         found = _recognise(stmt, body[i + 1:], ns, bound) if isinstance(stmt, gast.For) else None
@@ -97,7 +97,7 @@ def _recognise(loop, after, ns, bound):
             current[name] = len(found.pops)
             found.pops.append(name)
             continue
-        reads = set()
+        reads: set = set()
         update = _affine(stmt, ns, reads)
         if update is None:
             return None
@@ -240,7 +240,7 @@ def _solved(loop, found, ns, names):
     used = sorted({source for refs in sources for source in refs.values()}, key=lambda s: (s[1], s[0] == "c"))
     kinds = {j: kind for kind, j in reversed(used)}  # "n" where a pop is read in its step, else "c"
     pops = "".join(kinds.get(j, "-") for j in range(len(found.pops)))
-    of_name = {}
+    of_name: dict = {}
     for kind, j in used:
         of_name.setdefault(found.pops[j], []).append((kind, j))
     carried = sorted({found.pops[j] for kind, j in used if kind == "c"})

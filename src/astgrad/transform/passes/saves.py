@@ -26,7 +26,7 @@ def overwritten_on_stack(fn_def, is_setitem, save, restore):
     says whether ``name`` is the runtime's ``setitem``; ``save`` and
     ``restore`` name the helpers.
     """
-    found = {}  # name -> [(push statement, index expression)]
+    found: dict = {}  # name -> [(push statement, index expression)]
     other_pushes = set()
 
     def scan(stmts):
@@ -56,7 +56,8 @@ def overwritten_on_stack(fn_def, is_setitem, save, restore):
             else:
                 other_pushes.add(name)
     scan(fn_def.body)
-    pops, odd = {}, set()
+    pops: dict = {}
+    odd: set = set()
     for n in compat.walk(fn_def):
         if isinstance(n, gast.Assign) and any(kind(v) == POP for v in compat.walk(n.value)):
             names = {t.id for target in n.targets for t in compat.walk(target) if isinstance(t, gast.Name)}

@@ -32,7 +32,7 @@ _PURE_BUILTINS = (range, len, min, reversed, float, abs, tuple)  # by identity: 
 
 
 def optimize(fn_def, ns, keep=()):
-    names = {fn: ns.helper(fn) for fn in _CHECKS}
+    names: dict = {fn: ns.helper(fn) for fn in _CHECKS}  # runtime helpers and the str keys below -> names
     while True:
         names[_ARITHMETIC] = _arithmetic(fn_def, ns)
         names[_FOLDS] = _folds(fn_def, ns)
@@ -140,7 +140,7 @@ def _needed(fn_def, ns, keep, names):
     not needed: reading itself does not make a name live.  What a pure
     value's check reads (``_raising_part``) is needed: the check stays.
     """
-    needs = {}  # name -> names its pure assignments read
+    needs: dict = {}  # name -> names its pure assignments read
     needed = set(keep) | {names[fn] for fn in _CHECKS}  # the check helpers: read by any check
     pure = []  # (targets, statement) of the pure assignments
     for stmt in _statements(fn_def.body):
@@ -395,7 +395,7 @@ def _random(func) -> bool:
 
 def unbind(fn_def, primal, temps, ns):
     """Write single-use temporaries of the ``primal`` statements into the statement that reads them."""
-    loads = {}
+    loads: dict = {}
     for n in compat.walk(fn_def):
         if isinstance(n, gast.Name):
             key = "load" if isinstance(n.ctx, gast.Load) else "store"
@@ -419,7 +419,7 @@ def _unbind_block(stmts, once, ns, ids):
             s.orelse = _unbind_block(s.orelse, once, ns, None)
         prev = out[-1] if out else None
         name = _single_target(prev)
-        if name in once and isinstance(s, gast.Assign) and _pure(prev.value, ns) and _pure(s.value, ns) \
+        if name in once and prev is not None and isinstance(s, gast.Assign) and _pure(prev.value, ns) and _pure(s.value, ns) \
                 and (ids is None or id(prev) in ids):
             uses = [n for n in compat.walk(s.value) if isinstance(n, gast.Name) and n.id == name]
             if len(uses) == 1:
@@ -489,7 +489,9 @@ def drop_arrays(fn_def, primal, adjoint, helpers, temps):
     ``helpers`` names ``shape``, ``size`` and ``only_shape`` in the module.
     """
     shape_fn, size_fn, keep_fn = helpers
-    stores, meta, other = {}, {}, set()
+    stores: dict = {}
+    meta: dict = {}
+    other: set = set()
     for n in compat.walk(fn_def):
         if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
             stores[n.id] = stores.get(n.id, 0) + 1
@@ -498,7 +500,7 @@ def drop_arrays(fn_def, primal, adjoint, helpers, temps):
     for stmt in fn_def.body:
         if id(stmt) in primal_ids:
             continue
-        inside = {}
+        inside: dict = {}
         for n in compat.walk(stmt) if id(stmt) in adjoint_ids else ():
             if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id in (shape_fn, size_fn) \
                     and len(n.args) == 1 and isinstance(n.args[0], gast.Name):
@@ -512,7 +514,7 @@ def drop_arrays(fn_def, primal, adjoint, helpers, temps):
                 else:
                     other.add(n.id)
     top = [s for s in fn_def.body if id(s) in primal_ids]
-    assigned = {}
+    assigned: dict = {}
     for i, s in enumerate(top):
         name = _single_target(s)
         if name is not None and isinstance(s.value, gast.BinOp):  # arithmetic and @: the arrays that are large
@@ -521,7 +523,7 @@ def drop_arrays(fn_def, primal, adjoint, helpers, temps):
                     and stores.get(name) == 1 and name in assigned)
     if not chosen:
         return fn_def
-    after = {}
+    after: dict = {}
     read = [{n.id for n in compat.walk(s) if isinstance(n, gast.Name)} for s in top]
     for name in chosen:
         last = max(i for i, names in enumerate(read) if name in names)
@@ -570,7 +572,9 @@ def shapes_only(fn_def, ns, helpers):
     """
     shape_fn = helpers[0]
     body = fn_def.body
-    stores, keeps, defs = {}, {}, {}
+    stores: dict = {}
+    keeps: dict = {}
+    defs: dict = {}
     loads, meta = [], set()  # the names read, those read as shape(n), size(n), n.shape, n.size, n.ndim
     for n in compat.walk(fn_def):
         if isinstance(n, gast.Name):
@@ -599,7 +603,7 @@ def shapes_only(fn_def, ns, helpers):
         return fn_def
     inside = {}  # a name read for its shape by the definition of a chosen one -> that one
     for name in chosen:
-        operands = []
+        operands: list = []
         _shape_expression(body[defs[name][0]].value, ns, {}, operands)
         for n in operands:
             inside[id(n)] = name
@@ -622,7 +626,7 @@ def shapes_only(fn_def, ns, helpers):
         if name in chosen and i != defs[name][0]:
             continue  # t7 = only_shape(t7)
         if name in chosen:
-            operands: list = []
+            operands = []
             shape = _shape_expression(s.value, ns, names, operands)
             booleans = [compat.const("bool")] if isinstance(s.value, gast.Compare) else []
             value = compat.call(compat.name(names[runtime.Shaped]), [shape] + booleans)

@@ -140,13 +140,13 @@ def replaced_gradient(g, index):
     if g is None:
         return None
     if isinstance(g, dict):  # the keys that got a gradient; the generated code's own in place
-        out = g if type(g) is GradientDict else GradientDict(g)
-        out.pop(index, None)
-        return out
+        kept = g if type(g) is GradientDict else GradientDict(g)
+        kept.pop(index, None)
+        return kept
     if type(g) is np.ndarray or is_lazy(g):  # numpy read the list as one array: rows
-        out = g.copy()
-        out[index] = 0.0
-        return out
+        rows = g.copy()
+        rows[index] = 0.0
+        return rows
     out = list(g)
     if isinstance(index, slice):
         for position in range(*index.indices(len(out))):
@@ -324,7 +324,7 @@ def T(x):
     return linalg.T(x)
 
 
-FASTER = {rules.unbroadcast: unbroadcast, linalg.T: T}
+FASTER: dict = {rules.unbroadcast: unbroadcast, linalg.T: T}
 
 
 class Shaped:
@@ -628,7 +628,7 @@ def pop_numbers(stack, steps, pops, adjoint, *read):
         return ()  # the steps pop nothing
     count = len(steps) * per_step
     start = len(stack) - count
-    out = []
+    out: list = []
     for j, kind in enumerate(pops):
         if kind == "-":
             out.append(None)

@@ -143,7 +143,7 @@ def arguments_in(code, arguments):
 
 def _running_arguments(depth=3):
     """``(name, value)`` of each differentiated argument of the gradients running on this thread."""
-    frame = sys._getframe(depth)
+    frame: types.FrameType | None = sys._getframe(depth)
     while frame is not None:
         arguments = _ARGUMENTS.get(frame.f_code)
         if arguments is not None:
@@ -336,7 +336,8 @@ def follow(value, steps, missing=_NOTHING):
 
 def _reachable(value, limit=10000):
     """``value`` and what its items and attributes hold, each once (cycles, shared objects), at most ``limit``."""
-    seen, work = set(), [value]
+    seen: set = set()
+    work = [value]
     while work and len(seen) < limit:
         obj = work.pop()
         if id(obj) in seen or obj is None or isinstance(obj, (int, float, complex, str, bytes, bool)):

@@ -69,7 +69,7 @@ def plan(functions, namespace, generated, wrt=()):
     if not doors:
         return None
     _hold_given(doors, namespace)
-    foreseen = set()
+    foreseen: set = set()
     for stmt in _nodes(functions[0], gast.Expr):
         if any(stmt.value is door for door in doors):
             found, callee = _callee(stmt.value, namespace, defined)
