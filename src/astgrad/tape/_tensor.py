@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import _dtypes, _modes
-from ._device import CPU, CUDA_MISSING
+from ._device import CPU, CUDA_MISSING, check_device
 from ._format import format_tensor, legacy_type_name
 from ._modes import is_grad_enabled
 
@@ -50,6 +50,37 @@ FLOAT_OF_GRAD_WARNING = (
     "Consider using tensor.detach() first. (Triggered internally at "
     "/__w/pytorch/pytorch/torch/csrc/autograd/generated/python_variable_methods.cpp:822.)"
 )
+
+
+_LEGACY_OVERLOADS = ("(*, torch.device device = None)", "(torch.Storage storage)", "(Tensor other)",
+                     "(tuple of ints size, *, torch.device device = None)", "(object data, *, torch.device device = None)")
+
+
+def _legacy_constructor_refusal(args: tuple, kwargs: dict) -> str:
+    """PyTorch's message for ``torch.Tensor(data, requires_grad=True)`` and other keywords the legacy constructor
+    lacks (``torch.tensor`` takes them); which overloads it says the keywords failed follows PyTorch 2.13's."""
+
+    def kind(value) -> str:
+        if isinstance(value, Tensor):
+            return "Tensor"
+        if type(value).__name__ == "DType":
+            return "torch.dtype"
+        if isinstance(value, np.ndarray):
+            return "numpy.ndarray"
+        return type(value).__name__
+
+    named = list(reversed(kwargs))  # PyTorch lists the keywords last given first
+    got = [kind(a) for a in args] + [f"{k}={kind(kwargs[k])}" for k in named]
+    listed = ", ".join(got) + (", " if not args else "")
+    keywords = ", ".join(named)
+    one = len(kwargs) == 1
+    failed = (1, 2) if not args else ((0,) if one else (3, 4)) if len(args) == 1 else (3, 4) if one else ()
+    lines = [f"new() received an invalid combination of arguments - got ({listed}), but expected one of:"]
+    for i, overload in enumerate(_LEGACY_OVERLOADS):
+        lines.append(f" * {overload}")
+        if i in failed:
+            lines.append(f"      didn't match because some of the keywords were incorrect: {keywords}")
+    return "\n".join(lines) + "\n"
 
 
 _new = object.__new__  # one global lookup, where object.__new__ is two: every operation makes a tensor
@@ -89,6 +120,10 @@ class Tensor:
 
     def __init__(self, *args, **kwargs):
         """``Tensor(data)`` or ``Tensor(*sizes)``: the legacy constructor, in the default dtype."""
+        if any(key != "device" for key in kwargs):  # requires_grad=, dtype=: PyTorch refuses them, never ignores
+            raise TypeError(_legacy_constructor_refusal(args, kwargs))
+        if "device" in kwargs:
+            check_device(kwargs["device"])
         if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
             data = np.array(_unwrap_nested(args[0]), dtype=_dtypes.default_float())
         else:
