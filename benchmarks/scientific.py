@@ -1,26 +1,40 @@
-"""Scientific numpy programs (issue 29): astgrad's gradient over the primal, beside jax.jit, HIPS autograd, the tape.
+"""Scientific numpy programs (issues 29 and 32): astgrad's gradient over the primal, beside jax.jit, HIPS autograd, the tape.
 
-Ten programs as people write them with numpy and scipy (a 1-D heat equation
-updating ``u[1:-1]`` in place, an RK4 integrator taking the right-hand side as
-an argument, velocity Verlet with ``+=``, a 2-D wave stencil with ``np.roll``,
-a Gaussian-process likelihood with ``cho_factor``/``cho_solve``, a Kalman
-filter, Black-Scholes with ``norm.cdf``, a GLM with ``gammaln``, a mixture with
-``logsumexp``, a pairwise potential with its diagonal masked after
-``1 / sqrt(r2)``).  For each, ``astgrad.grad`` is the reference; every peer's
-gradient is checked against it (``CHECK_RTOL``, relative to the largest
-entry) before anything is timed, and a peer that cannot run the program or
-disagrees is reported with the reason, not timed.  The peers:
+Fourteen programs as people write them with numpy and scipy (a 1-D heat
+equation updating ``u[1:-1]`` in place, an RK4 integrator taking the
+right-hand side as an argument, velocity Verlet with ``+=``, a 2-D wave
+stencil with ``np.roll``, a Gaussian-process likelihood with
+``cho_factor``/``cho_solve``, a Kalman filter, Black-Scholes with
+``norm.cdf``, a GLM with ``gammaln``, a mixture with ``logsumexp``, a
+pairwise potential with its diagonal masked after ``1 / sqrt(r2)``; and
+issue 32's simulations from simulations.py: a reaction network writing
+``rates[i] += ...``, a pendulum stepped ``while t < T``, a Monte-Carlo
+Asian call, an upwind Burgers solver).  For each, ``astgrad.grad`` is the
+reference; every other system's gradient is checked against it
+(``CHECK_RTOL``, relative to the largest entry) before anything is timed,
+and a system that cannot run the program or disagrees is reported with the
+reason, not timed.  The systems beside the primal and ``astgrad.grad``:
 
+* ``astgrad numba``: ``astgrad.grad(f, backend="numba")``; its first call
+  (the transform and Numba's compile) is reported apart, and a refusal is
+  reported with its message.  Numba's own start-up is paid before the first
+  program.
+* ``hand-written``: a reverse sweep written by hand in numpy
+  (simulations.py ``ADJOINTS``: S1, S3, S4, S11, S14).
 * ``jax.jit``: ``jax.jit(jax.grad(port))`` with x64 enabled, the program
   ported to ``jax.numpy``/``jax.scipy``; the first call (trace and compile)
-  is reported apart.  ``JAX_LOOPS`` says per program whether its loop is a
+  is reported apart.  ``jax_loops`` says per program whether its loop is a
   Python loop unrolled under jit or ``lax.fori_loop``/``lax.scan``.
 * HIPS autograd: the program's own source with ``np`` (and the scipy names)
   rebound to ``autograd.numpy``/``autograd.scipy``; it cannot run item
   assignment, which is reported as such.
 * the tape: the program run on ``astgrad.Tensor`` arguments, ``.backward()``.
 
-Usage: ``python benchmarks/scientific.py [--quick] [--repeat 9] [--cpu-time]``
+After the times, the peak memory of one call of each system (tracemalloc;
+jax.jit's buffers are XLA's, not Python's, and are not measured) and issue
+32's targets, each met or not with its numbers.
+
+Usage: ``python benchmarks/scientific.py [--quick] [--repeat 9] [--cpu-time] [--only S1,S11]``
 or ``python benchmarks/run.py --scientific``.
 """
 
