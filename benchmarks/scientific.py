@@ -681,8 +681,8 @@ def targets(results, keys):
         jax = _geomean(list(ratios("jax.jit", "primal", both).values()))
         lines.append(f"* Numba gradient/primal geometric mean <= jax.jit's, on the {len(both)} programs both run "
                      f"({', '.join(both)}): {numba:.3g} against {jax:.3g}: "
-                     + ("met there" if numba <= jax else "not met") + ("" if len(both) == len(suite) else
-                                                                      " (not met on the suite: not all compile)"))
+                     + ("not met" if numba > jax else "met" if len(both) == len(suite) else
+                        "met there, not on the suite (not all compile)"))
     firsts = {k: results[k][2]["astgrad numba"] for k in compiled}
     if firsts:
         slow = [k for k, s in firsts.items() if s >= 3]
