@@ -10,7 +10,8 @@ beside its own ten (S11-S14) and times them the same way.
 The hand-written adjoints are reverse sweeps an expert writes by hand in
 numpy, one per program: the forward loop saving the states it needs, then
 the loop backwards, the same loop structure as the program (a loop over
-reactions stays a loop over reactions), taking the program's arguments and
+reactions stays a loop over reactions; what a step's reverse needs is saved,
+not recomputed: the stencils' laplacians), taking the program's arguments and
 returning the gradients with respect to the program's ``wrt``.  They are
 the issue's yardstick for astgrad's numpy backend; scientific.py checks
 each against astgrad's gradient before timing it, and
@@ -149,17 +150,16 @@ def jax_burgers(jnp, lax, dx, dt, steps):
 # ------------------------------------------------------------------ adjoints by hand
 
 def heat_adjoint(kappa, u0, steps):
-    """S1's gradient in (kappa, u0): the states saved forward, each step's transpose applied backward."""
-    states = np.empty((steps, len(u0)))
+    """S1's gradient in (kappa, u0): each step's second difference saved forward, its transpose applied backward."""
+    second = np.empty((steps, len(u0) - 2))
     u = u0.copy()
     for n in range(steps):
-        states[n] = u
-        u[1:-1] = u[1:-1] + kappa * (u[2:] - 2 * u[1:-1] + u[:-2])
+        second[n] = u[2:] - 2 * u[1:-1] + u[:-2]
+        u[1:-1] += kappa * second[n]
     du, dkappa = 2 * u, 0.0
     for n in range(steps - 1, -1, -1):
-        v = states[n]
         g = du[1:-1].copy()
-        dkappa += g @ (v[2:] - 2 * v[1:-1] + v[:-2])
+        dkappa += g @ second[n]
         du[2:] += kappa * g
         du[1:-1] -= 2 * kappa * g
         du[:-2] += kappa * g
@@ -190,15 +190,15 @@ def wave_adjoint(c, u0, steps):
     def lap(u):
         return np.roll(u, 1, 0) + np.roll(u, -1, 0) + np.roll(u, 1, 1) + np.roll(u, -1, 1) - 4 * u
 
-    states = np.empty((steps,) + u0.shape)
+    laplacians = np.empty((steps,) + u0.shape)
     u_prev = u = u0
     for n in range(steps):
-        states[n] = u
-        u_prev, u = u, 2 * u - u_prev + c * lap(u)
+        laplacians[n] = lap(u)
+        u_prev, u = u, 2 * u - u_prev + c * laplacians[n]
     # lam_next: the adjoint of U[n+1], complete; lam: of U[n], so far
     lam_next, lam, dc = 2 * u, np.zeros_like(u0), 0.0
     for n in range(steps - 1, -1, -1):
-        dc += np.sum(lam_next * lap(states[n]))
+        dc += np.sum(lam_next * laplacians[n])
         lam_next, lam = lam + 2 * lam_next + c * lap(lam_next), -lam_next
     return dc, lam_next + lam  # U[0] and U[-1] are both u0
 
