@@ -687,7 +687,7 @@ def targets(results, keys):
     if firsts:
         slow = [k for k, s in firsts.items() if s >= 3]
         lines.append("* Numba first call (transform and compile) under 3 s each: "
-                     + ", ".join(f"{k} {s:.1f} s" for k, s in firsts.items())
+                     + ", ".join(f"{k} {s:.2f} s" for k, s in firsts.items())
                      + (f": not met ({', '.join(slow)})" if slow else ": met where it compiles"))
     over_hips = {k: results[k][3]["astgrad.grad"] / results[k][3]["HIPS autograd"] for k in suite
                  if "HIPS autograd" in results[k][3] and "astgrad.grad" in results[k][3]}
