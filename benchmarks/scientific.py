@@ -1,26 +1,40 @@
-"""Scientific numpy programs (issue 29): astgrad's gradient over the primal, beside jax.jit, HIPS autograd, the tape.
+"""Scientific numpy programs (issues 29 and 32): astgrad's gradient over the primal, beside jax.jit, HIPS autograd, the tape.
 
-Ten programs as people write them with numpy and scipy (a 1-D heat equation
-updating ``u[1:-1]`` in place, an RK4 integrator taking the right-hand side as
-an argument, velocity Verlet with ``+=``, a 2-D wave stencil with ``np.roll``,
-a Gaussian-process likelihood with ``cho_factor``/``cho_solve``, a Kalman
-filter, Black-Scholes with ``norm.cdf``, a GLM with ``gammaln``, a mixture with
-``logsumexp``, a pairwise potential with its diagonal masked after
-``1 / sqrt(r2)``).  For each, ``astgrad.grad`` is the reference; every peer's
-gradient is checked against it (``CHECK_RTOL``, relative to the largest
-entry) before anything is timed, and a peer that cannot run the program or
-disagrees is reported with the reason, not timed.  The peers:
+Fourteen programs as people write them with numpy and scipy (a 1-D heat
+equation updating ``u[1:-1]`` in place, an RK4 integrator taking the
+right-hand side as an argument, velocity Verlet with ``+=``, a 2-D wave
+stencil with ``np.roll``, a Gaussian-process likelihood with
+``cho_factor``/``cho_solve``, a Kalman filter, Black-Scholes with
+``norm.cdf``, a GLM with ``gammaln``, a mixture with ``logsumexp``, a
+pairwise potential with its diagonal masked after ``1 / sqrt(r2)``; and
+issue 32's simulations from simulations.py: a reaction network writing
+``rates[i] += ...``, a pendulum stepped ``while t < T``, a Monte-Carlo
+Asian call, an upwind Burgers solver).  For each, ``astgrad.grad`` is the
+reference; every other system's gradient is checked against it
+(``CHECK_RTOL``, relative to the largest entry) before anything is timed,
+and a system that cannot run the program or disagrees is reported with the
+reason, not timed.  The systems beside the primal and ``astgrad.grad``:
 
+* ``astgrad numba``: ``astgrad.grad(f, backend="numba")``; its first call
+  (the transform and Numba's compile) is reported apart, and a refusal is
+  reported with its message.  Numba's own start-up is paid before the first
+  program.
+* ``hand-written``: a reverse sweep written by hand in numpy
+  (simulations.py ``ADJOINTS``: S1, S3, S4, S11, S14).
 * ``jax.jit``: ``jax.jit(jax.grad(port))`` with x64 enabled, the program
   ported to ``jax.numpy``/``jax.scipy``; the first call (trace and compile)
-  is reported apart.  ``JAX_LOOPS`` says per program whether its loop is a
+  is reported apart.  ``jax_loops`` says per program whether its loop is a
   Python loop unrolled under jit or ``lax.fori_loop``/``lax.scan``.
 * HIPS autograd: the program's own source with ``np`` (and the scipy names)
   rebound to ``autograd.numpy``/``autograd.scipy``; it cannot run item
   assignment, which is reported as such.
 * the tape: the program run on ``astgrad.Tensor`` arguments, ``.backward()``.
 
-Usage: ``python benchmarks/scientific.py [--quick] [--repeat 9] [--cpu-time]``
+After the times, the peak memory of one call of each system (tracemalloc;
+jax.jit's buffers are XLA's, not Python's, and are not measured) and issue
+32's targets, each met or not with its numbers.
+
+Usage: ``python benchmarks/scientific.py [--quick] [--repeat 9] [--cpu-time] [--only S1,S11]``
 or ``python benchmarks/run.py --scientific``.
 """
 
@@ -37,6 +51,7 @@ import pathlib  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 import types  # noqa: E402
+import warnings  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 from typing import Callable  # noqa: E402
 
@@ -51,9 +66,17 @@ from scipy.special import gammaln, logsumexp  # noqa: E402
 from scipy.stats import norm  # noqa: E402
 
 import astgrad  # noqa: E402
+from simulations import (ADJOINTS, asian_call, asian_inputs, burgers, burgers_inputs, jax_burgers,  # noqa: E402
+                         jax_pendulum, jax_reaction, pendulum, pendulum_inputs, reaction_inputs, reaction_network)
 
 CHECK_RTOL = 1e-6
-COLUMNS = ["primal", "astgrad.grad", "tape", "jax.jit", "HIPS autograd"]
+COLUMNS = ["primal", "astgrad.grad", "astgrad numba", "hand-written", "tape", "jax.jit", "HIPS autograd"]
+#: the programs of issue 32's suite (heat, RK4, N-body as Verlet, reaction network, wave, while, Monte-Carlo, Burgers)
+ISSUE_32 = ("S1", "S2", "S3", "S4", "S11", "S12", "S13", "S14")
+#: the stencils, whose gradient's peak memory issue 32 holds to 4x the primal's
+STENCILS = ("S1", "S4", "S14")
+#: the note of a program with no adjoint written by hand: a blank cell, not a footnote
+NOT_WRITTEN = "none written"
 
 
 # ------------------------------------------------------------------ the programs
@@ -383,6 +406,14 @@ PROGRAMS = {p.key: p for p in [
     Program("S10", "pairwise 1/r, diagonal masked, 100 particles", coulomb, (0, 1), _coulomb_inputs,
             "no loop; the mask as the \"double where\" (as written, jax.grad is NaN on the diagonal)",
             writes="inv_r[r2 == 0] = 0"),
+    Program("S11", "reaction network, rates[i] += ..., 12 reactions x 300 steps", reaction_network, (0, 1),
+            reaction_inputs, "lax.fori_loop, the reactions unrolled, rates.at[i].add", writes="rates[i] += ..."),
+    Program("S12", "damped pendulum, while t < T, 10^4 steps", pendulum, (0, 1, 2), pendulum_inputs,
+            "lax.fori_loop over the step count, counted before tracing (jax.grad cannot reverse a while_loop)"),
+    Program("S13", "Monte-Carlo Asian call, 10^4 paths x 50 steps", asian_call, (0, 1), asian_inputs,
+            "the program's own source, its 50 steps unrolled under jit"),
+    Program("S14", "upwind Burgers, u[1:-1] = ..., 200 points x 400 steps", burgers, (0, 1), burgers_inputs,
+            "lax.fori_loop, u.at[1:-1].set", writes="u[1:-1] = ..."),
 ]}
 
 
@@ -397,7 +428,7 @@ def _one_line(exc):
     return f"{type(exc).__name__}: " + (text if len(text) < 400 else text[:397] + "...")
 
 
-def _jax_runner(program, args, compile_seconds):
+def _jax_runner(program, args, first_calls):
     jax = _jax()
     import jax.numpy as jnp
     from jax import lax
@@ -414,14 +445,36 @@ def _jax_runner(program, args, compile_seconds):
         port, traced = _jax_kalman(jnp, lax, *(jnp.asarray(a) for a in args[2:])), args[:2]
     elif fn is coulomb:
         port, traced = _jax_coulomb(jnp), args
+    elif fn is reaction_network:
+        port, traced = jax_reaction(jnp, lax, args[2], jnp.asarray(args[3]), *args[4:]), args[:2]
+    elif fn is pendulum:
+        port, traced = jax_pendulum(jnp, lax, *args[3:]), args[:3]
+    elif fn is burgers:
+        port, traced = jax_burgers(jnp, lax, *args[2:]), args[:2]
     else:
         port, traced = _rebound(fn, **_jax_scipy_names()), args
     traced = [jnp.asarray(a, dtype=jnp.float64) for a in traced]
     gradient = jax.jit(jax.grad(port, argnums=program.wrt))
     start = time.perf_counter()
     jax.block_until_ready(gradient(*traced))
-    compile_seconds[program.key] = time.perf_counter() - start
+    first_calls["jax.jit"] = time.perf_counter() - start
     return lambda: jax.block_until_ready(gradient(*traced))
+
+
+def _numba_runner(program, args, first_calls):
+    """astgrad's gradient compiled by Numba; its first call (the transform and Numba's compile) reported apart."""
+    gradient = astgrad.grad(program.fn, wrt=program.wrt, backend="numba")
+    start = time.perf_counter()
+    gradient(*args)
+    first_calls["astgrad numba"] = time.perf_counter() - start
+    return lambda: gradient(*args)
+
+
+def _hand_runner(program, args):
+    adjoint = ADJOINTS.get(program.fn.__name__)
+    if adjoint is None:
+        raise Refused(NOT_WRITTEN)
+    return lambda: adjoint(*args)
 
 
 def _autograd_runner(program, args):
@@ -448,7 +501,13 @@ def _with(args, wrt, values):
 def _tape_runner(program, args):
     def run():
         leaves = [astgrad.tensor(np.asarray(args[i], dtype=np.float64), requires_grad=True) for i in program.wrt]
-        program.fn(*_with(args, program.wrt, leaves)).backward()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            program.fn(*_with(args, program.wrt, leaves)).backward()
+        lost = [i for i, leaf in zip(program.wrt, leaves) if leaf.grad is None]
+        if lost:  # a Tensor written into a numpy array (S11's rates[i] += ...) becomes a float, off the tape
+            raise RuntimeError(f"no gradient reached argument {lost[0]} (its .grad is None): the result does not "
+                               "depend on it through the tape" + "".join(f"; it warned: {w.message}" for w in caught[:1]))
         return tuple(leaf.grad.numpy() for leaf in leaves)
     return run
 
@@ -490,8 +549,10 @@ def central_differences(program, args, step=1e-3):
     return tuple(out)
 
 
-#: the peers, each a maker of a zero-argument gradient from (program, args, jax.jit's compile seconds)
-PEER_MAKERS = {"tape": lambda program, args, _: _tape_runner(program, args),
+#: the peers, each a maker of a zero-argument gradient from (program, args, a dict of first-call seconds)
+PEER_MAKERS = {"astgrad numba": _numba_runner,
+               "hand-written": lambda program, args, _: _hand_runner(program, args),
+               "tape": lambda program, args, _: _tape_runner(program, args),
                "jax.jit": _jax_runner,
                "HIPS autograd": lambda program, args, _: _autograd_runner(program, args)}
 
@@ -501,11 +562,13 @@ def systems(program, size, peers=tuple(PEER_MAKERS)):
 
     When astgrad refuses the program (the reason is a note), the peers are
     checked against central differences of the program instead.  Also
-    returns the reference gradient and jax.jit's first-call seconds.
+    returns the reference gradient and the first-call seconds of jax.jit
+    (trace and compile) and of astgrad's Numba backend (transform and
+    compile), by system.
     """
     args = program.make_inputs(size)
     runners = {"primal": lambda: program.fn(*args)}
-    notes, compile_seconds = {}, {}
+    notes, first_calls = {}, {}
     try:
         gradient = astgrad.grad(program.fn, wrt=program.wrt)
         reference = tuple(np.asarray(g, dtype=np.float64) for g in gradient(*args))
@@ -515,10 +578,16 @@ def systems(program, size, peers=tuple(PEER_MAKERS)):
         reference = central_differences(program, args)
     for name in peers:
         try:
-            run = PEER_MAKERS[name](program, args, compile_seconds)
+            run = PEER_MAKERS[name](program, args, first_calls)
             got = run()
         except ImportError as exc:
             notes[name] = f"not installed ({exc})"
+            continue
+        except Refused as exc:
+            notes[name] = str(exc)
+            continue
+        except astgrad.TransformError as exc:
+            notes[name] = "refused: " + _one_line(exc)
             continue
         except Exception as exc:
             cannot = (f"cannot do item assignment (`{program.writes}`); it stops at "
@@ -531,7 +600,7 @@ def systems(program, size, peers=tuple(PEER_MAKERS)):
                                                  " (astgrad refused: checked against central differences)")
             continue
         runners[name] = run
-    return runners, notes, reference, compile_seconds
+    return runners, notes, reference, first_calls
 
 
 # ------------------------------------------------------------------ timing and the table
@@ -552,6 +621,89 @@ def _round_robin(run, runners, repeat, sample_seconds):
     return {name: float(np.median(values)) for name, values in samples.items()}
 
 
+def _ratio(r):
+    return f"x{r:.1f}" if r >= 1 else f"x{r:.2f}"
+
+
+def _bytes(n):
+    return f"{n / 2 ** 20:.2f} MB" if n >= 2 ** 20 else f"{n / 2 ** 10:.1f} kB"
+
+
+def _geomean(values):
+    return float(np.exp(np.mean(np.log(values)))) if values else float("nan")
+
+
+def peaks(run, runners):
+    """name -> bytes at the peak of one call (tracemalloc) above what was allocated before it; jax.jit left out."""
+    return {name: run.peak_memory(call) for name, call in runners.items() if name != "jax.jit"}
+
+
+def _warm_up(run):
+    """Pay the transformer's and Numba's start-up before the first program, so no program's first call carries it."""
+    run._warm_up_transformer()
+    try:
+        def warm(x):
+            return np.sum(np.sin(x) * x)
+        astgrad.grad(warm, backend="numba")(np.ones(3))
+    except ImportError:
+        pass
+
+
+def targets(results, keys):
+    """Issue 32's targets, each a line: met or not, with the numbers; ``results``: key -> (medians, notes, firsts, peaks)."""
+    suite = [k for k in ISSUE_32 if k in keys]
+    lines = [f"Issue 32's targets on its suite ({', '.join(suite)}):"]
+
+    def ratios(name, over, among):
+        return {k: results[k][0][name] / results[k][0][over] for k in among
+                if name in results[k][0] and over in results[k][0]}
+
+    numpy_ratio = ratios("astgrad.grad", "primal", suite)
+    g = _geomean(list(numpy_ratio.values()))
+    missing = [k for k in suite if k not in numpy_ratio]
+    lines.append(f"* numpy backend, gradient/primal geometric mean <= 3.0: {g:.2f} over {len(numpy_ratio)} programs"
+                 + (f" (no gradient: {', '.join(missing)})" if missing else "")
+                 + (": met" if g <= 3.0 and not missing else ": not met"))
+    hand = ratios("astgrad.grad", "hand-written", keys)
+    if hand:
+        g, worst = _geomean(list(hand.values())), max(hand, key=hand.get)
+        lines.append(f"* numpy backend / hand-written adjoint, geometric mean <= 1.3: {g:.2f}"
+                     f" ({', '.join(f'{k} {r:.2f}' for k, r in hand.items())}): {'met' if g <= 1.3 else 'not met'}")
+        lines.append(f"* no program above 2x its hand-written adjoint: worst {worst} at {hand[worst]:.2f}: "
+                     + ("met" if hand[worst] <= 2 else "not met"))
+    compiled = [k for k in suite if "astgrad numba" in results[k][0]]
+    lines.append(f"* Numba backend compiles every program: {len(compiled)} of {len(suite)}"
+                 + (f", refused: {', '.join(k for k in suite if k not in compiled)}" if len(compiled) < len(suite) else "")
+                 + (": met" if len(compiled) == len(suite) else ": not met"))
+    both = [k for k in compiled if "jax.jit" in results[k][0]]
+    if both:
+        numba = _geomean(list(ratios("astgrad numba", "primal", both).values()))
+        jax = _geomean(list(ratios("jax.jit", "primal", both).values()))
+        lines.append(f"* Numba gradient/primal geometric mean <= jax.jit's, on the {len(both)} programs both run "
+                     f"({', '.join(both)}): {numba:.3g} against {jax:.3g}: "
+                     + ("not met" if numba > jax else "met" if len(both) == len(suite) else
+                        "met there, not on the suite (not all compile)"))
+    firsts = {k: results[k][2]["astgrad numba"] for k in compiled}
+    if firsts:
+        slow = [k for k, s in firsts.items() if s >= 3]
+        lines.append("* Numba first call (transform and compile) under 3 s each: "
+                     + ", ".join(f"{k} {s:.2f} s" for k, s in firsts.items())
+                     + (f": not met ({', '.join(slow)})" if slow else ": met where it compiles"))
+    over_hips = {k: results[k][3]["astgrad.grad"] / results[k][3]["HIPS autograd"] for k in suite
+                 if "HIPS autograd" in results[k][3] and "astgrad.grad" in results[k][3]}
+    if over_hips:
+        bad = [k for k, r in over_hips.items() if r > 2]
+        lines.append("* peak memory of one gradient <= 2x HIPS autograd's where it runs: "
+                     + ", ".join(f"{k} {r:.2f}x" for k, r in over_hips.items()) + (": met" if not bad else ": not met"))
+    over_primal = {k: results[k][3]["astgrad.grad"] / max(results[k][3]["primal"], 1) for k in STENCILS
+                   if k in keys and "astgrad.grad" in results[k][3]}
+    if over_primal:
+        bad = [k for k, r in over_primal.items() if r > 4]
+        lines.append("* peak memory of one gradient <= 4x the primal's on the stencils: "
+                     + ", ".join(f"{k} {r:.0f}x" for k, r in over_primal.items()) + (": met" if not bad else ": not met"))
+    return lines
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="", help="comma-separated programs, e.g. S1,S5")
@@ -559,36 +711,64 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="the test sizes, a smoke run")
     parser.add_argument("--cpu-time", action="store_true", help="time samples by the thread's CPU time")
     options = parser.parse_args(argv)
-    import run  # run.py's inner_loops and time_once; its clock is set here, as run.py's --cpu-time sets it
+    import run  # run.py's inner_loops, time_once, peak_memory; its clock is set here, as run.py's --cpu-time sets it
     run._clock = time.thread_time if options.cpu_time else time.perf_counter
     keys = [k.strip().upper() for k in options.only.split(",")] if options.only else list(PROGRAMS)
     size = "test" if options.quick else "full"
+    _warm_up(run)
     print(f"## Scientific programs: median seconds per call over {options.repeat} round-robin repeats, "
           f"{'CPU time of the timing thread' if options.cpu_time else 'wall time'} (ratio to the primal)\n")
     print("| program | " + " | ".join(COLUMNS) + " |")
     print("|---" * (len(COLUMNS) + 1) + "|")
-    footnotes, compiles = [], []
+    footnotes, results = [], {}
+
+    def cell(key, name, notes, text):
+        if text is not None:
+            return text
+        if notes.get(name) == NOT_WRITTEN:
+            return "-"
+        footnotes.append(f"[{len(footnotes) + 1}] {key} {name}: {notes.get(name, 'not run')}")
+        return f"[{len(footnotes)}]"
+
     for key in keys:
         program = PROGRAMS[key]
         with np.errstate(divide="ignore", invalid="ignore"):  # S10: 1 / sqrt(0) on the diagonal, then masked
-            runners, notes, _, compile_seconds = systems(program, size)
+            runners, notes, _, first_calls = systems(program, size)
             medians = _round_robin(run, runners, options.repeat, 0.002 if options.quick else 0.02)
+            peak = peaks(run, runners)
+        results[key] = (medians, notes, first_calls, peak)
         cells = []
         for name in COLUMNS:
+            text = None
             if name in medians:
-                r = medians[name] / medians["primal"]
-                ratio = "" if name == "primal" else f" (x{r:.1f})" if r >= 1 else f" (x{r:.2f})"
-                cells.append(_seconds(medians[name]) + ratio)
-            else:
-                footnotes.append(f"[{len(footnotes) + 1}] {key} {name}: {notes.get(name, 'not run')}")
-                cells.append(f"[{len(footnotes)}]")
+                text = _seconds(medians[name]) + ("" if name == "primal" else
+                                                  f" ({_ratio(medians[name] / medians['primal'])})")
+            cells.append(cell(key, name, notes, text))
         print(f"| {key} {program.title} | " + " | ".join(cells) + " |", flush=True)
-        if key in compile_seconds:
-            compiles.append(f"{key} {_seconds(compile_seconds[key])} ({program.jax_loops})")
     print()
     for note in footnotes:
         print(note)
-    print("\njax.jit's first call (trace and XLA compile), not in the table: " + "; ".join(compiles) + ".")
+    print("\nFirst calls, not in the table: jax.jit's trace and XLA compile; astgrad numba's transform and Numba "
+          "compile (Numba's start-up paid before the first program).\n")
+    print("| program | jax.jit | astgrad numba |\n|---|---|---|")
+    for key in keys:
+        firsts = results[key][2]
+        print(f"| {key} | " + " | ".join(_seconds(firsts[n]) if n in firsts else "-"
+                                         for n in ("jax.jit", "astgrad numba")) + " |")
+    print("\nJAX ports: " + "; ".join(f"{k} {PROGRAMS[k].jax_loops}" for k in keys if "jax.jit" in results[k][0]) + ".")
+    memory_columns = [c for c in COLUMNS if c != "jax.jit"]
+    print("\n## Peak memory of one call (tracemalloc, above what was allocated before it; ratio to the primal)\n")
+    print("| program | " + " | ".join(memory_columns) + " |")
+    print("|---" * (len(memory_columns) + 1) + "|")
+    for key in keys:
+        peak = results[key][3]
+        print(f"| {key} | " + " | ".join(
+            "-" if name not in peak else _bytes(peak[name]) + ("" if name == "primal" else
+                                                                f" ({_ratio(peak[name] / max(peak['primal'], 1))})")
+            for name in memory_columns) + " |")
+    print("\njax.jit's memory is not comparable: XLA's buffers are not Python allocations, tracemalloc sees none.\n")
+    for line in targets(results, keys):
+        print(line)
 
 
 if __name__ == "__main__":

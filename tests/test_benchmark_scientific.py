@@ -1,10 +1,13 @@
 """benchmarks/scientific.py at tiny sizes: every gradient it would time is checked, never a timing.
 
 astgrad's gradient of each scientific program against central differences
-of the program; each peer the benchmark would time (the tape, HIPS autograd,
-and jax.jit on two of the ports, its compiles being slow) against astgrad's;
-a peer that disagrees is refused a column, and what cannot run is a note
-with the reason.
+of the program; each peer the benchmark would time (the hand-written
+adjoints, the tape, HIPS autograd, and jax.jit on some of the ports, its
+compiles being slow) against astgrad's, and the hand-written adjoints
+against central differences too; a peer that disagrees is refused a
+column, and what cannot run is a note with the reason.  The Numba column
+is held to the same rule (a gradient that agrees, or a refusal with its
+message) on two programs, compiles being slow.
 """
 
 import importlib.util
@@ -41,26 +44,78 @@ def test_the_reference_matches_central_differences_and_the_timed_peers_match_it(
     program = PROGRAMS[key]
     args = program.make_inputs("test")
     with np.errstate(divide="ignore", invalid="ignore"):
-        runners, notes, reference, _ = scientific.systems(program, "test", peers=("tape", "HIPS autograd"))
+        runners, notes, reference, _ = scientific.systems(program, "test",
+                                                          peers=("hand-written", "tape", "HIPS autograd"))
         numeric = _numeric(program, args)
         assert "primal" in runners
         assert ("astgrad.grad" in runners) != ("astgrad.grad" in notes)
         for got, want in zip(reference, numeric):
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
-        for name in ("tape", "HIPS autograd"):
+        for name in ("hand-written", "tape", "HIPS autograd"):
             assert (name in runners) != (name in notes), name
             if name in runners:
                 got = runners[name]()
                 for g, r in zip(got, reference):
                     np.testing.assert_allclose(np.asarray(g), r, rtol=1e-6, atol=1e-12)
+        if program.fn.__name__ in scientific.ADJOINTS:
+            assert "hand-written" in runners, notes.get("hand-written")
+            for got, want in zip(runners["hand-written"](), numeric):
+                np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
+        else:
+            assert notes["hand-written"] == scientific.NOT_WRITTEN
 
 
-@pytest.mark.parametrize("key", ["S1", "S8"])
+def test_five_programs_have_an_adjoint_written_by_hand():
+    with_adjoint = [k for k, p in PROGRAMS.items() if p.fn.__name__ in scientific.ADJOINTS]
+    assert with_adjoint == ["S1", "S3", "S4", "S11", "S14"]
+
+
+@pytest.mark.parametrize("key", ["S1", "S8", "S11", "S12", "S14"])
 def test_the_jax_ports_agree_with_astgrad(key):
     pytest.importorskip("jax")
-    runners, notes, _, compile_seconds = scientific.systems(PROGRAMS[key], "test", peers=("jax.jit",))
+    runners, notes, _, first_calls = scientific.systems(PROGRAMS[key], "test", peers=("jax.jit",))
     assert "jax.jit" in runners, notes.get("jax.jit")
-    assert compile_seconds[key] > 0
+    assert first_calls["jax.jit"] > 0
+
+
+@pytest.mark.parametrize("key", ["S8", "S12"])
+def test_the_numba_column_agrees_with_astgrad_or_says_why_not(key):
+    pytest.importorskip("numba")
+    runners, notes, _, first_calls = scientific.systems(PROGRAMS[key], "test", peers=("astgrad numba",))
+    if "astgrad numba" in runners:
+        assert first_calls["astgrad numba"] > 0
+    else:  # a refusal names the program's line and is not timed
+        assert notes["astgrad numba"].startswith("refused: TransformError: benchmarks/"), notes["astgrad numba"]
+
+
+def test_the_pendulum_port_counts_the_steps_the_while_loop_takes():
+    simulations = _load("simulations")
+    assert simulations.clock_steps(0.1, 1.0) == 11  # ten additions of 0.1 make 0.9999999999999999
+    assert simulations.clock_steps(0.25, 1.0) == 4
+
+
+def test_the_targets_read_met_and_not_met_from_the_numbers():
+    def result(primal, grad, hand=None, numba=None, jax=None, first=1.0, peak_grad=100, peak_primal=50):
+        medians = {"primal": primal, "astgrad.grad": grad}
+        medians.update({k: v for k, v in (("hand-written", hand), ("astgrad numba", numba), ("jax.jit", jax)) if v})
+        return medians, {}, {"astgrad numba": first} if numba else {}, {"primal": peak_primal, "astgrad.grad": peak_grad}
+    keys = list(scientific.ISSUE_32)
+    results = {k: result(1.0, 2.0, numba=0.5, jax=0.6) for k in keys}
+    results["S1"] = result(1.0, 2.0, hand=1.9, numba=0.5, jax=0.6, peak_grad=250)
+    lines = scientific.targets(results, keys)
+    assert "geometric mean <= 3.0: 2.00 over 8 programs: met" in lines[1]
+    assert "1.05 (S1 1.05): met" in lines[2]
+    assert lines[4].endswith("8 of 8: met")
+    assert lines[5].endswith("0.5 against 0.6: met")
+    assert lines[6].endswith(": met where it compiles")
+    assert lines[-1].endswith("S1 5x, S4 2x, S14 2x: not met")
+    results["S3"] = result(1.0, 200.0, hand=1.0, first=4.0, numba=0.5, jax=0.6)
+    lines = scientific.targets(results, keys)
+    assert "over 8 programs: not met" in lines[1]
+    assert lines[3] == "* no program above 2x its hand-written adjoint: worst S3 at 200.00: not met"
+    assert lines[6].endswith("not met (S3)")
+    del results["S2"][0]["astgrad numba"]
+    assert scientific.targets(results, keys)[5].endswith("met there, not on the suite (not all compile)")
 
 
 def test_a_peer_off_in_the_seventh_digit_is_not_timed(monkeypatch):
