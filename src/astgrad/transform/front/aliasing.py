@@ -44,7 +44,7 @@ from ..runtime.origins import ORIGIN
 _FRESH_NAMES = (
     "zeros ones empty full zeros_like ones_like empty_like full_like array copy eye identity arange "
     "linspace sum mean prod max min amax amin var std dot matmul outer inner concatenate stack vstack "
-    "hstack cumsum cumprod where clip tile repeat kron trace tensordot diff sort cross convolve").split()
+    "hstack cumsum cumprod where select clip tile repeat kron trace tensordot diff sort cross convolve").split()
 _FRESH = {id(getattr(np, n)) for n in _FRESH_NAMES if hasattr(np, n)} | {
     id(getattr(np.linalg, n)) for n in ("norm", "inv", "det", "solve", "pinv", "slogdet")}
 _COPY_CALLS = {"copy", "clone", "item", "numpy", "tolist", "float", "abs"}
