@@ -217,7 +217,8 @@ class Reverser:
                 if any(t in live for t in op.targets):
                     parts = compat.tuple_([compat.name(self.adj(t)) if t in live else compat.const(None)
                                            for t in op.targets])
-                    if getattr(op.args[0], "id", None) not in self.built_sequences:
+                    joined = any(t in live and t in self.maybe_zero for t in op.targets)  # a 0.0 no rule takes
+                    if getattr(op.args[0], "id", None) not in self.built_sequences or joined:
                         parts = compat.call(self.helper(runtime.unpacked_gradient), [parts, op.args[0]])
                     self.accumulate(op.args[0], parts, live, out)
             elif kind == "call":
