@@ -3,9 +3,12 @@
 A velocity Verlet integrator that measures its energy drift with a user
 function called before the state is updated in place, a Runge-Kutta
 integrator that takes the right-hand side as an argument, a pairwise
-potential whose diagonal is masked after ``1 / sqrt(r2)``, and a Kalman
-filter's log-likelihood.  Each gradient is compared with central finite
-differences and, where JAX is installed, with ``jax.grad`` of a port.
+potential whose diagonal is masked after ``1 / sqrt(r2)``, a Kalman
+filter's log-likelihood, and finite-difference PDEs (a periodic 2-D
+reaction-diffusion stencil of ``np.roll`` and a 1-D heat equation whose
+boundary is written back each step).  Each gradient is compared with
+central finite differences and, where JAX is installed, with ``jax.grad``
+of a port (in float64 inside the test only: ``jax.enable_x64``).
 """
 
 import numpy as np
@@ -100,7 +103,6 @@ def test_kalman_filter_log_likelihood():
 
 def test_kalman_filter_log_likelihood_matches_jax():
     jax = pytest.importorskip("jax")
-    jax.config.update("jax_enable_x64", True)
     jnp = jax.numpy
 
     def port(q, r, zs, F, H):
@@ -119,7 +121,8 @@ def test_kalman_filter_log_likelihood_matches_jax():
         return ll
 
     zs, F, H = _kalman_data()
-    want = jax.grad(port, argnums=(0, 1))(0.3, 0.5, zs, F, H)
+    with jax.enable_x64(True):
+        want = jax.grad(port, argnums=(0, 1))(0.3, 0.5, zs, F, H)
     got = astgrad.grad(kalman_log_likelihood, wrt=(0, 1))(0.3, 0.5, zs, F, H)
     np.testing.assert_allclose(got, [float(w) for w in want], rtol=1e-10)
 
@@ -162,7 +165,6 @@ def test_runge_kutta_taking_the_right_hand_side():
 
 def test_runge_kutta_taking_the_right_hand_side_matches_jax():
     jax = pytest.importorskip("jax")
-    jax.config.update("jax_enable_x64", True)
     jnp = jax.numpy
 
     def rhs(t, y, p):
@@ -181,8 +183,9 @@ def test_runge_kutta_taking_the_right_hand_side_matches_jax():
 
     t, observed = _ode_data()
     p = np.array([1.0, 0.5, 0.35, 0.8])
-    np.testing.assert_allclose(astgrad.grad(fit_residual)(p, lotka_volterra, t, observed),
-                               jax.grad(port)(p, t, observed), rtol=1e-10)
+    with jax.enable_x64(True):
+        want = jax.grad(port)(p, t, observed)
+    np.testing.assert_allclose(astgrad.grad(fit_residual)(p, lotka_volterra, t, observed), want, rtol=1e-10)
 
 
 # -- a pairwise potential with the diagonal masked -----------------------------------
@@ -211,7 +214,6 @@ def test_pairwise_potential_matches_jax_with_the_double_where():
     """JAX gives NaN for the port as written; with the input masked too (the "double where") it gives
     the derivative astgrad gives the program as written."""
     jax = pytest.importorskip("jax")
-    jax.config.update("jax_enable_x64", True)
     jnp = jax.numpy
 
     def port(x, q):
@@ -224,6 +226,76 @@ def test_pairwise_potential_matches_jax_with_the_double_where():
     x, q = _charges()
     with np.errstate(divide="ignore", invalid="ignore"):
         got = astgrad.grad(coulomb_energy, wrt=(0, 1))(x, q)
-    want = jax.grad(port, argnums=(0, 1))(x, q)
+    with jax.enable_x64(True):
+        want = jax.grad(port, argnums=(0, 1))(x, q)
     for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-10)
+
+
+# -- finite-difference PDEs: a periodic stencil and a boundary written each step -----------
+
+def reaction_diffusion(u0, diffusion, rate, target):
+    """Explicit Euler steps of u_t = D (u_xx + u_yy) + k u (1 - u) on a periodic grid, fitted to a target."""
+    u = u0.copy()
+    for _ in range(6):
+        laplacian = (np.roll(u, 1, axis=0) + np.roll(u, -1, axis=0) + np.roll(u, 1, axis=1)
+                     + np.roll(u, -1, axis=1) - 4 * u)
+        u = u + 0.1 * (diffusion * laplacian + rate * u * (1 - u))
+    return np.sum((u - target) ** 2)
+
+
+def heat_with_fixed_ends(u0, alpha, left):
+    """The 1-D heat equation, the interior updated in place and the ends written back each step."""
+    u = u0.copy()
+    for _ in range(8):
+        u[1:-1] = u[1:-1] + alpha * (u[2:] - 2 * u[1:-1] + u[:-2])
+        u[0] = left
+        u[-1] = 0.0
+    return np.sum(u ** 2) + np.sum(u[1:] * u[:-1])
+
+
+def _grid():
+    rng = np.random.default_rng(5)
+    return rng.uniform(0.2, 0.8, (5, 4)), rng.uniform(0.2, 0.8, (5, 4))
+
+
+def test_a_periodic_reaction_diffusion_stencil():
+    u0, target = _grid()
+    _close_to_differences(reaction_diffusion, (u0, 0.3, 0.7, target), wrt=(0, 1, 2))
+
+
+def test_a_heat_equation_with_its_ends_written_each_step():
+    u0 = np.random.default_rng(6).uniform(0.0, 1.0, 7)
+    _close_to_differences(heat_with_fixed_ends, (u0, 0.2, 0.4), wrt=(0, 1, 2))
+
+
+def test_the_pdes_match_jax():
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+
+    def diffusion_port(u0, diffusion, rate, target):
+        u = u0
+        for _ in range(6):
+            laplacian = (jnp.roll(u, 1, axis=0) + jnp.roll(u, -1, axis=0) + jnp.roll(u, 1, axis=1)
+                         + jnp.roll(u, -1, axis=1) - 4 * u)
+            u = u + 0.1 * (diffusion * laplacian + rate * u * (1 - u))
+        return jnp.sum((u - target) ** 2)
+
+    def heat_port(u0, alpha, left):
+        u = u0
+        for _ in range(8):
+            u = u.at[1:-1].set(u[1:-1] + alpha * (u[2:] - 2 * u[1:-1] + u[:-2]))
+            u = u.at[0].set(left).at[-1].set(0.0)
+        return jnp.sum(u ** 2) + jnp.sum(u[1:] * u[:-1])
+
+    u0, target = _grid()
+    line = np.random.default_rng(6).uniform(0.0, 1.0, 7)
+    with jax.enable_x64(True):
+        want_diffusion = jax.grad(diffusion_port, argnums=(0, 1, 2))(u0, 0.3, 0.7, target)
+        want_heat = jax.grad(heat_port, argnums=(0, 1, 2))(line, 0.2, 0.4)
+    got = astgrad.grad(reaction_diffusion, wrt=(0, 1, 2))(u0.copy(), 0.3, 0.7, target)
+    for g, w in zip(got, want_diffusion):
+        np.testing.assert_allclose(g, w, rtol=1e-10)
+    got = astgrad.grad(heat_with_fixed_ends, wrt=(0, 1, 2))(line.copy(), 0.2, 0.4)
+    for g, w in zip(got, want_heat):
         np.testing.assert_allclose(g, w, rtol=1e-10)

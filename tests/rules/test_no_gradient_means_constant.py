@@ -128,6 +128,9 @@ NO_FLOAT_INPUTS = {
     runtime.array_kind: "a shape and a dtype",
     structural.written: "a boolean mask of what an item assignment wrote",
     structural.unselected: "a boolean mask of what np.where did not select",
+    structural.unchosen: "boolean masks of what np.select did not take from each choice",
+    structural.not_defaulted: "a boolean mask of where np.select did not take its default",
+    structural.nth: "the masks unchosen made, and'ed",
 }
 
 #: builtins whose result the transformer treats as carrying no gradient

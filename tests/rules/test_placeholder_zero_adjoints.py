@@ -12,7 +12,11 @@ where a path without a tangent joins.
 Each sample case with one floating output (``samples.py``) runs in a
 program written for it, in both modes, where that zero reaches the entry
 on the last of two steps; the gradient and the tangent are compared with
-central differences of the program.
+central differences of the program.  Each case with several outputs (a
+tuple or list: ``np.linalg.eigh``, ``np.split``, ``scipy.linalg.lu``,
+``np.modf``) runs unpacked into names, every floating output used or only
+the first (the others' adjoints ``None``): on the last step the pair of
+adjoints is the join's ``0.0``s, which a rule reads as no gradient.
 """
 
 from __future__ import annotations
@@ -126,6 +130,107 @@ def test_reverse_rule_under_a_placeholder_zero_adjoint(case, tmp_path):
 @pytest.mark.parametrize("case", SINGLE, ids=case_id)
 def test_forward_rule_under_a_joined_zero_tangent(case, tmp_path):
     program, args, wrt = _program(case, _FORWARD, tmp_path)
+    rng = np.random.default_rng(4)
+    us = tuple(rng.uniform(-1, 1, np.shape(args[i])) if isinstance(args[i], np.ndarray) else float(rng.uniform(-1, 1))
+               for i in wrt)
+    _, tangent = astgrad.jvp(program, wrt=wrt)(*args, us)
+
+    def along(s):
+        moved = list(args)
+        for i, u in zip(wrt, us):
+            moved[i] = args[i] + s * u
+        return program(*moved)
+    np.testing.assert_allclose(tangent, directional(along, 0.0, 1.0), rtol=1e-5, atol=1e-6)
+
+
+# several outputs: unpacked, the first through a rule of its own; on the last step every adjoint is the join's 0.0
+_REVERSE_ITEMS = """
+import numpy as np
+
+
+def program({params}, last):
+    total = 0.0
+    for k in range(2):
+        {targets} = ENTRY({call})
+        p = np.reshape({first}, np.shape({first}))
+        if k < last:
+            total = total + np.sum(p * W[0]){more}
+    return total
+"""
+
+_FORWARD_ITEMS = """
+import numpy as np
+
+
+def program({params}, last):
+    total = 0.0
+    for k in range(2):
+        if k < last:
+{moved}
+        else:
+{fixed}
+        r = ENTRY({call})
+        total = total{uses}
+    return total
+"""
+
+
+def _several_outputs(case):
+    if not case.generated:
+        return False
+    args, _ = draw(case)
+    if any(isinstance(a, list) for a in args):
+        return False
+    out = case.function(*args, **case.kwargs)
+    return isinstance(out, (tuple, list)) and any(np.asarray(o).dtype.kind == "f" for o in out)
+
+
+SEVERAL = [c for c in CASES if _several_outputs(c)]
+
+
+def _items_program(case, template, used, tmp_path):
+    args, diff = draw(case)
+    out = case.function(*args, **case.kwargs)
+    floats = [i for i, o in enumerate(out) if np.asarray(o).dtype.kind == "f"]
+    params = [f"a{i}" for i in range(len(args))]
+    passed = [f"u{i}" if d else p for i, (p, d) in enumerate(zip(params, diff))] if template is _FORWARD_ITEMS \
+        else params
+    text = template.format(
+        params=", ".join(params), call=", ".join(passed + [f"{k}=K_{k}" for k in case.kwargs]),
+        targets=", ".join(f"o{i}" for i in range(len(out))) + ("," if len(out) == 1 else ""), first=f"o{floats[0]}",
+        more="".join(f" + np.sum(o{i} * W[{j}])" for j, i in enumerate(floats) if j > 0 and used == "all"),
+        uses="".join(f" + np.sum(r[{i}] * W[{j}])" for j, i in enumerate(floats)),
+        moved="\n".join(f"            u{i} = a{i} * 1.0" for i, d in enumerate(diff) if d),
+        fixed="\n".join(f"            u{i} = C{i}" for i, d in enumerate(diff) if d))
+    name = f"_placeholder_zero_{next(_counter)}"
+    path = tmp_path / f"{name}.py"
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.ENTRY = getattr(case.function, "generated_call", case.function)
+    for k, v in case.kwargs.items():
+        setattr(module, f"K_{k}", v)
+    for i, (a, d) in enumerate(zip(args, diff)):
+        if d:
+            setattr(module, f"C{i}", a)
+    rng = np.random.default_rng(3)
+    module.W = [rng.uniform(0.5, 1.5, np.shape(out[i])) for i in floats]
+    return module.program, [*args, 1], tuple(i for i, d in enumerate(diff) if d)
+
+
+@pytest.mark.parametrize("used", ["all", "first"])
+@pytest.mark.parametrize("case", SEVERAL, ids=case_id)
+def test_reverse_rule_of_several_outputs_under_placeholder_zero_adjoints(case, used, tmp_path):
+    program, args, wrt = _items_program(case, _REVERSE_ITEMS, used, tmp_path)
+    got = astgrad.grad(program, wrt=wrt)(*args)
+    for g, i in zip(got, wrt):
+        np.testing.assert_allclose(g, numeric_grad(program, args, i), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("case", SEVERAL, ids=case_id)
+def test_forward_rule_of_several_outputs_under_a_joined_zero_tangent(case, tmp_path):
+    program, args, wrt = _items_program(case, _FORWARD_ITEMS, "all", tmp_path)
     rng = np.random.default_rng(4)
     us = tuple(rng.uniform(-1, 1, np.shape(args[i])) if isinstance(args[i], np.ndarray) else float(rng.uniform(-1, 1))
                for i in wrt)

@@ -108,11 +108,12 @@ def meshgrid_axis(i, count, indexing):
 
 @defvjp(np.meshgrid)
 def meshgrid(g, ans, *xi, copy=True, sparse=False, indexing="xy"):
-    """Each output repeats its vector along the other axes: the vector's gradient sums them (``None``: unused)."""
+    """Each output repeats its vector along the other axes: the vector's gradient sums them (zeros where the
+    output is unused, ``None`` in ``g``)."""
     grads: list = []
     for i, (gi, out, x) in enumerate(zip(g, ans, xi)):
         if gi is None:
-            grads.append(None)
+            grads.append(np.zeros(np.shape(x)))
             continue
         axis = meshgrid_axis(i, len(xi), indexing)
         others = tuple(k for k in range(len(np.shape(out))) if k != axis)

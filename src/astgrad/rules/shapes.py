@@ -301,8 +301,9 @@ for _fn in (np.expand_dims, np.atleast_1d, np.atleast_2d):
 
 @defvjp(np.broadcast_arrays)
 def broadcast_arrays(g, ans, *args, subok=False):
-    """``g`` holds one gradient per output, ``None`` for outputs that got none; the engines sum each back."""
-    return tuple(gi for gi in g)
+    """``g`` holds one gradient per output, ``None`` for outputs that got none (zeros of the argument's shape
+    then); the engines sum each back."""
+    return tuple(np.zeros(np.shape(a)) if gi is None else gi for gi, a in zip(g, args))
 
 
 def broadcast_arrays_jvp(t, ans, *args, argnum, subok=False):

@@ -22,8 +22,8 @@ from .elementwise import remainder
 
 @defvjp(np.divmod)
 def divmod_vjp(g, ans, x, y):
-    if g[1] is None:
-        return None, None
+    if g[1] is None:  # the quotient alone, piecewise constant: zeros (None would read as a rule's omission)
+        return np.zeros(np.shape(x)), np.zeros(np.shape(y))
     return remainder(g[1], ans[1], x, y)
 
 

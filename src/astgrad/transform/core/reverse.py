@@ -203,14 +203,22 @@ class Reverser:
             elif kind == "pack":
                 if op.targets[0] in live:
                     g = compat.name(self.adj(op.targets[0]))
+                    masks = self.structural.get(op.targets[0])  # np.select's choices: one mask an item
+                    positions: dict = {}  # an item's name -> where it stands, if this is its first adjoint
                     for i, a in enumerate(op.args):
+                        if self.is_input(a) and (a.id in positions or a.id not in live):
+                            positions.setdefault(a.id, []).append(compat.const(i))
                         item = compat.call(self.helper(runtime.part), [g, containers.pack_index(op, i)])
                         self.accumulate(a, item, live, out, may_zero=True)
+                    for name, at in positions.items():  # zero where no position took from it ([s, s] too)
+                        if masks is not None and not isinstance(op.expr, gast.Dict):
+                            self.noted(name, compat.call(self.helper(structural.nth), [compat.name(masks), *at]), out)
             elif kind == "unpack":
                 if any(t in live for t in op.targets):
                     parts = compat.tuple_([compat.name(self.adj(t)) if t in live else compat.const(None)
                                            for t in op.targets])
-                    if getattr(op.args[0], "id", None) not in self.built_sequences:
+                    joined = any(t in live and t in self.maybe_zero for t in op.targets)  # a 0.0 no rule takes
+                    if getattr(op.args[0], "id", None) not in self.built_sequences or joined:
                         parts = compat.call(self.helper(runtime.unpacked_gradient), [parts, op.args[0]])
                     self.accumulate(op.args[0], parts, live, out)
             elif kind == "call":
@@ -322,8 +330,16 @@ class Reverser:
         elif op.fn is np.where and i in (1, 2):
             value = compat.call(self.helper(structural.unselected),
                                 [d, compat.clone(op.args[0]), compat.const(i == 1), before])
+        elif op.fn is np.select and i == 1:  # a list of masks, one a choice: the list literal's adjoint splits it
+            value = compat.call(self.helper(structural.unchosen), [d, compat.clone(op.args[0]), before])
+        elif op.fn is np.select and i == 2:
+            value = compat.call(self.helper(structural.not_defaulted), [d, compat.clone(op.args[0]), before])
         else:
             return
+        self.noted(arg, value, out)
+
+    def noted(self, arg, value, out):
+        """``t = value``: ``arg``'s adjoint is structurally zero at the mask ``t``."""
         name = self.names.temp()
         out.append(compat.assign(name, value))
         self.structural[arg] = name
@@ -477,10 +493,12 @@ def _mask_sources(stmts) -> set:
             carries.clear()  # a nested block may bind anything
             continue
         operands = [s.args[0]] if s.fn is rules.setitem and s.args else \
-            s.args[1:3] if s.fn is np.where and len(s.args) == 3 else []
+            s.args[1:3] if s.fn in (np.where, np.select) and len(s.args) >= 2 else []
         if any(isinstance(a, gast.Name) and carries.get(a.id) for a in operands):
             found.add(id(s))
         source = s.args[0].id if s.kind == "copy" and s.args and isinstance(s.args[0], gast.Name) else None
+        items = s.kind == "pack" and any(isinstance(a, gast.Name) and carries.get(a.id) for a in s.args)
         for t in s.targets:
-            carries[t] = isinstance(s.fn, np.ufunc) or id(s) in found or bool(source and carries.get(source))
+            carries[t] = isinstance(s.fn, np.ufunc) or id(s) in found or bool(source and carries.get(source)) \
+                or items
     return found

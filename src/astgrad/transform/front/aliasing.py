@@ -38,13 +38,14 @@ from ..ir import compat
 from ..ir.compat import gast
 from ..ir.errors import UnsupportedSyntaxError
 from .fresh_results import _KEEPS_NOTHING, numpy_allocates, returns_fresh
+from .primitives import returns_sequence
 from ..ir.nodes import For, If, Op, Raw, While, atom_names, blocks
 from ..runtime.origins import ORIGIN
 
 _FRESH_NAMES = (
     "zeros ones empty full zeros_like ones_like empty_like full_like array copy eye identity arange "
     "linspace sum mean prod max min amax amin var std dot matmul outer inner concatenate stack vstack "
-    "hstack cumsum cumprod where clip tile repeat kron trace tensordot diff sort cross convolve").split()
+    "hstack cumsum cumprod where select clip tile repeat kron trace tensordot diff sort cross convolve").split()
 _FRESH = {id(getattr(np, n)) for n in _FRESH_NAMES if hasattr(np, n)} | {
     id(getattr(np.linalg, n)) for n in ("norm", "inv", "det", "solve", "pinv", "slogdet")}
 _COPY_CALLS = {"copy", "clone", "item", "numpy", "tolist", "float", "abs"}
@@ -391,9 +392,21 @@ def _instead(site) -> str:
 
 
 def _copy_hint(x, d, w) -> str:
-    if d.op.text.lstrip().startswith("for ") and w.op.inplace[1]:  # an item of the loop's sequence
+    looped = d.op.text.lstrip().startswith("for ")
+    if looped and w.op.inplace[1]:  # an item of the loop's sequence
         return f"Write {w.op.inplace[1]} (a new array; nothing else changes)."
+    if d.op.kind == "unpack" or looped:  # a, b = np.modf(x): the tuple has no .copy(), its item has
+        where = "as the first line of the loop's body" if looped else f"on the line after {d.op.text.strip()}"
+        return f"Copy the item first: {x} = {x}.copy() {where}{_instead(w)}"
+    if d.op.kind == "prim" and _returns_tuple(d.op) and isinstance(d.op.node, gast.Call):  # r = np.unstack(x)
+        call = compat.to_source(d.op.node).strip()
+        return f"Copy the items first: {x} = [item.copy() for item in {call}] (a tuple has no .copy()){_instead(w)}"
     return f"Copy first: {x} = {_copied(d)}{_instead(w)}"
+
+
+def _returns_tuple(op) -> bool:
+    """Whether a primitive operation returns a tuple or list of arrays (``np.modf``, ``np.unstack``)."""
+    return isinstance(op.fn, np.ufunc) and op.fn.nout > 1 or returns_sequence(op)
 
 
 def _copied(site) -> str:

@@ -84,8 +84,9 @@ class Shapes:
         return self.holds_shape_of(this.id, op.targets[0])
 
     def elementwise_of_full(self, op) -> bool:
-        """A ufunc whose operands are numbers or have its result's shape: its rule multiplies g by such arrays."""
-        return isinstance(op.fn, np.ufunc) and not op.kwargs and all(
+        """A ufunc whose operands are numbers or have its result's shape: its rule multiplies g by such arrays
+        (one output: ``np.modf``'s g is a pair, whose 0.0 a join wrote its rule does not multiply)."""
+        return isinstance(op.fn, np.ufunc) and op.fn.nout == 1 and not op.kwargs and all(
             _number(a) or self.same(op, i) for i, a in enumerate(op.args))
 
     def holds_shape_of(self, name, other, strict=False) -> bool:

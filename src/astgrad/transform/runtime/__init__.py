@@ -41,7 +41,7 @@ def is_zero(g) -> bool:
     indexes or reshapes its gradient skips its work for that number, every
     contribution it would make being zero.
     """
-    return g is None or isinstance(g, float) and g == 0.0
+    return g is None or isinstance(g, float) and g == 0.0 or type(g) is tuple and all(part is None for part in g)
 
 
 def accumulate(total, grad):
@@ -196,8 +196,8 @@ def unpacked_gradient(parts, value):
         not_by_position(value, "unpacking")
     if is_lazy(value):
         return lazy_rows(parts, shape(value))
-    if not isinstance(value, np.ndarray):
-        return tuple(parts)
+    if not isinstance(value, np.ndarray):  # the 0.0 a join wrote is no gradient: None, which rules test for
+        return tuple(None if is_zero(g) else g for g in parts)
     grad = np.zeros(np.shape(value))
     for i, g in enumerate(parts):
         if g is not None:

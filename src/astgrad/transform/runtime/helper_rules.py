@@ -353,7 +353,7 @@ def gradient_tuple_jvp(t, ans, value, count, needed=(), rule="a rule"):
 
 # -- structural zeros: a gradient cleaned where it is structurally zero --------
 
-defnondiff(structural.written, structural.unselected)
+defnondiff(structural.written, structural.unselected, structural.unchosen, structural.not_defaulted, structural.nth)
 
 
 @defvjp(structural.cleaned)

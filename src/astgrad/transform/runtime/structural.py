@@ -4,11 +4,16 @@
 assignment overwrites reach nothing, so their adjoint is exactly zero; the
 rule of ``1 / np.sqrt(r2)`` multiplies it by the derivative there, which is
 infinite, and ``0 * inf`` is NaN (JAX's and PyTorch's "double where" trap).
-The same holds for the side of ``np.where(c, a, b)`` it does not select.
+The same holds for the side of ``np.where(c, a, b)`` it does not select,
+and for the entries of each choice (and the default) ``np.select`` does
+not take.
 
 The reverse sweep knows where such zeros stand and carries them as a mask:
 ``written`` (the entries an item assignment overwrote) and ``unselected``
-(the entries ``np.where`` did not take from an operand) make it beside the
+(the entries ``np.where`` did not take from an operand), ``unchosen`` (a
+list of them, one for each choice ``np.select`` picks from, which the
+adjoint of the list literal hands to its items with ``nth``) and
+``not_defaulted`` (``np.select``'s default) make it beside the
 operand's adjoint, and the rule of the operation that produced that
 operand has its gradients ``cleaned``: zero at the mask, whatever the rule
 computed there.  Only those entries change: a NaN anywhere else (a true
@@ -22,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["written", "unselected", "cleaned"]
+__all__ = ["written", "unselected", "unchosen", "not_defaulted", "nth", "cleaned"]
 
 
 def written(grad, index, before=None):
@@ -48,6 +53,44 @@ def unselected(grad, condition, taken, before=None):
     if before is not None and np.shape(before) != grad.shape:
         return None
     return _joined(mask, before)
+
+
+def unchosen(grads, condlist, before=None):
+    """For the choices of ``np.select(condlist, choices)``, whose gradients are ``grads``: a list with, for
+    each, the entries its condition is not the first true one at (``np.select`` took nothing from it
+    there), or'ed with ``before``; None for a choice whose gradient is not an array the conditions so far
+    broadcast to (a sum over entries some of which it did take), and None for a choicelist not a list."""
+    if not isinstance(grads, (list, tuple)) or len(grads) != len(condlist):
+        return None
+    masks: list = []
+    taken = np.zeros((), dtype=bool)  # some earlier condition holds
+    for condition, grad in zip(condlist, grads):
+        first = np.logical_and(np.asarray(condition, dtype=bool), ~taken)
+        taken = np.logical_or(taken, np.asarray(condition, dtype=bool))
+        masks.append(unselected(grad, first, True, before))
+    return masks
+
+
+def not_defaulted(grad, condlist, before=None):
+    """The entries of the gradient of ``np.select``'s default where some condition holds (the default is
+    not taken there), or'ed with ``before``; None as ``unselected`` gives it."""
+    some = np.zeros((), dtype=bool)
+    for condition in condlist:
+        some = np.logical_or(some, np.asarray(condition, dtype=bool))
+    return unselected(grad, some, False, before)
+
+
+def nth(masks, *positions):
+    """Where none of the items at ``positions`` of the masks ``unchosen`` made is taken: the one item's mask,
+    and'ed for a value that stands at several (``np.select(c, [s, s])``); None where one of them is None."""
+    if masks is None or any(masks[i] is None for i in positions):
+        return None
+    found = masks[positions[0]]
+    for i in positions[1:]:
+        found = found & masks[i] if np.shape(masks[i]) == np.shape(found) else None
+        if found is None:
+            return None
+    return found
 
 
 def cleaned(mask, grad):
