@@ -201,7 +201,7 @@ class GradientFunction(GeneratedCallable):
             if "__call__" in vars(own):
                 del own.__call__
         else:
-            own.__call__ = entry
+            own.__call__ = entry  # type: ignore[method-assign]
 
     def _locate(self, exc, generated=None):
         """Note on ``exc`` the user's line the generated code was at (see transform.runtime_errors)."""

@@ -593,11 +593,11 @@ def primitive(fn: Callable) -> Callable:
             return dispatcher(wrapper, args, kwargs)
         return fn(*args, **kwargs)
 
-    wrapper.__astgrad_primitive__ = wrapper
-    wrapper.__astgrad_raw__ = fn
+    wrapper.__astgrad_primitive__ = wrapper  # type: ignore[attr-defined]
+    wrapper.__astgrad_raw__ = fn  # type: ignore[attr-defined]
     # generated code may call the function itself (no search for Tensors): the table finds its entry by it too,
     # so code differentiating that code again reads its rule, never its source
-    fn.__astgrad_primitive__ = wrapper
+    fn.__astgrad_primitive__ = wrapper  # type: ignore[attr-defined]
     return wrapper
 
 

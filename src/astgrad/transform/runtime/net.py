@@ -111,7 +111,7 @@ def _holding(callee):
             out = callee(*args, **kwargs)
         except Exception as exc:
             if held and _read_only(exc):
-                exc.astgrad_held = True  # the module's guard turns it into the located refusal
+                exc.astgrad_held = True  # type: ignore[attr-defined]  # the module's guard turns it into the located refusal
             raise
         finally:
             _release(held)
@@ -119,8 +119,8 @@ def _holding(callee):
             _writeable_again(out, {id(a) for a in held})
         return out
 
-    holding.__astgrad_primitive__ = getattr(callee, "__astgrad_primitive__", callee)  # as the table keys it
-    holding.__astgrad_holding__ = True
+    holding.__astgrad_primitive__ = getattr(callee, "__astgrad_primitive__", callee)  # type: ignore[attr-defined]  # as the table keys it
+    holding.__astgrad_holding__ = True  # type: ignore[attr-defined]
     return holding
 
 
@@ -290,7 +290,7 @@ def _guard(generated, positions, foreseen, bound, live):
             _writeable_again(out, {id(a) for a in held})
         return out
 
-    guarded.__signature__ = inspect.signature(function)  # api reads the seed's name from it
+    guarded.__signature__ = inspect.signature(function)  # type: ignore[attr-defined]  # api reads the seed's name from it
     guarded.__qualname__ = guarded.__name__ = function.__name__
     return guarded
 
