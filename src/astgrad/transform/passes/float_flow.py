@@ -9,7 +9,8 @@ from the names known at that point), a branch keeps what both ways give, a
 loop what holds at its head on every iteration.  Knowing nothing is always
 safe: a name stored any other way (a loop's target, a tuple, ``x.dtype =``,
 a pop from the stack) is known no more, and inside a statement it does not
-follow (``try``, ``with``, a loop with ``break``) nothing is known.
+follow (``try``, ``with``, a loop with ``break``), or in a function that
+declares a name ``global`` or ``nonlocal``, nothing is known.
 
 Two levels, as ``kind_of`` returns them: ``ARRAY`` for an array or numpy
 scalar of real floats, ``FLOATS`` also for a ``Shaped`` of them, which
@@ -32,6 +33,8 @@ def floats_before(fn_def, given, kind_of) -> dict:
     computed where ``known`` (name -> kind) holds.
     """
     before: dict = {}
+    if any(isinstance(n, (gast.Global, gast.Nonlocal)) for n in compat.walk(fn_def)):
+        return before  # a name others may rebind between two statements: nothing is known
     _block(fn_def.body, dict(given), kind_of, before)
     return before
 
