@@ -135,3 +135,40 @@ def test_specialised_on_floats_reads_as_a_person_writes_it():
     gradient(X, FLOATS)
     assert "floats(" not in gradient.source and "a ** -1" not in gradient.source
     assert "floats(a)" in gradient.sources["any"]
+
+
+def scaled(v, k):
+    unused = k ** -1
+    return v * k
+
+
+def through_a_callee(x, a):
+    return np.sum(scaled(x, a) * x)
+
+
+def callee_given_floats_and_integers(x, a):
+    return np.sum(scaled(x, a) + scaled(x, np.arange(3)))
+
+
+def _sum_of_products(x, a):
+    return np.sum(scaled(x, a) * x)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("order", ["floats first", "ints first"])
+def test_a_callees_guard_folds_where_every_call_passes_floats(level, order):
+    gradient = astgrad.grad(through_a_callee, optimize=level)
+    kinds = [FLOATS, INTS, FLOATS] if order == "floats first" else [INTS, FLOATS, INTS]
+    seen = [_expect(through_a_callee, gradient, X, a) for a in kinds]
+    assert seen == ["value" if a is FLOATS else "raises" for a in kinds]
+    if level:
+        gradient(X, FLOATS)
+        assert "floats(" not in gradient.source  # in the callee's forward function too
+        assert "floats(k)" in gradient.sources["any"]
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_a_callee_called_with_floats_and_with_integers_keeps_its_guard(level):
+    gradient = astgrad.grad(callee_given_floats_and_integers, optimize=level)
+    with pytest.raises(ValueError, match="negative integer powers"):
+        gradient(X, FLOATS)

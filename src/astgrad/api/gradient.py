@@ -140,7 +140,7 @@ class GradientFunction(GeneratedCallable):
         by_rank, by_floats = general.rank_dependent, general.float_dependent
         ranks = {name: rank for name, value in arguments.items() if (rank := _rank(value)) is not None}
         floats = frozenset(name for name in ranks if _floats(arguments[name])) if by_floats else None
-        if not ranks or not (by_rank or floats):
+        if not ranks or not (by_rank or by_floats):
             return general
         key = (tuple(ranks.items()) if by_rank else (), floats)
         found = self._ranked.get(key)
@@ -148,7 +148,10 @@ class GradientFunction(GeneratedCallable):
             if len(self._ranked) >= _MAX_SIGNATURES:
                 return general
             given = ranks if by_rank else None
-            generated = self._build(given, floats=floats if floats is not None else frozenset())
+            if given is None and not floats:  # no real floats: the general adjoint, with an entry of its own
+                generated = general
+            else:
+                generated = self._build(given, floats=floats if floats is not None else frozenset())
             entry = _compile_entry(self, generated, given, floats, set(ranks)) if self._arity >= 0 else _call_general
             found = self._ranked[key] = (generated, entry)
         self._generated, self._entry = found
@@ -171,7 +174,8 @@ class GradientFunction(GeneratedCallable):
         """
         found = {"any": self._general.source} if self._general is not None else {}
         for (ranks, floats), (generated, _) in self._ranked.items():
-            found[describe_ranks(dict(ranks), floats or ())[len(", for "):]] = generated.source
+            if generated is not self._general:  # the general one, with an entry for arguments of no real floats
+                found[describe_ranks(dict(ranks), floats or ())[len(", for "):]] = generated.source
         for trees, generated in self._tree_variants.items():
             found[f"{', '.join(sorted(trees))} holding dicts, lists or tuples"] = generated.source
         for (_, trees), (generated, functions) in self._function_variants.items():

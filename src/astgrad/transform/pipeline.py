@@ -73,7 +73,7 @@ from .core.reverse import Reverser
 from .passes.levels import (array_sizes, compute_only_shapes, dead_code, drop_unread_saves, in_place,
                             inline_temporaries, keep_only_shapes, linear_recurrences, overwritten_saves,
                             read_through_copies, release_arrays, saves_in_locals, shapes_on_stack, static_shapes)
-from .passes.unused import GivenFloats, optimize
+from .passes.unused import GivenFloats, optimize, specialise_callees
 from .back.emit import compile_source, drop_lines_with, printable, render
 from .back.namespace import Namespace
 from .back.stages import render_stage
@@ -414,6 +414,8 @@ def emit(ctx):
         raise _NamesMet
     module.rank_dependent = ctx.analysis.ranks.asked
     module.functions[:0] = ctx.fn_defs  # the entry first (a pullback's: with its forward/backward pair)
+    if ctx.level >= 1 and ctx.given_floats is not None:
+        specialise_callees(ctx.fn_def, module.functions, ctx.ns, ctx.given_floats)
     fn, code = ctx.fn, ctx.fn.__code__
     what = {"vjp": "vector-Jacobian product", "jvp": "Jacobian-vector product",
             "pullback": "reusable pullback (vector-Jacobian products)"}.get(ctx.mode, "gradient")
@@ -610,6 +612,8 @@ class ModuleBuilder:
             self.functions += self._refused_when_called(names[:2], error)
             return names
         self.functions += ctx.fn_defs
+        if self.floats is not None:
+            self.floats.callees[names[0]] = ctx.fn_defs[0]  # its forward function (passes/unused.specialise_callees)
         return names
 
     def _refused_when_called(self, names, error):

@@ -66,11 +66,32 @@ class GivenFloats:
     have folded (the general adjoint then specialises on them).
     """
 
-    __slots__ = ("names", "asked")
+    __slots__ = ("names", "asked", "callees", "_returns")
 
-    def __init__(self, names=()):
+    def __init__(self, names=(), callees=None):
         self.names = frozenset(names)
         self.asked = False
+        self.callees = {} if callees is None else callees  # forward function's name -> its FunctionDef
+        self._returns: dict = {}  # (name, kinds of its parameters) -> the kind it returns (None while found)
+
+    def returned(self, name, kinds, ns):
+        """The kind (float_flow.py) of what the callee's forward function ``name`` returns, its parameters of ``kinds``.
+
+        None unless every return surely gives it: the function ends in a
+        ``return``, and a recursive call is not followed (None).
+        """
+        key = (name, tuple(sorted(kinds.items())))
+        if key in self._returns:
+            return self._returns[key]
+        self._returns[key] = None
+        fn_def = self.callees[name]
+        if not fn_def.body or not isinstance(fn_def.body[-1], gast.Return):
+            return None
+        before = floats_before(fn_def, kinds, lambda v, k: _kind(v, k, ns, self))
+        found = [_kind(s.value, before[id(s)], ns, self) if s.value is not None and id(s) in before else None
+                 for s in compat.walk(fn_def) if isinstance(s, gast.Return)]
+        self._returns[key] = kind = None if None in found else min(found)
+        return kind
 
 
 def _note_floats(names, fn_def, ns, given):
@@ -80,12 +101,21 @@ def _note_floats(names, fn_def, ns, given):
         return
     params = {a.id for a in fn_def.args.posonlyargs + fn_def.args.args + fn_def.args.kwonlyargs}
     names[_GIVEN] = given
-    names[_FLOATS] = floats_before(fn_def, dict.fromkeys(given.names & params, ARRAY), lambda v, k: _kind(v, k, ns))
-    names[_FLOATS_IF_GIVEN] = floats_before(fn_def, dict.fromkeys(params, ARRAY), lambda v, k: _kind(v, k, ns))
+    names[_FLOATS] = floats_before(fn_def, dict.fromkeys(given.names & params, ARRAY),
+                                   lambda v, k: _kind(v, k, ns, given))
+    names[_FLOATS_IF_GIVEN] = floats_before(fn_def, dict.fromkeys(params, ARRAY), lambda v, k: _kind(v, k, ns, given))
 
 
-def _kind(expr, known, ns):
-    """``ARRAY``, ``FLOATS`` or None (float_flow.py): what ``expr`` surely gives where ``known`` holds."""
+def _kind(expr, known, ns, given):
+    """``ARRAY``, ``FLOATS`` or None (float_flow.py): what ``expr`` surely gives where ``known`` holds (``given``:
+    the GivenFloats, whose ``callees`` tell what a call of a callee's forward function returns)."""
+    if isinstance(expr, gast.Call) and isinstance(expr.func, gast.Name) and expr.func.id in given.callees:
+        fn_def = given.callees[expr.func.id]
+        if expr.keywords or fn_def.args.vararg or any(isinstance(a, gast.Starred) for a in expr.args):
+            return None
+        positional = [a.id for a in fn_def.args.posonlyargs + fn_def.args.args]
+        return given.returned(expr.func.id, {p: known[a.id] for p, a in zip(positional, expr.args)
+                                             if isinstance(a, gast.Name) and a.id in known}, ns)
     arrays = {name for name, kind in known.items() if kind == ARRAY}
     if _real_floats(expr, arrays, known, ns):
         return ARRAY
@@ -201,6 +231,76 @@ def _blocks(stmts):
             inner = getattr(s, field, None)
             if isinstance(inner, list):
                 yield from _blocks(inner)
+
+
+def specialise_callees(entry, functions, ns, given):
+    """Dead code out of each callee's forward function again, knowing which parameters every call gives real floats.
+
+    A callee's pair serves every call in the module (``ModuleBuilder.variant``),
+    so its guards fold only where each of its calls, all of them in the
+    ``entry`` (none from another of the ``functions``, itself included),
+    passes a name the entry knows to hold real floats there (float_flow.py).
+    In the general adjoint (no parameter known) a guard left in a callee
+    marks it float dependent.
+    """
+    if given is None or not given.callees:
+        return
+    if not given.names:
+        given.asked |= any(_is_guard(n, ns) for name in given.callees for n in compat.walk(given.callees[name]))
+        return
+    params = {a.id for a in entry.args.posonlyargs + entry.args.args + entry.args.kwonlyargs}
+    before = floats_before(entry, dict.fromkeys(given.names & params, ARRAY), lambda v, k: _kind(v, k, ns, given))
+    elsewhere = {n.id for f in functions if f is not entry for n in compat.walk(f) if isinstance(n, gast.Name)}
+    sites: dict = {}
+    for stmt in _statements(entry.body):
+        for n in compat.walk(_own_parts(stmt)):
+            if isinstance(n, gast.Name) and n.id in given.callees:
+                sites.setdefault(n.id, []).append((n, before.get(id(stmt))))
+    calls = {id(n.func): n for n in compat.walk(entry) if isinstance(n, gast.Call)}
+    for name, found in sites.items():
+        fn_def = given.callees[name]
+        positional = [a.id for a in fn_def.args.posonlyargs + fn_def.args.args]
+        floats = set(positional)
+        for node, known in found:
+            call = calls.get(id(node))  # None: the function read as a value, not called
+            if name in elsewhere or known is None or call is None or call.keywords \
+                    or any(isinstance(a, gast.Starred) for a in call.args):
+                floats = set()
+                break
+            floats &= {p for p, a in zip(positional, call.args) if isinstance(a, gast.Name) and known.get(a.id) == ARRAY}
+        if floats:
+            inner = GivenFloats(floats, given.callees)
+            kinds = floats_before(fn_def, dict.fromkeys(floats, ARRAY), lambda v, k, inner=inner: _kind(v, k, ns, inner))
+            fn_def.body = _folded_guards(fn_def.body, kinds, ns) or [compat.make("Pass")]
+            optimize(fn_def, ns, given=inner)
+
+
+def _folded_guards(stmts, kinds, ns):
+    """``stmts`` with each guard ``shape if floats(a, b) else value`` whose operands ``kinds`` (the names known
+    before each statement) prove real floats replaced by ``shape``; a check left with nothing to raise goes."""
+    out = []
+    for s in stmts:
+        known = kinds.get(id(s))
+        for field in ("body", "orelse"):
+            if isinstance(getattr(s, field, None), list) and getattr(s, field):
+                setattr(s, field, _folded_guards(getattr(s, field), kinds, ns) or [compat.make("Pass")])
+        if known is None or not isinstance(s, (gast.Assign, gast.Expr)):
+            out.append(s)
+            continue
+
+        def fold(node, known=known):
+            if _is_guard(node, ns) and all(isinstance(a, gast.Name) and a.id in known for a in node.test.args):
+                return node.body
+            return None
+        s.value = rewrite(s.value, fold)
+        if isinstance(s, gast.Expr) and isinstance(s.value, gast.Call) and isinstance(s.value.func, gast.Name) \
+                and ns.globals.get(s.value.func.id) is runtime.checked and not _is_guard(s.value.args[0], ns):
+            shape = s.value.args[0]  # checked(shape): the check as it reads without a guard
+            if _cannot_raise(shape, ns):
+                continue
+            s = keep_origin(s, compat.expr_stmt(shape))
+        out.append(s)
+    return out
 
 
 def _check_of(stmt, ns, names):
