@@ -97,7 +97,8 @@ def test_numba_compiles_the_gradient_written_for_the_arguments_ranks(compiled):
     """The rule of ``@`` branches on its operands' ranks; the text Numba compiled has only the branch that runs."""
     gradient = compiled["W3"][0]
     assert "ndim(" in gradient.sources["any"]
-    assert "ndim(" not in gradient.source and "for a 2-d W1, a 1-d b1, a 2-d W2, a 2-d X" in gradient.source
+    assert "ndim(" not in gradient.source and "for a 2-d float W1, a 1-d float b1, a 2-d float W2, a 2-d float X" in gradient.source
+    assert "floats(" not in gradient.source  # real floats: the guard of the unused (h @ W2 - Y) ** 2 folded
 
 
 def test_arguments_of_other_ranks_after_the_first_compile_get_their_own_gradient(compiled):
@@ -111,7 +112,7 @@ def test_arguments_of_other_ranks_after_the_first_compile_get_their_own_gradient
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
     expected = _numeric.gradient(lambda w: workloads.mlp_loss(W1, b1, w, X, y), w2)
     np.testing.assert_allclose(got[2], expected, rtol=1e-6, atol=1e-8)
-    assert "a 1-d W2, a 2-d X and a 1-d Y" in gradient.source
+    assert "a 1-d float W2, a 2-d float X and a 1-d float Y" in gradient.source
     back = gradient(W1, b1, W2, X, Y)  # and the 2-d arguments again take the 2-d gradient
     np.testing.assert_allclose(back[0], compiled["W3"][3][0], rtol=1e-12, atol=1e-14)
 

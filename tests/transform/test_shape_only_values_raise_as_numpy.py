@@ -7,7 +7,10 @@ raises on dtypes and values (``int ** -1``, ``bool - bool``, ``~float``,
 as written.  Generated: every operation in OPERATIONS, written into every
 program of PROGRAMS, meets every pair of OPERANDS, and the gradient is
 compared with plain Python's run: the same exception type where it raises,
-central differences where it does not.
+central differences where it does not.  One gradient meets the kinds in
+turn, floats first and (for other functions) floats last: the adjoint a
+gradient specialises for real float arguments (where the guard folds)
+must never run for the others, nor theirs for floats.
 """
 
 import importlib.util
@@ -53,17 +56,21 @@ OPERANDS = {
 
 @pytest.fixture(scope="module")
 def programs(tmp_path_factory):
-    """Every program with every operation, in one module written to a file (astgrad reads source)."""
+    """Every program with every operation, in one module written to a file (astgrad reads source); a module
+    for each order of calls, so that each order meets gradients no call has specialised yet."""
     names, text = {}, ["import numpy as np\n"]
     for i, (kind, op) in enumerate(itertools.product(PROGRAMS, OPERATIONS)):
         names[kind, op] = f"f{i}"
         text.append("\n" + PROGRAMS[kind].format(op=f"({op})").replace("def f(", f"def f{i}("))
-    path = tmp_path_factory.mktemp("programs") / "shape_only_programs.py"
-    path.write_text("".join(text))
-    spec = importlib.util.spec_from_file_location("shape_only_programs", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return {key: getattr(module, name) for key, name in names.items()}
+    loaded = {}
+    for n, order in enumerate(["floats first", "floats last"]):
+        path = tmp_path_factory.mktemp("programs") / f"shape_only_programs{n}.py"
+        path.write_text("".join(text))
+        spec = importlib.util.spec_from_file_location(f"shape_only_programs{n}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        loaded.update({(order, *key): getattr(module, name) for key, name in names.items()})
+    return loaded
 
 
 def _run(f, *args):
@@ -75,13 +82,16 @@ def _run(f, *args):
             return None, error
 
 
+@pytest.mark.parametrize("order", ["floats first", "floats last"])
 @pytest.mark.parametrize("kind", sorted(PROGRAMS))
 @pytest.mark.parametrize("op", OPERATIONS)
-def test_the_gradient_raises_where_python_raises_else_matches_differences(programs, kind, op):
-    f = programs[kind, op]
+def test_the_gradient_raises_where_python_raises_else_matches_differences(programs, kind, op, order):
+    # one gradient per function and level, called with every kind of operands in turn: the adjoint
+    # specialised for real floats must never serve the others, nor theirs the floats
+    f = programs[order, kind, op]
     x = np.array([0.5, 1.5, 2.5])
     checked = 0
-    for name, (a, b) in OPERANDS.items():
+    for name, (a, b) in (OPERANDS.items() if order == "floats first" else reversed(OPERANDS.items())):
         value, error = _run(f, x, a, b)
         if error is None and (np.iscomplexobj(value) or not np.isfinite(value)):
             continue  # no real or finite derivative to compare: not this test's question

@@ -203,10 +203,12 @@ def test_source_is_the_adjoint_that_ran_last_and_sources_has_each():
     assert "ndim(" in general
     g(normal(3, 2), normal(4, 3))
     matrices = g.source
-    assert "for a 2-d W and a 2-d x" in matrices and "ndim(" not in matrices
+    assert "for a 2-d float W and a 2-d float x" in matrices and "ndim(" not in matrices  # float: see below
     g(normal(3, 2), normal(3))
-    assert "for a 2-d W and a 1-d x" in g.source
+    assert "for a 2-d float W and a 1-d float x" in g.source
     g(normal(3, 2), normal(5, 3))
     assert g.source == matrices
-    assert g.sources == {"any": general, "a 2-d W and a 2-d x": matrices,
-                         "a 2-d W and a 1-d x": g.sources["a 2-d W and a 1-d x"]}
+    assert g.sources == {"any": general, "a 2-d float W and a 2-d float x": matrices,
+                         "a 2-d float W and a 1-d float x": g.sources["a 2-d float W and a 1-d float x"]}
+    g(normal(3, 2), np.ones((5, 3), int))  # an unused ** of integers is computed (test_real_floats_in_the_signature)
+    assert "for a 2-d float W and a 2-d x" in g.source and "floats(" in g.source

@@ -31,6 +31,7 @@ from ..transform.ir.errors import TransformError
 from ..transform.front.expressions import CALLING_A_LOCAL
 from ..transform.runtime.origins import add_location
 from ..transform.runtime.checks import arguments_in
+from ..transform.runtime import floats as _floats
 from .callables import resolve_wrt, split
 from .generated import GeneratedCallable
 from .higher import HigherGradient
@@ -100,19 +101,19 @@ class GradientFunction(GeneratedCallable):
         self._arity = len(params) + (mode == "vjp") if plain else -1
         self._positions = [[p.name for p in params].index(n) for n in names] if plain else []
         self._generated = self._general = generated
-        self._ranked = {}  # ranks of the arguments -> (Generated, entry): see _specialised
+        self._ranked = {}  # (ranks, parameters of real floats) of the arguments -> (Generated, entry): see _specialised
         self._tree_variants = {}  # frozenset of the wrt names that hold containers -> Generated
         self._seed = _seed_name(self._generated.function)
         self._entry = _call_general
-        if self._arity >= 0 and not generated.rank_dependent:
+        if self._arity >= 0 and not generated.rank_dependent and not generated.float_dependent:
             self._entry = _compile_entry(self, generated)
 
-    def _build(self, ranks=None, trees=(), stage=None, callables=()):
+    def _build(self, ranks=None, trees=(), stage=None, callables=(), floats=frozenset()):
         mode = self._mode
         return build(self.__astgrad_function__, self._names, mode="vjp" if mode == "vjp" else "grad",
                      preserve_result=self._preserve or self._aux or mode == "value_and_grad",
                      has_aux=self._aux, trees=trees, ranks=ranks, level=self._level, stage=stage, backend=self._backend,
-                     callables=callables)
+                     callables=callables, floats=floats)
 
     def _for_functions(self, arguments, trees):
         """The generated code for a call whose parameters hold these functions, where the code for any
@@ -130,20 +131,33 @@ class GradientFunction(GeneratedCallable):
         return generated
 
     def _specialised(self, arguments):
-        """The adjoint for arguments of these ranks, transformed at the first call with them.
+        """The adjoint for arguments of these ranks, and of real floats or not, transformed at the first call
+        with them.
 
-        Sets it as the one ``.source`` shows and the compiled entry takes.
+        Each is asked for only where the general adjoint says it would change
+        the code (``rank_dependent``; ``float_dependent``: a value left
+        uncomputed is guarded by ``floats(...)``, which folds where the
+        arguments are real floats).  Sets it as the one ``.source`` shows and
+        the compiled entry takes; that entry takes only arguments of the same
+        ranks and the same kinds.
         """
+        general = self._general
+        by_rank, by_floats = general.rank_dependent, general.float_dependent
         ranks = {name: rank for name, value in arguments.items() if (rank := _rank(value)) is not None}
-        if not ranks or not self._general.rank_dependent:
-            return self._general
-        key = tuple(ranks.items())
+        floats = frozenset(name for name in ranks if _floats(arguments[name])) if by_floats else None
+        if not ranks or not (by_rank or by_floats):
+            return general
+        key = (tuple(ranks.items()) if by_rank else (), floats)
         found = self._ranked.get(key)
         if found is None:
             if len(self._ranked) >= _MAX_SIGNATURES:
-                return self._general
-            generated = self._build(ranks)
-            entry = _compile_entry(self, generated, ranks) if self._arity >= 0 else _call_general
+                return general
+            given = ranks if by_rank else None
+            if given is None and not floats:  # no real floats: the general adjoint, with an entry of its own
+                generated = general
+            else:
+                generated = self._build(given, floats=floats if floats is not None else frozenset())
+            entry = _compile_entry(self, generated, given, floats, set(ranks)) if self._arity >= 0 else _call_general
             found = self._ranked[key] = (generated, entry)
         self._generated, self._entry = found
         return found[0]
@@ -164,8 +178,9 @@ class GradientFunction(GeneratedCallable):
         ``"any"`` is the general one, for arguments of any ranks.
         """
         found = {"any": self._general.source} if self._general is not None else {}
-        for key, (generated, _) in self._ranked.items():
-            found[describe_ranks(dict(key))[len(", for "):]] = generated.source
+        for (ranks, floats), (generated, _) in self._ranked.items():
+            if generated is not self._general:  # the general one, with an entry for arguments of no real floats
+                found[describe_ranks(dict(ranks), floats or ())[len(", for "):]] = generated.source
         for trees, generated in self._tree_variants.items():
             found[f"{', '.join(sorted(trees))} holding dicts, lists or tuples"] = generated.source
         for (_, trees), (generated, functions) in self._function_variants.items():
@@ -404,16 +419,22 @@ _KEEP_NUMBA = _KEEP.replace(
     "((b := {g}.base) is None or type(b) is _allocator and b.parent is None and b.refcount == 1)")
 
 
-def _compile_entry(gf, generated=None, ranks=None):
+def _compile_entry(gf, generated=None, ranks=None, floats=None, kinds=()):
     """``gf.__call__`` for the common call, a function of ``(gf, *args, **kwargs)``.
 
     With ``ranks`` (the adjoint is specialised for them) the entry takes
     only arguments of those ranks (and types); others go to _call_general.
+    With ``floats`` (the adjoint is specialised for the parameters that
+    hold real floats among ``kinds``), it takes only arguments that are
+    float arrays where ``floats`` names them and are not elsewhere in
+    ``kinds`` (stricter than ``runtime.floats``: a byte-swapped array goes
+    to _call_general, which tells exactly).
     """
     generated = generated or gf._generated
     namespace = {"_function": generated.run, "_generated": generated, "_finish": _finish, "_ndarray": np.ndarray,
                  "_float64": np.dtype(np.float64), "_PLAIN": _PLAIN, "_call_general": _call_general,
-                 "_ABSENT": _ABSENT, "_given": _given, "_allocator": generated.allocator}
+                 "_ABSENT": _ABSENT, "_given": _given, "_allocator": generated.allocator,
+                 "_FLOAT_DTYPES": _FLOAT_DTYPES}
     args = [f"a{i}" for i in range(gf._arity)]  # with types t0, t1, ...
     grads = [f"g{i}" for i in range(len(gf._names))]
     call = ", ".join(args)
@@ -434,7 +455,8 @@ def _compile_entry(gf, generated=None, ranks=None):
         result = f"{result}, value"
     elif gf._aux:
         result = f"{result}, value[1]"
-    plain = " and ".join(_guard(i, a, rank[i]) for i, a in enumerate(args))
+    plain = " and ".join(_guard(i, a, rank[i]) + _kind(i, a, rank[i], names[i] if i < len(names) else None,
+                                                      floats, kinds) for i, a in enumerate(args))
     source = _ENTRY.format(params=", ".join(f"{a}=_ABSENT" for a in args), args=", ".join(args), call=call, unpack=unpack, keep=keep.rstrip(),
                            plain=plain, current=generated.dependencies.test_source(namespace), result=result)
     filename = compile_source(source, generated.filename[:-1] + " entry>", namespace)
@@ -458,6 +480,20 @@ def _guard(i, arg, rank):
     if rank[0] == 0:
         return f"((t{i} := type({arg})) is float or t{i} is _ndarray and {arg}.ndim == 0)"
     return f"(t{i} := type({arg})) is _ndarray and {arg}.ndim == {rank[0]}"
+
+
+#: the dtypes of the arrays the compiled entry takes as real floats, besides float64 (see _kind)
+_FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float16))
+
+
+def _kind(i, arg, rank, name, floats, kinds) -> str:
+    """The entry's test, after _guard's, that argument ``i`` holds real floats or not, as the adjoint assumes."""
+    if floats is None or name not in kinds:
+        return ""
+    test = f"((d{i} := {arg}.dtype) is _float64 or d{i} in _FLOAT_DTYPES)"
+    if not _array(rank):
+        test = f"(t{i} is _ndarray and {test})"
+    return f" and {test}" if name in floats else f" and not {test}"
 
 
 def _seed_name(fn):

@@ -92,6 +92,7 @@ def _numba_module(ctx, generated, strict):
     result = Generated(source, None, filename, compiled_namespace, generated.dependencies,
                        origins(functions, module.comment_origins))
     result.rank_dependent = generated.rank_dependent
+    result.float_dependent = generated.float_dependent
     result.numpy = generated  # the same adjoint in numpy: it reports errors, and backend="auto" falls back to it
     result.allocator = _allocation_type()
     result.function = _Runner(compiled_namespace[names[0]], result, ctx.fn, strict)

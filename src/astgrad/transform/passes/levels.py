@@ -53,7 +53,7 @@ def keep_only_shapes(ctx):
 
 def compute_only_shapes(ctx):
     """``t = Shaped(broadcast_shape(...))``: a value everything reads only for its shape is not computed."""
-    ctx.fn_def = shapes_only(ctx.fn_def, ctx.ns, ctx.helpers)
+    ctx.fn_def = shapes_only(ctx.fn_def, ctx.ns, ctx.helpers, ctx.given_floats)
 
 
 def read_through_copies(ctx):

@@ -26,16 +26,19 @@ from ..ir.compat import gast
 from ..ir.trees import is_marker
 from ..ir.trees import rewrite
 from ..runtime.origins import keep_origin
+from .float_flow import ARRAY, FLOATS, floats_before
 from .saves import restored_unread
 
 _PURE_BUILTINS = (range, len, min, reversed, float, abs, tuple)  # by identity: a name may be the user's
 
 
-def optimize(fn_def, ns, keep=()):
+def optimize(fn_def, ns, keep=(), given=None):
+    """Dead code out of ``fn_def``; ``given`` (a GivenFloats, or None) folds the guards on real floats."""
     names: dict = {fn: ns.helper(fn) for fn in _CHECKS}  # runtime helpers and the str keys below -> names
     while True:
         names[_ARITHMETIC] = _arithmetic(fn_def, ns)
         names[_FOLDS] = _folds(fn_def, ns)
+        _note_floats(names, fn_def, ns, given)
         reads = _needed(fn_def, ns, set(keep), names)
         changed = [False]
         fn_def.body = _sweep(fn_def.body, reads, ns, changed, names) or [compat.make("Pass")]
@@ -45,6 +48,145 @@ def optimize(fn_def, ns, keep=()):
 
 #: the keys of ``names`` under which ``optimize`` passes the results of arithmetic and the folds
 _ARITHMETIC, _FOLDS = "arithmetic", "folds"
+#: the keys of ``names`` for the names surely of real floats, those that would be with every parameter of
+#: floats, and the GivenFloats whose ``asked`` a guard left in place sets
+_FLOATS, _FLOATS_IF_GIVEN, _GIVEN = "floats", "floats if given", "given"
+#: the keys of ``names`` for those known before the statement a check is made for (``_floats_at``)
+_FLOATS_AT, _FLOATS_IF_GIVEN_AT = "floats here", "floats here if given"
+
+
+class GivenFloats:
+    """The parameters that hold real floats in every call the generated code serves, as ranks are given.
+
+    ``floats(x)``, which guards a value left uncomputed (``shape(y) if
+    floats(y) else y * y * 3``), is then known at transform time wherever
+    ``y`` surely holds real floats, and the guard folds to the shape
+    computation.  api/gradient.py keeps one adjoint per set of such
+    parameters; ``asked`` says that a guard stayed which more of them would
+    have folded (the general adjoint then specialises on them).
+    """
+
+    __slots__ = ("names", "asked", "callees", "_returns")
+
+    def __init__(self, names=(), callees=None):
+        self.names = frozenset(names)
+        self.asked = False
+        self.callees = {} if callees is None else callees  # forward function's name -> its FunctionDef
+        self._returns: dict = {}  # (name, kinds of its parameters) -> the kind it returns (None while found)
+
+    def returned(self, name, kinds, ns):
+        """The kind (float_flow.py) of what the callee's forward function ``name`` returns, its parameters of ``kinds``.
+
+        None unless every return surely gives it: the function ends in a
+        ``return``, and a recursive call is not followed (None).
+        """
+        key = (name, tuple(sorted(kinds.items())))
+        if key in self._returns:
+            return self._returns[key]
+        self._returns[key] = None
+        fn_def = self.callees[name]
+        if not fn_def.body or not isinstance(fn_def.body[-1], gast.Return):
+            return None
+        before = floats_before(fn_def, kinds, lambda v, k: _kind(v, k, ns, self))
+        found = [_kind(s.value, before[id(s)], ns, self) if s.value is not None and id(s) in before else None
+                 for s in compat.walk(fn_def) if isinstance(s, gast.Return)]
+        self._returns[key] = kind = None if None in found else min(found)
+        return kind
+
+
+def _note_floats(names, fn_def, ns, given):
+    """Put into ``names`` what ``_unless_floats`` needs to fold guards (nothing when ``given`` is None)."""
+    if given is None:
+        names.pop(_GIVEN, None)
+        return
+    params = {a.id for a in fn_def.args.posonlyargs + fn_def.args.args + fn_def.args.kwonlyargs}
+    names[_GIVEN] = given
+    names[_FLOATS] = floats_before(fn_def, dict.fromkeys(given.names & params, ARRAY),
+                                   lambda v, k: _kind(v, k, ns, given))
+    names[_FLOATS_IF_GIVEN] = floats_before(fn_def, dict.fromkeys(params, ARRAY), lambda v, k: _kind(v, k, ns, given))
+
+
+def _kind(expr, known, ns, given):
+    """``ARRAY``, ``FLOATS`` or None (float_flow.py): what ``expr`` surely gives where ``known`` holds (``given``:
+    the GivenFloats, whose ``callees`` tell what a call of a callee's forward function returns)."""
+    if isinstance(expr, gast.Call) and isinstance(expr.func, gast.Name) and expr.func.id in given.callees:
+        fn_def = given.callees[expr.func.id]
+        if expr.keywords or fn_def.args.vararg or any(isinstance(a, gast.Starred) for a in expr.args):
+            return None
+        positional = [a.id for a in fn_def.args.posonlyargs + fn_def.args.args]
+        return given.returned(expr.func.id, {p: known[a.id] for p, a in zip(positional, expr.args)
+                                             if isinstance(a, gast.Name) and a.id in known}, ns)
+    arrays = {name for name, kind in known.items() if kind == ARRAY}
+    if _real_floats(expr, arrays, known, ns):
+        return ARRAY
+    return FLOATS if _shaped_floats(expr, arrays, known, ns) else None
+
+
+def _floats_at(names, stmt):
+    """``names`` with the names known to hold real floats before ``stmt`` (float_flow.py), to fold its guard."""
+    if _GIVEN not in names:
+        return names
+    return {**names, _FLOATS_AT: names[_FLOATS].get(id(stmt), {}), _FLOATS_IF_GIVEN_AT: names[_FLOATS_IF_GIVEN].get(id(stmt), {})}
+
+
+#: numpy functions giving an array (or a numpy scalar) of real floats of arrays of real floats, or raising
+_KEEP_FLOATS = (np.dot, np.matmul, np.transpose, np.reshape, np.ravel, np.squeeze, np.expand_dims)
+
+
+def _real_floats(expr, arrays, found, ns) -> bool:
+    """Whether ``expr`` is surely an array or numpy scalar of real floats (or raises), with ``arrays`` such
+    names and ``found`` those that may be ``Shaped`` of floats too."""
+    if isinstance(expr, gast.Name):
+        return expr.id in arrays
+    if isinstance(expr, gast.IfExp):
+        return _real_floats(expr.body, arrays, found, ns) and _real_floats(expr.orelse, arrays, found, ns)
+    if isinstance(expr, gast.Subscript) or isinstance(expr, gast.Attribute) and expr.attr == "T":
+        return isinstance(expr.value, gast.Name) and expr.value.id in arrays
+    if isinstance(expr, gast.BinOp) and isinstance(expr.op, gast.MatMult):
+        return all(isinstance(e, gast.Name) and e.id in arrays for e in (expr.left, expr.right))
+    if isinstance(expr, gast.Call) and isinstance(expr.func, gast.Name) and len(expr.args) == 1 and not expr.keywords \
+            and isinstance(expr.args[0], gast.Name):
+        helper = ns.globals.get(expr.func.id)
+        if helper is runtime.stand_in:  # a Shaped of floats stands in as ones of its dtype
+            return expr.args[0].id in found
+        if helper is runtime.T:
+            return expr.args[0].id in arrays
+    if isinstance(expr, gast.Call) and not expr.keywords and expr.args and isinstance(expr.args[0], gast.Name):
+        fn = _numpy_function(expr.func, ns)
+        if any(fn is f for f in _KEEP_FLOATS):
+            operands = expr.args if fn in (np.dot, np.matmul) else expr.args[:1]
+            return all(isinstance(a, gast.Name) and a.id in arrays for a in operands)
+    return _arithmetic_of(expr, arrays, ns)
+
+
+def _shaped_floats(expr, arrays, found, ns) -> bool:
+    """Whether ``expr`` is surely of real floats or a ``Shaped`` of them (or raises), with ``found`` such names
+    (``arrays``: those surely arrays or numpy scalars)."""
+    if _real_floats(expr, arrays, found, ns):
+        return True
+    if isinstance(expr, gast.Name):
+        return expr.id in found
+    if isinstance(expr, gast.IfExp):
+        branches = [expr.body] if _is_guard(expr, ns) and all(  # floats(a, b) surely true: the shape
+            isinstance(a, gast.Name) and a.id in found for a in expr.test.args) else [expr.body, expr.orelse]
+        return all(_shaped_floats(e, arrays, found, ns) for e in branches)
+    if isinstance(expr, gast.Call) and isinstance(expr.func, gast.Name) and not expr.keywords:
+        helper = ns.globals.get(expr.func.id)
+        if helper is runtime.Shaped:
+            return len(expr.args) == 1  # float64, unless a dtype is given (comparisons: "bool")
+        if helper is runtime.only_shape:
+            return len(expr.args) == 1 and isinstance(expr.args[0], gast.Name) and expr.args[0].id in found
+    return _arithmetic_of(expr, found, ns)
+
+
+def _arithmetic_of(expr, found, ns) -> bool:
+    """An elementwise operation or a reduction (``_shape_expression``, no comparison) of names in ``found``
+    and numbers: on real floats numpy gives real floats (of at most 64 bits), on a ``Shaped`` it raises."""
+    if isinstance(expr, gast.Compare):
+        return False
+    operands: list = []
+    return _shape_expression(expr, ns, {}, operands) is not None and bool(operands) \
+        and all(n.id in found for n in operands)
 
 
 def _folds(fn_def, ns) -> dict:
@@ -91,12 +233,82 @@ def _blocks(stmts):
                 yield from _blocks(inner)
 
 
+def specialise_callees(entry, functions, ns, given):
+    """Dead code out of each callee's forward function again, knowing which parameters every call gives real floats.
+
+    A callee's pair serves every call in the module (``ModuleBuilder.variant``),
+    so its guards fold only where each of its calls, all of them in the
+    ``entry`` (none from another of the ``functions``, itself included),
+    passes a name the entry knows to hold real floats there (float_flow.py).
+    In the general adjoint (no parameter known) a guard left in a callee
+    marks it float dependent.
+    """
+    if given is None or not given.callees:
+        return
+    if not given.names:
+        given.asked |= any(_is_guard(n, ns) for name in given.callees for n in compat.walk(given.callees[name]))
+        return
+    params = {a.id for a in entry.args.posonlyargs + entry.args.args + entry.args.kwonlyargs}
+    before = floats_before(entry, dict.fromkeys(given.names & params, ARRAY), lambda v, k: _kind(v, k, ns, given))
+    elsewhere = {n.id for f in functions if f is not entry for n in compat.walk(f) if isinstance(n, gast.Name)}
+    sites: dict = {}
+    for stmt in _statements(entry.body):
+        for n in compat.walk(_own_parts(stmt)):
+            if isinstance(n, gast.Name) and n.id in given.callees:
+                sites.setdefault(n.id, []).append((n, before.get(id(stmt))))
+    calls = {id(n.func): n for n in compat.walk(entry) if isinstance(n, gast.Call)}
+    for name, found in sites.items():
+        fn_def = given.callees[name]
+        positional = [a.id for a in fn_def.args.posonlyargs + fn_def.args.args]
+        floats = set(positional)
+        for node, known in found:
+            call = calls.get(id(node))  # None: the function read as a value, not called
+            if name in elsewhere or known is None or call is None or call.keywords \
+                    or any(isinstance(a, gast.Starred) for a in call.args):
+                floats = set()
+                break
+            floats &= {p for p, a in zip(positional, call.args) if isinstance(a, gast.Name) and known.get(a.id) == ARRAY}
+        if floats:
+            inner = GivenFloats(floats, given.callees)
+            kinds = floats_before(fn_def, dict.fromkeys(floats, ARRAY), lambda v, k, inner=inner: _kind(v, k, ns, inner))
+            fn_def.body = _folded_guards(fn_def.body, kinds, ns) or [compat.make("Pass")]
+            optimize(fn_def, ns, given=inner)
+
+
+def _folded_guards(stmts, kinds, ns):
+    """``stmts`` with each guard ``shape if floats(a, b) else value`` whose operands ``kinds`` (the names known
+    before each statement) prove real floats replaced by ``shape``; a check left with nothing to raise goes."""
+    out = []
+    for s in stmts:
+        known = kinds.get(id(s))
+        for field in ("body", "orelse"):
+            if isinstance(getattr(s, field, None), list) and getattr(s, field):
+                setattr(s, field, _folded_guards(getattr(s, field), kinds, ns) or [compat.make("Pass")])
+        if known is None or not isinstance(s, (gast.Assign, gast.Expr)):
+            out.append(s)
+            continue
+
+        def fold(node, known=known):
+            if _is_guard(node, ns) and all(isinstance(a, gast.Name) and a.id in known for a in node.test.args):
+                return node.body
+            return None
+        s.value = rewrite(s.value, fold)
+        if isinstance(s, gast.Expr) and isinstance(s.value, gast.Call) and isinstance(s.value.func, gast.Name) \
+                and ns.globals.get(s.value.func.id) is runtime.checked and not _is_guard(s.value.args[0], ns):
+            shape = s.value.args[0]  # checked(shape): the check as it reads without a guard
+            if _cannot_raise(shape, ns):
+                continue
+            s = keep_origin(s, compat.expr_stmt(shape))
+        out.append(s)
+    return out
+
+
 def _check_of(stmt, ns, names):
     """The check of ``stmt``, a pure assignment nothing reads (``_raising_part`` of its value, folds written in)."""
     folds = names.get(_FOLDS, {})
     if _single_target(stmt) in folds:
         return None  # checked where it is read: its reader is unused too, or this would be needed
-    return _raising_part(_folded(stmt.value, stmt, folds), ns, names, _targets(stmt))
+    return _raising_part(_folded(stmt.value, stmt, folds), ns, _floats_at(names, stmt), _targets(stmt))
 
 
 def _folded(expr, reader, folds):
@@ -304,14 +516,17 @@ def _raising_part(expr, ns, names, own=frozenset()):
         left, right = (_shape_expression(e, ns, names, operands, top=False) for e in (expr.left, expr.right))
         if left is None or right is None:
             return expr
-        return _checked(_unless_floats(compat.call(compat.name(names[runtime.matmul_shape]), [left, right]),
-                                       expr, operands, names), names)
+        shape = compat.call(compat.name(names[runtime.matmul_shape]), [left, right])
+        guard = _unless_floats(shape, expr, operands, names)
+        return shape if guard is shape else _checked(guard, names)
     shape = _shape_expression(expr, ns, names, operands)
     if shape is None:
         return expr
-    if _leaf(expr) or _reduction_of(expr, names.get(_ARITHMETIC, ()), ns):
+    guard = shape if _leaf(expr) or _reduction_of(expr, names.get(_ARITHMETIC, ()), ns) \
+        else _unless_floats(shape, expr, operands, names)
+    if guard is shape:
         return None if _cannot_raise(shape, ns) else shape
-    return _checked(_unless_floats(shape, expr, operands, names), names)
+    return _checked(guard, names)
 
 
 def _checked(guard, names):
@@ -326,11 +541,19 @@ def _reduction_of(expr, arithmetic, ns) -> bool:
 
 
 def _unless_floats(shape, expr, operands, names):
-    """``shape if floats(a, b) else expr``: the shape computation stands in for ``expr`` only on real floats."""
+    """``shape if floats(a, b) else expr``: the shape computation stands in for ``expr`` only on real floats.
+
+    ``shape`` itself where the operands surely are real floats (GivenFloats).
+    """
     seen: list = []
     for n in operands:
         if n.id not in seen:
             seen.append(n.id)
+    given = names.get(_GIVEN)
+    if given is not None:
+        if all(n in names[_FLOATS_AT] for n in seen):
+            return shape
+        given.asked |= all(n in names[_FLOATS_IF_GIVEN_AT] for n in seen)
     test = compat.call(compat.name(names[runtime.floats]), [compat.name(n) for n in seen])
     return compat.make("IfExp", test=test, body=shape, orelse=expr)
 
@@ -373,8 +596,9 @@ def _cannot_raise(expr, ns) -> bool:
     for node in compat.walk(expr):
         if isinstance(node, gast.Call):
             fn = ns.globals.get(node.func.id) if isinstance(node.func, gast.Name) else None
-            if fn is runtime.reduced_shape and isinstance(node.args[1], gast.Constant) and node.args[1].value is None:
-                continue  # over every axis: no axis to be out of range
+            if fn is runtime.reduced_shape and isinstance(node.args[1], gast.Constant) and node.args[1].value is None \
+                    and len(node.args) < 4:
+                continue  # over every axis: no axis to be out of range (a max or min still raises over nothing)
             if not any(fn is h for h in _SAFE_HELPERS):
                 return False
         elif isinstance(node, gast.Attribute):
@@ -553,7 +777,7 @@ _REDUCTIONS = ("sum", "mean", "max", "min", "prod", "amax", "amin")
 _NO_IDENTITY = {"max": "maximum", "amax": "maximum", "min": "minimum", "amin": "minimum"}
 
 
-def shapes_only(fn_def, ns, helpers):
+def shapes_only(fn_def, ns, helpers, given=None):
     """Compute only the shape of a primal value that everything reads for its shape.
 
     ``t7 = Y * (logits - lse)`` and ``t6 = np.sum(t7, axis=1)``, with the
@@ -564,7 +788,8 @@ def shapes_only(fn_def, ns, helpers):
     np.sum(t7, axis=1)``: no array is made where the operands are real
     floats, on which numpy raises nothing but the shape errors the shape
     computation raises too; on others (integers, booleans, Python numbers)
-    the value is computed as written, so numpy's own errors fire.  For local names bound once, at the top level, to an elementwise
+    the value is computed as written, so numpy's own errors fire (``given``,
+    a GivenFloats: only where the operands are not surely real floats).  For local names bound once, at the top level, to an elementwise
     expression (operators, ufuncs) or a reduction whose ``axis`` and
     ``keepdims`` are literals or names; a name read by another such one
     counts as read for its shape when that one is chosen too.  ``helpers``
@@ -620,6 +845,7 @@ def shapes_only(fn_def, ns, helpers):
     names = {fn: ns.helper(fn) for fn in (runtime.Shaped, runtime.broadcast_shape, runtime.reduced_shape,
                                           runtime.floats, runtime.stand_in)}
     names[runtime.shape] = shape_fn
+    _note_floats(names, fn_def, ns, given)
     out = []
     for i, s in enumerate(body):
         name = _single_target(s)
@@ -631,7 +857,7 @@ def shapes_only(fn_def, ns, helpers):
             booleans = [compat.const("bool")] if isinstance(s.value, gast.Compare) else []
             value = compat.call(compat.name(names[runtime.Shaped]), [shape] + booleans)
             if not _leaf(s.value):  # numpy raises on the dtypes or values of other operands: computed then
-                value = _unless_floats(value, s.value, operands, names)
+                value = _unless_floats(value, s.value, operands, _floats_at(names, s))
             s = keep_origin(s, compat.assign(name, value))
         out.append(s)
     fn_def.body = out
