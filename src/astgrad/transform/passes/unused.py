@@ -90,7 +90,7 @@ class GivenFloats:
         before = floats_before(fn_def, kinds, lambda v, k: _kind(v, k, ns, self))
         found = [_kind(s.value, before[id(s)], ns, self) if s.value is not None and id(s) in before else None
                  for s in compat.walk(fn_def) if isinstance(s, gast.Return)]
-        self._returns[key] = kind = None if None in found else min(found)
+        self._returns[key] = kind = None if None in found else min(k for k in found if k is not None)
         return kind
 
 
