@@ -194,3 +194,12 @@ def test_a_while_loop_simulation_compiles():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         _check(pendulum, (0, 1), (0.5, 1.2))
+
+
+def test_the_kalman_filter_is_refused_at_a_line_with_numbas_reason():
+    """np.linalg.solve and slogdet's rules call helpers without a Numba implementation: a located refusal."""
+    program = scientific.PROGRAMS["S6"]
+    args = program.make_inputs("test")
+    with pytest.raises(astgrad.TransformError, match="Numba cannot compile the gradient of this line") as info:
+        astgrad.grad(program.fn, wrt=program.wrt, backend="numba")(*args)
+    assert "scientific.py" in str(info.value)

@@ -91,7 +91,10 @@ def stacks_per_name(entry, stack) -> None:
         if isinstance(node, gast.Name) and node.id == stack:
             uses += 1
         for field in ("body", "orelse"):
-            block = [stmt for stmt in getattr(node, field, None) or [] if not is_marker(stmt)]
+            block = getattr(node, field, None)
+            if not isinstance(block, list):  # an IfExp's body and orelse are expressions
+                continue
+            block = [stmt for stmt in block if not is_marker(stmt)]
             for before, stmt in zip([None] + block[:-1], block):
                 if isinstance(stmt, gast.Expr) and _is_method(stmt.value, stack, "append"):
                     pushes.append((stmt.value, _branch_record(before, stmt.value) or _saved_name(stmt.value)))

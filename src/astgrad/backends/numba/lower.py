@@ -393,9 +393,19 @@ def _pushes_of_none(fn_def, stack, namespace) -> None:
         if isinstance(node.func, gast.Attribute) and node.func.attr == "append" \
                 and isinstance(node.func.value, gast.Name) and node.func.value.id == stack:
             node.args = [_NoneSaved(starts_none, helper).visit(arg) for arg in node.args]
-        else:  # Numba types the name as "None or an array" and numpy functions take no such argument (np.where)
+        elif _of_numpy(node.func, namespace):  # Numba types the name "None or an array"; numpy takes no such
             node.args = [compat.call(compat.name(helper), [arg]) if isinstance(arg, gast.Name) and arg.id in starts_none
                          and isinstance(arg.ctx, gast.Load) else arg for arg in node.args]
+
+
+def _of_numpy(func, namespace) -> bool:
+    """Whether ``func`` is a function of numpy's reached through the module (``np.where``, ``np.linalg.inv``)."""
+    while isinstance(func, gast.Attribute):
+        func = func.value
+    if not isinstance(func, gast.Name):
+        return False
+    module = namespace.get(func.id)
+    return isinstance(module, types.ModuleType) and module.__name__.split(".")[0] == "numpy"
 
 
 class _NoneSaved(gast.NodeTransformer):
@@ -411,8 +421,9 @@ class _NoneSaved(gast.NodeTransformer):
 def saved_value(value):
     """``value``; compiled, a placeholder of its type where it is None (see ``_pushes_of_none``).
 
-    Also wraps the reads of such a name given to a function: Numba types the name as "None or an array"
-    where a loop joins it, and the code reads it only once it holds a value.
+    Also wraps the reads of such a name given to a numpy function (``np.where(t2, g, 0)``): Numba types the
+    name as "None or an array" where a loop joins it, numpy's functions take no such argument (the helpers
+    do: Numba tries them with the array), and the code reads it only once it holds a value.
     """
     return value
 
