@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from ...transform.ir import compat
 from ...transform.ir.compat import gast
+from ...transform.ir.trees import is_marker
 
 
 def own_stacks(functions, stack, pairs) -> None:
@@ -63,6 +64,8 @@ def _pushes(fn_def, stack) -> bool:
 
 
 _WRAPPERS = ("only_shape", "saved_value")
+#: the key of the branch records: ``_stack.append(t2)`` right after ``if t2:``, popped by ``if _stack.pop():``
+_BRANCHES = "<branches>"  # no variable's name
 
 
 def stacks_per_name(entry, stack) -> None:
@@ -73,46 +76,84 @@ def stacks_per_name(entry, stack) -> None:
     arrays (``rates``).  The generated code pushes a variable's value before
     it is overwritten and pops it back into the same variable: the pops of
     one variable take the values its pushes saved, last in first out, so the
-    pushes and pops of one variable alone are last in first out too.  Left
+    pushes and pops of one variable alone are last in first out too.  The
+    same holds for what an item write saves (``overwritten(u, index)``,
+    popped by ``u = restored(u, _stack.pop())``) and for the records of which
+    branch an ``if`` took (``_stack.append(t2)`` right after ``if t2:``,
+    popped by ``if _stack.pop():``), which get a list of their own.  Left
     as it is where the stack is used otherwise (a callee's, ``pop_numbers``)
     or a push or pop does not name one variable.
     """
-    pushed: set = set()
-    popped: set = set()
+    pushes: list = []  # (call node, key)
+    pops: list = []  # (the pop call node, key)
     uses = 0
     for node in gast.walk(entry):
         if isinstance(node, gast.Name) and node.id == stack:
             uses += 1
-        if _is_method(node, stack, "append"):
-            name = _saved_name(node.args[0]) if len(node.args) == 1 else None
-            if name is None:
-                return
-            pushed.add(name)
-        elif isinstance(node, gast.Assign) and _is_method(node.value, stack, "pop"):
-            if len(node.targets) != 1 or not isinstance(node.targets[0], gast.Name) or node.value.args:
-                return
-            popped.add(node.targets[0].id)
+        for field in ("body", "orelse"):
+            block = getattr(node, field, None)
+            if not isinstance(block, list):  # an IfExp's body and orelse are expressions
+                continue
+            block = [stmt for stmt in block if not is_marker(stmt)]
+            for before, stmt in zip([None] + block[:-1], block):
+                if isinstance(stmt, gast.Expr) and _is_method(stmt.value, stack, "append"):
+                    pushes.append((stmt.value, _branch_record(before, stmt.value) or _saved_name(stmt.value)))
+                elif isinstance(stmt, gast.If) and _is_method(stmt.test, stack, "pop") and not stmt.test.args:
+                    pops.append((stmt.test, _BRANCHES))
+                elif isinstance(stmt, gast.Assign):
+                    pop = _restoring_pop(stmt, stack)
+                    if pop is not None:
+                        pops.append(pop)
     made = [s for s in entry.body if isinstance(s, gast.Assign) and len(s.targets) == 1
             and isinstance(s.targets[0], gast.Name) and s.targets[0].id == stack]
-    appends = sum(1 for n in gast.walk(entry) if _is_method(n, stack, "append") or _is_method(n, stack, "pop"))
-    if len(made) != 1 or uses != appends + 1 or pushed != popped or len(pushed) < 2:
+    pushed = {key for _, key in pushes}
+    popped = {key for _, key in pops}
+    if len(made) != 1 or uses != len(pushes) + len(pops) + 1 or None in pushed or None in popped \
+            or pushed != popped or len(pushed) < 2:
         return
+    counts = {key: [0, 0] for key in pushed}
+    for _, key in pushes:
+        counts[key][0] += 1
+    for _, key in pops:
+        counts[key][1] += 1
+    if counts.get(_BRANCHES, [0, 0])[0] != counts.get(_BRANCHES, [0, 0])[1]:
+        return  # the branch records are told apart by their place: the same number pushed as popped, or leave it
     taken = {n.id for n in gast.walk(entry) if isinstance(n, gast.Name)}
     own = {}
-    for name in sorted(pushed):
-        candidate = f"{stack}_{name}"
+    for key in sorted(pushed):
+        candidate = f"{stack}_{'branches' if key == _BRANCHES else key}"
         while candidate in taken:
             candidate += "_"
         taken.add(candidate)
-        own[name] = candidate
-    for node in gast.walk(entry):
-        if _is_method(node, stack, "append"):
-            node.func.value = compat.name(own[_saved_name(node.args[0])])
-        elif isinstance(node, gast.Assign) and _is_method(node.value, stack, "pop"):
-            node.value.func.value = compat.name(own[node.targets[0].id])
+        own[key] = candidate
+    for call, key in pushes + pops:
+        call.func.value = compat.name(own[key])
     at = entry.body.index(made[0])
     entry.body[at:at + 1] = [compat.assign(compat.name(name, store=True), compat.make("List", elts=[], ctx=gast.Load()))
                              for name in own.values()]
+
+
+def _branch_record(before, push):
+    """``_BRANCHES`` for ``_stack.append(t2)`` right after ``if t2: ...`` (which branch ran), else None."""
+    if isinstance(before, gast.If) and isinstance(before.test, gast.Name) and len(push.args) == 1 \
+            and isinstance(push.args[0], gast.Name) and push.args[0].id == before.test.id:
+        return _BRANCHES
+    return None
+
+
+def _restoring_pop(stmt, stack):
+    """``(pop call, name)`` for ``name = _stack.pop()`` and ``name = restored(name, _stack.pop())``, else None;
+    ``(pop call, None)`` for another statement that pops."""
+    value = stmt.value
+    target = stmt.targets[0] if len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) else None
+    if _is_method(value, stack, "pop"):
+        return (value, target.id if target is not None and not value.args else None)
+    if isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and value.func.id == "restored" \
+            and len(value.args) == 2 and _is_method(value.args[1], stack, "pop"):
+        if target is None or not isinstance(value.args[0], gast.Name) or value.args[0].id != target.id:
+            return (value.args[1], None)
+        return (value.args[1], target.id if not value.args[1].args else None)
+    return None
 
 
 def _is_method(node, stack, method) -> bool:
@@ -120,8 +161,15 @@ def _is_method(node, stack, method) -> bool:
         and isinstance(node.func.value, gast.Name) and node.func.value.id == stack
 
 
-def _saved_name(value):
-    """``v`` for a push of ``v``, ``only_shape(v)``, ``saved_value(v)`` (nested); else None."""
+def _saved_name(push):
+    """``v`` for a push of ``v``, ``only_shape(v)``, ``saved_value(v)`` (nested) or ``overwritten(v, index)``;
+    else None."""
+    if len(push.args) != 1 or push.keywords:
+        return None
+    value = push.args[0]
+    if isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and value.func.id == "overwritten" \
+            and len(value.args) == 2 and not value.keywords:
+        value = value.args[0]
     while isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and value.func.id in _WRAPPERS \
             and len(value.args) == 1 and not value.keywords:
         value = value.args[0]

@@ -75,8 +75,10 @@ def _numba_module(ctx, generated, strict):
     module = ctx.module
     namespace = module.ns.globals
     functions = lower(module.functions, namespace, _parameter_gradients(ctx), module.ns.stack, _adjoints(ctx))
-    _refuse_live_globals(functions, module, namespace)
+    constants = _numeric_constants(namespace, generated.dependencies)
+    _refuse_live_globals(functions, module, {k: v for k, v in namespace.live.items() if k not in constants})
     _refuse_squeeze_without_axis(functions, module, namespace)
+    _refuse_foreign_calls(functions, module, namespace)
     _refuse_recursion(functions, module)
     own_stacks(functions, module.ns.stack, [v[:2] for v in module.variants.values() if isinstance(v, tuple)])
     stacks_per_name(functions[0], module.ns.stack)
@@ -84,6 +86,7 @@ def _numba_module(ctx, generated, strict):
     header.append("Compiled by Numba (nopython mode) at the first call with each kind of arguments.")
     source = render(functions, module.comments, header)
     compiled_namespace = dict(namespace)
+    compiled_namespace.update(constants)  # Numba compiles their values in; a new value transforms again
     filename = compile_source(source, generated.filename[:-1] + " numba>", compiled_namespace)
     names = [f.name for f in functions]
     for position, name in enumerate(names):  # callees inlined into the entry: the stack they share is its list
@@ -240,9 +243,37 @@ def _compile_error(exc, generated, fn) -> TransformError:
                           hint=hint)
 
 
-def _refuse_live_globals(functions, module, namespace) -> None:
+def _numeric_constants(namespace, dependencies) -> dict:
+    """The globals (and closure cells) the module reads at each call that hold numbers now, with their values.
+
+    Numba compiles a global's value into the code.  For a number that is
+    what the module computes with until the global is rebound, and each
+    is recorded as a dependency of the gradient (by identity, as the
+    callables it binds are): rebinding it (``ALPHA = 0.3``) makes the
+    gradient transform again, and compile for the new value, at its next
+    call.  An array (a weight a training loop updates in place) is not a
+    number: refused (``_refuse_live_globals``).
+    """
+    import types
+
+    import numpy as np
+    out = {}
+    for name, (place, key) in namespace.live.items():
+        try:
+            value = place.cell_contents if isinstance(place, types.CellType) else place[key]
+        except (KeyError, ValueError):
+            continue
+        if type(value) in (int, float, bool, complex) or isinstance(value, (np.number, np.bool_)):
+            out[name] = value
+            if isinstance(place, types.CellType):
+                dependencies.record_cell(place, value, always=True)
+            else:
+                dependencies.record_key(place, key, value, always=True)
+    return out
+
+
+def _refuse_live_globals(functions, module, live) -> None:
     """Refuse a module that reads a global's (or closure cell's) value at each call: Numba would freeze it."""
-    live = namespace.live
     if not live:
         return
     found = origins(functions, module.comment_origins)
@@ -289,6 +320,64 @@ def _refuse_squeeze_without_axis(functions, module, namespace) -> None:
                              "depends on which axes have length 1, and Numba fixes every rank when it compiles",
                              filename, line, len(text) - len(text.lstrip()), text,
                              hint=f"name the axes, as in np.squeeze(x, axis=1) (or write x[:, 0]), or {_ADVICE}")
+
+
+#: the packages whose functions compiled code may call: Numba implements numpy's and math's, astgrad's helpers
+#: have implementations (helpers.py), builtins such as range and len Numba knows
+_COMPILED_PACKAGES = frozenset({"numpy", "math", "cmath", "builtins", "astgrad", "numba", "operator"})
+
+
+def _refuse_foreign_calls(functions, module, namespace) -> None:
+    """Refuse, at the user's line, a call Numba cannot make from compiled code: a function of a package it
+    does not implement (scipy's ``gammaln``, ``norm.cdf``, ``logsumexp``, ``cho_factor``), or a call the
+    gradient runs as written (``rng.standard_normal(n)``, a function of the user's it does not differentiate),
+    which the numpy backend checks in Python before it runs, on the run's values."""
+    from ...transform.runtime import checks
+    for stmt, origin in zip(_statements(functions), origins(functions, module.comment_origins)):
+        own = [node for field, value in gast.iter_fields(stmt) if field not in _BLOCKS
+               for node in (value if isinstance(value, list) else [value]) if isinstance(node, gast.AST)]
+        calls = [n for node in own for n in gast.walk(node) if isinstance(n, gast.Call)
+                 and isinstance(n.func, gast.Name) and n.func.id in namespace]
+        reason = None
+        for call in calls:
+            obj = namespace[call.func.id]
+            if obj is checks.written_by_call and len(call.args) >= 2:
+                reason = (f"it calls `{_dotted(call.args[1])}` as written (without its gradient), which Numba "
+                          "cannot compile: the numpy backend checks such a call in Python before it runs it",
+                          "compute the value outside the function and pass it as an argument")
+                break
+            package = _package(obj)
+            if package is not None and package not in _COMPILED_PACKAGES:
+                where = f"from {package}" if package != "?" else "(a ufunc that is not numpy's)"
+                reason = (f"it calls `{getattr(obj, '__qualname__', call.func.id)}` {where}, which Numba "
+                          "cannot call from compiled code", "")
+                break
+        if reason is None:
+            continue
+        if origin is None:
+            raise TransformError(f"backend='numba' cannot compile this gradient: {reason[0]}", hint=_ADVICE)
+        filename, line, text, _ = origin
+        raise TransformError(f"backend='numba' cannot compile the gradient of this line: {reason[0]}", filename,
+                             line, len(text) - len(text.lstrip()), text,
+                             hint=f"{reason[1]}, or {_ADVICE}" if reason[1] else _ADVICE)
+
+
+def _package(obj):
+    """The top-level package ``obj`` (a function, a method, a ufunc) comes from, or None where not known."""
+    import numpy as np
+    if isinstance(obj, np.ufunc):
+        return "numpy" if getattr(np, obj.__name__, None) is obj else "?"
+    if isinstance(obj, (type, int, float, complex, str, tuple)) or obj is None:
+        return None
+    owner = getattr(obj, "__self__", None)
+    name = getattr(obj, "__module__", None) or getattr(type(owner), "__module__", None)
+    return name.split(".")[0] if isinstance(name, str) else None
+
+
+def _dotted(node) -> str:
+    if isinstance(node, gast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return node.id if isinstance(node, gast.Name) else "the function"
 
 
 def _refuse_recursion(functions, module) -> None:

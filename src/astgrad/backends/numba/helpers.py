@@ -13,6 +13,11 @@ types it does not accept it returns nothing, and Numba reports the call as
 one it cannot compile: a located error, never a different number.
 
 Numba is imported by ``register()``, when the first numba gradient is built.
+
+Long: one Numba implementation per runtime helper the generated code can
+call, each a few lines written against Numba's types; they are registered
+together by ``register()``, the one place that imports Numba, and the
+larger families (reductions, shaping, products) live in modules of their own.
 """
 
 from __future__ import annotations
@@ -37,6 +42,8 @@ def register() -> None:
     if _registered:
         return
     import numba  # the optional dependency, imported only here and in compiled.py
+    import numba.extending
+    from numba.core.imputils import impl_ret_borrowed
     from numba import types
     from numba.extending import overload
 
@@ -176,7 +183,7 @@ def register() -> None:
 
     @overload(_extra.scatter)
     def _scatter(g, shape, index):
-        basic = (types.Integer, types.SliceType)
+        basic = (types.Integer, types.SliceType, types.NoneType)  # None: a new axis (q[:, None])
         if not (isinstance(index, basic) or isinstance(index, types.BaseTuple) and
                 all(isinstance(i, basic) for i in index)):
             return None  # an array index may repeat a position: np.add.at's accumulation is not written here
@@ -222,6 +229,8 @@ def register() -> None:
 
     @overload(lower.saved_value)
     def _saved_value(value):
+        if isinstance(value, types.NoneType):
+            return None  # typed again once a loop joins the name's other value ("None or an array", below)
         if not isinstance(value, types.Optional):
             return lambda value: value
         kind = value.type
@@ -238,8 +247,18 @@ def register() -> None:
         def either(value):
             if value is None:
                 return placeholder()
-            return value
+            return unwrapped(value)
         return either
+
+    @numba.extending.intrinsic
+    def unwrapped(typingctx, value):
+        """The value of an "array or None" as the array (Numba raises TypeError for None, never read here)."""
+        if not isinstance(value, types.Optional):
+            return None
+
+        def codegen(context, builder, signature, args):  # the argument is borrowed: the result is a new reference
+            return impl_ret_borrowed(context, builder, value.type, context.cast(builder, args[0], value, value.type))
+        return value.type(value), codegen
 
     # structural zeros (transform/runtime/structural.py): an all-False mask where numpy's helper gives None
     @overload(structural.unselected)
@@ -342,8 +361,23 @@ def _write_overloads(overload, types) -> None:
                                                                   else ())
         return isinstance(kind, allowed)
 
+    def mask_of(a, index) -> bool:  # a boolean array of a's rank: names each element at most once
+        return isinstance(a, types.Array) and isinstance(index, types.Array) \
+            and isinstance(index.dtype, types.Boolean) and index.ndim == a.ndim
+
     @overload(_extra.setitem)
     def _setitem(a, index, value):
+        if mask_of(a, index) and fits(a, value) and not isinstance(value, types.Array):
+            def masked(a, index, value):
+                if index.shape != a.shape:
+                    raise IndexError("boolean index did not match indexed array")
+                out = a.copy()
+                flat, chosen = out.reshape(-1), np.ascontiguousarray(index).reshape(-1)
+                for i in range(flat.size):
+                    if chosen[i]:
+                        flat[i] = value
+                return out
+            return masked
         if not (_basic(index, types) and fits(a, value)):
             return None
         return _checked(index, types, "a", "out = a.copy()\n    out[index] = value\n    return out", "a, index, value")
@@ -357,11 +391,29 @@ def _write_overloads(overload, types) -> None:
 
     @overload(_extra.written)
     def _written(g, index):
+        if mask_of(g, index):  # the elements the mask chose, in numpy's order
+            def chosen(g, index):
+                if index.shape != g.shape:
+                    raise IndexError("boolean index did not match indexed array")
+                return np.ascontiguousarray(g).reshape(-1)[np.ascontiguousarray(index).reshape(-1)]
+            return chosen
         if isinstance(g, types.Array) and _basic(index, types):  # each element written once: g's part
             return _checked(index, types, "g", "return g[index]", "g, index")
 
     @overload(structural.written)
     def _written_mask(grad, index, before=None):
+        if mask_of(grad, index):
+            def by_mask(grad, index, before=None):
+                if index.shape != grad.shape:
+                    raise IndexError("boolean index did not match indexed array")
+                return index.copy()
+            if not (isinstance(before, types.Array) and before.ndim == grad.ndim):
+                return by_mask
+
+            def by_mask_joined(grad, index, before=None):
+                mask = by_mask(grad, index)
+                return np.logical_or(mask, before) if before.shape == mask.shape else mask
+            return by_mask_joined
         if not (isinstance(grad, types.Array) and _basic(index, types)):
             return None
         body = "mask = np.zeros(grad.shape, dtype=np.bool_)\n    mask[index] = True\n"

@@ -27,6 +27,11 @@ Numba compiles:
 
 The runtime helpers the code calls (``shape``, ``unbroadcast``, ...) keep
 their names: ``helpers.py`` gives each a Numba implementation.
+
+Long: each rewrite above is small and walks the same trees with the same
+namespace; they are one module because together they are the difference
+between the two backends' texts, which ``.source`` shows and docs/backends.md
+lists row by row.
 """
 
 from __future__ import annotations
@@ -185,6 +190,11 @@ def _without_empty_checks(stmts, namespace) -> list:
     return out
 
 
+#: numpy functions that write only into the array they make and take numbers for sizes (their plans allow writes
+#: into what they are given, which numbers never are): Numba compiles them for integer sizes only
+_FRESH = (np.eye, np.identity)
+
+
 def _empty_check(stmt, namespace) -> bool:
     call = getattr(stmt, "value", None)
     if not (isinstance(stmt, gast.Expr) and isinstance(call, gast.Call) and len(call.args) >= 2
@@ -195,6 +205,8 @@ def _empty_check(stmt, namespace) -> bool:
             and isinstance(namespace.get(callee.value.id), types.ModuleType)):
         return False
     function = getattr(namespace[callee.value.id], callee.attr, None)
+    if function is not None and any(function is f for f in _FRESH):
+        return True
     owner = getattr(function, "__self__", None)
     if function is None or owner is not None and not isinstance(owner, types.ModuleType):
         return False
@@ -248,12 +260,52 @@ def _zeros_shaped_in_order(fn_def, zeros, adjoints, namespace) -> None:
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
             stores[node.id] = stores.get(node.id, 0) + 1
     local_of = {name: adjoint for adjoint, name in adjoints.items()}
-    for stmt in fn_def.body:
+    params = {a.id for a in fn_def.args.args}
+    for position, stmt in enumerate(fn_def.body):
+        name = adjoints.get(stmt.targets[0].id) if _is_zero_start(stmt) else None
+        if name is not None and name not in params and stmt.targets[0].id not in zeros \
+                and _holds_its_loops_last_value(fn_def.body, position, name):
+            stmt.value = compat.call(compat.name(_bound(namespace, zeros_like_gradient)), [compat.name(name)])
         _zeros_shaped([stmt], zeros, namespace)
         if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name):
             name = stmt.targets[0].id
             if stores.get(name) == 1 and name in local_of and name not in {a.id for a in fn_def.args.args}:
                 zeros[local_of[name]] = name
+
+
+def _is_zero_start(stmt) -> bool:
+    """Whether ``stmt`` is ``name = 0.0``."""
+    return isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) \
+        and isinstance(stmt.value, gast.Constant) and type(stmt.value.value) is float and stmt.value.value == 0.0
+
+
+def _stores(node, name) -> bool:
+    return any(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Store) for n in gast.walk(node))
+
+
+def _holds_its_loops_last_value(body, position, name) -> bool:
+    """Whether, at ``body[position]`` (a gradient's ``0.0`` before a reverse loop), the local ``name`` holds the
+    value its one loop left, so that zeros of it have the shape of that value's gradient.
+
+    The gradient of a local rebound in a loop (``prev = u`` in a stencil, ``acc = -pos / mass`` in velocity
+    Verlet) starts as the number 0.0 before the reverse loop: the numpy backend does not know its shape
+    there.  Its shape is that of the value the forward loop left in the local, and the local holds that value
+    there when every statement before that stores it is either a statement of the body's top level before
+    the loop (so it is bound when the loop runs no iteration) or the loop itself, nothing after the loop
+    rebinding it, and the statements between the ``0.0`` and the reverse loop leave it alone.
+    """
+    after = position + 1
+    while after < len(body) and isinstance(body[after], (gast.Assign, gast.AugAssign)) \
+            and not _stores(body[after], name):
+        after += 1
+    if after == len(body) or not isinstance(body[after], (gast.For, gast.While)) or not _stores(body[after], name):
+        return False
+    loops = [at for at, stmt in enumerate(body[:position]) if _stores(stmt, name)
+             and isinstance(stmt, (gast.For, gast.While, gast.If, gast.With, gast.Try))]
+    if len(loops) != 1 or not isinstance(body[loops[0]], (gast.For, gast.While)):
+        return False
+    stored = [at for at, stmt in enumerate(body[:position]) if _stores(stmt, name)]
+    return stored[0] < loops[0] and stored[-1] == loops[0]
 
 
 def _zeros_shaped(stmts, zeros, namespace) -> None:
@@ -336,9 +388,24 @@ def _pushes_of_none(fn_def, stack, namespace) -> None:
         return
     helper = _bound(namespace, saved_value)
     for node in gast.walk(fn_def):
-        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and node.func.attr == "append" \
+        if not isinstance(node, gast.Call) or _is(node.func, namespace, saved_value):
+            continue
+        if isinstance(node.func, gast.Attribute) and node.func.attr == "append" \
                 and isinstance(node.func.value, gast.Name) and node.func.value.id == stack:
             node.args = [_NoneSaved(starts_none, helper).visit(arg) for arg in node.args]
+        elif _of_numpy(node.func, namespace):  # Numba types the name "None or an array"; numpy takes no such
+            node.args = [compat.call(compat.name(helper), [arg]) if isinstance(arg, gast.Name) and arg.id in starts_none
+                         and isinstance(arg.ctx, gast.Load) else arg for arg in node.args]
+
+
+def _of_numpy(func, namespace) -> bool:
+    """Whether ``func`` is a function of numpy's reached through the module (``np.where``, ``np.linalg.inv``)."""
+    while isinstance(func, gast.Attribute):
+        func = func.value
+    if not isinstance(func, gast.Name):
+        return False
+    module = namespace.get(func.id)
+    return isinstance(module, types.ModuleType) and module.__name__.split(".")[0] == "numpy"
 
 
 class _NoneSaved(gast.NodeTransformer):
@@ -352,7 +419,12 @@ class _NoneSaved(gast.NodeTransformer):
 
 
 def saved_value(value):
-    """``value``; compiled, a placeholder of its type where it is None (see ``_pushes_of_none``)."""
+    """``value``; compiled, a placeholder of its type where it is None (see ``_pushes_of_none``).
+
+    Also wraps the reads of such a name given to a numpy function (``np.where(t2, g, 0)``): Numba types the
+    name as "None or an array" where a loop joins it, numpy's functions take no such argument (the helpers
+    do: Numba tries them with the array), and the code reads it only once it holds a value.
+    """
     return value
 
 

@@ -173,8 +173,8 @@ class Dependencies:
         """``key`` is not in ``mapping`` (a name found among the builtins instead)."""
         self.record_key(mapping, key, _MISSING, always=True)
 
-    def record_cell(self, cell, value):
-        if _code_like(value):
+    def record_cell(self, cell, value, *, always=False):
+        if always or _code_like(value):
             self.entries[("cell", id(cell), None)] = (cell, None, value)
 
     def record_attr(self, obj, name, value, *, always=False):
