@@ -91,12 +91,12 @@ def _numba_module(ctx, generated, strict):
     names = [f.name for f in functions]
     for position, name in enumerate(names):  # callees inlined into the entry: the stack they share is its list
         inline = "always" if position else "never"
-        compiled_namespace[name] = numba.njit(boundscheck=True, inline=inline)(compiled_namespace[name])
+        compiled_namespace[name] = numba.njit(boundscheck=True, inline=inline)(compiled_namespace[name])  # type: ignore[call-overload]
     result = Generated(source, None, filename, compiled_namespace, generated.dependencies,
                        origins(functions, module.comment_origins))
     result.rank_dependent = generated.rank_dependent
     result.float_dependent = generated.float_dependent
-    result.numpy = generated  # the same adjoint in numpy: it reports errors, and backend="auto" falls back to it
+    result.numpy = generated  # type: ignore[attr-defined]  # the same adjoint in numpy: it reports errors, and backend="auto" falls back to it
     result.allocator = _allocation_type()
     result.function = _Runner(compiled_namespace[names[0]], result, ctx.fn, strict)
     drop_lines_with(result, filename)
@@ -111,7 +111,7 @@ def _allocation_type():
     more: ``parent`` is the array of the caller's whose memory it is (None
     when Numba allocated it) and ``refcount`` how many arrays hold it.
     """
-    from numba.core.runtime import _nrt_python
+    from numba.core.runtime import _nrt_python  # type: ignore[attr-defined]
     return _nrt_python._MemInfo
 
 

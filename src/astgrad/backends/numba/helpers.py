@@ -23,6 +23,7 @@ larger families (reductions, shaping, products) live in modules of their own.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -90,7 +91,7 @@ def register() -> None:
     def _in_place(new, kind, op):
         if isinstance(kind, types.NoneType):
             return lambda new, kind, op: new  # a number is rebound, as Python does
-        if isinstance(new, types.Array) and isinstance(kind, types.BaseTuple) and new.dtype == kind[1].dtype:
+        if isinstance(new, types.Array) and isinstance(kind, types.BaseTuple) and new.dtype == kind[1].dtype:  # type: ignore[index]
             def keeps_the_shape(new, kind, op):
                 if new.shape != kind[0]:
                     raise ValueError("non-broadcastable output operand")
@@ -185,7 +186,7 @@ def register() -> None:
     def _scatter(g, shape, index):
         basic = (types.Integer, types.SliceType, types.NoneType)  # None: a new axis (q[:, None])
         if not (isinstance(index, basic) or isinstance(index, types.BaseTuple) and
-                all(isinstance(i, basic) for i in index)):
+                all(isinstance(i, basic) for i in index)):  # type: ignore[attr-defined]
             return None  # an array index may repeat a position: np.add.at's accumulation is not written here
         if isinstance(g, types.Array):
             def into_array(g, shape, index):
@@ -225,7 +226,7 @@ def register() -> None:
             return lambda x: 0.0
         if isinstance(x, types.Array):
             dtype = x.dtype if isinstance(x.dtype, (types.Float, types.Complex)) else types.float64
-            return lambda x: np.zeros(x.shape, dtype)
+            return lambda x: np.zeros(x.shape, dtype)  # type: ignore[call-overload]
 
     @overload(lower.saved_value)
     def _saved_value(value):
@@ -236,7 +237,7 @@ def register() -> None:
         kind = value.type
         if isinstance(kind, types.Array) and kind.layout in "CA":
             empty, dtype = (0,) * kind.ndim, kind.dtype
-            placeholder = lambda: np.empty(empty, dtype)  # noqa: E731
+            placeholder: Any = lambda: np.empty(empty, dtype)  # noqa: E731
         elif isinstance(kind, (types.Float, types.Integer, types.Boolean, types.Complex)):
             zero = kind.cast_python_value(0)
             placeholder = lambda: zero  # noqa: E731
@@ -247,7 +248,7 @@ def register() -> None:
         def either(value):
             if value is None:
                 return placeholder()
-            return unwrapped(value)
+            return unwrapped(value)  # type: ignore[call-arg]
         return either
 
     @numba.extending.intrinsic
@@ -509,7 +510,7 @@ def _lambda(text):
 
 #: ``g`` (of rank at least ``len(to)``) summed over the axes broadcasting added or stretched from 1;
 #: a Numba function once ``register()`` ran
-_reduce_to = None
+_reduce_to: Any = None
 
 
 def _compiled_reduce_to(numba):
