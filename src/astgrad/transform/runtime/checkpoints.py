@@ -1,0 +1,152 @@
+"""Checkpointing: the markers a user writes, and what generated code calls to recompute instead of save.
+
+``checkpoint(g)`` marks a call of a user function whose forward half saves
+only its arguments: the reverse sweep runs g's forward half again from
+them, then its backward half.  ``checkpointed(iterable)`` marks a ``for``
+loop whose reverse sweep keeps the loop's state once every ``every``
+steps (about the square root of the steps by default) and runs each
+segment's forward half again before its backward half.  Outside a
+differentiated function both are what they wrap: the call runs g, the
+loop runs over the iterable.
+
+Recomputing is exact only for code that computes the same numbers again
+from the same inputs: the transformer refuses a checkpointed function or
+loop that draws random numbers (``random_use``), and the generated code
+refuses a random generator among a checkpointed call's arguments or a
+loop's state (``fixed_state``).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import random
+import types
+
+import numpy as np
+
+GENERATORS = (np.random.Generator, np.random.RandomState, np.random.BitGenerator, random.Random)
+_RANDOM_MODULES = ("random", "numpy.random", "secrets")
+
+
+class Checkpointed:
+    """``checkpoint(g)``: calls g; inside a differentiated function, its call's intermediates are recomputed."""
+
+    def __init__(self, fn):
+        if not callable(fn):
+            raise TypeError(f"astgrad.checkpoint: expected a function, got {type(fn).__name__}")
+        self.__wrapped__ = fn
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args, **kwargs):
+        return self.__wrapped__(*args, **kwargs)
+
+    def __repr__(self):
+        return f"astgrad.checkpoint({getattr(self.__wrapped__, '__qualname__', self.__wrapped__)!r})"
+
+
+def checkpoint(fn):
+    """Mark ``fn`` so that a differentiated function calling it saves only the call's arguments.
+
+    ``y = astgrad.checkpoint(step)(y, p)`` (or ``@astgrad.checkpoint`` on
+    ``step``) inside a function given to ``grad``: the forward sweep keeps
+    the arguments, not step's intermediates; the reverse sweep runs step's
+    forward half again from them, then its backward half.  Memory for
+    time: one more forward run of step per call.  Called anywhere else, it
+    is ``fn`` itself.
+    """
+    if isinstance(fn, Checkpointed):
+        return fn
+    return Checkpointed(fn)
+
+
+def checkpointed(iterable, every=None):
+    """Mark a loop ``for t in astgrad.checkpointed(range(n)):`` for square-root checkpointing.
+
+    Inside a differentiated function the loop's state (the values its body
+    reads) is kept once every ``every`` steps (by default the ceiling of
+    the square root of the number of steps) instead of what each step's
+    reverse sweep reads; the reverse sweep runs each segment forward again
+    from its kept state.  Anywhere else it returns ``iterable`` unchanged.
+    """
+    _check_every(every)
+    return iterable
+
+
+def _check_every(every):
+    if every is not None and (isinstance(every, bool) or not isinstance(every, (int, np.integer)) or every < 1):
+        raise ValueError(f"astgrad.checkpointed: every={every!r}; pass a positive int (steps per segment) or None "
+                         "(the square root of the number of steps)")
+
+
+def segments(iterable, every):
+    """The loop's steps cut into runs of ``every`` (None: ``ceil(sqrt(steps))``), each a range or a list."""
+    _check_every(every)
+    steps = iterable if isinstance(iterable, range) else list(iterable)
+    n = len(steps)
+    size = int(every) if every is not None else math.isqrt(max(n - 1, 0)) + 1  # ceil(sqrt(n)), 1 for n <= 1
+    return [steps[i:i + size] for i in range(0, n, size)]
+
+
+def fixed_state(values, where):
+    """``values`` unchanged; a random generator among them is refused: running it again would draw other numbers."""
+    for value in values:
+        if isinstance(value, GENERATORS):
+            raise TypeError(f"astgrad: {where} holds a random generator ({type(value).__name__}); the reverse sweep "
+                            "would run it again and draw other numbers. Draw the numbers outside the checkpointed "
+                            "code and pass them in")
+    return values
+
+
+def random_use(fn, _seen=None) -> str | None:
+    """What in ``fn`` (or a user function it calls) draws random numbers, or None: read from its code objects.
+
+    A name ``random`` read as an attribute (``np.random.normal``), a
+    global holding a random module or generator, or a bound method of a
+    generator.  It errs toward refusing: a function that only names
+    ``random`` is refused too.
+    """
+    seen = _seen if _seen is not None else set()
+    fn = getattr(fn, "__wrapped__", fn)
+    if isinstance(fn, functools.partial):
+        return random_use(fn.func, seen)
+    if isinstance(fn, types.MethodType):
+        if isinstance(fn.__self__, GENERATORS):
+            return f"{fn.__qualname__} of a random generator"
+        fn = fn.__func__
+    if not isinstance(fn, types.FunctionType) or id(fn) in seen:
+        return None
+    seen.add(id(fn))
+    values = dict(fn.__globals__)
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        try:
+            values[name] = cell.cell_contents
+        except ValueError:
+            pass
+    for code in _codes(fn.__code__):
+        if "random" in code.co_names:
+            return f"{fn.__qualname__} reads an attribute named random"
+        for name in code.co_names + code.co_freevars:
+            value = values.get(name)
+            if value is None:
+                continue
+            if isinstance(value, types.ModuleType) and value.__name__ in _RANDOM_MODULES:
+                return f"{fn.__qualname__} uses the module {value.__name__}"
+            if isinstance(value, GENERATORS):
+                return f"{fn.__qualname__} uses the random generator {name}"
+            if isinstance(getattr(value, "__self__", None), GENERATORS):
+                return f"{fn.__qualname__} calls {name}, a method of a random generator"
+            if getattr(value, "__module__", None) in _RANDOM_MODULES and callable(value):
+                return f"{fn.__qualname__} calls {value.__module__}.{getattr(value, '__name__', name)}"
+            if isinstance(value, (types.FunctionType, functools.partial, types.MethodType, Checkpointed)):
+                found = random_use(value, seen)
+                if found:
+                    return found
+    return None
+
+
+def _codes(code):
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _codes(const)
