@@ -7,6 +7,7 @@ do and do not divide into segments.
 """
 
 import random
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -389,3 +390,28 @@ def test_checkpoint_outside_a_gradient_is_the_function():
     assert list(astgrad.checkpointed(range(3))) == [0, 1, 2]
     with pytest.raises(TypeError, match="expected a function"):
         astgrad.checkpoint(3)
+
+
+# -- memory: loose bounds only (benchmarks/checkpointing.py measures) ----------------
+
+def _peak(run):
+    tracemalloc.start()
+    try:
+        before, _ = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        run()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return peak - before
+
+
+def test_checkpointed_loop_memory_grows_as_the_square_root_of_the_steps():
+    x, p = np.linspace(-1.0, 1.0, 200), np.linspace(0.5, 1.5, 200)
+    marked, plain = astgrad.grad(loop_marked, wrt=("x", "p")), astgrad.grad(loop_plain, wrt=("x", "p"))
+    small, large = 400, 6400  # 16 times the steps: 4 times the memory for sqrt(n), 16 for n
+    grown = _peak(lambda: marked(x, p, large)) / _peak(lambda: marked(x, p, small))
+    saved = _peak(lambda: plain(x, p, large)) / _peak(lambda: plain(x, p, small))
+    assert grown < 8, grown
+    assert saved > 10, saved
+    assert _peak(lambda: marked(x, p, large)) < _peak(lambda: plain(x, p, large)) / 5
