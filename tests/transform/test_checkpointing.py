@@ -73,6 +73,18 @@ def call_nested_plain(x, p, n):
     return np.sum(y * p) + n
 
 
+def same_argument_twice_marked(x, p, n):
+    for _ in astgrad.checkpointed(range(n)):
+        x = step(x, x) * p  # the callee's pair first made where the adjoint sweeps the body again
+    return np.sum(x * x)
+
+
+def same_argument_twice_plain(x, p, n):
+    for _ in range(n):
+        x = step(x, x) * p
+    return np.sum(x * x)
+
+
 def loop_marked(x, p, n):
     for _ in astgrad.checkpointed(range(n)):
         z = np.tanh(x * p)
@@ -237,7 +249,7 @@ PAIRS = [(call_marked, call_plain), (call_decorated, call_decorated_plain), (cal
          (loop_marked, loop_plain), (trajectory_marked, trajectory_plain), (in_place_marked, in_place_plain),
          (branches_marked, branches_plain), (inner_loops_marked, inner_loops_plain),
          (rebound_after_marked, rebound_after_plain), (overwritten_marked, overwritten_plain),
-         (over_rows_marked, over_rows_plain),
+         (over_rows_marked, over_rows_plain), (same_argument_twice_marked, same_argument_twice_plain),
          (nested_marked, nested_plain)]
 
 
@@ -415,3 +427,19 @@ def test_checkpointed_loop_memory_grows_as_the_square_root_of_the_steps():
     assert grown < 8, grown
     assert saved > 10, saved
     assert _peak(lambda: marked(x, p, large)) < _peak(lambda: plain(x, p, large)) / 5
+
+
+def test_a_second_derivative_through_checkpointed_code_raises():
+    def f(x, n):
+        for _ in astgrad.checkpointed(range(n)):
+            x = astgrad.checkpoint(step)(x, x)
+        return np.sum(x * x)
+
+    with pytest.raises(astgrad.TransformError):
+        astgrad.hessian(f)(X, 3)
+
+
+def test_forward_mode_runs_the_marked_code_as_written():
+    tangent = astgrad.jvp(nested_marked, wrt=(0, 1))(X, P, 3, (X, P))
+    want = astgrad.jvp(nested_plain, wrt=(0, 1))(X, P, 3, (X, P))
+    np.testing.assert_allclose(tangent, want, rtol=1e-12)

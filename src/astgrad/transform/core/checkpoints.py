@@ -38,17 +38,21 @@ from ..runtime.origins import ORIGIN, with_origin
 def primal(rev, s):
     """The loop run segment by segment with no saves but each segment's state; the segments and states pushed."""
     _refuse(rev, s)
+    for op in walk_ops(s.body):  # the callees' pairs made now: the adjoint's sweeps of the body may be undone
+        if op.kind == "call" and rev.an.is_active(op):
+            rev.call_variant(op)
     ns, names = rev.ns, rev.names
     state, entry = loop_state(rev, s)
     parts, states, part = names.fresh("_segments"), names.fresh("_states"), names.fresh("_segment")
     helper = compat.name(ns.bind(checkpoints.segments, "segments"))
-    keep = compat.call(compat.attr(compat.name(states), "append"), [rev.fixed_state(
-        [compat.name(v) for v in state], f"the state of the checkpointed loop at line {s.line}")])
+    keep = [rev.fixed_state([compat.name(v) for v in state], f"the state of the checkpointed loop at line {s.line}"),
+            compat.expr_stmt(compat.call(compat.attr(compat.name(states), "append"),
+                                         [compat.tuple_([compat.name(v) for v in state])]))]
     inner = compat.for_stmt(s.target, compat.name(part), plain(rev, s.body))
     kept = [push(ns.stack, compat.tuple_([compat.name(v) for v in entry]))] if entry else []
     return kept + [compat.assign(parts, compat.call(helper, [compat.clone(s.iter), compat.clone(s.every)])),
             compat.assign(states, compat.make("List", elts=[], ctx=gast.Load())),
-            compat.for_stmt(part, compat.name(parts), [compat.expr_stmt(keep), inner]),
+            compat.for_stmt(part, compat.name(parts), keep + [inner]),
             push(ns.stack, compat.tuple_([compat.name(parts), compat.name(states)]))]
 
 

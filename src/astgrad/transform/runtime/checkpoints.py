@@ -88,14 +88,13 @@ def segments(iterable, every):
     return [steps[i:i + size] for i in range(0, n, size)]
 
 
-def fixed_state(values, where):
-    """``values`` unchanged; a random generator among them is refused: running it again would draw other numbers."""
+def fixed_state(values, where) -> None:
+    """Refuse a random generator among ``values``: the reverse sweep would run it again and draw other numbers."""
     for value in values:
         if isinstance(value, GENERATORS):
             raise TypeError(f"astgrad: {where} holds a random generator ({type(value).__name__}); the reverse sweep "
                             "would run it again and draw other numbers. Draw the numbers outside the checkpointed "
                             "code and pass them in")
-    return values
 
 
 def random_use(fn, _seen=None) -> str | None:
