@@ -443,3 +443,57 @@ def test_forward_mode_runs_the_marked_code_as_written():
     tangent = astgrad.jvp(nested_marked, wrt=(0, 1))(X, P, 3, (X, P))
     want = astgrad.jvp(nested_plain, wrt=(0, 1))(X, P, 3, (X, P))
     np.testing.assert_allclose(tangent, want, rtol=1e-12)
+
+
+def test_a_name_the_loop_binds_on_its_first_step_only():
+    def f(x, n):
+        for t in astgrad.checkpointed(range(n)):
+            if t == 0:
+                first = np.cos(x)
+            x = np.sin(x) + first  # first: bound in step 0, read in every step (its adjoint does not read it)
+        return np.sum(x)
+
+    def plain(x, n):
+        for t in range(n):
+            if t == 0:
+                first = np.cos(x)
+            x = np.sin(x) + first
+        return np.sum(x)
+
+    for level in LEVELS:
+        np.testing.assert_allclose(astgrad.grad(f, optimize=level)(X, 5), astgrad.grad(plain, optimize=level)(X, 5),
+                                   rtol=1e-12)
+
+
+def test_a_checkpointed_loop_the_adjoint_does_not_need():
+    def f(x, n):
+        k = 0
+        for _ in astgrad.checkpointed(range(n)):
+            k = k + 1
+        y = x
+        for _ in range(n):
+            y = np.sin(y) * 2.0
+        return np.sum(y) * k
+
+    def plain(x, n):
+        k = 0
+        for _ in range(n):
+            k = k + 1
+        y = x
+        for _ in range(n):
+            y = np.sin(y) * 2.0
+        return np.sum(y) * k
+
+    for level in LEVELS:
+        np.testing.assert_allclose(astgrad.grad(f, optimize=level)(X, 4), astgrad.grad(plain, optimize=level)(X, 4),
+                                   rtol=1e-12)
+
+
+def test_a_generator_in_a_checkpointed_loop_state_is_refused_when_it_runs():
+    def f(x, rng, n):
+        for _ in astgrad.checkpointed(range(n)):
+            x = x + rng.normal(size=4)
+        return np.sum(x)
+
+    with pytest.raises(TypeError, match="random generator"):
+        astgrad.grad(f)(X, np.random.default_rng(0), 3)

@@ -37,12 +37,15 @@ from ..runtime.origins import ORIGIN, with_origin
 
 def primal(rev, s):
     """The loop run segment by segment with no saves but each segment's state; the segments and states pushed."""
+    if not rev.needed(s):  # nothing of it reaches the adjoint
+        return [compat.for_stmt(s.target, compat.clone(s.iter), plain(rev, s.body) or [compat.make("Pass")])]
     _refuse(rev, s)
     for op in walk_ops(s.body):  # the callees' pairs made now: the adjoint's sweeps of the body may be undone
         if op.kind == "call" and rev.an.is_active(op):
             rev.call_variant(op)
     ns, names = rev.ns, rev.names
     state, entry = loop_state(rev, s)
+    rev.bound_first.update(state)  # a name the body reads after writing it on one path only
     parts, states, part = names.fresh("_segments"), names.fresh("_states"), names.fresh("_segment")
     helper = compat.name(ns.bind(checkpoints.segments, "segments"))
     keep = [rev.fixed_state([compat.name(v) for v in state], f"the state of the checkpointed loop at line {s.line}"),

@@ -65,6 +65,7 @@ class Reverser:
                                 if op.kind == "pack" or op.kind == "prim" and primitives.returns_sequence(op)}
         self.remat = plan.remat  # name -> op: recomputed, not saved (the remat pass chose them)
         self.read_counts = fusion.read_counts(plan.body)
+        self.bound_first: set = set()  # names a checkpointed loop keeps that may be unbound there: None first
 
     # -- primal --------------------------------------------------------
 
