@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import astgrad
+from astgrad import checkpointed
 from _numeric import numeric_grad
 
 LEVELS = (0, 1, 2)
@@ -231,6 +232,24 @@ def over_rows_plain(x, p, n):
     return np.sum(x)
 
 
+def enumerate_zip_marked(x, p, n):
+    rows = np.outer(np.linspace(0.1, 1.0, n), p)
+    for i, r in checkpointed(enumerate(rows), every=2):  # the marker imported by name
+        x = np.sin(x) * r + i
+    for a, b in astgrad.checkpointed(zip(rows, rows[::-1])):
+        x = np.cos(x) * a + b
+    return np.sum(x)
+
+
+def enumerate_zip_plain(x, p, n):
+    rows = np.outer(np.linspace(0.1, 1.0, n), p)
+    for i, r in enumerate(rows):
+        x = np.sin(x) * r + i
+    for a, b in zip(rows, rows[::-1]):
+        x = np.cos(x) * a + b
+    return np.sum(x)
+
+
 def nested_marked(x, p, n):
     for _ in astgrad.checkpointed(range(n)):
         for _ in astgrad.checkpointed(range(3)):
@@ -249,7 +268,7 @@ PAIRS = [(call_marked, call_plain), (call_decorated, call_decorated_plain), (cal
          (loop_marked, loop_plain), (trajectory_marked, trajectory_plain), (in_place_marked, in_place_plain),
          (branches_marked, branches_plain), (inner_loops_marked, inner_loops_plain),
          (rebound_after_marked, rebound_after_plain), (overwritten_marked, overwritten_plain),
-         (over_rows_marked, over_rows_plain), (same_argument_twice_marked, same_argument_twice_plain),
+         (over_rows_marked, over_rows_plain), (enumerate_zip_marked, enumerate_zip_plain), (same_argument_twice_marked, same_argument_twice_plain),
          (nested_marked, nested_plain)]
 
 
