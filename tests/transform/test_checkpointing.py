@@ -516,3 +516,12 @@ def test_a_generator_in_a_checkpointed_loop_state_is_refused_when_it_runs():
 
     with pytest.raises(TypeError, match="random generator"):
         astgrad.grad(f)(X, np.random.default_rng(0), 3)
+
+
+def test_the_gradient_of_a_checkpointed_function_is_its_gradient():
+    marked = astgrad.checkpoint(step)
+    for got, want in zip(astgrad.grad(lambda x, p: np.sum(marked(x, p)), wrt=(0, 1))(X, P),
+                         astgrad.grad(lambda x, p: np.sum(step(x, p)), wrt=(0, 1))(X, P)):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    np.testing.assert_allclose(astgrad.grad(marked, wrt=0)(X[0], P[0]), astgrad.grad(step, wrt=0)(X[0], P[0]),
+                               rtol=1e-12)
