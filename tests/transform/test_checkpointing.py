@@ -250,6 +250,24 @@ def enumerate_zip_plain(x, p, n):
     return np.sum(x)
 
 
+def augmented_marked(x, p, n):
+    x = x * 1.0
+    for _ in astgrad.checkpointed(range(n), every=2):
+        x += np.sin(x) * p  # writes into x's memory in numpy: astgrad's normal form makes a new array
+        x *= 1.1
+        np.multiply(x, 0.9, out=x)
+    return np.sum(x * x)
+
+
+def augmented_plain(x, p, n):
+    x = x * 1.0
+    for _ in range(n):
+        x += np.sin(x) * p
+        x *= 1.1
+        np.multiply(x, 0.9, out=x)
+    return np.sum(x * x)
+
+
 def nested_marked(x, p, n):
     for _ in astgrad.checkpointed(range(n)):
         for _ in astgrad.checkpointed(range(3)):
@@ -268,7 +286,8 @@ PAIRS = [(call_marked, call_plain), (call_decorated, call_decorated_plain), (cal
          (loop_marked, loop_plain), (trajectory_marked, trajectory_plain), (in_place_marked, in_place_plain),
          (branches_marked, branches_plain), (inner_loops_marked, inner_loops_plain),
          (rebound_after_marked, rebound_after_plain), (overwritten_marked, overwritten_plain),
-         (over_rows_marked, over_rows_plain), (enumerate_zip_marked, enumerate_zip_plain), (same_argument_twice_marked, same_argument_twice_plain),
+         (over_rows_marked, over_rows_plain), (enumerate_zip_marked, enumerate_zip_plain),
+         (augmented_marked, augmented_plain), (same_argument_twice_marked, same_argument_twice_plain),
          (nested_marked, nested_plain)]
 
 
