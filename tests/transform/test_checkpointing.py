@@ -268,6 +268,20 @@ def augmented_plain(x, p, n):
     return np.sum(x * x)
 
 
+def dict_marked(x, p, n):
+    d = {"v": x, "p": p}
+    for _ in astgrad.checkpointed(range(n), every=3):
+        d["v"] = np.sin(d["v"]) * d["p"]  # generated code writes the dict in place
+    return np.sum(d["v"])
+
+
+def dict_plain(x, p, n):
+    d = {"v": x, "p": p}
+    for _ in range(n):
+        d["v"] = np.sin(d["v"]) * d["p"]
+    return np.sum(d["v"])
+
+
 def nested_marked(x, p, n):
     for _ in astgrad.checkpointed(range(n)):
         for _ in astgrad.checkpointed(range(3)):
@@ -287,7 +301,7 @@ PAIRS = [(call_marked, call_plain), (call_decorated, call_decorated_plain), (cal
          (branches_marked, branches_plain), (inner_loops_marked, inner_loops_plain),
          (rebound_after_marked, rebound_after_plain), (overwritten_marked, overwritten_plain),
          (over_rows_marked, over_rows_plain), (enumerate_zip_marked, enumerate_zip_plain),
-         (augmented_marked, augmented_plain), (same_argument_twice_marked, same_argument_twice_plain),
+         (augmented_marked, augmented_plain), (dict_marked, dict_plain), (same_argument_twice_marked, same_argument_twice_plain),
          (nested_marked, nested_plain)]
 
 

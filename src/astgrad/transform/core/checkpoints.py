@@ -13,8 +13,9 @@ steps, ``2 sqrt(n)`` steps' worth for the default; time: one more forward
 run of the loop.
 
 It is exact because the names keep their values: the state holds the
-objects themselves (an item write in normal form makes a new array,
-``setitem``), and the steps run again compute what they computed.  What
+arrays themselves (an item write in normal form makes a new array,
+``setitem``) and copies of dicts and lists (``put`` writes a dict in
+place), and the steps run again compute what they computed.  What
 would break that is refused: a ``break`` (normalize.py), a list the body
 appends to in place (its items would be appended twice), random numbers
 (checkpoints.random_use at transform time, checkpoints.fixed_state on
@@ -50,7 +51,7 @@ def primal(rev, s):
     helper = compat.name(ns.bind(checkpoints.segments, "segments"))
     keep = [rev.fixed_state([compat.name(v) for v in state], f"the state of the checkpointed loop at line {s.line}"),
             compat.expr_stmt(compat.call(compat.attr(compat.name(states), "append"),
-                                         [compat.tuple_([compat.name(v) for v in state])]))]
+                                         [rev.kept([compat.name(v) for v in state])]))]
     inner = compat.for_stmt(s.target, compat.name(part), plain(rev, s.body))
     kept = [push(ns.stack, compat.tuple_([compat.name(v) for v in entry]))] if entry else []
     return kept + [compat.assign(parts, compat.call(helper, [compat.clone(s.iter), compat.clone(s.every)])),

@@ -93,9 +93,10 @@ class Reverser:
         if op.kind == "call" and self.an.is_active(op):
             forward, _, _ = self.call_variant(op)
             stack = compat.name(self.ns.stack)
-            if op.checkpoint:  # what its forward half saves is dropped: the adjoint makes it again
-                out.append(self.fixed_state(list(op.args) + list(op.kwargs.values()),
-                                            f"an argument of astgrad.checkpoint({op.fn.__qualname__})"))
+            if op.checkpoint:  # its arguments saved, what its forward half saves dropped: the adjoint makes it again
+                given = list(op.args) + list(op.kwargs.values())
+                out.append(self.fixed_state(given, f"an argument of astgrad.checkpoint({op.fn.__qualname__})"))
+                out.append(push(self.ns.stack, self.kept(given)))
                 stack = compat.make("List", elts=[], ctx=gast.Load())
             expr = compat.call(compat.name(forward), [stack] + [compat.clone(a) for a in op.args],
                                {k: compat.clone(v) for k, v in op.kwargs.items()})
@@ -362,11 +363,14 @@ class Reverser:
         seed = compat.name(self.adj(target)) if target in live else compat.const(0.0)
         stack = self.ns.stack
         if op.checkpoint:  # the forward half again, from the arguments the primal saved, onto a stack of its own
+            given = [self.names.temp() for _ in list(op.args) + list(op.kwargs)]
+            out.append(compat.assign(given, pop(self.ns.stack)))
             stack = self.names.fresh("_recomputed")
             out.append(compat.assign(stack, compat.make("List", elts=[], ctx=gast.Load())))
+            args, kwargs = given[:len(op.args)], dict(zip(op.kwargs, given[len(op.args):]))
             out.append(compat.expr_stmt(compat.call(
-                compat.name(forward), [compat.name(stack)] + [compat.clone(a) for a in op.args],
-                {k: compat.clone(v) for k, v in op.kwargs.items()})))
+                compat.name(forward), [compat.name(stack)] + [compat.name(a) for a in args],
+                {k: compat.name(v) for k, v in kwargs.items()})))
         value = compat.call(compat.name(backward), [compat.name(stack), seed])
         atoms = [bound_arguments(op, self.plan.source)[p] for p in active]
         if len(atoms) == 1:
@@ -382,6 +386,11 @@ class Reverser:
         check = compat.name(self.ns.bind(checkpoints.fixed_state, "fixed_state"))
         return compat.expr_stmt(compat.call(check, [compat.tuple_([compat.clone(a) for a in atoms]),
                                                     compat.const(where)]))
+
+    def kept(self, atoms):
+        """``kept((a, b))``: the values as they are now, dicts and lists copied (checkpoints.kept)."""
+        keep = compat.name(self.ns.bind(checkpoints.kept, "kept"))
+        return compat.call(keep, [compat.tuple_([compat.clone(a) for a in atoms])])
 
     def is_input(self, atom) -> bool:
         return isinstance(atom, gast.Name) and atom.id in self.an.adjoint

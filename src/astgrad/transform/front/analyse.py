@@ -119,8 +119,6 @@ class Analysis:
         """Primal names the adjoint of ``op`` reads (``values_only``: not just for their shape)."""
         if op.kind == "unpack":  # unpacked_gradient asks the value what it is (an array gets an array)
             return set(atom_names(op.args[0])) & self.locals
-        if op.kind == "call" and op.checkpoint:  # its adjoint runs the callee's forward half again on them
-            return self.reads_of(op)
         if op.kind != "prim":
             return set()
         kind, rule = primitives.classify(op.fn)

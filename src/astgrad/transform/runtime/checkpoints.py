@@ -110,6 +110,34 @@ _DRAWS = frozenset({
     "noncentral_chisquare", "f", "beta", "gamma", "spawn", "jumped", "advance"})
 
 
+def kept(values):
+    """``values`` (a tuple) as they are now: the dicts and lists in them copied, through nesting, sharing kept.
+
+    Generated code writes a dict in place (``runtime.put``), so a kept reference would see later writes
+    when the steps run again; arrays are never written in place there and are kept as they are.
+    """
+    memo: dict = {}
+
+    def copy(value):
+        kind = type(value)
+        if kind is not dict and kind is not list and kind is not tuple:
+            return value
+        if id(value) in memo:
+            return memo[id(value)]
+        if kind is tuple:
+            made = tuple(copy(v) for v in value)
+        elif kind is list:
+            made = memo[id(value)] = []
+            made.extend(copy(v) for v in value)
+        else:
+            made = memo[id(value)] = {}
+            made.update((k, copy(v)) for k, v in value.items())
+        memo[id(value)] = made
+        return made
+
+    return copy(values)
+
+
 def random_use(fn, _seen=None, _owner=None) -> str | None:
     """What in ``fn`` (or a user function or method it calls) draws random numbers, or None: read from its code.
 
