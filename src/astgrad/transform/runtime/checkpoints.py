@@ -125,15 +125,16 @@ def kept(values):
         if id(value) in memo:
             return memo[id(value)]
         if kind is tuple:
-            made = tuple(copy(v) for v in value)
+            memo[id(value)] = tuple(copy(v) for v in value)
         elif kind is list:
-            made = memo[id(value)] = []
-            made.extend(copy(v) for v in value)
+            items: list = []
+            memo[id(value)] = items  # before its items: a list that holds itself
+            items.extend(copy(v) for v in value)
         else:
-            made = memo[id(value)] = {}
-            made.update((k, copy(v)) for k, v in value.items())
-        memo[id(value)] = made
-        return made
+            entries: dict = {}
+            memo[id(value)] = entries
+            entries.update((k, copy(v)) for k, v in value.items())
+        return memo[id(value)]
 
     return copy(values)
 
