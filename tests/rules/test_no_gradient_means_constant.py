@@ -27,7 +27,7 @@ from astgrad import rules
 from astgrad.rules import _extra, _support, losses, sliding_windows
 from astgrad.transform.front import primitives
 from astgrad.transform import runtime
-from astgrad.transform.runtime import caller_state, checks, outputs, structural, tangents
+from astgrad.transform.runtime import caller_state, checkpoints, checks, outputs, structural, tangents
 from _numeric import gradient
 
 EPS = 1e-6
@@ -110,6 +110,7 @@ SAMPLES = {
                                      None, False),
     caller_state.caller_dict: (lambda a: caller_state.caller_dict({"h": a}, "p", {}, 'p["h"] = v'), [normal(2)],
                                None, False),
+    checkpoints.fixed_state: (lambda a: checkpoints.fixed_state((a, a[0]), "the state"), [normal(3)], None, False),
 }
 
 #: declarations whose inputs are never floating values (integers, shapes, axes, indices): nothing to move

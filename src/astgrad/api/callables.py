@@ -16,6 +16,7 @@ import functools
 import types
 
 from ..transform.front.locate import own_signature
+from ..transform.runtime.checkpoints import Checkpointed
 
 
 def split(f, wrt, mode):
@@ -24,6 +25,8 @@ def split(f, wrt, mode):
         return f, wrt, _same
     if isinstance(f, staticmethod):  # as found in a class's __dict__
         return split(f.__func__, wrt, mode)
+    if isinstance(f, Checkpointed):  # checkpointing marks calls inside a differentiated function: here it is f
+        return split(f.__wrapped__, wrt, mode)
     if isinstance(f, types.MethodType):
         params = _parameters(f.__func__, f, mode)
         if not params or params[0].kind not in (params[0].POSITIONAL_ONLY, params[0].POSITIONAL_OR_KEYWORD):

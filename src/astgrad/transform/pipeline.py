@@ -324,7 +324,7 @@ def reverse(ctx):
     result = grads[0] if len(grads) == 1 else compat.tuple_(grads)
     if ctx.preserve_result:
         result = compat.tuple_([result, compat.clone(value)])
-    body = _inits(ctx) + primal + tail + adjoint + [compat.ret(result)]
+    body = _inits(ctx, rev.bound_first) + primal + tail + adjoint + [compat.ret(result)]
     if uses_stack(body, ns.stack):
         body = [compat.assign(ns.stack, compat.make("List", elts=[], ctx=gast.Load()))] + body
     args = arguments(ctx.source.tree, ns, ctx.fn, seed=seed,
@@ -348,7 +348,7 @@ def reverse_callee(ctx):
     adjoint, live = rev.adjoint(ctx.body, live)
     keep = sorted(an.reads | an.saved)
     state = [compat.name(v) for v in keep]
-    forward_body = _inits(ctx, keep) + primal
+    forward_body = _inits(ctx, set(keep) | rev.bound_first) + primal
     backward_body = []
     if keep:
         packed = state[0] if len(state) == 1 else compat.tuple_(state)

@@ -24,9 +24,9 @@ import numpy as np
 from ... import rules
 from ..ir import compat
 from ..front import containers, lists, primitives
-from . import fusion
+from . import checkpoints as checkpointed_loops, fusion
 from .. import runtime
-from ..runtime import structural
+from ..runtime import checkpoints, structural
 from ..front.locate import bound_arguments, passed_functions
 from ..ir.compat import gast
 from ..runtime.origins import ORIGIN, with_origin
@@ -65,6 +65,7 @@ class Reverser:
                                 if op.kind == "pack" or op.kind == "prim" and primitives.returns_sequence(op)}
         self.remat = plan.remat  # name -> op: recomputed, not saved (the remat pass chose them)
         self.read_counts = fusion.read_counts(plan.body)
+        self.bound_first: set = set()  # names a checkpointed loop keeps that may be unbound there: None first
 
     # -- primal --------------------------------------------------------
 
@@ -91,7 +92,13 @@ class Reverser:
         expr = op.expr
         if op.kind == "call" and self.an.is_active(op):
             forward, _, _ = self.call_variant(op)
-            expr = compat.call(compat.name(forward), [compat.name(self.ns.stack)] + [compat.clone(a) for a in op.args],
+            stack = compat.name(self.ns.stack)
+            if op.checkpoint:  # its arguments saved, what its forward half saves dropped: the adjoint makes it again
+                given = list(op.args) + list(op.kwargs.values())
+                out.append(self.fixed_state(given, f"an argument of astgrad.checkpoint({op.fn.__qualname__})"))
+                out.append(push(self.ns.stack, self.kept(given)))
+                stack = compat.make("List", elts=[], ctx=gast.Load())
+            expr = compat.call(compat.name(forward), [stack] + [compat.clone(a) for a in op.args],
                                {k: compat.clone(v) for k, v in op.kwargs.items()})
         target = op.targets if op.kind == "unpack" else op.targets[0]
         out.append(compat.assign(target, compat.clone(expr)))
@@ -99,6 +106,8 @@ class Reverser:
         return out
 
     def primal_for(self, s):
+        if s.every is not None:
+            return checkpointed_loops.primal(self, s)
         out = [push(self.ns.stack, compat.name(s.target))] if s.target in self.an.saved else []
         body = self.primal(s.body)
         loop = functools.partial(compat.for_stmt, s.target, compat.clone(s.iter))
@@ -365,10 +374,20 @@ class Reverser:
         return name in self.an.reads or not self.backward_only or name not in self.an.locals | set(self.plan.params)
 
     def adjoint_call(self, op, live, out):
-        _, backward, active = self.call_variant(op)
+        forward, backward, active = self.call_variant(op)
         target = op.targets[0]
         seed = compat.name(self.adj(target)) if target in live else compat.const(0.0)
-        value = compat.call(compat.name(backward), [compat.name(self.ns.stack), seed])
+        stack = self.ns.stack
+        if op.checkpoint:  # the forward half again, from the arguments the primal saved, onto a stack of its own
+            given = [self.names.temp() for _ in list(op.args) + list(op.kwargs)]
+            out.append(compat.assign(given, pop(self.ns.stack)))
+            stack = self.names.fresh("_recomputed")
+            out.append(compat.assign(stack, compat.make("List", elts=[], ctx=gast.Load())))
+            args, kwargs = given[:len(op.args)], dict(zip(op.kwargs, given[len(op.args):]))
+            out.append(compat.expr_stmt(compat.call(
+                compat.name(forward), [compat.name(stack)] + [compat.name(a) for a in args],
+                {k: compat.name(v) for k, v in kwargs.items()})))
+        value = compat.call(compat.name(backward), [compat.name(stack), seed])
         atoms = [bound_arguments(op, self.plan.source)[p] for p in active]
         if len(atoms) == 1:
             self.accumulate(atoms[0], value, live, out, may_zero=True)
@@ -377,6 +396,17 @@ class Reverser:
         out.append(compat.assign(temps, value))
         for atom, temp in zip(atoms, temps):
             self.accumulate(atom, compat.name(temp), live, out, may_zero=True)
+
+    def fixed_state(self, atoms, where):
+        """``fixed_state((a, b), where)``: a random generator among the atoms is refused (checkpoints.py)."""
+        check = compat.name(self.ns.bind(checkpoints.fixed_state, "fixed_state"))
+        return compat.expr_stmt(compat.call(check, [compat.tuple_([compat.clone(a) for a in atoms]),
+                                                    compat.const(where)]))
+
+    def kept(self, atoms):
+        """``kept((a, b))``: the values as they are now, dicts and lists copied (checkpoints.kept)."""
+        keep = compat.name(self.ns.bind(checkpoints.kept, "kept"))
+        return compat.call(keep, [compat.tuple_([compat.clone(a) for a in atoms])])
 
     def is_input(self, atom) -> bool:
         return isinstance(atom, gast.Name) and atom.id in self.an.adjoint
@@ -452,6 +482,8 @@ class Reverser:
         return before, code
 
     def adjoint_for(self, s, live):
+        if s.every is not None:
+            return checkpointed_loops.adjoint(self, s, live)
         before, body = self.loop_body(s.body, live)
         iterable = compat.clone(s.iter)
         if self.needed(s) and breaks(s.body):

@@ -18,7 +18,7 @@ import numpy as _np
 
 from ... import rules
 from ...rules.joining import as_column
-from ..runtime import attributes, checks
+from ..runtime import attributes, checkpoints, checks
 from ..runtime.value_types import held_data, other_meaning
 from ..ir import compat
 from . import methods, primitives
@@ -370,6 +370,14 @@ def _call(n, target, expr):
     args = [n.atomize(a) for a in expr.args]
     kwargs = {kw.arg: n.atomize(kw.value) for kw in expr.keywords}
     obj = n.static(func)
+    marked = False  # astgrad.checkpoint(g)(...), or g made by @astgrad.checkpoint: recomputed, not saved
+    if isinstance(func, gast.Call) and n.static(func.func) is checkpoints.checkpoint:
+        if len(func.args) != 1 or func.keywords or isinstance(func.args[0], gast.Starred):
+            raise n.error(func, "astgrad.checkpoint takes one function", "Write `astgrad.checkpoint(step)(x, p)`.")
+        func, marked = func.args[0], True
+        obj = n.static(func)
+    elif isinstance(obj, checkpoints.Checkpointed):
+        obj, marked = obj.__wrapped__, True
     if getattr(obj, "__astgrad_raw__", None) is None and getattr(obj, "__astgrad_primitive__", None) is not None:
         obj = obj.__astgrad_primitive__  # a primitive's function itself (generated code calls append so): its entry
     if obj is MISSING and isinstance(func, gast.Name) and func.id == n.src.fn.__code__.co_name \
@@ -444,7 +452,14 @@ def _call(n, target, expr):
             raise n.error(expr, "float() takes one argument here")
         n.emit([target], "copy", node, expr, args=args)
     else:
-        n.emit([target], kind, node, expr, fn=obj, args=args, kwargs=kwargs)
+        op = n.emit([target], kind, node, expr, fn=obj, args=args, kwargs=kwargs)
+        if marked and kind == "call":
+            why = checkpoints.random_use(obj)
+            if why is not None:
+                raise n.error(expr, f"astgrad.checkpoint({obj.__qualname__}) would run it again in the reverse sweep, "
+                              f"and it draws random numbers ({why}): the second run would differ from the first",
+                              "Draw the random numbers outside the checkpointed function and pass them in.")
+            op.checkpoint = True
 
 
 def _spread_call(n, target, expr):

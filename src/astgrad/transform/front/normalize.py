@@ -24,14 +24,14 @@ import numpy as np
 from ... import rules
 from ...rules import sequences
 from ..ir import compat
-from ..runtime import contexts, checks
+from ..runtime import checkpoints, contexts, checks
 from . import numpy_writes
 from .. import runtime
 from .aliasing import AUGMENTED_ITEM, shares_memory
 from ..ir.compat import gast
 from ..ir.errors import UnsupportedSyntaxError
 from .expressions import assign_expression, defined_lambda
-from ..ir.nodes import Break, For, If, Op, Raw, While, atom_names, op_reads
+from ..ir.nodes import Break, For, If, Op, Raw, While, atom_names, breaks, op_reads
 from .naming import read_elsewhere, scope_names
 from .parse import MISSING
 from ..runtime.origins import ORIGIN
@@ -550,8 +550,12 @@ class Normalizer:
             raise self.error(s.target, "for loops must assign a name or a tuple of names")
         body_assigned = {n.id for st in s.body for n in compat.walk(st)
                          if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-        s = dict_view_loop(self, s, body_assigned) or s  # for k, v in d.items(): by key
-        it = s.iter
+        every = None
+        if isinstance(s.iter, gast.Call) and self.static(s.iter.func) is checkpoints.checkpointed:
+            it, every = self.checkpointed_iterable(s.iter)
+        else:
+            s = dict_view_loop(self, s, body_assigned) or s  # for k, v in d.items(): by key
+            it = s.iter
         head: list = []
         fn = self.static(it.func) if isinstance(it, gast.Call) else MISSING
         line, text = self.src.user_line(s), self.src.line_text(s)
@@ -609,7 +613,21 @@ class Normalizer:
         saved = self.stmt
         body = self.block(head + list(s.body))
         self.stmt = saved
-        self.out.append(For(target, iter_expr, body, line, text))
+        if every is not None and breaks(body):
+            raise self.error(s, "a checkpointed loop cannot break: its segments are cut before it runs",
+                             "Drop the break (compute a mask and use np.where), or drop astgrad.checkpointed.")
+        self.out.append(For(target, iter_expr, body, line, text, every=every))
+
+    def checkpointed_iterable(self, call):
+        """``astgrad.checkpointed(iterable, every)``: the iterable's expression and the atom of ``every``."""
+        given = dict(zip(("iterable", "every"), call.args))
+        given.update((kw.arg, kw.value) for kw in call.keywords)
+        if len(call.args) > 2 or set(given) - {"iterable", "every"} or "iterable" not in given \
+                or any(isinstance(a, gast.Starred) for a in call.args):
+            raise self.error(call, "astgrad.checkpointed takes the iterable and every=",
+                             "Write `for t in astgrad.checkpointed(range(n)):` or `...(range(n), every=k)`.")
+        every = given.get("every")
+        return given["iterable"], self.atomize(every) if every is not None else compat.const(None)
 
     def loop_index(self, s, name, assigned, head):
         """The loop's own index variable: the user's name, or a fresh one bound to it first in the body

@@ -40,6 +40,7 @@ class Op:
     inplace: Any = None            # (what, instead): the user's code writes into the target's memory
     through: bool = False          # the write is a[i] = t of a[i][j] = v (normalize.store_through)
     augmented: bool = False        # x op= v on a name (aliasing: a number there is only rebound)
+    checkpoint: bool = False       # a call of astgrad.checkpoint(g): its adjoint runs g's forward half again
 
 
 @dataclass
@@ -59,6 +60,8 @@ class For:
     line: int
     text: str
     counted: bool = False          # body may break: count the trips
+    every: Any = None              # astgrad.checkpointed(iterable, every): the atom of every (a None constant
+    #                                by default); None for a loop that is not checkpointed
 
 
 @dataclass

@@ -23,7 +23,7 @@ import numpy as np
 from ... import rules
 from ...rules import _support, batching, defbatch, defjvp, defnondiff, defvjp
 from ...rules._support import expand_reduced, filled, reverse_cumsum
-from . import attributes, caller_state, checks, structural
+from . import attributes, caller_state, checkpoints, checks, structural
 from . import outputs
 from .. import runtime
 from .attributes import attribute_gradient, attribute_tangent
@@ -39,7 +39,7 @@ defnondiff(runtime.shape, runtime.size, runtime.ndim, runtime.broadcast_shape, r
            _support.within, outputs.scalar_output, outputs.not_scalar, outputs.aux_pair, zero_tangent,
            checks.not_joined, checks.not_a_dict, checks.written_through, checks.a_number,
            checks.a_returned_number, checks.written_outside, checks.same_method,
-           checks.an_array, caller_state.caller_dict, runtime.floats, runtime.checked)
+           checks.an_array, caller_state.caller_dict, runtime.floats, runtime.checked, checkpoints.fixed_state)
 
 
 # -- spreading a gradient over a shape, and summing it back -------------------

@@ -1,0 +1,187 @@
+"""Square-root checkpointing of a loop marked ``for t in astgrad.checkpointed(iterable):``.
+
+The primal sweep runs the loop in segments of ``every`` steps (about the
+square root of their number) as the user wrote it, saving nothing but the
+loop's *state* at the start of each segment: the values of the names the
+body reads before it writes them (and once, before the loop, the saved
+names it overwrites).
+The adjoint sweep takes the segments last first: it binds the names to the
+segment's state, runs the segment's steps again as the ordinary primal
+sweep does (pushing what each step's adjoint reads), then their adjoints.
+Memory: the states of n / every segments plus the saves of one segment's
+steps, ``2 sqrt(n)`` steps' worth for the default; time: one more forward
+run of the loop.
+
+It is exact because the names keep their values: the state holds the
+arrays themselves (an item write in normal form makes a new array,
+``setitem``) and copies of dicts and lists (``put`` writes a dict in
+place), and the steps run again compute what they computed.  What
+would break that is refused: a ``break`` (normalize.py), a list the body
+appends to in place (its items would be appended twice), random numbers
+(checkpoints.random_use at transform time, checkpoints.fixed_state on
+the state at run time).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ...rules import sequences
+from ..front import primitives
+from ..ir import compat
+from ..ir.compat import gast
+from ..ir.nodes import Break, For, If, Op, Raw, While, atom_names, op_reads, walk_ops
+from ..ir.tagged import pop, push
+from ..runtime import checkpoints
+from ..runtime.origins import ORIGIN, with_origin
+
+
+def primal(rev, s):
+    """The loop run segment by segment with no saves but each segment's state; the segments and states pushed."""
+    if not rev.needed(s):  # nothing of it reaches the adjoint
+        return [compat.for_stmt(s.target, compat.clone(s.iter), plain(rev, s.body) or [compat.make("Pass")])]
+    _refuse(rev, s)
+    for op in walk_ops(s.body):  # the callees' pairs made now: the adjoint's sweeps of the body may be undone
+        if op.kind == "call" and rev.an.is_active(op):
+            rev.call_variant(op)
+    ns, names = rev.ns, rev.names
+    state, entry = loop_state(rev, s)
+    rev.bound_first.update(state)  # a name the body reads after writing it on one path only
+    parts, states, part = names.fresh("_segments"), names.fresh("_states"), names.fresh("_segment")
+    helper = compat.name(ns.bind(checkpoints.segments, "segments"))
+    keep = [rev.fixed_state([compat.name(v) for v in state], f"the state of the checkpointed loop at line {s.line}"),
+            compat.expr_stmt(compat.call(compat.attr(compat.name(states), "append"),
+                                         [rev.kept([compat.name(v) for v in state])]))]
+    inner = compat.for_stmt(s.target, compat.name(part), plain(rev, s.body))
+    kept = [push(ns.stack, compat.tuple_([compat.name(v) for v in entry]))] if entry else []
+    return kept + [compat.assign(parts, compat.call(helper, [compat.clone(s.iter), compat.clone(s.every)])),
+            compat.assign(states, compat.make("List", elts=[], ctx=gast.Load())),
+            compat.for_stmt(part, compat.name(parts), keep + [inner]),
+            push(ns.stack, compat.tuple_([compat.name(parts), compat.name(states)]))]
+
+
+def adjoint(rev, s, live):
+    """Each segment, last first: its state bound again, its steps run with their saves, then their adjoints."""
+    ns, names = rev.ns, rev.names
+    state, entry = loop_state(rev, s)
+    before, body = rev.loop_body(s.body, live)
+    parts, states, part, k = (names.fresh(n) for n in ("_segments", "_states", "_segment", "_k"))
+    inner = dataclasses.replace(s, iter=compat.name(part), every=None)
+    rerun = rev.primal_for(inner)
+    steps = compat.call(compat.name(ns.bind(reversed, "reversed")), [compat.name(part)])
+    back = [compat.for_stmt(s.target, steps, body)]
+    if s.target in rev.an.saved:
+        back.append(compat.assign(s.target, pop(ns.stack)))
+    restore = compat.call(compat.attr(compat.name(states), "pop"), [])
+    segment = [compat.assign(part, compat.make("Subscript", value=compat.name(parts), slice=compat.name(k),
+                                               ctx=gast.Load()))]
+    if state:
+        segment.append(compat.assign(list(state), restore))
+    else:
+        segment.append(compat.expr_stmt(restore))
+    count = compat.call(compat.name(ns.bind(len, "len")), [compat.name(parts)])
+    every = compat.call(compat.name(ns.bind(range, "range")), [count])
+    order = compat.call(compat.name(ns.bind(reversed, "reversed")), [every])
+    kept = [compat.assign(list(entry), pop(ns.stack))] if entry else []
+    return ([compat.assign([parts, states], pop(ns.stack))] + before
+            + [compat.for_stmt(k, order, segment + rerun + back)] + kept)
+
+
+def loop_state(rev, s) -> tuple[list[str], list[str]]:
+    """The names each segment's steps need bound as they were (read before written in the body), and the
+    saved names the body writes that are not among them, which need their values from before the loop
+    only: each segment's pops put back what its steps run again pushed, and the last segment undone
+    must leave them as the loop found them, for the adjoint of the code before it."""
+    locals_ = rev.an.locals | set(rev.plan.params)
+    exposed = _exposed(s.body, set(), locals_) - {s.target}
+    written = {t for op in walk_ops(s.body) for t in op.targets} | _loop_targets(s.body)
+    saved = (written | {s.target}) & rev.an.saved
+    return sorted(exposed), sorted(saved - exposed)
+
+
+def _exposed(stmts, defined, locals_) -> set:
+    """Names ``stmts`` may read before they write them (``defined``: written on every path so far; updated)."""
+    found = set()
+    for s in stmts:
+        if isinstance(s, Op):
+            found |= (set(op_reads(s)) | set(atom_names(s.expr))) & locals_ - defined
+            defined.update(s.targets)
+        elif isinstance(s, If):
+            found |= {s.test} & locals_ - defined
+            left, right = set(defined), set(defined)
+            found |= _exposed(s.body, left, locals_) | _exposed(s.orelse, right, locals_)
+            defined.update(left & right)
+        elif isinstance(s, For):
+            found |= set(atom_names(s.iter)) & locals_ - defined
+            found |= set(atom_names(s.every)) & locals_ - defined if s.every is not None else set()
+            found |= _exposed(s.body, set(defined) | {s.target}, locals_)
+        elif isinstance(s, While):
+            inner = set(defined)
+            found |= _exposed(s.cond, inner, locals_)
+            found |= _exposed(s.body, inner, locals_)
+        elif isinstance(s, Raw):
+            found |= {n.id for n in compat.walk(s.stmt) if isinstance(n, gast.Name)} & locals_ - defined
+    return found
+
+
+def _loop_targets(stmts) -> set:
+    return {x.target for x in _walk(stmts) if isinstance(x, For)}
+
+
+def _walk(stmts):
+    for s in stmts:
+        yield s
+        for block in ([s.body, s.orelse] if isinstance(s, If) else [s.body] if isinstance(s, For)
+                      else [s.cond, s.body] if isinstance(s, While) else []):
+            yield from _walk(block)
+
+
+def plain(rev, stmts) -> list:
+    """``stmts`` as the user's code runs them: no saves, calls of user functions as written."""
+    out = []
+    for s in stmts:
+        if isinstance(s, Op):
+            target = s.targets if s.kind == "unpack" else s.targets[0]
+            out.append(compat.assign(target, compat.clone(s.expr)))
+            setattr(out[-1], ORIGIN, (rev.plan.source.filename, s.line, s.text, False))
+        elif isinstance(s, If):
+            out.append(compat.if_stmt(compat.name(s.test), plain(rev, s.body) or [compat.make("Pass")],
+                                      plain(rev, s.orelse)))
+        elif isinstance(s, For):
+            out.append(compat.for_stmt(s.target, compat.clone(s.iter), plain(rev, s.body) or [compat.make("Pass")]))
+        elif isinstance(s, While):
+            test = compat.name(s.test)
+            out += plain(rev, s.cond)
+            out.append(compat.while_stmt(test, plain(rev, s.body) or [compat.make("Pass")]))
+        elif isinstance(s, Break):
+            out.append(compat.make("Break"))
+        elif isinstance(s, Raw):
+            out.append(with_origin(s.stmt, rev.plan.source.filename, s.line, s.text))
+    return out
+
+
+def _refuse(rev, s):
+    """A list the body grows in place, or random numbers it draws: the steps run again would not be the same."""
+    for op in walk_ops(s.body):
+        if id(op) in rev.plan.grown or op.fn is sequences.append:
+            raise rev.plan.source.error(op.node, "a checkpointed loop appends to a list, which its steps run again "
+                                        "in the reverse sweep would append to twice",
+                                        "Write the items into a preallocated array (out[t] = v), or drop "
+                                        "astgrad.checkpointed from this loop.")
+        why = checkpoints.random_use(op.fn) if op.kind == "call" else _random_primitive(op)
+        if why is not None:
+            raise rev.plan.source.error(op.node, f"a checkpointed loop draws random numbers ({why}): its steps run "
+                                        "again in the reverse sweep would draw other ones",
+                                        "Draw the random numbers before the loop and index them in it.")
+
+
+def _random_primitive(op):
+    fn = op.fn
+    if fn is None:
+        return None
+    module = getattr(fn, "__module__", None) or ""
+    owner = getattr(fn, "__self__", None)
+    if module.split(".")[0] == "random" or module.startswith("numpy.random") \
+            or isinstance(owner, checkpoints.GENERATORS) or fn in primitives.RANDOM_STATE:
+        return getattr(fn, "__qualname__", getattr(fn, "__name__", "a random function"))
+    return None
