@@ -454,10 +454,10 @@ def _call(n, target, expr):
     else:
         op = n.emit([target], kind, node, expr, fn=obj, args=args, kwargs=kwargs)
         if marked and kind == "call":
-            why = checkpoints.random_use(obj)
-            if why is not None:
+            drawn = checkpoints.random_use(obj)
+            if drawn is not None:
                 raise n.error(expr, f"astgrad.checkpoint({obj.__qualname__}) would run it again in the reverse sweep, "
-                              f"and it draws random numbers ({why}): the second run would differ from the first",
+                              f"and it draws random numbers ({drawn}): the second run would differ from the first",
                               "Draw the random numbers outside the checkpointed function and pass them in.")
             op.checkpoint = True
 
