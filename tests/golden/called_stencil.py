@@ -34,6 +34,8 @@ def forward_stencil(_stack, u):
     t2 = np.roll(u, 1)
     t3 = np.roll(u, -1)
     t1 = t2 + t3
+    t2 = only_shape(t2)
+    t3 = only_shape(t3)
     t4 = 2 * u
     result = t1 - t4
     t1 = only_shape(t1)

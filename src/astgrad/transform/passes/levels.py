@@ -48,7 +48,7 @@ def drop_unread_saves(ctx):
 
 def keep_only_shapes(ctx):
     """``t = only_shape(t)`` after the last primal read of a value the adjoint reads only for its shape."""
-    ctx.fn_def = drop_arrays(ctx.fn_def, ctx.primal, ctx.adjoint, ctx.helpers, ctx.names.temps)
+    ctx.fn_def = drop_arrays(ctx.fn_def, ctx.primal, ctx.adjoint, ctx.helpers, ctx.names.temps, ctx.ns)
 
 
 def compute_only_shapes(ctx):
