@@ -4,6 +4,7 @@ def dmethods(w, v, *, dresult=1.0):
     t5 = h.T
     t4 = np.dot(t5, h)
     t3 = Shaped(reduced_shape(shape(t4), None, False)) if floats(t4) else np.sum(t4)
+    t4 = only_shape(t4)
     t7 = np.mean(h, axis=0)
     t6 = np.max(t7)
     t2 = Shaped(broadcast_shape(shape(t3), shape(t6))) if floats(t3, t6) else stand_in(t3) + t6

@@ -29,15 +29,14 @@ def forward_power(_stack, x, n):
         t3 = n - 1
         t2 = forward_power(_stack, x, t3)
         result = x * t2
-    _stack.append(t1)
-    _stack.append((t2, x))
+    _stack.append((t1, t2, x))
     return result
 
 
 def backward_power(_stack, dresult):
-    t2, x = _stack.pop()
+    t1, t2, x = _stack.pop()
     # grad of line 61: if n == 0:
-    if _stack.pop():
+    if t1:
         dx = 0.0
     else:
         # grad of line 63: return x * power(x, n - 1)

@@ -113,3 +113,13 @@ def batched_layer(x, W, b):
     h = np.tanh(x @ W + b)
     p = np.exp(h - np.max(h))
     return p / p.sum() + 0.1 * x[0]
+
+
+def stencil(u):
+    return np.roll(u, 1) + np.roll(u, -1) - 2 * u
+
+
+def diffusion(c, u, steps):
+    for _ in range(steps):
+        u = u + c * stencil(u)
+    return np.sum(u ** 2)

@@ -38,6 +38,7 @@ CASES = {
     "several_returns": (lambda level: astgrad.grad(g.several_returns, optimize=level), (X * 3,), [0]),
     "tutorial": (lambda level: astgrad.grad(g.tutorial, optimize=level), (X,), [0]),  # the rules written out inline
     "fused_scalar_loop": (lambda level: astgrad.grad(g.scalar_loop, optimize=level), (0.5, 30), [0]),  # one derivative line
+    "called_stencil": (lambda level: astgrad.grad(g.diffusion, wrt=(0, 1), optimize=level), (0.1, X, 3), [0, 1]),
     "jvp_for_loop": (lambda level: astgrad.jvp(g.for_loop, optimize=level), None, None),  # forward mode
     "jvp_nested_call": (lambda level: astgrad.jvp(g.nested_call, wrt=(0, 1), optimize=level), None, None),
 }

@@ -45,7 +45,7 @@ from .ir import compat
 from .ir.compat import gast
 from .ir.errors import TransformError
 from .ir.nodes import assigned, first_bindings, walk_ops
-from .ir.tagged import pop, push, uses_stack
+from .ir.tagged import returns, uses_stack
 from .ir.trees import arguments, function_def, marker
 from .runtime import checks, net
 from .runtime.origins import origins
@@ -72,7 +72,9 @@ from .core.remat import rematerializable
 from .core.reverse import Reverser
 from .passes.levels import (array_sizes, compute_only_shapes, dead_code, drop_unread_saves, in_place,
                             inline_temporaries, keep_only_shapes, linear_recurrences, overwritten_saves,
-                            read_through_copies, release_arrays, saves_in_locals, shapes_on_stack, static_shapes)
+                            in_place_halves, read_through_copies, release_arrays, saves_in_locals, shapes_on_stack,
+                            static_shapes)
+from .passes.split import split as split_pair
 from .passes.unused import GivenFloats, optimize, specialise_callees
 from .back.emit import compile_source, drop_lines_with, printable, render
 from .back.namespace import Namespace
@@ -282,10 +284,9 @@ def scalar_seeds(ctx):
 
 
 def remat(ctx):
-    """In the entry: cheap values the adjoint reads are computed again there instead of saved."""
-    if ctx.entry:
-        ctx.remat = rematerializable(ctx.body, ctx.analysis, ctx.params)
-        ctx.analysis.saved -= set(ctx.remat)
+    """Cheap values the adjoint reads are computed again there instead of saved."""
+    ctx.remat = rematerializable(ctx.body, ctx.analysis, ctx.params)
+    ctx.analysis.saved -= set(ctx.remat)
     ctx.choices.append("recomputed in the adjoint instead of saved: " + (", ".join(sorted(ctx.remat)) or "nothing"))
 
 
@@ -335,32 +336,34 @@ def reverse(ctx):
 
 
 def reverse_callee(ctx):
-    """``forward_f(_stack, ...)`` runs f and saves what ``backward_f(_stack, dresult)`` needs."""
+    """One function as the entry's, ``returns(value)`` between its sweeps; ``split`` cuts it into a pair.
+
+    Its parameters are the stack, the user's and the seed: the optimisation
+    passes after it see the primal and the adjoint together, as in the
+    entry, and decide the same (``split``: what ``forward_f`` saves is what
+    ``backward_f`` reads).
+    """
     fn, ns, active = ctx.fn, ctx.ns, ctx.wrt
-    forward_name, backward_name, _ = ctx.name
     rev = _reverser(ctx)
-    rev.backward_only = True
     primal = rev.primal(ctx.body)
     an, ret = ctx.analysis, ctx.ret
     live = {ret.id} if isinstance(ret, gast.Name) and ret.id in an.adjoint else set()
     seed = ctx.adjoints(ret.id) if live else ctx.names.fresh("dresult")
     rev.maybe_zero.update(live)  # a caller without a gradient for the result passes 0.0
     adjoint, live = rev.adjoint(ctx.body, live)
-    keep = sorted(an.reads | an.saved)
-    state = [compat.name(v) for v in keep]
-    forward_body = _inits(ctx, set(keep) | rev.bound_first) + primal
-    backward_body = []
-    if keep:
-        packed = state[0] if len(state) == 1 else compat.tuple_(state)
-        forward_body.append(push(ns.stack, packed))
-        backward_body.append(compat.assign(keep if len(keep) > 1 else keep[0], pop(ns.stack)))
-    forward_body.append(compat.ret(compat.clone(ret)))
     grads = [compat.name(ctx.adjoints(p)) if p in live else compat.const(0.0) for p in active]
-    backward_body += adjoint + [compat.ret(grads[0] if len(grads) == 1 else compat.tuple_(grads))]
-    forward = function_def(forward_name, arguments(ctx.source.tree, ns, fn, first=[ns.stack]), forward_body)
-    backward = function_def(backward_name, arguments(ctx.source.tree, ns, fn, first=[ns.stack, seed],
-                                                     keep_params=False), backward_body)
-    ctx.fn_defs = [forward, backward]
+    body = _inits(ctx, rev.bound_first) + primal + [returns(compat.clone(ret))] + adjoint \
+        + [compat.ret(grads[0] if len(grads) == 1 else compat.tuple_(grads))]
+    ctx.seed = seed
+    ctx.primal, ctx.adjoint = primal, adjoint
+    ctx.fn_defs = [function_def(ctx.name[1], arguments(ctx.source.tree, ns, fn, first=[ns.stack], seed=seed), body)]
+
+
+def split(ctx):
+    """A callee's function cut where it returns: ``forward_f(_stack, ...)``, ``backward_f(_stack, dresult)``."""
+    tidy = (lambda f: optimize(f, ctx.ns, given=ctx.given_floats)) if ctx.level >= 1 else (lambda f: f)  # dead code, from level 1
+    ctx.fn_defs = list(split_pair(ctx.fn_def, ctx.name[0], ctx.name[1], ctx.ns.stack, ctx.seed, tidy)) \
+        + ctx.fn_defs[1:]
 
 
 def pullback(ctx):
@@ -372,11 +375,16 @@ def pullback(ctx):
     function pops what it reads, so each run gets a fresh list of the same
     saved values, and nothing reruns the function.
     """
-    module, ns, base = ctx.module, ctx.ns, _ident(ctx.fn)
+    module, base = ctx.module, _ident(ctx.fn)
     names = (module.names.fresh(f"forward_{base}"), module.names.fresh(f"backward_{base}"), tuple(ctx.wrt))
     module.variants[(ctx.fn, tuple(ctx.wrt), (tuple(ctx.given_trees), tuple(ctx.given_tree_items)), ())] = names
     ctx.name = names
     reverse_callee(ctx)
+
+
+def pullback_entry(ctx):
+    """The pullback's entry ``pullback_f(*args) -> (value, saved)``, before the pair ``split`` made."""
+    module, ns, base, names = ctx.module, ctx.ns, _ident(ctx.fn), ctx.name
     params = arguments(ctx.source.tree, ns, ctx.fn, defaults=False)
     value = ctx.names.fresh("value")
     body = [compat.assign(ns.stack, compat.make("List", elts=[], ctx=gast.Load())),
@@ -489,18 +497,24 @@ ENTRY = FRONT + (
     Pass("emit", emit),
 )
 
-#: a called user function's forward/backward pair
+#: a called user function's forward/backward pair: the entry's passes over one function, then cut in two;
+#: results written in place only in each half (the backward half may run again on the same saves: a pullback)
 CALLEE = FRONT + (
     Pass("analyse", analyse),
     Pass("fusion", fusion, 1),
+    Pass("remat", remat, 2),
     Pass("reverse", reverse_callee),
-    Pass("dead_code", dead_code, 1),
+) + tuple(p for p in ENTRY[ENTRY.index(next(p for p in ENTRY if p.name == "reverse")) + 1:]
+          if p.name not in ("in_place", "emit")) + (
+    Pass("split", split),
+    Pass("in_place", in_place_halves, 2),
 )
 
 
 #: a reusable pullback (``vjp(f, *primals)``): the callee's passes (its forward/backward pair), with an entry
 #: running the forward half, emitted as a module
-PULLBACK = tuple(Pass("pullback", pullback) if p.name == "reverse" else p for p in CALLEE) + (Pass("emit", emit),)
+PULLBACK = tuple(Pass("pullback", pullback) if p.name == "reverse" else p for p in CALLEE) \
+    + (Pass("pullback_entry", pullback_entry), Pass("emit", emit))
 
 #: the forward sweep (``jvp``): the function and its tangent in one pass
 FORWARD = FRONT + (

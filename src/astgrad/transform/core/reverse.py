@@ -55,7 +55,6 @@ class Reverser:
         # mask's name, and the item assignments and np.where whose operand's producer can use that
         self.structural: dict = {}
         self.mask_sources: set = set()
-        self.backward_only = False  # a called function's backward half: only what rules read is kept
         self.fuse = plan.fuse  # groups of elementwise operations differentiated as one expression (fusion.py)
         producers = {t: op for op in plan.body if isinstance(op, Op) for t in op.targets if t in once}
         self.seeds = ScalarSeeds(self.an, self.ns, self.adj, producers)  # adjoints that hold a number
@@ -365,13 +364,8 @@ class Reverser:
         return name in self.sequences or name in self.plan.maybe_sequences
 
     def restorable(self, name) -> bool:
-        """Whether ``name`` is bound where the adjoint runs and holds the value the primal read there
-        (a called function's backward half has only the names its rules read, ``an.reads``, and the saved ones)."""
-        if name in self.an.saved or name in self.remat:
-            return True
-        if self.an.counts.get(name, 0) > 1:
-            return False
-        return name in self.an.reads or not self.backward_only or name not in self.an.locals | set(self.plan.params)
+        """Whether ``name`` is bound where the adjoint runs and holds the value the primal read there."""
+        return name in self.an.saved or name in self.remat or self.an.counts.get(name, 0) <= 1
 
     def adjoint_call(self, op, live, out):
         forward, backward, active = self.call_variant(op)

@@ -16,7 +16,7 @@ from . import compat
 from .compat import gast
 
 KIND = "astgrad_kind"
-PUSH, POP, SHAPE_OF, RELEASE = "push", "pop", "shape_of", "release"
+PUSH, POP, SHAPE_OF, RELEASE, RETURNS = "push", "pop", "shape_of", "release", "returns"
 
 
 def _tagged(node, kind):
@@ -50,6 +50,23 @@ def shape_of(helper, value):
 def release(names):
     """``del a, b``: arrays nothing reads any more."""
     return _tagged(compat.make("Delete", targets=[compat.name(n, store=False) for n in names]), RELEASE)
+
+
+def returns(value):
+    """``__returns__(value)``, a statement: where a called function's forward half returns ``value``.
+
+    It stands in the one function a callee is reversed and optimised as,
+    between its primal and its adjoint, until ``passes/split.py`` cuts the
+    function there; an unknown call to every pass, so ``value`` stays whole.
+    """
+    return compat.expr_stmt(_tagged(compat.call(compat.name("__returns__"), [value]), RETURNS))
+
+
+def returned(stmt):
+    """The value of a ``returns`` statement, else None."""
+    if isinstance(stmt, gast.Expr) and kind(stmt.value) == RETURNS:
+        return stmt.value.args[0]
+    return None
 
 
 def pushed(stmt):

@@ -2,6 +2,6 @@
 
 Each pass takes the generated trees and returns them equivalent: fewer
 saves, fewer temporaries, buffers reused (cleanup, unused, inplace, saves,
-static_shapes, recurrences).  They read the tags of ir/tagged.py, never
+static_shapes, recurrences); split cuts a callee's one function into its pair.  They read the tags of ir/tagged.py, never
 the user's code.
 """

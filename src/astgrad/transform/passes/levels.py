@@ -48,7 +48,7 @@ def drop_unread_saves(ctx):
 
 def keep_only_shapes(ctx):
     """``t = only_shape(t)`` after the last primal read of a value the adjoint reads only for its shape."""
-    ctx.fn_def = drop_arrays(ctx.fn_def, ctx.primal, ctx.adjoint, ctx.helpers, ctx.names.temps)
+    ctx.fn_def = drop_arrays(ctx.fn_def, ctx.primal, ctx.adjoint, ctx.helpers, ctx.names.temps, ctx.ns)
 
 
 def compute_only_shapes(ctx):
@@ -91,6 +91,13 @@ def in_place(ctx):
     ctx.fn_def = reuse_buffers(ctx.fn_def, ctx.ns, numbers=_numbers(ctx), counts=ctx.helpers[1:2])
 
 
+def in_place_halves(ctx):
+    """A callee's ``in_place``, in each half of its pair: what the forward half saves is read again by the
+    backward half (a pullback's, once per cotangent), and the backward half never writes into what it pops."""
+    for fn_def in ctx.fn_defs:
+        reuse_buffers(fn_def, ctx.ns, numbers=_numbers(ctx), counts=ctx.helpers[1:2])
+
+
 def linear_recurrences(ctx):
     """A reverse loop of steps affine in one adjoint, over saved numbers: cumulative products instead."""
     ctx.fn_def = solve_linear_loops(ctx.fn_def, ctx.ns, ctx.names)
@@ -122,4 +129,4 @@ def array_sizes(ctx):
 
 
 def _numbers(ctx):
-    return [ctx.seed] if ctx.mode == "grad" else []  # the seed of a gradient is the number 1.0
+    return [ctx.seed] if ctx.entry and ctx.mode == "grad" else []  # the seed of a gradient is the number 1.0

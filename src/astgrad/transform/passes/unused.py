@@ -704,13 +704,16 @@ def shapes_on_stack(fn_def, adjoint, shape_helpers, keep_shape):
     return fn_def
 
 
-def drop_arrays(fn_def, primal, adjoint, helpers, temps):
+def drop_arrays(fn_def, primal, adjoint, helpers, temps, ns):
     """Keep only the shape of a primal temporary the ``adjoint`` reads only for its shape.
 
     After the last primal statement that reads ``t2`` (``h = np.tanh(t2 +
     b1)``) comes ``t2 = only_shape(t2)``: the array is freed, and the
     adjoint's ``shape(t2)``, ``t2.shape`` and ``t2.size`` read the shape.
     ``helpers`` names ``shape``, ``size`` and ``only_shape`` in the module.
+    Temporaries made by arithmetic, ``@`` or a numpy function (``np.roll(u,
+    1)``), the values that are arrays as large as their operands; not a
+    view a numpy function returns (``np.reshape(w, -1)``), which frees nothing.
     """
     shape_fn, size_fn, keep_fn = helpers
     stores: dict = {}
@@ -741,7 +744,8 @@ def drop_arrays(fn_def, primal, adjoint, helpers, temps):
     assigned: dict = {}
     for i, s in enumerate(top):
         name = _single_target(s)
-        if name is not None and isinstance(s.value, gast.BinOp):  # arithmetic and @: the arrays that are large
+        if name is not None and (isinstance(s.value, gast.BinOp) or isinstance(s.value, gast.Call)
+                                 and _numpy_function(s.value.func, ns) not in (None,) + _VIEWS):
             assigned.setdefault(name, i)
     chosen = sorted(name for name in meta if name not in other and name in temps
                     and stores.get(name) == 1 and name in assigned)
@@ -775,6 +779,11 @@ def drop_arrays(fn_def, primal, adjoint, helpers, temps):
 _REDUCTIONS = ("sum", "mean", "max", "min", "prod", "amax", "amin")
 #: those without an identity, which numpy refuses over an axis of length 0, by the name in numpy's message
 _NO_IDENTITY = {"max": "maximum", "amax": "maximum", "min": "minimum", "amin": "minimum"}
+
+
+#: numpy functions whose result may be a view of their operand: keeping only its shape frees nothing
+_VIEWS = (np.reshape, np.ravel, np.transpose, np.squeeze, np.expand_dims, np.broadcast_to, np.asarray,
+          np.atleast_1d, np.atleast_2d, np.atleast_3d, np.swapaxes, np.moveaxis, np.diagonal)
 
 
 def shapes_only(fn_def, ns, helpers, given=None):
