@@ -68,7 +68,8 @@ class _Join(_Site):
         self.branch, self.names = branch, names
 
 
-def check_writes(body, ret, params, local_names, source, array_helper=None, caller_writes=None, wrt=()) -> tuple:
+def check_writes(body, ret, params, local_names, source, array_helper=None, caller_writes=None, wrt=(),
+                 allowed=(None, None)) -> tuple:
     """Raise UnsupportedSyntaxError where a write into ``x`` may reach memory another name sees.
 
     Returns two lists of what no analysis by name can tell a number from an array in, each checked when
@@ -79,7 +80,10 @@ def check_writes(body, ret, params, local_names, source, array_helper=None, call
 
     Given a list ``caller_writes`` (the entry function), ``x["key"] = v`` into a parameter ``x`` that is
     not in ``wrt`` is not refused where ``_for_caller`` allows it: ``(x, op, setitem_op)`` is appended,
-    and ``caller_state`` runs the write into the caller's dict."""
+    and ``caller_state`` runs the write into the caller's dict.  ``allowed``: in a called function, the
+    parameters its caller passes down so (``caller_state.passed_down``), and why not the others; None
+    in the function grad is given, all of whose parameters are the caller's."""
+    allowed, reasons = allowed
     _rebind_plain_aliases(body, params, array_helper, source)
     sites: list = []
     joins: list = []
@@ -99,8 +103,12 @@ def check_writes(body, ret, params, local_names, source, array_helper=None, call
         for t in s.op.targets:
             defs.setdefault(t, []).append(s)
     end = _Site(None, len(sites), (), ())
+    if caller_writes is not None and allowed is not None:  # a called function: the dicts passed down only
+        params_kept = [p for p in params if p in allowed]
+    else:
+        params_kept = params
     kept = frozenset() if caller_writes is None else frozenset(  # dicts that may be the caller's after the call
-        x for x in writes if x in params and x not in wrt and all(d.op.inplace for d in defs.get(x, [])))
+        x for x in writes if x in params_kept and x not in wrt and all(d.op.inplace for d in defs.get(x, [])))
     for x, ws in writes.items():
         if x not in local_names:
             raise _error(source, ws[0], f"{_what(ws[0])} would change the array {x} outside the function; "
@@ -117,7 +125,7 @@ def check_writes(body, ret, params, local_names, source, array_helper=None, call
                 checked.append((w.op, x))  # a user function's result: a number, checked when it runs
                 continue
             written = _setitem_of(w, defs) if entry in reaching and _keyed(w.op.node) else None
-            if written is not None and caller_writes is not None \
+            if written is not None and caller_writes is not None and x in params_kept \
                     and _for_caller(x, w, defs, wrt, sites, params, source):
                 caller_writes.append((x, w.op, written))  # into the caller's dict as well (front/caller_state)
                 continue
@@ -125,9 +133,9 @@ def check_writes(body, ret, params, local_names, source, array_helper=None, call
             if entry in reaching and _keyed(w.op.node):
                 key = compat.to_source(w.op.node).strip()
                 raise _error(source, w, f"{key} = ... would change the caller's {x}; astgrad runs a write into "
-                             f"the caller's dict only as x['key'] = v in the function grad is given, into a "
-                             f"parameter not differentiated that no statement rebinds, and here "
-                             f"{_not_for_caller(x, w, wrt, caller_writes)}",
+                             f"the caller's dict only as x['key'] = v in the function grad is given (or one it "
+                             f"calls, given that dict as it is), into a parameter not differentiated that no "
+                             f"statement rebinds, and here {_not_for_caller(x, w, wrt, caller_writes, allowed, reasons)}",
                              f"Return the value instead (with has_aux=True grad returns it beside the gradient) "
                              f"and store it outside the differentiated function; if the caller does not need it, "
                              f"copy first: {x} = {x}.copy().")
@@ -327,12 +335,15 @@ def _for_caller(x, w, defs, wrt, sites, params, source) -> bool:
     return True
 
 
-def _not_for_caller(x, w, wrt, caller_writes) -> str:
+def _not_for_caller(x, w, wrt, caller_writes, allowed, reasons) -> str:
     """Why the write ``x[key] = ...`` at ``w`` into the caller's ``x`` is not run into the caller's dict."""
     if caller_writes is None:
-        return "it is in a function the differentiated one calls (return the value to it instead)"
+        return "it is in a function forward mode runs over generated code"
     if x in wrt:
         return f"{x} is differentiated"
+    if allowed is not None and x not in allowed:
+        why = reasons.get(x, "its caller does not pass it a dict of its own caller's")
+        return f"it is in a function the differentiated one calls, and {why} (return the value to it instead)"
     if getattr(w.op.node, AUGMENTED_ITEM, False):
         return f"{_what(w).split(' =')[0]} op= v would change the array held there in place"
     if w.op.through:

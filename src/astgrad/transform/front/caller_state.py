@@ -10,6 +10,14 @@ statement checks, when it runs, that a dict given there is one the function reac
 (``runtime.caller_state.caller_dict``); the write refuses anything but a dict.  ``x.get(key, default)``
 on it becomes ``x[key] if key in x else default``, so that a read of a written key carries its gradient
 too.
+
+A function the differentiated one calls may write so into a parameter its caller passes down
+(``passed_down``): the caller's own parameter, not differentiated, that the caller passes to that one
+call only, outside loops, never binds, and reads items of only before the call, and that its own caller
+passed down to it the same way (the entry's parameters start the chain).  Then the callee runs once per
+call of the differentiated function, its reads of items it did not write see the caller's values (no
+gradient), and no read of what it wrote escapes its gradient.  The caller checks the dict where it makes
+the call (``call_checks``), as the entry's first statement does.
 """
 
 from __future__ import annotations
@@ -17,8 +25,11 @@ from __future__ import annotations
 from ... import rules
 from ..ir import compat
 from ..ir.compat import gast
-from ..ir.nodes import If, Op, Raw, blocks
+from ..ir.nodes import For, If, Op, Raw, While, atom_names, blocks, own_reads
 from ..runtime import caller_state
+from ..runtime.origins import with_origin
+from .aliasing import _got, _holds, _reads_beyond_first
+from .normalize import local_names
 
 
 def run_into_caller(body, writes, params, sequences, ns, names) -> None:
@@ -72,3 +83,104 @@ def _get(s, dicts):
             and 1 <= len(e.args) <= 2):
         return None
     return e.func.value.id, e.args[0], e.args[1] if len(e.args) == 2 else compat.const(None)
+
+
+def passed_down(ctx, call, bound) -> tuple:
+    """``(kept, reasons)`` for ``call``, an Op of ``ctx``'s body calling a user function, given ``bound``
+    (``{parameter: atom}``): the callee's parameters that may write into the dict the caller passes there
+    (its caller's, untouched in between), and for the others why not (``{parameter: reason}``)."""
+    order: list = []
+    _statements(ctx.body, False, order)
+    at = next(i for i, (s, _) in enumerate(order) if s is call)
+    in_loop = order[at][1]
+    caller = ctx.fn.__name__
+    bound_names = _bound(ctx.body)
+    user = local_names(ctx.source.tree)
+    kept, reasons = set(), {}
+    for param, atom in bound.items():
+        x = atom.id if isinstance(atom, gast.Name) else ""
+        reason = None
+        if x not in ctx.params:
+            shown = x if x in user else "what it passes there"
+            reason = f"{shown} is not a parameter of {caller} (pass down the dict the differentiated function is given)"
+        elif x in ctx.wrt:
+            reason = f"{x} is differentiated in {caller}"
+        elif ctx.kept_allowed is not None and x not in ctx.kept_allowed:
+            reason = ctx.kept_reasons.get(x, f"{caller}'s caller does not pass {x} down as it is")
+        elif x in bound_names:
+            reason = f"{caller} binds {x} too"
+        elif in_loop:
+            reason = f"the call is in a loop of {caller} (each run would read what the last one wrote)"
+        elif atom_names(call.expr).count(x) != 1:
+            reason = f"{caller} passes {x} to the call twice"
+        else:
+            reason = _other_uses(x, order, at, caller)
+        if reason is None:
+            kept.add(param)
+        else:
+            reasons[param] = reason
+    return frozenset(kept), reasons
+
+
+def call_checks(ctx, call, bound, kept) -> list:
+    """Before ``call``: refuse, when it runs, a dict passed to the callee's parameters ``kept`` (which write
+    into it) that the caller also reaches by another route, as ``caller_dict`` does at an entry's start."""
+    out = []
+    for param in sorted(kept):
+        x = bound[param].id
+        others = compat.make("Dict", keys=[compat.const(p) for p in ctx.params if p != x],
+                             values=[compat.name(p) for p in ctx.params if p != x])
+        check = compat.call(compat.name(ctx.ns.helper(caller_state.caller_dict)),
+                            [compat.name(x), compat.const(x), others, compat.const(call.text.strip())])
+        out.append(with_origin(compat.expr_stmt(check), ctx.source.filename, call.line, call.text))
+    return out
+
+
+def _statements(stmts, in_loop, out) -> None:
+    """``(statement, in a loop)`` of every statement, nested ones too, in the order they are written."""
+    for s in stmts:
+        out.append((s, in_loop))
+        for block in blocks(s):
+            _statements(block, in_loop or isinstance(s, (For, While)), out)
+
+
+def _bound(stmts) -> set:
+    """Every name a statement binds: targets, loop variables, stores in statements kept as written."""
+    found: set = set()
+    for s in stmts:
+        if isinstance(s, Op):
+            found.update(s.targets)
+        elif isinstance(s, For):
+            found.add(s.target)
+        elif isinstance(s, Raw):
+            found.update(n.id for n in compat.walk(s.stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store))
+        for block in blocks(s):
+            found |= _bound(block)
+    return found
+
+
+def _other_uses(x, order, at, caller):
+    """Why ``x`` may not be passed down at ``order[at]``: a use elsewhere that is not a read of one item
+    before the call (which sees the caller's value), or None."""
+    for i, (s, _) in enumerate(order):
+        if i == at or x not in own_reads(s) and not (isinstance(s, Op) and x in _op_names(s)):
+            continue
+        if not (isinstance(s, Op) and _item_read(s, x)):
+            return f"{caller} uses {x} elsewhere too (line {s.line}: {s.text.strip()})"
+        if i > at:
+            return f"{caller} reads {x} after the call (line {s.line}: {s.text.strip()}), where it would see the " \
+                   f"written values without their gradient"
+    return None
+
+
+def _op_names(op) -> set:
+    names = set(atom_names(op.expr))
+    for a in list(op.args) + list(op.kwargs.values()):
+        names.update(atom_names(a))
+    return names
+
+
+def _item_read(op, x) -> bool:
+    """``x["k"]``, ``x.get("k", d)`` or ``"k" in x``: one item of ``x``, or whether it has one."""
+    return op.kind in ("prim", "nondiff") and op.fn is rules.getitem and getattr(op.args[0], "id", None) == x \
+        and x not in _reads_beyond_first(op) or _got(op, x) or _holds(op, x)
