@@ -52,7 +52,7 @@ from .runtime.origins import origins
 from .runtime.tangents import STACK_MARK
 from .front import containers
 from .front.aliasing import check_writes, number_checks
-from .front.caller_state import run_into_caller
+from .front.caller_state import run_into_caller, store_into_objects
 from .front.analyse import Analysis
 from .front.callee_writes import check_untransformed_calls
 from .front.effects import check_calls_for_effect
@@ -225,6 +225,7 @@ def check_aliasing(ctx):
                                     (ctx.kept_allowed, ctx.kept_reasons))
     run_into_caller(ctx.body, caller_writes, ctx.params, ctx.sequences, ctx.ns, ctx.names)
     ctx.kept_dicts = frozenset(x for x, _, _ in caller_writes or ())
+    store_into_objects(ctx)
     number_checks(ctx.body, checked, returns, (ctx.ns.helper(checks.a_number),
                                                ctx.ns.helper(checks.a_returned_number)), ctx.source)
 

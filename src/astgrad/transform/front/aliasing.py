@@ -674,14 +674,18 @@ def _stored_names(raw) -> tuple | None:
     """``(names, where)``: the local names whose values ``raw`` may store somewhere outside the function's
     names, and that place as the user wrote it; None when it stores nothing.
 
-    Two kinds of statement run as written can keep a value: an assignment into an object the function does
-    not own (``G.h = h``; the normalizer guards it with ``written_outside``), and a call kept for its effect
+    Three kinds of statement run as written can keep a value: an assignment into an object the function does
+    not own (``G.h = h``; the normalizer guards it with ``written_outside``), one into a parameter's object
+    (``layer.x = x``, ``put_attribute``), and a call kept for its effect
     (``L.append(h)``, ``cache.update(h=h)``, a user function storing its argument) unless it is a numpy
     function or a builtin that keeps no reference."""
     stmt = raw.stmt
     if isinstance(stmt, gast.Assign) and raw.guard is not None:
         names = set(atom_names(stmt.value))
         return (names, compat.to_source(stmt.targets[0]).strip()) if names else None
+    if raw.kept is not None:  # layer.x = x into a parameter's object (front/caller_state)
+        names = set(atom_names(stmt.value.args[2]))
+        return (names, compat.to_source(raw.kept[2]).strip()) if names else None
     if raw.call is None or not isinstance(stmt, gast.Expr) or not isinstance(stmt.value, gast.Call):
         return None
     fn = raw.call.fn

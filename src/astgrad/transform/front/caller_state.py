@@ -26,7 +26,8 @@ from ... import rules
 from ..ir import compat
 from ..ir.compat import gast
 from ..ir.nodes import For, If, Op, Raw, While, atom_names, blocks, own_reads
-from ..runtime import caller_state
+from ..ir.errors import UnsupportedSyntaxError
+from ..runtime import attributes, caller_state, checks
 from ..runtime.origins import with_origin
 from .aliasing import _got, _holds, _reads_beyond_first
 from .normalize import local_names
@@ -85,14 +86,92 @@ def _get(s, dicts):
     return e.func.value.id, e.args[0], e.args[1] if len(e.args) == 2 else compat.const(None)
 
 
+def store_into_objects(ctx) -> None:
+    """``layer.attr = v`` (``Raw.kept``) on a parameter's object, run as written (``put_attribute``): refused
+    at its line unless the object is one the caller keeps (a parameter not differentiated; in a called
+    function, one passed down as ``passed_down`` says), no statement binds the parameter, and nothing that
+    may run after the write reads that attribute or uses the object otherwise than by reading another
+    attribute or setting one: a value read back would carry no gradient.  Then the object is checked where
+    the function starts, as a dict written into is."""
+    order: list = []
+    _statements(ctx.body, (), order)
+    writes = [(i, s) for i, (s, _) in enumerate(order) if isinstance(s, Raw) and s.kept is not None]
+    if not writes:
+        return
+    caller, bound_names = ctx.fn.__name__, _bound(ctx.body)
+    head: dict = {}
+    for at, raw in writes:
+        obj, attr, node = raw.kept
+        shown = f"{obj}.{attr} = ..."
+        reason = None
+        if ctx.forward_stack is not None:
+            reason = "forward mode runs over generated code here"
+        elif obj in ctx.wrt:
+            reason = f"{obj} is differentiated"
+        elif ctx.kept_allowed is not None and obj not in ctx.kept_allowed:
+            reason = "it is in a function the differentiated one calls, and " + ctx.kept_reasons.get(
+                obj, f"{caller}'s caller does not pass {obj} down as it is")
+        elif obj in bound_names:
+            reason = f"{caller} binds {obj} too"
+        else:
+            reason = _read_back(obj, attr, order, at, ctx.ns)
+        if reason is not None:
+            raise ctx.source.error(node, f"{shown} would set an attribute of the caller's {obj}; astgrad runs such "
+                                   f"a write into the caller's object when nothing the function runs after it "
+                                   f"reads the value back, and here {reason}",
+                                   "Keep the value in a local variable and return it (has_aux=True returns it "
+                                   "beside the gradient), and store it on the object outside the differentiated "
+                                   "function.", UnsupportedSyntaxError)
+        head.setdefault(obj, raw)
+    checks = []
+    for obj, raw in head.items():
+        others = compat.make("Dict", keys=[compat.const(p) for p in ctx.params if p != obj],
+                             values=[compat.name(p) for p in ctx.params if p != obj])
+        check = compat.call(compat.name(ctx.ns.helper(caller_state.caller_dict)),
+                            [compat.name(obj), compat.const(obj), others,
+                             compat.const(f"{compat.to_source(raw.kept[2]).strip()} = ...")])
+        checks.append(Raw(compat.expr_stmt(check), raw.line, raw.text))
+    ctx.body[:0] = checks
+    ctx.kept_dicts = ctx.kept_dicts | set(head)
+
+
+def _read_back(obj, attr, order, at, ns):
+    """Why the write ``obj.attr = ...`` at ``order[at]`` may be read back: a statement that uses ``obj``
+    otherwise than reading or setting an attribute (a name or a function given it may read any later), or
+    that may run after the write and reads ``obj.attr``; or None."""
+    loops = set(order[at][1])
+    for i, (s, in_loops) in enumerate(order):
+        after = i > at or bool(loops & set(in_loops))
+        if i == at or _asks_the_method(s, ns):
+            continue
+        if isinstance(s, Raw) and s.kept is not None and s.kept[0] == obj:
+            if obj in _names_in(s.stmt.value.args[2]):
+                return f"line {s.line} stores {obj} itself"
+            continue
+        if obj not in own_reads(s) and not (isinstance(s, Op) and obj in _op_names(s)):
+            continue
+        if isinstance(s, Op) and s.kind == "prim" and s.fn is attributes.attribute \
+                and getattr(s.args[0], "id", None) == obj and obj not in _reads_beyond_first(s):
+            if getattr(s.args[1], "value", None) != attr or not after:
+                continue
+            return f"line {s.line} reads {obj}.{attr} after it ({s.text.strip()}), which would carry no gradient"
+        return f"line {s.line} uses {obj} as a whole ({s.text.strip()}), and what it is given may read the " \
+               f"value back"
+    return None
+
+
+def _names_in(node) -> set:
+    return {n.id for n in compat.walk(node) if isinstance(n, gast.Name)}
+
+
 def passed_down(ctx, call, bound) -> tuple:
     """``(kept, reasons)`` for ``call``, an Op of ``ctx``'s body calling a user function, given ``bound``
     (``{parameter: atom}``): the callee's parameters that may write into the dict the caller passes there
     (its caller's, untouched in between), and for the others why not (``{parameter: reason}``)."""
     order: list = []
-    _statements(ctx.body, False, order)
+    _statements(ctx.body, (), order)
     at = next(i for i, (s, _) in enumerate(order) if s is call)
-    in_loop = order[at][1]
+    in_loop = bool(order[at][1])
     caller = ctx.fn.__name__
     bound_names = _bound(ctx.body)
     user = local_names(ctx.source.tree)
@@ -114,7 +193,7 @@ def passed_down(ctx, call, bound) -> tuple:
         elif atom_names(call.expr).count(x) != 1:
             reason = f"{caller} passes {x} to the call twice"
         else:
-            reason = _other_uses(x, order, at, caller)
+            reason = _other_uses(x, order, at, caller, ctx.ns)
         if reason is None:
             kept.add(param)
         else:
@@ -136,12 +215,12 @@ def call_checks(ctx, call, bound, kept) -> list:
     return out
 
 
-def _statements(stmts, in_loop, out) -> None:
-    """``(statement, in a loop)`` of every statement, nested ones too, in the order they are written."""
+def _statements(stmts, loops, out) -> None:
+    """``(statement, the loops around it)`` of every statement, nested ones too, in the order they are written."""
     for s in stmts:
-        out.append((s, in_loop))
+        out.append((s, loops))
         for block in blocks(s):
-            _statements(block, in_loop or isinstance(s, (For, While)), out)
+            _statements(block, loops + (id(s),) if isinstance(s, (For, While)) else loops, out)
 
 
 def _bound(stmts) -> set:
@@ -159,11 +238,12 @@ def _bound(stmts) -> set:
     return found
 
 
-def _other_uses(x, order, at, caller):
+def _other_uses(x, order, at, caller, ns):
     """Why ``x`` may not be passed down at ``order[at]``: a use elsewhere that is not a read of one item
     before the call (which sees the caller's value), or None."""
     for i, (s, _) in enumerate(order):
-        if i == at or x not in own_reads(s) and not (isinstance(s, Op) and x in _op_names(s)):
+        if i == at or x not in own_reads(s) and not (isinstance(s, Op) and x in _op_names(s)) \
+                or _asks_the_method(s, ns):
             continue
         if not (isinstance(s, Op) and _item_read(s, x)):
             return f"{caller} uses {x} elsewhere too (line {s.line}: {s.text.strip()})"
@@ -171,6 +251,13 @@ def _other_uses(x, order, at, caller):
             return f"{caller} reads {x} after the call (line {s.line}: {s.text.strip()}), where it would see the " \
                    f"written values without their gradient"
     return None
+
+
+def _asks_the_method(s, ns) -> bool:
+    """``same_method(obj, ...)`` before ``obj.method(...)``: a check of which function the call runs, which
+    reads the object's class only (checks.same_method)."""
+    return isinstance(s, Raw) and isinstance(s.stmt, gast.Expr) and isinstance(s.stmt.value, gast.Call) \
+        and isinstance(s.stmt.value.func, gast.Name) and ns.globals.get(s.stmt.value.func.id) is checks.same_method
 
 
 def _op_names(op) -> set:

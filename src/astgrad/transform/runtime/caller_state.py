@@ -15,9 +15,11 @@ import contextvars
 import sys
 import types
 
+import numpy as np
+
 from .checks import _reachable
 
-__all__ = ["caller_dict", "put_kept", "repeating"]
+__all__ = ["caller_dict", "put_attribute", "put_kept", "repeating"]
 
 #: the name of a transformation running the function more than once for one call of its own (jacobian)
 _REPEATING: contextvars.ContextVar = contextvars.ContextVar("astgrad_repeating", default=None)
@@ -35,20 +37,26 @@ def repeating(name):
 
 
 def caller_dict(obj, name, others, text):
-    """Refuse ``obj``, the caller's ``name`` that ``text`` (``name["key"] = ...``) writes into, if it is a dict
-    that ``others`` (the other arguments), what the generated module reads, or its own items also reach.
-    Anything but a dict is left to ``put_kept``: the write may not run for these inputs."""
-    if type(obj) is not dict:
+    """Refuse ``obj``, the caller's ``name`` that ``text`` (``name["key"] = ...``, ``name.attr = ...``) writes
+    into, if it is a dict or an object that ``others`` (the other arguments), what the generated module reads,
+    or its own items or attributes also reach.  Anything else is left to ``put_kept`` and ``put_attribute``:
+    the write may not run for these inputs."""
+    if type(obj) is dict:
+        held = list(obj.values())
+    elif _plain_object(obj):
+        held = list(vars(obj).values())
+    else:
         return
     outside = sys._getframe(1).f_globals
     routes = [(f"the argument {other_name}", value) for other_name, value in others.items()]
     routes += [(f"the global or closure variable {key}", value) for key, value in _outside(outside)]
-    routes += [(f"{name} itself (an item holds it)", value) for value in obj.values()]
+    routes += [(f"{name} itself (an item or attribute holds it)", value) for value in held]
     for where, value in routes:
         if any(part is obj for part in _reachable(value)):
             raise TypeError(f"astgrad: `{text}` writes into {name}, which the function also reaches through "
-                            f"{where}; the gradient follows the dict's items only through {name}, so a read or write "
-                            f"the other way would be missed. Pass the dict once, and only as an argument")
+                            f"{where}; the gradient follows what it holds only through {name}, so a read or write "
+                            f"the other way would be missed. Pass the {'dict' if type(obj) is dict else 'object'} "
+                            f"once, and only as an argument")
 
 
 def put_kept(items, index, value, name, text):
@@ -67,6 +75,36 @@ def put_kept(items, index, value, name, text):
                         f"instead of writing it")
     items[index] = value
     return items
+
+
+def put_attribute(obj, attr, value, name, text):
+    """``obj.attr = value`` (``text``) on the caller's ``name``, in place, as Python runs it; refused for
+    what is not a plain object (an array, a container, a class, a module) or whose class runs code of its
+    own for the store (a property's setter, ``__setattr__``), and under a transformation that runs the
+    function once per row or column."""
+    if not _plain_object(obj):
+        raise TypeError(f"astgrad: `{text}` sets an attribute of the {type(obj).__name__!r} given as {name}; "
+                        f"astgrad runs such writes into the caller's object for an instance of a class of plain "
+                        f"attributes only. Return the value (has_aux=True returns it beside the gradient) and "
+                        f"store it outside")
+    kind = type(obj)
+    if kind.__setattr__ is not object.__setattr__ or hasattr(getattr(kind, attr, None), "__set__"):
+        raise TypeError(f"astgrad: `{text}`: {kind.__qualname__} runs code of its own to set {attr} (a property "
+                        f"or __setattr__), which may read or store more than astgrad follows. Set a plain "
+                        f"attribute, or return the value (has_aux=True) and store it outside")
+    repeated = _REPEATING.get()
+    if repeated is not None:
+        raise TypeError(f"astgrad: `{text}` writes into the caller's {name}, and astgrad.{repeated} runs the "
+                        f"function once per row or column of its result, so the object would be written that many "
+                        f"times where one call writes once. Take the derivative with grad, value_and_grad, vjp or "
+                        f"jvp, or return the value (has_aux=True) instead of storing it")
+    object.__setattr__(obj, attr, value)
+
+
+def _plain_object(obj) -> bool:
+    """An instance whose attributes live in its ``__dict__``: not an array, number, container, class or module."""
+    return isinstance(getattr(obj, "__dict__", None), dict) and not isinstance(
+        obj, (type, types.ModuleType, types.FunctionType, np.ndarray, dict, list, tuple))
 
 
 def _outside(namespace):
