@@ -223,7 +223,7 @@ def check_aliasing(ctx):
     checked, returns = check_writes(ctx.body, ctx.ret, ctx.params, local_names(ctx.source.tree), ctx.source,
                                     ctx.ns.helper(checks.an_array), caller_writes, ctx.wrt,
                                     (ctx.kept_allowed, ctx.kept_reasons))
-    run_into_caller(ctx.body, caller_writes, ctx.params, ctx.sequences, ctx.ns, ctx.names)
+    run_into_caller(ctx.body, caller_writes, ctx.params, ctx.sequences, ctx.ns, ctx.names, ctx.fn)
     ctx.kept_dicts = frozenset(x for x, _, _ in caller_writes or ())
     store_into_objects(ctx)
     number_checks(ctx.body, checked, returns, (ctx.ns.helper(checks.a_number),

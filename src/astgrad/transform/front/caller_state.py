@@ -33,13 +33,14 @@ from .aliasing import _got, _holds, _reads_beyond_first
 from .normalize import local_names
 
 
-def run_into_caller(body, writes, params, sequences, ns, names) -> None:
+def run_into_caller(body, writes, params, sequences, ns, names, fn) -> None:
     """For each ``(x, op, written)`` of ``writes`` (``op`` binds ``x`` to ``written``, ``t = setitem(x,
     key, value)``): ``written`` writes into ``x`` in place, ``x`` is a container (``sequences``), its
     ``.get`` calls are branches, and the body starts with the check of what ``x`` holds."""
     if not writes:
         return
     head = []
+    function = compat.name(ns.bind(fn, fn.__name__))
     for x, op, written in writes:
         written.expr = compat.call(compat.name(ns.helper(caller_state.put_kept)),
                                    [compat.clone(a) for a in written.args] + [compat.const(x), compat.const(op.text.strip())])
@@ -49,7 +50,7 @@ def run_into_caller(body, writes, params, sequences, ns, names) -> None:
         others = compat.make("Dict", keys=[compat.const(p) for p in params if p != x],
                              values=[compat.name(p) for p in params if p != x])
         check = compat.call(compat.name(ns.helper(caller_state.caller_dict)),
-                            [compat.name(x), compat.const(x), others, compat.const(op.text.strip())])
+                            [compat.name(x), compat.const(x), others, compat.const(op.text.strip()), function])
         head.append(Raw(compat.expr_stmt(check), op.line, op.text))
     _branch_gets(body, sequences & {x for x, _, _ in writes}, names)
     body[:0] = head
@@ -129,7 +130,8 @@ def store_into_objects(ctx) -> None:
                              values=[compat.name(p) for p in ctx.params if p != obj])
         check = compat.call(compat.name(ctx.ns.helper(caller_state.caller_dict)),
                             [compat.name(obj), compat.const(obj), others,
-                             compat.const(f"{compat.to_source(raw.kept[2]).strip()} = ...")])
+                             compat.const(f"{compat.to_source(raw.kept[2]).strip()} = ..."),
+                             compat.name(ctx.ns.bind(ctx.fn, ctx.fn.__name__))])
         checks.append(Raw(compat.expr_stmt(check), raw.line, raw.text))
     ctx.body[:0] = checks
     ctx.kept_dicts = ctx.kept_dicts | set(head)
@@ -210,7 +212,8 @@ def call_checks(ctx, call, bound, kept) -> list:
         others = compat.make("Dict", keys=[compat.const(p) for p in ctx.params if p != x],
                              values=[compat.name(p) for p in ctx.params if p != x])
         check = compat.call(compat.name(ctx.ns.helper(caller_state.caller_dict)),
-                            [compat.name(x), compat.const(x), others, compat.const(call.text.strip())])
+                            [compat.name(x), compat.const(x), others, compat.const(call.text.strip()),
+                             compat.name(ctx.ns.bind(ctx.fn, ctx.fn.__name__))])
         out.append(with_origin(compat.expr_stmt(check), ctx.source.filename, call.line, call.text))
     return out
 

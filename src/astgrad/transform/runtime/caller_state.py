@@ -1,11 +1,13 @@
-"""Writes into a dict the caller keeps: ``bn_param["running_mean"] = v`` in the differentiated function.
+"""Writes into a dict or object the caller keeps: ``bn_param["running_mean"] = v``, ``layer.x = x``.
 
 The generated code runs such a write into the caller's dict, in place (``front/caller_state``), and
-carries the gradients of the items the function reads back through the parameter, by key.  That is the
-gradient of the code that runs while the function reaches the caller's dict by that one parameter only:
-``caller_dict``, the function's first statement, refuses it when another argument, or a global or
-closure variable the generated code reads, is that dict or holds it (a read through the other route
-would not carry the written value's gradient).
+carries the gradients of the items the function reads back through the parameter, by key; an attribute
+is set (``put_attribute``) where nothing reads it back.  That is the gradient of the code that runs
+while the function reaches the caller's object by that one parameter only: ``caller_dict``, the
+function's first statement (and each caller's, before a call it passes the object down to), refuses it
+when another argument, a global or closure variable the generated code reads, or one that the user's
+function or what it calls reads (``_named_by``: a helper run as written), is that object or holds it
+(a read through the other route would not carry the written value's gradient).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ def repeating(name):
         _REPEATING.reset(token)
 
 
-def caller_dict(obj, name, others, text):
+def caller_dict(obj, name, others, text, function=None):
     """Refuse ``obj``, the caller's ``name`` that ``text`` (``name["key"] = ...``, ``name.attr = ...``) writes
     into, if it is a dict or an object that ``others`` (the other arguments), what the generated module reads,
     or its own items or attributes also reach.  Anything else is left to ``put_kept`` and ``put_attribute``:
@@ -50,6 +52,9 @@ def caller_dict(obj, name, others, text):
     outside = sys._getframe(1).f_globals
     routes = [(f"the argument {other_name}", value) for other_name, value in others.items()]
     routes += [(f"the global or closure variable {key}", value) for key, value in _outside(outside)]
+    if function is not None:  # what a function run as written (not transformed) may read: helper() reading G
+        routes += [(f"the global or closure variable {key} of {where}", value)
+                   for key, value, where in _named_by(function)]
     routes += [(f"{name} itself (an item or attribute holds it)", value) for value in held]
     for where, value in routes:
         if any(part is obj for part in _reachable(value)):
@@ -105,6 +110,64 @@ def _plain_object(obj) -> bool:
     """An instance whose attributes live in its ``__dict__``: not an array, number, container, class or module."""
     return isinstance(getattr(obj, "__dict__", None), dict) and not isinstance(
         obj, (type, types.ModuleType, types.FunctionType, np.ndarray, dict, list, tuple))
+
+
+def _named_by(function, limit=2000):
+    """``(name, value, function name)`` of the data that ``function``'s code, and the code of the functions,
+    methods and classes it names (transitively), may look up as a global or closure variable."""
+    seen: set = set()
+    work = [function]
+    while work and len(seen) < limit:
+        fn = work.pop()
+        fn = getattr(fn, "__func__", fn)  # a bound method: its function
+        if id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        if isinstance(fn, type):
+            if fn.__module__ != "builtins":
+                work += [v for k, v in vars(fn).items() if not k.startswith("__") or k == "__init__"]
+            continue
+        code = getattr(fn, "__code__", None)
+        if not isinstance(code, types.CodeType):
+            continue
+        where = getattr(fn, "__qualname__", "a function")
+        names: set = set()
+        codes = [code]
+        while codes:
+            c = codes.pop()
+            names.update(c.co_names)
+            codes += [k for k in c.co_consts if isinstance(k, types.CodeType)]
+        found = [(n, fn.__globals__[n]) for n in sorted(names) if n in fn.__globals__]
+        found += [(n, cell.cell_contents) for n, cell in zip(code.co_freevars, fn.__closure__ or ())
+                  if _filled(cell)]
+        for key, value in found:
+            if isinstance(value, types.ModuleType):  # cfg.G: the module's data the code names
+                if not _library(value.__name__):
+                    yield from ((f"{key}.{n}", v, where) for n in sorted(names)
+                                if not callable(v := getattr(value, n, None)) and v is not None
+                                and not isinstance(v, types.ModuleType))
+            elif callable(value):
+                if value is not function and not _library(getattr(value, "__module__", None) or "builtins"):
+                    work.append(value)
+            else:
+                yield key, value, where
+
+
+#: the roots of modules whose code reads no data of the user's: numpy's functions, the standard library's
+_LIBRARIES = frozenset({"numpy", "scipy", "astgrad", "torch", "jax", "numba", "dask"}) | frozenset(
+    getattr(sys, "stdlib_module_names", ()))
+
+
+def _library(module_name) -> bool:
+    return module_name.split(".")[0] in _LIBRARIES
+
+
+def _filled(cell) -> bool:
+    """Whether a closure cell holds a value yet (``cell_contents`` of an empty one raises)."""
+    try:
+        return cell.cell_contents is not _filled
+    except ValueError:
+        return False
 
 
 def _outside(namespace):
