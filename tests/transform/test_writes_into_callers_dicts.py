@@ -575,3 +575,25 @@ def stored(x, cache):
     cache["x"] = x
     cache["y"] = x * 2
     return np.sum(np.sin(x))
+
+
+def keyed_by_a_loop_variable(x, cache):
+    for name in ("a", "b"):
+        cache[name] = x * 2.0
+    return np.sum(x)
+
+
+def keyed_by_an_argument(x, cache, name):
+    cache[name] = x * 2.0
+    return np.sum(cache["a"] * x)
+
+
+@pytest.mark.parametrize("f, args", [(keyed_by_a_loop_variable, (np.ones(3), {})),
+                                     (keyed_by_an_argument, (np.ones(3), {"a": np.ones(3)}, "a"))])
+def test_a_key_held_in_a_variable_is_refused_with_the_reason(f, args):
+    # with name == "a" the read cache["a"] sees the written value: a key astgrad cannot tell from another
+    before = copy.deepcopy(args[1])
+    with pytest.raises(astgrad.TransformError, match=r"a key held in a variable \(name\) may be any key") as info:
+        astgrad.grad(f)(*args)
+    assert "cache[name] = x * 2.0" in str(info.value) and "write each key as a constant" in str(info.value)
+    assert list(args[1]) == list(before)

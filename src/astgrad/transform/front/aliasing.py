@@ -139,6 +139,16 @@ def check_writes(body, ret, params, local_names, source, array_helper=None, call
                              f"Return the value instead (with has_aux=True grad returns it beside the gradient) "
                              f"and store it outside the differentiated function; if the caller does not need it, "
                              f"copy first: {x} = {x}.copy().")
+            if entry in reaching and caller_writes is not None and isinstance(w.op.node, gast.Subscript) \
+                    and isinstance(w.op.node.slice, gast.Name) and not w.op.through:
+                key = w.op.node.slice.id  # cache[name] = v: an array's index, or a dict's key in a variable
+                raise _error(source, w, f"{_what(w)} would change the caller's array {x} (or dict); astgrad's "
+                             f"{_what(w)} writes to a copy, and it runs a write into the caller's dict only under "
+                             f"a key written as a string constant ({x}['key'] = v): a key held in a variable "
+                             f"({key}) may be any key, which astgrad does not follow to the reads",
+                             f"Copy first: {x} = {x}.copy(){_instead(w)}; for a dict, write each key as a "
+                             f"constant, or return the values (has_aux=True returns them beside the gradient) "
+                             f"and store them outside.")
             if entry in reaching:
                 raise _error(source, w, f"{_what(w)} would change the caller's array {x}; "
                              f"astgrad's {_what(w)} writes to a copy",
