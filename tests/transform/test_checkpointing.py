@@ -607,3 +607,32 @@ def test_library_functions_named_like_draws_are_not_refused():
 
     for got, want in zip(astgrad.grad(f, wrt=(0, 1))(X, P), astgrad.grad(plain, wrt=(0, 1))(X, P)):
         np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def _loop_writing_the_callers_dict(x, state):
+    for t in astgrad.checkpointed(range(4)):
+        x = np.tanh(x) * 1.1
+        state["last"] = x.sum()
+    return np.sum(x)
+
+
+def _step_writing_the_callers_dict(x, state):
+    state["m"] = 0.5 * x.sum()
+    return np.tanh(x)
+
+
+def _checkpointed_call_writing_the_callers_dict(x, state):
+    y = astgrad.checkpoint(_step_writing_the_callers_dict)(x, state)
+    return np.sum(y)
+
+
+@pytest.mark.parametrize("fn, where", [(_loop_writing_the_callers_dict, 'state["last"] = x.sum()'),
+                                       (_checkpointed_call_writing_the_callers_dict, "astgrad.checkpoint(")])
+def test_a_write_into_the_callers_dict_under_checkpointing_is_refused(fn, where):
+    """Run again in the reverse sweep, the write would happen twice, the second time reading what the first wrote
+    (a caller's dict after the call that plain Python would not leave): refused at the line, the dict untouched."""
+    state: dict = {}
+    with pytest.raises(astgrad.TransformError) as info:
+        astgrad.grad(fn)(np.linspace(0.1, 1.0, 3), state)
+    assert "writes into a dict or object its caller keeps" in str(info.value) and where in str(info.value)
+    assert state == {}

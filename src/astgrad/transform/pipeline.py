@@ -52,7 +52,7 @@ from .runtime.origins import origins
 from .runtime.tangents import STACK_MARK
 from .front import containers
 from .front.aliasing import check_writes, number_checks
-from .front.caller_state import run_into_caller
+from .front.caller_state import run_into_caller, store_into_objects
 from .front.analyse import Analysis
 from .front.callee_writes import check_untransformed_calls
 from .front.effects import check_calls_for_effect
@@ -116,6 +116,10 @@ class Context:
         self.has_aux = has_aux
         self.given_trees, self.given_tree_items = trees, maybe_trees  # parameters holding dicts, lists, tuples
         self.callables = dict(callables)  # parameter -> the function it holds in the calls served (specialised)
+        # the parameters that may write into the caller's dict (None: the entry's, all of them), and for
+        # the others why not (front/caller_state.passed_down)
+        self.kept_allowed: frozenset[str] | None = None if entry else frozenset()
+        self.kept_reasons: dict[str, str] = {}
         # -- parse ---------------------------------------------------------------
         self.source: FunctionSource | None = None
         # -- generated_stack -------------------------------------------------------
@@ -222,11 +226,13 @@ def normalize(ctx):
 
 def check_aliasing(ctx):
     """Refuse a write through a name that may share memory unless it is reproduced exactly."""
-    caller_writes: list | None = [] if ctx.entry and ctx.forward_stack is None else None
+    caller_writes: list | None = [] if ctx.forward_stack is None else None
     checked, returns = check_writes(ctx.body, ctx.ret, ctx.params, local_names(ctx.source.tree), ctx.source,
-                                    ctx.ns.helper(checks.an_array), caller_writes, ctx.wrt)
-    run_into_caller(ctx.body, caller_writes, ctx.params, ctx.sequences, ctx.ns, ctx.names)
+                                    ctx.ns.helper(checks.an_array), caller_writes, ctx.wrt,
+                                    (ctx.kept_allowed, ctx.kept_reasons))
+    run_into_caller(ctx.body, caller_writes, ctx.params, ctx.sequences, ctx.ns, ctx.names, ctx.fn)
     ctx.kept_dicts = frozenset(x for x, _, _ in caller_writes or ())
+    store_into_objects(ctx)
     number_checks(ctx.body, checked, returns, (ctx.ns.helper(checks.a_number),
                                                ctx.ns.helper(checks.a_returned_number)), ctx.source)
 
@@ -377,7 +383,7 @@ def pullback(ctx):
     """
     module, base = ctx.module, _ident(ctx.fn)
     names = (module.names.fresh(f"forward_{base}"), module.names.fresh(f"backward_{base}"), tuple(ctx.wrt))
-    module.variants[(ctx.fn, tuple(ctx.wrt), (tuple(ctx.given_trees), tuple(ctx.given_tree_items)), ())] = names
+    module.variants[(ctx.fn, tuple(ctx.wrt), (tuple(ctx.given_trees), tuple(ctx.given_tree_items)), (), frozenset())] = names
     ctx.name = names
     reverse_callee(ctx)
 
@@ -582,6 +588,7 @@ class ModuleBuilder:
         self.functions: list = []
         self.variants: dict = {}
         self.refused: dict = {}  # variant key -> the refusal deferred to where a branch calls it
+        self.kept_params: dict = {}  # a callee variant's names -> its parameters writing into the caller's dict
         self.sources: list = []
         self.generated = None
         self.shown = None
@@ -598,15 +605,17 @@ class ModuleBuilder:
         del self.comments[mark:]
         del self.comment_origins[mark:]
 
-    def variant(self, fn, active, trees=((), ()), callables=(), deferrable=False):
+    def variant(self, fn, active, trees=((), ()), callables=(), deferrable=False, kept=(frozenset(), {})):
         """The names of ``fn``'s forward/backward pair for the ``active`` parameters, made once.
 
         ``trees``: the parameters that hold containers, and those that may (containers.passed).
         ``callables``: ``(parameter, function)`` pairs, the functions the call passes (passed_functions).
         ``deferrable``: the call sits in a branch that may not run; a refusal of ``fn`` is then raised
         where the call runs instead of now (``_refused_when_called``).
+        ``kept``: the parameters that may write into the dict the caller passes down, and why the others
+        may not (front/caller_state.passed_down); ``kept_params[names]`` is those that do.
         """
-        key = (fn, tuple(active), trees, tuple((p, id(f)) for p, f in callables))
+        key = (fn, tuple(active), trees, tuple((p, id(f)) for p, f in callables), kept[0])
         if not deferrable and key in self.refused:  # met first in a branch, now on every path
             raise self.refused[key]
         if key in self.variants:
@@ -616,6 +625,7 @@ class ModuleBuilder:
         self.variants[key] = names  # before its passes run: a recursive call finds it
         ctx = Context(self, fn, active, trees=trees[0], maybe_trees=trees[1], callables=callables)
         ctx.name = names
+        ctx.kept_allowed, ctx.kept_reasons = kept
         try:
             run(CALLEE, ctx)
         except TransformError as error:
@@ -628,6 +638,7 @@ class ModuleBuilder:
         self.functions += ctx.fn_defs
         if self.floats is not None:
             self.floats.callees[names[0]] = ctx.fn_defs[0]  # its forward function (passes/unused.specialise_callees)
+        self.kept_params[names] = ctx.kept_dicts
         return names
 
     def _refused_when_called(self, names, error):
@@ -637,13 +648,13 @@ class ModuleBuilder:
         refuse = self.ns.bind(_Refusal(error), "refused")
         return [compat.parse(f"def {name}(*args, **kwargs):\n    raise {refuse}()\n").body[0] for name in names]
 
-    def tangent_variant(self, fn, active, trees=((), ()), callables=(), deferrable=False):
+    def tangent_variant(self, fn, active, trees=((), ()), callables=(), deferrable=False, kept=(frozenset(), {})):
         """The name of ``fn``'s ``jvp_`` variant for the ``active`` parameters (those given tangents), made once.
 
         ``trees``: the parameters that hold containers, and those that may (containers.passed).
-        ``callables``, ``deferrable``: as for :meth:`variant`.
+        ``callables``, ``deferrable``, ``kept``: as for :meth:`variant`.
         """
-        key = (fn, tuple(active), trees, tuple((p, id(f)) for p, f in callables), "jvp")
+        key = (fn, tuple(active), trees, tuple((p, id(f)) for p, f in callables), kept[0], "jvp")
         if not deferrable and key in self.refused:  # met first in a branch, now on every path
             raise self.refused[key]
         if key in self.variants:
@@ -651,6 +662,7 @@ class ModuleBuilder:
         name = self.variants[key] = self.names.fresh(f"jvp_{_ident(fn)}")  # before its passes: recursion finds it
         ctx = Context(self, fn, active, mode="jvp", trees=trees[0], maybe_trees=trees[1], callables=callables)
         ctx.name = name
+        ctx.kept_allowed, ctx.kept_reasons = kept
         try:
             run(FORWARD_CALLEE, ctx)
         except TransformError as error:
@@ -661,6 +673,7 @@ class ModuleBuilder:
             self.functions += self._refused_when_called([name], error)
             return name
         self.functions += ctx.fn_defs
+        self.kept_params[name] = ctx.kept_dicts
         return name
 
 

@@ -30,9 +30,9 @@ from ...rules import sequences
 from ..front import primitives
 from ..ir import compat
 from ..ir.compat import gast
-from ..ir.nodes import Break, For, If, Op, Raw, While, atom_names, op_reads, walk_ops
+from ..ir.nodes import Break, For, If, Op, Raw, While, atom_names, op_reads, walk_ops, walk_statements
 from ..ir.tagged import pop, push
-from ..runtime import checkpoints
+from ..runtime import caller_state, checkpoints
 from ..runtime.origins import ORIGIN, with_origin
 
 
@@ -161,7 +161,17 @@ def plain(rev, stmts) -> list:
 
 
 def _refuse(rev, s):
-    """A list the body grows in place, or random numbers it draws: the steps run again would not be the same."""
+    """A list the body grows in place, random numbers it draws, or a write into state the caller keeps: the steps
+    run again would not be the same, or would write twice."""
+    put_kept = rev.ns._by_id.get(id(caller_state.put_kept))
+    for st in walk_statements(s.body):
+        into_dict = isinstance(st, Op) and isinstance(st.expr, gast.Call) and isinstance(st.expr.func, gast.Name) \
+            and st.expr.func.id == put_kept
+        if into_dict or isinstance(st, Raw) and st.kept is not None:
+            raise rev.plan.source.error(st.node if isinstance(st, Op) else st.kept[2], "a checkpointed loop writes into a dict or object its caller keeps: "
+                                        "its steps run again in the reverse sweep would write again, reading what "
+                                        "the first run wrote", "Move the write out of the loop, or drop "
+                                        "astgrad.checkpointed from this loop.")
     for op in walk_ops(s.body):
         if id(op) in rev.plan.grown or op.fn is sequences.append:
             raise rev.plan.source.error(op.node, "a checkpointed loop appends to a list, which its steps run again "

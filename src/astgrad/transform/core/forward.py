@@ -27,7 +27,7 @@ from ... import rules
 from ...rules.sequences import append, grow
 from ..runtime import attributes
 from ..ir import compat
-from ..front import containers, primitives
+from ..front import caller_state, containers, primitives
 from .. import runtime
 from ..ir.compat import gast
 from ..ir.trees import arguments, function_def
@@ -94,11 +94,11 @@ class Forwarder(StateSweep):
         wanted = target in self.carrying
         reads = set(atom_names(op.expr)) | {n for a in list(op.args) + list(op.kwargs.values()) for n in atom_names(a)}
         ans = self.names.temp() if wanted and target in reads else target  # the rule reads the old value
-        out = []
+        out: list = []
         stack = self.ctx.forward_stack
         if op.kind == "call" and (wanted or any(getattr(a, "id", None) == stack for a in op.args)
                                   and state.get(stack) == LIVE):  # a callee pushing or popping tangents too
-            primal, tangent = self.call(op, ans, state)
+            primal, tangent = self.call(op, ans, state, out)
             out.append(primal)
         else:
             out.append(self.tag(compat.assign(ans, compat.clone(op.expr)), op))
@@ -295,8 +295,9 @@ class Forwarder(StateSweep):
                 return False
         return True
 
-    def call(self, op, ans, state):
-        """``ans, dans = jvp_g(tangents..., args...)`` for a call of a user function; the tangent or None."""
+    def call(self, op, ans, state, out):
+        """``ans, dans = jvp_g(tangents..., args...)`` for a call of a user function; the tangent or None.
+        Before it (``out``), the check of a dict passed down that the callee writes into (front/caller_state)."""
         bound = bound_arguments(op, self.ctx.source)
         generated = str(getattr(getattr(op.fn, "__code__", None), "co_filename", "")).startswith("<astgrad")
         for p, atoms in bound.items() if not generated else ():  # *args or **kwargs: a tuple or dict of atoms
@@ -313,7 +314,12 @@ class Forwarder(StateSweep):
             return primal, None
         name = self.module.tangent_variant(op.fn, active, containers.passed(self.ctx, bound, active),
                                            passed_functions(self.ctx, bound),
-                                           deferrable=id(op) in conditional_ops(self.ctx.body))
+                                           deferrable=id(op) in conditional_ops(self.ctx.body),
+                                           kept=caller_state.passed_down(self.ctx, op, bound))
+        kept = self.module.kept_params.get(name) or frozenset()
+        if kept:
+            self.ctx.kept_dicts = self.ctx.kept_dicts | {bound[p].id for p in kept}
+            out += caller_state.call_checks(self.ctx, op, bound, kept)
         tangents = [compat.name(self.tangent(bound[p].id)) for p in active]
         value = compat.call(compat.name(name), tangents + [compat.clone(a) for a in op.args],
                             {k: compat.clone(v) for k, v in op.kwargs.items()})

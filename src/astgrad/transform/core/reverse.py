@@ -23,7 +23,7 @@ import numpy as np
 
 from ... import rules
 from ..ir import compat
-from ..front import containers, lists, primitives
+from ..front import caller_state, containers, lists, primitives
 from . import checkpoints as checkpointed_loops, fusion
 from .. import runtime
 from ..runtime import checkpoints, structural
@@ -90,9 +90,16 @@ class Reverser:
         out = [push(self.ns.stack, compat.name(t)) for t in self.saved_targets(op) if id(op) not in self.plan.grown]
         expr = op.expr
         if op.kind == "call" and self.an.is_active(op):
-            forward, _, _ = self.call_variant(op)
+            names = self.call_variant(op)
+            forward = names[0]
+            out += self.kept_checks(op, names)
             stack = compat.name(self.ns.stack)
             if op.checkpoint:  # its arguments saved, what its forward half saves dropped: the adjoint makes it again
+                if self.builder.kept_params.get(names):
+                    raise self.plan.source.error(op.node, f"astgrad.checkpoint({op.fn.__qualname__}) writes into a "
+                                                 "dict or object its caller keeps: run again in the reverse sweep, it "
+                                                 "would write again, reading what the first run wrote",
+                                                 "Call it without astgrad.checkpoint.")
                 given = list(op.args) + list(op.kwargs.values())
                 out.append(self.fixed_state(given, f"an argument of astgrad.checkpoint({op.fn.__qualname__})"))
                 out.append(push(self.ns.stack, self.kept(given)))
@@ -505,7 +512,18 @@ class Reverser:
                        and (atom.id in self.an.adjoint or atom.id in self.an.active))
         return self.builder.variant(op.fn, active, containers.passed(self.plan, bound, active),
                                     passed_functions(self.plan, bound),
-                                    deferrable=id(op) in conditional_ops(self.plan.body))
+                                    deferrable=id(op) in conditional_ops(self.plan.body),
+                                    kept=caller_state.passed_down(self.plan, op, bound))
+
+    def kept_checks(self, op, names):
+        """Before a call whose callee writes into the dict passed down (``names``: its variant), the check of
+        that dict; the dict is then one this function's caller sees written (front/caller_state)."""
+        kept = self.builder.kept_params.get(names) or frozenset()
+        if not kept:
+            return []
+        bound = bound_arguments(op, self.plan.source)
+        self.plan.kept_dicts = self.plan.kept_dicts | {bound[p].id for p in kept}
+        return caller_state.call_checks(self.plan, op, bound, kept)
 
 
 def _mask_sources(stmts) -> set:

@@ -69,7 +69,8 @@ class _Join(_Site):
         self.branch, self.names = branch, names
 
 
-def check_writes(body, ret, params, local_names, source, array_helper=None, caller_writes=None, wrt=()) -> tuple:
+def check_writes(body, ret, params, local_names, source, array_helper=None, caller_writes=None, wrt=(),
+                 allowed=(None, None)) -> tuple:
     """Raise UnsupportedSyntaxError where a write into ``x`` may reach memory another name sees.
 
     Returns two lists of what no analysis by name can tell a number from an array in, each checked when
@@ -80,7 +81,10 @@ def check_writes(body, ret, params, local_names, source, array_helper=None, call
 
     Given a list ``caller_writes`` (the entry function), ``x["key"] = v`` into a parameter ``x`` that is
     not in ``wrt`` is not refused where ``_for_caller`` allows it: ``(x, op, setitem_op)`` is appended,
-    and ``caller_state`` runs the write into the caller's dict."""
+    and ``caller_state`` runs the write into the caller's dict.  ``allowed``: in a called function, the
+    parameters its caller passes down so (``caller_state.passed_down``), and why not the others; None
+    in the function grad is given, all of whose parameters are the caller's."""
+    allowed, reasons = allowed
     _rebind_plain_aliases(body, params, array_helper, source)
     sites: list = []
     joins: list = []
@@ -100,8 +104,12 @@ def check_writes(body, ret, params, local_names, source, array_helper=None, call
         for t in s.op.targets:
             defs.setdefault(t, []).append(s)
     end = _Site(None, len(sites), (), ())
+    if caller_writes is not None and allowed is not None:  # a called function: the dicts passed down only
+        params_kept = [p for p in params if p in allowed]
+    else:
+        params_kept = params
     kept = frozenset() if caller_writes is None else frozenset(  # dicts that may be the caller's after the call
-        x for x in writes if x in params and x not in wrt and all(d.op.inplace for d in defs.get(x, [])))
+        x for x in writes if x in params_kept and x not in wrt and all(d.op.inplace for d in defs.get(x, [])))
     for x, ws in writes.items():
         if x not in local_names:
             raise _error(source, ws[0], f"{_what(ws[0])} would change the array {x} outside the function; "
@@ -118,7 +126,7 @@ def check_writes(body, ret, params, local_names, source, array_helper=None, call
                 checked.append((w.op, x))  # a user function's result: a number, checked when it runs
                 continue
             written = _setitem_of(w, defs) if entry in reaching and _keyed(w.op.node) else None
-            if written is not None and caller_writes is not None \
+            if written is not None and caller_writes is not None and x in params_kept \
                     and _for_caller(x, w, defs, wrt, sites, params, source):
                 caller_writes.append((x, w.op, written))  # into the caller's dict as well (front/caller_state)
                 continue
@@ -126,12 +134,22 @@ def check_writes(body, ret, params, local_names, source, array_helper=None, call
             if entry in reaching and _keyed(w.op.node):
                 key = compat.to_source(w.op.node).strip()
                 raise _error(source, w, f"{key} = ... would change the caller's {x}; astgrad runs a write into "
-                             f"the caller's dict only as x['key'] = v in the function grad is given, into a "
-                             f"parameter not differentiated that no statement rebinds, and here "
-                             f"{_not_for_caller(x, w, wrt, caller_writes)}",
+                             f"the caller's dict only as x['key'] = v in the function grad is given (or one it "
+                             f"calls, given that dict as it is), into a parameter not differentiated that no "
+                             f"statement rebinds, and here {_not_for_caller(x, w, wrt, caller_writes, allowed, reasons)}",
                              f"Return the value instead (with has_aux=True grad returns it beside the gradient) "
                              f"and store it outside the differentiated function; if the caller does not need it, "
                              f"copy first: {x} = {x}.copy().")
+            if entry in reaching and caller_writes is not None and isinstance(w.op.node, gast.Subscript) \
+                    and isinstance(w.op.node.slice, gast.Name) and not w.op.through:
+                key = w.op.node.slice.id  # cache[name] = v: an array's index, or a dict's key in a variable
+                raise _error(source, w, f"{_what(w)} would change the caller's array {x} (or dict); astgrad's "
+                             f"{_what(w)} writes to a copy, and it runs a write into the caller's dict only under "
+                             f"a key written as a string constant ({x}['key'] = v): a key held in a variable "
+                             f"({key}) may be any key, which astgrad does not follow to the reads",
+                             f"Copy first: {x} = {x}.copy(){_instead(w)}; for a dict, write each key as a "
+                             f"constant, or return the values (has_aux=True returns them beside the gradient) "
+                             f"and store them outside.")
             if entry in reaching:
                 raise _error(source, w, f"{_what(w)} would change the caller's array {x}; "
                              f"astgrad's {_what(w)} writes to a copy",
@@ -328,12 +346,15 @@ def _for_caller(x, w, defs, wrt, sites, params, source) -> bool:
     return True
 
 
-def _not_for_caller(x, w, wrt, caller_writes) -> str:
+def _not_for_caller(x, w, wrt, caller_writes, allowed, reasons) -> str:
     """Why the write ``x[key] = ...`` at ``w`` into the caller's ``x`` is not run into the caller's dict."""
     if caller_writes is None:
-        return "it is in a function the differentiated one calls (return the value to it instead)"
+        return "it is in a function forward mode runs over generated code"
     if x in wrt:
         return f"{x} is differentiated"
+    if allowed is not None and x not in allowed:
+        why = reasons.get(x, "its caller does not pass it a dict of its own caller's")
+        return f"it is in a function the differentiated one calls, and {why} (return the value to it instead)"
     if getattr(w.op.node, AUGMENTED_ITEM, False):
         return f"{_what(w).split(' =')[0]} op= v would change the array held there in place"
     if w.op.through:
@@ -676,14 +697,18 @@ def _stored_names(raw) -> tuple | None:
     """``(names, where)``: the local names whose values ``raw`` may store somewhere outside the function's
     names, and that place as the user wrote it; None when it stores nothing.
 
-    Two kinds of statement run as written can keep a value: an assignment into an object the function does
-    not own (``G.h = h``; the normalizer guards it with ``written_outside``), and a call kept for its effect
+    Three kinds of statement run as written can keep a value: an assignment into an object the function does
+    not own (``G.h = h``; the normalizer guards it with ``written_outside``), one into a parameter's object
+    (``layer.x = x``, ``put_attribute``), and a call kept for its effect
     (``L.append(h)``, ``cache.update(h=h)``, a user function storing its argument) unless it is a numpy
     function or a builtin that keeps no reference."""
     stmt = raw.stmt
     if isinstance(stmt, gast.Assign) and raw.guard is not None:
         names = set(atom_names(stmt.value))
         return (names, compat.to_source(stmt.targets[0]).strip()) if names else None
+    if raw.kept is not None:  # layer.x = x into a parameter's object (front/caller_state)
+        names = set(atom_names(stmt.value.args[2]))
+        return (names, compat.to_source(raw.kept[2]).strip()) if names else None
     if raw.call is None or not isinstance(stmt, gast.Expr) or not isinstance(stmt.value, gast.Call):
         return None
     fn = raw.call.fn

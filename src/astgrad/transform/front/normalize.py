@@ -24,7 +24,7 @@ import numpy as np
 from ... import rules
 from ...rules import sequences
 from ..ir import compat
-from ..runtime import checkpoints, contexts, checks
+from ..runtime import caller_state, checkpoints, contexts, checks
 from . import numpy_writes
 from .. import runtime
 from .aliasing import AUGMENTED_ITEM, shares_memory
@@ -345,6 +345,8 @@ class Normalizer:
                 self.emit(names, "unpack", atom, value, args=[atom])
         elif outside and isinstance(target, (gast.Subscript, gast.Attribute)) and _root(target).id not in self.locals:
             self.store_outside(target, value)
+        elif outside and isinstance(target, gast.Attribute) and isinstance(target.value, gast.Name):
+            self.store_attribute(target, value)
         elif isinstance(target, gast.Subscript) and isinstance(target.value, gast.Subscript):
             self.store_through(target, value)
         elif isinstance(target, gast.Subscript):
@@ -391,6 +393,20 @@ class Normalizer:
                  "follow a gradient through it", f"Keep the value in a local name (has_aux=True returns it), or "
                  f"copy the object into one first, {root.lower()}_copy = {root}.copy(), and write into the copy.")
         self.out.append(Raw(stmt, self.src.user_line(self.stmt), self.src.line_text(self.stmt), guard))
+
+    def store_attribute(self, target, value):
+        """``layer.running_mean = v`` on a parameter's object: run in the primal as written (through
+        ``put_attribute``, which refuses what it cannot run once a call); ``front/caller_state`` checks that
+        nothing reads it back, or refuses it."""
+        item = self.atomize(value)
+        obj, shown = target.value.id, compat.to_source(target).strip()
+        line, text = self.src.user_line(self.stmt), self.src.line_text(self.stmt)
+        call = compat.call(compat.name(self.ns.helper(caller_state.put_attribute)),
+                           [compat.name(obj), compat.const(target.attr), item, compat.const(obj),
+                            compat.const(f"{shown} = ...")])
+        stmt = compat.expr_stmt(call)
+        setattr(stmt, ORIGIN, (self.src.filename, line, text, False))
+        self.out.append(Raw(stmt, line, text, kept=(obj, target.attr, target)))
 
     def checked(self, helper, *args):
         """``helper(*args)``, a check in the primal; an error it raises names the user's line."""

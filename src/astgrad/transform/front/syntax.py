@@ -64,16 +64,17 @@ def check_function(source) -> None:
     if not returns:
         raise source.error(fn, f"{fn.name} returns nothing, so it has no gradient",
                            "Return the value to differentiate.", UnsupportedSyntaxError)
-    local_names = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs} | {
-        n.id for n in gast.walk(fn) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    stored = {n.id for n in gast.walk(fn) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    params = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
+    local_names = params | stored
     spread = {id(a) for n in gast.walk(fn) if isinstance(n, gast.Call) for a in n.args if isinstance(a, gast.Starred)}
     for stmt in fn.body:
         for node in gast.walk(stmt):
             if id(node) not in spread:  # f(*x.shape): normalize takes it where f has no gradient to give
-                _check_node(source, node, local_names)
+                _check_node(source, node, local_names, params - stored)
 
 
-def _check_node(source, node, local_names):
+def _check_node(source, node, local_names, objects=frozenset()):
     for kind, (message, hint) in _UNSUPPORTED.items():
         if isinstance(node, kind):
             raise source.error(node, message, hint, UnsupportedSyntaxError)
@@ -89,7 +90,9 @@ def _check_node(source, node, local_names):
                            "Give the lambda named parameters.", UnsupportedSyntaxError)
     if isinstance(node, gast.Assign):
         for target in node.targets:
-            _check_target(source, target, local_names)
+            if not (isinstance(target, gast.Attribute) and isinstance(target.value, gast.Name)
+                    and target.value.id in objects):  # layer.running_mean = v: front/caller_state decides
+                _check_target(source, target, local_names)
     if isinstance(node, gast.AugAssign):
         _check_target(source, node.target, local_names)
     if isinstance(node, gast.With):

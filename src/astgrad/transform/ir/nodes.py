@@ -89,6 +89,7 @@ class Raw:
     guard: Any = None              # (node, message, hint): refused if it reads a value that depends on wrt
     call: Any = None               # the Op of a call kept only for its effect, which this statement runs
     adjoint: Any = None            # a statement the adjoint sweep runs where it passes this one (contexts.py)
+    kept: Any = None               # (obj, attr, node) of obj.attr = v into a parameter's object (caller_state)
 
 
 def atom_names(node) -> list[str]:
