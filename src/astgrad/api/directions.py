@@ -1,0 +1,166 @@
+"""Every direction in one sweep: jacfwd, hessian and jacrev as one call of batched generated code.
+
+A Jacobian by forward mode needs the jvp along each basis vector of the
+input; a hessian, the jvp of the generated gradient along each; a Jacobian
+by reverse mode, the vjp along each basis vector of the output.  Rather
+than call the generated product once per direction from Python, its
+generated source is batched over the tangent (or seed) parameter, as
+``astgrad.vmap`` batches a function (transform/core/batching.py): that
+parameter gets every basis vector stacked along a leading axis, and one
+call returns every column.  The batched code is made at the first call for
+the ranks of the arguments and kept until the product's code is made again.
+
+Where the batching sweep refuses the product's code (a branch or loop whose
+test reads a tangent, a call of a user function, an operation without a
+batched form), or a rule finds at run time that it cannot batch this case,
+``run`` returns None and the caller runs its loop of one product per
+direction: a slower answer, never a guessed one.  Arguments other than
+plain arrays and numbers take the loop too.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+from ..rules.batching import Unbatchable
+from ..values.trees import is_tree
+from ..transform.ir.errors import TransformError
+from ..transform.pipeline import build_batched
+from ..transform.runtime.origins import add_location
+from .forward import JvpFunction
+
+__all__ = ["Directions", "Shown", "basis", "from_columns", "jacfwd_batched"]
+
+#: the argument types the batched code is made for: others (Tensors, dask arrays, subclasses, containers) loop
+_PLAIN = (np.ndarray, float, int, bool, np.floating, np.integer, np.bool_)
+
+
+def basis(x) -> np.ndarray:
+    """Every basis vector of ``x``'s shape, stacked along a first axis (float64, as the loop's directions)."""
+    size = int(np.size(x))
+    return np.eye(size).reshape((size,) + np.shape(x))
+
+
+class Directions:
+    """The batched form of one generated product over its tangent parameters: made per ranks, kept, or refused.
+
+    ``batched``: whether the last ``run`` ran every direction in one call
+    (None before the first); ``source``: the batched code it ran.
+    """
+
+    def __init__(self, level):
+        self._level = level
+        self._made: dict = {}  # (names, ranks) -> (the product's Generated, the batched Generated or the refusal)
+        self.batched, self._last = None, None
+
+    @property
+    def source(self) -> str:
+        return self._last.source if self._last is not None else ""
+
+    def run(self, product, function, args, kwargs, tangents=(), seeds=None):
+        """``product.function``'s value for every direction at once, or None where the code is not batched.
+
+        ``product``: the Generated product (a jvp or vjp) of ``function``,
+        called as ``product.function(*positional, *tangents, **keywords,
+        **seeds)`` with ``args`` and ``kwargs`` bound to ``function``'s
+        signature; ``tangents`` (its positional parameters after
+        ``function``'s) and ``seeds`` (keywords) hold every direction along
+        their first axis.
+        """
+        self.batched = False
+        seeds = seeds or {}
+        signature = inspect.signature(function)
+        if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in signature.parameters.values()):
+            return None
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError:
+            return None  # the loop raises the error a call with these arguments gets
+        bound.apply_defaults()
+        values = [*bound.arguments.values(), *tangents, *seeds.values()]
+        if not all(type(v) in _PLAIN or v is None or type(v) is str for v in values):
+            return None
+        params = list(inspect.signature(product.function).parameters.values())
+        positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        names = positional[len(bound.args):]
+        if len(names) != len(tangents) or set(names) & set(seeds):
+            return None
+        directions = {**dict(zip(names, tangents)), **seeds}
+        ranks = {name: (np.ndim(value), type(value) is int) for name, value in bound.arguments.items()
+                 if type(value) in _PLAIN}
+        ranks.update((name, (np.ndim(value) - 1, False)) for name, value in directions.items())
+        for p in params:
+            if p.name not in ranks and type(p.default) in (int, float):  # seeds the call leaves to their defaults
+                ranks[p.name] = (0, type(p.default) is int)
+        key = (tuple(directions), tuple(sorted(ranks.items())))
+        made = self._made.get(key)
+        if made is None or made[0] is not product or not isinstance(made[1], Exception) and not made[1].current():
+            try:
+                made = (product, build_batched(product.function, list(directions), ranks, self._level))
+            except TransformError as exc:
+                made = (product, exc)
+            self._made[key] = made
+        batched = made[1]
+        if isinstance(batched, Exception):
+            return None
+        try:
+            value = batched.run(*bound.args, *tangents, **bound.kwargs, **seeds)
+        except Unbatchable:
+            return None  # a rule found, running, that this case has no batched form
+        except Exception as exc:
+            add_location(batched, exc, f"the batched code of {product.function.__qualname__}")
+            raise
+        self.batched, self._last = True, batched
+        return value
+
+
+def from_columns(columns, outer, inner):
+    """The derivative of a value shaped like ``outer`` along the elements of ``inner`` (compose's ``_assemble``
+    block, of shape ``outer.shape + inner.shape``) from ``columns``, its value along each element stacked first."""
+    columns = np.broadcast_to(columns, (np.size(inner),) + np.shape(outer))
+    return np.moveaxis(columns, 0, -1).reshape(np.shape(outer) + np.shape(inner))
+
+
+def jacfwd_batched(f, product, directions, args, kwargs, inputs, checked):
+    """The blocks of ``jacfwd(f)`` (one per argument in ``inputs``) from one call of ``f``'s jvp ``product``
+    batched over its tangents, or None where that code is not batched.
+
+    The tangent of each argument holds every basis vector of every
+    argument: its own where the direction is along it, zeros elsewhere.
+    ``checked(value, f, "jacfwd")`` is the shape of ``f``'s value, which it
+    refuses unless it is one real array or number.
+    """
+    directions.batched = False
+    if type(product) is not JvpFunction or product.__astgrad_function__ is not f or product._refused is not None \
+            or any(is_tree(x) or not np.size(x) for x in inputs):
+        return None
+    sizes = [int(np.size(x)) for x in inputs]
+    starts = np.cumsum([0] + sizes)
+    tangents = []
+    for x, start, size in zip(inputs, starts, sizes):
+        t = np.zeros((starts[-1], size))
+        t[start:start + size] = np.eye(size)
+        tangents.append(t.reshape((starts[-1],) + np.shape(x)))
+    found = directions.run(product._as_callee()[0], f, args, kwargs, tangents)
+    if found is None:
+        return None
+    value, tangent = found
+    if is_tree(value) or is_tree(tangent):
+        directions.batched = False
+        return None
+    out_shape = checked(value[0], f, "jacfwd")
+    tangent = np.broadcast_to(tangent, (starts[-1],) + out_shape)
+    return tuple(from_columns(tangent[start:start + size], value[0], x) for x, start, size in zip(inputs, starts, sizes))
+
+
+class Shown:
+    """``.source`` of a product whose columns may have run batched: the batched code then, else the product's."""
+
+    def __init__(self, product, directions):
+        self._product, self._directions = product, directions
+
+    @property
+    def source(self) -> str:
+        return self._directions.source if self._directions.batched else self._product.source
