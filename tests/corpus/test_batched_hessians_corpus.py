@@ -1,4 +1,4 @@
-"""hessian and jacfwd over the corpus: every direction in one batched sweep gives the column loop's numbers.
+"""hessian, jacfwd and jacrev over the corpus: every direction in one batched sweep gives the loop's numbers.
 
 The batched path (api/directions.py) runs the generated product once, its
 tangent holding every basis vector; the loop runs it once per basis vector.
@@ -59,6 +59,18 @@ def test_batched_hessian_of_a_corpus_function_matches_the_column_loop(case, leve
 def test_batched_jacfwd_of_a_corpus_function_matches_the_column_loop(case, monkeypatch):
     expected, error = looped(monkeypatch, lambda: outcome(lambda: astgrad.jacfwd(case.f, wrt=case.wrt)(*case.args)))
     jacobian = astgrad.jacfwd(case.f, wrt=case.wrt)
+    if error is not None:
+        with pytest.raises(type(error)):
+            jacobian(*case.args)
+        return
+    same(jacobian(*case.args), expected)
+    assert jacobian.batched in (True, False)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_batched_jacrev_of_a_corpus_function_matches_the_row_loop(case, monkeypatch):
+    expected, error = looped(monkeypatch, lambda: outcome(lambda: astgrad.jacrev(case.f, wrt=case.wrt)(*case.args)))
+    jacobian = astgrad.jacrev(case.f, wrt=case.wrt)
     if error is not None:
         with pytest.raises(type(error)):
             jacobian(*case.args)

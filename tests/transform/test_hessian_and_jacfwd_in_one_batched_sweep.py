@@ -251,3 +251,54 @@ def test_hvp_is_one_column_and_never_batched():
     np.testing.assert_allclose(hvp(w, X, y, v), astgrad.hessian(logistic_loss)(w, X, y) @ v, rtol=1e-12)
     assert hvp.batched is None
     assert "batched over" not in hvp.source
+
+
+# -- jacrev: every row from one call of the vjp batched over its seed ----------------------------------
+
+def unused_and_numbers(x, W, s, n):
+    return np.tanh(W @ x) * s ** 2 + n
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_jacrev_of_several_arguments_in_one_sweep(level):
+    x, W, b = RNG.normal(size=4), RNG.normal(size=(3, 4)), RNG.normal(size=3)
+    jacobian = astgrad.jacrev(layer, wrt=(0, 1, 2), optimize=level)
+    found = jacobian(x, W, b)
+    assert jacobian.batched is True
+    assert "batched over" in jacobian.source
+    expected = looped(lambda: astgrad.jacrev(layer, wrt=(0, 1, 2), optimize=level)(x, W, b))
+    forward = astgrad.jacfwd(layer, wrt=(0, 1, 2))(x, W, b)
+    for a, b_, c in zip(found, expected, forward):
+        assert np.shape(a) == np.shape(b_) == np.shape(c) and a.dtype == b_.dtype
+        np.testing.assert_allclose(a, b_, rtol=1e-13, atol=1e-15)
+        np.testing.assert_allclose(a, c, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(found[0], np.stack([gradient(lambda v, k=k: layer(v, W, b)[k], x) for k in range(3)]),
+                               rtol=1e-6, atol=1e-8)
+
+
+def test_jacrev_at_numbers_float32_and_an_argument_without_a_gradient():
+    x, W = RNG.normal(size=4).astype(np.float32), RNG.normal(size=(3, 4)).astype(np.float32)
+    for wrt in ((0, 1, 2, 3), (2,), (3,)):
+        found = astgrad.jacrev(unused_and_numbers, wrt=wrt)(x, W, 0.7, 2.0)
+        expected = looped(lambda wrt=wrt: astgrad.jacrev(unused_and_numbers, wrt=wrt)(x, W, 0.7, 2.0))
+        for a, b in zip(found, expected):
+            assert np.shape(a) == np.shape(b) and np.result_type(a) == np.result_type(b)
+            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+    s_row = astgrad.jacrev(unused_and_numbers, wrt=2)(x, W, 0.7, 2.0)
+    np.testing.assert_allclose(s_row, 2 * 0.7 * np.tanh(W @ x), rtol=1e-5)
+
+
+def test_jacrev_of_a_callee_or_with_aux_takes_the_row_loop():
+    x = np.array([0.3, -0.7, 1.1])
+    jacobian = astgrad.jacrev(lambda v: helper(v) * 2.0)
+    found = jacobian(x)
+    np.testing.assert_allclose(found, np.diag(2 * (np.cos(x) * x + np.sin(x))), rtol=1e-13, atol=1e-15)
+    assert jacobian.batched is False
+
+    def with_aux(v):
+        return np.tanh(v), {"n": 1}
+
+    jacobian = astgrad.jacrev(with_aux, has_aux=True)
+    found, aux = jacobian(x)
+    np.testing.assert_allclose(found, np.diag(1 - np.tanh(x) ** 2), rtol=1e-13, atol=1e-15)
+    assert aux == {"n": 1} and jacobian.batched is False

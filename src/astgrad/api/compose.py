@@ -1,15 +1,16 @@
 """Jacobians and hessians from generated vector-Jacobian products.
 
-``jacobian(f)`` calls the generated ``vjp`` of ``f`` once per element of
+``jacobian(f)`` calls the generated ``vjp`` of ``f`` along each element of
 the output, with that element's basis vector as seed, and stacks the rows:
 the result has the output's shape, then the input's (as in JAX and HIPS
 autograd).  ``jacfwd`` stacks generated jvps over the input's basis vectors.
 ``hessian(f)`` applies the forward sweep to the code ``grad(f)`` generates
 (forward over reverse, see higher.py), one jvp per input element; ``hvp`` is
 one such jvp along ``v``: no hessian is built.  ``jacfwd`` and ``hessian``
-run every basis vector in one call of that jvp batched over its tangent
-(directions.py) where the batching sweep accepts its code, and one call per
-vector where it does not; ``.batched`` says which ran last.
+run every basis vector in one call of that jvp batched over its tangent,
+``jacobian`` in one call of the vjp batched over its seed (directions.py),
+where the batching sweep accepts the code, and one call per vector where it
+does not; ``.batched`` says which ran last.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import numpy as np
 from ..values import dask as _dask, trees as _trees
 from . import gradient
 from .forward import gradient_code, jvp
-from .directions import Directions, Shown, basis, from_columns, jacfwd_batched
+from .directions import Directions, Shown, basis, from_columns, jacfwd_batched, jacrev_batched
 from .generated import GeneratedCallable
 from .pullback import copied, pullback_at, splittable
 from ..values.returned import _finish
@@ -55,7 +56,7 @@ class Composed(GeneratedCallable):
 
     @property
     def batched(self) -> bool | None:
-        """Whether the last call ran every direction in one batched sweep (``jacfwd``, ``hessian``).
+        """Whether the last call ran every direction in one batched sweep (``jacobian``, ``jacfwd``, ``hessian``).
 
         True: one call of batched generated code gave every column (then
         ``.source`` is that code); False: a loop of one product per column,
@@ -159,13 +160,19 @@ def jacobian(f, wrt=0, *, has_aux=False, optimize=None):
     has the output's structure, each leaf holding the blocks described
     above (JAX's nesting), from one forward sweep and its pullback
     (``astgrad.vjp(f, *args)``).  With ``has_aux=True``, ``f`` returns
-    ``(output, aux)`` and the result is ``(jacobian, aux)``.
+    ``(output, aux)`` and the result is ``(jacobian, aux)``.  For a Python
+    function of arrays and numbers, every row comes from one call of the vjp
+    batched over its seed where its code is batched (``.batched``, as for
+    :func:`hessian`).
     """
     single = not isinstance(wrt, (tuple, list))
     product = gradient.vjp(f, wrt, optimize=optimize)
     signature = inspect.signature(f)
+    level = gradient._level(optimize, "jacobian")
+    directions = Directions(level)
 
     def run(*args, **kwargs):
+        directions.batched = False
         names, inputs = _inputs(f, signature, wrt, args, kwargs, "jacobian")
         if has_aux:
             return _by_pullback(f, names, inputs, single, args, kwargs, True, optimize, "jacobian")
@@ -173,6 +180,9 @@ def jacobian(f, wrt=0, *, has_aux=False, optimize=None):
         if is_tree(out) and splittable(f):
             return _by_pullback(f, names, inputs, single, args, kwargs, False, optimize, "jacobian")
         out_shape = _shape_of_output(out, f, "jacobian")
+        jac = jacrev_batched(f, wrt, level, directions, args, kwargs, inputs, out_shape)
+        if jac is not None:
+            return jac[0] if single else jac
         rows = []
         for index in np.ndindex(*out_shape):
             seed = np.zeros(out_shape)
@@ -188,7 +198,7 @@ def jacobian(f, wrt=0, *, has_aux=False, optimize=None):
     if has_aux and not splittable(f):
         raise TypeError(f"astgrad.jacobian(..., has_aux=True) of {getattr(f, '__qualname__', f)!r}: has_aux is "
                         f"supported for plain Python functions; wrap it: def g(*args): return f(*args)")
-    return Composed(f, "jacobian", run, [product])
+    return Composed(f, "jacobian", run, [Shown(product, directions)], [directions])
 
 
 def _by_pullback(f, names, inputs, single, args, kwargs, has_aux, optimize, what):
@@ -262,6 +272,7 @@ def jacfwd(f, wrt=0, *, has_aux=False, optimize=None):
     directions = Directions(gradient._level(optimize, "jacfwd"))
 
     def run(*args, **kwargs):
+        directions.batched = False
         names, inputs = _inputs(f, signature, wrt, args, kwargs, "jacfwd")
         if not has_aux:
             jac = jacfwd_batched(f, product, directions, args, kwargs, inputs, _shape_of_output)

@@ -21,6 +21,7 @@ plain arrays and numbers take the loop too.
 from __future__ import annotations
 
 import inspect
+import types
 
 import numpy as np
 
@@ -31,7 +32,7 @@ from ..transform.pipeline import build_batched
 from ..transform.runtime.origins import add_location
 from .forward import JvpFunction
 
-__all__ = ["Directions", "Shown", "basis", "from_columns", "jacfwd_batched"]
+__all__ = ["Directions", "Shown", "basis", "from_columns", "jacfwd_batched", "jacrev_batched"]
 
 #: the argument types the batched code is made for: others (Tensors, dask arrays, subclasses, containers) loop
 _PLAIN = (np.ndarray, float, int, bool, np.floating, np.integer, np.bool_)
@@ -119,8 +120,8 @@ class Directions:
 def from_columns(columns, outer, inner):
     """The derivative of a value shaped like ``outer`` along the elements of ``inner`` (compose's ``_assemble``
     block, of shape ``outer.shape + inner.shape``) from ``columns``, its value along each element stacked first."""
-    columns = np.broadcast_to(columns, (np.size(inner),) + np.shape(outer))
-    return np.moveaxis(columns, 0, -1).reshape(np.shape(outer) + np.shape(inner))
+    columns = np.broadcast_to(np.asarray(columns, dtype=np.float64), (np.size(inner),) + np.shape(outer))
+    return np.moveaxis(columns, 0, -1).reshape(np.shape(outer) + np.shape(inner))  # float64, as the loop's
 
 
 def jacfwd_batched(f, product, directions, args, kwargs, inputs, checked):
@@ -164,3 +165,50 @@ class Shown:
     @property
     def source(self) -> str:
         return self._directions.source if self._directions.batched else self._product.source
+
+
+def jacrev_batched(f, wrt, level, directions, args, kwargs, inputs, out_shape):
+    """The blocks of ``jacobian(f)`` (one per argument in ``inputs``) from one call of ``f``'s vjp batched over
+    its seed, which holds every basis vector of the output, or None where that code is not batched.
+
+    The vjp is the one generated at optimize=1 or below (no writes in
+    place, no stand-ins: code the batching sweep reads), for the ranks of
+    these arguments.
+    """
+    from . import gradient  # the public gradients, which import this module's neighbours
+
+    directions.batched = False
+    size = int(np.prod(out_shape, dtype=int))
+    if not isinstance(f, types.FunctionType) or not size or any(is_tree(x) for x in inputs):
+        return None
+    product = gradient.vjp(f, wrt, optimize=min(level, 1))
+    if product._refused is not None:
+        return None
+    if not product._generated.current():
+        product._rebuild()
+    try:
+        bound = inspect.signature(f).bind(*args, **kwargs)
+    except TypeError:
+        return None
+    bound.apply_defaults()
+    code = product._specialised(dict(bound.arguments))
+    seed = list(inspect.signature(code.function).parameters)[-1]
+    found = directions.run(code, f, args, kwargs, seeds={seed: basis(np.empty(out_shape))})
+    if found is None:
+        return None
+    rows = found if isinstance(wrt, (tuple, list)) else (found,)
+    blocks = [_rows_of(g, x, size) for g, x in zip(rows, inputs)]
+    if len(rows) != len(inputs) or any(b is None for b in blocks):
+        directions.batched = False
+        return None
+    return tuple(b.reshape(tuple(out_shape) + np.shape(x)) for b, x in zip(blocks, inputs))
+
+
+def _rows_of(g, x, size):
+    """The gradient of ``x`` along each seed, stacked in float64 (as the loop's rows); None where it is not an
+    array of real numbers (a None gradient the batched code stacked)."""
+    if not isinstance(g, np.ndarray) or g.dtype.kind not in "biuf" or np.shape(g)[:1] != (size,):
+        return None
+    if isinstance(x, (float, int)) and not isinstance(x, bool) and np.ndim(g) > 1:
+        g = np.sum(g, axis=tuple(range(1, np.ndim(g))))  # a number's gradient: the sum, as for one seed
+    return np.array(np.broadcast_to(g, (size,) + np.shape(x)), dtype=np.float64)

@@ -376,6 +376,13 @@ class Batcher(StateSweep):
     def batch_raw(self, s, state):
         names = [n.id for n in gast.walk(s.stmt) if isinstance(n, gast.Name)]
         batched = self.batched_reads(names, state)
+        call = s.call
+        if batched and call is not None and call.fn is runtime.check_seed and len(call.args) == 3 \
+                and not call.kwargs and state.get(getattr(call.args[0], "id", None)) == ARRAY \
+                and not self.batched_reads([n for a in call.args[1:] for n in atom_names(a)], state):
+            # a vjp batched over its seed (jacrev: every row in one sweep) checks each example's shape
+            check = compat.call(compat.name(self.ns.helper(runtime.check_seeds)), [compat.clone(a) for a in call.args])
+            return [with_origin(compat.expr_stmt(check), self.source.filename, s.line, s.text)]
         if batched:
             raise self.refuse(s.line, f"this statement reads {batched[0]}, which has a batch axis, and is kept as "
                               "written, for one example", "Leave it out of the function vmap transforms.")
