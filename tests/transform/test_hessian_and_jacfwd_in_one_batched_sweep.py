@@ -302,3 +302,21 @@ def test_jacrev_of_a_callee_or_with_aux_takes_the_row_loop():
     found, aux = jacobian(x)
     np.testing.assert_allclose(found, np.diag(1 - np.tanh(x) ** 2), rtol=1e-13, atol=1e-15)
     assert aux == {"n": 1} and jacobian.batched is False
+
+
+def test_directions_of_big_arguments_run_in_chunks_with_the_same_numbers(monkeypatch):
+    from astgrad.api import directions
+
+    w, X, y = logistic_data()
+    x, W, b = RNG.normal(size=4), RNG.normal(size=(3, 4)), RNG.normal(size=3)
+    whole = (astgrad.hessian(logistic_loss)(w, X, y), astgrad.jacfwd(layer, wrt=(0, 1))(x, W, b),
+             astgrad.jacrev(layer, wrt=(0, 1))(x, W, b))
+    monkeypatch.setattr(directions, "CHUNK", 5 * (w.size + X.size + y.size))  # 5 directions a call: 3 calls
+    hessian = astgrad.hessian(logistic_loss)
+    np.testing.assert_allclose(hessian(w, X, y), whole[0], rtol=1e-14, atol=1e-16)
+    assert hessian.batched is True
+    monkeypatch.setattr(directions, "CHUNK", 2 * (x.size + W.size + b.size))  # 2 directions a call
+    forward, reverse = astgrad.jacfwd(layer, wrt=(0, 1)), astgrad.jacrev(layer, wrt=(0, 1))
+    for found, expected in zip(forward(x, W, b) + reverse(x, W, b), whole[1] + whole[2]):
+        np.testing.assert_allclose(found, expected, rtol=1e-14, atol=1e-16)
+    assert forward.batched and reverse.batched

@@ -429,7 +429,6 @@ def hessian(f, wrt=0, *, optimize=None):
     return Composed(f, "hessian", run, parts, [block._directions for block in parts])
 
 
-
 def hvp(f, wrt=0, *, optimize=None):
     """``hvp(f)(*args, v)``: the hessian of a scalar ``f`` times ``v``, without building the hessian.
 

@@ -9,11 +9,13 @@ generated source is batched over the tangent (or seed) parameter, as
 parameter gets every basis vector stacked along a leading axis, and one
 call returns every column.  The batched code is made at the first call for
 the ranks of the arguments and kept until the product's code is made again.
+Many directions of big arguments run in chunks (``CHUNK``), each one call.
 
 Where the batching sweep refuses the product's code (a branch or loop whose
 test reads a tangent, a call of a user function, an operation without a
-batched form), or a rule finds at run time that it cannot batch this case,
-``run`` returns None and the caller runs its loop of one product per
+batched form), or the batched code raises (a rule finds at run time that it
+cannot batch this case, or ``f`` raises, which the loop then raises at its
+line), ``run`` returns None and the caller runs its loop of one product per
 direction: a slower answer, never a guessed one.  Arguments other than
 plain arrays and numbers take the loop too.
 """
@@ -25,17 +27,22 @@ import types
 
 import numpy as np
 
-from ..rules.batching import Unbatchable
 from ..values.trees import is_tree
 from ..transform.ir.errors import TransformError
 from ..transform.pipeline import build_batched
-from ..transform.runtime.origins import add_location
 from .forward import JvpFunction
 
 __all__ = ["Directions", "Shown", "basis", "from_columns", "jacfwd_batched", "jacrev_batched"]
 
-#: the argument types the batched code is made for: others (Tensors, dask arrays, subclasses, containers) loop
-_PLAIN = (np.ndarray, float, int, bool, np.floating, np.integer, np.bool_)
+#: directions per call at most this over the arguments' numbers: a batched value of an argument's size
+#: holds some 2**24 numbers (128 MB of float64) per call, not one per direction of a big hessian at once
+CHUNK = 2 ** 24
+
+
+def _plain(value) -> bool:
+    """Whether the batched code is made for ``value``: an array (not a subclass) or a number; Tensors, Dask
+    arrays, subclasses and containers take the loop."""
+    return type(value) in (np.ndarray, float, int, bool) or isinstance(value, (np.floating, np.integer, np.bool_))
 
 
 def basis(x) -> np.ndarray:
@@ -81,7 +88,7 @@ class Directions:
             return None  # the loop raises the error a call with these arguments gets
         bound.apply_defaults()
         values = [*bound.arguments.values(), *tangents, *seeds.values()]
-        if not all(type(v) in _PLAIN or v is None or type(v) is str for v in values):
+        if not all(_plain(v) or v is None or type(v) is str for v in values):
             return None
         params = list(inspect.signature(product.function).parameters.values())
         positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
@@ -89,8 +96,10 @@ class Directions:
         if len(names) != len(tangents) or set(names) & set(seeds):
             return None
         directions = {**dict(zip(names, tangents)), **seeds}
+        if not directions:
+            return None
         ranks = {name: (np.ndim(value), type(value) is int) for name, value in bound.arguments.items()
-                 if type(value) in _PLAIN}
+                 if _plain(value)}
         ranks.update((name, (np.ndim(value) - 1, False)) for name, value in directions.items())
         for p in params:
             if p.name not in ranks and type(p.default) in (int, float):  # seeds the call leaves to their defaults
@@ -106,15 +115,26 @@ class Directions:
         batched = made[1]
         if isinstance(batched, Exception):
             return None
-        try:
-            value = batched.run(*bound.args, *tangents, **bound.kwargs, **seeds)
-        except Unbatchable:
-            return None  # a rule found, running, that this case has no batched form
-        except Exception as exc:
-            add_location(batched, exc, f"the batched code of {product.function.__qualname__}")
-            raise
+        count = len(next(iter(directions.values())))
+        numbers = sum(int(np.size(v)) for v in bound.arguments.values() if _plain(v))
+        step = max(1, min(count, CHUNK // max(1, numbers)))  # directions per call
+        parts = []
+        for start in range(0, count, step):
+            chunk = slice(start, start + step)
+            try:
+                parts.append(batched.run(*bound.args, *[t[chunk] for t in tangents], **bound.kwargs,
+                                         **{name: s[chunk] for name, s in seeds.items()}))
+            except Exception:  # noqa: BLE001 -- a rule that found, running, no batched form (Unbatchable), the
+                return None    # memory of a big batch, or an error of f's, which the loop raises at its line
         self.batched, self._last = True, batched
-        return value
+        return parts[0] if len(parts) == 1 else _joined(parts)
+
+
+def _joined(parts):
+    """The values of the calls on consecutive chunks of directions, joined along the batch axis."""
+    if isinstance(parts[0], (tuple, list)):
+        return type(parts[0])(_joined([p[i] for p in parts]) for i in range(len(parts[0])))
+    return np.concatenate([np.asarray(p) for p in parts], axis=0)
 
 
 def from_columns(columns, outer, inner):
