@@ -320,3 +320,29 @@ def test_directions_of_big_arguments_run_in_chunks_with_the_same_numbers(monkeyp
     for found, expected in zip(forward(x, W, b) + reverse(x, W, b), whole[1] + whole[2]):
         np.testing.assert_allclose(found, expected, rtol=1e-14, atol=1e-16)
     assert forward.batched and reverse.batched
+
+
+SHIFT = np.array([0.5, -0.5, 1.0])
+
+
+def with_keywords(x, W=None, *, scale=2.0, shift=SHIFT):
+    W = np.eye(3) if W is None else W
+    return np.sum(np.tanh(W @ x + shift) ** 2) * scale
+
+
+def test_keyword_only_parameters_defaults_and_arguments_given_by_name():
+    """The gradient's code has none of f's defaults: hessian passes every argument (it raised TypeError when a
+    call left one to its default)."""
+    x, W = RNG.normal(size=3), RNG.normal(size=(3, 3))
+    for call in (lambda t: t(x), lambda t: t(x=x, W=W, scale=0.5), lambda t: t(x, W, shift=np.zeros(3))):
+        hessian = astgrad.hessian(with_keywords)
+        found = call(hessian)
+        assert hessian.batched is True
+        np.testing.assert_allclose(found, looped(lambda: call(astgrad.hessian(with_keywords))), rtol=1e-13, atol=1e-15)
+        forward, reverse = astgrad.jacfwd(with_keywords), astgrad.jacrev(with_keywords)
+        np.testing.assert_allclose(call(forward), call(astgrad.grad(with_keywords)), rtol=1e-13, atol=1e-15)
+        np.testing.assert_allclose(call(reverse), call(astgrad.grad(with_keywords)), rtol=1e-13, atol=1e-15)
+        assert forward.batched is True
+        assert reverse.batched is False  # the vjp saves the branch on W on a stack: the row loop
+    v = RNG.normal(size=3)
+    np.testing.assert_allclose(astgrad.hvp(with_keywords)(x, v), astgrad.hessian(with_keywords)(x) @ v, rtol=1e-13)

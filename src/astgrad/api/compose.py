@@ -345,7 +345,7 @@ class _GradientTangent:
 
     def at(self, args, kwargs, what="hessian"):
         """``v -> H v`` at these arguments: the generated code looked up once for many ``v``."""
-        value, trees, product, kwargs = self._product(args, kwargs, what)
+        value, trees, product, args, kwargs = self._product(args, kwargs, what)
         if trees:  # the tangent of a dict's gradient holds the keys that got one: the others are zeros
             return lambda v: _finish(product(*args, v, **kwargs)[1], value)
         return lambda v: product(*args, v, **kwargs)[1]
@@ -353,7 +353,7 @@ class _GradientTangent:
     def columns(self, args, kwargs, x):
         """``H v`` for every basis vector ``v`` of ``x`` (the argument ``along``), stacked along a first axis,
         from one call of the jvp's code batched over its tangent; None where that code is not batched."""
-        value, trees, product, kwargs = self._product(args, kwargs, "hessian")
+        value, trees, product, args, kwargs = self._product(args, kwargs, "hessian")
         self._directions.batched = False
         if trees or product._refused is not None or not np.size(x):
             return None
@@ -362,23 +362,23 @@ class _GradientTangent:
         return None if found is None else found[1]
 
     def _product(self, args, kwargs, what):
-        """``(value, trees, product, kwargs)``: the argument differentiated, the set of names of those holding
-        containers, the generated jvp of the gradient's code, and the keywords it is called with."""
+        """``(value, trees, product, args, kwargs)``: the argument differentiated, the set of names of those
+        holding containers, the generated jvp of the gradient's code, and what it is called with: every
+        argument, defaults included (the gradient's code has none of ``f``'s defaults)."""
         name = self._gradient.wrt[0]
-        position = self._params.index(name) if self._plain else len(args)
-        if position < len(args):
-            value = args[position]
+        if self._plain and len(args) == len(self._params) and not kwargs:
+            value = args[self._params.index(name)]
         else:
             bound = self._signature.bind(*args, **kwargs)
             bound.apply_defaults()
-            value = bound.arguments[name]
+            value, args, kwargs = bound.arguments[name], bound.args, bound.kwargs
         _checked(value, what, name)
         trees = frozenset((name,)) if is_tree(value) else frozenset()
         function, constants = gradient_code(self._gradient, trees)
         defaults = function.__kwdefaults__ or {}
         constants = {k: c for k, c in constants.items() if k not in defaults or defaults[k] != c}
         self._last = product = jvp(function, self._along, optimize=self._level)
-        return value, trees, product, {**kwargs, **constants}
+        return value, trees, product, args, {**kwargs, **constants}
 
     @property
     def source(self) -> str:
