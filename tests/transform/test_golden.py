@@ -94,13 +94,19 @@ def test_golden_jvps_are_correct(level):
 
 
 def test_golden_hessian():
-    """A hessian's generated code: the forward sweep over the generated gradient, pinned like the others."""
+    """A hessian's generated code: the forward sweep over the generated gradient (what hvp runs, one column per
+    call), and that sweep batched over its tangent (what hessian runs, every column in one call)."""
+    hvp = astgrad.hvp(g.broadcasting, wrt=1)
+    column = hvp(A, X, np.array([1.0, 0.0, 0.0]))
     hessian = astgrad.hessian(g.broadcasting, wrt=1)
     found = hessian(A, X)
-    path = GOLDEN / "hessian_broadcasting.py"
-    if REGENERATE:
-        path.write_text(hessian.source)
-    assert hessian.source == path.read_text(), f"generated source of the hessian changed; diff it against {path}"
+    assert hessian.batched is True
+    for path, shown in ((GOLDEN / "hessian_broadcasting.py", hvp.source),
+                        (GOLDEN / "hessian_batched_broadcasting.py", hessian.source)):
+        if REGENERATE:
+            path.write_text(shown)
+        assert shown == path.read_text(), f"generated source of the hessian changed; diff it against {path}"
     second = [numeric_grad(lambda row, k=k: astgrad.grad(g.broadcasting, wrt=1)(A, row)[k], (X,), 0)
               for k in range(3)]
+    np.testing.assert_allclose(column, np.array(second)[:, 0], rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(found, np.array(second), rtol=1e-6, atol=1e-8)

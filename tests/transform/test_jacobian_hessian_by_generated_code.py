@@ -122,7 +122,8 @@ def test_jacfwd_of_several_arguments():
         np.testing.assert_allclose(found, expected, rtol=1e-12, atol=1e-14)
     jacobian_fn = astgrad.jacfwd(affine)
     jacobian_fn(W, b, X3)
-    assert "def jvp_affine" in jacobian_fn.source
+    assert jacobian_fn.batched is True  # every column from one call of the jvp batched over its tangent
+    assert "def vmap_jvp_affine" in jacobian_fn.source
 
 
 def test_jacobian_closed_forms():

@@ -515,6 +515,7 @@ def test_grad_of_a_function_calling_a_vmap_is_refused_at_the_call():
 from astgrad import rules as _rules  # noqa: E402
 from astgrad.rules import _support  # noqa: E402
 from astgrad.transform import runtime as _runtime  # noqa: E402
+from astgrad.transform.runtime import structural as _structural, tangents as _tangents  # noqa: E402
 
 
 def activations(x):
@@ -527,6 +528,17 @@ def helpers_of_gradients(x, m):
     spread = _support.filled(np.sum(x), s) + _support.expand_reduced(np.sum(x, axis=0), _runtime.shape(x), 0)
     summed = _runtime.unbroadcast(x * 2.0, (1, 3)) + _support.unbroadcast(x, (3,))
     return spread * total + summed + _runtime.T(x)
+
+
+def helpers_of_jvps(x, m):
+    spread = _tangents.tangent_of(x[0], m) + _tangents.tangent_of(x, m)
+    kept = _structural.cleaned(m > 0.0, x) + _structural.cleaned(None, x)
+    scattered = _rules.scatter(x[1], (4, 3), 2) + _rules.scatter(x[:2], (4, 3), np.array([3, 0]))
+    return spread + kept + scattered[1:] + _rules.scatter(x[0, 0], (3, 3), np.s_[1:, 2])
+
+
+def test_the_helpers_batched_jvps_call_match_a_loop():
+    check(helpers_of_jvps, (0, None), r(N, 3, 3), r(3, 3))
 
 
 def test_activations_and_casts_match_a_loop():
@@ -578,6 +590,7 @@ COVERED = {
     _runtime.unbroadcast: helpers_of_gradients, _support.unbroadcast: helpers_of_gradients,
     _runtime.T: helpers_of_gradients, _support.filled: helpers_of_gradients,
     _support.expand_reduced: helpers_of_gradients,
+    _tangents.tangent_of: helpers_of_jvps, _structural.cleaned: helpers_of_jvps, _rules.scatter: helpers_of_jvps,
 }
 
 

@@ -1,12 +1,16 @@
 """Jacobians and hessians from generated vector-Jacobian products.
 
-``jacobian(f)`` calls the generated ``vjp`` of ``f`` once per element of
+``jacobian(f)`` calls the generated ``vjp`` of ``f`` along each element of
 the output, with that element's basis vector as seed, and stacks the rows:
 the result has the output's shape, then the input's (as in JAX and HIPS
 autograd).  ``jacfwd`` stacks generated jvps over the input's basis vectors.
 ``hessian(f)`` applies the forward sweep to the code ``grad(f)`` generates
 (forward over reverse, see higher.py), one jvp per input element; ``hvp`` is
-one such jvp along ``v``: no hessian is built.
+one such jvp along ``v``: no hessian is built.  ``jacfwd`` and ``hessian``
+run every basis vector in one call of that jvp batched over its tangent,
+``jacobian`` in one call of the vjp batched over its seed (directions.py),
+where the batching sweep accepts the code, and one call per vector where it
+does not; ``.batched`` says which ran last.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import numpy as np
 from ..values import dask as _dask, trees as _trees
 from . import gradient
 from .forward import gradient_code, jvp
+from .directions import Directions, Shown, basis, from_columns, jacfwd_batched, jacrev_batched
 from .generated import GeneratedCallable
 from .pullback import copied, pullback_at, splittable
 from ..values.returned import _finish
@@ -31,13 +36,14 @@ __all__ = ["jacobian", "jacrev", "jacfwd", "hessian", "hvp", "elementwise_grad",
 class Composed(GeneratedCallable):
     """A composed transformation: called like ``f``; ``.source`` is the generated code it runs."""
 
-    def __init__(self, f, name, run, generated):
+    def __init__(self, f, name, run, generated, directions=()):
         self.__wrapped__ = f
         self.__name__ = f"{name}_{getattr(f, '__name__', 'f')}"
         self.__qualname__ = f"{name}({getattr(f, '__qualname__', f)})"
         self.__doc__ = f"astgrad.{name} of {getattr(f, '__qualname__', f)}, by generated code."
         self._run, self._name = run, name
         self._generated = generated  # the generated transformations it calls
+        self._directions = directions  # the Directions that run every direction of a product in one sweep
 
     def __call__(self, *args, **kwargs):
         with repeating(self._name):  # it runs f's generated code more than once: no write into caller's dicts
@@ -47,6 +53,18 @@ class Composed(GeneratedCallable):
     def source(self) -> str:
         """The generated code of the transformations this one calls (as of the last call)."""
         return "\n".join(g.source for g in self._generated)
+
+    @property
+    def batched(self) -> bool | None:
+        """Whether the last call ran every direction in one batched sweep (``jacobian``, ``jacfwd``, ``hessian``).
+
+        True: one call of batched generated code gave every column (then
+        ``.source`` is that code); False: a loop of one product per column,
+        where the code is not batched (see docs/transformations.md); None:
+        not called yet, or a transformation without a batched form.
+        """
+        found = [d.batched for d in self._directions]
+        return None if not found or None in found else all(found)
 
     def __repr__(self):
         return f"<astgrad.{self.__qualname__}>"
@@ -142,13 +160,19 @@ def jacobian(f, wrt=0, *, has_aux=False, optimize=None):
     has the output's structure, each leaf holding the blocks described
     above (JAX's nesting), from one forward sweep and its pullback
     (``astgrad.vjp(f, *args)``).  With ``has_aux=True``, ``f`` returns
-    ``(output, aux)`` and the result is ``(jacobian, aux)``.
+    ``(output, aux)`` and the result is ``(jacobian, aux)``.  For a Python
+    function of arrays and numbers, every row comes from one call of the vjp
+    batched over its seed where its code is batched (``.batched``, as for
+    :func:`hessian`).
     """
     single = not isinstance(wrt, (tuple, list))
     product = gradient.vjp(f, wrt, optimize=optimize)
     signature = inspect.signature(f)
+    level = gradient._level(optimize, "jacobian")
+    directions = Directions(level)
 
     def run(*args, **kwargs):
+        directions.batched = False
         names, inputs = _inputs(f, signature, wrt, args, kwargs, "jacobian")
         if has_aux:
             return _by_pullback(f, names, inputs, single, args, kwargs, True, optimize, "jacobian")
@@ -156,6 +180,9 @@ def jacobian(f, wrt=0, *, has_aux=False, optimize=None):
         if is_tree(out) and splittable(f):
             return _by_pullback(f, names, inputs, single, args, kwargs, False, optimize, "jacobian")
         out_shape = _shape_of_output(out, f, "jacobian")
+        jac = jacrev_batched(f, wrt, level, directions, args, kwargs, inputs, out_shape)
+        if jac is not None:
+            return jac[0] if single else jac
         rows = []
         for index in np.ndindex(*out_shape):
             seed = np.zeros(out_shape)
@@ -171,7 +198,7 @@ def jacobian(f, wrt=0, *, has_aux=False, optimize=None):
     if has_aux and not splittable(f):
         raise TypeError(f"astgrad.jacobian(..., has_aux=True) of {getattr(f, '__qualname__', f)!r}: has_aux is "
                         f"supported for plain Python functions; wrap it: def g(*args): return f(*args)")
-    return Composed(f, "jacobian", run, [product])
+    return Composed(f, "jacobian", run, [Shown(product, directions)], [directions])
 
 
 def _by_pullback(f, names, inputs, single, args, kwargs, has_aux, optimize, what):
@@ -235,14 +262,22 @@ def jacfwd(f, wrt=0, *, has_aux=False, optimize=None):
     output's structure of those), cheaper when the input is smaller than
     the output: its cost grows with the input's size, not the output's.
     With ``has_aux=True``, ``f`` returns ``(output, aux)`` and the result is
-    ``(jacobian, aux)``.
+    ``(jacobian, aux)``.  For arrays and numbers, every column comes from one
+    call of the jvp batched over its tangents where its code is batched
+    (``.batched``, as for :func:`hessian`).
     """
     single = not isinstance(wrt, (tuple, list))
     product = jvp(f, wrt, optimize=optimize)
     signature = inspect.signature(f)
+    directions = Directions(gradient._level(optimize, "jacfwd"))
 
     def run(*args, **kwargs):
+        directions.batched = False
         names, inputs = _inputs(f, signature, wrt, args, kwargs, "jacfwd")
+        if not has_aux:
+            jac = jacfwd_batched(f, product, directions, args, kwargs, inputs, _shape_of_output)
+            if jac is not None:
+                return jac[0] if single else jac
         zeros = [_zero(x) for x in inputs]
         blocks, aux = [], None
         for i, x in enumerate(inputs):
@@ -269,7 +304,7 @@ def jacfwd(f, wrt=0, *, has_aux=False, optimize=None):
             jac = tuple(blocks)
         return (jac, aux) if has_aux else jac
 
-    return Composed(f, "jacfwd", run, [product])
+    return Composed(f, "jacfwd", run, [Shown(product, directions)], [directions])
 
 
 def _pair(value, f):
@@ -303,33 +338,52 @@ class _GradientTangent:
         # positional calls reaching the argument read it without Signature.bind (hvp's per-call cost)
         self._plain = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
         self._params = [p.name for p in params]
+        self._directions = Directions(gradient._level(optimize, "hessian"))  # every column in one sweep
 
     def __call__(self, args, kwargs, v, what="hvp"):
         return self.at(args, kwargs, what)(v)
 
     def at(self, args, kwargs, what="hessian"):
         """``v -> H v`` at these arguments: the generated code looked up once for many ``v``."""
+        value, trees, product, args, kwargs = self._product(args, kwargs, what)
+        if trees:  # the tangent of a dict's gradient holds the keys that got one: the others are zeros
+            return lambda v: _finish(product(*args, v, **kwargs)[1], value)
+        return lambda v: product(*args, v, **kwargs)[1]
+
+    def columns(self, args, kwargs, x):
+        """``H v`` for every basis vector ``v`` of ``x`` (the argument ``along``), stacked along a first axis,
+        from one call of the jvp's code batched over its tangent; None where that code is not batched."""
+        value, trees, product, args, kwargs = self._product(args, kwargs, "hessian")
+        self._directions.batched = False
+        if trees or product._refused is not None or not np.size(x):
+            return None
+        found = self._directions.run(product._as_callee()[0], product.__astgrad_function__, args, kwargs,
+                                     [basis(x)])
+        return None if found is None else found[1]
+
+    def _product(self, args, kwargs, what):
+        """``(value, trees, product, args, kwargs)``: the argument differentiated, the set of names of those
+        holding containers, the generated jvp of the gradient's code, and what it is called with: every
+        argument, defaults included (the gradient's code has none of ``f``'s defaults)."""
         name = self._gradient.wrt[0]
-        position = self._params.index(name) if self._plain else len(args)
-        if position < len(args):
-            value = args[position]
+        if self._plain and len(args) == len(self._params) and not kwargs:
+            value = args[self._params.index(name)]
         else:
             bound = self._signature.bind(*args, **kwargs)
             bound.apply_defaults()
-            value = bound.arguments[name]
+            value, args, kwargs = bound.arguments[name], bound.args, bound.kwargs
         _checked(value, what, name)
         trees = frozenset((name,)) if is_tree(value) else frozenset()
         function, constants = gradient_code(self._gradient, trees)
         defaults = function.__kwdefaults__ or {}
         constants = {k: c for k, c in constants.items() if k not in defaults or defaults[k] != c}
         self._last = product = jvp(function, self._along, optimize=self._level)
-        kwargs = {**kwargs, **constants}
-        if trees:  # the tangent of a dict's gradient holds the keys that got one: the others are zeros
-            return lambda v: _finish(product(*args, v, **kwargs)[1], value)
-        return lambda v: product(*args, v, **kwargs)[1]
+        return value, trees, product, args, {**kwargs, **constants}
 
     @property
     def source(self) -> str:
+        if self._directions.batched:
+            return self._directions.source
         return self._last.source if self._last is not None else ""
 
 
@@ -343,6 +397,10 @@ def hessian(f, wrt=0, *, optimize=None):
     For an argument holding dicts, lists and tuples the blocks nest as in
     ``jax.hessian``: ``H[a][b]`` for leaves ``a`` and ``b``, of shape
     ``a.shape + b.shape`` (with a tuple ``wrt``, ``H[i][a][j][b]``).
+    Every column of a block comes from one call of that jvp batched over its
+    tangent, which holds every basis vector (``.batched`` is then True and
+    ``.source`` is the batched code); where the jvp's code is not batched (a
+    callee, a rule without a batched form, containers), one jvp per column.
     """
     names = wrt if isinstance(wrt, (tuple, list)) else (wrt,)
     blocks = [[_GradientTangent(f, row, column, optimize) for column in names] for row in names]
@@ -354,6 +412,10 @@ def hessian(f, wrt=0, *, optimize=None):
         for i, row in enumerate(blocks):
             found.append([])
             for j, tangent_of_gradient in enumerate(row):
+                columns = tangent_of_gradient.columns(args, kwargs, inputs[j])
+                if columns is not None:
+                    found[i].append(from_columns(columns, inputs[i], inputs[j]))
+                    continue
                 along = tangent_of_gradient.at(args, kwargs)
                 columns = [(path, along(v)) for path, v in _directions(inputs[j])]
                 found[i].append(_assemble(inputs[i], inputs[j], columns))
@@ -363,7 +425,8 @@ def hessian(f, wrt=0, *, optimize=None):
                                 if not is_tree(inputs[i]) or _trees.differentiated(path, leaf) else None, inputs[i])
                      for i in range(len(names)))
 
-    return Composed(f, "hessian", run, [block for row in blocks for block in row])
+    parts = [block for row in blocks for block in row]
+    return Composed(f, "hessian", run, parts, [block._directions for block in parts])
 
 
 def hvp(f, wrt=0, *, optimize=None):

@@ -30,7 +30,7 @@ import operator
 import numpy as np
 
 from ._registry import defbatch, find
-from ._extra import astype, getitem, relu, sigmoid
+from ._extra import astype, getitem, relu, scatter, sigmoid
 from ._support import filled, normalize_axis
 
 __all__ = ["elementwise", "rule_of", "shared", "batch_axis", "batch_shape", "batch_index", "broadcast_batch", "aligned",
@@ -159,6 +159,28 @@ def expand_reduced_examples(g, shape, axis=None, keepdims=False):
     if not keepdims and axis is not None and len(shape):
         g = np.expand_dims(g, batch_axis(normalize_axis(axis, len(shape))))
     return filled_examples(g, shape)
+
+
+def scatter_examples(g, shape, index):
+    """``scatter`` of each example of the batched ``g``: zeros of ``shape`` with it added at ``index``."""
+    shape = tuple(shape)
+    picked = np.broadcast_to(np.empty((), np.int8), shape)[index]  # no memory: the indexed shape
+    return scatter(aligned(g, np.ndim(picked)), np.shape(g)[:1] + shape, batch_index(index))
+
+
+def spread_examples(t, like, like_batched):
+    """``tangent_of`` of each example of the batched ``t``: spread over ``like``'s shape (each example's, when
+    ``like`` is batched too) and given its floating dtype."""
+    if isinstance(like, (tuple, list)):  # the batching sweep keeps batched lists and tuples from here
+        unbatchable("the tangent of a list or tuple")
+    shape = tuple(np.shape(like)[1:] if like_batched else np.shape(like))
+    dtype = getattr(like, "dtype", None)
+    if dtype is not None and dtype.kind in "fc" and np.result_type(t) != dtype:
+        t = np.asarray(np.real(t) if dtype.kind == "f" else t).astype(dtype)
+    if np.shape(t)[1:] == shape:
+        return t
+    t = aligned(t, len(shape))
+    return np.broadcast_to(t, np.shape(t)[:1] + shape)
 
 
 #: helpers the transformer evaluates when their arguments are numbers (``batch_axis(0)`` is ``1``)
@@ -399,6 +421,14 @@ def getitem_batched(bdims, a, index):
     return a[batch_index(index)]
 
 
+@defbatch(scatter)
+def scatter_batched(bdims, g, shape, index):
+    # the gradient of indexing, in generated code batched over its tangents (hessian, jacfwd)
+    if bdims[1] is not None or bdims[2] is not None:
+        return unbatchable("scatter over a shape or at an index that differs from example to example")
+    return scatter_examples(g, shape, index)
+
+
 @defbatch(astype)
 def astype_batched(bdims, x, dtype):
     return astype(x, dtype)
@@ -422,6 +452,12 @@ def filled_batched(bdims, g, shape):
     if bdims[1] is not None:
         return unbatchable("filled over a shape that differs from example to example")
     return filled_examples(g, shape)
+
+
+def tangent_of_batched(bdims, t, like):
+    if bdims[0] is None:
+        return unbatchable("a tangent every example shares, spread over values with a batch axis")
+    return spread_examples(t, like, bdims[1] is not None)
 
 
 def expand_reduced_batched(bdims, g, shape, axis=None, keepdims=False):

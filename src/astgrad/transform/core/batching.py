@@ -34,6 +34,7 @@ from ..ir.errors import NoRuleTransformError, UnsupportedSyntaxError
 from ..ir.nodes import atom_names, dispatch, walk_ops
 from ..ir.trees import arguments, function_def
 from ..runtime.origins import ORIGIN, with_origin
+from ..runtime.tangents import tangent_of
 from .flow import StateSweep
 
 ARRAY, ITEMS = "array", "items"
@@ -89,7 +90,8 @@ class Batcher(StateSweep):
     def infer(self, op, operands=None):
         """Note the rank of one example of ``op``'s result where it follows from its operands': elementwise
         operations (``operands``), reductions over every axis, ``reshape`` to a literal shape, ``@``, axes
-        added or removed one at a time, transposes, and ``unbroadcast`` to the shape of a value."""
+        added or removed one at a time, transposes, ``unbroadcast`` to the shape of a value, and a tangent
+        spread over one (``tangent_of``)."""
         target = op.targets[0] if op.targets else None
         if target not in self.once:
             return
@@ -116,6 +118,8 @@ class Batcher(StateSweep):
         elif fn in (np.expand_dims, np.squeeze) and len(args) == 2 and isinstance(args[1], (gast.Constant, gast.UnaryOp)):
             first = self.atom_rank(args[0])
             rank = None if first is None else first + (1 if fn is np.expand_dims else -1)
+        elif fn is tangent_of and len(args) == 2:  # spread over the shape of its second argument
+            rank = self.atom_rank(args[1])
         elif fn in (runtime.unbroadcast, _support.unbroadcast) and len(args) == 2 \
                 and getattr(args[1], "id", None) in self.shape_of:
             rank = self.rank(self.shape_of[args[1].id])
@@ -372,6 +376,13 @@ class Batcher(StateSweep):
     def batch_raw(self, s, state):
         names = [n.id for n in gast.walk(s.stmt) if isinstance(n, gast.Name)]
         batched = self.batched_reads(names, state)
+        call = s.call
+        if batched and call is not None and call.fn is runtime.check_seed and len(call.args) == 3 \
+                and not call.kwargs and state.get(getattr(call.args[0], "id", None)) == ARRAY \
+                and not self.batched_reads([n for a in call.args[1:] for n in atom_names(a)], state):
+            # a vjp batched over its seed (jacrev: every row in one sweep) checks each example's shape
+            check = compat.call(compat.name(self.ns.helper(runtime.check_seeds)), [compat.clone(a) for a in call.args])
+            return [with_origin(compat.expr_stmt(check), self.source.filename, s.line, s.text)]
         if batched:
             raise self.refuse(s.line, f"this statement reads {batched[0]}, which has a batch axis, and is kept as "
                               "written, for one example", "Leave it out of the function vmap transforms.")

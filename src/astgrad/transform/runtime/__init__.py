@@ -29,7 +29,7 @@ __all__ = ["append", "grow", "split_last", "add_item", "is_zero", "as_column", "
            "replacing_gradient", "unpacked_gradient", "gradient_tuple", "no_gradient",
            "shape", "size", "ndim", "unbroadcast", "T", "only_shape",
            "add_into", "subtract_into", "multiply_into", "divide_into", "broadcast_shape", "reduced_shape", "floats", "stand_in", "checked",
-           "check_seed", "matmul_shape",
+           "check_seed", "check_seeds", "matmul_shape",
            "pop_numbers", "shifted", "linear_recurrence", "set_item_gradients", "put"]
 
 
@@ -435,6 +435,14 @@ def check_seed(seed, out_shape, name):
     if seed_shape != out_shape:
         raise ValueError(f"vjp: the seed has shape {seed_shape} but {name}'s output has shape {out_shape}; "
                          f"pass a seed of the output's shape")
+
+
+def check_seeds(seeds, out_shape, name):
+    """``check_seed`` of each seed of ``seeds``, stacked along a first axis (a vjp batched over its seed)."""
+    seed_shape = shape(seeds)
+    if not seed_shape or seed_shape[1:] != out_shape:
+        raise ValueError(f"vjp: the seeds have shape {seed_shape[1:]} but {name}'s output has shape {out_shape}; "
+                         f"pass seeds of the output's shape")
 
 
 def matmul_shape(a, b):

@@ -205,6 +205,9 @@ defvjp(add_tangents, _add_tangents_vjp)
 defjvp(add_tangents, _passed, _passed)
 
 
+defbatch(tangent_of, batching.tangent_of_batched)  # a jvp batched over its tangents (hessian, jacfwd)
+
+
 def _jvp_tangent_vjp(g, ans, value, tangent, what):
     return 0.0, g, None  # the argument is read for its shape alone
 
@@ -364,3 +367,13 @@ def cleaned_vjp(g, ans, mask, grad):
 @defjvp(structural.cleaned, argnum=1)
 def cleaned_jvp(t, ans, mask, grad):
     return structural.cleaned(mask, t)
+
+
+@defbatch(structural.cleaned)
+def cleaned_batched(bdims, mask, grad):
+    # each example of grad cleaned where the mask every example shares says (a jvp batched over its tangents)
+    if bdims[0] is not None:
+        return batching.unbatchable("a structural zero mask that differs from example to example")
+    if mask is None or shape(grad)[1:] != mask.shape:
+        return grad
+    return np.where(mask, np.zeros((), np.result_type(grad)), grad)
