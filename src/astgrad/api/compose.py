@@ -10,7 +10,12 @@ one such jvp along ``v``: no hessian is built.  ``jacfwd`` and ``hessian``
 run every basis vector in one call of that jvp batched over its tangent,
 ``jacobian`` in one call of the vjp batched over its seed (directions.py),
 where the batching sweep accepts the code, and one call per vector where it
-does not; ``.batched`` says which ran last.
+does not; ``.batched`` says which ran last.  Complex Jacobians of holomorphic
+functions (``holomorphic=True``) are holomorphic.py's.
+
+Long: the derivatives built from the generated products share their
+argument checks, the walk over each argument's basis directions and the
+assembly of blocks in JAX's nesting; split, each would import the others.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import inspect
 import numpy as np
 
 from ..values import dask as _dask, trees as _trees
-from . import gradient
+from . import gradient, holomorphic as complex_jacobians
 from .forward import gradient_code, jvp
 from .directions import Directions, Shown, basis, from_columns, jacfwd_batched, jacrev_batched
 from .generated import GeneratedCallable
@@ -147,7 +152,7 @@ def _assemble(outer, inner, columns):
     return _map_paths(leaf_of_outer, outer)
 
 
-def jacobian(f, wrt=0, *, has_aux=False, optimize=None):
+def jacobian(f, wrt=0, *, has_aux=False, holomorphic=False, optimize=None):
     """The Jacobian of ``f`` by reverse mode: one generated vjp per output element.
 
     ``jacobian(f)(*args)`` has shape ``f(*args).shape + x.shape`` for the
@@ -163,8 +168,12 @@ def jacobian(f, wrt=0, *, has_aux=False, optimize=None):
     ``(output, aux)`` and the result is ``(jacobian, aux)``.  For a Python
     function of arrays and numbers, every row comes from one call of the vjp
     batched over its seed where its code is batched (``.batched``, as for
-    :func:`hessian`).
+    :func:`hessian`).  With ``holomorphic=True``, ``f`` takes and returns
+    complex arrays and is holomorphic in them: the result is the complex
+    matrix of ``d f_i / d z_j`` (JAX's), refused at a point where ``f`` is
+    not holomorphic.
     """
+    complex_jacobians.check_options(holomorphic, has_aux, "jacobian")
     single = not isinstance(wrt, (tuple, list))
     product = gradient.vjp(f, wrt, optimize=optimize)
     signature = inspect.signature(f)
@@ -173,6 +182,9 @@ def jacobian(f, wrt=0, *, has_aux=False, optimize=None):
 
     def run(*args, **kwargs):
         directions.batched = False
+        if holomorphic:
+            names, given = _given(f, signature, wrt, args, kwargs)
+            return complex_jacobians.reverse_rows(f, product, names, given, single, args, kwargs)
         names, inputs = _inputs(f, signature, wrt, args, kwargs, "jacobian")
         if has_aux:
             return _by_pullback(f, names, inputs, single, args, kwargs, True, optimize, "jacobian")
@@ -243,17 +255,24 @@ def _stacked_rows(rows, out_shape, leaf):
 
 def _inputs(f, signature, wrt, args, kwargs, what):
     """The names ``wrt`` gives and the (checked) arguments they name in this call."""
+    names, given = _given(f, signature, wrt, args, kwargs)
+    return names, [_checked(value, what, name) for name, value in zip(names, given)]
+
+
+def _given(f, signature, wrt, args, kwargs):
+    """The names ``wrt`` gives and the arguments they name in this call."""
     bound = signature.bind(*args, **kwargs)
     bound.apply_defaults()
     names, _ = gradient._wrt_names(f, signature, wrt)
-    return names, [_checked(bound.arguments[name], what, name) for name in names]
+    return names, [bound.arguments[name] for name in names]
+
 
 
 #: the reverse-mode jacobian, by its JAX name
 jacrev = jacobian
 
 
-def jacfwd(f, wrt=0, *, has_aux=False, optimize=None):
+def jacfwd(f, wrt=0, *, has_aux=False, holomorphic=False, optimize=None):
     """The Jacobian of ``f`` by forward mode: one generated jvp per input element.
 
     The same result as :func:`jacobian` (shape ``f(*args).shape + x.shape``,
@@ -264,8 +283,10 @@ def jacfwd(f, wrt=0, *, has_aux=False, optimize=None):
     With ``has_aux=True``, ``f`` returns ``(output, aux)`` and the result is
     ``(jacobian, aux)``.  For arrays and numbers, every column comes from one
     call of the jvp batched over its tangents where its code is batched
-    (``.batched``, as for :func:`hessian`).
+    (``.batched``, as for :func:`hessian`).  ``holomorphic=True``: as for
+    :func:`jacobian`, one complex column per element of the complex input.
     """
+    complex_jacobians.check_options(holomorphic, has_aux, "jacfwd")
     single = not isinstance(wrt, (tuple, list))
     product = jvp(f, wrt, optimize=optimize)
     signature = inspect.signature(f)
@@ -273,6 +294,9 @@ def jacfwd(f, wrt=0, *, has_aux=False, optimize=None):
 
     def run(*args, **kwargs):
         directions.batched = False
+        if holomorphic:
+            names, given = _given(f, signature, wrt, args, kwargs)
+            return complex_jacobians.forward_columns(f, product, names, given, single, args, kwargs)
         names, inputs = _inputs(f, signature, wrt, args, kwargs, "jacfwd")
         if not has_aux:
             jac = jacfwd_batched(f, product, directions, args, kwargs, inputs, _shape_of_output)
