@@ -10,7 +10,8 @@ crashed the matmul rule).  The forward sweep writes ``zero_tangent(u)``
 where a path without a tangent joins.
 
 Each sample case with one floating output (``samples.py``) runs in a
-program written for it, in both modes, where that zero reaches the entry
+program written for it (a list of arrays, ``np.concatenate([a, b])``, as
+one parameter per item, the call building the list), in both modes, where that zero reaches the entry
 on the last of two steps; the gradient and the tangent are compared with
 central differences of the program.  Each case with several outputs (a
 tuple or list: ``np.linalg.eigh``, ``np.split``, ``scipy.linalg.lu``,
@@ -74,8 +75,8 @@ def _single_float_output(case):
     if not case.generated:
         return False
     args, _ = draw(case)
-    if any(isinstance(a, list) for a in args):
-        return False
+    if any(isinstance(a, list) and not all(isinstance(item, (np.ndarray, float)) for item in a) for a in args):
+        return False  # a list of lists: no parameter per item to differentiate
     out = case.function(*args, **case.kwargs)
     return not isinstance(out, (tuple, list)) and np.asarray(out).dtype.kind == "f"
 
@@ -83,11 +84,24 @@ def _single_float_output(case):
 SINGLE = [c for c in CASES if _single_float_output(c)]
 
 
+def _flattened(args, diff):
+    """A list of arrays (``np.concatenate([a, b])``) as one parameter per item, the call building the list."""
+    flat, flat_diff, groups = [], [], []
+    for a, d in zip(args, diff):
+        items = a if isinstance(a, list) else [a]
+        groups.append((len(flat), len(items), isinstance(a, list)))
+        flat += items
+        flat_diff += [d] * len(items)
+    return flat, flat_diff, groups
+
+
 def _program(case, template, tmp_path):
     args, diff = draw(case)
+    args, diff, groups = _flattened(args, diff)
     params = [f"a{i}" for i in range(len(args))]
     used = [f"u{i}" if d else p for i, (p, d) in enumerate(zip(params, diff))] if template is _FORWARD else params
-    call = ", ".join(used + [f"{k}=K_{k}" for k in case.kwargs])
+    grouped = [f"[{', '.join(used[start:start + n])}]" if listed else used[start] for start, n, listed in groups]
+    call = ", ".join(grouped + [f"{k}=K_{k}" for k in case.kwargs])
     moved = "\n".join(f"            u{i} = a{i} * 1.0" for i, d in enumerate(diff) if d)
     fixed = "\n".join(f"            u{i} = C{i}" for i, d in enumerate(diff) if d)
     text = template.format(params=", ".join(params), call=call, moved=moved, fixed=fixed)
@@ -103,7 +117,8 @@ def _program(case, template, tmp_path):
     for i, (a, d) in enumerate(zip(args, diff)):
         if d:
             setattr(module, f"C{i}", a)
-    module.W = np.random.default_rng(3).uniform(0.5, 1.5, np.shape(case.function(*args, **case.kwargs)))
+    given = [list(args[start:start + n]) if listed else args[start] for start, n, listed in groups]
+    module.W = np.random.default_rng(3).uniform(0.5, 1.5, np.shape(case.function(*given, **case.kwargs)))
     wrt = tuple(i for i, d in enumerate(diff) if d)
     return module.program, [*args, 1], wrt
 
