@@ -822,12 +822,13 @@ def show_forward(fn, wrt, level, stage) -> str:
 
 
 def describe_ranks(ranks, floats=()) -> str:
-    """``", for a 2-d float W, a 1-d b and an int n"``: what ``build(ranks=..., floats=...)`` specialised for."""
+    """``", for a 2-d float W, a 1-d b, x holding floats and an int n"``: what ``build(ranks=..., floats=...)``
+    specialised for."""
     ranks = dict(ranks or {})
     ranks.update({name: None for name in sorted(floats) if name not in ranks})
     if not ranks:
         return ""
-    parts = [f"a float {name}" if kind is None else
+    parts = [f"{name} holding floats" if kind is None else  # its rank not asked: an array or a scalar
              f"{'an int' if kind[1] else 'a float scalar' if name in floats else 'a scalar'} {name}" if kind[0] == 0
              else f"a {kind[0]}-d {'float ' if name in floats else ''}{name}" for name, kind in ranks.items()]
     return ", for " + (parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1])
