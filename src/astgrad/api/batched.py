@@ -182,7 +182,7 @@ def _axis_or_none(value, what):
                     f"got {value!r}")
 
 
-def vmap(f=None, in_axes=0, out_axes=0, *, optimize=None):
+def vmap(f=None, in_axes=0, out_axes=0, *, optimize: int | None = None):
     """``f`` for a stack of examples: ``vmap(f)(xs)`` is ``np.stack([f(x) for x in xs])``, by generated code.
 
     ``in_axes``: the batch axis of every positional argument (an int), or

@@ -152,7 +152,7 @@ def _assemble(outer, inner, columns):
     return _map_paths(leaf_of_outer, outer)
 
 
-def jacobian(f, wrt=0, *, has_aux=False, holomorphic=False, optimize=None):
+def jacobian(f, wrt=0, *, has_aux: bool = False, holomorphic: bool = False, optimize: int | None = None):
     """The Jacobian of ``f`` by reverse mode: one generated vjp per output element.
 
     ``jacobian(f)(*args)`` has shape ``f(*args).shape + x.shape`` for the
@@ -272,7 +272,7 @@ def _given(f, signature, wrt, args, kwargs):
 jacrev = jacobian
 
 
-def jacfwd(f, wrt=0, *, has_aux=False, holomorphic=False, optimize=None):
+def jacfwd(f, wrt=0, *, has_aux: bool = False, holomorphic: bool = False, optimize: int | None = None):
     """The Jacobian of ``f`` by forward mode: one generated jvp per input element.
 
     The same result as :func:`jacobian` (shape ``f(*args).shape + x.shape``,
@@ -411,7 +411,7 @@ class _GradientTangent:
         return self._last.source if self._last is not None else ""
 
 
-def hessian(f, wrt=0, *, optimize=None):
+def hessian(f, wrt=0, *, optimize: int | None = None):
     """The hessian of a scalar ``f`` by generated code: forward mode over its generated gradient.
 
     ``hessian(f)(*args)`` has shape ``x.shape + x.shape``.  Column ``j`` is
@@ -453,7 +453,7 @@ def hessian(f, wrt=0, *, optimize=None):
     return Composed(f, "hessian", run, parts, [block._directions for block in parts])
 
 
-def hvp(f, wrt=0, *, optimize=None):
+def hvp(f, wrt=0, *, optimize: int | None = None):
     """``hvp(f)(*args, v)``: the hessian of a scalar ``f`` times ``v``, without building the hessian.
 
     One generated jvp of the generated gradient along ``v`` (forward over
@@ -474,7 +474,7 @@ def hvp(f, wrt=0, *, optimize=None):
     return Composed(f, "hvp", run, [product])
 
 
-def elementwise_grad(f, wrt=0, *, optimize=None):
+def elementwise_grad(f, wrt=0, *, optimize: int | None = None):
     """The gradient of ``np.sum(f(*args))``: the vjp of ``f`` with a seed of ones.
 
     For a function that works element by element (each output depends on the
@@ -490,7 +490,7 @@ def elementwise_grad(f, wrt=0, *, optimize=None):
     return Composed(f, "elementwise_grad", run, [product])
 
 
-def make_ggnvp(f, g=None, f_argnum=0, *, optimize=None):
+def make_ggnvp(f, g=None, f_argnum=0, *, optimize: int | None = None):
     """HIPS autograd's Gauss-Newton-vector products: ``make_ggnvp(f, g)(*args)`` returns ``ggnvp(v)``.
 
     ``ggnvp(v) = J^T H J v``, with ``J`` the Jacobian of ``f`` with respect

@@ -217,7 +217,7 @@ def _describe(tree) -> str:
     return f"shape {np.shape(tree)}"
 
 
-def jvp(f=None, wrt=0, *, has_aux=False, optimize=None):
+def jvp(f=None, wrt=0, *, has_aux: bool = False, optimize: int | None = None):
     """``f_jvp(*args, tangents) -> (f(*args), J u)``: the Jacobian-vector product by generated code.
 
     ``wrt`` is a parameter position, a name, or a tuple of them; ``tangents``

@@ -634,7 +634,7 @@ def _freeze(wrt):
     return tuple(wrt) if isinstance(wrt, list) else wrt
 
 
-def grad(f=None, wrt=0, *, preserve_result=False, has_aux=False, optimize=None, backend="numpy"):
+def grad(f=None, wrt=0, *, preserve_result: bool = False, has_aux: bool = False, optimize: int | None = None, backend: str = "numpy"):
     """The gradient of a scalar function ``f`` by generated code.
 
     ``wrt`` is a parameter position, a parameter name, or a tuple of them.
@@ -657,14 +657,14 @@ def grad(f=None, wrt=0, *, preserve_result=False, has_aux=False, optimize=None, 
     return _cached(f, wrt, "grad", preserve_result, has_aux, optimize, backend)
 
 
-def value_and_grad(f=None, wrt=0, *, has_aux=False, optimize=None, backend="numpy"):
+def value_and_grad(f=None, wrt=0, *, has_aux: bool = False, optimize: int | None = None, backend: str = "numpy"):
     """Like :func:`grad`, returning ``(value, gradient)``; ``((loss, aux), gradient)`` with ``has_aux``."""
     if f is None:
         return lambda fn: value_and_grad(fn, wrt, has_aux=has_aux, optimize=optimize, backend=backend)
     return _cached(f, wrt, "value_and_grad", False, has_aux, optimize, backend)
 
 
-def vjp(f=None, wrt=0, *, optimize=None, backend="numpy"):
+def vjp(f=None, wrt=0, *, optimize: int | None = None, backend: str = "numpy"):
     """``df(*args, seed)``: the vector-Jacobian product of a non-scalar ``f``.
 
     ``seed`` has the shape of ``f``'s output; the result is the gradient of

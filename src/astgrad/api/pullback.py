@@ -41,7 +41,7 @@ from .generated import GeneratedCallable
 __all__ = ["vjp", "linearize"]
 
 
-def vjp(f=None, *primals, wrt=None, has_aux=False, optimize=None, backend="numpy"):
+def vjp(f=None, *primals, wrt=None, has_aux: bool = False, optimize: int | None = None, backend: str = "numpy"):
     """The vector-Jacobian products of a non-scalar ``f``, in two forms told apart by the call.
 
     * ``vjp(f)`` or ``vjp(f, wrt=...)`` (no primals): ``df(*args, seed)``, a
@@ -358,7 +358,7 @@ def _holds(value, array) -> bool:
     return id(array) in arrays
 
 
-def linearize(f, *primals, has_aux=False, optimize=None):
+def linearize(f, *primals, has_aux: bool = False, optimize: int | None = None):
     """``(out, jvp_fn)`` (``(out, jvp_fn, aux)`` with ``has_aux``): JAX's ``linearize``.
 
     ``jvp_fn(*tangents)`` is ``J u``, the Jacobian of ``f`` at ``primals``

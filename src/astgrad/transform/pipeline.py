@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 from ..rules import sequences
 from . import runtime
@@ -88,9 +88,13 @@ DEFAULT_LEVEL = 2
 @dataclass(frozen=True)
 class Pass:
     name: str
-    run: Callable
+    run: Callable[[Context], bool | None]  # False: it changed nothing, so no dead code after it
     level: int = 0  # the lowest optimisation level it runs at
     tidy: bool = False  # it may leave code nothing reads: dead code runs after it (unless it returns False)
+
+
+#: a field's value until the pass that fills it runs: None, typed as the field is (no pass reads it before)
+_NOT_YET: Any = None
 
 
 class Context:
@@ -121,14 +125,14 @@ class Context:
         self.kept_allowed: frozenset[str] | None = None if entry else frozenset()
         self.kept_reasons: dict[str, str] = {}
         # -- parse ---------------------------------------------------------------
-        self.source: FunctionSource | None = None
+        self.source: FunctionSource = _NOT_YET
         # -- generated_stack -------------------------------------------------------
         self.forward_stack: str | None = None  # jvp of generated code: the name of the stack it pushes on
         self.stack_without_tangent = False  # a callee given the stack with no tangent for it
         # -- normalize -------------------------------------------------------------
-        self.names: Names | None = None  # this function's generated names (a child of the module's)
-        self.body: list | None = None  # the normal form (ir/nodes.py), one operation a statement
-        self.ret = None  # the atom returned
+        self.names: Names = _NOT_YET  # this function's generated names (a child of the module's)
+        self.body: list = _NOT_YET  # the normal form (ir/nodes.py), one operation a statement
+        self.ret: Any = None  # the atom returned
         self.params: list[str] = []
         self.normalized_locals: set[str] = set()
         # -- check_aliasing ----------------------------------------------------------
@@ -142,16 +146,16 @@ class Context:
         self.locals: set[str] = set()
         self.trees: set[str] = set()  # parameters holding containers
         self.tree_items: set[str] = set()  # names that may hold an item of one
-        self.analysis: Analysis | None = None
-        self.adjoints: Adjoints | None = None  # x -> its adjoint's (or tangent's) name
+        self.analysis: Analysis = _NOT_YET
+        self.adjoints: Adjoints = _NOT_YET  # x -> its adjoint's (or tangent's) name
         # -- fusion, scalar_seeds, remat: the reverse sweep's choices, by level ----
         self.fuse = False  # runs of elementwise operations differentiated as one expression
         self.scalar_seeds = False  # an adjoint that is a number kept as one until a rule needs its shape
         self.remat: dict = {}  # name -> the op the adjoint runs again instead of reading a saved value
         self.choices: list[str] = []  # what those passes chose, in words (show(f, stage=...) prints them)
         # -- reverse / forward -----------------------------------------------------
-        self.rev: Reverser | None = None  # the reverse sweep, kept for the passes that ask what it saved
-        self.name = None  # the entry function's name; a callee's (forward, backward, active)
+        self.rev: Reverser = _NOT_YET  # the reverse sweep, kept for the passes that ask what it saved
+        self.name: Any = None  # the entry function's name; a callee's (forward, backward, active)
         self.seed: str | None = None  # the name of the output's adjoint parameter
         self.backward: str | None = None  # a pullback's backward function (``pullback``)
         self.fn_defs: list = []  # the generated FunctionDefs the later passes rewrite
@@ -187,7 +191,7 @@ class Context:
 
 # -- front: the user's function to one operation a line -----------------------
 
-def parse(ctx):
+def parse(ctx: Context) -> None:
     """Find the source of the code that runs and parse it; note its names for hygiene."""
     ctx.source = FunctionSource(ctx.fn)
     ctx.module.sources.append(ctx.source)
@@ -197,17 +201,17 @@ def parse(ctx):
         ctx.source.dependencies.record_defaults(ctx.fn)  # the forward function has them
 
 
-def check(ctx):
+def check(ctx: Context) -> None:
     """Refuse what is not supported, before transforming, with a located error."""
     check_function(ctx.source)
 
 
-def generated_stack(ctx):
+def generated_stack(ctx: Context) -> None:
     """In forward mode over generated code (``hessian``, ``jvp(grad(f))``): find the stack it pushes on."""
     find_stack(ctx)
 
 
-def normalize(ctx):
+def normalize(ctx: Context) -> None:
     """One operation per statement (ir/nodes.py), jumps removed, methods and operators as primitives."""
     ctx.names = ctx.module.names.child()
     normalizer = Normalizer(ctx.source, ctx.names, ctx.ns)
@@ -224,7 +228,7 @@ def normalize(ctx):
     ctx.sequences = set(normalizer.sequences)
 
 
-def check_aliasing(ctx):
+def check_aliasing(ctx: Context) -> None:
     """Refuse a write through a name that may share memory unless it is reproduced exactly."""
     caller_writes: list | None = [] if ctx.forward_stack is None else None
     checked, returns = check_writes(ctx.body, ctx.ret, ctx.params, local_names(ctx.source.tree), ctx.source,
@@ -237,7 +241,7 @@ def check_aliasing(ctx):
                                                ctx.ns.helper(checks.a_returned_number)), ctx.source)
 
 
-def unpack_aux(ctx):
+def unpack_aux(ctx: Context) -> None:
     """With ``has_aux``: check that the result is a pair (loss, aux) and differentiate the loss."""
     if ctx.has_aux:
         ctx.pair = ctx.ret
@@ -245,7 +249,7 @@ def unpack_aux(ctx):
         ctx.body = ctx.body + unpack
 
 
-def analyse(ctx):
+def analyse(ctx: Context) -> None:
     """Activity (what depends on wrt and reaches the result), what the adjoint reads and saves, shapes."""
     ctx.grown = grow_in_place(ctx.body, ctx.ret, ctx.params, ctx.ns)  # ids of ops popped, not saved
     ctx.locals = ctx.normalized_locals | assigned(ctx.body)
@@ -265,7 +269,7 @@ def analyse(ctx):
     ctx.adjoints = Adjoints(ctx.names)
 
 
-def check_output(ctx):
+def check_output(ctx: Context) -> None:
     """Make the generated function refuse an output that is not a number (grad, value_and_grad)."""
     if ctx.mode != "vjp":
         before, after = scalar_checks(ctx.body, ctx.ret, ctx.params, ctx.analysis.shapes, ctx.ns, ctx.fn)
@@ -274,7 +278,7 @@ def check_output(ctx):
 
 # -- core: the sweeps ----------------------------------------------------------
 
-def fusion(ctx):
+def fusion(ctx: Context) -> None:
     """Runs of elementwise operations joined by temporaries read once get one adjoint expression per operand."""
     ctx.fuse = True
     groups = planned_fusion(ctx.body, ctx.analysis, ctx.names.temps)
@@ -282,26 +286,26 @@ def fusion(ctx):
                        ("; ".join(", ".join(g) for g in groups) if groups else "nothing"))
 
 
-def scalar_seeds(ctx):
+def scalar_seeds(ctx: Context) -> None:
     """In the entry: an adjoint that is a number stays a number until a rule needs its shape (no arrays of 1.0)."""
     ctx.scalar_seeds = ctx.entry
     ctx.choices.append("adjoints that are numbers kept as numbers" if ctx.entry else
                        "adjoints kept at their values' shapes (a called function's caller asks for them)")
 
 
-def remat(ctx):
+def remat(ctx: Context) -> None:
     """Cheap values the adjoint reads are computed again there instead of saved."""
     ctx.remat = rematerializable(ctx.body, ctx.analysis, ctx.params)
     ctx.analysis.saved -= set(ctx.remat)
     ctx.choices.append("recomputed in the adjoint instead of saved: " + (", ".join(sorted(ctx.remat)) or "nothing"))
 
 
-def _reverser(ctx):
+def _reverser(ctx: Context) -> Reverser:
     ctx.rev = Reverser(ctx.module, ctx)
     return ctx.rev
 
 
-def reverse(ctx):
+def reverse(ctx: Context) -> None:
     """The primal sweep, then the adjoint sweep with each rule inlined, as one function."""
     module, ns = ctx.module, ctx.ns
     ctx.name = module.names.fresh("d" + _ident(ctx.fn))
@@ -341,7 +345,7 @@ def reverse(ctx):
     ctx.fn_defs = [function_def(ctx.name, args, body)]
 
 
-def reverse_callee(ctx):
+def reverse_callee(ctx: Context) -> None:
     """One function as the entry's, ``returns(value)`` between its sweeps; ``split`` cuts it into a pair.
 
     Its parameters are the stack, the user's and the seed: the optimisation
@@ -365,14 +369,14 @@ def reverse_callee(ctx):
     ctx.fn_defs = [function_def(ctx.name[1], arguments(ctx.source.tree, ns, fn, first=[ns.stack], seed=seed), body)]
 
 
-def split(ctx):
+def split(ctx: Context) -> None:
     """A callee's function cut where it returns: ``forward_f(_stack, ...)``, ``backward_f(_stack, dresult)``."""
     tidy = (lambda f: optimize(f, ctx.ns, given=ctx.given_floats)) if ctx.level >= 1 else (lambda f: f)  # dead code, from level 1
     ctx.fn_defs = list(split_pair(ctx.fn_def, ctx.name[0], ctx.name[1], ctx.ns.stack, ctx.seed, tidy)) \
         + ctx.fn_defs[1:]
 
 
-def pullback(ctx):
+def pullback(ctx: Context) -> None:
     """A reusable pullback (``vjp(f, *primals)``): the callee pair of f, and an entry that runs its forward half.
 
     ``pullback_f(*args) -> (value, saved)`` runs ``forward_f`` once; the
@@ -388,7 +392,7 @@ def pullback(ctx):
     reverse_callee(ctx)
 
 
-def pullback_entry(ctx):
+def pullback_entry(ctx: Context) -> None:
     """The pullback's entry ``pullback_f(*args) -> (value, saved)``, before the pair ``split`` made."""
     module, ns, base, names = ctx.module, ctx.ns, _ident(ctx.fn), ctx.name
     params = arguments(ctx.source.tree, ns, ctx.fn, defaults=False)
@@ -402,18 +406,18 @@ def pullback_entry(ctx):
     ctx.fn_defs = [function_def(ctx.name, params, body)] + ctx.fn_defs
 
 
-def forward(ctx):
+def forward(ctx: Context) -> None:
     """The function and its tangent, each operation followed by its tangent's: ``jvp_f(x, ..., dx, ...)``."""
     ctx.name = ctx.module.names.fresh("jvp_" + _ident(ctx.fn))
     ctx.fn_defs = [tangent_function(ctx, ctx.name, last=ctx.wrt)]
 
 
-def forward_callee(ctx):
+def forward_callee(ctx: Context) -> None:
     """``jvp_g(dx, ..., x, ...) -> (value, tangent)`` for a called function, its tangents first."""
     ctx.fn_defs = [tangent_function(ctx, ctx.name, first=ctx.wrt)]
 
 
-def batch(ctx):
+def batch(ctx: Context) -> None:
     """Every operation written for a stack of examples along a first axis: ``vmap_f(x, ...)`` (core/batching.py)."""
     ctx.name = ctx.module.names.fresh("vmap_" + _ident(ctx.fn))
     ctx.fn_defs = [batched_function(ctx, ctx.name, ctx.wrt)]
@@ -421,7 +425,7 @@ def batch(ctx):
 
 # -- back: the generated module -------------------------------------------------
 
-def emit(ctx):
+def emit(ctx: Context) -> None:
     """The module's source (the entry first, then its callees' pairs), compiled and registered for tracebacks."""
     module = ctx.module
     if not module.user.covers(module.met):
@@ -696,7 +700,7 @@ class Generated:
 
     rank_dependent = False  # whether arguments of known ranks would change the code (build(ranks=...))
     float_dependent = False  # whether arguments known to hold real floats would change it (build(floats=...))
-    backward = None  # a pullback's backward function's name in ``namespace`` (build_pullback)
+    backward: str | None = None  # a pullback's backward function's name in ``namespace`` (build_pullback)
     allocator = None  # a backend's type of the ``base`` of the arrays it allocates (api._KEEP_NUMBA)
     guarded = None  # ``function`` under the run-time net, for a module that calls a door (net.plan)
     kept_dicts: frozenset = frozenset()  # parameters whose dicts the code writes into, in place (caller_state)

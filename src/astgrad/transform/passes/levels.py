@@ -9,6 +9,8 @@ after them, unless the pass returns False (it changed nothing).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..ir import compat
 from .. import runtime
 from .cleanup import drop_unread_saves as _drop_unread_saves, propagate_copies, release, unstack
@@ -20,43 +22,46 @@ from .unused import drop_arrays, shapes_on_stack as _shapes_on_stack, shapes_onl
 from .saves import overwritten_on_stack
 from .static_shapes import static_shapes as _static_shapes
 
+if TYPE_CHECKING:  # the passes' one argument; pipeline.py imports this module
+    from ..pipeline import Context
 
-def dead_code(ctx):
+
+def dead_code(ctx: Context) -> None:
     """Drop what nothing reads (a value that could raise keeps its check); collapse empty blocks."""
     ctx.tidy()
 
 
-def static_shapes(ctx):
+def static_shapes(ctx: Context) -> bool:
     """Read a shape from a name surely of that shape, so the value itself need not be computed."""
     return _static_shapes(ctx.fn_def.body, ctx.adjoint, ctx.analysis.shapes, ctx.rev.available, ctx.ns)
 
 
-def inline_temporaries(ctx):
+def inline_temporaries(ctx: Context) -> None:
     """Write a single-use primal temporary into the statement that reads it."""
     ctx.fn_def = unbind(ctx.fn_def, ctx.primal, ctx.names.temps, ctx.ns)
 
 
-def shapes_on_stack(ctx):
+def shapes_on_stack(ctx: Context) -> None:
     """Push ``only_shape(t)`` where the adjoint reads a saved ``t`` only for its shape."""
     ctx.fn_def = _shapes_on_stack(ctx.fn_def, ctx.adjoint, ctx.helpers[:2], ctx.helpers[2])
 
 
-def drop_unread_saves(ctx):
+def drop_unread_saves(ctx: Context) -> None:
     """Stop saving what no adjoint statement reads any more (after fusion): pushes and pops in pairs."""
     ctx.fn_def = _drop_unread_saves(ctx.fn_def, ctx.adjoint)
 
 
-def keep_only_shapes(ctx):
+def keep_only_shapes(ctx: Context) -> None:
     """``t = only_shape(t)`` after the last primal read of a value the adjoint reads only for its shape."""
     ctx.fn_def = drop_arrays(ctx.fn_def, ctx.primal, ctx.adjoint, ctx.helpers, ctx.names.temps, ctx.ns)
 
 
-def compute_only_shapes(ctx):
+def compute_only_shapes(ctx: Context) -> None:
     """``t = Shaped(broadcast_shape(...))``: a value everything reads only for its shape is not computed."""
     ctx.fn_def = shapes_only(ctx.fn_def, ctx.ns, ctx.helpers, ctx.given_floats)
 
 
-def read_through_copies(ctx):
+def read_through_copies(ctx: Context) -> None:
     """Read ``b`` where the adjoint wrote ``a = b`` (``dx = dy``, not ``dt4 = dy`` first)."""
     returned = {n.id for n in compat.walk(ctx.fn_def.body[-1]) if isinstance(n, gast.Name)}
     copies = {n.id for stmt in ctx.adjoint for n in compat.walk(stmt)
@@ -64,12 +69,12 @@ def read_through_copies(ctx):
     ctx.fn_def = propagate_copies(ctx.fn_def, copies - returned)
 
 
-def saves_in_locals(ctx):
+def saves_in_locals(ctx: Context) -> None:
     """A value saved outside every loop stays in a local instead of going through ``_stack``."""
     ctx.fn_def = unstack(ctx.fn_def)
 
 
-def overwritten_saves(ctx):
+def overwritten_saves(ctx: Context) -> None:
     """An item or slice write saves the values it overwrote (``overwritten(y, i)``), not the whole array."""
     from ...rules import _extra
 
@@ -78,7 +83,7 @@ def overwritten_saves(ctx):
                                       ctx.ns.bind(runtime.restored, "restored"))
 
 
-def release_arrays(ctx):
+def release_arrays(ctx: Context) -> None:
     """``del`` each array after its last read."""
     params = ctx.fn_def.args.args + ctx.fn_def.args.kwonlyargs
     shaped = ctx.ns.bind(runtime.Shaped, "Shaped")
@@ -86,24 +91,24 @@ def release_arrays(ctx):
                          small=(ctx.helpers[1], ctx.helpers[2], shaped))
 
 
-def in_place(ctx):
+def in_place(ctx: Context) -> None:
     """Write a result into an operand the function made and nothing reads again (``add_into``)."""
     ctx.fn_def = reuse_buffers(ctx.fn_def, ctx.ns, numbers=_numbers(ctx), counts=ctx.helpers[1:2])
 
 
-def in_place_halves(ctx):
+def in_place_halves(ctx: Context) -> None:
     """A callee's ``in_place``, in each half of its pair: what the forward half saves is read again by the
     backward half (a pullback's, once per cotangent), and the backward half never writes into what it pops."""
     for fn_def in ctx.fn_defs:
         reuse_buffers(fn_def, ctx.ns, numbers=_numbers(ctx), counts=ctx.helpers[1:2])
 
 
-def linear_recurrences(ctx):
+def linear_recurrences(ctx: Context) -> None:
     """A reverse loop of steps affine in one adjoint, over saved numbers: cumulative products instead."""
     ctx.fn_def = solve_linear_loops(ctx.fn_def, ctx.ns, ctx.names)
 
 
-def array_sizes(ctx):
+def array_sizes(ctx: Context) -> None:
     """``x.size`` for ``size(x)`` of a parameter the call's ranks prove an array, without the helper's call.
 
     ``size`` serves a number too; a parameter of rank 1 or more (the entry
@@ -128,5 +133,5 @@ def array_sizes(ctx):
     fn_def.body = [rewrite(stmt, replace) for stmt in fn_def.body]
 
 
-def _numbers(ctx):
+def _numbers(ctx: Context) -> list:
     return [ctx.seed] if ctx.entry and ctx.mode == "grad" else []  # the seed of a gradient is the number 1.0
