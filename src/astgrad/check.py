@@ -283,7 +283,8 @@ class _Skip(Exception):
 # ------------------------------------------------------------------- checking
 
 
-def check_grads(f, *args, wrt=0, rtol=1e-5, atol=1e-6, modes=MODES, eps=1e-6, seed=0, order=1):
+def check_grads(f, *args, wrt=0, rtol: float = 1e-5, atol: float = 1e-6, modes=MODES, eps: float = 1e-6, seed: int = 0,
+                order: int = 1) -> GradReport:
     """Compare the gradients of ``f`` at ``args`` from each method in ``modes``.
 
     ``wrt`` is an argument position, a name, or a tuple of them; an argument

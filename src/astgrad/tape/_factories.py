@@ -110,7 +110,7 @@ def _holds_numpy_double(value) -> bool:
             or isinstance(value, (np.float64, np.complex128)))
 
 
-def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
+def tensor(data, dtype=None, device=None, requires_grad: bool = False, pin_memory=False):
     """A new leaf tensor holding a copy of ``data``."""
     check_device(device)
     if is_tensor(data):
@@ -147,25 +147,25 @@ def _filled(size, value, dtype, requires_grad):
     return _leaf(np.full(_shape(size), value, dtype=np_dtype), requires_grad)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False):
+def ones(*size, dtype=None, device=None, requires_grad: bool = False):
     """A new leaf of ones of shape ``size`` (``ones(2, 3)`` or ``ones((2, 3))``), in the default dtype unless ``dtype``."""
     check_device(device)
     return _filled(size, 1, dtype, requires_grad)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False):
+def zeros(*size, dtype=None, device=None, requires_grad: bool = False):
     """A new leaf of zeros of shape ``size``, in the default dtype unless ``dtype``."""
     check_device(device)
     return _filled(size, 0, dtype, requires_grad)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False):
+def empty(*size, dtype=None, device=None, requires_grad: bool = False):
     """A new leaf of shape ``size``; its values are zeros here (PyTorch leaves them unset)."""
     check_device(device)
     return _filled(size, 0, dtype, requires_grad)
 
 
-def full(size, fill_value, dtype=None, device=None, requires_grad=False):
+def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False):
     """A new leaf of shape ``size`` filled with ``fill_value`` (a bool or int value gives bool or int64, as PyTorch's)."""
     check_device(device)
     if dtype is None and isinstance(fill_value, bool):
@@ -181,31 +181,31 @@ def _like(t, value, dtype, requires_grad):
     return _leaf(np.full(source.shape, value, dtype=np_dtype), requires_grad)
 
 
-def ones_like(t, dtype=None, device=None, requires_grad=False):
+def ones_like(t, dtype=None, device=None, requires_grad: bool = False):
     """A new leaf of ones with ``t``'s shape and, unless ``dtype``, its dtype."""
     check_device(device)
     return _like(t, 1, dtype, requires_grad)
 
 
-def zeros_like(t, dtype=None, device=None, requires_grad=False):
+def zeros_like(t, dtype=None, device=None, requires_grad: bool = False):
     """A new leaf of zeros with ``t``'s shape and, unless ``dtype``, its dtype."""
     check_device(device)
     return _like(t, 0, dtype, requires_grad)
 
 
-def full_like(t, fill_value, dtype=None, device=None, requires_grad=False):
+def full_like(t, fill_value, dtype=None, device=None, requires_grad: bool = False):
     """A new leaf filled with ``fill_value``, with ``t``'s shape and, unless ``dtype``, its dtype."""
     check_device(device)
     return _like(t, fill_value, dtype, requires_grad)
 
 
-def eye(n, m=None, dtype=None, device=None, requires_grad=False):
+def eye(n, m=None, dtype=None, device=None, requires_grad: bool = False):
     """A new leaf ``n`` by ``m`` (default ``n``) with ones on the diagonal."""
     check_device(device)
     return _leaf(np.eye(n, m, dtype=as_numpy_dtype(dtype) or default_float()), requires_grad)
 
 
-def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
+def arange(start, end=None, step=1, dtype=None, device=None, requires_grad: bool = False):
     """A new leaf of ``start, start + step, ...`` below ``end`` (``arange(n)`` counts from 0); int64 when all are ints."""
     check_device(device)
     if end is None:
@@ -217,14 +217,14 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     return _leaf(np.arange(start, end, step).astype(np_dtype), requires_grad)
 
 
-def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
+def linspace(start, end, steps, dtype=None, device=None, requires_grad: bool = False):
     """A new leaf of ``steps`` evenly spaced values from ``start`` to ``end``, both included."""
     check_device(device)
     np_dtype = as_numpy_dtype(dtype) or default_float()
     return _leaf(np.linspace(start, end, int(steps)).astype(np_dtype), requires_grad)
 
 
-def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
+def randn(*size, dtype=None, device=None, requires_grad: bool = False, generator=None):
     """A new leaf of standard normal samples of shape ``size`` from the generator ``manual_seed`` seeds."""
     check_device(device)
     rng = _rng(generator)
@@ -232,7 +232,7 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
     return _leaf(rng.standard_normal(_shape(size)).astype(np_dtype), requires_grad)
 
 
-def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
+def rand(*size, dtype=None, device=None, requires_grad: bool = False, generator=None):
     """A new leaf of uniform samples in [0, 1) of shape ``size`` from the generator ``manual_seed`` seeds."""
     check_device(device)
     rng = _rng(generator)
@@ -240,7 +240,7 @@ def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
     return _leaf(rng.random(_shape(size)).astype(np_dtype), requires_grad)
 
 
-def randint(low, high=None, size=(), dtype=None, device=None, requires_grad=False):
+def randint(low, high=None, size=(), dtype=None, device=None, requires_grad: bool = False):
     """A new leaf of random integers in [``low``, ``high``) (``randint(high, size=...)`` starts at 0)."""
     check_device(device)
     if high is None:
@@ -249,13 +249,13 @@ def randint(low, high=None, size=(), dtype=None, device=None, requires_grad=Fals
     return _leaf(_rng(None).integers(low, high, size=tuple(size)).astype(np_dtype), requires_grad)
 
 
-def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad: bool = False):
     """A new leaf holding 0, ..., n - 1 in a random order (numpy's draw: not PyTorch's order)."""
     check_device(device)
     np_dtype = as_numpy_dtype(dtype) or np.dtype(np.int64)
     return _leaf(_rng(generator).permutation(int(n)).astype(np_dtype), requires_grad)
 
 
-def randn_like(t, dtype=None, device=None, requires_grad=False):
+def randn_like(t, dtype=None, device=None, requires_grad: bool = False):
     """A new leaf of standard normal samples with ``t``'s shape and dtype."""
     return randn(*t.shape, dtype=dtype or t.dtype, device=device, requires_grad=requires_grad)

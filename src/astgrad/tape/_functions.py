@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ._factories import tensor
 from ._record import apply_op, is_tensor
+
+if TYPE_CHECKING:
+    from ._tensor import Tensor
 
 
 def _as_tensor(value):
     return value if is_tensor(value) else tensor(value)
 
 
-def cat(tensors, dim=0, *, axis=None):
+def cat(tensors, dim: int = 0, *, axis: int | None = None):
     """Concatenate along an existing dimension (``CatBackward0``)."""
     axis = dim if axis is None else axis
     _check_cat_sizes(tensors, axis)
@@ -22,7 +27,7 @@ def cat(tensors, dim=0, *, axis=None):
 concatenate = concat = cat
 
 
-def stack(tensors, dim=0, *, axis=None):
+def stack(tensors, dim: int = 0, *, axis: int | None = None):
     """Stack along a new dimension (``StackBackward0``)."""
     axis = dim if axis is None else axis
     shapes = [tuple(np.shape(_data(t))) for t in tensors]
@@ -52,7 +57,7 @@ def _check_cat_sizes(tensors, axis) -> None:
                 )
 
 
-def where(condition, input, other):
+def where(condition, input, other) -> Tensor:
     """Elementwise choice; the condition never carries a gradient."""
     return apply_op("WhereBackward0", np.where, (condition, input, other), slots=((1,), (2,)), promote=True)
 

@@ -17,6 +17,7 @@ distinct arrays.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
@@ -26,7 +27,7 @@ CONTAINERS = (dict, list, tuple)
 _REGISTERED: dict = {}
 
 
-def register_pytree(cls, flatten, unflatten):
+def register_pytree(cls: type, flatten: Callable, unflatten: Callable) -> type:
     """Make instances of ``cls`` containers whose children are what ``flatten`` returns.
 
     ``flatten(obj)`` returns ``(children, aux)``: a sequence of the values
@@ -181,17 +182,17 @@ def like(container, items):
     return kind(*items) if hasattr(kind, "_fields") else kind(items)
 
 
-def tree_map(fn, tree):
+def tree_map(fn: Callable, tree):
     """``fn`` applied to each leaf, in a tree of ``tree``'s structure."""
     return rebuild(tree, iter([fn(leaf) for _, leaf in leaves(tree)]))
 
 
-def tree_flatten(tree):
+def tree_flatten(tree) -> tuple[list, Any]:
     """``(leaves, structure)``: the leaves in order, and what :func:`tree_unflatten` needs to put them back."""
     return [leaf for _, leaf in leaves(tree)], _Structure(tree)
 
 
-def tree_unflatten(structure, values):
+def tree_unflatten(structure, values: Iterable):
     """A tree of ``structure`` (from :func:`tree_flatten`) holding ``values`` as its leaves, in order."""
     if not isinstance(structure, _Structure):
         raise TypeError(f"tree_unflatten takes the structure tree_flatten returned, not {type(structure).__name__}")

@@ -19,6 +19,7 @@ loop's state (``fixed_state``).
 from __future__ import annotations
 
 import dis
+from typing import Callable, Iterable
 import functools
 import math
 import random
@@ -46,7 +47,7 @@ class Checkpointed:
         return f"astgrad.checkpoint({getattr(self.__wrapped__, '__qualname__', self.__wrapped__)!r})"
 
 
-def checkpoint(fn):
+def checkpoint(fn: Callable) -> Callable:
     """Mark ``fn`` so that a differentiated function calling it saves only the call's arguments.
 
     ``y = astgrad.checkpoint(step)(y, p)`` (or ``@astgrad.checkpoint`` on
@@ -61,7 +62,7 @@ def checkpoint(fn):
     return Checkpointed(fn)
 
 
-def checkpointed(iterable, every=None):
+def checkpointed(iterable: Iterable, every: int | None = None) -> Iterable:
     """Mark a loop ``for t in astgrad.checkpointed(range(n)):`` for square-root checkpointing.
 
     Inside a differentiated function the loop's state (the values its body
