@@ -63,7 +63,7 @@ def _legacy_constructor_refusal(args: tuple, kwargs: dict) -> str:
     def kind(value) -> str:
         if isinstance(value, Tensor):
             return "Tensor"
-        if type(value).__name__ == "DType":
+        if isinstance(value, _dtypes.DType):
             return "torch.dtype"
         if isinstance(value, np.ndarray):
             return "numpy.ndarray"

@@ -75,6 +75,10 @@ class Namespace:
         self.order.append(name)
         return name
 
+    def name_of(self, obj) -> str | None:
+        """The name ``obj`` is bound under in the generated module, or None where nothing bound it."""
+        return self._by_id.get(id(obj))
+
     def helper(self, fn) -> str:
         """The name of ``fn``, a side-effect-free function the generated code calls (``shape``, ``add_into``)."""
         name = self.bind(fn, fn.__name__)

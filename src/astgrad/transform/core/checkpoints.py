@@ -163,7 +163,7 @@ def plain(rev, stmts) -> list:
 def _refuse(rev, s):
     """A list the body grows in place, random numbers it draws, or a write into state the caller keeps: the steps
     run again would not be the same, or would write twice."""
-    put_kept = rev.ns._by_id.get(id(caller_state.put_kept))
+    put_kept = rev.ns.name_of(caller_state.put_kept)
     for st in walk_statements(s.body):
         into_dict = isinstance(st, Op) and isinstance(st.expr, gast.Call) and isinstance(st.expr.func, gast.Name) \
             and st.expr.func.id == put_kept
