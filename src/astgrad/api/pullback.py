@@ -18,7 +18,6 @@ compared at each call with what they held, refused when they changed.
 
 from __future__ import annotations
 
-import copy
 import types
 
 import numpy as np
@@ -28,6 +27,7 @@ from ..transform.front.expressions import CALLING_A_LOCAL
 from ..transform.ir.errors import TransformError
 from ..transform.front.locate import bind_now, own_signature
 from ..transform.pipeline import build_pullback
+from ..transform.runtime.checkpoints import fresh_containers
 from ..transform.runtime.origins import add_location
 from ..transform.runtime import net
 from ..values import trees as _trees
@@ -117,7 +117,7 @@ class Pullback(GeneratedCallable):
         if self._aux:
             seed = (seed, 0.0)  # the aux half of f's pair carries no cotangent
         try:
-            saved = _fresh_containers(self._saved, {}) if self._containers else list(self._saved)
+            saved = fresh_containers(self._saved, {}) if self._containers else list(self._saved)
             grads = self._backward(saved, seed)
         except Exception as exc:
             add_location(self._generated, exc, f"the pullback of {self.__wrapped__.__qualname__}")
@@ -153,27 +153,6 @@ def _holds_containers(saved) -> bool:
         if type(value) is tuple:
             work.extend(value)
     return False
-
-
-def _fresh_containers(value, memo):
-    """``value`` with every list and dict in it (through tuples) copied, once each (``memo``, by id: a list
-    saved twice stays one list), arrays and other objects as they are: each backward run pops from lists
-    of its own."""
-    if isinstance(value, list):
-        found = memo.get(id(value))
-        if found is None:
-            found = memo[id(value)] = copy.copy(value)  # its class kept (a list subclass too)
-            found[:] = [_fresh_containers(item, memo) for item in value]
-        return found
-    if isinstance(value, dict):
-        found = memo.get(id(value))
-        if found is None:
-            found = memo[id(value)] = copy.copy(value)
-            found.update((k, _fresh_containers(v, memo)) for k, v in value.items())
-        return found
-    if type(value) is tuple:
-        return tuple(_fresh_containers(item, memo) for item in value)
-    return value
 
 
 def _array_ids(saved) -> set:

@@ -18,6 +18,7 @@ loop's state (``fixed_state``).
 
 from __future__ import annotations
 
+import copy
 import dis
 from typing import Callable, Iterable
 import functools
@@ -117,27 +118,29 @@ def kept(values):
     Generated code writes a dict in place (``runtime.put``), so a kept reference would see later writes
     when the steps run again; arrays are never written in place there and are kept as they are.
     """
-    memo: dict = {}
+    return fresh_containers(values, {})
 
-    def copy(value):
-        kind = type(value)
-        if kind is not dict and kind is not list and kind is not tuple:
-            return value
-        if id(value) in memo:
-            return memo[id(value)]
-        if kind is tuple:
-            memo[id(value)] = tuple(copy(v) for v in value)
-        elif kind is list:
-            items: list = []
-            memo[id(value)] = items  # before its items: a list that holds itself
-            items.extend(copy(v) for v in value)
-        else:
-            entries: dict = {}
-            memo[id(value)] = entries
-            entries.update((k, copy(v)) for k, v in value.items())
-        return memo[id(value)]
 
-    return copy(values)
+def fresh_containers(value, memo: dict):
+    """``value`` with every list and dict in it (through tuples) copied, once each (``memo``, by id: a list
+    held twice stays one list, a list that holds itself is copied once), arrays and other objects as they
+    are.  A subclass keeps its class (``copy.copy``).  Also what a pullback's saved values go through, so
+    that each backward run pops from lists of its own (api/pullback)."""
+    if isinstance(value, list):
+        found = memo.get(id(value))
+        if found is None:
+            found = memo[id(value)] = copy.copy(value)
+            found[:] = [fresh_containers(item, memo) for item in value]
+        return found
+    if isinstance(value, dict):
+        found = memo.get(id(value))
+        if found is None:
+            found = memo[id(value)] = copy.copy(value)
+            found.update((k, fresh_containers(v, memo)) for k, v in value.items())
+        return found
+    if type(value) is tuple:
+        return tuple(fresh_containers(item, memo) for item in value)
+    return value
 
 
 def random_use(fn, _seen=None, _owner=None) -> str | None:
