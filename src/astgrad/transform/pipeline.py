@@ -139,6 +139,7 @@ class Context:
         self.kept_dicts: frozenset[str] = frozenset()  # parameters whose dicts the code writes into (caller_state)
         self.sequences: set[str] = set()  # names surely holding lists or tuples
         self.maybe_sequences: set[str] = set()  # results of user calls: arrays, tuples or lists
+        self.dicts: set[str] = set()  # names bound to a dict literal here (containers.mark)
         # -- unpack_aux ------------------------------------------------------------
         self.pair = None  # with has_aux, the atom of the pair (loss, aux) f returns
         # -- analyse (containers.mark fills trees and tree_items) ------------------

@@ -52,6 +52,7 @@ def mark(plan, trees, maybe, ns) -> None:
     plan.maybe_sequences.update(items_of(plan.body, set(plan.maybe_sequences)))
     dicts = {t for op in walk_ops(plan.body) if op.kind == "pack" and isinstance(op.expr, gast.Dict)
              for t in op.targets}
+    plan.dicts = dicts
     if trees or maybe:
         plan.sequences.update(trees)
         plan.tree_items = set(maybe) | items_of(plan.body, set(trees) | set(maybe))
@@ -77,7 +78,8 @@ def passed(plan, bound, active) -> tuple:
     """``(trees, maybe)``: the parameters of a called function, among ``active``, given (items of) containers."""
     def given(names):
         return tuple(p for p in active if isinstance(bound[p], gast.Name) and bound[p].id in names)
-    return given(plan.trees), given(plan.tree_items)
+    built = plan.sequences | plan.maybe_sequences | plan.dicts  # made here: a dict literal, a list grown
+    return given(plan.trees), given(plan.tree_items | (built - plan.trees))
 
 
 def items_of(body, trees) -> set:
