@@ -142,9 +142,10 @@ class HigherGradient(GeneratedCallable):
             if not args:
                 raise TypeError(f"a vjp is called as f_vjp(*args, seed): {self!r} was given no seed")
             *args, seed = args
-            if np.ndim(seed) != 0 or isinstance(seed, (tuple, list, dict)):
-                raise ValueError(f"vjp: the seed has shape {np.shape(seed)} but the gradient of {what} is one number; "
-                                 f"the seed of a scalar output is a number")
+            if isinstance(seed, (tuple, list, dict)):
+                raise ValueError(f"vjp: the seed is a {type(seed).__name__}, but the gradient of {what} is taken "
+                                 f"here as one array; give the seed as an array of its shape")
+        by_seed = seed is not None and np.ndim(seed) != 0  # a vjp of an array output: seed . (each column of J)
         self._tangents(code)
         assert self._forward is not None, "_tangents builds the forward route"
         function, names, generated = self._forward[:3]
@@ -180,13 +181,17 @@ class HigherGradient(GeneratedCallable):
                     add_location(generated, exc, f"the generated jvp of {what}")
                     raise
                 out, tangent = _picked(out, code.pick), _picked(tangent, code.pick)
-                value = _scalar(out, self._mode, what)
-                partials[index] = tangent
+                if by_seed:
+                    value = _seeded(out, seed, what)
+                    partials[index] = np.sum(np.asarray(seed) * tangent)
+                else:
+                    value = _scalar(out, self._mode, what)
+                    partials[index] = tangent
             found.append(partials if isinstance(x, np.ndarray) else float(partials))
         if value is None:  # no element to vary: the value is still f's
-            out = generated.run(*bound.args, *zeros, **bound.kwargs)[0]
-            value = _scalar(_picked(out, code.pick), self._mode, what)
-        if seed is not None:
+            out = _picked(generated.run(*bound.args, *zeros, **bound.kwargs)[0], code.pick)
+            value = _seeded(out, seed, what) if by_seed else _scalar(out, self._mode, what)
+        if seed is not None and not by_seed:
             found = [np.multiply(seed, g) if isinstance(g, np.ndarray) else seed * g for g in found]
         gradient = tuple(found) if isinstance(self._wrt, (tuple, list)) else found[0]
         if self._mode == "value_and_grad":
@@ -245,6 +250,18 @@ def _scalar(value, mode, what):
         raise TypeError(f"{mode} requires a scalar output; the gradient of {what} returns "
                         f"{'an array of shape ' + str(np.shape(value)) if isinstance(value, np.ndarray) else 'a ' + type(value).__name__}"
                         f": use vjp, or reduce it, e.g. np.sum")
+    return value
+
+
+def _seeded(value, seed, what):
+    """``value``, the output a vjp's array ``seed`` weighs, checked to have the seed's shape."""
+    if not isinstance(value, (np.ndarray, np.floating, float, int)) or isinstance(value, bool) \
+            or np.iscomplexobj(value):
+        raise TypeError(f"vjp of the generated gradient {what} takes real arrays; it returns a "
+                        f"{type(value).__name__}")
+    if np.shape(value) != np.shape(seed):
+        raise ValueError(f"vjp: the seed has shape {np.shape(seed)} but the gradient of {what} has shape "
+                         f"{np.shape(value)}; the seed has the shape of the output")
     return value
 
 

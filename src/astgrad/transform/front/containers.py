@@ -78,7 +78,7 @@ def passed(plan, bound, active) -> tuple:
     """``(trees, maybe)``: the parameters of a called function, among ``active``, given (items of) containers."""
     def given(names):
         return tuple(p for p in active if isinstance(bound[p], gast.Name) and bound[p].id in names)
-    built = plan.sequences | plan.maybe_sequences | plan.dicts  # made here: a dict literal, a list grown
+    built = plan.sequences | plan.dicts  # made here: a dict literal, a list grown (not what a call returned)
     return given(plan.trees), given(plan.tree_items | (built - plan.trees))
 
 
@@ -166,7 +166,7 @@ def dict_view_loop(n, s, assigned):
     base = n.atomize(it.func.value)
     base = n.pinned(base, assigned)
     keys = n.temp()
-    n.emit([keys], "nondiff", compat.call(compat.name(n.ns.bind(list, "list")), [base]), it)
+    n.emit([keys], "nondiff", compat.call(compat.name(n.ns.helper(runtime.keys_of)), [base]), it)
     loc = dict(lineno=s.lineno, col_offset=s.col_offset)
     if view == "keys":
         return compat.make("For", target=target, iter=compat.name(keys), body=s.body, orelse=[], **loc)

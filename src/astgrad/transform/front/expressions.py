@@ -18,6 +18,7 @@ import numpy as _np
 
 from ... import rules
 from ...rules.joining import as_column
+from .. import runtime
 from ..runtime import attributes, checkpoints, checks
 from ..runtime.value_types import held_data, other_meaning
 from ..ir import compat
@@ -438,6 +439,9 @@ def _call(n, target, expr):
             return
         obj = inner  # a decorated function calling itself by name: recursion on the primal
     callee = n.static_ref(func) if obj is n.static(func) else n.ns.ref(obj)
+    if obj is runtime.put and len(args) == 3 and not kwargs:  # generated code differentiated again (hessian)
+        _primitive(n, target, compat.call(callee, args), expr, rules.setitem, args, {})  # as normalize made it
+        return
     kind, info = primitives.classify(obj)
     if kind == "prim" and (isinstance(obj, _np.ufunc) or obj in primitives.ARRAY_ARGUMENTS):
         args = [_as_array(n, a, expr) for a in args]

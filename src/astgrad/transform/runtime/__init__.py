@@ -126,6 +126,12 @@ def add_item(total, g, items, index):
     return GradientList(out) if type(out) is list else out
 
 
+def keys_of(d):
+    """``list(d)``: the keys a ``for k, v in d.items()`` loop goes over, read once before it (they carry no
+    gradient; a helper of its own, so a second derivative of the generated code reads it as such)."""
+    return list(d)
+
+
 def put(items, index, value):
     """``items[index] = value`` as the generated code runs it: a dict in place (its adjoint asks a dict only
     what it is, never for its old values), anything else copied (``rules.setitem``)."""

@@ -23,6 +23,7 @@ import numpy as np
 from ... import rules
 from ...rules import _support, batching, defbatch, defjvp, defnondiff, defvjp
 from ...rules._support import expand_reduced, filled, reverse_cumsum
+from ...rules.sequences import GradientDict
 from . import attributes, caller_state, checkpoints, checks, structural
 from . import outputs
 from .. import runtime
@@ -34,7 +35,7 @@ from .tangents import add_tangents, jvp_tangent, tangent_of, zero_tangent
 
 # -- shapes, counts and checks: no gradient flows through them --------------
 
-defnondiff(runtime.shape, runtime.size, runtime.ndim, runtime.broadcast_shape, runtime.reduced_shape,
+defnondiff(runtime.shape, runtime.keys_of, runtime.size, runtime.ndim, runtime.broadcast_shape, runtime.reduced_shape,
            runtime.matmul_shape, runtime.only_shape, runtime.check_seed, runtime.is_zero, _support.reduced_count,
            _support.within, outputs.scalar_output, outputs.not_scalar, outputs.aux_pair, zero_tangent,
            checks.not_joined, checks.not_a_dict, checks.written_through, checks.a_number,
@@ -148,6 +149,11 @@ def _reads_only_the_shape(t, ans, *args):
     return None  # the value unpacked is read for its type and shape
 
 
+def _an_index(t, ans, *args):
+    return None  # a key or position says where a gradient goes; a tangent on it (a key popped from a
+    # stack beside values that have one) moves nothing
+
+
 defjvp(runtime.unpacked_gradient, _unpacked_gradient_jvp, _reads_only_the_shape)
 
 
@@ -251,7 +257,7 @@ def sequence_gradient_jvp(t, ans, grad, items, index):
     return sequence_gradient(t, items, index)
 
 
-defjvp(runtime.sequence_gradient, sequence_gradient_jvp, _reads_only_the_shape)  # items: for its kind and length
+defjvp(runtime.sequence_gradient, sequence_gradient_jvp, _reads_only_the_shape, _an_index)  # items: kind, length
 
 
 @defvjp(runtime.getitem_gradient)
@@ -265,7 +271,7 @@ def getitem_gradient_jvp(t, ans, grad, items, index):
     return getitem_gradient(t, items, index)
 
 
-defjvp(runtime.getitem_gradient, getitem_gradient_jvp, _reads_only_the_shape)
+defjvp(runtime.getitem_gradient, getitem_gradient_jvp, _reads_only_the_shape, _an_index)
 
 
 @defvjp(attributes.attribute)
@@ -309,7 +315,40 @@ def _added_item_jvp(t, ans, total, grad, items, index):
     return sequence_gradient(t, items, index)
 
 
-defjvp(runtime.add_item, _passed, _added_item_jvp, _reads_only_the_shape)
+defjvp(runtime.add_item, _passed, _added_item_jvp, _reads_only_the_shape, _an_index)
+
+
+# items[index] = value in a list or dict: the value's gradient is the item's part of the container's, and the
+# container's keeps the rest.  replaced_gradient drops the item from a GradientDict in place, which the
+# generated code may do to its own; a rule works on a copy, as the gradient or tangent it is given may be
+# read again.
+
+def _own(g):
+    return GradientDict(g) if isinstance(g, dict) else g
+
+
+@defvjp(runtime.replacing_gradient)
+def replacing_gradient_vjp(g, ans, grad, index):
+    return None if is_zero(g) or grad is None else getitem_gradient(g, grad, index)
+
+
+def replacing_gradient_jvp(t, ans, grad, index):
+    return replacing_gradient(t, index)
+
+
+defjvp(runtime.replacing_gradient, replacing_gradient_jvp, _an_index)
+
+
+@defvjp(runtime.replaced_gradient)
+def replaced_gradient_vjp(g, ans, grad, index):
+    return runtime.replaced_gradient(_own(g), index)
+
+
+def replaced_gradient_jvp(t, ans, grad, index):
+    return runtime.replaced_gradient(_own(t), index)
+
+
+defjvp(runtime.replaced_gradient, replaced_gradient_jvp, _an_index)
 
 
 @defvjp(runtime.part)
