@@ -29,6 +29,13 @@ def mean(a, *args, **kwargs):
     return np.mean(a, *args, **kwargs)
 
 
+def sum(a, *args, **kwargs):
+    """``np.sum``; of an ndarray with at most ``axis`` and ``keepdims``, the ``np.add.reduce`` it makes."""
+    if type(a) is np.ndarray and not args and kwargs.keys() <= _ALL_AXES:
+        return np.add.reduce(a, kwargs.get("axis"), None, None, kwargs.get("keepdims", False))
+    return np.sum(a, *args, **kwargs)
+
+
 def norm(x, *args, **kwargs):
     """``np.linalg.norm``; the 2-norm of a real float array over every axis as ``linalg.norm`` computes it."""
     if type(x) is np.ndarray and not args and not kwargs and x.dtype.kind == "f":
@@ -39,7 +46,7 @@ def norm(x, *args, **kwargs):
     return np.linalg.norm(x, *args, **kwargs)
 
 
-_KERNELS = {np.mean: mean, np.linalg.norm: norm}
+_KERNELS = {np.mean: mean, np.sum: sum, np.linalg.norm: norm}
 
 
 def kernel(fn):
