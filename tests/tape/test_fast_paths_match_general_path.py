@@ -19,6 +19,7 @@ import astgrad
 from astgrad import rules
 from astgrad.tape import _kernels
 from astgrad.tape._record import _plain, apply_op
+from astgrad.tape._shaping import _shares
 from astgrad.tape._tensor import Tensor
 from tests._numeric import gradient as numeric
 
@@ -158,3 +159,32 @@ def test_sum_over_dims_against_finite_differences(dim, keepdim):
     (out * astgrad.tensor(weights)).sum().backward()
     expected = numeric(lambda d: np.sum(np.sum(d, axis=dim, keepdims=keepdim) * weights), data)
     np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-6, atol=1e-8)
+
+
+def _sources():
+    """Arrays a tensor may hold: owning, views of views, non-contiguous, empty, read-only, over a buffer."""
+    owner = np.arange(24.0).reshape(2, 3, 4)
+    yield owner
+    yield owner[1]
+    yield owner[:, ::2]
+    yield owner.transpose(2, 0, 1)
+    yield np.zeros((3, 0))
+    yield np.arange(5.0)
+    yield np.broadcast_to(np.arange(3.0), (2, 3))
+    yield np.frombuffer(np.arange(6.0).tobytes(), dtype=np.float64).reshape(2, 3)
+
+
+INDEXES = [0, -1, (0, 0), (slice(None), 0), slice(1, 1), (Ellipsis, None), (), slice(None, None, -1)]
+VIEWS = [np.transpose, lambda a: np.swapaxes(a, -2, -1) if a.ndim > 1 else a.T, lambda a: np.expand_dims(a, 0),
+         np.diagonal, lambda a: np.reshape(a, -1), lambda a: np.broadcast_to(a, (2, *a.shape)), np.squeeze]
+
+
+def test_the_view_check_is_numpys_shares_memory():
+    """``_shares`` answers as ``np.shares_memory`` for indexes and view operations of every kind of array."""
+    for data in _sources():
+        for make in [lambda a, i=i: a[i] for i in INDEXES] + VIEWS:
+            try:
+                out = np.asarray(make(data))
+            except (IndexError, ValueError):
+                continue
+            assert _shares(out, data) == np.shares_memory(out, data)
