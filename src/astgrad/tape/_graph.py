@@ -17,7 +17,7 @@ import numpy as np
 
 from ..rules import Rule, unbroadcast
 from ..rules._introspect import argument_usage
-from ._compat import quiet, restore
+from ._compat import IGNORE_ERRORS, restore, set_errors
 from ._format import legacy_type_name
 from ._modes import _state
 from ._tensor import Tensor
@@ -270,7 +270,7 @@ class FunctionNode(Node):
             ans = self._ans if self._ans is not None else self._ans_meta
         if self._freed and plan.ans_usage == "value":
             raise RuntimeError(SECOND_BACKWARD)
-        token = quiet()  # inf and nan at singular points are results, as in torch
+        token = set_errors(IGNORE_ERRORS)  # inf and nan at singular points are results, as in torch
         if create_graph:
             outer, _state.in_backward = _state.in_backward, True
         try:

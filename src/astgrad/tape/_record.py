@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..rules import _registry, lookup, raw
-from ._compat import quiet, restore
+from ._compat import IGNORE_ERRORS, restore, set_errors
 from ._dtypes import default_float, result_dtype
 from ._graph import _node_classes, accumulation_node, node_class
 from ._modes import _state
@@ -134,7 +134,7 @@ def apply_op(name: str, fn, args, kwargs=None, slots=None, promote: bool = False
         y = b._data if isinstance(b, Tensor) else b if type(b) is _NDARRAY or not isinstance(b, _NDARRAY) \
             else (b := plain_constant(b))
         if isinstance(x, _OPERANDS) and isinstance(y, _OPERANDS):
-            token = quiet()
+            token = set_errors(IGNORE_ERRORS)
             try:
                 out = impl(x, y)
             except (ValueError, IndexError) as error:
@@ -150,7 +150,7 @@ def apply_op(name: str, fn, args, kwargs=None, slots=None, promote: bool = False
                 if wanted != dtype:
                     out = out.astype(wanted)
                     dtype = wanted
-            result = Tensor._make(out)
+            result = _new_tensor(out)
             if dtype.kind not in "fc" or not _state.enabled:  # is_grad_enabled(), inlined
                 return result
             mask = 0  # bit i: operand i has an edge
@@ -185,7 +185,7 @@ def apply_op(name: str, fn, args, kwargs=None, slots=None, promote: bool = False
             and (not kwargs or _plain(kwargs)):
         a = args[0]  # one tensor: np.sin(t), np.mean(t), t.exp(), t.sum(dim=1)
         x = a._data
-        token = quiet()
+        token = set_errors(IGNORE_ERRORS)
         try:
             out = impl(x, **kwargs) if kwargs else impl(x)
         except (ValueError, IndexError) as error:
@@ -200,7 +200,7 @@ def apply_op(name: str, fn, args, kwargs=None, slots=None, promote: bool = False
             if wanted != dtype:
                 out = out.astype(wanted)
                 dtype = wanted
-        result = Tensor._make(out)
+        result = _new_tensor(out)
         if dtype.kind not in "fc" or not _state.enabled or not a._requires_grad:
             return result
         edges = ((a._grad_fn or accumulation_node(a), 0),)
@@ -219,7 +219,7 @@ def apply_op(name: str, fn, args, kwargs=None, slots=None, promote: bool = False
         raw_kwargs = {k: unwrap(v) for k, v in kwargs.items()}
     else:
         kwargs = raw_kwargs = _NO_KWARGS
-    token = quiet()
+    token = set_errors(IGNORE_ERRORS)
     try:  # ufuncs are called fastest with positional arguments spelled out (vectorcall)
         if raw_kwargs:
             out = impl(*raw_args, **raw_kwargs)
@@ -239,7 +239,7 @@ def apply_op(name: str, fn, args, kwargs=None, slots=None, promote: bool = False
         dtype = _promoted(out.dtype, raw_args)
         if dtype != out.dtype:
             out = out.astype(dtype)
-    result = Tensor._make(out)
+    result = _new_tensor(out)
     if out.dtype.kind not in "fc" or not _state.enabled:  # is_grad_enabled(), inlined
         return result
     edges = []
@@ -335,6 +335,7 @@ def _reraise(error, raw_args):
     raise translated from None
 
 
+_new_tensor = Tensor._make  # bound once: the attribute lookup made a bound method for every operation
 _OPERANDS = (np.ndarray, int, float, complex, np.generic)
 _UNWRAPPED = (Tensor, list, tuple)
 _UFUNC = np.ufunc
