@@ -124,7 +124,7 @@ class FunctionNode(Node):
         self._has_meta = False
         if not plan.saves:  # x + y: the rule reads no value, so nothing to save, keep or version-check
             self._ans = self._ans_meta = None
-            self._saved = ()
+            self._saved: list | tuple = ()
             self._needs_saved = False
             return
         self._ans = ans if plan.keep_ans else None  # a rule that never reads the output gets None

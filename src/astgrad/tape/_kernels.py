@@ -10,12 +10,14 @@ runs for ``fn``.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
 _ALL_AXES = frozenset({"axis", "keepdims"})
 _FLOAT64 = np.dtype(np.float64)
 _FLOAT64_TYPE = np.float64
+_ADD_REDUCE: Any = np.add.reduce  # Any: numpy's stubs have no overload for a keepdims known only at run time
 
 
 def mean(a, *args, **kwargs):
@@ -32,7 +34,7 @@ def mean(a, *args, **kwargs):
 def sum(a, *args, **kwargs):
     """``np.sum``; of an ndarray with at most ``axis`` and ``keepdims``, the ``np.add.reduce`` it makes."""
     if type(a) is np.ndarray and not args and kwargs.keys() <= _ALL_AXES:
-        return np.add.reduce(a, kwargs.get("axis"), None, None, kwargs.get("keepdims", False))
+        return _ADD_REDUCE(a, kwargs.get("axis"), None, None, keepdims=kwargs.get("keepdims", False))
     return np.sum(a, *args, **kwargs)
 
 
