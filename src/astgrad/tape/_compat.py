@@ -9,26 +9,27 @@ back to ``np.seterr``.
 
 from __future__ import annotations
 
-import functools
 from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["quiet", "restore"]
+__all__ = ["IGNORE_ERRORS", "restore", "set_errors"]
 
 try:  # numpy >= 2
     from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj  # type: ignore[attr-defined]
 
-    _IGNORE_ERRORS = _make_extobj(all="ignore")
-
-    #: quiet() silences numpy's floating-point warnings (inf and nan are results, as in torch) and
-    #: returns a token for restore(token).
-    quiet: Callable[[], Any] = functools.partial(_extobj_contextvar.set, _IGNORE_ERRORS)
+    #: ``token = set_errors(IGNORE_ERRORS)`` silences numpy's floating-point warnings (inf and nan are
+    #: results, as in torch) until ``restore(token)``: two calls of the variable's own methods, spelled
+    #: out at each use because a wrapper (a partial, a function) would double their cost per operation
+    IGNORE_ERRORS: Any = _make_extobj(all="ignore")
+    set_errors: Callable[[Any], Any] = _extobj_contextvar.set
     restore: Callable[[Any], Any] = _extobj_contextvar.reset
 except ImportError:  # numpy 1.x
-    def quiet():  # type: ignore[misc]  # one of two definitions, by numpy's version
-        """Silence numpy's floating-point warnings (inf and nan are results, as in torch); returns a token."""
-        return np.seterr(all="ignore")
+    IGNORE_ERRORS = "ignore"
+
+    def set_errors(level):  # type: ignore[misc]  # one of two definitions, by numpy's version
+        """Set every floating-point error to ``level``; returns a token for ``restore``."""
+        return np.seterr(all=level)
 
     def restore(token) -> None:  # type: ignore[misc]
         np.seterr(**token)

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..rules import Rule, unbroadcast
 from ..rules._introspect import argument_usage
-from ._compat import quiet, restore
+from ._compat import IGNORE_ERRORS, restore, set_errors
 from ._format import legacy_type_name
 from ._modes import _state
 from ._tensor import Tensor
@@ -120,6 +120,13 @@ class FunctionNode(Node):
         self._plan = plan = _plans.get((rule, count, mask)) or _plan(rule, count, mask)
         self._args = args
         self._slot_meta = raw_args  # the arrays as recorded, until _meta() takes their shapes and dtypes
+        self._freed = False
+        self._has_meta = False
+        if not plan.saves:  # x + y: the rule reads no value, so nothing to save, keep or version-check
+            self._ans = self._ans_meta = None
+            self._saved: list | tuple = ()
+            self._needs_saved = False
+            return
         self._ans = ans if plan.keep_ans else None  # a rule that never reads the output gets None
         self._ans_meta = Meta(ans) if plan.ans_usage == "meta" else None
         # (tensor, version counter, version at save, None) per saved tensor; the output's entry has
@@ -147,8 +154,6 @@ class FunctionNode(Node):
             saved.append((None, ans_version, ans_version.value, ans_grad_fn_name))
         self._saved = saved or ()
         self._needs_saved = needs_saved or saved is not None
-        self._freed = False
-        self._has_meta = False
 
     def _meta(self) -> list:
         """(shape, dtype or None) of each slot with an edge (None for the others), for un-broadcasting.
@@ -270,7 +275,7 @@ class FunctionNode(Node):
             ans = self._ans if self._ans is not None else self._ans_meta
         if self._freed and plan.ans_usage == "value":
             raise RuntimeError(SECOND_BACKWARD)
-        token = quiet()  # inf and nan at singular points are results, as in torch
+        token = set_errors(IGNORE_ERRORS)  # inf and nan at singular points are results, as in torch
         if create_graph:
             outer, _state.in_backward = _state.in_backward, True
         try:
@@ -406,7 +411,7 @@ def _has_array(value):
 class _Plan:
     """What every node of one rule, arity and edge pattern computes and keeps; made once, shared."""
 
-    __slots__ = ("vjp", "arg_usage", "ans_usage", "keep_ans", "read_args", "dropped")
+    __slots__ = ("vjp", "arg_usage", "ans_usage", "keep_ans", "read_args", "dropped", "saves")
 
     def __init__(self, rule: Rule, count: int, mask: int):
         needed = tuple(bool(mask >> i & 1) for i in range(count))  # rules skip gradients no input needs
@@ -421,6 +426,7 @@ class _Plan:
         self.keep_ans = self.ans_usage == "value"
         self.read_args = tuple(i for i, u in enumerate(self.arg_usage) if u == "value")
         self.dropped = tuple((i, u == "meta") for i, u in enumerate(self.arg_usage) if u != "value")
+        self.saves = bool(self.read_args) or self.ans_usage in ("value", "meta")  # a node keeps a value or a shape
 
 
 _plans: dict = {}

@@ -10,12 +10,14 @@ runs for ``fn``.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
 _ALL_AXES = frozenset({"axis", "keepdims"})
 _FLOAT64 = np.dtype(np.float64)
 _FLOAT64_TYPE = np.float64
+_ADD_REDUCE: Any = np.add.reduce  # Any: numpy's stubs have no overload for a keepdims known only at run time
 
 
 def mean(a, *args, **kwargs):
@@ -29,6 +31,13 @@ def mean(a, *args, **kwargs):
     return np.mean(a, *args, **kwargs)
 
 
+def sum(a, *args, **kwargs):
+    """``np.sum``; of an ndarray with at most ``axis`` and ``keepdims``, the ``np.add.reduce`` it makes."""
+    if type(a) is np.ndarray and not args and kwargs.keys() <= _ALL_AXES:
+        return _ADD_REDUCE(a, kwargs.get("axis"), None, None, keepdims=kwargs.get("keepdims", False))
+    return np.sum(a, *args, **kwargs)
+
+
 def norm(x, *args, **kwargs):
     """``np.linalg.norm``; the 2-norm of a real float array over every axis as ``linalg.norm`` computes it."""
     if type(x) is np.ndarray and not args and not kwargs and x.dtype.kind == "f":
@@ -39,7 +48,7 @@ def norm(x, *args, **kwargs):
     return np.linalg.norm(x, *args, **kwargs)
 
 
-_KERNELS = {np.mean: mean, np.linalg.norm: norm}
+_KERNELS = {np.mean: mean, np.sum: sum, np.linalg.norm: norm}
 
 
 def kernel(fn):

@@ -318,7 +318,7 @@ class TensorMethods(TensorMethodsBase):
         keep = bool(keepdims if keepdims is not None else keepdim)
         name = "SumBackward0" if axis is None else "SumBackward1"
         source = self if dtype is None else self._cast(dtype)  # each element cast, then summed, as numpy and torch do
-        return apply_op(name, np.sum, (source,), {"axis": axis, "keepdims": keep})
+        return apply_op(name, np.sum, (source,), {"axis": axis, "keepdims": keep}, impl=_kernels.sum)
 
     def _torch_mean(self, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
         if dtype is None:
@@ -468,10 +468,11 @@ class TensorMethods(TensorMethodsBase):
 
 
 def _matmul(a, b):
-    a_dim, b_dim = np.ndim(unwrap(a)), np.ndim(unwrap(b))
+    a_shape = a._data.shape if isinstance(a, Tensor) else np.shape(unwrap(a))
+    b_shape = b._data.shape if isinstance(b, Tensor) else np.shape(unwrap(b))
+    a_dim, b_dim = len(a_shape), len(b_shape)
     if a_dim == 0 or b_dim == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {a_dim}D and {b_dim}D")
-    a_shape, b_shape = np.shape(unwrap(a)), np.shape(unwrap(b))
     if a_dim == 1 and b_dim == 1:
         if a_shape != b_shape:
             raise RuntimeError(

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..rules import _registry, lookup, raw
-from ._compat import quiet, restore
+from ._compat import IGNORE_ERRORS, restore, set_errors
 from ._dtypes import default_float, result_dtype
 from ._graph import _node_classes, accumulation_node, node_class
 from ._modes import _state
@@ -121,6 +121,11 @@ def apply_op(name: str, fn, args, kwargs=None, slots=None, promote: bool = False
         return _forward_op(name, fn, args, kwargs, slots, promote, rule, impl)
     if impl is None:
         impl = fn if type(fn) is _UFUNC else raw(fn)  # a ufunc is never a primitive's wrapper
+    if slots is not None and slots is not FIRST and slots is not SECOND:  # ((0,),) spelled out: the fast paths
+        if slots == FIRST:
+            slots = FIRST
+        elif slots == SECOND:
+            slots = SECOND
     count = len(args)
     if count == 2 and not kwargs and (slots is None or slots is FIRST or slots is SECOND):  # the operators
         a, b = args
@@ -129,7 +134,7 @@ def apply_op(name: str, fn, args, kwargs=None, slots=None, promote: bool = False
         y = b._data if isinstance(b, Tensor) else b if type(b) is _NDARRAY or not isinstance(b, _NDARRAY) \
             else (b := plain_constant(b))
         if isinstance(x, _OPERANDS) and isinstance(y, _OPERANDS):
-            token = quiet()
+            token = set_errors(IGNORE_ERRORS)
             try:
                 out = impl(x, y)
             except (ValueError, IndexError) as error:
@@ -145,7 +150,7 @@ def apply_op(name: str, fn, args, kwargs=None, slots=None, promote: bool = False
                 if wanted != dtype:
                     out = out.astype(wanted)
                     dtype = wanted
-            result = Tensor._make(out)
+            result = _new_tensor(out)
             if dtype.kind not in "fc" or not _state.enabled:  # is_grad_enabled(), inlined
                 return result
             mask = 0  # bit i: operand i has an edge
@@ -176,12 +181,13 @@ def apply_op(name: str, fn, args, kwargs=None, slots=None, promote: bool = False
             else:
                 edges = (edge_b,)
             return _attach(result, fn, rule, name, (a, b), _NO_KWARGS, slots, edges, out, (x, y), mask)
-    elif count == 1 and not kwargs and (slots is None or slots is FIRST) and isinstance(args[0], Tensor):
-        a = args[0]  # one tensor: np.sin(t), np.mean(t), t.exp()
+    elif count == 1 and (slots is None or slots is FIRST) and isinstance(args[0], Tensor) \
+            and (not kwargs or _plain(kwargs)):
+        a = args[0]  # one tensor: np.sin(t), np.mean(t), t.exp(), t.sum(dim=1)
         x = a._data
-        token = quiet()
+        token = set_errors(IGNORE_ERRORS)
         try:
-            out = impl(x)
+            out = impl(x, **kwargs) if kwargs else impl(x)
         except (ValueError, IndexError) as error:
             _reraise(error, (x,))
         finally:
@@ -194,11 +200,11 @@ def apply_op(name: str, fn, args, kwargs=None, slots=None, promote: bool = False
             if wanted != dtype:
                 out = out.astype(wanted)
                 dtype = wanted
-        result = Tensor._make(out)
+        result = _new_tensor(out)
         if dtype.kind not in "fc" or not _state.enabled or not a._requires_grad:
             return result
         edges = ((a._grad_fn or accumulation_node(a), 0),)
-        return _attach(result, fn, rule, name, (a,), _NO_KWARGS, FIRST, edges, out, (x,), 1)
+        return _attach(result, fn, rule, name, (a,), kwargs or _NO_KWARGS, FIRST, edges, out, (x,), 1)
     # any arguments: lists of tensors, keywords, explicit slots
     if any(isinstance(a, _NDARRAY) and type(a) is not _NDARRAY for a in args):
         args = tuple(plain_constant(a) if isinstance(a, _NDARRAY) else a for a in args)
@@ -213,7 +219,7 @@ def apply_op(name: str, fn, args, kwargs=None, slots=None, promote: bool = False
         raw_kwargs = {k: unwrap(v) for k, v in kwargs.items()}
     else:
         kwargs = raw_kwargs = _NO_KWARGS
-    token = quiet()
+    token = set_errors(IGNORE_ERRORS)
     try:  # ufuncs are called fastest with positional arguments spelled out (vectorcall)
         if raw_kwargs:
             out = impl(*raw_args, **raw_kwargs)
@@ -233,7 +239,7 @@ def apply_op(name: str, fn, args, kwargs=None, slots=None, promote: bool = False
         dtype = _promoted(out.dtype, raw_args)
         if dtype != out.dtype:
             out = out.astype(dtype)
-    result = Tensor._make(out)
+    result = _new_tensor(out)
     if out.dtype.kind not in "fc" or not _state.enabled:  # is_grad_enabled(), inlined
         return result
     edges = []
@@ -273,10 +279,25 @@ def apply_op(name: str, fn, args, kwargs=None, slots=None, promote: bool = False
     return _attach(result, fn, rule, name, args, kwargs, slots, tuple(edges), out, raw_args, mask)
 
 
+def _plain(kwargs) -> bool:
+    """Whether no keyword argument holds a tensor, a list or a nested tuple: ``unwrap`` would give each back."""
+    for value in kwargs.values():
+        if isinstance(value, _UNWRAPPED):
+            if type(value) is not tuple:
+                return False
+            for item in value:
+                if isinstance(item, _UNWRAPPED):
+                    return False
+    return True
+
+
 def _attach(result, fn, rule, name, args, kwargs, slots, edges, out, raw_args, mask):
     """Give ``result`` its node, unless ``fn`` is declared non-differentiable; returns ``result``."""
     if rule is None:
-        entry = _ufunc_rules.get(fn)
+        try:
+            entry = _rules.get(fn)
+        except TypeError:  # an unhashable callable: looked up every time
+            entry = None
         rule = entry[1] if entry is not None and entry[0] is _registry.version else _rule_of(fn)
     if rule.vjp is None:
         return result
@@ -286,18 +307,21 @@ def _attach(result, fn, rule, name, args, kwargs, slots, edges, out, raw_args, m
     return result
 
 
-#: (table version, rule) of each ufunc recorded: the operators name no rule, and ``lookup`` costs a
-#: failed attribute lookup per call; an entry holds while ``_registry.version`` is the one it saw
-_ufunc_rules: dict = {}
+#: (table version, rule) of each function recorded without a rule named: the operators and the
+#: methods name none, and ``lookup`` costs a failed attribute lookup per call on a ufunc and a key
+#: and a table lookup on a primitive; an entry holds while ``_registry.version`` is the one it saw
+_rules: dict = {}
 
 
 def _rule_of(fn):
-    """``lookup(fn)``, remembered for a ufunc until the table changes."""
+    """``lookup(fn)``, remembered until the table changes (a function without a rule raises, never remembered)."""
     rule = lookup(fn)
-    if type(fn) is _UFUNC:
-        if len(_ufunc_rules) > 1024:
-            _ufunc_rules.clear()
-        _ufunc_rules[fn] = (_registry.version, rule)
+    try:
+        if len(_rules) > 1024:
+            _rules.clear()
+        _rules[fn] = (_registry.version, rule)
+    except TypeError:  # an unhashable callable
+        pass
     return rule
 
 
@@ -311,7 +335,9 @@ def _reraise(error, raw_args):
     raise translated from None
 
 
+_new_tensor = Tensor._make  # bound once: the attribute lookup made a bound method for every operation
 _OPERANDS = (np.ndarray, int, float, complex, np.generic)
+_UNWRAPPED = (Tensor, list, tuple)
 _UFUNC = np.ufunc
 FIRST: tuple = ((0,),)
 SECOND: tuple = ((1,),)

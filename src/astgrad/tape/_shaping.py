@@ -17,7 +17,7 @@ from ._dtypes import as_numpy_dtype
 from ._inplace import VIEW_OF_LEAF_INPLACE
 from ._methods import _axis, _sizes
 from ._modes import _state, is_grad_enabled
-from ._record import apply_op, is_tensor, unwrap
+from ._record import FIRST, apply_op, is_tensor, unwrap
 from ._tensor import Tensor, _warn_once, TensorMethodsBase, extends
 
 T_WARNING = (
@@ -47,6 +47,22 @@ def _index_node_name(index) -> str:
 def _is_basic_index(index) -> bool:
     parts = index if isinstance(index, tuple) else (index,)
     return all(p is None or p is Ellipsis or isinstance(p, (int, np.integer, slice)) for p in parts)
+
+
+def _shares(out: np.ndarray, data: np.ndarray) -> bool:
+    """``np.shares_memory(out, data)`` for ``out`` made from ``data`` (``data[index]``, a transpose...), cheaply.
+
+    An array that owns its memory, other than ``data`` itself, was made by
+    the operation, so shares none (numpy's check costs a microsecond on the
+    smallest arrays); a non-empty view of ``data``'s memory owner, made from
+    ``data``, holds some of ``data``'s elements.  Anything else asks numpy.
+    """
+    base = out.base
+    if base is None and out is not data:
+        return False
+    if out.size and (base is data or base is data.base):
+        return True
+    return bool(np.shares_memory(out, data))
 
 
 def _unwrap_index(index):
@@ -263,8 +279,8 @@ class ShapeMethods(TensorMethodsBase):
         return self.to(np.bool_)
 
     def _view_op(self, name, fn, args, kwargs=None, slots=None):
-        out = apply_op(name, fn, args, kwargs, slots=slots or ((0,),))
-        if np.shares_memory(out._data, self._data):
+        out = apply_op(name, fn, args, kwargs, slots=slots or FIRST)
+        if _shares(out._data, self._data):
             out._version_counter = self._version_counter
             out._base = self._base if self._base is not None else self
         return out
@@ -272,13 +288,15 @@ class ShapeMethods(TensorMethodsBase):
     # ------------------------------------------------------------- indexing
 
     def __getitem__(self, index):
+        if type(index) is int:  # t[0]: the commonest index, basic, named as below
+            return self._indexed("SelectBackward0", index)
         index = _unwrap_index(index)
         return self._indexed(_index_node_name(index), index)
 
     def _indexed(self, name, index):
         """``self[index]`` recorded as a ``name`` node; a view of ``self`` for a basic index."""
-        out = apply_op(name, rules.getitem, (self, index), slots=((0,),))
-        if _is_basic_index(index) and np.shares_memory(out._data, self._data):
+        out = apply_op(name, rules.getitem, (self, index), slots=FIRST)
+        if _is_basic_index(index) and _shares(out._data, self._data):
             out._version_counter = self._version_counter
             if self._base is not None and self._view_index is not None:
                 out._base, out._view_index = self._base, None
