@@ -138,7 +138,7 @@ def test_scipy_calls_are_refused_at_their_line_and_auto_gives_numpys_gradient(ke
         np.testing.assert_array_equal(a, b)
 
 
-@pytest.mark.parametrize("key", ["S1", "S3", "S4", "S10"])
+@pytest.mark.parametrize("key", ["S1", "S3", "S4", "S10", "S11", "S12", "S13", "S14"])
 def test_the_benchmark_programs_numba_compiles_give_numpys_gradient(key):
     program = scientific.PROGRAMS[key]
     _check(program.fn, program.wrt, program.make_inputs("test"))

@@ -129,17 +129,32 @@ def register(numba, overload, types, literal_axes) -> None:
         if axes is None or len(axes) != 1 or x.ndim == 0:
             return None
         (k,) = axes
-        before = ":, " * k
-        text = (f"def roll(x, shift, axis):\n"
-                f"    out = np.empty(x.shape, x.dtype)\n"
-                f"    n = x.shape[{k}]\n"
-                f"    if n == 0:\n"
-                f"        return out\n"
-                f"    s = shift % n\n"
-                f"    out[{before}s:] = x[{before}:n - s]\n"
-                f"    out[{before}:s] = x[{before}n - s:]\n"
-                f"    return out\n")
-        return _function(text, "roll")
+        core = _roll_along(numba, x.ndim, k)
+        return lambda x, shift, axis: core(x, shift + 0)  # + 0: one compiled roll for every shift, not one each
+
+
+#: (rank, axis) -> the Numba function rolling an array of that rank along that axis
+_ROLLS: dict = {}
+
+
+def _roll_along(numba, rank, k):
+    """``np.roll(x, shift, k)`` for arrays of ``rank``: each element copied to its place, in loops.
+
+    Numba's slice assignment would compile a formatter of shapes for its
+    error message, longer to compile than the rest of the roll.
+    """
+    if (rank, k) not in _ROLLS:
+        at = ", ".join("j" if axis == k else f"i{axis}" for axis in range(rank))
+        lines = ["def roll(x, shift):", "    out = np.empty(x.shape, x.dtype)", f"    n = x.shape[{k}]",
+                 "    if n == 0:", "        return out", "    s = shift % n"]
+        for axis in range(rank):
+            lines.append("    " * (axis + 1) + f"for i{axis} in range(x.shape[{axis}]):")
+            if axis == k:
+                lines.append("    " * (axis + 2) + f"j = i{axis} + s - n if i{axis} + s >= n else i{axis} + s")
+        lines.append("    " * (rank + 1) + f"out[{at}] = x[{', '.join(f'i{axis}' for axis in range(rank))}]")
+        lines.append("    return out")
+        _ROLLS[rank, k] = numba.njit(_function("\n".join(lines) + "\n", "roll"))
+    return _ROLLS[rank, k]
 
 
 def _function(text, name):
