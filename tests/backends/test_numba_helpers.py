@@ -122,3 +122,40 @@ def test_roll_along_each_axis_by_any_shift(writes, shift):
     for got, want in zip(writes[1](x, shift), (np.roll(x, shift, 0), np.roll(x, -shift, 1), np.roll(x, 2 * shift, -1))):
         np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(writes[1](x.T, shift)[0], np.roll(x.T, shift, 0))  # not contiguous
+
+
+@pytest.fixture(scope="module")
+def where():
+    from astgrad.backends.numba import helpers, shaping
+    helpers.register()
+
+    @numba.njit(boundscheck=True)
+    def chosen(condition, a, b):
+        return shaping.chosen(condition, a, b)
+    return chosen
+
+
+@pytest.mark.parametrize("condition, a, b", [
+    ((3, 4), (3, 4), (3, 4)), ((3, 4), (4,), (3, 1)), ((4,), (3, 4), 0), ((3, 1), 2.5, (1, 4)), ((3, 4), (), (3, 4)),
+    ((2, 3, 4), (3, 4), (4,)), ((0, 4), (4,), 1.0)])
+def test_where_broadcasts_as_numpy_does(where, condition, a, b):
+    def value(shape):
+        return RNG.standard_normal(shape) if isinstance(shape, tuple) else shape
+    c = RNG.standard_normal(condition) > 0
+    args = (c, value(a), value(b))
+    got, want = where(*args), np.where(*args)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+
+def test_where_of_other_dtypes_and_of_shapes_that_do_not_broadcast(where):
+    c = np.array([True, False, True])
+    for a, b in [(np.arange(3), 0.5), (np.ones(3, np.float32), np.ones(3)), (np.arange(3), np.arange(3) * 2)]:
+        # numpy's result dtype in each (Numba's own np.where for the first two)
+        got, want = where(c, a, b), np.where(c, a, b)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+    with pytest.raises(ValueError):
+        np.where(c, np.ones(4), 0.0)
+    with pytest.raises(ValueError):
+        where(c, np.ones(4), 0.0)
