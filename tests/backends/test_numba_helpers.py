@@ -73,3 +73,89 @@ def test_reductions_expand_count_and_shape(compiled):
     assert count == _support.reduced_count((3, 4), 1) == 4
     assert kept == runtime.reduced_shape((3, 4), 1, True) == (3, 1)
     assert full == runtime.reduced_shape((3, 4), None, False) == ()
+
+
+@pytest.fixture(scope="module")
+def writes():
+    from astgrad.backends.numba import helpers, shaping
+    helpers.register()
+
+    @numba.njit(boundscheck=True)
+    def setitem(a, index, value):
+        return _extra.setitem(a, index, value)
+
+    @numba.njit(boundscheck=True)
+    def rolls(x, shift):
+        return shaping.rolled(x, shift, 0), shaping.rolled(x, -shift, 1), shaping.rolled(x, 2 * shift, -1)
+    return setitem, rolls
+
+
+@pytest.mark.parametrize("index, value_shape", [((1, slice(None)), (4,)), ((slice(None), 2), (3,)),
+                                                ((slice(1, None), slice(None, None, -2)), (2, 2)),
+                                                ((slice(None), slice(1, 3)), (2,)), ((slice(None), slice(1, 3)), ()),
+                                                (-1, (1,)), ((2, -1), ())])
+def test_an_array_or_a_number_written_into_a_part_of_a_matrix(writes, index, value_shape):
+    """Written by loops: every rank of the part, a value broadcast along the part's first axis, a number."""
+    a = RNG.standard_normal((3, 4))
+    value = RNG.standard_normal(value_shape) if value_shape else 1.5
+    np.testing.assert_array_equal(writes[0](a, index, value), _extra.setitem(a, index, value))
+
+
+def test_a_value_that_does_not_broadcast_to_the_part_raises_as_numpy_does(writes):
+    a = np.zeros((3, 4))
+    with pytest.raises(ValueError):
+        _extra.setitem(a, (slice(None), slice(1, 3)), np.ones(3))
+    with pytest.raises(ValueError):
+        writes[0](a, (slice(None), slice(1, 3)), np.ones(3))
+
+
+def test_scatter_through_a_new_axis_and_of_a_number(compiled):
+    g = RNG.standard_normal((4, 1))
+    np.testing.assert_array_equal(compiled[1](g, (4,), (slice(None), None)), _extra.scatter(g, (4,), (slice(None), None)))
+    np.testing.assert_array_equal(compiled[1](-0.0, (3, 2), (1, slice(None))), _extra.scatter(-0.0, (3, 2), (1, slice(None))))
+    assert not np.signbit(compiled[1](-0.0, (3, 2), (1, slice(None)))).any()  # numpy's 0.0 + -0.0
+
+
+@pytest.mark.parametrize("shift", [0, 1, -1, 3, 7, -9])
+def test_roll_along_each_axis_by_any_shift(writes, shift):
+    x = RNG.standard_normal((3, 4))
+    for got, want in zip(writes[1](x, shift), (np.roll(x, shift, 0), np.roll(x, -shift, 1), np.roll(x, 2 * shift, -1))):
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(writes[1](x.T, shift)[0], np.roll(x.T, shift, 0))  # not contiguous
+
+
+@pytest.fixture(scope="module")
+def where():
+    from astgrad.backends.numba import helpers, shaping
+    helpers.register()
+
+    @numba.njit(boundscheck=True)
+    def chosen(condition, a, b):
+        return shaping.chosen(condition, a, b)
+    return chosen
+
+
+@pytest.mark.parametrize("condition, a, b", [
+    ((3, 4), (3, 4), (3, 4)), ((3, 4), (4,), (3, 1)), ((4,), (3, 4), 0), ((3, 1), 2.5, (1, 4)), ((3, 4), (), (3, 4)),
+    ((2, 3, 4), (3, 4), (4,)), ((0, 4), (4,), 1.0)])
+def test_where_broadcasts_as_numpy_does(where, condition, a, b):
+    def value(shape):
+        return RNG.standard_normal(shape) if isinstance(shape, tuple) else shape
+    c = RNG.standard_normal(condition) > 0
+    args = (c, value(a), value(b))
+    got, want = where(*args), np.where(*args)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+
+def test_where_of_other_dtypes_and_of_shapes_that_do_not_broadcast(where):
+    c = np.array([True, False, True])
+    for a, b in [(np.arange(3), 0.5), (np.ones(3, np.float32), np.ones(3)), (np.arange(3), np.arange(3) * 2)]:
+        # numpy's result dtype in each (Numba's own np.where for the first two)
+        got, want = where(c, a, b), np.where(c, a, b)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+    with pytest.raises(ValueError):
+        np.where(c, np.ones(4), 0.0)
+    with pytest.raises(ValueError):
+        where(c, np.ones(4), 0.0)

@@ -138,7 +138,7 @@ def test_scipy_calls_are_refused_at_their_line_and_auto_gives_numpys_gradient(ke
         np.testing.assert_array_equal(a, b)
 
 
-@pytest.mark.parametrize("key", ["S1", "S3", "S4", "S10"])
+@pytest.mark.parametrize("key", ["S1", "S3", "S4", "S10", "S11", "S12", "S13", "S14"])
 def test_the_benchmark_programs_numba_compiles_give_numpys_gradient(key):
     program = scientific.PROGRAMS[key]
     _check(program.fn, program.wrt, program.make_inputs("test"))
@@ -196,10 +196,17 @@ def test_a_while_loop_simulation_compiles():
         _check(pendulum, (0, 1), (0.5, 1.2))
 
 
-def test_the_kalman_filter_is_refused_at_a_line_with_numbas_reason():
-    """np.linalg.solve and slogdet's rules call helpers without a Numba implementation: a located refusal."""
-    program = scientific.PROGRAMS["S6"]
+@pytest.mark.parametrize("key, line", [("S2", "ys.append(y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4))"),
+                                       ("S6", "np.linalg.slogdet(S)[1]")])
+def test_rk4_and_the_kalman_filter_are_refused_at_a_line_and_auto_gives_numpys_gradient(key, line):
+    """RK4's list of states (grow, np.stack) and the Kalman filter's slogdet (sequence_gradient) have no Numba
+    implementation: a located refusal with Numba's reason, and backend="auto" runs the numpy module."""
+    program = scientific.PROGRAMS[key]
     args = program.make_inputs("test")
     with pytest.raises(astgrad.TransformError, match="Numba cannot compile the gradient of this line") as info:
         astgrad.grad(program.fn, wrt=program.wrt, backend="numba")(*args)
-    assert "scientific.py" in str(info.value)
+    assert "scientific.py" in str(info.value) and line in str(info.value) and "backend='auto'" in str(info.value)
+    with pytest.warns(RuntimeWarning, match="backend='auto' runs the numpy backend"):
+        got = astgrad.grad(program.fn, wrt=program.wrt, backend="auto")(*args)
+    for a, b in zip(got, astgrad.grad(program.fn, wrt=program.wrt)(*args)):
+        np.testing.assert_array_equal(a, b)

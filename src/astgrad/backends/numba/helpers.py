@@ -189,19 +189,15 @@ def register() -> None:
                 all(isinstance(i, basic) for i in index)):  # type: ignore[attr-defined]
             return None  # an array index may repeat a position: np.add.at's accumulation is not written here
         if isinstance(g, types.Array):
-            def into_array(g, shape, index):
-                out = np.zeros(shape, dtype=g.dtype)
-                out[index] += g
-                return out
-            return into_array
-        if isinstance(g, (types.Float, types.Complex)):
-            dtype = np.complex128 if isinstance(g, types.Complex) else np.float64
-
-            def into_number(g, shape, index):
-                out = np.zeros(shape, dtype=dtype)
-                out[index] += g
-                return out
-            return into_number
+            dtype = "g.dtype"
+        elif isinstance(g, (types.Float, types.Complex)):
+            dtype = "np.complex128" if isinstance(g, types.Complex) else "np.float64"
+        else:
+            return None
+        add = _assignment(len(shape), index, g, types, "out", "g", "+=")  # numpy's np.add.at: 0.0 + g
+        if add is None:
+            return None
+        return _implementation("g, shape, index", f"    out = np.zeros(shape, dtype={dtype})\n{add}    return out\n")
 
     _write_overloads(overload, types)
 
@@ -381,7 +377,10 @@ def _write_overloads(overload, types) -> None:
             return masked
         if not (_basic(index, types) and fits(a, value)):
             return None
-        return _checked(index, types, "a", "out = a.copy()\n    out[index] = value\n    return out", "a, index, value")
+        assign = _assignment(a.ndim, index, value, types, "out", "value")
+        if assign is None:
+            return None
+        return _checked(index, types, "a", f"out = a.copy()\n{assign}    return out", "a, index, value")
 
     @overload(_extra.through_cast)
     def _through_cast(g, into):  # into a float or complex target the value's gradient passes as it is
@@ -433,10 +432,43 @@ def _checked(index, types, array, body, parameters):
             at = "index" if not isinstance(index, types.BaseTuple) else f"index[{axis}]"
             checks += (f"    if {axis} >= {array}.ndim or {at} < -{array}.shape[{axis}] or {at} >= {array}.shape[{axis}]:"
                        f"\n        raise IndexError('index out of bounds')\n")
-    text = f"def implementation({parameters}):\n{checks}    {body}\n"
+    return _implementation(parameters, f"{checks}    {body}\n")
+
+
+def _implementation(parameters, body):
+    """``def implementation(<parameters>):`` with ``body`` (indented), numpy as ``np``."""
+    text = f"def implementation({parameters}):\n{body}"
     namespace = {"np": np}
-    exec(compile(text, "<astgrad numba item write>", "exec"), namespace)
+    exec(compile(text, "<astgrad numba helper>", "exec"), namespace)
     return namespace["implementation"]
+
+
+def _assignment(rank, index, value, types, target, source, op="="):
+    """The lines (indented once) of ``<target>[index] <op> <source>`` as loops over the part written, or None.
+
+    Numba's own assignment of an array into a slice compiles, for its error
+    message, a formatter of shapes that takes longer than the rest of a
+    small gradient (a second or more at each new rank): written as loops it
+    compiles in a fraction of that.  ``np.broadcast_to`` raises where the
+    value does not broadcast to the part written, as numpy's assignment
+    does; a value of higher rank than the part (numpy drops its leading 1s)
+    is left to numpy, refused at the user's line.
+    """
+    parts = list(index) if isinstance(index, types.BaseTuple) else [index]
+    kept = rank - sum(isinstance(p, types.Integer) for p in parts) + sum(isinstance(p, types.NoneType) for p in parts)
+    array = isinstance(value, types.Array)
+    if array and value.ndim > kept:
+        return None
+    if kept == 0:
+        return f"    {target}[index] {op} {source}{'[()]' if array else ''}\n"
+    at = ", ".join(f"i{axis}" for axis in range(kept))
+    lines = [f"    part = {target}[index]"]
+    if array:
+        lines.append(f"    whole = np.broadcast_to({source}, part.shape)")
+    for axis in range(kept):
+        lines.append("    " * axis + f"    for i{axis} in range(part.shape[{axis}]):")
+    lines.append("    " * kept + f"    part[{at}] {op} " + (f"whole[{at}]" if array else source))
+    return "\n".join(lines) + "\n"
 
 
 def _unbroadcast_overloads(overload, types, number):

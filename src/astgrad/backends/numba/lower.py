@@ -192,7 +192,7 @@ def _without_empty_checks(stmts, namespace) -> list:
 
 #: numpy functions that write only into the array they make and take numbers for sizes (their plans allow writes
 #: into what they are given, which numbers never are): Numba compiles them for integer sizes only
-_FRESH = (np.eye, np.identity)
+_FRESH = (np.eye, np.identity, np.ones, np.full)
 
 
 def _empty_check(stmt, namespace) -> bool:

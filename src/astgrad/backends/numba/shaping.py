@@ -14,6 +14,11 @@ a broadcast view (``filled``), which Numba's reshape refuses; compiled, such
 an array is copied into a contiguous one first.  The numbers are the same.
 A reshaped array numpy would return as a view is a copy there only where it
 was not contiguous, and compiled code writes into no array it did not make.
+
+``np.roll(x, s, axis=k)`` (a constant axis) becomes ``rolled(x, s, k)`` and
+``np.where(c, a, b)`` becomes ``chosen(c, a, b)``: compiled, each is loops
+written for the ranks Numba sees, which compile in a fraction of the time
+Numba's own take (its slice assignment and its broadcasting helpers).
 """
 
 from __future__ import annotations
@@ -35,6 +40,11 @@ def reshaped(x, shape):
     return np.reshape(x, shape)
 
 
+def chosen(condition, a, b):
+    """``np.where(condition, a, b)``."""
+    return np.where(condition, a, b)
+
+
 def rolled(x, shift, axis):
     """``np.roll(x, shift, axis)``."""
     return np.roll(x, shift, axis)
@@ -48,6 +58,7 @@ def helper_call(node, resolve, bound):
     try:
         target = resolve(node.func)
         squeeze, reshape, roll = target is np.squeeze, target is np.reshape, target is np.roll
+        where = target is np.where
     except TypeError:  # an object whose comparison is not a bool
         return None
     keywords = {k.arg: k.value for k in node.keywords}
@@ -63,6 +74,8 @@ def helper_call(node, resolve, bound):
         return compat.call(compat.name(bound(rolled)), [compat.clone(a) for a in node.args[:2]] + [compat.clone(axis)])
     if reshape and len(node.args) == 2 and not keywords:
         return compat.call(compat.name(bound(reshaped)), [compat.clone(a) for a in node.args])
+    if where and len(node.args) == 3 and not keywords:
+        return compat.call(compat.name(bound(chosen)), [compat.clone(a) for a in node.args])
     return None
 
 
@@ -121,6 +134,10 @@ def register(numba, overload, types, literal_axes) -> None:
             return number
 
 
+    @overload(chosen)
+    def _chosen(condition, a, b):
+        return _choosing(types, condition, a, b) or (lambda condition, a, b: np.where(condition, a, b))
+
     @overload(rolled, prefer_literal=True)
     def _rolled(x, shift, axis):
         if not isinstance(x, types.Array) or not isinstance(shift, types.Integer):
@@ -129,21 +146,90 @@ def register(numba, overload, types, literal_axes) -> None:
         if axes is None or len(axes) != 1 or x.ndim == 0:
             return None
         (k,) = axes
-        before = ":, " * k
-        text = (f"def roll(x, shift, axis):\n"
-                f"    out = np.empty(x.shape, x.dtype)\n"
-                f"    n = x.shape[{k}]\n"
-                f"    if n == 0:\n"
-                f"        return out\n"
-                f"    s = shift % n\n"
-                f"    out[{before}s:] = x[{before}:n - s]\n"
-                f"    out[{before}:s] = x[{before}n - s:]\n"
-                f"    return out\n")
-        return _function(text, "roll")
+        core = _roll_along(numba, x.ndim, k)
+        return lambda x, shift, axis: core(x, shift + 0)  # + 0: one compiled roll for every shift, not one each
 
 
-def _function(text, name):
+#: (rank, axis) -> the Numba function rolling an array of that rank along that axis
+_ROLLS: dict = {}
+
+
+def _roll_along(numba, rank, k):
+    """``np.roll(x, shift, k)`` for arrays of ``rank``: each element copied to its place, in loops.
+
+    Numba's slice assignment would compile a formatter of shapes for its
+    error message, longer to compile than the rest of the roll.
+    """
+    if (rank, k) not in _ROLLS:
+        at = ", ".join("j" if axis == k else f"i{axis}" for axis in range(rank))
+        lines = ["def roll(x, shift):", "    out = np.empty(x.shape, x.dtype)", f"    n = x.shape[{k}]",
+                 "    if n == 0:", "        return out", "    s = shift % n"]
+        for axis in range(rank):
+            lines.append("    " * (axis + 1) + f"for i{axis} in range(x.shape[{axis}]):")
+            if axis == k:
+                lines.append("    " * (axis + 2) + f"j = i{axis} + s - n if i{axis} + s >= n else i{axis} + s")
+        lines.append("    " * (rank + 1) + f"out[{at}] = x[{', '.join(f'i{axis}' for axis in range(rank))}]")
+        lines.append("    return out")
+        _ROLLS[rank, k] = numba.njit(_function("\n".join(lines) + "\n", "roll"))
+    return _ROLLS[rank, k]
+
+
+def _choosing(types, condition, a, b):
+    """``np.where(condition, a, b)`` as loops over the broadcast shape, or None where numpy's is kept.
+
+    Numba's np.where broadcasts through generic helpers that take seconds to
+    compile for each new kind of arguments.  Written here for a boolean
+    array condition and values whose result dtype is plain: two arrays of
+    one dtype, or a float64 (complex128) array and a real number.  Shapes
+    broadcast as numpy's do, with numpy's ValueError where they do not.
+    """
+    from numba.np.numpy_support import as_dtype
+    operands = {"condition": condition, "a": a, "b": b}
+    if not (isinstance(condition, types.Array) and isinstance(condition.dtype, types.Boolean)):
+        return None
+    arrays = [t for t in (a, b) if isinstance(t, types.Array)]
+    real = (types.Float, types.Integer, types.Boolean)
+    if len(arrays) == 2 and a.dtype == b.dtype:
+        dtype = a.dtype
+    elif len(arrays) == 1 and str(arrays[0].dtype) in ("float64", "complex128") \
+            and isinstance(b if arrays[0] is a else a, real):
+        dtype = arrays[0].dtype
+    else:
+        return None
+    rank = max(t.ndim for t in operands.values() if isinstance(t, types.Array))
+    if rank == 0:
+        return None
+    lines = ["def where(condition, a, b):"] + [f"    s{j} = 1" for j in range(rank)]
+    for name, kind in operands.items():
+        if not isinstance(kind, types.Array):
+            continue
+        for k in range(kind.ndim):
+            j = rank - kind.ndim + k
+            lines += [f"    if {name}.shape[{k}] != 1:",
+                      f"        if s{j} != 1 and s{j} != {name}.shape[{k}]:",
+                      "            raise ValueError('operands could not be broadcast together')",
+                      f"        s{j} = {name}.shape[{k}]"]
+    shape = ", ".join(f"s{j}" for j in range(rank))
+    lines.append(f"    out = np.empty(({shape},), dtype)")
+
+    def item(name):
+        kind = operands[name]
+        if not isinstance(kind, types.Array):
+            return name
+        if kind.ndim == 0:
+            return f"{name}[()]"
+        at = ", ".join(f"min(i{rank - kind.ndim + k}, {name}.shape[{k}] - 1)" for k in range(kind.ndim))
+        return f"{name}[{at}]"
+    for j in range(rank):
+        lines.append("    " * (j + 1) + f"for i{j} in range(s{j}):")
+    at = ", ".join(f"i{j}" for j in range(rank))
+    lines.append("    " * (rank + 1) + f"out[{at}] = {item('a')} if {item('condition')} else {item('b')}")
+    lines.append("    return out")
+    return _function("\n".join(lines) + "\n", "where", dtype=as_dtype(dtype))
+
+
+def _function(text, name, **names):
     """A small implementation written for one rank and its axes (Numba compiles it per call site's types)."""
-    namespace = {"np": np}
+    namespace = {"np": np, **names}
     exec(compile(text, "<astgrad numba shaping>", "exec"), namespace)
     return namespace[name]
