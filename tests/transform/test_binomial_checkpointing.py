@@ -7,7 +7,9 @@ gradients of loops marked with it against the same loops unmarked, to
 """
 
 import functools
+import inspect
 import math
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -261,3 +263,97 @@ def test_an_unknown_keyword_is_refused_at_the_users_line():
     with pytest.raises(astgrad.TransformError, match=r"takes the iterable, every= and snapshots=") as caught:
         astgrad.grad(f)(X, 4)
     assert "test_binomial_checkpointing.py" in str(caught.value)
+
+
+def test_memory_does_not_grow_with_the_steps():
+    """s states and one step's saves, whatever n: 16 times the steps, about the same peak (loose bound)."""
+    x, p = np.linspace(-1.0, 1.0, 200), np.linspace(0.5, 1.5, 200)
+    marked, plain = astgrad.grad(loop, wrt=("x", "p")), astgrad.grad(loop_plain, wrt=("x", "p"))
+    marked(x, p, 6400, 4), plain(x, p, 2, 4)  # transformed, and the first long run's one-off costs paid
+    grown = _peak(lambda: marked(x, p, 6400, 4)) / _peak(lambda: marked(x, p, 400, 4))
+    assert grown < 3, grown  # square-root segments: 4
+    assert _peak(lambda: marked(x, p, 1600, 4)) < _peak(lambda: plain(x, p, 1600, 4)) / 20
+
+
+def _peak(run):
+    tracemalloc.start()
+    try:
+        before, _ = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        run()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return peak - before
+
+
+# -- derivatives of derivatives -------------------------------------------------------
+
+def inner_loop(x, p):
+    for _ in astgrad.checkpointed(range(4), snapshots=2):
+        x = x + 0.1 * np.tanh(x * p)
+    return x
+
+
+def callee_marked(x, p):
+    return np.sum(inner_loop(x, p) ** 2)
+
+
+def sin_times(y, p):
+    return np.sin(y) * p
+
+
+def call_marked(x, p):
+    y = x
+    for _ in range(3):
+        y = astgrad.checkpoint(sin_times)(y, p)
+    return np.sum(y * y)
+
+
+def sqrt_marked(x, p):
+    for _ in astgrad.checkpointed(range(4)):
+        x = x + 0.1 * np.tanh(x * p)
+    return np.sum(x * x)
+
+
+def binomial_marked(x, p):
+    for _ in astgrad.checkpointed(range(4), snapshots=2):
+        x = x + 0.1 * np.tanh(x * p)
+    return np.sum(x * x)
+
+
+def _line_of(fn, text):
+    lines, first = inspect.getsourcelines(fn)
+    return first + next(i for i, line in enumerate(lines) if text in line)
+
+
+HIGHER = {"hessian": lambda f: astgrad.hessian(f)(X, P), "hvp": lambda f: astgrad.hvp(f)(X, P, X)}
+
+
+@pytest.mark.parametrize("how", ["hessian", "hvp"])
+@pytest.mark.parametrize("fn, where, text", [(sqrt_marked, sqrt_marked, "checkpointed("),
+                                             (binomial_marked, binomial_marked, "checkpointed("),
+                                             (call_marked, call_marked, "checkpoint("),
+                                             (callee_marked, inner_loop, "checkpointed(")])
+def test_a_second_derivative_through_checkpointed_code_names_the_marker(how, fn, where, text):
+    with pytest.raises(astgrad.TransformError, match="through checkpointed code is not supported") as caught:
+        HIGHER[how](fn)
+    assert caught.value.filename == __file__
+    assert caught.value.lineno == _line_of(where, text)
+
+
+def test_grad_of_grad_through_checkpointed_code_names_the_marker():
+    with pytest.raises(astgrad.TransformError, match="through checkpointed code") as caught:
+        astgrad.grad(astgrad.grad(binomial_marked))(X, P)
+    assert caught.value.lineno == _line_of(binomial_marked, "checkpointed(")
+
+
+@pytest.mark.parametrize("fn", [sqrt_marked, binomial_marked, call_marked, callee_marked])
+def test_forward_mode_through_checkpointed_code_is_the_directional_derivative(fn):
+    value, tangent = astgrad.jvp(fn, wrt=(0, 1))(X, P, (P, X))
+    assert value == fn(X, P)
+    eps = 1e-6
+    numeric = (fn(X + eps * P, P + eps * X) - fn(X - eps * P, P - eps * X)) / (2 * eps)
+    np.testing.assert_allclose(tangent, numeric, rtol=1e-6)
+    g = astgrad.grad(fn, wrt=(0, 1))(X, P)
+    np.testing.assert_allclose(tangent, g[0] @ P + g[1] @ X, rtol=1e-12)

@@ -66,7 +66,9 @@ def primal(rev, s):
                                          [rev.kept([compat.name(v) for v in state])]))]
     inner = compat.for_stmt(s.target, compat.name(part), plain(rev, s.body))
     kept = [push(ns.stack, compat.tuple_([compat.name(v) for v in entry]))] if entry else []
-    return kept + [compat.assign(parts, compat.call(helper, [compat.clone(s.iter)] + given)),
+    schedule = with_origin(compat.assign(parts, compat.call(helper, [compat.clone(s.iter)] + given)),
+                           rev.plan.source.filename, s.line, s.text)  # a bad every= or snapshots= names the loop
+    return kept + [schedule,
             compat.assign(states, compat.make("List", elts=[], ctx=gast.Load())),
             compat.for_stmt(part, compat.name(parts), keep + [inner]),
             push(ns.stack, compat.tuple_([compat.name(parts), compat.name(states)]))]
