@@ -60,9 +60,25 @@ def replay(n, s):
     return ran, most, schedule.chain[-1] if n else 0
 
 
+def most_runs_of_a_step(n, s):
+    """How many times the step run most often runs: forward sweep, runs without saves, the run with saves."""
+    schedule, count = Binomial(range(n), s), [0] * n
+    for run in schedule:
+        for step in run:
+            count[step] += 1
+    for _, runs, step in schedule.backward():
+        for run, _ in runs:
+            for i in run:
+                count[i] += 1
+        count[step] += 1
+    return max(count)
+
+
 @pytest.mark.parametrize("s", range(1, 7))
 def test_the_schedule_reverses_every_step_with_s_states_and_the_fewest_runs(s):
     for n in range(1, 61):
+        t = next(t for t in range(n + 1) if math.comb(s + t, s) >= n)
+        assert most_runs_of_a_step(n, s) <= t + 2
         ran, most, last = replay(n, s)
         assert most <= s
         # the forward sweep runs all n steps; the recursion's first descent stops at `last` and would run on to

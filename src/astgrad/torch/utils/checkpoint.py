@@ -165,7 +165,7 @@ class CheckpointFunction(Function):
         ctx.inputs = [None if is_tensor(a) else a for a in args]
         ctx.tensor_indices = [i for i, a in enumerate(args) if is_tensor(a)]
         ctx.save_for_backward(*(args[i] for i in ctx.tensor_indices))
-        tensors, ctx.rebuild = _split(run_function(*args))
+        tensors, _ = _split(run_function(*args))
         ctx.forward_outputs = tuple(t.detach() for t in tensors)
         return tensors[0] if len(tensors) == 1 else tensors
 
