@@ -168,3 +168,15 @@ def test_misuse_is_refused_in_pytorchs_words():
         MyReLU()(x)
 
     assert x.grad is None
+
+
+def test_a_second_backward_through_saved_tensors_is_pytorchs_error():
+    """The node's saved tensors are freed by the first backward; retain_graph keeps them, as in PyTorch."""
+    x = torch.tensor([0.5, -1.0], requires_grad=True)
+    y = LegendrePolynomial3.apply(x).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * 1.5 * (5 * np.array([0.5, -1.0]) ** 2 - 1), rtol=1e-6)
+    with pytest.raises(RuntimeError, match=r"^Trying to backward through the graph a second time \(or directly "
+                                           r"access saved tensors after they have already been freed\)"):
+        y.backward()

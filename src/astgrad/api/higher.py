@@ -20,6 +20,7 @@ loops and branches as they are and has no stack to follow.
 
 from __future__ import annotations
 
+import ast
 import inspect
 import types
 import weakref
@@ -28,7 +29,9 @@ import numpy as np
 
 from ..transform import runtime
 from ..transform.pipeline import build_forward
-from ..transform.runtime.origins import add_location
+from ..transform.ir.errors import TransformError
+from ..transform.runtime import checkpoints
+from ..transform.runtime.origins import add_location, user_line
 from ..transform.runtime.tangents import generated_stack
 from .callables import resolve_wrt
 from .generated import GeneratedCallable
@@ -53,14 +56,38 @@ def adjoint_code(fn, factory, trees=frozenset()):
         raise outer._refused.with_traceback(None)
     if not outer._generated.current():
         outer._rebuild()
-    function = outer._for_trees(trees).function if trees else outer._general.function
-    if _facts(function)[1]:  # optimize=1 solved a loop with helpers nothing differentiates: the loop
+    generated = outer._for_trees(trees) if trees else outer._general
+    if _facts(generated.function)[1]:  # optimize=1 solved a loop with helpers nothing differentiates: the loop
         outer = factory(outer.__astgrad_function__, outer._wrt, "grad", False, False, 0)[0]
         if not outer._generated.current():
             outer._rebuild()
-        function = outer._for_trees(trees).function if trees else outer._general.function
+        generated = outer._for_trees(trees) if trees else outer._general
+    _refuse_checkpointed(generated)
+    function = generated.function
     seeds = {name: 1.0 for name in _facts(function)[0] if name not in outer._signature.parameters}
     return function, {**inner_constants, **seeds}
+
+
+_CHECKPOINT_HELPERS = (checkpoints.kept, checkpoints.segments, checkpoints.binomial, checkpoints.restored)
+
+
+def _refuse_checkpointed(generated) -> None:
+    """A derivative of a gradient whose code recomputes (``astgrad.checkpoint``, ``astgrad.checkpointed``) is
+    refused at the marker's line: that code keeps states in lists and runs the steps again from copies, which
+    no sweep differentiates again.  (jvp of the function itself ignores the markers: it keeps nothing.)"""
+    names = {name for name, value in generated.function.__globals__.items()
+             if any(value is helper for helper in _CHECKPOINT_HELPERS)}
+    if not names:
+        return
+    lines = sorted({node.lineno for node in ast.walk(ast.parse(generated.source))
+                    if isinstance(node, ast.Name) and node.id in names})
+    where = next((origin for origin in map(lambda n: user_line(generated, n), lines) if origin is not None), None)
+    filename, line, text = where[:3] if where is not None else ("<unknown>", 0, "")
+    raise TransformError("a derivative of a gradient (hessian, hvp, grad of grad) through checkpointed code is not "
+                         "supported: the gradient runs the checkpointed steps again from kept copies, which astgrad "
+                         "does not differentiate again", filename, line, len(text) - len(text.lstrip()), text,
+                         "Drop astgrad.checkpoint / astgrad.checkpointed for the second derivative (it then keeps "
+                         "what the saved gradient keeps), or use astgrad.jvp, which keeps nothing and ignores them.")
 
 
 #: generated function -> (its keyword-only parameters, whether it solves recurrences, whether it needs forward mode)

@@ -7,7 +7,7 @@ table differentiates it.
 """
 
 from . import _copying, _inplace, _methods, _numpy_protocol, _selecting, _shaping  # noqa: F401  (Tensor's methods)
-from ._autograd import backward, grad
+from ._autograd import backward, grad, is_checkpoint_valid
 from ._dual import (
     UnpackedDualTensor, enter_dual_level, exit_dual_level, make_dual, set_tangent, tangent_of, unpack_dual,
 )
@@ -19,7 +19,8 @@ from ._dtypes import (
 )
 from ._factories import (
     Generator, arange, as_tensor, empty, eye, from_numpy, full, full_like, linspace, manual_seed, ones,
-    ones_like, rand, randint, randn, randn_like, randperm, tensor, zeros, zeros_like,
+    generator_state, ones_like, rand, randint, randn, randn_like, randperm, set_generator_state, tensor, zeros,
+    zeros_like,
 )
 from ._gathering import OutputGradients, record_gathering
 from ._functions import FUNCTIONS, cat, concat, concatenate, einsum, equal, numel, stack, where

@@ -9,6 +9,7 @@ import numpy as np
 from . import _examples, _record
 from ._dual import BACKWARD_REFUSED
 from ._engine import run_backward, store_retained_grad
+from ._modes import _state
 from ._record import edge_of, is_tensor
 from ._tensor import Tensor, extends
 
@@ -78,6 +79,22 @@ def _roots(outputs):
     return roots
 
 
+def _partial_run(partial: bool, *args, **kwargs):
+    """``run_backward``, counted in ``partial_backward`` when only some gradients are asked for."""
+    if not partial:
+        return run_backward(*args, **kwargs)
+    _state.partial_backward += 1
+    try:
+        return run_backward(*args, **kwargs)
+    finally:
+        _state.partial_backward -= 1
+
+
+def is_checkpoint_valid() -> bool:
+    """False inside ``autograd.grad`` or ``backward(inputs=...)``, where a reentrant checkpoint cannot run."""
+    return _state.partial_backward == 0
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """Accumulate gradients of ``tensors`` into the leaves' ``.grad``."""
     global _warned_create_graph
@@ -101,7 +118,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         only = {id(t) for t in inputs if t._grad_fn is None}
         capture = {edge_of(t): i for i, t in enumerate(inputs) if t._grad_fn is not None}
-    captured = run_backward(roots, seeds, retain_graph=retain_graph, create_graph=create_graph,
+    captured = _partial_run(inputs is not None, roots, seeds, retain_graph=retain_graph, create_graph=create_graph,
                             capture=capture, only=only)
     if inputs is not None:
         for i, t in enumerate(inputs):
@@ -134,7 +151,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     capture: dict = {}
     for i, t in enumerate(inputs):
         capture.setdefault(edge_of(t), i)
-    captured = run_backward(roots, seeds, retain_graph=retain_graph, create_graph=create_graph,
+    captured = _partial_run(True, roots, seeds, retain_graph=retain_graph, create_graph=create_graph,
                             capture=capture, accumulate=False)
     result: list[Tensor | None] = []
     for i, t in enumerate(inputs):

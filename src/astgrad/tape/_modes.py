@@ -23,6 +23,7 @@ class _State(threading.local):
     fresh_version: type | None = None  # inside a looping vmap's example: the version-counter class of tensors made in it
     transforms = 0  # how many torch.func transformations are running a user's function (backward() is refused)
     randomness: str | None = None  # inside a looping vmap (or jacfwd): its randomness, "error", "same" or "different"
+    partial_backward = 0  # inside autograd.grad or backward(inputs=...): a reentrant checkpoint refuses to run
 
 
 _state = _State()

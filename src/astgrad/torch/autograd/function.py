@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import weakref
 from typing import Any
 
 import numpy as np
@@ -30,6 +31,12 @@ __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 LEGACY_FUNCTION = ("Legacy autograd function with non-static forward method is deprecated. Please use new-style "
                    "autograd function with static forward method. (Example: "
                    "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
+SECOND_BACKWARD = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after they have already "
+    "been freed). Saved intermediate values of the graph are freed when you call .backward() or autograd.grad(). "
+    "Specify retain_graph=True if you need to backward through the graph a second time or if you need to access "
+    "saved tensors after calling backward."
+)
 MODIFIED_SAVED = (
     "one of the variables needed for gradient computation has been modified by an inplace operation: "
     "{described} is at version {now}; expected version {then} instead. Hint: enable anomaly detection to find the "
@@ -45,6 +52,7 @@ class FunctionCtx:
     needs_input_grad: tuple
     _inputs_like: tuple
     _outputs_like: tuple
+    _node: Any = None  # a weak reference to the recorded node, once recorded
 
     def save_for_backward(self, *tensors) -> None:
         self._saved = tuple(tensors)
@@ -56,9 +64,13 @@ class FunctionCtx:
 
     @property
     def saved_tensors(self) -> tuple:
-        """The saved tensors; PyTorch's error when one was written in place since it was saved."""
+        """The saved tensors; PyTorch's errors when one was written in place since it was saved, or when a
+        backward without ``retain_graph`` already went through this node (its saved tensors are freed)."""
         if getattr(self, "_in_jvp", False):
             return getattr(self, "_saved_forward", ())
+        node = self._node() if self._node is not None else None
+        if node is not None and getattr(node, "_freed", False) and getattr(self, "_saved", ()):
+            raise RuntimeError(SECOND_BACKWARD)
         for t, then in zip(getattr(self, "_saved", ()), getattr(self, "_versions", ())):
             if then is not None and t._version != then:
                 shape = ", ".join(str(n) for n in t.shape)
@@ -225,14 +237,18 @@ class Function:
         slots = tuple((1, i) for i, a in enumerate(inputs) if is_tensor(a))
         if not several:
             data = out.detach().numpy()
-            return ctx, apply_op(name, _recorded_function, (ctx, tuple(inputs)), slots=slots, rule=_RULE,
-                                 impl=lambda *_: data)
+            recorded = apply_op(name, _recorded_function, (ctx, tuple(inputs)), slots=slots, rule=_RULE,
+                                impl=lambda *_: data)
+            if recorded.grad_fn is not None:
+                ctx._node = weakref.ref(recorded.grad_fn)
+            return ctx, recorded
         # one node per output passes its gradient, tagged with the output's position, to one node that
         # calls backward once with every output's gradient (the tape's nodes have one output each)
         ctx._outputs_like = tuple(o.detach() for o in outputs)
         gathered = record_gathering(name, _recorded_function, (ctx, tuple(inputs)), slots, _RULE)
         if gathered is None:  # no input has an edge (a tensor input in no_grad's sense): nothing recorded
             return ctx, out
+        ctx._node = weakref.ref(gathered.grad_fn)
         return ctx, tuple(_output_node(name, gathered, i, len(outputs), o) if o._data.dtype.kind in "fc" else o
                      for i, o in enumerate(outputs))
 

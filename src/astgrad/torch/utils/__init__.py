@@ -1,5 +1,5 @@
-"""``torch.utils``: ``torch.utils.data`` (datasets, samplers, ``DataLoader``)."""
+"""``torch.utils``: ``torch.utils.data`` (datasets, samplers, ``DataLoader``) and ``torch.utils.checkpoint``."""
 
-from . import data
+from . import checkpoint, data
 
-__all__ = ["data"]
+__all__ = ["checkpoint", "data"]

@@ -1,4 +1,4 @@
-"""Square-root checkpointing of a loop marked ``for t in astgrad.checkpointed(iterable):``.
+"""Checkpointing of a loop marked ``for t in astgrad.checkpointed(iterable):``, square-root or binomial.
 
 The primal sweep runs the loop in segments of ``every`` steps (about the
 square root of their number) as the user wrote it, saving nothing but the
@@ -11,6 +11,14 @@ sweep does (pushing what each step's adjoint reads), then their adjoints.
 Memory: the states of n / every segments plus the saves of one segment's
 steps, ``2 sqrt(n)`` steps' worth for the default; time: one more forward
 run of the loop.
+
+With ``snapshots=s`` the forward sweep is the same, its segments cut by
+Griewank's binomial schedule (runtime checkpoints.Binomial), and the
+adjoint sweep reverses one step at a time: it takes the newest state kept
+back (a copy: it may be taken again), runs on from it, keeping the states
+the schedule says, then runs the step with its saves and its adjoint.
+Memory: s states and one step's saves; time: the fewest steps run again
+for s states.
 
 It is exact because the names keep their values: the state holds the
 arrays themselves (an item write in normal form makes a new array,
@@ -48,13 +56,19 @@ def primal(rev, s):
     state, entry = loop_state(rev, s)
     rev.bound_first.update(state)  # a name the body reads after writing it on one path only
     parts, states, part = names.fresh("_segments"), names.fresh("_states"), names.fresh("_segment")
-    helper = compat.name(ns.bind(checkpoints.segments, "segments"))
+    if s.snapshots is None:
+        helper, given = compat.name(ns.bind(checkpoints.segments, "segments")), [compat.clone(s.every)]
+    else:
+        helper = compat.name(ns.bind(checkpoints.binomial, "binomial"))
+        given = [compat.clone(s.every), compat.clone(s.snapshots)]
     keep = [rev.fixed_state([compat.name(v) for v in state], f"the state of the checkpointed loop at line {s.line}"),
             compat.expr_stmt(compat.call(compat.attr(compat.name(states), "append"),
                                          [rev.kept([compat.name(v) for v in state])]))]
     inner = compat.for_stmt(s.target, compat.name(part), plain(rev, s.body))
     kept = [push(ns.stack, compat.tuple_([compat.name(v) for v in entry]))] if entry else []
-    return kept + [compat.assign(parts, compat.call(helper, [compat.clone(s.iter), compat.clone(s.every)])),
+    schedule = with_origin(compat.assign(parts, compat.call(helper, [compat.clone(s.iter)] + given)),
+                           rev.plan.source.filename, s.line, s.text)  # a bad every= or snapshots= names the loop
+    return kept + [schedule,
             compat.assign(states, compat.make("List", elts=[], ctx=gast.Load())),
             compat.for_stmt(part, compat.name(parts), keep + [inner]),
             push(ns.stack, compat.tuple_([compat.name(parts), compat.name(states)]))]
@@ -62,6 +76,8 @@ def primal(rev, s):
 
 def adjoint(rev, s, live):
     """Each segment, last first: its state bound again, its steps run with their saves, then their adjoints."""
+    if s.snapshots is not None:
+        return binomial_adjoint(rev, s, live)
     ns, names = rev.ns, rev.names
     state, entry = loop_state(rev, s)
     before, body = rev.loop_body(s.body, live)
@@ -85,6 +101,39 @@ def adjoint(rev, s, live):
     kept = [compat.assign(list(entry), pop(ns.stack))] if entry else []
     return ([compat.assign([parts, states], pop(ns.stack))] + before
             + [compat.for_stmt(k, order, segment + rerun + back)] + kept)
+
+
+def binomial_adjoint(rev, s, live):
+    """Each step, last first, as the schedule says (runtime checkpoints.Binomial): the newest state kept bound
+    again (copied: it may be taken again), the runs from it, keeping the states they reach when it says so,
+    then the step run with its saves and its adjoint."""
+    ns, names = rev.ns, rev.names
+    state, entry = loop_state(rev, s)
+    before, body = rev.loop_body(s.body, live)
+    schedule, states, drops, runs, run, keep, step, part = (names.fresh(n) for n in (
+        "_segments", "_states", "_drops", "_runs", "_run", "_keep", "_step", "_segment"))
+    restore = compat.call(compat.name(ns.bind(checkpoints.restored, "restored")),
+                          [compat.name(states), compat.name(drops)])
+    task = [compat.assign(list(state), restore) if state else compat.expr_stmt(restore)]
+    store = compat.expr_stmt(compat.call(compat.attr(compat.name(states), "append"),
+                                         [rev.kept([compat.name(v) for v in state])]))
+    advance = compat.for_stmt(s.target, compat.name(run), plain(rev, s.body) or [compat.make("Pass")])
+    task.append(_for_each((run, keep), compat.name(runs), [advance, compat.if_stmt(compat.name(keep), [store])]))
+    task.append(compat.assign(part, compat.make("List", elts=[compat.name(step)], ctx=gast.Load())))
+    task += rev.primal_for(dataclasses.replace(s, iter=compat.name(part), every=None, snapshots=None))
+    steps = compat.call(compat.name(ns.bind(reversed, "reversed")), [compat.name(part)])
+    task.append(compat.for_stmt(s.target, steps, body))
+    if s.target in rev.an.saved:
+        task.append(compat.assign(s.target, pop(ns.stack)))
+    order = compat.call(compat.attr(compat.name(schedule), "backward"), [])
+    out = [compat.assign([schedule, states], pop(ns.stack))] + before + [_for_each((drops, runs, step), order, task)]
+    return out + ([compat.assign(list(entry), pop(ns.stack))] if entry else [])
+
+
+def _for_each(targets, iterable, body):
+    """``for a, b in iterable: body``."""
+    target = compat.make("Tuple", elts=[compat.name(t, store=True) for t in targets], ctx=gast.Store())
+    return compat.make("For", target=target, iter=iterable, body=list(body), orelse=[])
 
 
 def loop_state(rev, s) -> tuple[list[str], list[str]]:
@@ -114,6 +163,7 @@ def _exposed(stmts, defined, locals_) -> set:
         elif isinstance(s, For):
             found |= set(atom_names(s.iter)) & locals_ - defined
             found |= set(atom_names(s.every)) & locals_ - defined if s.every is not None else set()
+            found |= set(atom_names(s.snapshots)) & locals_ - defined if s.snapshots is not None else set()
             found |= _exposed(s.body, set(defined) | {s.target}, locals_)
         elif isinstance(s, While):
             inner = set(defined)

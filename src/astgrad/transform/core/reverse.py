@@ -103,6 +103,7 @@ class Reverser:
                 given = list(op.args) + list(op.kwargs.values())
                 out.append(self.fixed_state(given, f"an argument of astgrad.checkpoint({op.fn.__qualname__})"))
                 out.append(push(self.ns.stack, self.kept(given)))
+                setattr(out[-1], ORIGIN, (self.plan.source.filename, op.line, op.text, False))  # higher.py names it
                 stack = compat.make("List", elts=[], ctx=gast.Load())
             expr = compat.call(compat.name(forward), [stack] + [compat.clone(a) for a in op.args],
                                {k: compat.clone(v) for k, v in op.kwargs.items()})

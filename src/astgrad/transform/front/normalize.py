@@ -566,9 +566,9 @@ class Normalizer:
             raise self.error(s.target, "for loops must assign a name or a tuple of names")
         body_assigned = {n.id for st in s.body for n in compat.walk(st)
                          if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-        every = None
+        every = snapshots = None
         if isinstance(s.iter, gast.Call) and self.static(s.iter.func) is checkpoints.checkpointed:
-            it, every = self.checkpointed_iterable(s.iter)
+            it, every, snapshots = self.checkpointed_iterable(s.iter)
         else:
             s = dict_view_loop(self, s, body_assigned) or s  # for k, v in d.items(): by key
             it = s.iter
@@ -632,18 +632,22 @@ class Normalizer:
         if every is not None and breaks(body):
             raise self.error(s, "a checkpointed loop cannot break: its segments are cut before it runs",
                              "Drop the break (compute a mask and use np.where), or drop astgrad.checkpointed.")
-        self.out.append(For(target, iter_expr, body, line, text, every=every))
+        self.out.append(For(target, iter_expr, body, line, text, every=every, snapshots=snapshots))
 
     def checkpointed_iterable(self, call):
-        """``astgrad.checkpointed(iterable, every)``: the iterable's expression and the atom of ``every``."""
-        given = dict(zip(("iterable", "every"), call.args))
+        """``astgrad.checkpointed(iterable, every, snapshots)``: the iterable's expression, the atom of ``every``
+        and that of ``snapshots`` (None when not given: segments of equal length)."""
+        names = ("iterable", "every", "snapshots")
+        given = dict(zip(names, call.args))
         given.update((kw.arg, kw.value) for kw in call.keywords)
-        if len(call.args) > 2 or set(given) - {"iterable", "every"} or "iterable" not in given \
+        if len(call.args) > 3 or set(given) - set(names) or "iterable" not in given \
                 or any(isinstance(a, gast.Starred) for a in call.args):
-            raise self.error(call, "astgrad.checkpointed takes the iterable and every=",
-                             "Write `for t in astgrad.checkpointed(range(n)):` or `...(range(n), every=k)`.")
-        every = given.get("every")
-        return given["iterable"], self.atomize(every) if every is not None else compat.const(None)
+            raise self.error(call, "astgrad.checkpointed takes the iterable, every= and snapshots=",
+                             "Write `for t in astgrad.checkpointed(range(n)):`, `...(range(n), every=k)` or "
+                             "`...(range(n), snapshots=s)`.")
+        every, snapshots = given.get("every"), given.get("snapshots")
+        return (given["iterable"], self.atomize(every) if every is not None else compat.const(None),
+                self.atomize(snapshots) if snapshots is not None else None)
 
     def loop_index(self, s, name, assigned, head):
         """The loop's own index variable: the user's name, or a fresh one bound to it first in the body

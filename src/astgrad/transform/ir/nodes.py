@@ -62,6 +62,7 @@ class For:
     counted: bool = False          # body may break: count the trips
     every: Any = None              # astgrad.checkpointed(iterable, every): the atom of every (a None constant
     #                                by default); None for a loop that is not checkpointed
+    snapshots: Any = None          # checkpointed(iterable, snapshots=s): the atom of s (binomial schedule), else None
 
 
 @dataclass
