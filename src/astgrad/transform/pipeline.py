@@ -93,6 +93,7 @@ class Pass:
     level: int = 0  # the lowest optimisation level it runs at
     tidy: bool = False  # it may leave code nothing reads: dead code runs after it (unless it returns False)
     reads: frozenset[str] = frozenset()  # what of the calls served it reads: "ranks", "floats" (see Kept)
+    needs: frozenset[str] = frozenset()  # features of the generated code (features()) it acts on: none, no run
 
     def given(self) -> frozenset[str]:
         """What of the calls served this pass reads: its ``reads``, and the floats dead code reads after it."""
@@ -169,6 +170,7 @@ class Context:
         self.adjoint: list = []
         self._helpers = None
         self.returns_items = False  # vmap: the function returns a tuple or list of batched values
+        self.features: frozenset[str] | None = None  # what the generated functions hold (features), once asked
 
     @property
     def fn_def(self):
@@ -499,16 +501,16 @@ ENTRY = FRONT + (
     Pass("dead_code", dead_code, 1, reads=frozenset({"floats"})),
     Pass("static_shapes", static_shapes, 2, tidy=True),
     Pass("inline_temporaries", inline_temporaries, 1),
-    Pass("shapes_on_stack", shapes_on_stack, 2),
-    Pass("drop_unread_saves", drop_unread_saves, 1, tidy=True),
+    Pass("shapes_on_stack", shapes_on_stack, 2, needs=frozenset({"stack"})),
+    Pass("drop_unread_saves", drop_unread_saves, 1, tidy=True, needs=frozenset({"stack"})),
     Pass("keep_only_shapes", keep_only_shapes, 2),
     Pass("compute_only_shapes", compute_only_shapes, 2, reads=frozenset({"floats"})),
     Pass("read_through_copies", read_through_copies, 1),
-    Pass("saves_in_locals", saves_in_locals, 2, tidy=True),
-    Pass("overwritten_saves", overwritten_saves, 2),
+    Pass("saves_in_locals", saves_in_locals, 2, tidy=True, needs=frozenset({"stack"})),
+    Pass("overwritten_saves", overwritten_saves, 2, needs=frozenset({"stack"})),
     Pass("release_arrays", release_arrays, 2),
     Pass("in_place", in_place, 2),
-    Pass("linear_recurrences", linear_recurrences, 1),
+    Pass("linear_recurrences", linear_recurrences, 1, needs=frozenset({"loop"})),
     Pass("array_sizes", array_sizes, 2, reads=frozenset({"ranks"})),
     Pass("emit", emit, reads=frozenset({"ranks", "floats"})),
 )
@@ -571,10 +573,38 @@ def run(passes, ctx, watch=None, start=0):
         if kept is not None:
             for given in p.given() - kept.points.keys():
                 kept.take(given, i, ctx)
-        if p.run(ctx) is not False and p.tidy:
+        if p.needs and _SKIPPING and not p.needs & features(ctx):
+            pass  # nothing it acts on: it would change nothing (features)
+        elif p.run(ctx) is not False and p.tidy:
             dead_code(ctx)
         if p.name == watch:
             ctx.module.shown = render_stage(ctx, p.name)
+
+
+#: passes run only where the generated code holds what they act on (Pass.needs); a test switches it off to
+#: check that skipping never changes the code
+_SKIPPING = True
+
+
+def features(ctx: Context) -> frozenset[str]:
+    """What the generated functions hold that a pass acts on, found once, at the first pass that asks.
+
+    ``"stack"``: the stack is used (a save, a restore, a callee's forward
+    half called); ``"loop"``: a ``for`` or ``while``.  The passes that ask
+    (``Pass.needs``) run after ``reverse``, and no pass after it adds either
+    to a function that had none: each pass removes saves, or rewrites the
+    ones it finds, and no pass writes a loop.
+    """
+    if ctx.features is None:
+        found = set()
+        for fn_def in ctx.fn_defs:
+            for node in (n for stmt in fn_def.body for n in compat.walk(stmt)):
+                if isinstance(node, (gast.For, gast.While)):
+                    found.add("loop")
+                elif isinstance(node, gast.Name) and node.id == ctx.ns.stack:
+                    found.add("stack")
+        ctx.features = frozenset(found)
+    return ctx.features
 
 
 class _NamesMet(Exception):
