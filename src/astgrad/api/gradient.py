@@ -86,7 +86,7 @@ class GradientFunction(GeneratedCallable):
         if stage is not None:
             return self._build(None, stage=stage).shown
         try:
-            generated = self._build(None)
+            generated = self._build(None, keep=True)
         except TransformError as exc:
             self._called = refused_for_functions(exc, fn, signature, names)
             if not self._called:
@@ -108,12 +108,12 @@ class GradientFunction(GeneratedCallable):
         if self._arity >= 0 and not generated.rank_dependent and not generated.float_dependent:
             self._entry = _compile_entry(self, generated)
 
-    def _build(self, ranks=None, trees=(), stage=None, callables=(), floats=frozenset()):
+    def _build(self, ranks=None, trees=(), stage=None, callables=(), floats=frozenset(), keep=False, kept=None):
         mode = self._mode
         return build(self.__astgrad_function__, self._names, mode="vjp" if mode == "vjp" else "grad",
                      preserve_result=self._preserve or self._aux or mode == "value_and_grad",
                      has_aux=self._aux, trees=trees, ranks=ranks, level=self._level, stage=stage, backend=self._backend,
-                     callables=callables, floats=floats)
+                     callables=callables, floats=floats, keep=keep, kept=kept)
 
     def _for_functions(self, arguments, trees):
         """The generated code for a call whose parameters hold these functions, where the code for any
@@ -156,7 +156,8 @@ class GradientFunction(GeneratedCallable):
             if given is None and not floats:  # no real floats: the general adjoint, with an entry of its own
                 generated = general
             else:
-                generated = self._build(given, floats=floats if floats is not None else frozenset())
+                generated = self._build(given, floats=floats if floats is not None else frozenset(),
+                                        kept=general.kept if general.current() else None)  # its passes so far
             entry = _compile_entry(self, generated, given, floats, set(ranks)) if self._arity >= 0 else _call_general
             found = self._ranked[key] = (generated, entry)
         self._generated, self._entry = found

@@ -44,6 +44,7 @@ from . import runtime
 from .ir import compat
 from .ir.compat import gast
 from .ir.errors import TransformError
+from .ir.forks import fork
 from .ir.nodes import assigned, first_bindings, walk_ops
 from .ir.tagged import returns, uses_stack
 from .ir.trees import arguments, function_def, marker
@@ -91,6 +92,12 @@ class Pass:
     run: Callable[[Context], bool | None]  # False: it changed nothing, so no dead code after it
     level: int = 0  # the lowest optimisation level it runs at
     tidy: bool = False  # it may leave code nothing reads: dead code runs after it (unless it returns False)
+    reads: frozenset[str] = frozenset()  # what of the calls served it reads: "ranks", "floats" (see Kept)
+    needs: frozenset[str] = frozenset()  # features of the generated code (features()) it acts on: none, no run
+
+    def given(self) -> frozenset[str]:
+        """What of the calls served this pass reads: its ``reads``, and the floats dead code reads after it."""
+        return self.reads | {"floats"} if self.tidy else self.reads
 
 
 #: a field's value until the pass that fills it runs: None, typed as the field is (no pass reads it before)
@@ -164,6 +171,7 @@ class Context:
         self.adjoint: list = []
         self._helpers = None
         self.returns_items = False  # vmap: the function returns a tuple or list of batched values
+        self.features: frozenset[str] | None = None  # what the generated functions hold (features), once asked
 
     @property
     def fn_def(self):
@@ -485,39 +493,39 @@ FRONT = (
 #: the function ``grad`` (``vjp``, ``value_and_grad``) was given
 ENTRY = FRONT + (
     Pass("unpack_aux", unpack_aux),
-    Pass("analyse", analyse),
+    Pass("analyse", analyse, reads=frozenset({"ranks"})),
     Pass("check_output", check_output),
     Pass("fusion", fusion, 1),
     Pass("scalar_seeds", scalar_seeds, 1),
     Pass("remat", remat, 2),
     Pass("reverse", reverse),
-    Pass("dead_code", dead_code, 1),
+    Pass("dead_code", dead_code, 1, reads=frozenset({"floats"})),
     Pass("static_shapes", static_shapes, 2, tidy=True),
     Pass("inline_temporaries", inline_temporaries, 1),
-    Pass("shapes_on_stack", shapes_on_stack, 2),
-    Pass("drop_unread_saves", drop_unread_saves, 1, tidy=True),
+    Pass("shapes_on_stack", shapes_on_stack, 2, needs=frozenset({"stack"})),
+    Pass("drop_unread_saves", drop_unread_saves, 1, tidy=True, needs=frozenset({"stack"})),
     Pass("keep_only_shapes", keep_only_shapes, 2),
-    Pass("compute_only_shapes", compute_only_shapes, 2),
+    Pass("compute_only_shapes", compute_only_shapes, 2, reads=frozenset({"floats"})),
     Pass("read_through_copies", read_through_copies, 1),
-    Pass("saves_in_locals", saves_in_locals, 2, tidy=True),
-    Pass("overwritten_saves", overwritten_saves, 2),
+    Pass("saves_in_locals", saves_in_locals, 2, tidy=True, needs=frozenset({"stack"})),
+    Pass("overwritten_saves", overwritten_saves, 2, needs=frozenset({"stack"})),
     Pass("release_arrays", release_arrays, 2),
     Pass("in_place", in_place, 2),
-    Pass("linear_recurrences", linear_recurrences, 1),
-    Pass("array_sizes", array_sizes, 2),
-    Pass("emit", emit),
+    Pass("linear_recurrences", linear_recurrences, 1, needs=frozenset({"loop"})),
+    Pass("array_sizes", array_sizes, 2, reads=frozenset({"ranks"})),
+    Pass("emit", emit, reads=frozenset({"ranks", "floats"})),
 )
 
 #: a called user function's forward/backward pair: the entry's passes over one function, then cut in two;
 #: results written in place only in each half (the backward half may run again on the same saves: a pullback)
 CALLEE = FRONT + (
-    Pass("analyse", analyse),
+    Pass("analyse", analyse, reads=frozenset({"ranks"})),
     Pass("fusion", fusion, 1),
     Pass("remat", remat, 2),
     Pass("reverse", reverse_callee),
 ) + tuple(p for p in ENTRY[ENTRY.index(next(p for p in ENTRY if p.name == "reverse")) + 1:]
           if p.name not in ("in_place", "emit")) + (
-    Pass("split", split),
+    Pass("split", split, reads=frozenset({"floats"})),
     Pass("in_place", in_place_halves, 2),
 )
 
@@ -525,48 +533,124 @@ CALLEE = FRONT + (
 #: a reusable pullback (``vjp(f, *primals)``): the callee's passes (its forward/backward pair), with an entry
 #: running the forward half, emitted as a module
 PULLBACK = tuple(Pass("pullback", pullback) if p.name == "reverse" else p for p in CALLEE) \
-    + (Pass("pullback_entry", pullback_entry), Pass("emit", emit))
+    + (Pass("pullback_entry", pullback_entry), Pass("emit", emit, reads=frozenset({"ranks", "floats"})))
 
 #: the forward sweep (``jvp``): the function and its tangent in one pass
 FORWARD = FRONT + (
-    Pass("analyse", analyse),
+    Pass("analyse", analyse, reads=frozenset({"ranks"})),
     Pass("forward", forward),
-    Pass("dead_code", dead_code, 1),
-    Pass("emit", emit),
+    Pass("dead_code", dead_code, 1, reads=frozenset({"floats"})),
+    Pass("emit", emit, reads=frozenset({"ranks", "floats"})),
 )
 
 #: a called user function's tangent variant
 FORWARD_CALLEE = FRONT + (
-    Pass("analyse", analyse),
+    Pass("analyse", analyse, reads=frozenset({"ranks"})),
     Pass("forward", forward_callee),
-    Pass("dead_code", dead_code, 1),
+    Pass("dead_code", dead_code, 1, reads=frozenset({"floats"})),
 )
 
 #: the batching sweep (``vmap``): the function for a stack of examples
 BATCH = FRONT + (
-    Pass("analyse", analyse),
+    Pass("analyse", analyse, reads=frozenset({"ranks"})),
     Pass("batch", batch),
-    Pass("dead_code", dead_code, 1),
-    Pass("emit", emit),
+    Pass("dead_code", dead_code, 1, reads=frozenset({"floats"})),
+    Pass("emit", emit, reads=frozenset({"ranks", "floats"})),
 )
 
 STAGES = tuple(p.name for p in ENTRY)
 FORWARD_STAGES = tuple(p.name for p in FORWARD)
 
 
-def run(passes, ctx, watch=None):
-    """Run the passes of ``ctx.level`` in order; render the function after the one named ``watch``."""
-    for p in passes:
+def run(passes, ctx, watch=None, start=0):
+    """Run the passes of ``ctx.level`` in order, from the ``start``-th; render the function after the one
+    named ``watch``.  An entry whose module keeps its state (``ModuleBuilder.kept``) keeps it before the first
+    pass that reads the calls' ranks, and before the first that reads their floats."""
+    kept = ctx.module.kept if ctx.entry else None
+    for i in range(start, len(passes)):
+        p = passes[i]
         if p.level > ctx.level:
             continue
-        if p.run(ctx) is not False and p.tidy:
+        if kept is not None:
+            for given in p.given() - kept.points.keys():
+                kept.take(given, i, ctx)
+        if p.needs and _SKIPPING and not p.needs & features(ctx):
+            pass  # nothing it acts on: it would change nothing (features)
+        elif p.run(ctx) is not False and p.tidy:
             dead_code(ctx)
         if p.name == watch:
             ctx.module.shown = render_stage(ctx, p.name)
 
 
+#: passes run only where the generated code holds what they act on (Pass.needs); a test switches it off to
+#: check that skipping never changes the code
+_SKIPPING = True
+
+
+def features(ctx: Context) -> frozenset[str]:
+    """What the generated functions hold that a pass acts on, found once, at the first pass that asks.
+
+    ``"stack"``: the stack is used (a save, a restore, a callee's forward
+    half called); ``"loop"``: a ``for`` or ``while``.  The passes that ask
+    (``Pass.needs``) run after ``reverse``, and no pass after it adds either
+    to a function that had none: each pass removes saves, or rewrites the
+    ones it finds, and no pass writes a loop.
+    """
+    if ctx.features is None:
+        found = set()
+        for fn_def in ctx.fn_defs:
+            for node in (n for stmt in fn_def.body for n in compat.walk(stmt)):
+                if isinstance(node, (gast.For, gast.While)):
+                    found.add("loop")
+                elif isinstance(node, gast.Name) and node.id == ctx.ns.stack:
+                    found.add("stack")
+        ctx.features = frozenset(found)
+    return ctx.features
+
+
 class _NamesMet(Exception):
     """The transform met user names its generated names were not chosen to avoid: run it again."""
+
+
+class Kept:
+    """An entry's transform kept where the calls' ranks, and where their real floats, are first read.
+
+    ``grad(f)`` transforms f for arguments of any ranks and kinds; the first
+    call may ask for the adjoint specialised for its arguments' ranks or
+    real floats (api/gradient.py ``_specialised``).  Everything the passes
+    did before the first pass that reads what differs (``Pass.reads``) is
+    the same for that variant, so ``resume`` runs only the passes from there,
+    on a fork (ir/forks.py) of the state kept: passes rewrite trees in place,
+    and the kept state must serve the next variant as it was.  A point is
+    None where the value was read before it (``ModuleBuilder.read``): a pass
+    reading it without declaring it; a variant differing there is built
+    from the start.
+    """
+
+    def __init__(self, passes, key, ranks, floats):
+        self.passes = passes
+        self.key = key  # everything else the build was given (build's options): a variant must match it
+        self.given = {"ranks": ranks, "floats": floats}
+        self.points: dict = {}  # "ranks" or "floats" -> (index of the pass, forked (module, ctx)), or None
+
+    def take(self, given, i, ctx):
+        self.points[given] = None if given in ctx.module.read else (i, fork((ctx.module, ctx)))
+
+    def resume(self, ranks, floats):
+        """The module of the variant for ``ranks`` and ``floats``, or None: it must be built from the start."""
+        differ = [g for g, value in (("ranks", ranks), ("floats", floats)) if value != self.given[g]]
+        points = [point for g in differ if (point := self.points.get(g)) is not None]
+        if not differ or len(points) < len(differ) or self.given["floats"] is None:  # None: no callees noted
+            return None
+        i, state = min(points, key=lambda point: point[0])
+        module, ctx = fork(state)
+        module.kept, module.ranks = None, ranks
+        module.floats = None if floats is None else GivenFloats(floats, module.floats.callees)
+        try:
+            run(self.passes, ctx, start=i)
+        except _NamesMet:
+            return None  # the cold build learns the names
+        return module
 
 
 # -- the module: what the functions of one generated module share ------------
@@ -574,14 +658,18 @@ class _NamesMet(Exception):
 class ModuleBuilder:
     """The generated module of one entry: names, namespace, comments, callees' pairs, the level."""
 
+    _fork_shares = ("kept",)  # one Kept, not a copy in each state it keeps (ir/forks.py)
+
     def __init__(self, user: UserNames, level=DEFAULT_LEVEL, ranks=None, backend=None, floats=None):
         self.user = user
         self.level = level
         self.backend = backend  # (ctx, the numpy Generated) -> the Generated that runs (api._backend_hook)
-        self.ranks = ranks  # the entry's parameters' (rank, holds an int), known at call time
+        self.read: set[str] = set()  # "ranks", "floats": read by a pass so far (Kept)
+        self.kept: Kept | None = None  # the state kept for specialised variants, when asked (build's keep)
+        self._ranks = ranks  # the entry's parameters' (rank, holds an int), known at call time
         self.rank_dependent = False  # whether known ranks would change the entry's code (ranks.Ranks.asked)
         # the entry's parameters holding real floats at call time; .asked: knowing more would fold a guard
-        self.floats = GivenFloats(floats) if floats is not None else None
+        self._floats = GivenFloats(floats) if floats is not None else None
         self.names = Names(user=user)
         self.met = UserNames()  # the names of the user functions transformed, as met
         self.ns = Namespace(self.names)
@@ -597,6 +685,24 @@ class ModuleBuilder:
         self.sources: list = []
         self.generated = None
         self.shown = None
+
+    @property
+    def ranks(self):
+        self.read.add("ranks")
+        return self._ranks
+
+    @ranks.setter
+    def ranks(self, value):
+        self._ranks = value
+
+    @property
+    def floats(self) -> GivenFloats | None:
+        self.read.add("floats")
+        return self._floats
+
+    @floats.setter
+    def floats(self, value):
+        self._floats = value
 
     def comment(self, text, origin=None):
         self.comments.append(text)
@@ -641,8 +747,8 @@ class ModuleBuilder:
             self.functions += self._refused_when_called(names[:2], error)
             return names
         self.functions += ctx.fn_defs
-        if self.floats is not None:
-            self.floats.callees[names[0]] = ctx.fn_defs[0]  # its forward function (passes/unused.specialise_callees)
+        if self._floats is not None:  # not a read of them: every variant has the callees (Kept.resume)
+            self._floats.callees[names[0]] = ctx.fn_defs[0]  # its forward function (passes/unused.specialise_callees)
         self.kept_params[names] = ctx.kept_dicts
         return names
 
@@ -706,6 +812,7 @@ class Generated:
     guarded = None  # ``function`` under the run-time net, for a module that calls a door (net.plan)
     kept_dicts: frozenset = frozenset()  # parameters whose dicts the code writes into, in place (caller_state)
     returns_items = False  # vmap: the value is a tuple or list of batched arrays (build_batched)
+    kept: Kept | None = None  # the transform's state for specialised variants (build's keep)
 
     def __init__(self, source, function, filename, namespace, dependencies=None, origins=()):
         self.source = source
@@ -723,7 +830,7 @@ class Generated:
 
 
 def build(fn, wrt, mode="grad", preserve_result=False, has_aux=False, trees=(), ranks=None, level=DEFAULT_LEVEL,
-          stage=None, backend=None, callables=(), floats=None):
+          stage=None, backend=None, callables=(), floats=None, keep=False, kept=None):
     """Transform ``fn``; ``wrt`` lists parameter names; ``level`` is the optimisation level.
 
     ``ranks`` maps parameters to ``(rank, holds a Python int)`` as they are
@@ -750,12 +857,28 @@ def build(fn, wrt, mode="grad", preserve_result=False, has_aux=False, trees=(), 
     ``fn`` and of the functions it may call tell them cheaply.  Should the
     transform meet a name they did not (a callee reached another way, a name
     in code the compiler dropped), it runs again knowing it.
+
+    With ``keep``, the result's ``kept`` is the transform's state where the
+    ranks and where the floats were first read (``Kept``), when knowing them
+    would change the code.  Given that as ``kept``, a build for other
+    ``ranks`` or ``floats`` and the same everything else runs only the
+    passes from there: the same source as a build from the start.
     """
     if level not in LEVELS:
         raise ValueError(f"astgrad: optimize={level!r}; the levels are {', '.join(map(str, LEVELS))}")
+    key = (fn, tuple(wrt), level, backend, mode, preserve_result, has_aux, tuple(trees),
+           tuple((p, id(f)) for p, f in callables))
+    floats = None if floats is None else frozenset(floats)
+    if kept is not None and stage is None and kept.key == key:
+        try:
+            module = kept.resume(ranks, floats)
+        except TransformError as exc:
+            raise in_wrapper(fn, exc) from None
+        if module is not None:
+            return module.generated
     return _transform(fn, wrt, ENTRY, stage, lambda user: ModuleBuilder(user, level, ranks, backend, floats),
                       dict(mode=mode, preserve_result=preserve_result, has_aux=has_aux, trees=trees,
-                           callables=callables))
+                           callables=callables), Kept(ENTRY, key, ranks, floats) if keep and stage is None else None)
 
 
 def build_pullback(fn, wrt, level=DEFAULT_LEVEL, trees=(), backend=None):
@@ -795,11 +918,14 @@ def build_batched(fn, batched, ranks, level=DEFAULT_LEVEL, stage=None):
     return generated
 
 
-def _transform(fn, wrt, passes, stage, new_module, options):
-    """Run ``passes`` over ``fn`` as an entry, again while it meets user names its generated names must avoid."""
+def _transform(fn, wrt, passes, stage, new_module, options, keep=None):
+    """Run ``passes`` over ``fn`` as an entry, again while it meets user names its generated names must avoid;
+    ``keep``: the Kept to fill (build's ``keep``)."""
     user = user_names_of(fn)
     while True:
         module = new_module(user)
+        if keep is not None:
+            module.kept, keep.points = keep, {}
         ctx = Context(module, fn, wrt, entry=True, **options)
         try:
             run(passes, ctx, watch=stage)
@@ -811,6 +937,8 @@ def _transform(fn, wrt, passes, stage, new_module, options):
         generated = module.generated
         generated.shown = module.shown
         generated.returns_items = ctx.returns_items
+        if keep is not None and (generated.rank_dependent or generated.float_dependent):
+            generated.kept = keep
         return generated
 
 

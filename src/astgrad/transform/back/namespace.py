@@ -37,6 +37,13 @@ class LiveGlobals(dict):
         super().__init__()
         self.live: dict[str, tuple] = {}
 
+    def __fork__(self, copy, memo):
+        """A copy binding the same objects and reading the same places (ir/forks.py)."""
+        made = memo[id(self)] = LiveGlobals()
+        made.update(self)
+        made.live = dict(self.live)
+        return made
+
     def __missing__(self, key):
         where = self.live.get(key)
         if where is None:

@@ -23,6 +23,8 @@ _MISSING = object()
 class FunctionSource:
     """One user function: its tree, origin and name resolution."""
 
+    _fork_shares = ("fn", "globals", "closure", "lines")  # the user's objects: never copied (ir/forks.py)
+
     def __init__(self, fn):
         self.fn = fn
         code = getattr(fn, "__code__", None)
@@ -164,6 +166,12 @@ class Dependencies:
 
     def __init__(self):
         self.entries: dict = {}
+
+    def __fork__(self, copy, memo):
+        """A copy recording the same entries, of the same objects (ir/forks.py)."""
+        made = memo[id(self)] = Dependencies()
+        made.entries = dict(self.entries)
+        return made
 
     def record_key(self, mapping, key, value, *, always=False):
         if always or _code_like(value):
