@@ -70,7 +70,7 @@ from .core.fusion import planned as planned_fusion
 from .core.inline import RuleInliner
 from .core.remat import rematerializable
 from .core.reverse import Reverser
-from .passes.levels import (array_sizes, compute_only_shapes, dead_code, drop_unread_saves, in_place,
+from .passes.levels import (array_sizes, compute_only_shapes, dead_code, drop_unread_saves, fixed_shapes, in_place,
                             inline_temporaries, keep_only_shapes, linear_recurrences, overwritten_saves,
                             in_place_halves, read_through_copies, release_arrays, saves_in_locals, shapes_on_stack,
                             static_shapes)
@@ -495,6 +495,7 @@ ENTRY = FRONT + (
     Pass("inline_temporaries", inline_temporaries, 1),
     Pass("shapes_on_stack", shapes_on_stack, 2),
     Pass("drop_unread_saves", drop_unread_saves, 1, tidy=True),
+    Pass("fixed_shapes", fixed_shapes, 1, tidy=True),
     Pass("keep_only_shapes", keep_only_shapes, 2),
     Pass("compute_only_shapes", compute_only_shapes, 2),
     Pass("read_through_copies", read_through_copies, 1),

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from ..ir import compat
 from .. import runtime
 from .cleanup import drop_unread_saves as _drop_unread_saves, propagate_copies, release, unstack
+from .fixed_shapes import FixedShapes, drop_fixed_shape_saves
 from ..ir.compat import gast
 from ..ir.trees import rewrite
 from .inplace import reuse_buffers
@@ -49,6 +50,14 @@ def shapes_on_stack(ctx: Context) -> None:
 def drop_unread_saves(ctx: Context) -> None:
     """Stop saving what no adjoint statement reads any more (after fusion): pushes and pops in pairs."""
     ctx.fn_def = _drop_unread_saves(ctx.fn_def, ctx.adjoint)
+
+
+def fixed_shapes(ctx: Context) -> bool:
+    """Stop saving, in a loop, a value the adjoint reads only for a shape that is the same on every trip."""
+    body = ctx.fn_def.body
+    ctx.fn_def = drop_fixed_shape_saves(ctx.fn_def, ctx.adjoint, lambda: FixedShapes(ctx.body, ctx.params, ctx.analysis,
+                                                                                       ctx.ns), ctx.ns)
+    return ctx.fn_def.body is not body
 
 
 def keep_only_shapes(ctx: Context) -> None:
