@@ -1,4 +1,5 @@
-"""A value saved in a loop only for its shape is not saved when that shape cannot change from trip to trip.
+"""A value saved in a loop only for its shape is not saved when that shape cannot change from trip to trip;
+a gradient between numbers is not un-broadcast.
 
 ``t5 = xs[t] @ Wx`` has one shape on every trip (passes/fixed_shapes.py),
 so the adjoint reads the last value's shape instead of popping one per
@@ -7,6 +8,8 @@ adversarial ones the shape does change (a slice that shrinks, an array
 that grows, a reduction, a broadcast that widens on the first trip, a name
 rebound in one branch, an alias), and the gradient must still be the
 derivative: each is checked against central differences at every level.
+Numbers meet arrays too (passes/number_unbroadcasts.py drops
+``unbroadcast`` only where both sides are surely of rank 0).
 What is saved is pinned by tests/golden/specialised_rnn.py.
 """
 
@@ -104,6 +107,29 @@ def int_index(x, w, k):
     return s
 
 
+def pendulum(length, theta):
+    omega = 0.0
+    for i in range(20):
+        omega = omega - 0.1 * (9.81 / length * np.sin(theta) + 0.3 * omega)
+        theta = theta + 0.1 * omega
+    return theta ** 2 + 0.1 * omega ** 2
+
+
+def scalar_meets_array(a, v):
+    s = 0.0
+    for i in range(3):
+        a = a * 0.9 + 0.1
+        s = s + np.sum(a * v) + a * a  # a's gradient from an array's: summed back to a number
+    return s
+
+
+def scalar_becomes_array(a, v):
+    for i in range(3):
+        a = np.sin(a) + 0.5 * a  # a number on the first trip, v's shape after it
+        a = a * v if i == 1 else a
+    return np.sum(a * a)
+
+
 PROGRAMS = {
     "rnn": (rnn, lambda: (RNG.standard_normal((3, 4)) * 0.5, RNG.standard_normal((5, 2, 3)), np.zeros((2, 4)))),
     "widening": (widening, lambda: (RNG.standard_normal((3, 4)) * 0.5, RNG.standard_normal((4, 2, 3)),
@@ -115,6 +141,9 @@ PROGRAMS = {
     "alias": (alias, lambda: (RNG.standard_normal(5), RNG.standard_normal(5))),
     "counter_slice": (counter_slice, lambda: (RNG.standard_normal(6), 0.4)),
     "mask": (mask, lambda: (RNG.standard_normal(8), 0.2)),
+    "pendulum": (pendulum, lambda: (1.3, 0.4)),
+    "scalar_meets_array": (scalar_meets_array, lambda: (0.7, RNG.standard_normal(4))),
+    "scalar_becomes_array": (scalar_becomes_array, lambda: (0.7, RNG.standard_normal(4))),
     "int_index": (int_index, lambda: (RNG.standard_normal((4, 3)), RNG.standard_normal(3), 2)),
 }
 

@@ -71,7 +71,8 @@ from .core.inline import RuleInliner
 from .core.remat import rematerializable
 from .core.reverse import Reverser
 from .passes.levels import (array_sizes, compute_only_shapes, dead_code, drop_unread_saves, fixed_shapes, in_place,
-                            inline_temporaries, keep_only_shapes, linear_recurrences, overwritten_saves,
+                            inline_temporaries, keep_only_shapes, linear_recurrences, number_unbroadcasts,
+                            overwritten_saves,
                             in_place_halves, read_through_copies, release_arrays, saves_in_locals, shapes_on_stack,
                             static_shapes)
 from .passes.split import split as split_pair
@@ -491,6 +492,7 @@ ENTRY = FRONT + (
     Pass("remat", remat, 2),
     Pass("reverse", reverse),
     Pass("dead_code", dead_code, 1),
+    Pass("number_unbroadcasts", number_unbroadcasts, 1),
     Pass("static_shapes", static_shapes, 2, tidy=True),
     Pass("inline_temporaries", inline_temporaries, 1),
     Pass("shapes_on_stack", shapes_on_stack, 2),

@@ -18,6 +18,7 @@ from .fixed_shapes import FixedShapes, drop_fixed_shape_saves
 from ..ir.compat import gast
 from ..ir.trees import rewrite
 from .inplace import reuse_buffers
+from .number_unbroadcasts import drop_number_unbroadcasts
 from .recurrences import solve_linear_loops
 from .unused import drop_arrays, shapes_on_stack as _shapes_on_stack, shapes_only, unbind
 from .saves import overwritten_on_stack
@@ -30,6 +31,11 @@ if TYPE_CHECKING:  # the passes' one argument; pipeline.py imports this module
 def dead_code(ctx: Context) -> None:
     """Drop what nothing reads (a value that could raise keeps its check); collapse empty blocks."""
     ctx.tidy()
+
+
+def number_unbroadcasts(ctx: Context) -> bool:
+    """``unbroadcast(g, shape(x))`` is ``g`` where x and g are surely numbers (ranks 0)."""
+    return drop_number_unbroadcasts(ctx.fn_def, ctx.analysis.ranks, ctx.adjoints, ctx.ns)
 
 
 def static_shapes(ctx: Context) -> bool:
