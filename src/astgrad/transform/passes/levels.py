@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from ..ir import compat
 from .. import runtime
-from .cleanup import drop_unread_saves as _drop_unread_saves, propagate_copies, release, unstack
+from .cleanup import drop_unread_saves as _drop_unread_saves, propagate_copies, release, rename_into_returned, unstack
 from .fixed_shapes import FixedShapes, drop_fixed_shape_saves
 from ..ir.compat import gast
 from ..ir.trees import rewrite
@@ -77,11 +77,12 @@ def compute_only_shapes(ctx: Context) -> None:
 
 
 def read_through_copies(ctx: Context) -> None:
-    """Read ``b`` where the adjoint wrote ``a = b`` (``dx = dy``, not ``dt4 = dy`` first)."""
+    """Read ``b`` where the adjoint wrote ``a = b`` (``dx = dy``, not ``dt4 = dy`` first); name ``b`` ``a`` where
+    ``a`` is returned (``dx = 6 * dz * y``, not ``dy = ...; dx = dy``)."""
     returned = {n.id for n in compat.walk(ctx.fn_def.body[-1]) if isinstance(n, gast.Name)}
     copies = {n.id for stmt in ctx.adjoint for n in compat.walk(stmt)
               if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-    ctx.fn_def = propagate_copies(ctx.fn_def, copies - returned)
+    ctx.fn_def = rename_into_returned(propagate_copies(ctx.fn_def, copies - returned), copies)
 
 
 def saves_in_locals(ctx: Context) -> None:
