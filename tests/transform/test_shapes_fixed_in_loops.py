@@ -174,3 +174,30 @@ def test_a_second_call_with_other_shapes_gets_their_gradient(level):
         expected = gradient(lambda W: rnn(W, *args[1:]), args[0])
         np.testing.assert_allclose(g(*args), expected, rtol=1e-5, atol=1e-6)
 
+
+
+def aliases(x, y):
+    a = x
+    b = a
+    for i in range(2):
+        b = np.sin(b) * y
+    return np.sum(b)
+
+
+def alias_read_twice(x, y):
+    a = x
+    return np.sum(a * 2.0) + np.sum(np.cos(a) * y)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("fn", [aliases, alias_read_twice])
+def test_gradients_that_are_copies_of_one_value(fn, level):
+    """``db = ...; dx = db; return dx`` named ``dx`` throughout (through a loop too) changes no value."""
+    args = (RNG.standard_normal(3), RNG.standard_normal(3))
+    got = astgrad.grad(fn, wrt=(0, 1), optimize=level)(*args)
+    for index, value in enumerate(got):
+        def at(v, index=index):
+            trial = list(args)
+            trial[index] = v
+            return fn(*trial)
+        np.testing.assert_allclose(value, gradient(at, args[index]), rtol=1e-6, atol=1e-7)
