@@ -10,7 +10,6 @@ def drnn(Wx, Wh, b, xs, h0, *, dresult=1.0):
     for t in range(t1):
         _stack.append(t6)
         t6 = xs[t]
-        _stack.append(only_shape(t5))
         t5 = t6 @ Wx
         _stack.append(only_shape(t7))
         t7 = h @ Wh
@@ -38,6 +37,5 @@ def drnn(Wx, Wh, b, xs, h0, *, dresult=1.0):
         dWh = dWh + T(h) @ dt7
         t7 = _stack.pop()
         dWx = dWx + T(t6) @ dt5
-        t5 = _stack.pop()
         t6 = _stack.pop()
     return dWx, dWh, db

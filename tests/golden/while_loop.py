@@ -13,16 +13,15 @@ def dwhile_loop(x, *, dresult=1.0):
     del t3
     checked(reduced_shape(shape(y), None, False) if floats(y) else np.sum(y))
     # grad of line 39: return np.sum(y)
-    dy = filled(dresult, shape(y))
+    dx = filled(dresult, shape(y))
     # grad of line 37: while np.linalg.norm(y) < 1000:
-    saved = pop_numbers(_stack, range(_trips), '-', dy)
+    saved = pop_numbers(_stack, range(_trips), '-', dx)
     if saved is None:
         for _ in range(_trips):
             # grad of line 38: y = y * 2
             y = _stack.pop()
-            dy = dy * 2
+            dx = dx * 2
     else:
-        dy = linear_recurrence(dy, 2, None, len(range(_trips)))
+        dx = linear_recurrence(dx, 2, None, len(range(_trips)))
     # grad of line 36: y = x
-    dx = dy
     return dx

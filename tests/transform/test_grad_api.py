@@ -225,8 +225,8 @@ def test_pdb_steps_through_the_generated_adjoint():
     np.testing.assert_allclose(got, numeric_grad(tutorial, (x,), 0), rtol=1e-6)
     text = out.getvalue()
     shown = [line[3:] for line in text.splitlines() if line.startswith("-> ")]
-    assert shown[1:4] == ["dz = dresult / x.size", "dy = 6 * dz * y", "dx = dy"], text
-    assert "(Pdb) 0.3333333333333333" in text  # p dz: 1 / x.size, a number until dy = 6 * dz * y
+    assert shown[1:4] == ["dz = dresult / x.size", "dx = 6 * dz * y", "return dx"], text
+    assert "(Pdb) 0.3333333333333333" in text  # p dz: 1 / x.size, a number until dx = 6 * dz * y
 
 
 def test_each_variant_has_its_own_linecache_entry():

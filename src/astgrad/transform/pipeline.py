@@ -71,8 +71,9 @@ from .core.fusion import planned as planned_fusion
 from .core.inline import RuleInliner
 from .core.remat import rematerializable
 from .core.reverse import Reverser
-from .passes.levels import (array_sizes, compute_only_shapes, dead_code, drop_unread_saves, in_place,
-                            inline_temporaries, keep_only_shapes, linear_recurrences, overwritten_saves,
+from .passes.levels import (array_sizes, compute_only_shapes, dead_code, drop_unread_saves, fixed_shapes, in_place,
+                            inline_temporaries, keep_only_shapes, linear_recurrences, number_unbroadcasts,
+                            overwritten_saves,
                             in_place_halves, read_through_copies, release_arrays, saves_in_locals, shapes_on_stack,
                             static_shapes)
 from .passes.split import split as split_pair
@@ -500,10 +501,12 @@ ENTRY = FRONT + (
     Pass("remat", remat, 2),
     Pass("reverse", reverse),
     Pass("dead_code", dead_code, 1, reads=frozenset({"floats"})),
+    Pass("number_unbroadcasts", number_unbroadcasts, 1, reads=frozenset({"ranks"})),
     Pass("static_shapes", static_shapes, 2, tidy=True),
     Pass("inline_temporaries", inline_temporaries, 1),
     Pass("shapes_on_stack", shapes_on_stack, 2, needs=frozenset({"stack"})),
     Pass("drop_unread_saves", drop_unread_saves, 1, tidy=True, needs=frozenset({"stack"})),
+    Pass("fixed_shapes", fixed_shapes, 1, tidy=True, reads=frozenset({"ranks"})),
     Pass("keep_only_shapes", keep_only_shapes, 2),
     Pass("compute_only_shapes", compute_only_shapes, 2, reads=frozenset({"floats"})),
     Pass("read_through_copies", read_through_copies, 1),

@@ -5,7 +5,6 @@ def dtutorial(x, *, dresult=1.0):
     # grad of line 89: return z.mean()
     dz = dresult / size(z)
     # grad of line 88: z = y * y * 3
-    dy = 6 * dz * y
+    dx = 6 * dz * y
     # grad of line 87: y = x + 2
-    dx = dy
     return dx

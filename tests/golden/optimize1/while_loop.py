@@ -13,12 +13,11 @@ def dwhile_loop(x, *, dresult=1.0):
     _stack.append(_trips)
     checked(reduced_shape(shape(y), None, False) if floats(y) else np.sum(y))
     # grad of line 39: return np.sum(y)
-    dy = filled(dresult, shape(y))
+    dx = filled(dresult, shape(y))
     # grad of line 37: while np.linalg.norm(y) < 1000:
     for _ in range(_stack.pop()):
         # grad of line 38: y = y * 2
         y = _stack.pop()
-        dy = dy * 2
+        dx = dx * 2
     # grad of line 36: y = x
-    dx = dy
     return dx

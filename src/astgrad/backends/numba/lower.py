@@ -292,14 +292,16 @@ def _holds_its_loops_last_value(body, position, name) -> bool:
     there.  Its shape is that of the value the forward loop left in the local, and the local holds that value
     there when every statement before that stores it is either a statement of the body's top level before
     the loop (so it is bound when the loop runs no iteration) or the loop itself, nothing after the loop
-    rebinding it, and the statements between the ``0.0`` and the reverse loop leave it alone.
+    rebinding it, and the statements between the ``0.0`` and the reverse loop leave it alone.  The reverse
+    loop restores the local's earlier values, or reads only the last one where every value has its shape.
     """
     after = position + 1
     while after < len(body) and isinstance(body[after], (gast.Assign, gast.AugAssign)) \
             and not _stores(body[after], name):
         after += 1
-    if after == len(body) or not isinstance(body[after], (gast.For, gast.While)) or not _stores(body[after], name):
-        return False
+    if after == len(body) or not isinstance(body[after], (gast.For, gast.While)) \
+            or not any(isinstance(n, gast.Name) and n.id == name for n in gast.walk(body[after])):
+        return False  # the reverse loop restores the local, or reads it alone (its shape fixed: passes/fixed_shapes.py)
     loops = [at for at, stmt in enumerate(body[:position]) if _stores(stmt, name)
              and isinstance(stmt, (gast.For, gast.While, gast.If, gast.With, gast.Try))]
     if len(loops) != 1 or not isinstance(body[loops[0]], (gast.For, gast.While)):

@@ -1,7 +1,8 @@
 """The last passes over a generated function: what a careful person would tidy by hand.
 
 ``drop_unread_saves`` stops saving values no adjoint statement reads any
-more; ``propagate_copies`` reads ``b`` where the adjoint wrote ``a = b``;
+more; ``propagate_copies`` reads ``b`` where the adjoint wrote ``a = b``
+(``rename_into_returned`` names ``b`` ``a`` where ``a`` is returned);
 ``unstack`` keeps values saved outside every loop in locals instead of on
 ``_stack``; ``release`` deletes each array after its last read, so the
 generated gradient holds no more memory than it needs.
@@ -214,6 +215,49 @@ def propagate_copies(fn_def, candidates):
             i += 1
         return [s for s in out if not ((c := _copy_of(s)) and c[0] == c[1])] or [compat.make("Pass")]
     fn_def.body = block(fn_def.body)
+    return fn_def
+
+
+def rename_into_returned(fn_def, candidates):
+    """``a = b`` before ``return a`` with ``b`` read no more: ``b`` is named ``a`` from the start, the copy goes.
+
+    ``dy = 6 * dz * y; dx = dy; return dx`` becomes ``dx = 6 * dz * y;
+    return dx``.  Only for ``b`` among ``candidates`` (names the adjoint
+    assigns), not a parameter, never in a comprehension or lambda (a scope
+    of its own), and an ``a`` that nothing else names: renaming ``b`` is
+    then a change of name alone.
+    """
+    body = fn_def.body
+    if not body or not isinstance(body[-1], gast.Return):
+        return fn_def
+    returned = {n.id for n in compat.walk(body[-1]) if isinstance(n, gast.Name)}
+    params = {a.id for a in compat.walk(fn_def.args) if isinstance(a, gast.Name)}
+    scoped = {n.id for s in body for node in compat.walk(s) if isinstance(node, (gast.Lambda, gast.ListComp, gast.SetComp,
+                                                                                 gast.DictComp, gast.GeneratorExp))
+              for n in compat.walk(node) if isinstance(n, gast.Name)}
+    counts: dict = {}
+    for s in body:
+        for n in compat.walk(s):
+            if isinstance(n, gast.Name):
+                counts[n.id] = counts.get(n.id, 0) + 1
+    renamed: dict = {}
+    for j, s in enumerate(body[:-1]):
+        copy = _copy_of(s)
+        if copy is None:
+            continue
+        a, b = copy
+        later = sum(1 for t in body[j + 1:] for n in compat.walk(t) if isinstance(n, gast.Name) and n.id == b)
+        if a in returned and a != b and b in candidates and b not in params | scoped | returned | set(renamed) \
+                and a not in params | scoped and not later \
+                and counts.get(a, 0) == 1 + sum(1 for n in compat.walk(body[-1]) if isinstance(n, gast.Name) and n.id == a):
+            renamed[b] = a
+    if not renamed:
+        return fn_def
+    for s in body:
+        for n in compat.walk(s):
+            if isinstance(n, gast.Name) and n.id in renamed:
+                n.id = renamed[n.id]
+    fn_def.body = [s for s in body if not ((c := _copy_of(s)) and c[0] == c[1])]
     return fn_def
 
 

@@ -13,10 +13,12 @@ from typing import TYPE_CHECKING
 
 from ..ir import compat
 from .. import runtime
-from .cleanup import drop_unread_saves as _drop_unread_saves, propagate_copies, release, unstack
+from .cleanup import drop_unread_saves as _drop_unread_saves, propagate_copies, release, rename_into_returned, unstack
+from .fixed_shapes import FixedShapes, drop_fixed_shape_saves
 from ..ir.compat import gast
 from ..ir.trees import rewrite
 from .inplace import reuse_buffers
+from .number_unbroadcasts import drop_number_unbroadcasts
 from .recurrences import solve_linear_loops
 from .unused import drop_arrays, shapes_on_stack as _shapes_on_stack, shapes_only, unbind
 from .saves import overwritten_on_stack
@@ -29,6 +31,11 @@ if TYPE_CHECKING:  # the passes' one argument; pipeline.py imports this module
 def dead_code(ctx: Context) -> None:
     """Drop what nothing reads (a value that could raise keeps its check); collapse empty blocks."""
     ctx.tidy()
+
+
+def number_unbroadcasts(ctx: Context) -> bool:
+    """``unbroadcast(g, shape(x))`` is ``g`` where x and g are surely numbers (ranks 0)."""
+    return drop_number_unbroadcasts(ctx.fn_def, ctx.analysis.ranks, ctx.adjoints, ctx.ns)
 
 
 def static_shapes(ctx: Context) -> bool:
@@ -51,6 +58,14 @@ def drop_unread_saves(ctx: Context) -> None:
     ctx.fn_def = _drop_unread_saves(ctx.fn_def, ctx.adjoint)
 
 
+def fixed_shapes(ctx: Context) -> bool:
+    """Stop saving, in a loop, a value the adjoint reads only for a shape that is the same on every trip."""
+    body = ctx.fn_def.body
+    ctx.fn_def = drop_fixed_shape_saves(ctx.fn_def, ctx.adjoint, lambda: FixedShapes(ctx.body, ctx.params, ctx.analysis,
+                                                                                       ctx.ns), ctx.ns)
+    return ctx.fn_def.body is not body
+
+
 def keep_only_shapes(ctx: Context) -> None:
     """``t = only_shape(t)`` after the last primal read of a value the adjoint reads only for its shape."""
     ctx.fn_def = drop_arrays(ctx.fn_def, ctx.primal, ctx.adjoint, ctx.helpers, ctx.names.temps, ctx.ns)
@@ -62,11 +77,12 @@ def compute_only_shapes(ctx: Context) -> None:
 
 
 def read_through_copies(ctx: Context) -> None:
-    """Read ``b`` where the adjoint wrote ``a = b`` (``dx = dy``, not ``dt4 = dy`` first)."""
+    """Read ``b`` where the adjoint wrote ``a = b`` (``dx = dy``, not ``dt4 = dy`` first); name ``b`` ``a`` where
+    ``a`` is returned (``dx = 6 * dz * y``, not ``dy = ...; dx = dy``)."""
     returned = {n.id for n in compat.walk(ctx.fn_def.body[-1]) if isinstance(n, gast.Name)}
     copies = {n.id for stmt in ctx.adjoint for n in compat.walk(stmt)
               if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-    ctx.fn_def = propagate_copies(ctx.fn_def, copies - returned)
+    ctx.fn_def = rename_into_returned(propagate_copies(ctx.fn_def, copies - returned), copies)
 
 
 def saves_in_locals(ctx: Context) -> None:

@@ -1,0 +1,267 @@
+"""Shapes that cannot change: a value saved in a loop only for its shape is saved no more.
+
+``for t in range(n): t5 = xs[t] @ Wx`` gives ``t5`` the same shape on every
+trip, so the adjoint's ``unbroadcast(dt9, shape(t5))`` may read the last
+value's shape: the primal need not push ``only_shape(t5)`` on each trip,
+nor the adjoint pop it back.
+
+A name's shape is *fixed* when every value it holds during a call has one
+shape.  That is proven from the normal form, never guessed (FixedShapes):
+
+* a parameter of a rank given at call time (an array or a number, never a
+  list that may grow), and a name whose every value is a number;
+* a name bound by one operation alone, whose result's shape follows from
+  its operands' fixed shapes and from literals: a ufunc (``@`` too) or a
+  comparison, ``x[i]`` by literal integers and slices and Python ints (a
+  ``range`` counter), a reduction over literal axes, ``np.transpose``;
+* a name bound in several places, each giving it the one shape of the same
+  name: ``u = u0`` and ``u[1:-1] = v`` (``setitem`` keeps u's shape),
+  ``y = x * 2`` and ``y = y * 2`` (a broadcast with a number),
+  ``np.roll(u, 1)``, ``np.where(c, a, b)`` of one shape.
+
+A name whose shape changes from trip to trip (``x = x[1:]``,
+``x = np.concatenate([x, v])``, ``h = h0`` then ``h = np.tanh(h @ W + b)``
+with ``h0`` broadcasting, a name rebound in one branch) is none of these,
+and stays saved.  Asking the ranks makes the gradient specialise on them,
+so the analysis runs only where a loop saves a value for its shape.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ... import rules
+from ..front import ranks as _ranks
+from ..ir import compat
+from ..ir.compat import gast
+from ..ir.nodes import For, Op, Raw, walk_statements
+from ..ir.tagged import is_pop, popped_into, pushed, shape_kept
+from .static_shapes import meta_of
+
+_COMPARISONS = (gast.Lt, gast.LtE, gast.Gt, gast.GtE, gast.Eq, gast.NotEq)
+
+
+#: the shape ``()``: a number, or an array of none
+SCALAR = ("scalar",)
+#: a name whose values may differ in shape, or one this analysis cannot follow
+VARIES = ("varies",)
+
+
+class FixedShapes:
+    """``fixed(name)``: whether every value ``name`` holds in a call has the same shape.
+
+    Each name gets a *root*: a name whose one shape every value of it has
+    (itself for a parameter or a value computed by one operation alone),
+    ``SCALAR``, or ``VARIES``; None while not known.  A name bound in several
+    places has a root when each binding gives the same: ``u = u0`` and
+    ``u = setitem(u, np.s_[1:-1], v)`` both give ``u0``'s.
+    """
+
+    def __init__(self, body, params, analysis, ns):
+        self.ranks, self.ns = analysis.ranks, ns
+        exposed: set = set()  # names a statement kept as written reads or writes: anything may happen there
+        sites: dict = {}
+        for s in walk_statements(body):
+            if isinstance(s, Op):
+                for t in s.targets:
+                    sites.setdefault(t, []).append(s if len(s.targets) == 1 else None)
+            elif isinstance(s, For):
+                sites.setdefault(s.target, []).append(s)
+            elif isinstance(s, Raw):
+                exposed.update(n.id for n in gast.walk(s.stmt) if isinstance(n, gast.Name))
+        self.exposed, params = exposed, set(params)
+        self.root: dict = {p: VARIES if p in exposed or self.ranks.rank(p) is None else p for p in params}
+        self.root.update((name, VARIES) for name in exposed)
+        changed = True
+        while changed:
+            changed = False
+            for name, bound in sites.items():
+                if self.root.get(name) is VARIES:
+                    continue
+                for site in bound:
+                    new = self._site(site, name, len(bound) == 1 and name not in params)
+                    old = self.root.get(name)
+                    joined = new if old is None else old if new is None or new == old else VARIES
+                    if joined != old:
+                        self.root[name] = joined
+                        changed = True
+
+    def fixed(self, name) -> bool:
+        return self.root.get(name) not in (None, VARIES) or self._scalar(name)
+
+    def _scalar(self, name) -> bool:
+        """Every value a number or a 0-d array (Ranks): shape ``()``."""
+        return name not in self.exposed and name in self.ranks.locals and self.ranks.value.get(name, (None,))[0] == 0
+
+    def _site(self, site, name, alone):
+        """The root a binding gives ``name``; None while an operand's is not known."""
+        if site is None:
+            return VARIES
+        if isinstance(site, For):  # a Python int from range
+            return SCALAR if _range(site.iter, self.ns) else VARIES
+        op, fn, args, kwargs = site, site.fn, site.args, site.kwargs
+        if op.kind == "copy":
+            return self._of(args[0]) if len(args) == 1 else VARIES
+        if op.kind == "nondiff" and not args:
+            if _number(op.expr):
+                return SCALAR
+            if isinstance(op.expr, gast.Compare) and len(op.expr.ops) == 1 \
+                    and isinstance(op.expr.ops[0], _COMPARISONS):
+                return self._broadcast([op.expr.left, op.expr.comparators[0]], name, alone)
+            return VARIES
+        if op.kind not in ("prim", "nondiff"):
+            return VARIES
+        if isinstance(fn, np.ufunc) and fn.nout == 1 and len(args) == fn.nin and not kwargs:
+            if fn.signature is None:
+                return self._broadcast(args, name, alone)
+            return self._own(args, name, alone)  # np.matmul: its shape follows from its operands'
+        if fn is rules.getitem and len(args) == 2 and not kwargs and self._index(args[1]):
+            return self._own(args[:1], name, alone)
+        if fn is rules.setitem and len(args) == 3 and not kwargs:
+            return self._of(args[0])  # written into: its shape
+        if fn is np.roll and args:
+            return self._of(args[0])
+        if fn in _ranks._REDUCTIONS and len(args) == 1 and set(kwargs) <= {"axis", "keepdims"} \
+                and all(_literal(v) for v in kwargs.values()):
+            whole = kwargs.get("axis") is None and kwargs.get("keepdims") is None
+            root = self._of(args[0])
+            return root if root in (None, VARIES) else SCALAR if whole else name if alone else VARIES
+        if fn is np.transpose and len(args) == 1 and not kwargs:
+            return self._own(args, name, alone)
+        if fn is np.where and len(args) == 3 and not kwargs:
+            return self._broadcast(args, name, alone)
+        return VARIES
+
+    def _of(self, atom):
+        if _number(atom):
+            return SCALAR
+        if isinstance(atom, gast.Name) and atom.id in self.ranks.locals:
+            return SCALAR if self._scalar(atom.id) else self.root.get(atom.id)  # None: not known yet
+        return VARIES
+
+    def _own(self, operands, name, alone):
+        """A result whose shape follows from its operands' alone: its own root, when only it binds ``name``."""
+        roots = [self._of(a) for a in operands]
+        if VARIES in roots:
+            return VARIES
+        if None in roots:
+            return None
+        return name if alone else VARIES
+
+    def _broadcast(self, operands, name, alone):
+        """A broadcast: the one root of operands that are not numbers (rank 0 given at call time counts as one)."""
+        roots = set()
+        for a in operands:
+            root = self._of(a)
+            if root is VARIES:
+                return VARIES
+            if root is None or root is SCALAR:
+                continue  # not known yet: the others decide, and a later change is joined (VARIES)
+            roots.add(root)
+        if not roots:
+            return None if any(self._of(a) is None for a in operands) else SCALAR
+        if len(roots) == 1:
+            return roots.pop()
+        return self._own(operands, name, alone)
+
+    def _index(self, index) -> bool:
+        """An index whose result's shape follows from the indexed array's: literals, slices of literals and
+        Python ints (``x[t]`` with ``t`` from ``range`` drops one axis, whichever ``t``)."""
+        if isinstance(index, gast.Subscript) and isinstance(index.value, gast.Attribute) and index.value.attr == "s_" \
+                and isinstance(index.value.value, gast.Name) and self.ns.globals.get(index.value.value.id) is np:
+            return self._index(index.slice)
+        if isinstance(index, gast.Tuple):
+            return all(self._index(e) for e in index.elts)
+        if isinstance(index, gast.Slice):
+            return all(part is None or _integer(part) for part in (index.lower, index.upper, index.step))
+        if _integer(index) or isinstance(index, gast.Constant) and index.value in (None, Ellipsis):
+            return True
+        if isinstance(index, gast.Name):
+            self.ranks.rank(index.id)  # asked: ranks given at call time may prove it an int
+            return self.ranks.value.get(index.id) == (0, True) and index.id not in self.exposed
+        return False
+
+
+def drop_fixed_shape_saves(fn_def, adjoint, analyse, ns):
+    """Stop saving a name the ``adjoint`` reads only for its shape when that shape is ``fixed``.
+
+    Its pushes and its pops go together, as in cleanup.drop_unread_saves:
+    every pop of ``t`` matches a push of ``t``.  The adjoint's reads then
+    see the name's last value, which has the shape of every other.
+    """
+    shape_reads, other, stored = set(), set(), set()
+    for stmt in adjoint:
+        inside = {id(name) for n in compat.walk(stmt) if (name := meta_of(n, ns)) is not None}
+        restoring = {id(n.targets[0]) for n in compat.walk(stmt) if popped_into(n) is not None}
+        for n in compat.walk(stmt):
+            if not isinstance(n, gast.Name):
+                continue
+            if id(n) in inside:
+                shape_reads.add(n.id)
+            elif isinstance(n.ctx, gast.Load):
+                other.add(n.id)
+            elif id(n) not in restoring:
+                stored.add(n.id)  # assigned by the adjoint itself (a value recomputed there): not only restored
+    popped, pushes, bare = set(), set(), False
+    for n in compat.walk(fn_def):
+        if popped_into(n) is not None:
+            popped.add(popped_into(n))
+        elif isinstance(n, gast.Expr) and is_pop(n.value):
+            bare = True
+        value = pushed(n)
+        value = shape_kept(value) or value
+        if isinstance(value, gast.Name):
+            pushes.add(value.id)
+    if bare:
+        return fn_def  # a pop whose name is gone: which push it matches is not known here
+    candidates = {name for name in popped & pushes & shape_reads if name not in other and name not in stored}
+    if not candidates:
+        return fn_def
+    fixed = analyse()  # only now: it asks ranks, which makes the gradient specialise on them
+    chosen = {name for name in candidates if fixed.fixed(name)}
+    if not chosen:
+        return fn_def
+
+    def keep(stmt):
+        if popped_into(stmt) in chosen:
+            return False
+        value = pushed(stmt)
+        value = shape_kept(value) or value
+        return not (isinstance(value, gast.Name) and value.id in chosen)
+
+    def sweep(stmts):
+        out = []
+        for s in stmts:
+            if not keep(s):
+                continue
+            for field in ("body", "orelse"):
+                if isinstance(getattr(s, field, None), list) and getattr(s, field):
+                    setattr(s, field, sweep(getattr(s, field)) or [compat.make("Pass")])
+            out.append(s)
+        return out
+    fn_def.body = sweep(fn_def.body)
+    return fn_def
+
+
+def _range(iter_, ns) -> bool:
+    return isinstance(iter_, gast.Call) and isinstance(iter_.func, gast.Name) and iter_.func.id == "range" \
+        and ns.globals.get("range", range) is range
+
+
+def _number(node) -> bool:
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
+        node = node.operand
+    return isinstance(node, gast.Constant) and isinstance(node.value, (bool, int, float, complex))
+
+
+def _integer(node) -> bool:
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
+        node = node.operand
+    return isinstance(node, gast.Constant) and type(node.value) is int
+
+
+def _literal(node) -> bool:
+    if isinstance(node, gast.Tuple):
+        return all(_literal(e) for e in node.elts)
+    return _number(node) or isinstance(node, gast.Constant) and node.value is None
+
