@@ -75,12 +75,15 @@ def saves_in_locals(ctx: Context) -> None:
 
 
 def overwritten_saves(ctx: Context) -> None:
-    """An item or slice write saves the values it overwrote (``overwritten(y, i)``), not the whole array."""
+    """An item or slice write saves the values it overwrote (``overwritten(y, i)``), not the whole array;
+    only its shape where the reverse sweep reads no more of it."""
     from ...rules import _extra
 
+    through_cast = ctx.ns.name_of(_extra.through_cast)
     ctx.fn_def = overwritten_on_stack(ctx.fn_def, lambda name: ctx.ns.globals.get(name) is _extra.setitem,
                                       ctx.ns.bind(runtime.overwritten, "overwritten"),
-                                      ctx.ns.bind(runtime.restored, "restored"))
+                                      ctx.ns.bind(runtime.restored, "restored"), ctx.helpers[2], ctx.helpers[:2],
+                                      (through_cast,) if through_cast is not None else ())
 
 
 def release_arrays(ctx: Context) -> None:

@@ -9,11 +9,11 @@ the old array is read, instead of the array.
 from __future__ import annotations
 
 from ..ir import compat
-from ..ir.tagged import POP, kind, pushed, shape_kept
+from ..ir.tagged import POP, kind, pushed, shape_kept, shape_of
 from ..ir.compat import gast
 
 
-def overwritten_on_stack(fn_def, is_setitem, save, restore):
+def overwritten_on_stack(fn_def, is_setitem, save, restore, keep_shape=None, meta_helpers=(), dtype_readers=()):
     """Push what a write overwrote, not the array: ``save(y, i)`` before ``y = setitem(y, i, v)``.
 
     ``t6 = setitem(y, i, t1); _stack.append(y); y = t6`` in a loop saved all
@@ -25,6 +25,12 @@ def overwritten_on_stack(fn_def, is_setitem, save, restore):
     only, a pop of another form) keeps whole saves.  ``is_setitem(name)``
     says whether ``name`` is the runtime's ``setitem``; ``save`` and
     ``restore`` name the helpers.
+
+    Where the reverse sweep reads the restored ``y`` only for its shape and
+    dtype (``shape(y)``, and ``through_cast(g, y)``, the gradient of a write
+    into an integer array: ``dtype_readers`` names it), nothing overwritten
+    is kept: the push is ``keep_shape(y)`` and the pop is left as it is
+    (``meta_helpers``: the names of ``shape`` and ``size``).
     """
     found: dict = {}  # name -> [(push statement, index expression)]
     other_pushes = set()
@@ -66,17 +72,20 @@ def overwritten_on_stack(fn_def, is_setitem, save, restore):
             else:
                 odd |= names
     chosen = set(found) - other_pushes - odd
+    unread = restored_unread(fn_def, chosen, meta_helpers, dtype_readers) if keep_shape is not None else set()
     for name in chosen:
         for push, index in found[name]:
-            push.value.args = [compat.call(compat.name(save), [compat.name(name), compat.clone(index)])]
-        for pop in pops.get(name, ()):
+            push.value.args = [shape_of(keep_shape, compat.name(name)) if name in unread else
+                               compat.call(compat.name(save), [compat.name(name), compat.clone(index)])]
+        for pop in pops.get(name, ()) if name not in unread else ():
             pop.value = compat.call(compat.name(restore), [compat.name(name), pop.value])
     return fn_def
 
 
-def restored_unread(fn_def, names, shape_helpers) -> set:
+def restored_unread(fn_def, names, shape_helpers, dtype_readers=()) -> set:
     """Those of ``names`` whose every pop (``u = <pop>``) is followed, on every path, by no read of ``u``
-    but ``shape(u)`` before ``u`` is bound again.
+    but ``shape(u)`` before ``u`` is bound again (or ``through_cast(g, u)``, which reads its dtype, where
+    ``dtype_readers`` names it: the shape kept instead, ``Shaped``, has the dtype too).
 
     ``u[1:-1] = ...`` in a loop saves ``u`` for the reverse sweep, which reads
     the restored ``u`` only as ``shape(u)``; ``2 * u`` in the adjoint of the
@@ -95,6 +104,9 @@ def restored_unread(fn_def, names, shape_helpers) -> set:
         inside = {id(n.args[0]) for n in compat.walk(node)
                   if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id in shape_helpers
                   and len(n.args) == 1 and isinstance(n.args[0], gast.Name)}
+        inside |= {id(n.args[1]) for n in compat.walk(node)
+                   if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id in dtype_readers
+                   and len(n.args) == 2 and not n.keywords and isinstance(n.args[1], gast.Name)}
         return {n.id for n in compat.walk(node)
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(n) not in inside}
 
