@@ -16,6 +16,7 @@ from .. import runtime
 from .cleanup import drop_unread_saves as _drop_unread_saves, propagate_copies, release, unstack
 from ..ir.compat import gast
 from ..ir.trees import rewrite
+from .accumulate import accumulate_in_place
 from .inplace import reuse_buffers
 from .recurrences import solve_linear_loops
 from .unused import drop_arrays, shapes_on_stack as _shapes_on_stack, shapes_only, unbind
@@ -95,7 +96,9 @@ def release_arrays(ctx: Context) -> None:
 
 
 def in_place(ctx: Context) -> None:
-    """Write a result into an operand the function made and nothing reads again (``add_into``)."""
+    """Write a result into an operand the function made and nothing reads again (``add_into``); add the
+    gradient of indexing at its index (``added_at``), into the gradient itself where nothing else reaches it."""
+    accumulate_in_place(ctx.fn_def, ctx.ns)
     ctx.fn_def = reuse_buffers(ctx.fn_def, ctx.ns, numbers=_numbers(ctx), counts=ctx.helpers[1:2])
 
 
@@ -103,6 +106,7 @@ def in_place_halves(ctx: Context) -> None:
     """A callee's ``in_place``, in each half of its pair: what the forward half saves is read again by the
     backward half (a pullback's, once per cotangent), and the backward half never writes into what it pops."""
     for fn_def in ctx.fn_defs:
+        accumulate_in_place(fn_def, ctx.ns)
         reuse_buffers(fn_def, ctx.ns, numbers=_numbers(ctx), counts=ctx.helpers[1:2])
 
 
