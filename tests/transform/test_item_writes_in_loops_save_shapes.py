@@ -268,3 +268,29 @@ def test_a_stencil_keeps_one_array_a_step():
         dkappa, du0 = astgrad.grad(stencil, wrt=(0, 1), optimize=level)(0.2, X.copy(), 5)
         assert dkappa == pytest.approx(gradient(lambda k: stencil(k, X.copy(), 5), 0.2), rel=1e-6)
         np.testing.assert_allclose(du0, gradient(lambda u: stencil(0.2, u, 5), X.copy()), rtol=1e-6, atol=1e-8)
+
+
+def test_an_array_made_each_step_and_written_item_by_item_keeps_its_shape():
+    """``rates = np.zeros(n)`` each step, then ``rates[i] += ...``: the reverse sweep reads ``rates`` only for
+    its shape, rank and dtype, so neither save of it (before ``np.zeros`` rebinds it, before each write)
+    keeps an array: less than one ``rates`` a write, where each write's copy was kept."""
+    mix = RNG.random((3, 100))
+
+    def reactions(k, c0, steps):
+        c = c0.copy()
+        for _ in range(steps):
+            rates = np.zeros(len(k))
+            for i in range(len(k)):
+                rates[i] += k[i] * c[i % 3] * c[(i + 1) % 3]
+            c = c + 0.0001 * (mix @ rates)
+        return np.sum(c ** 2)
+
+    k, c0 = RNG.random(100), RNG.random(3) + 0.5
+    gradient_ = astgrad.grad(reactions, wrt=(0, 1))
+    source = gradient_.source
+    assert "_stack.append(rates)" not in source and "_stack.append(only_shape(rates))" in source
+    assert _peak(lambda: gradient_(k, c0, 20)) < 20 * 100 * k.nbytes
+    for level in LEVELS:
+        dk, dc0 = astgrad.grad(reactions, wrt=(0, 1), optimize=level)(k, c0, 3)
+        np.testing.assert_allclose(dk, gradient(lambda v: reactions(v, c0, 3), k), rtol=1e-6, atol=1e-9)
+        np.testing.assert_allclose(dc0, gradient(lambda v: reactions(k, v, 3), c0), rtol=1e-6, atol=1e-9)

@@ -80,10 +80,11 @@ def overwritten_saves(ctx: Context) -> None:
     only its shape where the reverse sweep reads no more of it."""
     from ...rules import _extra
 
-    through_cast = ctx.ns.name_of(_extra.through_cast)
+    through_cast, ndim = ctx.ns.name_of(_extra.through_cast), ctx.ns.name_of(runtime.ndim)
     ctx.fn_def = overwritten_on_stack(ctx.fn_def, lambda name: ctx.ns.globals.get(name) is _extra.setitem,
                                       ctx.ns.bind(runtime.overwritten, "overwritten"),
-                                      ctx.ns.bind(runtime.restored, "restored"), ctx.helpers[2], ctx.helpers[:2],
+                                      ctx.ns.bind(runtime.restored, "restored"), ctx.helpers[2],
+                                      ctx.helpers[:2] + ((ndim,) if ndim is not None else ()),
                                       (through_cast,) if through_cast is not None else ())
 
 

@@ -29,11 +29,13 @@ def overwritten_on_stack(fn_def, is_setitem, save, restore, keep_shape=None, met
     Where the reverse sweep reads the restored ``y`` only for its shape and
     dtype (``shape(y)``, and ``through_cast(g, y)``, the gradient of a write
     into an integer array: ``dtype_readers`` names it), nothing overwritten
-    is kept: the push is ``keep_shape(y)`` and the pop is left as it is
-    (``meta_helpers``: the names of ``shape`` and ``size``).
+    is kept: every push of ``y`` is ``keep_shape(y)`` (also one with other
+    saves of ``y``) and the pops are left as they are (``meta_helpers``: the
+    names of ``shape`` and ``size``).
     """
     found: dict = {}  # name -> [(push statement, index expression)]
     other_pushes = set()
+    whole: dict = {}  # name -> every push statement that saves it whole
 
     def scan(stmts):
         for i, s in enumerate(stmts):
@@ -50,6 +52,7 @@ def overwritten_on_stack(fn_def, is_setitem, save, restore, keep_shape=None, met
                     other_pushes.add(kept.id)
                 continue
             name, write = value.id, stmts[i - 1] if i else None
+            whole.setdefault(name, []).append(s)
             after = stmts[i + 1] if i + 1 < len(stmts) else None
             if isinstance(write, gast.Assign) and len(write.targets) == 1 and isinstance(write.targets[0], gast.Name) \
                     and isinstance(write.value, gast.Call) and isinstance(write.value.func, gast.Name) \
@@ -71,13 +74,15 @@ def overwritten_on_stack(fn_def, is_setitem, save, restore, keep_shape=None, met
                 pops.setdefault(n.targets[0].id, []).append(n)
             else:
                 odd |= names
-    chosen = set(found) - other_pushes - odd
-    unread = restored_unread(fn_def, chosen, meta_helpers, dtype_readers) if keep_shape is not None else set()
-    for name in chosen:
+    unread = restored_unread(fn_def, set(found) - odd, meta_helpers, dtype_readers) if keep_shape is not None \
+        else set()
+    for name in unread:  # every save of it, the write's and any other (before np.zeros rebinds it, say)
+        for push in whole[name]:
+            push.value.args = [shape_of(keep_shape, compat.name(name))]
+    for name in set(found) - other_pushes - odd - unread:
         for push, index in found[name]:
-            push.value.args = [shape_of(keep_shape, compat.name(name)) if name in unread else
-                               compat.call(compat.name(save), [compat.name(name), compat.clone(index)])]
-        for pop in pops.get(name, ()) if name not in unread else ():
+            push.value.args = [compat.call(compat.name(save), [compat.name(name), compat.clone(index)])]
+        for pop in pops.get(name, ()):
             pop.value = compat.call(compat.name(restore), [compat.name(name), pop.value])
     return fn_def
 
