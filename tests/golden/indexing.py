@@ -14,9 +14,9 @@ def dindexing(x, *, dresult=1.0):
     del t4, t5
     dx = scatter(dt5, shape(x), (1, 0))
     del dt5
-    dx = add_into(dx, scatter(dt4, shape(x), (0, 1)))
+    dx = add_at(dx, dt4, shape(x), (0, 1))
     del dt4
     dt2 = filled(dt1, shape(t2))
     del dt1, t2
-    dx = add_into(dx, scatter(dt2, shape(x), np.s_[1:, ::2]))
+    dx = add_at(dx, dt2, shape(x), np.s_[1:, ::2])
     return dx

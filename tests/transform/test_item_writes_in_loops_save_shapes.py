@@ -11,6 +11,8 @@ program here is checked against central differences at each level, and
 through the hessian (forward over the generated gradient).
 """
 
+import tracemalloc
+
 import numpy as np
 import pytest
 
@@ -207,11 +209,6 @@ def test_hessian_matches_differences_of_the_gradient(f):
         np.testing.assert_allclose(astgrad.hessian(f, optimize=level)(X.copy()), expected, rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="since integer targets cut the gradient, the item write's adjoint passes it through "
-                          "through_cast(g, u), which reads u for its dtype: the shape-only liveness counts that as a "
-                          "read of the old values, so the overwritten-values save applies instead (memory O(slice), "
-                          "not O(1)); to teach the liveness that through_cast reads only the dtype")
 @pytest.mark.parametrize("f, name", [(heat, "u"), (accumulate, "y"), (while_loop, "u"), (with_break, "y")])
 def test_a_write_read_back_only_for_its_shape_saves_the_shape(f, name):
     source = astgrad.grad(f).source
@@ -238,3 +235,62 @@ def test_value_and_gradient_of_a_write_loop(level):
 def test_a_while_loop_reading_each_step_saves_what_it_overwrote():
     source = astgrad.grad(while_read_each_step).source
     assert "_stack.append(overwritten(u, " in source and "_stack.append(u)" not in source
+
+
+def _peak(run):
+    tracemalloc.start()
+    try:
+        before, _ = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        run()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return peak - before
+
+
+def test_a_stencil_keeps_one_array_a_step():
+    """heat's step reads ``kappa * (u[2:] - 2 * u[1:-1] + u[:-2])``: its adjoint needs the second difference
+    (for kappa), nothing of the old ``u`` but its shape and dtype.  One array a step is kept: the second
+    difference itself, not the two operands it could be recomputed from (each saved whole only for that),
+    nor the overwritten values of ``u``."""
+    def stencil(kappa, u0, steps):
+        u = u0.copy()
+        for _ in range(steps):
+            u[1:-1] = u[1:-1] + kappa * (u[2:] - 2 * u[1:-1] + u[:-2])
+        return np.sum(u ** 2)
+
+    u0 = np.sin(np.linspace(0.0, 3.0, 400))
+    gradient_ = astgrad.grad(stencil, wrt=(0, 1))
+    one_array = 200 * u0.nbytes
+    assert _peak(lambda: gradient_(0.2, u0, 200)) < 1.6 * one_array
+    for level in LEVELS:
+        dkappa, du0 = astgrad.grad(stencil, wrt=(0, 1), optimize=level)(0.2, X.copy(), 5)
+        assert dkappa == pytest.approx(gradient(lambda k: stencil(k, X.copy(), 5), 0.2), rel=1e-6)
+        np.testing.assert_allclose(du0, gradient(lambda u: stencil(0.2, u, 5), X.copy()), rtol=1e-6, atol=1e-8)
+
+
+def test_an_array_made_each_step_and_written_item_by_item_keeps_its_shape():
+    """``rates = np.zeros(n)`` each step, then ``rates[i] += ...``: the reverse sweep reads ``rates`` only for
+    its shape, rank and dtype, so neither save of it (before ``np.zeros`` rebinds it, before each write)
+    keeps an array: less than one ``rates`` a write, where each write's copy was kept."""
+    mix = RNG.random((3, 100))
+
+    def reactions(k, c0, steps):
+        c = c0.copy()
+        for _ in range(steps):
+            rates = np.zeros(len(k))
+            for i in range(len(k)):
+                rates[i] += k[i] * c[i % 3] * c[(i + 1) % 3]
+            c = c + 0.0001 * (mix @ rates)
+        return np.sum(c ** 2)
+
+    k, c0 = RNG.random(100), RNG.random(3) + 0.5
+    gradient_ = astgrad.grad(reactions, wrt=(0, 1))
+    source = gradient_.source
+    assert "_stack.append(rates)" not in source and "_stack.append(only_shape(rates))" in source
+    assert _peak(lambda: gradient_(k, c0, 20)) < 20 * 100 * k.nbytes
+    for level in LEVELS:
+        dk, dc0 = astgrad.grad(reactions, wrt=(0, 1), optimize=level)(k, c0, 3)
+        np.testing.assert_allclose(dk, gradient(lambda v: reactions(v, c0, 3), k), rtol=1e-6, atol=1e-9)
+        np.testing.assert_allclose(dc0, gradient(lambda v: reactions(k, v, 3), c0), rtol=1e-6, atol=1e-9)

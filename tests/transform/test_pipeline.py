@@ -142,7 +142,7 @@ def recurrent(x, w):
     h = x
     for i in range(3):
         a = h * w
-        h = np.tanh(a) + a * a
+        h = np.tanh(a) + a * h  # a * h reads h: the adjoint restores h anyway, so a is recomputed from it
     return np.sum(h)
 
 

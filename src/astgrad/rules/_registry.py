@@ -37,6 +37,8 @@ import types
 import warnings
 from typing import Any, Callable
 
+import numpy as np
+
 from . import _deferred
 from ._names import _public_path, library_function, names, qualified_name
 from ._introspect import parameter_usage, positional_parameters, without_unneeded_gradients
@@ -623,16 +625,26 @@ def _find_dispatcher(args, kwargs):
     The tape's Tensor class defines ``_astgrad_apply(fn, args, kwargs)``; the
     rules package never imports the tape.
     """
-    for value in (*args, *kwargs.values()):
+    for value in (*args, *kwargs.values()) if kwargs else args:
+        kind = type(value)
+        if kind in _UNTAPED:  # an array or a number: most calls from generated code
+            continue
         if isinstance(value, (list, tuple)):
             for item in value:
-                hook = getattr(type(item), "_astgrad_apply", None)
-                if hook is not None:
+                if type(item) not in _UNTAPED and (hook := getattr(type(item), "_astgrad_apply", None)) is not None:
                     return hook
-        hook = getattr(type(value), "_astgrad_apply", None)
+            if kind is tuple or kind is list:
+                continue
+        hook = getattr(kind, "_astgrad_apply", None)
         if hook is not None:
             return hook
     return None
+
+
+#: types that are never the tape's (no ``_astgrad_apply``): looked up in a set, where ``getattr`` on a class that
+#: lacks the hook costs a caught AttributeError, a few microseconds on each call of a primitive from generated code
+_UNTAPED = frozenset({np.ndarray, float, int, bool, complex, type(None), slice, str, type(Ellipsis),
+                      np.float64, np.float32, np.int64, np.int32, np.intp, np.bool_, np.complex128})
 
 
 def raw(fn: Callable) -> Callable:

@@ -144,6 +144,12 @@ def register() -> None:
     overload(runtime.subtract_into)(lambda buffer, other: lambda buffer, other: buffer - other)
     overload(runtime.multiply_into)(lambda buffer, other: lambda buffer, other: buffer * other)
     overload(runtime.divide_into)(lambda buffer, other: lambda buffer, other: buffer / other)
+    # the gradient of indexing added at its index: as the rule writes it, zeros of the whole shape
+    overload(runtime.added_at)(lambda total, g, shape, index: lambda total, g, shape, index:
+                               total + _extra.scatter(g, shape, index))
+    overload(runtime.add_at)(lambda total, g, shape, index: lambda total, g, shape, index:
+                             total + _extra.scatter(g, shape, index))
+    overload(runtime.copied)(lambda value: lambda value: value)
 
     @overload(runtime.reduced_shape, prefer_literal=True)
     def _reduced_shape(shape, axis=None, keepdims=False, identity=None):

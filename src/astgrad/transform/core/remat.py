@@ -34,10 +34,12 @@ def rematerializable(body, an, params=()) -> dict:
         for t in op.targets:
             defs.setdefault(t, []).append(op)
     readers: dict = {}
+    valued: set = set()  # names some adjoint reads for their values, not only for their shape
     for op in walk_ops(body):
         if an.is_active(op):
             for name in an.rule_reads(op):
                 readers.setdefault(name, []).append(op)
+            valued |= an.rule_reads(op, values_only=True)
     iters = {n for s in walk_statements(body) if isinstance(s, For) for n in atom_names(s.iter)}
     bound_otherwise = set(params) | {s.target for s in walk_statements(body) if isinstance(s, For)}
     chosen: dict = {}
@@ -69,8 +71,8 @@ def rematerializable(body, an, params=()) -> dict:
                 elif a.id in chosen and chosen[a.id][1] is stmts:  # recomputed first, from its own leaves
                     start = min(start, chosen[a.id][2])
                     leaves |= chosen[a.id][3]
-                elif a.id in an.saved or an.counts.get(a.id) == 1:
-                    leaves.add(a.id)
+                elif a.id in an.saved and a.id in valued or an.counts.get(a.id) == 1:
+                    leaves.add(a.id)  # restored anyway: a leaf saved only for its shape would be saved whole
                 else:
                     ok = False
             between = stmts[start + 1:last + 1]

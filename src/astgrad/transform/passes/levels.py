@@ -17,6 +17,7 @@ from .cleanup import drop_unread_saves as _drop_unread_saves, propagate_copies, 
 from .fixed_shapes import FixedShapes, drop_fixed_shape_saves
 from ..ir.compat import gast
 from ..ir.trees import rewrite
+from .accumulate import accumulate_in_place
 from .inplace import reuse_buffers
 from .number_unbroadcasts import drop_number_unbroadcasts
 from .recurrences import solve_linear_loops
@@ -91,12 +92,16 @@ def saves_in_locals(ctx: Context) -> None:
 
 
 def overwritten_saves(ctx: Context) -> None:
-    """An item or slice write saves the values it overwrote (``overwritten(y, i)``), not the whole array."""
+    """An item or slice write saves the values it overwrote (``overwritten(y, i)``), not the whole array;
+    only its shape where the reverse sweep reads no more of it."""
     from ...rules import _extra
 
+    through_cast, ndim = ctx.ns.name_of(_extra.through_cast), ctx.ns.name_of(runtime.ndim)
     ctx.fn_def = overwritten_on_stack(ctx.fn_def, lambda name: ctx.ns.globals.get(name) is _extra.setitem,
                                       ctx.ns.bind(runtime.overwritten, "overwritten"),
-                                      ctx.ns.bind(runtime.restored, "restored"))
+                                      ctx.ns.bind(runtime.restored, "restored"), ctx.helpers[2],
+                                      ctx.helpers[:2] + ((ndim,) if ndim is not None else ()),
+                                      (through_cast,) if through_cast is not None else ())
 
 
 def release_arrays(ctx: Context) -> None:
@@ -108,7 +113,9 @@ def release_arrays(ctx: Context) -> None:
 
 
 def in_place(ctx: Context) -> None:
-    """Write a result into an operand the function made and nothing reads again (``add_into``)."""
+    """Write a result into an operand the function made and nothing reads again (``add_into``); add the
+    gradient of indexing at its index (``added_at``), into the gradient itself where nothing else reaches it."""
+    accumulate_in_place(ctx.fn_def, ctx.ns)
     ctx.fn_def = reuse_buffers(ctx.fn_def, ctx.ns, numbers=_numbers(ctx), counts=ctx.helpers[1:2])
 
 
@@ -116,6 +123,7 @@ def in_place_halves(ctx: Context) -> None:
     """A callee's ``in_place``, in each half of its pair: what the forward half saves is read again by the
     backward half (a pullback's, once per cotangent), and the backward half never writes into what it pops."""
     for fn_def in ctx.fn_defs:
+        accumulate_in_place(fn_def, ctx.ns)
         reuse_buffers(fn_def, ctx.ns, numbers=_numbers(ctx), counts=ctx.helpers[1:2])
 
 

@@ -9,11 +9,11 @@ the old array is read, instead of the array.
 from __future__ import annotations
 
 from ..ir import compat
-from ..ir.tagged import POP, kind, pushed, shape_kept
+from ..ir.tagged import POP, kind, pushed, shape_kept, shape_of
 from ..ir.compat import gast
 
 
-def overwritten_on_stack(fn_def, is_setitem, save, restore):
+def overwritten_on_stack(fn_def, is_setitem, save, restore, keep_shape=None, meta_helpers=(), dtype_readers=()):
     """Push what a write overwrote, not the array: ``save(y, i)`` before ``y = setitem(y, i, v)``.
 
     ``t6 = setitem(y, i, t1); _stack.append(y); y = t6`` in a loop saved all
@@ -25,9 +25,17 @@ def overwritten_on_stack(fn_def, is_setitem, save, restore):
     only, a pop of another form) keeps whole saves.  ``is_setitem(name)``
     says whether ``name`` is the runtime's ``setitem``; ``save`` and
     ``restore`` name the helpers.
+
+    Where the reverse sweep reads the restored ``y`` only for its shape and
+    dtype (``shape(y)``, and ``through_cast(g, y)``, the gradient of a write
+    into an integer array: ``dtype_readers`` names it), nothing overwritten
+    is kept: every push of ``y`` is ``keep_shape(y)`` (also one with other
+    saves of ``y``) and the pops are left as they are (``meta_helpers``: the
+    names of ``shape`` and ``size``).
     """
     found: dict = {}  # name -> [(push statement, index expression)]
     other_pushes = set()
+    whole: dict = {}  # name -> every push statement that saves it whole
 
     def scan(stmts):
         for i, s in enumerate(stmts):
@@ -44,6 +52,7 @@ def overwritten_on_stack(fn_def, is_setitem, save, restore):
                     other_pushes.add(kept.id)
                 continue
             name, write = value.id, stmts[i - 1] if i else None
+            whole.setdefault(name, []).append(s)
             after = stmts[i + 1] if i + 1 < len(stmts) else None
             if isinstance(write, gast.Assign) and len(write.targets) == 1 and isinstance(write.targets[0], gast.Name) \
                     and isinstance(write.value, gast.Call) and isinstance(write.value.func, gast.Name) \
@@ -65,8 +74,12 @@ def overwritten_on_stack(fn_def, is_setitem, save, restore):
                 pops.setdefault(n.targets[0].id, []).append(n)
             else:
                 odd |= names
-    chosen = set(found) - other_pushes - odd
-    for name in chosen:
+    unread = restored_unread(fn_def, set(found) - odd, meta_helpers, dtype_readers) if keep_shape is not None \
+        else set()
+    for name in unread:  # every save of it, the write's and any other (before np.zeros rebinds it, say)
+        for push in whole[name]:
+            push.value.args = [shape_of(keep_shape, compat.name(name))]
+    for name in set(found) - other_pushes - odd - unread:
         for push, index in found[name]:
             push.value.args = [compat.call(compat.name(save), [compat.name(name), compat.clone(index)])]
         for pop in pops.get(name, ()):
@@ -74,9 +87,10 @@ def overwritten_on_stack(fn_def, is_setitem, save, restore):
     return fn_def
 
 
-def restored_unread(fn_def, names, shape_helpers) -> set:
+def restored_unread(fn_def, names, shape_helpers, dtype_readers=()) -> set:
     """Those of ``names`` whose every pop (``u = <pop>``) is followed, on every path, by no read of ``u``
-    but ``shape(u)`` before ``u`` is bound again.
+    but ``shape(u)`` before ``u`` is bound again (or ``through_cast(g, u)``, which reads its dtype, where
+    ``dtype_readers`` names it: the shape kept instead, ``Shaped``, has the dtype too).
 
     ``u[1:-1] = ...`` in a loop saves ``u`` for the reverse sweep, which reads
     the restored ``u`` only as ``shape(u)``; ``2 * u`` in the adjoint of the
@@ -95,6 +109,9 @@ def restored_unread(fn_def, names, shape_helpers) -> set:
         inside = {id(n.args[0]) for n in compat.walk(node)
                   if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id in shape_helpers
                   and len(n.args) == 1 and isinstance(n.args[0], gast.Name)}
+        inside |= {id(n.args[1]) for n in compat.walk(node)
+                   if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id in dtype_readers
+                   and len(n.args) == 2 and not n.keywords and isinstance(n.args[1], gast.Name)}
         return {n.id for n in compat.walk(node)
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(n) not in inside}
 

@@ -21,6 +21,7 @@ from ... import rules
 from ...rules import linalg
 from ...rules.joining import as_column
 from ...rules.sequences import GradientDict, GradientList, append, grow, part, split_last
+from ...rules._extra import may_repeat
 from ...rules._support import SMALL, filled
 from ...rules._lazy import chunked_shape, is_lazy, rows as lazy_rows
 
@@ -30,7 +31,7 @@ __all__ = ["append", "grow", "split_last", "add_item", "is_zero", "as_column", "
            "shape", "size", "ndim", "unbroadcast", "T", "only_shape",
            "add_into", "subtract_into", "multiply_into", "divide_into", "broadcast_shape", "reduced_shape", "floats", "stand_in", "checked",
            "check_seed", "check_seeds", "matmul_shape",
-           "pop_numbers", "shifted", "linear_recurrence", "set_item_gradients", "put"]
+           "added_at", "add_at", "copied", "pop_numbers", "shifted", "linear_recurrence", "set_item_gradients", "put"]
 
 
 def is_zero(g) -> bool:
@@ -609,6 +610,74 @@ def _fits(buffer, other) -> bool:
     if len(have) > len(want):
         return False
     return all(a == b or a == 1 for a, b in zip(reversed(have), reversed(want)))
+
+
+# -- the gradient of indexing added at its index (transform.passes.accumulate) ---
+
+def added_at(total, g, shape, index):
+    """``total + scatter(g, shape, index)``: a copy of ``total`` with ``g`` added at ``index``, without zeros
+    of the whole shape; as written where ``total`` is not a float array of that shape and ``g``'s dtype."""
+    if _adds_at(total, g, shape):
+        out = total.copy()
+        if _add_at(out, g, index):
+            return out
+    return total + rules.scatter(g, shape, index)
+
+
+def add_at(total, g, shape, index):
+    """``added_at`` written into ``total`` itself.
+
+    The generated code calls it only where the transformer proved that
+    ``total`` holds an array the code made and no other name can reach
+    (passes/accumulate.py); ``total`` must also be writeable (not a broadcast).
+    """
+    if _adds_at(total, g, shape) and total.flags.writeable and _add_at(total, g, index):
+        return total
+    return total + rules.scatter(g, shape, index)
+
+
+def copied(value):
+    """A copy of an array, which the loop after it adds into with ``add_at``; anything else as it is."""
+    return value.copy() if type(value) is np.ndarray else value
+
+
+def _adds_at(total, g, shape) -> bool:
+    """Whether ``total + scatter(g, shape, index)`` has ``total``'s shape and dtype, a float one."""
+    if type(total) is not np.ndarray or total.shape != shape or total.dtype.kind not in "fc":
+        return False
+    kind = type(g)
+    if kind is float:  # scatter's zeros of a Python float are float64
+        return total.dtype == np.float64
+    return (kind is np.ndarray or isinstance(g, np.generic)) and g.dtype == total.dtype
+
+
+def _add_at(out, g, index) -> bool:
+    """``out[index] += g`` as ``scatter`` adds (every repeat of a position counted); False, ``out`` unchanged,
+    where ``g`` has not the shape of ``out[index]`` (numpy's write would drop leading axes of length 1)."""
+    basic = _basic(index)
+    if not basic and may_repeat(index):
+        np.add.at(out, index, g)  # the same call scatter makes into zeros: the same broadcasting
+        return True
+    selected = out[index]  # an array (a view where the index is basic) or a numpy number
+    if type(g) is not float and g.shape and g.shape != selected.shape:
+        return False
+    if basic and type(selected) is np.ndarray:
+        np.add(selected, g, out=selected)
+    else:  # a number, or a copy (a boolean mask)
+        out[index] = selected + g
+    return True
+
+
+def _basic(index) -> bool:
+    """Whether ``out[index]`` is a view or one element: integers, slices, ``None`` and ``...`` only."""
+    kind = type(index)
+    if kind is int or kind is slice or kind is np.int64:
+        return True
+    for item in index if kind is tuple else (index,):
+        if not (type(item) is int or type(item) is slice or item is None or item is Ellipsis
+                or isinstance(item, np.integer)):
+            return False
+    return True
 
 
 # -- reverse loops solved as linear recurrences (transform.recurrences) ---------
