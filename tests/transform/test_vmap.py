@@ -420,6 +420,28 @@ def test_per_example_gradients_batched_over_parameters_too():
                                rtol=1e-12, atol=1e-14)
 
 
+def cross_entropy(W1, b1, W2, b2, x, y):
+    h = np.tanh(x @ W1 + b1)
+    z = h @ W2 + b2
+    s = z - np.max(z)
+    return np.log(np.sum(np.exp(s))) - np.sum(s * y)
+
+
+def test_per_example_gradients_whose_code_checks_an_unread_value_match_a_loop_of_grad():
+    # the gradient computes the loss only for what numpy raises (checked(... if floats(...) else ...))
+    W1, b1, W2, b2 = r(5, 4), r(4), r(4, 3), r(3)
+    X, Y = r(N, 5), np.eye(3)[[0, 2, 1, 2]]
+    gradient = astgrad.grad(cross_entropy, wrt=(0, 1, 2, 3))
+    batched = astgrad.vmap(gradient, in_axes=(None, None, None, None, 0, 0))
+    per_example = batched(W1, b1, W2, b2, X, Y)
+    assert "checked(" in batched.source
+    loop = [gradient(W1, b1, W2, b2, x, y) for x, y in zip(X, Y)]
+    for i, part in enumerate(per_example):
+        np.testing.assert_allclose(part, np.stack([grads[i] for grads in loop]), rtol=1e-12, atol=1e-14)
+    from _numeric import gradient as numeric
+    np.testing.assert_allclose(loop[1][2], numeric(lambda w: cross_entropy(W1, b1, w, b2, X[1], Y[1]), W2), atol=1e-7)
+
+
 def looped_loss(x, n):
     for _ in range(n):
         x = np.sin(x)

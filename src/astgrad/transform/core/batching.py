@@ -383,6 +383,8 @@ class Batcher(StateSweep):
             # a vjp batched over its seed (jacrev: every row in one sweep) checks each example's shape
             check = compat.call(compat.name(self.ns.helper(runtime.check_seeds)), [compat.clone(a) for a in call.args])
             return [with_origin(compat.expr_stmt(check), self.source.filename, s.line, s.text)]
+        if batched and call is not None and call.fn is runtime.checked:
+            batched = []  # evaluated for what numpy raises: it raised, if it does, where the value was computed
         if batched:
             raise self.refuse(s.line, f"this statement reads {batched[0]}, which has a batch axis, and is kept as "
                               "written, for one example", "Leave it out of the function vmap transforms.")
