@@ -302,10 +302,6 @@ def sorted_items(x):
     return np.sort(x)
 
 
-def calls_a_function(x):
-    return layer(x, x, x)
-
-
 def unpacks(x):
     a, b = x
     return a + b
@@ -314,13 +310,56 @@ def unpacks(x):
 @pytest.mark.parametrize("f, message", [
     (no_rule, "no batching rule for numpy.linalg.inv"),
     (sorted_items, "no batching rule for numpy.sort"),
-    (calls_a_function, "does not transform the user functions"),
     (unpacks, "unpacking x"),
 ])
 def test_what_has_no_batched_form_is_refused_at_the_users_line(f, message):
     with pytest.raises(astgrad.TransformError, match=message) as info:
         astgrad.vmap(f)(r(N, 2, 2))
     assert info.value.filename == __file__ and info.value.lineno == f.__code__.co_firstlineno + 1
+
+
+def scale_and_sum(v, w, k=2.0):
+    return np.tanh(v * w) * k, np.sum(v)
+
+
+def power(v, n):
+    if n == 0:
+        return v * 0.0 + 1.0
+    return v * power(v, n - 1)
+
+
+def of_shared(w):
+    return np.sum(w) * w
+
+
+def calls_user_functions(x, w):
+    a, s = scale_and_sum(x, w, k=3.0)
+    pair = scale_and_sum(w, x)
+    return a * s + power(x, 3) + of_shared(w) + pair[0]
+
+
+def test_calls_of_user_functions_given_batched_values_match_a_loop():
+    check(calls_user_functions, (0, None), r(N, 3), r(3))
+    source = astgrad.vmap(calls_user_functions, in_axes=(0, None)).source
+    assert "vmap_power" in source and "vmap_scale_and_sum" in source
+    check(calls_user_functions, (None, 0), r(3), r(N, 3))
+    check(calls_user_functions, 0, r(N, 3), r(N, 3))
+
+
+def calls_with_a_test_on_its_value(x):
+    return np.sum(halved_until_small(x))
+
+
+def halved_until_small(v):
+    if np.sum(v * v) > 1.0:
+        return halved_until_small(v / 2.0)
+    return v
+
+
+def test_a_callee_whose_test_reads_a_batched_value_is_refused_at_its_line():
+    with pytest.raises(astgrad.TransformError, match="test has a batch axis") as info:
+        astgrad.vmap(calls_with_a_test_on_its_value)(r(N, 3))
+    assert info.value.lineno == halved_until_small.__code__.co_firstlineno + 1
 
 
 def test_vmap_of_other_generated_functions_is_refused_not_looped():
@@ -448,9 +487,72 @@ def looped_loss(x, n):
     return np.sum(x)
 
 
-def test_per_example_gradients_of_code_with_a_stack_are_refused():
-    with pytest.raises(TypeError, match="saves values on a stack"):
-        astgrad.vmap(astgrad.grad(looped_loss), in_axes=(0, None))(r(N, 3), 3)
+def test_per_example_gradients_of_code_with_a_stack_match_a_loop_of_grad():
+    # the gradient pushes y on its stack each trip and pops it in the reverse loop: batched values, batched
+    xs = r(N, 3)
+    gradient = astgrad.grad(looped_loss)
+    batched = astgrad.vmap(gradient, in_axes=(0, None))
+    np.testing.assert_allclose(batched(xs, 3), np.stack([gradient(x, 3) for x in xs]), rtol=1e-13, atol=1e-15)
+    assert "push_batched" in batched.source and "pop_batched" in batched.source
+    from _numeric import gradient as numeric
+    np.testing.assert_allclose(gradient(xs[1], 3), numeric(lambda v: looped_loss(v, 3), xs[1]), atol=1e-8)
+
+
+def shared_then_batched(x, w, n):
+    y = w  # every example's, until the first trip makes it the example's own
+    for i in range(n):
+        y = np.sin(y * x) + i
+    return np.sum(y * y)
+
+
+def test_a_name_pushed_shared_then_batched_pops_with_the_batch_axis():
+    xs, w = r(N, 3), r(3)
+    gradient = astgrad.grad(shared_then_batched, wrt=(0, 1))
+    found = astgrad.vmap(gradient, in_axes=(0, None, None))(xs, w, 3)
+    for part, k in zip(found, range(2)):
+        np.testing.assert_allclose(part, np.stack([gradient(x, w, 3)[k] for x in xs]), rtol=1e-13, atol=1e-15)
+
+
+def trips_of_the_example(x):
+    while np.sum(x * x) < 10.0:
+        x = x * 1.5
+    return np.sum(x)
+
+
+def branch_with_effect(x):
+    log = []
+    if np.sum(x) > 0:
+        log.append(x)
+    return np.sum(x) * len(log)
+
+
+def test_per_example_trip_counts_and_branches_are_refused_at_the_users_line():
+    gradient = astgrad.grad(trips_of_the_example)
+    with pytest.raises(astgrad.TransformError, match="each example may stop at its own trip"):
+        astgrad.vmap(gradient)(r(N, 3))
+    with pytest.raises(astgrad.TransformError, match="test has a batch axis") as info:
+        astgrad.vmap(branch_with_effect)(r(N, 3))
+    assert info.value.lineno == branch_with_effect.__code__.co_firstlineno + 2
+
+
+def test_a_stack_gives_back_a_value_of_the_kind_its_push_had_or_raises():
+    from astgrad.rules.batching import Unbatchable
+    from astgrad.transform.runtime.batched_stack import pop_batched, pop_shared, push_batched
+    items = [np.ones(2)]
+    push_batched(items, np.zeros((N, 2)))
+    with pytest.raises(Unbatchable, match="with a batch axis where"):
+        pop_shared(items)
+    np.testing.assert_array_equal(pop_batched(items, N), np.ones((N, 2)))  # shared: every example's
+    push_batched(items, (np.zeros((N, 2)), np.ones(N)), True)
+    with pytest.raises(Unbatchable, match="a tuple or list of values with a batch axis where it expected one array"):
+        pop_batched(items, N)
+    push_batched(items, np.zeros((N, 2)))
+    with pytest.raises(Unbatchable, match="an array with a batch axis where it expected a tuple or list"):
+        pop_batched(items, N, True)
+    items.append((1.0, np.ones(2)))
+    popped = pop_batched(items, N, True)
+    assert type(popped) is tuple and np.shape(popped[0]) == (N,) and np.shape(popped[1]) == (N, 2)
+    assert items == []
 
 
 # -- where a wrong number could hide ---------------------------------------------------------------
@@ -613,6 +715,7 @@ COVERED = {
     _runtime.T: helpers_of_gradients, _support.filled: helpers_of_gradients,
     _support.expand_reduced: helpers_of_gradients,
     _tangents.tangent_of: helpers_of_jvps, _structural.cleaned: helpers_of_jvps, _rules.scatter: helpers_of_jvps,
+    _runtime.floats: cross_entropy, _runtime.checked: cross_entropy,
 }
 
 
