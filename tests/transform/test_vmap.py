@@ -277,7 +277,25 @@ def test_loops_and_branches_on_shared_values_match_a_loop():
     check(loop_shared, (0, None), r(N, 3), 0)  # zero trips: the shared 0.0 is stacked
 
 
-@pytest.mark.parametrize("f, what", [(branch_on_example, "if's test"), (while_on_example, "while loop's test"),
+def masked_branches(x, w):
+    s = np.sum(x)
+    if s > 0:
+        y = x * w
+        z = s
+    else:
+        y = -x
+        z = 2.0
+    return y * z
+
+
+def test_an_if_on_a_batched_test_whose_branches_only_compute_chooses_per_example():
+    xs = np.array([[1.0, 2.0, -0.5], [-1.0, -2.0, 0.5], [0.1, -0.3, 0.1], [3.0, -3.1, 0.0]])  # both signs
+    check(branch_on_example, 0, xs)
+    check(masked_branches, (0, None), xs, r(3))
+    assert "masked(" in astgrad.vmap(masked_branches, in_axes=(0, None)).source
+
+
+@pytest.mark.parametrize("f, what", [(while_on_example, "while loop's test"),
                                      (loop_over_example, r"len\(x\) reads x, which has a batch axis")])
 def test_control_flow_on_a_batched_value_is_refused_at_its_line(f, what):
     with pytest.raises(astgrad.TransformError, match=what) as info:
@@ -360,6 +378,73 @@ def test_a_callee_whose_test_reads_a_batched_value_is_refused_at_its_line():
     with pytest.raises(astgrad.TransformError, match="test has a batch axis") as info:
         astgrad.vmap(calls_with_a_test_on_its_value)(r(N, 3))
     assert info.value.lineno == halved_until_small.__code__.co_firstlineno + 1
+
+
+def item_writes(x, w):
+    y = np.zeros(4)
+    y[0] = x[1] * 2.0
+    y[1:3] = x[:2] * w
+    y[[3]] = np.sum(x)
+    counts = np.zeros(2, dtype=int)
+    counts[1] = x[0] * 10.0  # cast to an integer, as numpy does
+    m = np.ones((2, 3))
+    m[1] = x
+    m[:, 0] = w
+    return y + counts[1] + np.sum(m, axis=0)[0]
+
+
+def item_writes_into_a_batched_array(x, w):
+    z = x * 1.0
+    z[0] = w[0]  # a shared value into each example's array
+    z[1:] = z[1:] * 2.0
+    return z
+
+
+def test_item_writes_match_a_loop():
+    xs = r(N, 3)
+    check(item_writes, (0, None), xs, r(2))
+    check(item_writes, (None, 0), r(3), r(N, 2))
+    check(item_writes, 0, xs, r(N, 2))
+    check(item_writes_into_a_batched_array, (0, None), xs, r(2))
+
+
+def written_at_the_examples_index(i, x):
+    y = np.zeros(3)
+    y[i] = x[0]
+    return y
+
+
+def written_into_a_shared_argument(x, y):
+    y[0] = x[1]
+    return y * x
+
+
+def test_item_writes_at_an_index_of_each_example_or_into_a_shared_argument_are_refused():
+    with pytest.raises(astgrad.TransformError, match="index that differs from example to example") as info:
+        astgrad.vmap(written_at_the_examples_index)(np.array([0, 2, 1, 0]), r(N, 3))
+    assert info.value.lineno == written_at_the_examples_index.__code__.co_firstlineno + 2
+    y = np.ones(3)
+    with pytest.raises(astgrad.TransformError, match="would change the caller's array y"):
+        astgrad.vmap(written_into_a_shared_argument, in_axes=(0, None))(r(N, 3), y)
+    assert np.array_equal(y, np.ones(3))
+
+
+def item_written_loss(x, w):
+    y = np.zeros(3)
+    for i in range(3):
+        y[i] = np.sin(x[i] * w[i])
+    return np.sum(y * y)
+
+
+def test_per_example_gradients_of_code_that_writes_items_match_a_loop_of_grad():
+    xs, w = r(N, 3), r(3)
+    gradient = astgrad.grad(item_written_loss, wrt=(0, 1))
+    found = astgrad.vmap(gradient, in_axes=(0, None))(xs, w)
+    for k in range(2):
+        np.testing.assert_allclose(found[k], np.stack([gradient(x, w)[k] for x in xs]), rtol=1e-13, atol=1e-15)
+    hessian = astgrad.hessian(item_written_loss)
+    np.testing.assert_allclose(hessian(xs[0], w), np.diag(np.diag(hessian(xs[0], w))), atol=1e-15)
+    assert hessian.batched is True
 
 
 def test_vmap_of_other_generated_functions_is_refused_not_looped():
@@ -616,9 +701,8 @@ def writes_an_item(x):
     return y
 
 
-def test_item_writes_into_a_batched_array_are_refused():
-    with pytest.raises(astgrad.TransformError, match="batch"):
-        astgrad.vmap(writes_an_item)(r(N, 3))
+def test_an_item_write_into_a_batched_array_writes_each_examples_item():
+    check(writes_an_item, 0, r(N, 3))
 
 
 batched_unary = astgrad.vmap(unary)
@@ -716,6 +800,7 @@ COVERED = {
     _support.expand_reduced: helpers_of_gradients,
     _tangents.tangent_of: helpers_of_jvps, _structural.cleaned: helpers_of_jvps, _rules.scatter: helpers_of_jvps,
     _runtime.floats: cross_entropy, _runtime.checked: cross_entropy,
+    _rules.setitem: item_writes, _rules.written: item_written_loss, _rules.through_cast: item_written_loss,
 }
 
 

@@ -182,9 +182,11 @@ def vmap(f=None, in_axes=0, out_axes=0, *, optimize: int | None = None):
     ``None`` (shared by every example), or a tuple with one of those per
     positional argument; keyword arguments are shared.  ``out_axes``: where
     the result's batch axis goes (an int; for a tuple or list result, each
-    item's).  An operation without a batching rule, a branch or loop whose
-    test differs from example to example, or a call of a user function
-    given a batched value is refused at the user's line, never run one
+    item's).  A user function called with a batched value is batched too;
+    an ``if`` on a batched test runs both branches and chooses per example
+    where they only compute.  An operation without a batching rule, a loop
+    whose test differs from example to example, or a branch on one that
+    does more than compute is refused at the user's line, never run one
     example at a time.  ``optimize`` is the level, as for :func:`astgrad.grad`.
     """
     if f is None:

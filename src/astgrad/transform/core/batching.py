@@ -11,9 +11,10 @@ operation of a batched one by its batching rule (rules/batching.py), inlined
 with the batch dimensions and the ranks of one example folded in.
 
 What cannot be batched is refused at the user's line: a call without a
-batching rule, an ``if``/``while`` whose test or a ``for`` whose sequence
-differs from example to example, a batched value read by a statement kept
-as it is.  Where paths join and a name is batched on one only, the other
+batching rule, a ``while`` whose test or a ``for`` whose sequence differs
+from example to example, an ``if`` whose test does where a branch does more
+than compute (an ``if`` whose branches only compute runs both and chooses
+per example), a batched value read by a statement kept as it is.  Where paths join and a name is batched on one only, the other
 gives it the batch axis (``broadcast_batch``); a loop's state is iterated
 to a fixed point.
 
@@ -54,6 +55,7 @@ from ..runtime import batched_stack
 from ..runtime.origins import ORIGIN, with_origin
 from ..front.locate import bound_arguments
 from ..runtime.tangents import generated_stack, stack_pop, tangent_of
+from ...rules import sequences
 from ...rules.sequences import grow
 from .flow import StateSweep
 
@@ -462,9 +464,39 @@ class Batcher(StateSweep):
 
     def batch_if(self, s, state):
         if state.get(s.test):
-            raise self.refuse(s.line, "this if's test has a batch axis: it may differ from example to example",
-                              "Compute both branches and choose with np.where(test, a, b).")
+            return self.masked(s, state)
         return self.branches(s, state)
+
+    def masked(self, s, state):
+        """``if`` on a batched test whose branches only compute: both run, each name either binds chosen per
+        example (``masked``: ``np.where``); else refused at its line."""
+        reason = _effect(s.body + s.orelse)
+        if reason is not None:
+            raise self.refuse(s.line, f"this if's test has a batch axis: it may differ from example to example, and "
+                              f"{reason}, so both branches cannot run", "Compute both branches and choose with "
+                              "np.where(test, a, b).")
+        assigned = sorted({t for op in walk_ops(s.body + s.orelse) for t in op.targets})
+        before = [n for n in assigned if n in state]
+        kept = {n: self.names.temp() for n in before}
+        out = [compat.assign(kept[n], compat.name(n)) for n in before]
+        body_state, else_state = dict(state), dict(state)
+        out += self.sweep(s.body, body_state)
+        taken = {n: self.names.temp() for n in assigned}
+        out += [compat.assign(taken[n], compat.name(n)) for n in assigned if n in body_state]
+        out += [compat.assign(n, compat.name(kept[n])) for n in before]
+        out += self.sweep(s.orelse, else_state)
+        for n in assigned:
+            if n not in body_state or n not in else_state:
+                raise self.refuse(s.line, f"this if's test has a batch axis, and {n} is bound on one branch only: "
+                                  "some examples would have it and some not", "Bind it on both branches.")
+            if ITEMS in (body_state[n], else_state[n]):
+                raise self.refuse(s.line, f"this if's test has a batch axis, and {n} holds a list or tuple",
+                                  "Choose arrays with np.where(test, a, b).")
+            flags = [compat.const(bool(body_state[n])), compat.const(bool(else_state[n]))]
+            out.append(compat.assign(n, compat.call(compat.name(self.ns.helper(batching.masked)),
+                                                    [compat.name(s.test), compat.name(taken[n]), compat.name(n)] + flags)))
+            state[n] = ARRAY
+        return out
 
     def batch_for(self, s, state):
         if self.batched_reads(atom_names(s.iter), state):
@@ -552,6 +584,20 @@ def stacks_of(body, ret, generated) -> set:
         if target not in lists or source not in lists:
             read.add(source)
     return lists - read
+
+
+def _effect(stmts):
+    """Why running ``stmts`` for every example is not the same as running them for some: a loop, a break, a
+    statement kept as written, a call of a user function, a change to a list or the stack, a write into memory
+    other names see, a random draw; None when they only compute."""
+    for s in walk_statements(stmts):
+        if not isinstance(s, Op):
+            return "a branch holds a loop, a break, an if or a statement kept as written"
+        if s.kind in ("call", "opaque") or s.fn in (grow, stack_pop, sequences.append):
+            return "a branch calls a user function or changes a list"
+        if s.inplace or _draws(s.fn):
+            return "a branch writes into memory other names see or draws random numbers"
+    return None
 
 
 def _draws(fn) -> bool:
