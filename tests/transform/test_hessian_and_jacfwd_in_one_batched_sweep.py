@@ -175,12 +175,21 @@ def helper(x):
     return np.sin(x) * x
 
 
-def test_code_the_batching_sweep_refuses_takes_the_column_loop():
+def sorted_cubes(x):
+    return np.sum(np.sort(x) ** 3)
+
+
+def test_a_callee_is_batched_and_code_the_batching_sweep_refuses_takes_the_column_loop():
     x = np.array([0.3, -0.7, 1.1])
     hessian = astgrad.hessian(with_a_callee)
     found = hessian(x)
-    assert hessian.batched is False  # the jvp calls the callee's jvp: vmap does not batch calls
+    assert hessian.batched is True  # the jvp calls the callee's pair's jvps, given the stacks: vmap batches them
     np.testing.assert_allclose(found, numeric_hessian(with_a_callee, x), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(found, looped(lambda: astgrad.hessian(with_a_callee)(x)), rtol=1e-13, atol=1e-15)
+    hessian = astgrad.hessian(sorted_cubes)
+    found = hessian(x)
+    assert hessian.batched is False  # np.sort has no batching rule
+    np.testing.assert_allclose(found, np.diag(6 * x), rtol=1e-13, atol=1e-15)
     jacobian = astgrad.jacfwd(helper)
     assert jacobian.batched is None  # not called yet
     found = jacobian(x)
@@ -288,12 +297,12 @@ def test_jacrev_at_numbers_float32_and_an_argument_without_a_gradient():
     np.testing.assert_allclose(s_row, 2 * 0.7 * np.tanh(W @ x), rtol=1e-5)
 
 
-def test_jacrev_of_a_callee_or_with_aux_takes_the_row_loop():
+def test_jacrev_of_a_callee_is_batched_and_with_aux_takes_the_row_loop():
     x = np.array([0.3, -0.7, 1.1])
     jacobian = astgrad.jacrev(lambda v: helper(v) * 2.0)
     found = jacobian(x)
     np.testing.assert_allclose(found, np.diag(2 * (np.cos(x) * x + np.sin(x))), rtol=1e-13, atol=1e-15)
-    assert jacobian.batched is False
+    assert jacobian.batched is True  # the vjp calls the callee's pair, which vmap batches
 
     def with_aux(v):
         return np.tanh(v), {"n": 1}
@@ -343,6 +352,6 @@ def test_keyword_only_parameters_defaults_and_arguments_given_by_name():
         np.testing.assert_allclose(call(forward), call(astgrad.grad(with_keywords)), rtol=1e-13, atol=1e-15)
         np.testing.assert_allclose(call(reverse), call(astgrad.grad(with_keywords)), rtol=1e-13, atol=1e-15)
         assert forward.batched is True
-        assert reverse.batched is False  # the vjp saves the branch on W on a stack: the row loop
+        assert reverse.batched is True  # the vjp saves the branch on W on its stack, which vmap batches
     v = RNG.normal(size=3)
     np.testing.assert_allclose(astgrad.hvp(with_keywords)(x, v), astgrad.hessian(with_keywords)(x) @ v, rtol=1e-13)

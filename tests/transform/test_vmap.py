@@ -277,7 +277,25 @@ def test_loops_and_branches_on_shared_values_match_a_loop():
     check(loop_shared, (0, None), r(N, 3), 0)  # zero trips: the shared 0.0 is stacked
 
 
-@pytest.mark.parametrize("f, what", [(branch_on_example, "if's test"), (while_on_example, "while loop's test"),
+def masked_branches(x, w):
+    s = np.sum(x)
+    if s > 0:
+        y = x * w
+        z = s
+    else:
+        y = -x
+        z = 2.0
+    return y * z
+
+
+def test_an_if_on_a_batched_test_whose_branches_only_compute_chooses_per_example():
+    xs = np.array([[1.0, 2.0, -0.5], [-1.0, -2.0, 0.5], [0.1, -0.3, 0.1], [3.0, -3.1, 0.0]])  # both signs
+    check(branch_on_example, 0, xs)
+    check(masked_branches, (0, None), xs, r(3))
+    assert "masked(" in astgrad.vmap(masked_branches, in_axes=(0, None)).source
+
+
+@pytest.mark.parametrize("f, what", [(while_on_example, "while loop's test"),
                                      (loop_over_example, r"len\(x\) reads x, which has a batch axis")])
 def test_control_flow_on_a_batched_value_is_refused_at_its_line(f, what):
     with pytest.raises(astgrad.TransformError, match=what) as info:
@@ -302,10 +320,6 @@ def sorted_items(x):
     return np.sort(x)
 
 
-def calls_a_function(x):
-    return layer(x, x, x)
-
-
 def unpacks(x):
     a, b = x
     return a + b
@@ -314,13 +328,123 @@ def unpacks(x):
 @pytest.mark.parametrize("f, message", [
     (no_rule, "no batching rule for numpy.linalg.inv"),
     (sorted_items, "no batching rule for numpy.sort"),
-    (calls_a_function, "does not transform the user functions"),
     (unpacks, "unpacking x"),
 ])
 def test_what_has_no_batched_form_is_refused_at_the_users_line(f, message):
     with pytest.raises(astgrad.TransformError, match=message) as info:
         astgrad.vmap(f)(r(N, 2, 2))
     assert info.value.filename == __file__ and info.value.lineno == f.__code__.co_firstlineno + 1
+
+
+def scale_and_sum(v, w, k=2.0):
+    return np.tanh(v * w) * k, np.sum(v)
+
+
+def power(v, n):
+    if n == 0:
+        return v * 0.0 + 1.0
+    return v * power(v, n - 1)
+
+
+def of_shared(w):
+    return np.sum(w) * w
+
+
+def calls_user_functions(x, w):
+    a, s = scale_and_sum(x, w, k=3.0)
+    pair = scale_and_sum(w, x)
+    return a * s + power(x, 3) + of_shared(w) + pair[0]
+
+
+def test_calls_of_user_functions_given_batched_values_match_a_loop():
+    check(calls_user_functions, (0, None), r(N, 3), r(3))
+    source = astgrad.vmap(calls_user_functions, in_axes=(0, None)).source
+    assert "vmap_power" in source and "vmap_scale_and_sum" in source
+    check(calls_user_functions, (None, 0), r(3), r(N, 3))
+    check(calls_user_functions, 0, r(N, 3), r(N, 3))
+
+
+def calls_with_a_test_on_its_value(x):
+    return np.sum(halved_until_small(x))
+
+
+def halved_until_small(v):
+    if np.sum(v * v) > 1.0:
+        return halved_until_small(v / 2.0)
+    return v
+
+
+def test_a_callee_whose_test_reads_a_batched_value_is_refused_at_its_line():
+    with pytest.raises(astgrad.TransformError, match="test has a batch axis") as info:
+        astgrad.vmap(calls_with_a_test_on_its_value)(r(N, 3))
+    assert info.value.lineno == halved_until_small.__code__.co_firstlineno + 1
+
+
+def item_writes(x, w):
+    y = np.zeros(4)
+    y[0] = x[1] * 2.0
+    y[1:3] = x[:2] * w
+    y[[3]] = np.sum(x)
+    counts = np.zeros(2, dtype=int)
+    counts[1] = x[0] * 10.0  # cast to an integer, as numpy does
+    m = np.ones((2, 3))
+    m[1] = x
+    m[:, 0] = w
+    return y + counts[1] + np.sum(m, axis=0)[0]
+
+
+def item_writes_into_a_batched_array(x, w):
+    z = x * 1.0
+    z[0] = w[0]  # a shared value into each example's array
+    z[1:] = z[1:] * 2.0
+    return z
+
+
+def test_item_writes_match_a_loop():
+    xs = r(N, 3)
+    check(item_writes, (0, None), xs, r(2))
+    check(item_writes, (None, 0), r(3), r(N, 2))
+    check(item_writes, 0, xs, r(N, 2))
+    check(item_writes_into_a_batched_array, (0, None), xs, r(2))
+
+
+def written_at_the_examples_index(i, x):
+    y = np.zeros(3)
+    y[i] = x[0]
+    return y
+
+
+def written_into_a_shared_argument(x, y):
+    y[0] = x[1]
+    return y * x
+
+
+def test_item_writes_at_an_index_of_each_example_or_into_a_shared_argument_are_refused():
+    with pytest.raises(astgrad.TransformError, match="index that differs from example to example") as info:
+        astgrad.vmap(written_at_the_examples_index)(np.array([0, 2, 1, 0]), r(N, 3))
+    assert info.value.lineno == written_at_the_examples_index.__code__.co_firstlineno + 2
+    y = np.ones(3)
+    with pytest.raises(astgrad.TransformError, match="would change the caller's array y"):
+        astgrad.vmap(written_into_a_shared_argument, in_axes=(0, None))(r(N, 3), y)
+    assert np.array_equal(y, np.ones(3))
+
+
+def item_written_loss(x, w):
+    y = np.zeros(3)
+    for i in range(3):
+        y[i] = np.sin(x[i] * w[i])
+    return np.sum(y * y)
+
+
+def test_per_example_gradients_of_code_that_writes_items_match_a_loop_of_grad():
+    xs, w = r(N, 3), r(3)
+    gradient = astgrad.grad(item_written_loss, wrt=(0, 1))
+    found = astgrad.vmap(gradient, in_axes=(0, None))(xs, w)
+    for k in range(2):
+        np.testing.assert_allclose(found[k], np.stack([gradient(x, w)[k] for x in xs]), rtol=1e-13, atol=1e-15)
+    hessian = astgrad.hessian(item_written_loss)
+    np.testing.assert_allclose(hessian(xs[0], w), np.diag(np.diag(hessian(xs[0], w))), atol=1e-15)
+    assert hessian.batched is True
 
 
 def test_vmap_of_other_generated_functions_is_refused_not_looped():
@@ -420,15 +544,100 @@ def test_per_example_gradients_batched_over_parameters_too():
                                rtol=1e-12, atol=1e-14)
 
 
+def cross_entropy(W1, b1, W2, b2, x, y):
+    h = np.tanh(x @ W1 + b1)
+    z = h @ W2 + b2
+    s = z - np.max(z)
+    return np.log(np.sum(np.exp(s))) - np.sum(s * y)
+
+
+def test_per_example_gradients_whose_code_checks_an_unread_value_match_a_loop_of_grad():
+    # the gradient computes the loss only for what numpy raises (checked(... if floats(...) else ...))
+    W1, b1, W2, b2 = r(5, 4), r(4), r(4, 3), r(3)
+    X, Y = r(N, 5), np.eye(3)[[0, 2, 1, 2]]
+    gradient = astgrad.grad(cross_entropy, wrt=(0, 1, 2, 3))
+    batched = astgrad.vmap(gradient, in_axes=(None, None, None, None, 0, 0))
+    per_example = batched(W1, b1, W2, b2, X, Y)
+    assert "checked(" in batched.source
+    loop = [gradient(W1, b1, W2, b2, x, y) for x, y in zip(X, Y)]
+    for i, part in enumerate(per_example):
+        np.testing.assert_allclose(part, np.stack([grads[i] for grads in loop]), rtol=1e-12, atol=1e-14)
+    from _numeric import gradient as numeric
+    np.testing.assert_allclose(loop[1][2], numeric(lambda w: cross_entropy(W1, b1, w, b2, X[1], Y[1]), W2), atol=1e-7)
+
+
 def looped_loss(x, n):
     for _ in range(n):
         x = np.sin(x)
     return np.sum(x)
 
 
-def test_per_example_gradients_of_code_with_a_stack_are_refused():
-    with pytest.raises(TypeError, match="saves values on a stack"):
-        astgrad.vmap(astgrad.grad(looped_loss), in_axes=(0, None))(r(N, 3), 3)
+def test_per_example_gradients_of_code_with_a_stack_match_a_loop_of_grad():
+    # the gradient pushes y on its stack each trip and pops it in the reverse loop: batched values, batched
+    xs = r(N, 3)
+    gradient = astgrad.grad(looped_loss)
+    batched = astgrad.vmap(gradient, in_axes=(0, None))
+    np.testing.assert_allclose(batched(xs, 3), np.stack([gradient(x, 3) for x in xs]), rtol=1e-13, atol=1e-15)
+    assert "push_batched" in batched.source and "pop_batched" in batched.source
+    from _numeric import gradient as numeric
+    np.testing.assert_allclose(gradient(xs[1], 3), numeric(lambda v: looped_loss(v, 3), xs[1]), atol=1e-8)
+
+
+def shared_then_batched(x, w, n):
+    y = w  # every example's, until the first trip makes it the example's own
+    for i in range(n):
+        y = np.sin(y * x) + i
+    return np.sum(y * y)
+
+
+def test_a_name_pushed_shared_then_batched_pops_with_the_batch_axis():
+    xs, w = r(N, 3), r(3)
+    gradient = astgrad.grad(shared_then_batched, wrt=(0, 1))
+    found = astgrad.vmap(gradient, in_axes=(0, None, None))(xs, w, 3)
+    for part, k in zip(found, range(2)):
+        np.testing.assert_allclose(part, np.stack([gradient(x, w, 3)[k] for x in xs]), rtol=1e-13, atol=1e-15)
+
+
+def trips_of_the_example(x):
+    while np.sum(x * x) < 10.0:
+        x = x * 1.5
+    return np.sum(x)
+
+
+def branch_with_effect(x):
+    log = []
+    if np.sum(x) > 0:
+        log.append(x)
+    return np.sum(x) * len(log)
+
+
+def test_per_example_trip_counts_and_branches_are_refused_at_the_users_line():
+    gradient = astgrad.grad(trips_of_the_example)
+    with pytest.raises(astgrad.TransformError, match="each example may stop at its own trip"):
+        astgrad.vmap(gradient)(r(N, 3))
+    with pytest.raises(astgrad.TransformError, match="test has a batch axis") as info:
+        astgrad.vmap(branch_with_effect)(r(N, 3))
+    assert info.value.lineno == branch_with_effect.__code__.co_firstlineno + 2
+
+
+def test_a_stack_gives_back_a_value_of_the_kind_its_push_had_or_raises():
+    from astgrad.rules.batching import Unbatchable
+    from astgrad.transform.runtime.batched_stack import pop_batched, pop_shared, push_batched
+    items = [np.ones(2)]
+    push_batched(items, np.zeros((N, 2)))
+    with pytest.raises(Unbatchable, match="with a batch axis where"):
+        pop_shared(items)
+    np.testing.assert_array_equal(pop_batched(items, N), np.ones((N, 2)))  # shared: every example's
+    push_batched(items, (np.zeros((N, 2)), np.ones(N)), True)
+    with pytest.raises(Unbatchable, match="a tuple or list of values with a batch axis where it expected one array"):
+        pop_batched(items, N)
+    push_batched(items, np.zeros((N, 2)))
+    with pytest.raises(Unbatchable, match="an array with a batch axis where it expected a tuple or list"):
+        pop_batched(items, N, True)
+    items.append((1.0, np.ones(2)))
+    popped = pop_batched(items, N, True)
+    assert type(popped) is tuple and np.shape(popped[0]) == (N,) and np.shape(popped[1]) == (N, 2)
+    assert items == []
 
 
 # -- where a wrong number could hide ---------------------------------------------------------------
@@ -492,9 +701,8 @@ def writes_an_item(x):
     return y
 
 
-def test_item_writes_into_a_batched_array_are_refused():
-    with pytest.raises(astgrad.TransformError, match="batch"):
-        astgrad.vmap(writes_an_item)(r(N, 3))
+def test_an_item_write_into_a_batched_array_writes_each_examples_item():
+    check(writes_an_item, 0, r(N, 3))
 
 
 batched_unary = astgrad.vmap(unary)
@@ -591,6 +799,8 @@ COVERED = {
     _runtime.T: helpers_of_gradients, _support.filled: helpers_of_gradients,
     _support.expand_reduced: helpers_of_gradients,
     _tangents.tangent_of: helpers_of_jvps, _structural.cleaned: helpers_of_jvps, _rules.scatter: helpers_of_jvps,
+    _runtime.floats: cross_entropy, _runtime.checked: cross_entropy,
+    _rules.setitem: item_writes, _rules.written: item_written_loss, _rules.through_cast: item_written_loss,
 }
 
 

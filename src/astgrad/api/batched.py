@@ -24,7 +24,6 @@ from .higher import HigherGradient
 from ..transform.front.locate import bind_now, own_signature
 from ..transform.pipeline import build, build_batched
 from ..transform.runtime.origins import add_location
-from ..transform.runtime.tangents import STACK_MARK
 
 __all__ = ["vmap"]
 
@@ -142,9 +141,8 @@ class VmapOfGradient(VmapFunction):
     At the first call with arguments of given ranks, ``grad(f)``'s code is
     generated for one example of those ranks (at optimize=1: no in-place
     helpers), and that code, itself Python source, is batched like any
-    function.  A gradient whose code saves values on a stack (a loop, a
-    branch, a callee) is refused where it pushes: the stack's items are not
-    known to be batched or not.
+    function, the values it saves on its stack included (a value with a
+    batch axis is pushed marked, and its pop checks the mark).
     """
 
     def __init__(self, gradient, in_axes, out_axes, level):
@@ -163,11 +161,6 @@ class VmapOfGradient(VmapFunction):
         if gradient is None or not gradient.current():
             gradient = self._grads[key] = build(fn, list(self._gradient.wrt), ranks=ranks, level=min(self._level, 1))
             generated = None
-            if gradient.namespace.get(STACK_MARK) in gradient.function.__code__.co_varnames:
-                raise TypeError(f"astgrad.vmap of {self._gradient!r}: the gradient's code saves values on a stack "
-                                f"(the function has a loop, or a branch or call whose values the gradient reads "
-                                f"back), which vmap does not batch: only gradients of straight-line code are. Loop "
-                                f"over the examples: np.stack([g(x) for x in xs]).")
         if generated is None or not generated.current():
             seeds = {name: (0, type(p.default) is int) for name, p in inspect.signature(gradient.function).parameters.items()
                      if p.kind is p.KEYWORD_ONLY and name not in bound.arguments and type(p.default) in (int, float)}
@@ -189,9 +182,11 @@ def vmap(f=None, in_axes=0, out_axes=0, *, optimize: int | None = None):
     ``None`` (shared by every example), or a tuple with one of those per
     positional argument; keyword arguments are shared.  ``out_axes``: where
     the result's batch axis goes (an int; for a tuple or list result, each
-    item's).  An operation without a batching rule, a branch or loop whose
-    test differs from example to example, or a call of a user function
-    given a batched value is refused at the user's line, never run one
+    item's).  A user function called with a batched value is batched too;
+    an ``if`` on a batched test runs both branches and chooses per example
+    where they only compute.  An operation without a batching rule, a loop
+    whose test differs from example to example, or a branch on one that
+    does more than compute is refused at the user's line, never run one
     example at a time.  ``optimize`` is the level, as for :func:`astgrad.grad`.
     """
     if f is None:

@@ -16,6 +16,9 @@ of a batched ``x`` is written ``np.sum(x, axis=1)``.  A case a rule cannot
 batch returns ``unbatchable(reason)``, which the transformer refuses at the
 user's line (or which raises there, if only the run decides it).
 
+Long: the batching rules of the table's primitives, grouped by kind as the
+reverse and forward rules are, and the small helpers they share.
+
 Elementwise functions (every ufunc, ``np.where``, ``np.clip``) share one
 rule, :func:`elementwise`: numpy's broadcasting aligns trailing axes, so a
 batched operand with fewer axes per example than another operand gets new
@@ -30,10 +33,10 @@ import operator
 import numpy as np
 
 from ._registry import defbatch, find
-from ._extra import astype, getitem, relu, scatter, sigmoid
+from ._extra import astype, getitem, relu, scatter, setitem, sigmoid, through_cast, written
 from ._support import filled, normalize_axis
 
-__all__ = ["elementwise", "rule_of", "shared", "batch_axis", "batch_shape", "batch_index", "broadcast_batch", "aligned",
+__all__ = ["elementwise", "rule_of", "masked", "shared", "batch_axis", "batch_shape", "batch_index", "broadcast_batch", "aligned",
            "unbatchable", "Unbatchable"]
 
 
@@ -120,6 +123,15 @@ def aligned_operands(axes, *args):
     """Each batched operand of ``args`` aligned (:func:`aligned`) to the largest rank of one example's operands."""
     rank = max(np.ndim(a) - (b is not None) for a, b in zip(args, axes))
     return tuple(aligned(a, rank) if b is not None else a for a, b in zip(args, axes))
+
+
+def masked(test, taken, other, taken_batched, other_batched):
+    """``taken`` where each example's ``test`` holds, else ``other`` (an ``if`` on a batched test whose two
+    branches both ran): ``test`` holds one truth value per example, aligned to the values' axes."""
+    if np.ndim(test) != 1:
+        unbatchable("an if whose test is not one truth value per example")
+    rank = max(np.ndim(taken) - taken_batched, np.ndim(other) - other_batched)
+    return np.where(np.reshape(test, np.shape(test) + (1,) * rank), taken, other)
 
 
 def shared(rule):
@@ -437,6 +449,45 @@ def astype_batched(bdims, x, dtype):
 @defbatch(np.copy)
 def copy_batched(bdims, a):
     return np.copy(a)
+
+
+# -- item writes (``y[i] = v`` is ``y = setitem(y, i, v)``) --------------------------------------------
+
+def setitem_examples(a, index, value, a_batched, size):
+    """Each example's copy of ``a`` with ``[index] = value`` written into it, ``value`` batched (its examples'
+    axes aligned after the batch axis to the part each example writes) or shared; ``a`` shared gets the batch
+    axis first (a new array, of its dtype)."""
+    if type(a) is list or type(a) is dict:
+        unbatchable("an item written into a list or dict with a value that differs from example to example")
+    out = np.array(a if a_batched else np.broadcast_to(a, (size,) + np.shape(a)), copy=True)
+    where = batch_index(index)
+    if size is not None and np.ndim(value) and np.shape(value)[0] == size and value is not None:
+        value = aligned(value, np.ndim(out[where]) - 1)
+    out[where] = value
+    return out
+
+
+@defbatch(setitem)
+def setitem_batched(bdims, a, index, value):
+    if bdims[1] is not None:
+        return unbatchable("an item written at an index that differs from example to example")
+    if bdims[2] is None:
+        return setitem_examples(a, index, value, True, None)
+    return setitem_examples(a, index, value, bdims[0] is not None, np.shape(value)[0])
+
+
+@defbatch(written)
+def written_batched(bdims, g, index):
+    if bdims[1] is not None:
+        return unbatchable("an item written at an index that differs from example to example")
+    return written(g, batch_index(index))
+
+
+@defbatch(through_cast)
+def through_cast_batched(bdims, g, into):
+    if bdims[0] is None:  # shared, unless into's dtype made it zeros: the same for every example
+        return broadcast_batch(through_cast(g, into), np.shape(into)[0])
+    return through_cast(g, into)
 
 
 # -- helpers of the rules, which generated gradients call (vmap(grad(f))); registered with the helpers'

@@ -43,14 +43,14 @@ from ..rules import sequences
 from . import runtime
 from .ir import compat
 from .ir.compat import gast
-from .ir.errors import TransformError
+from .ir.errors import TransformError, UnsupportedSyntaxError
 from .ir.forks import fork
 from .ir.nodes import assigned, first_bindings, walk_ops
 from .ir.tagged import returns, uses_stack
 from .ir.trees import arguments, function_def, marker
 from .runtime import checks, net
 from .runtime.origins import origins
-from .runtime.tangents import STACK_MARK
+from .runtime.tangents import STACK_MARK, generated_stack as stack_of
 from .front import containers
 from .front.aliasing import check_writes, number_checks
 from .front.caller_state import run_into_caller, store_into_objects
@@ -128,6 +128,8 @@ class Context:
         self.has_aux = has_aux
         self.given_trees, self.given_tree_items = trees, maybe_trees  # parameters holding dicts, lists, tuples
         self.callables = dict(callables)  # parameter -> the function it holds in the calls served (specialised)
+        self.batched_items: frozenset = frozenset()  # vmap of a callee: the wrt parameters given lists of batched arrays
+        self.batch_stacks: frozenset = frozenset()  # vmap: the lists the code only pushes on and pops (batch)
         # the parameters that may write into the caller's dict (None: the entry's, all of them), and for
         # the others why not (front/caller_state.passed_down)
         self.kept_allowed: frozenset[str] | None = None if entry else frozenset()
@@ -229,6 +231,8 @@ def normalize(ctx: Context) -> None:
     ctx.callables = normalizer.callables = {name: obj for name, obj in ctx.callables.items() if name not in rebound}
     if ctx.forward_stack is not None:
         normalizer.forward_stack, normalizer.stack_without_tangent = ctx.forward_stack, ctx.stack_without_tangent
+    elif ctx.mode == "vmap" and stack_of(ctx.fn) is not None:  # generated code batched: its stacks too
+        normalizer.forward_stack, normalizer.batching = stack_of(ctx.fn), True
     containers.prepare(normalizer, ctx.given_trees)
     ctx.body, ctx.ret = normalizer.function()
     if ctx.forward_stack is not None:
@@ -433,6 +437,12 @@ def batch(ctx: Context) -> None:
     ctx.fn_defs = [batched_function(ctx, ctx.name, ctx.wrt)]
 
 
+def batch_callee(ctx: Context) -> None:
+    """A called function's ``vmap_`` variant for the parameters given batched values (its name chosen by the
+    caller's module before, so that a recursive call finds it)."""
+    ctx.fn_defs = [batched_function(ctx, ctx.name, ctx.wrt, ctx.batched_items)]
+
+
 # -- back: the generated module -------------------------------------------------
 
 def emit(ctx: Context) -> None:
@@ -561,6 +571,13 @@ BATCH = FRONT + (
     Pass("emit", emit, reads=frozenset({"ranks", "floats"})),
 )
 
+#: a called user function's batched variant
+BATCH_CALLEE = FRONT + (
+    Pass("analyse", analyse, reads=frozenset({"ranks"})),
+    Pass("batch", batch_callee),
+    Pass("dead_code", dead_code, 1, reads=frozenset({"floats"})),
+)
+
 STAGES = tuple(p.name for p in ENTRY)
 FORWARD_STAGES = tuple(p.name for p in FORWARD)
 
@@ -685,6 +702,11 @@ class ModuleBuilder:
         self.variants: dict = {}
         self.refused: dict = {}  # variant key -> the refusal deferred to where a branch calls it
         self.kept_params: dict = {}  # a callee variant's names -> its parameters writing into the caller's dict
+        self.batch_items: dict = {}  # a vmap_ variant's name -> whether it returns a tuple or list of batched values
+        self.batch_read: dict = {}  # vmap_ variants called while being made (recursion)
+        self.batch_assumed: dict = {}  # what such a call reads the variant as returning: items or an array
+        self.batch_stack_params: dict = {}  # a vmap_ variant's name -> its parameters only pushed on and popped
+        self.batch_pushed: dict = {}  # (list, name) -> what the module's batched functions push on it under that name
         self.sources: list = []
         self.generated = None
         self.shown = None
@@ -761,6 +783,41 @@ class ModuleBuilder:
         result never exists, so no number comes from it."""
         refuse = self.ns.bind(_Refusal(error), "refused")
         return [compat.parse(f"def {name}(*args, **kwargs):\n    raise {refuse}()\n").body[0] for name in names]
+
+    def batched_variant(self, fn, batched, items):
+        """``(name, returns_items, stack parameters)`` of ``fn``'s ``vmap_`` variant for the parameters ``batched``
+        (``items``: those of them given lists or tuples of batched arrays), made once; the variant returns a
+        batched value, or a tuple or list of them (``returns_items``).  A recursive call finds it being made and
+        reads what it returns as an array, else (the variant made again, where that was wrong) as items."""
+        key = (fn, tuple(batched), tuple(items), "vmap")
+        if key in self.variants:
+            name = self.variants[key]
+            if name not in self.batch_items:
+                self.batch_read[name] = True
+            return name, self.batch_items.get(name, self.batch_assumed.get(name, False)), \
+                self.batch_stack_params.get(name, frozenset())
+        name = self.variants[key] = self.names.fresh(f"vmap_{_ident(fn)}")  # before its passes: recursion finds it
+        for assumed in (False, True):
+            self.batch_assumed[name] = assumed
+            ctx = Context(self, fn, batched, mode="vmap")
+            ctx.name, ctx.batched_items = name, frozenset(items)
+            try:
+                run(BATCH_CALLEE, ctx)
+            except TransformError:
+                if assumed or not self.batch_read.pop(name, False):
+                    del self.variants[key]
+                    raise
+                continue
+            if not self.batch_read.pop(name, False) or ctx.returns_items == assumed:
+                break
+            if assumed:
+                del self.variants[key]
+                raise ctx.source.error(ctx.source.tree, f"astgrad.vmap: {fn.__name__} calls itself, and what it returns "
+                                       "is a tuple or list of values with a batch axis on one path and an array on "
+                                       "another", "Loop over the examples.", UnsupportedSyntaxError)
+        self.batch_items[name] = ctx.returns_items
+        self.functions += ctx.fn_defs
+        return name, ctx.returns_items, self.batch_stack_params[name]
 
     def tangent_variant(self, fn, active, trees=((), ()), callables=(), deferrable=False, kept=(frozenset(), {})):
         """The name of ``fn``'s ``jvp_`` variant for the ``active`` parameters (those given tangents), made once.

@@ -11,11 +11,29 @@ operation of a batched one by its batching rule (rules/batching.py), inlined
 with the batch dimensions and the ranks of one example folded in.
 
 What cannot be batched is refused at the user's line: a call without a
-batching rule, an ``if``/``while`` whose test or a ``for`` whose sequence
-differs from example to example, a batched value given to a user function
-or read by a statement kept as it is.  Where paths join and a name is
-batched on one only, the other gives it the batch axis
-(``broadcast_batch``); a loop's state is iterated to a fixed point.
+batching rule, a ``while`` whose test or a ``for`` whose sequence differs
+from example to example, an ``if`` whose test does where a branch does more
+than compute (an ``if`` whose branches only compute runs both and chooses
+per example), a batched value read by a statement kept as it is.  Where paths join and a name is batched on one only, the other
+gives it the batch axis (``broadcast_batch``); a loop's state is iterated
+to a fixed point.
+
+A called user function given batched values gets a ``vmap_`` variant for
+those parameters (``ModuleBuilder.batched_variant``), taking the number of
+examples first and returning its value batched.  Generated code (a
+gradient, a jvp of one: ``vmap(grad(f))``, ``hessian``) pushes values on a
+stack in its primal sweep and pops them in its adjoint, some batched and
+some shared (a trip count, a branch taken).  A push of a batched value is
+marked (``push_batched``); a pop is batched where a push of the same name
+was (``pop_batched`` gives an unmarked, shared value the batch axis), and
+is otherwise checked to be unmarked (``pop_shared``): a pop read as the
+wrong kind raises, never gives a number.  What each push gave is known
+once the function is swept, so it is swept again until that stops
+changing.
+
+Long: one sweep over every statement kind (operations, calls, stacks,
+control flow), with the rank inference its rules fold: the pieces read and
+write one state and one set of stacks, as the forward sweep's do.
 """
 
 from __future__ import annotations
@@ -31,10 +49,14 @@ from .. import runtime
 from ..ir import compat
 from ..ir.compat import gast
 from ..ir.errors import NoRuleTransformError, UnsupportedSyntaxError
-from ..ir.nodes import atom_names, dispatch, walk_ops
+from ..ir.nodes import For, If, Op, Raw, While, atom_names, dispatch, op_reads, walk_ops, walk_statements
 from ..ir.trees import arguments, function_def
+from ..runtime import batched_stack
 from ..runtime.origins import ORIGIN, with_origin
-from ..runtime.tangents import tangent_of
+from ..front.locate import bound_arguments
+from ..runtime.tangents import generated_stack, stack_pop, tangent_of
+from ...rules import sequences
+from ...rules.sequences import grow
 from .flow import StateSweep
 
 ARRAY, ITEMS = "array", "items"
@@ -76,6 +98,13 @@ class Batcher(StateSweep):
         self.once = {t for t, c in counts.items() if c == 1} - set(ctx.params)
         self.inferred: dict = {}  # names bound once -> one example's rank, found as the sweep passes them
         self.shape_of: dict = {}  # names bound once to shape(v) -> v
+        # the stacks of generated code (pushes with grow, pops with stack_pop), which hold batched and shared
+        # values: (list, name pushed) -> ARRAY, ITEMS or False, joined over its pushes; what a sweep found is
+        # what the next one reads (batched_function sweeps until it stops changing)
+        self.pushed: dict = {}
+        self.pushed_before: dict = {}
+        self.read: set | None = None  # the names the last sweep's code reads (None: not swept yet)
+        self.stacks = stacks_of(ctx.body, ctx.ret, generated_stack(ctx.fn) is not None)
 
     def rank(self, name):
         """One example's rank of ``name``: the analysis's (front/ranks.py), or what the sweep found."""
@@ -150,6 +179,10 @@ class Batcher(StateSweep):
     # -- operations -----------------------------------------------------------------
 
     def batch_op(self, op, state):
+        if op.fn is grow and op.kind == "prim" and len(op.args) == 2 and isinstance(op.args[0], gast.Name):
+            return self.push(op, state)
+        if op.fn is stack_pop and op.kind == "prim" and len(op.args) == 1 and isinstance(op.args[0], gast.Name):
+            return self.pop(op, state)
         if _draws(op.fn):
             raise self.refuse(op.node, f"{qualified_name(op.fn)} draws random numbers: batched, one draw would "
                               "serve every example, where a loop over the examples draws anew for each",
@@ -157,6 +190,8 @@ class Batcher(StateSweep):
         reads = set(atom_names(op.expr)) | {n for a in list(op.args) + list(op.kwargs.values()) for n in atom_names(a)}
         batched = self.batched_reads(reads, state)
         kind = op.kind
+        if kind == "call" and reads & self.stacks:  # a callee pushing on or popping the stack: batched values there
+            return self.call(op, state)
         if not batched:
             if kind == "nondiff" and op.fn is None and isinstance(op.expr, gast.Compare) and len(op.expr.ops) == 1:
                 self.infer(op, [op.expr.left, op.expr.comparators[0]])
@@ -177,9 +212,7 @@ class Batcher(StateSweep):
             state.update((t, ARRAY) for t in op.targets)
             return [self.tag(compat.assign(op.targets, compat.clone(op.expr)), op)]
         if kind == "call":
-            raise self.refuse(op.node, f"{getattr(op.fn, '__qualname__', 'a function')} is given {batched[0]}, which "
-                              "has a batch axis: vmap does not transform the user functions a function calls",
-                              "Write the callee's code in the function, or vmap the callee itself.")
+            return self.call(op, state)
         if kind == "nondiff" and op.fn is None and isinstance(op.expr, gast.Compare) and len(op.expr.ops) == 1 \
                 and type(op.expr.ops[0]) in _COMPARISONS:
             return self.elementwise(op, [op.expr.left, op.expr.comparators[0]], state)
@@ -227,6 +260,89 @@ class Batcher(StateSweep):
             state[op.targets[0]] = ARRAY
             return [self.tag(compat.assign(op.targets[0], expr), op)]
         return self.by_rule(op, rule, state)
+
+    def call(self, op, state):
+        """``y = g(x, w)`` with a batched ``x``: ``y = vmap_g(x, w)``, ``g``'s variant for its parameters given
+        batched values, itself batched (``ModuleBuilder.batched_variant``)."""
+        bound = bound_arguments(op, self.source)
+        for p, atoms in bound.items():  # *args or **kwargs: a tuple or dict of atoms
+            gathered = atoms.values() if isinstance(atoms, dict) else atoms if isinstance(atoms, tuple) else ()
+            if any(state.get(getattr(a, "id", None)) for a in gathered):
+                raise self.refuse(op.node, f"{op.fn.__name__} is given a value with a batch axis through its parameter "
+                                  f"{p} (*args or **kwargs)", "Give the function named parameters.")
+        batched = [p for p, a in bound.items() if state.get(getattr(a, "id", None))]
+        items = [p for p in batched if state.get(bound[p].id) == ITEMS]
+        stacks = [p for p, a in bound.items() if getattr(a, "id", None) in self.stacks]
+        name, returns_items, its_stacks = self.module.batched_variant(op.fn, batched, items)
+        for p in stacks:
+            if p not in its_stacks:
+                raise self.refuse(op.node, f"{op.fn.__name__} is given {bound[p].id}, a list the batched code pushes "
+                                  "values with a batch axis on, and reads it other than by its pops",
+                                  "Loop over the examples.")
+        self.size_used = True
+        expr = compat.clone(op.expr)
+        expr.func = compat.name(name)
+        expr.args.insert(0, compat.name(self.size))  # the variant's first parameter: the number of examples
+        if len(op.targets) > 1:  # a, b = g(x): the items of the tuple or list it returns
+            if not returns_items:
+                raise self.refuse(op.node, f"unpacking what {op.fn.__name__} returns, an array with a batch axis, "
+                                  "takes its examples apart", "Return a tuple from the function.")
+            state.update((t, ARRAY) for t in op.targets)
+            return [self.tag(compat.assign(op.targets, expr), op)]
+        state[op.targets[0]] = ITEMS if returns_items else ARRAY
+        return [self.tag(compat.assign(op.targets[0], expr), op)]
+
+    # -- the stacks of generated code ---------------------------------------------------
+
+    def push(self, op, state):
+        """``t = grow(items, v)``: on a list read only by its pushes and pops (generated code's stack), a batched
+        ``v`` pushed marked (``push_batched``), so that its pop can tell; on a list of batched arrays, ``v`` with
+        the batch axis; a batched ``v`` on another list is refused."""
+        items, item = op.args
+        target = op.targets[0]
+        kind = state.get(getattr(item, "id", None), False)
+        grown = compat.name(self.ns.bind(grow, "grow"))
+        if state.get(items.id) == ITEMS:  # a list of batched arrays: every item gets the batch axis
+            if kind == ITEMS:
+                raise self.refuse(op.node, f"{item.id}, a list or tuple, pushed on a list of arrays with a batch axis")
+            state[target] = ITEMS
+            value = compat.clone(item) if kind == ARRAY else self.broadcast(item)
+            return [self.tag(compat.assign(target, compat.call(grown, [compat.clone(items), value])), op)]
+        state[target] = False
+        if not kind:
+            return [self.tag(compat.assign(target, compat.clone(op.expr)), op)]
+        if items.id not in self.stacks:
+            raise self.refuse(op.node, f"{item.id}, which has a batch axis, is pushed on {items.id}, a list of values "
+                              "every example shares, which the code reads as a list",
+                              "Build the list from values with a batch axis only.")
+        key = (items.id, item.id)
+        if self.pushed.get(key, self.module.batch_pushed.get(key, kind)) != kind:
+            raise self.refuse(op.node, f"{item.id} is pushed as an array with a batch axis and as a list or tuple of "
+                              "them")
+        self.pushed[key] = kind
+        self.module.batch_pushed[key] = kind
+        flag = [compat.const(True)] if kind == ITEMS else []
+        return [self.tag(compat.assign(target, compat.call(compat.name(self.ns.helper(batched_stack.push_batched)),
+                                                           [compat.clone(items), compat.clone(item)] + flag)), op)]
+
+    def pop(self, op, state):
+        """``x = stack_pop(items)``: batched where a push of ``x``'s name was (``pop_batched`` gives a value pushed
+        unmarked the batch axis), else checked to be unmarked (``pop_shared``); what nothing reads, as it is."""
+        items, target = op.args[0], op.targets[0]
+        if state.get(items.id) == ITEMS:
+            state[target] = ARRAY
+            return [self.tag(compat.assign(target, compat.clone(op.expr)), op)]
+        kind = self.pushed_before.get((items.id, target), self.module.batch_pushed.get((items.id, target), False))
+        state[target] = kind
+        if items.id not in self.stacks or self.read is not None and target not in self.read:
+            return [self.tag(compat.assign(target, compat.clone(op.expr)), op)]
+        if kind:
+            self.size_used = True
+            call = compat.call(compat.name(self.ns.helper(batched_stack.pop_batched)),
+                               [compat.clone(items), compat.name(self.size)] + ([compat.const(True)] if kind == ITEMS else []))
+        else:
+            call = compat.call(compat.name(self.ns.helper(batched_stack.pop_shared)), [compat.clone(items)])
+        return [self.tag(compat.assign(target, call), op)]
 
     def meta(self, op, state):
         """``x.shape``, ``x.ndim``, ``x.size`` and ``len(x)`` of a batched ``x``: one example's, or None."""
@@ -348,9 +464,39 @@ class Batcher(StateSweep):
 
     def batch_if(self, s, state):
         if state.get(s.test):
-            raise self.refuse(s.line, "this if's test has a batch axis: it may differ from example to example",
-                              "Compute both branches and choose with np.where(test, a, b).")
+            return self.masked(s, state)
         return self.branches(s, state)
+
+    def masked(self, s, state):
+        """``if`` on a batched test whose branches only compute: both run, each name either binds chosen per
+        example (``masked``: ``np.where``); else refused at its line."""
+        reason = _effect(s.body + s.orelse)
+        if reason is not None:
+            raise self.refuse(s.line, f"this if's test has a batch axis: it may differ from example to example, and "
+                              f"{reason}, so both branches cannot run", "Compute both branches and choose with "
+                              "np.where(test, a, b).")
+        assigned = sorted({t for op in walk_ops(s.body + s.orelse) for t in op.targets})
+        before = [n for n in assigned if n in state]
+        kept = {n: self.names.temp() for n in before}
+        out = [compat.assign(kept[n], compat.name(n)) for n in before]
+        body_state, else_state = dict(state), dict(state)
+        out += self.sweep(s.body, body_state)
+        taken = {n: self.names.temp() for n in assigned}
+        out += [compat.assign(taken[n], compat.name(n)) for n in assigned if n in body_state]
+        out += [compat.assign(n, compat.name(kept[n])) for n in before]
+        out += self.sweep(s.orelse, else_state)
+        for n in assigned:
+            if n not in body_state or n not in else_state:
+                raise self.refuse(s.line, f"this if's test has a batch axis, and {n} is bound on one branch only: "
+                                  "some examples would have it and some not", "Bind it on both branches.")
+            if ITEMS in (body_state[n], else_state[n]):
+                raise self.refuse(s.line, f"this if's test has a batch axis, and {n} holds a list or tuple",
+                                  "Choose arrays with np.where(test, a, b).")
+            flags = [compat.const(bool(body_state[n])), compat.const(bool(else_state[n]))]
+            out.append(compat.assign(n, compat.call(compat.name(self.ns.helper(batching.masked)),
+                                                    [compat.name(s.test), compat.name(taken[n]), compat.name(n)] + flags)))
+            state[n] = ARRAY
+        return out
 
     def batch_for(self, s, state):
         if self.batched_reads(atom_names(s.iter), state):
@@ -370,6 +516,22 @@ class Batcher(StateSweep):
                               "trip", "Run a fixed number of trips every example shares.")
         return cond + loop
 
+    def checkpoint(self):
+        """Also the callees' variants made so far: a sweep of a loop body may make them for values the loop's
+        start had unbatched."""
+        return super().checkpoint(), set(self.module.variants), len(self.module.functions)
+
+    def rewind(self, mark) -> None:
+        base, variants, functions = mark
+        super().rewind(base)
+        module = self.module
+        for key in set(module.variants) - variants:
+            name = module.variants.pop(key)
+            module.names.taken.discard(name)
+            for made in (module.batch_items, module.batch_read, module.batch_stack_params):
+                made.pop(name, None)
+        del module.functions[functions:]
+
     def batch_break(self, s, state):
         return self.broken(state)
 
@@ -383,10 +545,59 @@ class Batcher(StateSweep):
             # a vjp batched over its seed (jacrev: every row in one sweep) checks each example's shape
             check = compat.call(compat.name(self.ns.helper(runtime.check_seeds)), [compat.clone(a) for a in call.args])
             return [with_origin(compat.expr_stmt(check), self.source.filename, s.line, s.text)]
+        if batched and call is not None and call.fn is runtime.checked:
+            batched = []  # evaluated for what numpy raises: it raised, if it does, where the value was computed
         if batched:
             raise self.refuse(s.line, f"this statement reads {batched[0]}, which has a batch axis, and is kept as "
                               "written, for one example", "Leave it out of the function vmap transforms.")
         return [with_origin(s.stmt, self.source.filename, s.line, s.text)]
+
+
+def stacks_of(body, ret, generated) -> set:
+    """The lists that generated code only pushes on (``grow``), pops (``stack_pop``) and gives to the functions it
+    calls (``generated``: a new empty list too), and the names that rebind them: a push of a batched value may
+    mark it there (``push_batched``), since nothing else reads them."""
+    lists, read, copies = set(), set(atom_names(ret)), []
+    for s in walk_statements(body):
+        if isinstance(s, Op):
+            if generated and s.kind == "pack" and isinstance(s.expr, gast.List) and not s.expr.elts:
+                lists.update(s.targets)
+            elif s.kind == "prim" and s.fn in (grow, stack_pop) and s.args and isinstance(s.args[0], gast.Name):
+                lists.add(s.args[0].id)
+                lists.update(s.targets if s.fn is grow else ())
+                read.update(n for a in s.args[1:] for n in atom_names(a))
+            elif len(s.targets) == 1 and isinstance(s.expr, gast.Name) and s.kind in ("copy", "nondiff"):
+                copies.append((s.targets[0], s.expr.id))
+            elif s.kind == "call":  # a list given to a callee: its variant says whether only its pops read it
+                read.update(n for a in list(s.args) + list(s.kwargs.values()) if not isinstance(a, gast.Name)
+                            for n in atom_names(a))
+            else:
+                read.update(op_reads(s))
+                read.update(atom_names(s.expr))
+        elif isinstance(s, (If, While)):
+            read.add(s.test)
+        elif isinstance(s, For):
+            read.update(atom_names(s.iter))
+        elif isinstance(s, Raw):
+            read.update(n.id for n in gast.walk(s.stmt) if isinstance(n, gast.Name))
+    for target, source in copies:
+        if target not in lists or source not in lists:
+            read.add(source)
+    return lists - read
+
+
+def _effect(stmts):
+    """Why running ``stmts`` for every example is not the same as running them for some: a loop, a break, a
+    statement kept as written, a call of a user function, a change to a list or the stack, a write into memory
+    other names see, a random draw; None when they only compute."""
+    for s in walk_statements(stmts):
+        if not isinstance(s, Op):
+            return "a branch holds a loop, a break, an if or a statement kept as written"
+        if s.kind in ("call", "opaque") or s.fn in (grow, stack_pop, sequences.append):
+            return "a branch calls a user function or changes a list"
+        if s.inplace or _draws(s.fn):
+            return "a branch writes into memory other names see or draws random numbers"
+    return None
 
 
 def _draws(fn) -> bool:
@@ -453,23 +664,42 @@ def _without_defaults(expr, rule, op):
     return expr
 
 
-def batched_function(ctx, name, batched):
-    """``name(the parameters...)``: ``ctx``'s function for arguments ``batched`` with a batch axis first."""
+def batched_function(ctx, name, batched, items=frozenset()):
+    """``name(the parameters...)``: ``ctx``'s function for arguments ``batched`` with a batch axis first
+    (``items``: those of them holding lists or tuples of such arrays); a callee's variant (``ctx.entry`` false)
+    takes the number of examples first."""
     size = ctx.names.fresh("batch_size")
     batcher = Batcher(ctx.module, ctx, size)
-    state = {p: (ARRAY if p in batched else False) for p in ctx.params}
-    first = next(p for p in ctx.params if p in batched)
-    body = batcher.sweep(ctx.body, state)
+    if not ctx.entry:  # known before its sweep: a recursive call reads it
+        ctx.module.batch_stack_params[name] = frozenset(batcher.stacks & set(ctx.params))
+    first = next((p for p in ctx.params if p in batched and p not in items), None) if ctx.entry else None
+    if first is None and ctx.entry:
+        raise batcher.refuse(ctx.source.tree, f"{ctx.fn.__name__} is given values with a batch axis only in lists or "
+                             "tuples", "Pass one of them as an array.")
+    for _ in range(4):  # until what is pushed and what is read stop changing (a second sweep, where it pushes)
+        mark = batcher.checkpoint()
+        state = {p: (False if p not in batched else ITEMS if p in items else ARRAY) for p in ctx.params}
+        body = batcher.sweep(ctx.body, state)
+        read = {n.id for s in body for n in gast.walk(s) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+        read.update(atom_names(ctx.ret))
+        if batcher.pushed == batcher.pushed_before and read == batcher.read:
+            break
+        batcher.rewind(mark)
+        pushed, batcher = batcher.pushed, Batcher(ctx.module, ctx, size)
+        batcher.pushed_before, batcher.read = dict(pushed), read
+    else:
+        raise batcher.refuse(ctx.source.tree, "what the generated stack holds did not settle", "Loop over the examples.")
     ret = ctx.ret
     value = compat.clone(ret)
     if not (isinstance(ret, gast.Name) and state.get(ret.id)):
         value = batcher.broadcast(ret)  # every example's value is the same: stacked all the same
     body.append(compat.ret(value))
-    if batcher.size_used:  # read before anything rebinds the parameter
+    if batcher.size_used and first is not None:  # the entry's: read before anything rebinds the parameter
         body.insert(0, compat.assign(size, compat.call(compat.name(ctx.ns.helper(len)), [compat.name(first)])))
     ctx.primal, ctx.adjoint = body, []
     ctx.returns_items = isinstance(ret, gast.Name) and state.get(ret.id) == ITEMS
-    args = arguments(ctx.source.tree, ctx.ns, ctx.fn)
+    ctx.batch_stacks = frozenset(batcher.stacks)
+    args = arguments(ctx.source.tree, ctx.ns, ctx.fn, first=[] if ctx.entry else [size])
     return function_def(name, args, body)
 
 

@@ -72,6 +72,8 @@ class Normalizer:
         self.stop = False
         self.forward_stack = None  # in forward mode over generated code: the name of its stack
         self.stack_without_tangent = False  # a callee given the stack without its tangent stack: refused
+        self.batching = False  # vmap of generated code: its pushes and pops (any list's) read as a stack's
+        self.unsaved: set[str] = set()  # vmap of generated code: names of pop_numbers(...), read as None
         self.stmt = source.tree
         self.sequences: set[str] = set()
         self.temps: set[str] = set()
@@ -255,6 +257,8 @@ class Normalizer:
                 self.store(s.target, s.value)
         elif isinstance(s, gast.Expr):
             self.expression_statement(s)
+        elif isinstance(s, gast.If) and self.never_saved(s.test) is not None:
+            self.out += self.block(s.body if self.never_saved(s.test) else s.orelse)
         elif isinstance(s, gast.If):
             test = self.test_name(s.test, s.body + s.orelse)
             self.out.append(If(test, self.block(s.body), self.block(s.orelse),
@@ -472,6 +476,16 @@ class Normalizer:
             return
         raise self.error(s, "expression statements other than calls are not supported",
                          "Assign the value to a name or remove the statement.")
+
+    def never_saved(self, test):
+        """vmap of generated code: whether ``test``, ``saved is None`` of a ``pop_numbers`` batching reads as None
+        (writes.py), holds; None for any other test."""
+        if self.batching and isinstance(test, gast.Compare) and len(test.ops) == 1 \
+                and isinstance(test.ops[0], (gast.Is, gast.IsNot)) and isinstance(test.left, gast.Name) \
+                and test.left.id in self.unsaved and isinstance(test.comparators[0], gast.Constant) \
+                and test.comparators[0].value is None:
+            return isinstance(test.ops[0], gast.Is)
+        return None
 
     def refuse_stack_without_tangent(self, node):
         if self.stack_without_tangent:

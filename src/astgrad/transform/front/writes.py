@@ -82,6 +82,28 @@ def write_call(n, target, expr) -> bool:
         n.emit([target or n.temp()], "prim", compat.call(compat.name(n.ns.helper(grow)), [items, item]), expr,
                grow, [compat.name(expr.args[0].id), item])
         return True
+    elif obj is stack_pop and n.batching and len(expr.args) == 1 and not expr.keywords \
+            and isinstance(expr.args[0], gast.Name):
+        # vmap of a jvp of generated code: its pops, of the stack and of the tangent stack, are the batching sweep's
+        lst = expr.args[0].id
+        n.emit([target or n.temp()], "prim", compat.call(compat.name(n.ns.bind(stack_pop, "stack_pop")),
+                                                        [compat.name(lst)]), expr, stack_pop, [compat.name(lst)])
+        return True
+    elif obj is runtime.pop_numbers and n.batching:
+        # a reverse loop's pops taken as arrays where they are plain numbers: None, its answer where they are not
+        # (the loop then runs as written, popping values the batching sweep tells apart)
+        n.emit([target or n.temp()], "nondiff", compat.const(None), expr, None, [])
+        if target is not None and target in n.locals:
+            n.unsaved.add(target)
+        return True
+    elif obj is reversed and n.batching and len(expr.args) == 1 and not expr.keywords:
+        # a jvp's reverse loop over steps (``t = reversed(range(3))``, then ``for i in t``): as a tuple, which the
+        # loop indexes
+        steps = n.atomize(expr.args[0])
+        value = compat.call(compat.name(n.ns.bind(tuple, "tuple")),
+                            [compat.call(compat.name(n.ns.bind(reversed, "reversed")), [steps])])
+        n.emit([target or n.temp()], "nondiff", value, expr, None, [steps])
+        return True
     if obj is not MISSING:
         _refuse_function(n, expr, obj)
         if _same(obj, np.copyto):

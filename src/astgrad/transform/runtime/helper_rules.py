@@ -106,6 +106,18 @@ def ndim_batched(bdims, value):
     return len(shape(value)) - 1
 
 
+@defbatch(runtime.floats)
+@batching.shared
+def floats_batched(bdims, *values):
+    return runtime.floats(*values)  # an array of examples has one example's dtype
+
+
+@defbatch(runtime.checked)
+@batching.shared
+def checked_batched(bdims, value):
+    return runtime.checked(value)  # numpy raised, if it does, where the value was computed
+
+
 for _helper in (runtime.unbroadcast, _support.unbroadcast):
     defbatch(_helper, batching.unbroadcast_batched)
 defbatch(_support.filled, batching.filled_batched)

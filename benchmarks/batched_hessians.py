@@ -1,0 +1,96 @@
+"""Which corpus hessians run batched, and what the batching sweep refused in the others.
+
+``astgrad.hessian`` batches the generated jvp of the generated gradient
+over its tangent (api/directions.py) and falls back to one jvp per column
+where vmap refuses that code or the batched code raises.  For each function
+of tests/corpus/functions.py this prints whether the batched path ran and,
+if not, the first line of the refusal, then the count per kind of refusal:
+the table that says which construct to teach vmap next.  Usage:
+``python benchmarks/batched_hessians.py [-v]`` (``-v``: the batched ones too).
+"""
+
+from __future__ import annotations
+
+import collections
+import pathlib
+import re
+import sys
+import warnings
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests")]
+
+import astgrad  # noqa: E402
+from astgrad.api import directions  # noqa: E402
+from astgrad.transform.ir.errors import TransformError  # noqa: E402
+from corpus.functions import CASES  # noqa: E402
+
+#: the kinds of refusal, by what their message says
+KINDS = (
+    ("stack", r"stack_pop|pushed on|the stack of"),
+    ("callee", r"user functions a function calls|is given .*, a list the batched code"),
+    ("item write", r"setitem|item_assign|written_by_call"),
+    ("test with a batch axis", r"test has a batch axis|for loop runs over"),
+    ("container", r"container of containers|unpacking|a list or tuple of arrays"),
+    ("no batching rule", r"no batching rule|defbatch|numpy\.matmul: "),
+)
+
+
+def kind_of(message):
+    for kind, pattern in KINDS:
+        if re.search(pattern, message):
+            return kind
+    return "other: " + message.split("\n")[0][-60:]
+
+
+def survey():
+    """[(case id, 'batched' | 'error' | kind, first line of the refusal)]."""
+    refusals: dict = {}
+    build = directions.build_batched
+
+    def spying(*args, **kwargs):
+        try:
+            return build(*args, **kwargs)
+        except TransformError as error:
+            refusals["last"] = str(error)
+            raise
+
+    directions.build_batched = spying
+    rows = []
+    try:
+        for case in CASES:
+            refusals.clear()
+            hessian = astgrad.hessian(case.f, wrt=case.wrt)
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    hessian(*case.args)
+            except Exception as error:  # noqa: BLE001 -- the loop raises it too: no hessian either way
+                rows.append((case.id, "error", type(error).__name__))
+                continue
+            if hessian.batched:
+                rows.append((case.id, "batched", ""))
+            elif "last" in refusals:
+                message = refusals["last"]
+                rows.append((case.id, kind_of(message), message.split("\n")[0].split("astgrad.vmap: ")[-1][:100]))
+            else:
+                rows.append((case.id, "raised when it ran", ""))
+    finally:
+        directions.build_batched = build
+    return rows
+
+
+def main(argv=None):
+    verbose = "-v" in (sys.argv[1:] if argv is None else argv)
+    rows = survey()
+    for case, kind, why in rows:
+        if verbose or kind != "batched":
+            print(f"{case:34} {kind:24} {why}")
+    print()
+    for kind, count in collections.Counter(kind for _, kind, _ in rows).most_common():
+        print(f"{count:4}  {kind}")
+    print(f"{len(rows):4}  corpus hessians")
+
+
+if __name__ == "__main__":
+    main()
