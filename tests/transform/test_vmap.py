@@ -497,19 +497,6 @@ def test_item_writes_into_a_batched_array_are_refused():
         astgrad.vmap(writes_an_item)(r(N, 3))
 
 
-batched_unary = astgrad.vmap(unary)
-
-
-def calls_a_vmap(X):
-    return np.sum(batched_unary(X))
-
-
-def test_grad_of_a_function_calling_a_vmap_is_refused_at_the_call():
-    with pytest.raises(astgrad.TransformError, match="calling astgrad.vmap of unary") as info:
-        astgrad.grad(calls_a_vmap)(r(N, 3))
-    assert info.value.lineno == calls_a_vmap.__code__.co_firstlineno + 1
-
-
 # -- every entry of the table with a batching rule, against a loop ---------------------------------
 
 from astgrad import rules as _rules  # noqa: E402

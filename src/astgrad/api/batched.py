@@ -49,11 +49,6 @@ class VmapFunction(GeneratedCallable):
     def __repr__(self):
         return f"<astgrad.vmap of {self.__astgrad_function__.__qualname__} in_axes={self._in_axes!r} out_axes={self._out_axes!r}>"
 
-    def _as_primitive(self, kwargs):
-        """What a differentiated function calling this vmap gets (transform/front/expressions.py): a refusal."""
-        return None, (f"calling astgrad.vmap of {self.__astgrad_function__.__qualname__} inside a differentiated "
-                      f"function is not supported: the gradient of a batched function is not generated")
-
     @property
     def source(self) -> str:
         """The generated function that ran last (it is made at the first call, for the ranks of one example)."""
@@ -219,3 +214,6 @@ def vmap(f=None, in_axes=0, out_axes=0, *, optimize: int | None = None):
             del per_fn[old]
         per_fn[key] = cached = VmapFunction(f, in_axes, out_axes, level)
     return cached
+
+
+vmap.__astgrad_vmap__ = True  # type: ignore[attr-defined]  # astgrad.vmap(g)(x) inside a differentiated function

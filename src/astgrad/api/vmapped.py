@@ -1,0 +1,225 @@
+"""A vmapped function called inside a differentiated function: its derivatives are batched products.
+
+``grad(lambda X, w: np.sum(vmap(g, in_axes=(0, None))(X, w) ** 2))``: the
+call of ``vmap(g)`` (a bound name, or ``astgrad.vmap(g, ...)`` written in
+the call, front/generated_calls.py) is recorded as the primitive
+``vmap_at(vg, *args)``.  Its reverse rule is the vmap of ``g``'s pullback:
+the code ``vjp(g)`` generates for one example, batched (core/batching.py)
+over the batched arguments and the seed, which holds each example's
+cotangent; an argument every example shares (``in_axes`` None) gets the
+sum of its per-example gradients.  Its forward rule is the vmap of ``g``'s
+jvp, batched over the batched arguments and, where the argument is batched,
+its tangent.  Each batched product is made at the first call for the ranks
+of one example and kept while the code it was made from is current.
+
+Where the batching sweep refuses the product's code (a gradient that saves
+values on a stack, an operation without a batched form), the rule runs the
+product once per example and stacks (or sums) the results: slower, never a
+guess.  Arguments other than real float arrays and numbers (a list, a
+complex array) and a ``g`` returning a tuple are refused when the rule
+runs; a derivative of the rules themselves (a hessian through the call) is
+refused where the generated gradient calls them.
+"""
+
+from __future__ import annotations
+
+import inspect
+import weakref
+
+import numpy as np
+
+from ..rules import defjvp, defvjp
+from ..transform.ir.errors import TransformError
+from ..transform.pipeline import build_batched
+from ..transform.runtime.tangents import STACK_MARK
+from .batched import VmapFunction, VmapOfGradient
+from .forward import jvp as _jvp
+from .gradient import vjp as _vjp
+
+#: vmapped function -> {key: (the product's Generated, its batched Generated or None: run per example)}
+_MADE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def vmap_at(vmapped, *args):
+    """``vmapped(*args)``: a vmapped function called inside a differentiated function (rules: batched products).
+
+    Arrays are given as read-only views: a write into one (or into the
+    value, where it is an argument itself) would change what the caller's
+    gradient reads back, so it raises instead.
+    """
+    return vmapped(*(_read_only(a) if isinstance(a, np.ndarray) else a for a in args))
+
+
+def _read_only(array):
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
+def refusal(vmapped, keywords) -> tuple[str, str] | None:
+    """Why a call of ``vmapped`` inside a differentiated function cannot be ``vmap_at`` and what to write, or None."""
+    name = vmapped.__astgrad_function__.__qualname__
+    if isinstance(vmapped, VmapOfGradient):
+        return (f"calling astgrad.vmap of a gradient of {name} inside a differentiated function is not supported: its "
+                f"derivative is a per-example second derivative, which is not generated",
+                "Compute the per-example gradients outside the differentiated function, or loop over the examples "
+                "calling grad(g) (a gradient called inside a gradient is differentiated).")
+    params = list(vmapped._signature.parameters.values())
+    if keywords or any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params):
+        return (f"astgrad.vmap of {name} called inside a differentiated function takes every argument by "
+                f"position (its in_axes give each one's batch axis)",
+                f"Pass every argument of {name} by position, with in_axes None for those every example shares.")
+    return None
+
+
+def _as_primitive(vmapped, keywords):
+    """``(vmap_at, None)`` for a differentiated function calling ``vmapped``, or ``(None, why not)``."""
+    why = refusal(vmapped, keywords)
+    return (None, why) if why else (vmap_at, None)
+
+
+VmapFunction._as_primitive = _as_primitive  # type: ignore[attr-defined]
+
+
+def _checked(vmapped, args):
+    """Refuse what the batched products are not made for: containers and complex numbers a gradient could
+    reach (a float in a list would get no gradient), a ``g`` of a tuple."""
+    name = vmapped.__astgrad_function__.__qualname__
+    for value, param in zip(args, vmapped._signature.parameters):
+        kind = value.dtype.kind if isinstance(value, (np.ndarray, np.generic)) else None
+        if isinstance(value, (np.ndarray, np.generic, int, float, str, type(None))) and kind in (None, *"biuf"):
+            continue
+        if kind == "c" or isinstance(value, complex):
+            raise TypeError(f"astgrad: the derivative of astgrad.vmap of {name}, called inside a differentiated "
+                            f"function, is made for real numbers; its argument {param} is complex. Pass the real "
+                            f"and imaginary parts as two real arguments")
+        raise TypeError(f"astgrad: the derivative of astgrad.vmap of {name}, called inside a differentiated "
+                        f"function, is made for arrays and numbers; its argument {param} is a "
+                        f"{type(value).__name__}. Pass np.asarray(...)")
+
+
+def _varies(value) -> bool:
+    """An argument a derivative flows to: a float or an array of floats (not an int, a bool or a string)."""
+    if isinstance(value, (bool, int, np.integer, np.bool_)):
+        return False
+    return isinstance(value, (float, np.floating)) or isinstance(value, np.ndarray) and value.dtype.kind == "f"
+
+
+def _one_of(value, what, name):
+    if isinstance(value, (tuple, list)):
+        raise TypeError(f"astgrad: the derivative of astgrad.vmap of {name}, called inside a differentiated "
+                        f"function, is made for a function returning one array; {name} returns a "
+                        f"{type(value).__name__} ({what}). Vmap one function per result")
+    return value
+
+
+def _example(bound, batched, i):
+    """``bound`` with each batched argument's example ``i`` (the batch axis is first)."""
+    arguments = dict(bound.arguments)
+    for name in batched:
+        arguments[name] = arguments[name][i]
+    return inspect.BoundArguments(bound.signature, arguments)  # type: ignore[arg-type]
+
+
+def _made(vmapped, key, code, directions, ranks):
+    """The batched form of ``code`` over ``directions``, made once per key; None where it is not batched."""
+    per = _MADE.get(vmapped)
+    if per is None:
+        per = _MADE[vmapped] = {}
+    found = per.get(key)
+    if found is not None and found[0] is code and (found[1] is None or found[1].current()):
+        return found[1]
+    batched = None
+    if STACK_MARK not in code.namespace or code.namespace[STACK_MARK] not in code.function.__code__.co_varnames:
+        try:  # a stack's items are not known to be batched or not: such code runs per example
+            batched = build_batched(code.function, directions, ranks, vmapped._level)
+        except TransformError:
+            batched = None
+    per[key] = (code, batched)
+    return batched
+
+
+def vmap_cotangents(seed, ans, vmapped, args):
+    """The gradient of each argument of ``vmap_at(vmapped, *args)`` for the cotangent ``seed`` of its value."""
+    _checked(vmapped, args)
+    fn = vmapped.__astgrad_function__
+    name = fn.__qualname__
+    _one_of(ans, "its value", name)
+    bound, batched, ranks = vmapped._prepare(fn, args, {})
+    params = list(vmapped._signature.parameters)
+    axes = vmapped._axes(len(args))
+    varying = [k for k, value in enumerate(args) if _varies(value)]
+    if not varying:
+        return (None,) * len(args)
+    seed = np.moveaxis(np.broadcast_to(_one_of(seed, "a cotangent", name), np.shape(ans)), vmapped._out_axes, 0)
+    wrt = tuple(params[k] for k in varying)
+    product = _vjp(fn, wrt if len(wrt) > 1 else wrt[0], optimize=min(vmapped._level, 1))
+    if product._refused is not None:
+        raise product._refused.with_traceback(None)
+    if not product._generated.current():
+        product._rebuild()
+    code = product._specialised(dict(_example(bound, batched, 0).arguments))
+    seed_name = list(inspect.signature(code.function).parameters)[-1]
+    key = ("vjp", wrt, tuple(batched), tuple(sorted(ranks.items())), np.ndim(seed))
+    made = _made(vmapped, key, code, [*batched, seed_name], {**ranks, seed_name: (np.ndim(seed) - 1, False)})
+    if made is not None:
+        rows = made.run(*bound.args, **bound.kwargs, **{seed_name: seed})
+        rows = (rows,) if len(wrt) == 1 else tuple(rows)
+    else:  # one pullback per example
+        each = [code.run(*(b := _example(bound, batched, i)).args, **b.kwargs, **{seed_name: seed[i]})
+                for i in range(len(seed))]
+        rows = tuple(np.stack([np.asarray(e if len(wrt) == 1 else e[j]) for e in each]) for j in range(len(wrt)))
+    out: list = [None] * len(args)
+    for k, row in zip(varying, rows):
+        row = np.asarray(row)
+        if axes[k] is None:  # shared by every example: the sum of their gradients
+            out[k] = np.sum(row, axis=0).astype(np.result_type(row), copy=False)
+            out[k] = np.asarray(out[k]) if isinstance(args[k], np.ndarray) else out[k][()]
+        else:
+            row = np.broadcast_to(row, np.shape(bound.arguments[params[k]]))  # the batch axis first, as moved
+            out[k] = np.array(np.moveaxis(row, 0, axes[k]))
+    return tuple(out)
+
+
+@defvjp(vmap_at)
+def vmap_at_vjp(g, ans, vmapped, *args):
+    return (None, *vmap_cotangents(g, ans, vmapped, args))
+
+
+def vmap_at_jvp(t, ans, vmapped, *args, argnum):
+    """The tangent of ``vmapped(*args)`` along ``t`` in argument ``argnum - 1``."""
+    _checked(vmapped, args)
+    fn = vmapped.__astgrad_function__
+    _one_of(ans, "its value", fn.__qualname__)
+    k = argnum - 1
+    bound, batched, ranks = vmapped._prepare(fn, args, {})
+    params = list(vmapped._signature.parameters)
+    axis = vmapped._axes(len(args))[k]
+    tangent = np.asarray(t, dtype=np.result_type(t, np.asarray(args[k]).dtype))
+    tangent = np.broadcast_to(tangent, np.shape(args[k]))
+    if axis is not None:
+        tangent = np.moveaxis(tangent, axis, 0)
+    code = _jvp(fn, k, optimize=vmapped._level)._as_callee()[0]
+    direction = list(inspect.signature(code.function).parameters)[len(params)]
+    rank = ranks.get(params[k], (np.ndim(tangent) - (axis is not None), False))[0]
+    directions = [*batched, direction] if axis is not None else list(batched)
+    key = ("jvp", k, tuple(batched), tuple(sorted(ranks.items())))
+    made = _made(vmapped, key, code, directions, {**ranks, direction: (rank, False)})
+    if made is not None:
+        value = made.run(*bound.args, tangent, **bound.kwargs)[1]
+    else:  # one jvp per example
+        size = len(bound.arguments[batched[0]])
+        value = np.stack([code.run(*(b := _example(bound, batched, i)).args,
+                                   tangent[i] if axis is not None else tangent, **b.kwargs)[1]
+                          for i in range(size)])
+    value = np.broadcast_to(_one_of(value, "its tangent", fn.__qualname__),
+                            np.shape(np.moveaxis(np.asarray(ans), vmapped._out_axes, 0)))
+    return np.array(np.moveaxis(value, 0, vmapped._out_axes))
+
+
+defjvp(vmap_at, None, rest=vmap_at_jvp)
+# generated code calls the rules themselves: a derivative through them would be a second one, not transformed
+vmap_at_vjp.__astgrad_internal__ = True  # type: ignore[attr-defined]
+vmap_at_jvp.__astgrad_internal__ = True  # type: ignore[attr-defined]
+
+__all__ = ["vmap_at", "vmap_cotangents", "refusal"]
