@@ -17,8 +17,10 @@ values on a stack, an operation without a batched form), the rule runs the
 product once per example and stacks (or sums) the results: slower, never a
 guess.  Arguments other than real float arrays and numbers (a list, a
 complex array) and a ``g`` returning a tuple are refused when the rule
-runs; a derivative of the rules themselves (a hessian through the call) is
-refused where the generated gradient calls them.
+runs.  The reverse rule has forward rules of its own (a hessian by forward
+over reverse through the call): linear in the seed, and along an argument
+the jvp of ``g``'s pullback code (generated code, transformed again), run
+once per example; reverse over reverse raises.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import numpy as np
 
 from ..rules import defjvp, defvjp
 from ..transform.ir.errors import TransformError
-from ..transform.pipeline import build_batched
+from ..transform.pipeline import build_batched, build_forward
 from ..transform.runtime.tangents import STACK_MARK
 from .batched import VmapFunction, VmapOfGradient
 from .forward import jvp as _jvp
@@ -139,51 +141,105 @@ def _made(vmapped, key, code, directions, ranks):
     return batched
 
 
+class _Pullback:
+    """``g``'s pullback for one call of ``vmap_at``: the arguments bound (batch axes first), which are batched,
+    their ranks and axes, those a gradient flows to (``wrt``), the seed (batch axis first) and ``vjp(g)``'s code
+    for one example (``code``, seed parameter ``seed_name``)."""
+
+    def __init__(self, vmapped, seed, ans, args):
+        _checked(vmapped, args)
+        fn = vmapped.__astgrad_function__
+        self.vmapped, self.args = vmapped, args
+        _one_of(ans, "its value", fn.__qualname__)
+        self.bound, self.batched, self.ranks = vmapped._prepare(fn, args, {})
+        self.params = list(vmapped._signature.parameters)
+        self.axes = vmapped._axes(len(args))
+        self.varying = [k for k, value in enumerate(args) if _varies(value)]
+        self.wrt = tuple(self.params[k] for k in self.varying)
+        self.seed = np.moveaxis(np.broadcast_to(_one_of(seed, "a cotangent", fn.__qualname__), np.shape(ans)),
+                                vmapped._out_axes, 0)
+        if not self.wrt:
+            return
+        product = _vjp(fn, self.wrt if len(self.wrt) > 1 else self.wrt[0], optimize=min(vmapped._level, 1))
+        if product._refused is not None:
+            raise product._refused.with_traceback(None)
+        if not product._generated.current():
+            product._rebuild()
+        self.code = product._specialised(dict(_example(self.bound, self.batched, 0).arguments))
+        self.seed_name = list(inspect.signature(self.code.function).parameters)[-1]
+
+    def per_example(self, code, i, *tangent):
+        """``code`` (the pullback or its jvp) run on example ``i`` with its seed."""
+        b = _example(self.bound, self.batched, i)
+        return code.run(*b.args, *tangent, **b.kwargs, **{self.seed_name: self.seed[i]})
+
+    def gradients(self, rows):
+        """One gradient per argument from the rows of ``wrt``'s (the batch axis first): summed over the
+        examples for an argument they share, the batch axis moved back to ``in_axes`` for a batched one."""
+        out: list = [None] * len(self.args)
+        for k, row in zip(self.varying, rows):
+            row = np.asarray(row)
+            if self.axes[k] is None:  # shared by every example: the sum of their gradients
+                total = np.sum(row, axis=0).astype(np.result_type(row), copy=False)
+                out[k] = np.asarray(total) if isinstance(self.args[k], np.ndarray) else total[()]
+            else:
+                row = np.broadcast_to(row, np.shape(self.bound.arguments[self.params[k]]))  # the batch axis first
+                out[k] = np.array(np.moveaxis(row, 0, self.axes[k]))
+        return tuple(out)
+
+    def stacked(self, each):
+        """The rows of ``wrt``'s gradients from one pullback's value per example."""
+        single = len(self.wrt) == 1
+        return tuple(np.stack([np.asarray(e if single else e[j]) for e in each]) for j in range(len(self.wrt)))
+
+
 def vmap_cotangents(seed, ans, vmapped, args):
     """The gradient of each argument of ``vmap_at(vmapped, *args)`` for the cotangent ``seed`` of its value."""
-    _checked(vmapped, args)
-    fn = vmapped.__astgrad_function__
-    name = fn.__qualname__
-    _one_of(ans, "its value", name)
-    bound, batched, ranks = vmapped._prepare(fn, args, {})
-    params = list(vmapped._signature.parameters)
-    axes = vmapped._axes(len(args))
-    varying = [k for k, value in enumerate(args) if _varies(value)]
-    if not varying:
+    p = _Pullback(vmapped, seed, ans, args)
+    if not p.wrt:
         return (None,) * len(args)
-    seed = np.moveaxis(np.broadcast_to(_one_of(seed, "a cotangent", name), np.shape(ans)), vmapped._out_axes, 0)
-    wrt = tuple(params[k] for k in varying)
-    product = _vjp(fn, wrt if len(wrt) > 1 else wrt[0], optimize=min(vmapped._level, 1))
-    if product._refused is not None:
-        raise product._refused.with_traceback(None)
-    if not product._generated.current():
-        product._rebuild()
-    code = product._specialised(dict(_example(bound, batched, 0).arguments))
-    seed_name = list(inspect.signature(code.function).parameters)[-1]
-    key = ("vjp", wrt, tuple(batched), tuple(sorted(ranks.items())), np.ndim(seed))
-    made = _made(vmapped, key, code, [*batched, seed_name], {**ranks, seed_name: (np.ndim(seed) - 1, False)})
+    seed, code, seed_name = p.seed, p.code, p.seed_name
+    key = ("vjp", p.wrt, tuple(p.batched), tuple(sorted(p.ranks.items())), np.ndim(seed))
+    made = _made(vmapped, key, code, [*p.batched, seed_name], {**p.ranks, seed_name: (np.ndim(seed) - 1, False)})
     if made is not None:
-        rows = made.run(*bound.args, **bound.kwargs, **{seed_name: seed})
-        rows = (rows,) if len(wrt) == 1 else tuple(rows)
+        rows = made.run(*p.bound.args, **p.bound.kwargs, **{seed_name: seed})
+        rows = (rows,) if len(p.wrt) == 1 else tuple(rows)
     else:  # one pullback per example
-        each = [code.run(*(b := _example(bound, batched, i)).args, **b.kwargs, **{seed_name: seed[i]})
-                for i in range(len(seed))]
-        rows = tuple(np.stack([np.asarray(e if len(wrt) == 1 else e[j]) for e in each]) for j in range(len(wrt)))
-    out: list = [None] * len(args)
-    for k, row in zip(varying, rows):
-        row = np.asarray(row)
-        if axes[k] is None:  # shared by every example: the sum of their gradients
-            out[k] = np.sum(row, axis=0).astype(np.result_type(row), copy=False)
-            out[k] = np.asarray(out[k]) if isinstance(args[k], np.ndarray) else out[k][()]
-        else:
-            row = np.broadcast_to(row, np.shape(bound.arguments[params[k]]))  # the batch axis first, as moved
-            out[k] = np.array(np.moveaxis(row, 0, axes[k]))
-    return tuple(out)
+        rows = p.stacked([p.per_example(code, i) for i in range(len(seed))])
+    return p.gradients(rows)
 
 
 @defvjp(vmap_at)
 def vmap_at_vjp(g, ans, vmapped, *args):
     return (None, *vmap_cotangents(g, ans, vmapped, args))
+
+
+def vmap_at_vjp_along_seed(t, ans, g, value, vmapped, *args):
+    """The tangent of ``vmap_at_vjp(g, ...)`` along ``t`` in ``g``: the pullback is linear in its seed."""
+    return vmap_at_vjp(t, value, vmapped, *args)
+
+
+def vmap_at_vjp_along_argument(t, ans, g, value, vmapped, *args, argnum):
+    """The tangent of ``vmap_at_vjp(g, value, vmapped, *args)`` along ``t`` in ``args[argnum - 3]``: per example,
+    the jvp of ``g``'s pullback code (forward over reverse), summed where an argument is shared."""
+    p = _Pullback(vmapped, g, value, args)
+    k = argnum - 3
+    if not p.wrt or not _varies(args[k]):
+        return (None,) * (len(args) + 1)
+    tangent = np.broadcast_to(np.asarray(t), np.shape(args[k]))
+    if p.axes[k] is not None:
+        tangent = np.moveaxis(tangent, p.axes[k], 0)
+    per = _MADE.get(vmapped)
+    if per is None:
+        per = _MADE[vmapped] = {}
+    key = ("vjp-jvp", p.wrt, p.params[k], tuple(p.batched), tuple(sorted(p.ranks.items())), np.ndim(p.seed))
+    found = per.get(key)
+    if found is None or found[0] is not p.code or not found[1].current():
+        found = per[key] = (p.code, build_forward(p.code.function, [p.params[k]], min(vmapped._level, 1)))
+    forward = found[1]
+    each = [p.per_example(forward, i, tangent[i] if p.axes[k] is not None else tangent)[1]
+            for i in range(len(p.seed))]
+    return (None, *p.gradients(p.stacked(each)))
 
 
 def vmap_at_jvp(t, ans, vmapped, *args, argnum):
@@ -218,8 +274,25 @@ def vmap_at_jvp(t, ans, vmapped, *args, argnum):
 
 
 defjvp(vmap_at, None, rest=vmap_at_jvp)
-# generated code calls the rules themselves: a derivative through them would be a second one, not transformed
-vmap_at_vjp.__astgrad_internal__ = True  # type: ignore[attr-defined]
+
+
+@defvjp(vmap_at_vjp)
+def vmap_at_vjp_vjp(c, ans, g, value, vmapped, *args):
+    """The entry the forward rules join; reverse over reverse does not reach it (the generated gradient's reverse
+    of a rule's tuple stops first, with an error)."""
+    raise TypeError(f"astgrad: a second derivative through astgrad.vmap of {vmapped.__astgrad_function__.__qualname__} "
+                    f"by reverse over reverse (grad(grad(f)), jacrev(grad(f))) is not generated; forward over reverse "
+                    f"is: astgrad.hessian(f), astgrad.hvp(f) or astgrad.jvp(astgrad.grad(f))")
+
+
+def vmap_at_vjp_along_value(t, ans, g, value, vmapped, *args):
+    """None: ``value`` (``g``'s, which the rule reads for its shape) moves no cotangent."""
+    return (None,) * (len(args) + 1)
+
+
+defjvp(vmap_at_vjp, vmap_at_vjp_along_seed, vmap_at_vjp_along_value, None, rest=vmap_at_vjp_along_argument)
+# generated code calls the rules themselves: the reverse rule's derivative is its own entry (above), the forward
+# rule's would be a second one, not transformed
 vmap_at_jvp.__astgrad_internal__ = True  # type: ignore[attr-defined]
 
 __all__ = ["vmap_at", "vmap_cotangents", "refusal"]
