@@ -276,3 +276,60 @@ def test_the_tape_agrees():
     got = astgrad.grad(loss_named, (0, 1))(X, W, s)
     np.testing.assert_allclose(got[0], tX.grad.numpy(), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(got[1], tW.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+# -- a vmapped function calling a vmapped function ------------------------------------------------------------
+
+
+def sine(x, w):
+    return np.sin(x) * w
+
+
+def inner_columns(xs, w):
+    return astgrad.vmap(sine, in_axes=(1, None), out_axes=1)(xs, w)
+
+
+def inner_pairs(xs, ws):
+    return astgrad.vmap(sine, in_axes=(0, 0), out_axes=-1)(xs, ws)
+
+
+def inner_shared_point(x, ws):
+    return astgrad.vmap(sine, in_axes=(None, 0))(x, ws)
+
+
+def outer_loop(fn, in_axes, args):
+    size = next(np.shape(a)[axis] for a, axis in zip(args, in_axes) if axis is not None)
+    return np.stack([fn(*(a if axis is None else np.take(a, i, axis=axis) for a, axis in zip(args, in_axes)))
+                     for i in range(size)])
+
+
+@pytest.mark.parametrize("fn,in_axes,shapes", [
+    (inner_columns, (0, None), [(5, 3, 4), (3,)]),
+    (inner_columns, (2, None), [(3, 4, 5), (3,)]),
+    (inner_columns, (None, 0), [(3, 4), (5, 3)]),
+    (inner_pairs, (0, 0), [(5, 4, 3), (5, 4, 3)]),
+    (inner_pairs, (1, None), [(4, 5, 3), (4, 3)]),
+    (inner_shared_point, (0, None), [(5, 3), (4, 3)]),
+    (inner_shared_point, (None, 1), [(3,), (4, 5, 3)]),
+])
+def test_nested_vmap_matches_the_loop(fn, in_axes, shapes):
+    args = [RNG.standard_normal(shape) for shape in shapes]
+    got = astgrad.vmap(fn, in_axes=in_axes)(*args)
+    expected = outer_loop(fn, in_axes, args)
+    assert got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
+def nested_loss(XX, w):
+    return np.sum(astgrad.vmap(inner_columns, in_axes=(0, None))(XX, w) ** 2)
+
+
+def nested_loss_looped(XX, w):
+    return np.sum(np.stack([np.stack([sine(X[:, j], w) for j in range(X.shape[1])], axis=1) for X in XX]) ** 2)
+
+
+def test_gradient_through_nested_vmaps():
+    XX, w = RNG.standard_normal((5, 3, 4)), RNG.standard_normal(3)
+    got = astgrad.grad(nested_loss, (0, 1))(XX, w)
+    for k in range(2):
+        np.testing.assert_allclose(got[k], numeric_grad(nested_loss_looped, (XX, w), k), rtol=1e-6, atol=1e-7)

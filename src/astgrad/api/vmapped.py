@@ -20,7 +20,9 @@ complex array) and a ``g`` returning a tuple are refused when the rule
 runs.  The reverse rule has forward rules of its own (a hessian by forward
 over reverse through the call): linear in the seed, and along an argument
 the jvp of ``g``'s pullback code (generated code, transformed again), run
-once per example; reverse over reverse raises.
+once per example; reverse over reverse raises.  Inside a function vmap
+batches, the call's batching rule runs ``g`` vmapped over the outer and
+inner examples at once (``_nested``).
 """
 
 from __future__ import annotations
@@ -30,11 +32,11 @@ import weakref
 
 import numpy as np
 
-from ..rules import defjvp, defvjp
+from ..rules import defbatch, defjvp, defvjp
 from ..transform.ir.errors import TransformError
 from ..transform.pipeline import build_batched, build_forward
 from ..transform.runtime.tangents import STACK_MARK
-from .batched import VmapFunction, VmapOfGradient
+from .batched import VmapFunction, VmapOfGradient, vmap as _vmap
 from .forward import jvp as _jvp
 from .gradient import vjp as _vjp
 
@@ -274,6 +276,55 @@ def vmap_at_jvp(t, ans, vmapped, *args, argnum):
 
 
 defjvp(vmap_at, None, rest=vmap_at_jvp)
+
+
+def _nested(bdims, vmapped, args):
+    """``vmapped(*args)`` for each example of an outer vmap (the arguments whose ``bdims`` is 0 hold them along a
+    first axis), stacked along a first axis: one call of ``g`` vmapped over the outer and inner examples at once.
+
+    Each argument gets one axis of ``outer * inner`` examples: an outer and
+    inner batched one its two batch axes merged, one batched by one vmap
+    only its examples repeated for the other's; the value's merged axis is
+    split again and the inner one moved to ``out_axes`` in each example.
+    """
+    fn = vmapped.__astgrad_function__
+    axes = vmapped._axes(len(args))
+    outer = next(np.shape(a)[0] for a, d in zip(args, bdims) if d == 0)
+    inner = next((np.shape(a)[ax + (d == 0) if ax >= 0 else ax] for a, d, ax in zip(args, bdims, axes)
+                  if ax is not None), None)
+    if inner is None:
+        raise ValueError(f"astgrad.vmap of {fn.__qualname__}: no argument has a batch axis (in_axes="
+                         f"{vmapped._in_axes!r})")
+    merged: list = []
+    merged_axes: list[int | None] = []
+    for a, d, ax in zip(args, bdims, axes):
+        if d is None and ax is None:
+            merged.append(a)
+            merged_axes.append(None)
+            continue
+        a = np.asarray(a)
+        if ax is None:  # outer examples only: each serves every inner one
+            a = np.repeat(a, inner, axis=0)
+        else:
+            a = np.moveaxis(a, ax + (d == 0) if ax >= 0 else ax, int(d == 0))
+            if d is None:  # inner examples only: the same for every outer one
+                a = np.broadcast_to(a, (outer,) + a.shape)
+            a = a.reshape((outer * inner,) + a.shape[2:])
+        merged.append(a)
+        merged_axes.append(0)
+    value = _vmap(fn, in_axes=tuple(merged_axes), optimize=vmapped._level)(*merged)
+    value = _one_of(value, "its value", fn.__qualname__)
+    value = value.reshape((outer, inner) + value.shape[1:])
+    out = vmapped._out_axes
+    return np.moveaxis(value, 1, out + 1 if out >= 0 else out)
+
+
+def vmap_at_batched(bdims, vmapped, *args):
+    return _nested(bdims[1:], vmapped, args)
+
+
+defbatch(vmap_at, vmap_at_batched)
+vmap_at_batched.__astgrad_internal__ = True  # type: ignore[attr-defined]
 
 
 @defvjp(vmap_at_vjp)
