@@ -20,7 +20,7 @@ complex array) and a ``g`` returning a tuple are refused when the rule
 runs.  The reverse rule has forward rules of its own (a hessian by forward
 over reverse through the call): linear in the seed, and along an argument
 the jvp of ``g``'s pullback code (generated code, transformed again), run
-once per example; reverse over reverse raises.  Inside a function vmap
+once per example; ``grad(grad(f))`` takes that route too.  Inside a function vmap
 batches, the call's batching rule runs ``g`` vmapped over the outer and
 inner examples at once (``_nested``).
 """
@@ -329,8 +329,8 @@ vmap_at_batched.__astgrad_internal__ = True  # type: ignore[attr-defined]
 
 @defvjp(vmap_at_vjp)
 def vmap_at_vjp_vjp(c, ans, g, value, vmapped, *args):
-    """The entry the forward rules join; reverse over reverse does not reach it (the generated gradient's reverse
-    of a rule's tuple stops first, with an error)."""
+    """The entry the forward rules join, never run: a derivative of generated code calling ``vmap_at_vjp`` is by
+    forward mode (api/higher.py reads ``__astgrad_forward_only__``)."""
     raise TypeError(f"astgrad: a second derivative through astgrad.vmap of {vmapped.__astgrad_function__.__qualname__} "
                     f"by reverse over reverse (grad(grad(f)), jacrev(grad(f))) is not generated; forward over reverse "
                     f"is: astgrad.hessian(f), astgrad.hvp(f) or astgrad.jvp(astgrad.grad(f))")
@@ -342,6 +342,7 @@ def vmap_at_vjp_along_value(t, ans, g, value, vmapped, *args):
 
 
 defjvp(vmap_at_vjp, vmap_at_vjp_along_seed, vmap_at_vjp_along_value, None, rest=vmap_at_vjp_along_argument)
+vmap_at_vjp.__astgrad_forward_only__ = True  # type: ignore[attr-defined]  # grad(grad(f)): forward over reverse
 # generated code calls the rules themselves: the reverse rule's derivative is its own entry (above), the forward
 # rule's would be a second one, not transformed
 vmap_at_jvp.__astgrad_internal__ = True  # type: ignore[attr-defined]
