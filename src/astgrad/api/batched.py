@@ -34,6 +34,8 @@ _NUMBERS = (np.ndarray, np.generic, int, float, complex, bool)
 class VmapFunction(GeneratedCallable):
     """A generated batched function, called with ``f``'s arguments, the batched ones holding a batch axis."""
 
+    __astgrad_no_data__ = True  # holds generated code only: the run-time net does not walk it (runtime/net.py)
+
     def __init__(self, fn, in_axes, out_axes, level):
         self.__astgrad_function__ = fn
         functools.update_wrapper(self, fn)
