@@ -158,6 +158,21 @@ def test_rebinding_the_vmapped_function_remakes_the_caller(monkeypatch):
     np.testing.assert_allclose(df(X, w), np.sum(np.cos(X), axis=0))
 
 
+rebound_vmap = astgrad.vmap(rebound, in_axes=(0, None))
+
+
+def calls_rebound_vmap(X, w):
+    return np.sum(rebound_vmap(X, w))
+
+
+def test_rebinding_the_vmapped_name_remakes_the_caller(monkeypatch):
+    X, w = RNG.standard_normal((4, 3)), RNG.standard_normal(3)
+    df = astgrad.grad(calls_rebound_vmap, 1)
+    np.testing.assert_allclose(df(X, w), np.sum(np.sin(X), axis=0))
+    monkeypatch.setitem(globals(), "rebound_vmap", astgrad.vmap(cosine, in_axes=(0, None)))
+    np.testing.assert_allclose(df(X, w), np.sum(np.cos(X), axis=0))
+
+
 def closes_over_lambda(X, w):
     return np.sum(astgrad.vmap(lambda x: x * w)(X))
 
