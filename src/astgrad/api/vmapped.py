@@ -94,7 +94,7 @@ def _checked(vmapped, args):
         if isinstance(value, (np.ndarray, np.generic, int, float, str, type(None))) and kind in (None, *"biuf"):
             continue
         if kind == "c" or isinstance(value, complex):
-            raise TypeError(f"astgrad: the derivative of astgrad.vmap of {name}, called inside a differentiated "
+            raise ValueError(f"astgrad: the derivative of astgrad.vmap of {name}, called inside a differentiated "
                             f"function, is made for real numbers; its argument {param} is complex. Pass the real "
                             f"and imaginary parts as two real arguments")
         raise TypeError(f"astgrad: the derivative of astgrad.vmap of {name}, called inside a differentiated "
@@ -329,11 +329,20 @@ vmap_at_batched.__astgrad_internal__ = True  # type: ignore[attr-defined]
 
 @defvjp(vmap_at_vjp)
 def vmap_at_vjp_vjp(c, ans, g, value, vmapped, *args):
-    """The entry the forward rules join, never run: a derivative of generated code calling ``vmap_at_vjp`` is by
-    forward mode (api/higher.py reads ``__astgrad_forward_only__``)."""
-    raise TypeError(f"astgrad: a second derivative through astgrad.vmap of {vmapped.__astgrad_function__.__qualname__} "
-                    f"by reverse over reverse (grad(grad(f)), jacrev(grad(f))) is not generated; forward over reverse "
-                    f"is: astgrad.hessian(f), astgrad.hvp(f) or astgrad.jvp(astgrad.grad(f))")
+    """Reverse over the reverse rule, for the cotangent ``c`` of each argument's gradient: the seed's is ``g``'s
+    jvp along ``c``, each argument's the jvp of the pullback along ``c`` (the hessian is symmetric).  Generated
+    code calling ``vmap_at_vjp`` is differentiated by forward mode (api/higher.py reads
+    ``__astgrad_forward_only__``); this rule completes the entry."""
+    seed, grads = None, [None] * len(args)
+    for k, ck in enumerate(tuple(c)[1:]):
+        if ck is None or not _varies(args[k]):
+            continue
+        term = vmap_at_jvp(ck, value, vmapped, *args, argnum=k + 1)
+        seed = term if seed is None else seed + term
+        for j, part in enumerate(vmap_at_vjp_along_argument(ck, None, g, value, vmapped, *args, argnum=k + 3)[1:]):
+            if part is not None:
+                grads[j] = part if grads[j] is None else grads[j] + part
+    return (seed, None, None, *grads)
 
 
 def vmap_at_vjp_along_value(t, ans, g, value, vmapped, *args):
