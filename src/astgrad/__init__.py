@@ -17,6 +17,7 @@ from .api.batched import vmap
 from .api.pullback import linearize, vjp
 from .api.compose import elementwise_grad, hessian, hvp, jacfwd, jacobian, jacrev, make_ggnvp
 from .api import inside as _gradient_calls
+from .api import vmapped as _vmapped_calls
 from .transform.runtime.checkpoints import checkpoint, checkpointed
 from .values.trees import register_pytree, tree_flatten, tree_map, tree_unflatten
 from .check import GradientMismatch, GradReport, check_grads

@@ -22,6 +22,7 @@ from astgrad.transform import runtime
 from collections import namedtuple
 from astgrad.transform.runtime import append, as_column
 from astgrad.api.inside import gradient_at
+from astgrad.api.vmapped import vmap_at, vmap_at_vjp
 import astgrad
 
 
@@ -31,6 +32,13 @@ def _gradient_sample(x, y):
 
 _GRADIENT_SAMPLE = astgrad.grad(_gradient_sample)
 _GRADIENTS_SAMPLE = astgrad.grad(_gradient_sample, wrt=(0, 1))
+
+
+def _vmapped_sample(x, w):
+    return np.tanh(x * w) + np.sum(x ** 2)
+
+
+_VMAPPED_SAMPLE = astgrad.vmap(_vmapped_sample, in_axes=(0, None))
 
 
 @dataclass
@@ -581,6 +589,11 @@ def _cases():
         # a generated gradient called inside a differentiated function: hessian blocks of _gradient_sample
         Case(gradient_at, [const(_GRADIENT_SAMPLE), normal(3), normal(3)], tape=False),
         Case(gradient_at, [const(_GRADIENTS_SAMPLE), normal(2), normal(2)], name="two", tape=False, generated=False),
+        # a vmapped function called inside a differentiated function: its value, and its reverse rule (whose
+        # tangents a hessian through the call reads)
+        Case(vmap_at, [const(_VMAPPED_SAMPLE), normal(4, 2), normal(2)], tape=False),
+        Case(vmap_at_vjp, [normal(4, 2), const(np.zeros((4, 2))), const(_VMAPPED_SAMPLE), normal(4, 2), normal(2)],
+             tape=False, generated=False),
         # gradients of containers and lists (arrays, and lists of arrays, as generated code holds them)
         Case(runtime.accumulate, [normal(2, 3), normal(3)], tape=False),
         Case(runtime.accumulate, [Arg([normal(3), normal(2)]), Arg([normal(3), normal(2)])], name="lists", tape=False, generated=False),

@@ -103,6 +103,9 @@ def test_rule_pair_agrees_on_complex_samples(case):
         ans = case.entry(*args, **case.kwargs)
     except TypeError:
         pytest.skip("numpy does not run this on complex values")
+    except ValueError as refusal:  # an entry that is itself a rule of astgrad's (a vmapped call's reverse rule)
+        assert "astgrad" in str(refusal)
+        pytest.skip("refused for complex values")
     outs = list(ans) if isinstance(ans, (tuple, list)) else [ans]
     ws = [None if np.asarray(o).dtype.kind not in "fc" else
           (_complex(rng.uniform(0.5, 1.5, np.shape(o)), rng) if np.iscomplexobj(o) else rng.uniform(0.5, 1.5, np.shape(o)))

@@ -705,25 +705,13 @@ def test_an_item_write_into_a_batched_array_writes_each_examples_item():
     check(writes_an_item, 0, r(N, 3))
 
 
-batched_unary = astgrad.vmap(unary)
-
-
-def calls_a_vmap(X):
-    return np.sum(batched_unary(X))
-
-
-def test_grad_of_a_function_calling_a_vmap_is_refused_at_the_call():
-    with pytest.raises(astgrad.TransformError, match="calling astgrad.vmap of unary") as info:
-        astgrad.grad(calls_a_vmap)(r(N, 3))
-    assert info.value.lineno == calls_a_vmap.__code__.co_firstlineno + 1
-
-
 # -- every entry of the table with a batching rule, against a loop ---------------------------------
 
 from astgrad import rules as _rules  # noqa: E402
 from astgrad.rules import _support  # noqa: E402
 from astgrad.transform import runtime as _runtime  # noqa: E402
 from astgrad.transform.runtime import structural as _structural, tangents as _tangents  # noqa: E402
+from astgrad.api import vmapped as _vmapped  # noqa: E402
 
 
 def activations(x):
@@ -782,8 +770,18 @@ def test_norms_outer_cumprod_ravel_match_a_loop():
     check(norms_and_products, (None, 0), r(3), r(N, 2))
 
 
+def calls_a_vmap(xs, w):
+    return astgrad.vmap(unary, in_axes=1, out_axes=1)(xs) * w
+
+
+def test_a_vmapped_call_in_a_vmapped_function_matches_a_loop():
+    check(calls_a_vmap, (0, None), r(N, 3, 5), r(3, 1))
+    check(calls_a_vmap, (None, 0), r(3, 5), r(N, 3, 1))
+
+
 #: each batching rule's function, and the cases above that run it against a loop
 COVERED = {
+    _vmapped.vmap_at: calls_a_vmap,
     np.where: comparisons, np.clip: comparisons, _rules.relu: activations, _rules.sigmoid: activations,
     _rules.astype: activations, np.copy: activations,
     np.sum: reductions, np.mean: reductions, np.prod: reductions, np.max: reductions, np.min: reductions,

@@ -33,6 +33,8 @@ _NUMBERS = (np.ndarray, np.generic, int, float, complex, bool)
 class VmapFunction(GeneratedCallable):
     """A generated batched function, called with ``f``'s arguments, the batched ones holding a batch axis."""
 
+    __astgrad_no_data__ = True  # holds generated code only: the run-time net does not walk it (runtime/net.py)
+
     def __init__(self, fn, in_axes, out_axes, level):
         self.__astgrad_function__ = fn
         functools.update_wrapper(self, fn)
@@ -47,11 +49,6 @@ class VmapFunction(GeneratedCallable):
 
     def __repr__(self):
         return f"<astgrad.vmap of {self.__astgrad_function__.__qualname__} in_axes={self._in_axes!r} out_axes={self._out_axes!r}>"
-
-    def _as_primitive(self, kwargs):
-        """What a differentiated function calling this vmap gets (transform/front/expressions.py): a refusal."""
-        return None, (f"calling astgrad.vmap of {self.__astgrad_function__.__qualname__} inside a differentiated "
-                      f"function is not supported: the gradient of a batched function is not generated")
 
     @property
     def source(self) -> str:
@@ -214,3 +211,6 @@ def vmap(f=None, in_axes=0, out_axes=0, *, optimize: int | None = None):
             del per_fn[old]
         per_fn[key] = cached = VmapFunction(f, in_axes, out_axes, level)
     return cached
+
+
+vmap.__astgrad_vmap__ = True  # type: ignore[attr-defined]  # astgrad.vmap(g)(x) inside a differentiated function

@@ -293,11 +293,14 @@ def _seeded(value, seed, what):
 
 
 def _needs_forward(function) -> bool:
-    """Whether reverse mode cannot differentiate ``function`` again: it saves values on a stack or calls callees."""
+    """Whether reverse mode cannot differentiate ``function`` again: it saves values on a stack, calls callees,
+    or calls a rule whose derivative is by forward mode only (``__astgrad_forward_only__``: a vmapped call's
+    reverse rule, api/vmapped.py)."""
     stack = generated_stack(function)
     module = function.__globals__
     return stack is not None and stack in function.__code__.co_varnames or any(
-        isinstance(value, types.FunctionType) and value.__globals__ is module and value is not function
+        isinstance(value, types.FunctionType) and (value.__globals__ is module and value is not function
+                                                   or getattr(value, "__astgrad_forward_only__", False))
         for value in module.values())
 
 

@@ -25,7 +25,7 @@ from ..ir import compat
 from . import methods, primitives
 from .numpy_writes import CHANGING as _CHANGING
 from ..ir.compat import gast
-from .generated_calls import generated_jvp, jvp_call
+from .generated_calls import generated_jvp, jvp_call, made_vmap
 from ..ir.nodes import If
 from .parse import MISSING
 from .writes import write_call
@@ -379,6 +379,8 @@ def _call(n, target, expr):
         obj = n.static(func)
     elif isinstance(obj, checkpoints.Checkpointed):
         obj, marked = obj.__wrapped__, True
+    elif obj is MISSING and (made := made_vmap(n, func)) is not None:
+        obj = made  # astgrad.vmap(g)(x): the vmapped function, as if bound to a name
     if getattr(obj, "__astgrad_raw__", None) is None and getattr(obj, "__astgrad_primitive__", None) is not None:
         obj = obj.__astgrad_primitive__  # a primitive's function itself (generated code calls append so): its entry
     if obj is MISSING and isinstance(func, gast.Name) and func.id == n.src.fn.__code__.co_name \
@@ -424,18 +426,18 @@ def _call(n, target, expr):
             and getattr(type(obj), "_as_primitive", None) is not None:
         primitive, why = obj._as_primitive(kwargs)
         if primitive is not None:  # grad(f) called here: its derivatives are hessian blocks of f
-            given = [n.static_ref(func), *args]
+            given = [n.ns.ref(obj) if isinstance(func, gast.Call) else n.static_ref(func), *args]
             _primitive(n, target, compat.call(n.ns.ref(primitive), given), expr, primitive, given, {})
             return
     if inner is not obj:
         if inner is not getattr(n.src.fn, "__astgrad_function__", n.src.fn):
-            node = compat.call(n.static_ref(func), args, kwargs)
-            n.emit([target], "opaque", node, expr, error=(
-                why,
+            node = compat.call(n.ns.ref(obj) if isinstance(func, gast.Call) else n.static_ref(func), args, kwargs)
+            why, hint = why if isinstance(why, tuple) else (why, (
                 "Its derivative would be a higher derivative, which the generated engine computes only for "
                 "grad(f) and jvp(f) of a plain function called with every argument by position. Compute the "
                 "inner gradient outside, write grad(grad(f)), astgrad.hessian(f) or astgrad.hvp(f)(*args, v); "
                 "or use the tape: astgrad.autograd.grad(..., create_graph=True)."))
+            n.emit([target], "opaque", node, expr, error=(why, hint))
             return
         obj = inner  # a decorated function calling itself by name: recursion on the primal
     callee = n.static_ref(func) if obj is n.static(func) else n.ns.ref(obj)

@@ -15,9 +15,12 @@ jvp's code join the caller's.
 
 from __future__ import annotations
 
+import ast
+
 from ..ir import compat
 from ..ir.compat import gast
 from ..runtime.tangents import jvp_tangent
+from .parse import MISSING
 
 
 def generated_jvp(obj):
@@ -71,3 +74,40 @@ def jvp_call(n, target, expr, jvp, primitive) -> None:
     function = generated.function
     args = args + checked
     n.emit([target], "call", compat.call(n.ns.ref(function), args), expr, fn=function, args=args, kwargs={})
+
+
+def made_vmap(n, func):
+    """The vmapped function ``astgrad.vmap(g, in_axes, out_axes)`` written as the function of a call, made now
+    (as if bound to a name), or None where ``func`` is not such a call.
+
+    ``g`` must be a name the front end resolves (a module-level function:
+    the caller's code is made again where it is rebound) and the axes
+    literals: a function defined or a value computed in the body could hold
+    a differentiated value, which the call's derivative would miss.
+    """
+    if not isinstance(func, gast.Call) or not getattr(n.static(func.func), "__astgrad_vmap__", False):
+        return None
+    shown = compat.to_source(func).strip()
+    hint = ("Define the function at module level, give it what it reads from the differentiated function as "
+            "arguments (in_axes None for those every example shares), and write astgrad.vmap(g, in_axes=(0, "
+            "None))(x, w) with literal axes.")
+    if not func.args or isinstance(func.args[0], gast.Starred) or len(func.args) > 3 \
+            or any(kw.arg not in ("in_axes", "out_axes") for kw in func.keywords):
+        raise n.error(func, f"{shown}: astgrad.vmap called inside a differentiated function takes the function, "
+                            f"then in_axes and out_axes", hint)
+    fn = n.static(func.args[0])
+    if fn is MISSING:
+        raise n.error(func, f"{shown} inside a differentiated function batches a function defined or computed "
+                            f"in the body, which may read a differentiated value that its derivative would "
+                            f"miss", hint)
+    given = {}
+    for key, node in [*zip(("in_axes", "out_axes"), func.args[1:]), *((kw.arg, kw.value) for kw in func.keywords)]:
+        try:
+            given[key] = ast.literal_eval(compat.to_source(node).strip())
+        except (ValueError, SyntaxError):
+            raise n.error(node, f"{shown}: the {key} of astgrad.vmap inside a differentiated function is a "
+                                f"literal (a number, None, or a tuple of them)", hint) from None
+    try:
+        return n.static(func.func)(fn, **given)
+    except (TypeError, ValueError) as exc:
+        raise n.error(func, str(exc)) from None

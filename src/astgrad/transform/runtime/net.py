@@ -320,7 +320,9 @@ def _collect(value, arrays, limit=10000) -> None:
         elif isinstance(obj, (list, tuple, set, frozenset)):
             work.extend(obj)
         elif not isinstance(obj, _OPAQUE) and isinstance(getattr(obj, "__dict__", None), dict) \
-                and not hasattr(obj, "__dask_graph__"):  # a Dask collection: lazy, no flag; its graph is not walked
+                and not hasattr(obj, "__dask_graph__") \
+                and not getattr(type(obj), "__astgrad_no_data__", False):  # a Dask collection: lazy, no flag; its
+            # graph is not walked; nor is astgrad's own object that holds generated code and no user data
             work.extend(vars(obj).values())
 
 
