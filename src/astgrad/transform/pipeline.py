@@ -516,7 +516,7 @@ ENTRY = FRONT + (
     Pass("inline_temporaries", inline_temporaries, 1),
     Pass("shapes_on_stack", shapes_on_stack, 2, needs=frozenset({"stack"})),
     Pass("drop_unread_saves", drop_unread_saves, 1, tidy=True, needs=frozenset({"stack"})),
-    Pass("fixed_shapes", fixed_shapes, 1, tidy=True, reads=frozenset({"ranks"})),
+    Pass("fixed_shapes", fixed_shapes, 1, tidy=True, reads=frozenset({"ranks"}), needs=frozenset({"stack"})),
     Pass("keep_only_shapes", keep_only_shapes, 2),
     Pass("compute_only_shapes", compute_only_shapes, 2, reads=frozenset({"floats"})),
     Pass("read_through_copies", read_through_copies, 1),
