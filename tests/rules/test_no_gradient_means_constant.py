@@ -89,6 +89,8 @@ SAMPLES = {
     np.isrealobj: (lambda a: np.isrealobj(a), [normal(3)], "np.isrealobj(a)", True),
     runtime.shape: (lambda a: runtime.shape(a), [normal(2, 3)], None, False),
     runtime.size: (lambda a: runtime.size(a), [normal(2, 3)], None, False),
+    # the keys of a dict whose values move
+    runtime.keys_of: (lambda a: runtime.keys_of({"a": a, "b": 2.0 * a}), [normal(3)], None, False),
     runtime.ndim: (lambda a: runtime.ndim(a), [normal(2, 3)], None, False),
     # only_shape keeps a number itself: generated code reads only the shape of what it returns
     runtime.only_shape: (lambda a: runtime.only_shape(a).shape, [normal(2, 3)], None, False),
