@@ -76,12 +76,11 @@ def test_straight_line_code_is_a_chain_from_the_parameters_to_the_return():
     body = [line.strip() for line in gradient.source.splitlines()[2:] if line.strip() and not line.strip().startswith("#")]
     assert [nodes[n]["label"] for n in nodes if nodes[n].get("shape") != "ellipse"] == body
     x, y = statement(nodes, "x"), statement(nodes, "y = x + 2")
-    dy, dx = statement(nodes, "dy = 6 * dz * y"), statement(nodes, "dx = dy")
-    assert names_between(edges, x, y) == [{"x"}] and names_between(edges, y, dy) == [{"y"}]
-    assert names_between(edges, dy, dx) == [{"dy"}]
+    dx = statement(nodes, "dx = 6 * dz * y")  # dy = ...; dx = dy read through: one statement
+    assert names_between(edges, x, y) == [{"x"}] and names_between(edges, y, dx) == [{"y"}]
     assert names_between(edges, dx, statement(nodes, "return dx")) == [{"dx"}]
     assert nodes[y]["fillcolor"] == "#dbe9f6"  # primal
-    assert nodes[dy]["fillcolor"] == "#fde2c8" and nodes[dy]["tooltip"] == "dy = 6 * dz * y\n(grad of line 12: z = y * y * 3)"
+    assert nodes[dx]["fillcolor"] == "#fde2c8" and nodes[dx]["tooltip"] == "dx = 6 * dz * y\n(grad of line 12: z = y * y * 3)"
 
 
 @pytest.mark.parametrize("name", sorted(GRADIENTS))

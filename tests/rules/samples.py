@@ -604,6 +604,9 @@ def _cases():
         Case(runtime.add_item, [Arg([normal(3), normal(2)]), normal(3), const((np.zeros(3), np.zeros(2))), const(0)],
              tape=False, generated=False),
         Case(runtime.part, [normal(3, 2), const(1)], tape=False),
+        # items[index] = value in a list or dict: the item's gradient, and the rest (here rows of an array)
+        Case(runtime.replacing_gradient, [normal(3, 2), const(1)], tape=False),
+        Case(runtime.replaced_gradient, [normal(3, 2), const(1)], tape=False),
         Case(runtime.split_last, [Arg([normal(3), normal(2)])], tape=False, generated=False),
         Case(runtime.split_last, [normal(3, 2)], name="rows", tape=False, generated=False),
         Case(runtime.gradient_tuple, [normal(3), const(2)], tape=False, generated=False),
