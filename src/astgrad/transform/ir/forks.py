@@ -32,6 +32,8 @@ _ATOMS = {str, int, float, bool, bytes, complex, type(None),
 def _own(cls) -> bool:
     """Whether ``cls``'s objects are transform-time state of the transformer, copied field by field."""
     module = cls.__module__
+    if not isinstance(module, str):  # a class whose __module__ is a slot of its instances (Python 3.10)
+        return False
     return module.startswith("astgrad.transform.") and not module.startswith("astgrad.transform.runtime") \
         and not issubclass(cls, BaseException)
 
