@@ -37,13 +37,19 @@ def drop_unread_saves(fn_def, adjoint):
     unread = popped - loads
     if not unread:
         return fn_def
+    return drop_saves_of(fn_def, unread)
+
+
+def drop_saves_of(fn_def, names):
+    """``fn_def`` without the pushes of ``names`` (``_stack.append(t4)``, ``_stack.append(only_shape(t4))``)
+    and their pops (``t4 = _stack.pop()``), in every block; a block left empty holds ``pass``."""
 
     def keep(stmt):
-        if popped_into(stmt) in unread:
+        if popped_into(stmt) in names:
             return False
         value = pushed(stmt)
         value = shape_kept(value) or value  # _stack.append(only_shape(t4))
-        return not (isinstance(value, gast.Name) and value.id in unread)
+        return not (isinstance(value, gast.Name) and value.id in names)
 
     def sweep(stmts):
         out = []

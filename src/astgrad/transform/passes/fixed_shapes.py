@@ -36,6 +36,7 @@ from ..ir import compat
 from ..ir.compat import gast
 from ..ir.nodes import For, Op, Raw, walk_statements
 from ..ir.tagged import is_pop, popped_into, pushed, shape_kept
+from .cleanup import drop_saves_of
 from .static_shapes import meta_of
 
 _COMPARISONS = (gast.Lt, gast.LtE, gast.Gt, gast.GtE, gast.Eq, gast.NotEq)
@@ -221,26 +222,7 @@ def drop_fixed_shape_saves(fn_def, adjoint, analyse, ns):
     chosen = {name for name in candidates if fixed.fixed(name)}
     if not chosen:
         return fn_def
-
-    def keep(stmt):
-        if popped_into(stmt) in chosen:
-            return False
-        value = pushed(stmt)
-        value = shape_kept(value) or value
-        return not (isinstance(value, gast.Name) and value.id in chosen)
-
-    def sweep(stmts):
-        out = []
-        for s in stmts:
-            if not keep(s):
-                continue
-            for field in ("body", "orelse"):
-                if isinstance(getattr(s, field, None), list) and getattr(s, field):
-                    setattr(s, field, sweep(getattr(s, field)) or [compat.make("Pass")])
-            out.append(s)
-        return out
-    fn_def.body = sweep(fn_def.body)
-    return fn_def
+    return drop_saves_of(fn_def, chosen)
 
 
 def _range(iter_, ns) -> bool:
