@@ -9,12 +9,12 @@ gradients of loops marked with it against the same loops unmarked, to
 import functools
 import inspect
 import math
-import tracemalloc
 
 import numpy as np
 import pytest
 
 import astgrad
+from _memory import peak as _peak
 from astgrad.transform.runtime.checkpoints import Binomial
 from _numeric import numeric_grad
 
@@ -289,18 +289,6 @@ def test_memory_does_not_grow_with_the_steps():
     grown = _peak(lambda: marked(x, p, 6400, 4)) / _peak(lambda: marked(x, p, 400, 4))
     assert grown < 3, grown  # square-root segments: 4
     assert _peak(lambda: marked(x, p, 1600, 4)) < _peak(lambda: plain(x, p, 1600, 4)) / 20
-
-
-def _peak(run):
-    tracemalloc.start()
-    try:
-        before, _ = tracemalloc.get_traced_memory()
-        tracemalloc.reset_peak()
-        run()
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    return peak - before
 
 
 # -- derivatives of derivatives -------------------------------------------------------

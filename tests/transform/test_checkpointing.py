@@ -7,12 +7,12 @@ do and do not divide into segments.
 """
 
 import random
-import tracemalloc
 
 import numpy as np
 import pytest
 
 import astgrad
+from _memory import peak as _peak
 from astgrad import checkpointed
 from _numeric import numeric_grad
 
@@ -457,17 +457,6 @@ def test_checkpoint_outside_a_gradient_is_the_function():
 
 
 # -- memory: loose bounds only (benchmarks/checkpointing.py measures) ----------------
-
-def _peak(run):
-    tracemalloc.start()
-    try:
-        before, _ = tracemalloc.get_traced_memory()
-        tracemalloc.reset_peak()
-        run()
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    return peak - before
 
 
 def test_checkpointed_loop_memory_grows_as_the_square_root_of_the_steps():

@@ -11,12 +11,12 @@ program here is checked against central differences at each level, and
 through the hessian (forward over the generated gradient).
 """
 
-import tracemalloc
 
 import numpy as np
 import pytest
 
 import astgrad
+from _memory import peak as _peak
 from _numeric import gradient
 
 LEVELS = (0, 1, 2)
@@ -235,18 +235,6 @@ def test_value_and_gradient_of_a_write_loop(level):
 def test_a_while_loop_reading_each_step_saves_what_it_overwrote():
     source = astgrad.grad(while_read_each_step).source
     assert "_stack.append(overwritten(u, " in source and "_stack.append(u)" not in source
-
-
-def _peak(run):
-    tracemalloc.start()
-    try:
-        before, _ = tracemalloc.get_traced_memory()
-        tracemalloc.reset_peak()
-        run()
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    return peak - before
 
 
 def test_a_stencil_keeps_one_array_a_step():
