@@ -1,5 +1,9 @@
 """Shared test configuration: the gradcheck fixture, isolated_rules, the --runslow and --optimize-level flags.
 
+A test marked ``sweep(n)`` runs over many cases (every table entry, every corpus program): the default run
+keeps one case in n, a choice that depends only on the case's id (the same cases on every machine and every
+run), and at least one case of each test; ``--runslow`` runs every case.
+
 The tests compile Numba gradients without LLVM's optimisation passes (``NUMBA_OPT=0``, set here before
 anything imports Numba; an ``NUMBA_OPT`` already in the environment is kept): those passes were half of
 the whole default run's Numba compile time and change no number (Numba compiles without fast-math).
@@ -7,6 +11,7 @@ tests/backends/test_numba_optimised.py compiles at Numba's own default level, in
 """
 
 import os
+import zlib
 
 os.environ.setdefault("NUMBA_OPT", "0")
 
@@ -34,9 +39,38 @@ def pytest_configure(config):
         gradient._set_default_level(level)
 
 
+def _kept_by_the_sweep(items):
+    """The items the default run keeps: those not marked sweep(n), and one in n of each marked test's cases."""
+    kept, left_out, seen = [], [], set()
+    for item in items:
+        marker = item.get_closest_marker("sweep")
+        if marker is None:
+            kept.append(item)
+            continue
+        test = (item.path, getattr(item, "originalname", item.name))
+        if zlib.crc32(item.nodeid.encode()) % marker.args[0] == 0:
+            kept.append(item)
+            seen.add(test)
+        else:
+            left_out.append(item)
+    for item in left_out:  # a test none of whose cases the hash chose keeps its first
+        test = (item.path, getattr(item, "originalname", item.name))
+        if test not in seen:
+            seen.add(test)
+            kept.append(item)
+    order = {id(item): position for position, item in enumerate(items)}
+    kept.sort(key=lambda item: order[id(item)])
+    return kept
+
+
 def pytest_collection_modifyitems(config, items):
     if config.getoption("--runslow"):
         return
+    kept = _kept_by_the_sweep(items)
+    if len(kept) < len(items):
+        chosen = {id(item) for item in kept}
+        config.hook.pytest_deselected(items=[item for item in items if id(item) not in chosen])
+        items[:] = kept
     skip_slow = pytest.mark.skip(reason="slow: run with --runslow")
     for item in items:
         if "slow" in item.keywords:
@@ -55,6 +89,17 @@ def _optimize_level(request):
     gradient._set_default_level(marker.args[0])
     yield
     gradient._default_level = saved
+
+
+@pytest.fixture
+def frozen_heap():
+    """Everything alive before the test is set aside (gc.freeze), so the test's gc.collect walks only what
+    the test made: late in a whole run the heap holds thousands of tests' objects, and one full collection
+    took seconds. A frozen object still keeps alive what it refers to, as it would unfrozen."""
+    import gc
+    gc.freeze()
+    yield
+    gc.unfreeze()
 
 
 @pytest.fixture

@@ -41,6 +41,7 @@ def same(batched, expected):
     np.testing.assert_allclose(batched, expected, rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.sweep(5)
 @pytest.mark.parametrize("level", LEVELS)
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_batched_hessian_of_a_corpus_function_matches_the_column_loop(case, level, monkeypatch):
@@ -55,6 +56,7 @@ def test_batched_hessian_of_a_corpus_function_matches_the_column_loop(case, leve
     assert hessian.batched in (True, False)
 
 
+@pytest.mark.sweep(5)
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_batched_jacfwd_of_a_corpus_function_matches_the_column_loop(case, monkeypatch):
     expected, error = looped(monkeypatch, lambda: outcome(lambda: astgrad.jacfwd(case.f, wrt=case.wrt)(*case.args)))
@@ -67,6 +69,7 @@ def test_batched_jacfwd_of_a_corpus_function_matches_the_column_loop(case, monke
     assert jacobian.batched in (True, False)
 
 
+@pytest.mark.sweep(5)
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_batched_jacrev_of_a_corpus_function_matches_the_row_loop(case, monkeypatch):
     expected, error = looped(monkeypatch, lambda: outcome(lambda: astgrad.jacrev(case.f, wrt=case.wrt)(*case.args)))

@@ -134,6 +134,7 @@ def _marked(cases):
             if case_id(c) in KNOWN_TO_FAIL else c for c in cases]
 
 
+@pytest.mark.sweep(10)
 @pytest.mark.parametrize("case", _marked(SINGLE), ids=case_id)
 def test_reverse_rule_under_a_placeholder_zero_adjoint(case, tmp_path):
     program, args, wrt = _program(case, _REVERSE, tmp_path)
@@ -142,6 +143,7 @@ def test_reverse_rule_under_a_placeholder_zero_adjoint(case, tmp_path):
         np.testing.assert_allclose(g, numeric_grad(program, args, i), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.sweep(10)
 @pytest.mark.parametrize("case", SINGLE, ids=case_id)
 def test_forward_rule_under_a_joined_zero_tangent(case, tmp_path):
     program, args, wrt = _program(case, _FORWARD, tmp_path)
@@ -234,6 +236,7 @@ def _items_program(case, template, used, tmp_path):
     return module.program, [*args, 1], tuple(i for i, d in enumerate(diff) if d)
 
 
+@pytest.mark.sweep(10)
 @pytest.mark.parametrize("used", ["all", "first"])
 @pytest.mark.parametrize("case", SEVERAL, ids=case_id)
 def test_reverse_rule_of_several_outputs_under_placeholder_zero_adjoints(case, used, tmp_path):
@@ -243,6 +246,7 @@ def test_reverse_rule_of_several_outputs_under_placeholder_zero_adjoints(case, u
         np.testing.assert_allclose(g, numeric_grad(program, args, i), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.sweep(10)
 @pytest.mark.parametrize("case", SEVERAL, ids=case_id)
 def test_forward_rule_of_several_outputs_under_a_joined_zero_tangent(case, tmp_path):
     program, args, wrt = _items_program(case, _FORWARD_ITEMS, "all", tmp_path)

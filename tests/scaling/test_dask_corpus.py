@@ -56,6 +56,7 @@ def gradients(case, args):
     return out if isinstance(case.wrt, tuple) else (out,)
 
 
+@pytest.mark.sweep(3)
 @pytest.mark.parametrize("case", RUNNABLE, ids=[c.id for c in RUNNABLE])
 def test_gradients_on_dask_are_numpys_and_lazy(case, computations):
     expected = gradients(case, case.args)

@@ -212,6 +212,7 @@ def _jvp(case, args, directions):
     return astgrad.jvp(case.f, case.wrt)(*args, tangents)
 
 
+@pytest.mark.sweep(3)
 @pytest.mark.parametrize("case", RUNNABLE, ids=[c.id for c in RUNNABLE])
 def test_corpus_jvps_on_dask_are_numpys_and_lazy(case, computations):
     directions = _directions(case)
@@ -267,6 +268,7 @@ SCALAR = [c for c in ON_ARRAYS if not isinstance(c.wrt, tuple) and np.ndim(c.f(*
           and not np.iscomplexobj(c.f(*c.args)) and not any(np.iscomplexobj(a) for a in c.args)]
 
 
+@pytest.mark.sweep(4)
 @pytest.mark.parametrize("case", SCALAR, ids=[c.id for c in SCALAR])
 def test_corpus_hvps_on_dask_are_numpys_and_lazy(case, computations):
     (v,) = _directions(case)

@@ -197,7 +197,7 @@ def test_random_draws_repeat_in_the_rerun_only_when_the_state_is_preserved(reent
 
 
 @pytest.mark.parametrize("reentrant", [True, False])
-def test_intermediates_are_not_kept_after_the_call(reentrant):
+def test_intermediates_are_not_kept_after_the_call(reentrant, frozen_heap):
     kept = []
 
     def f(t):

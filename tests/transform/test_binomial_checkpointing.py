@@ -204,6 +204,7 @@ def _same(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.sweep(3)
 @pytest.mark.parametrize("level", (0, 1, 2))
 @pytest.mark.parametrize("marked, plain", PAIRS, ids=[m.__name__ for m, _ in PAIRS])
 def test_the_gradient_is_the_saved_one_for_every_length_and_number_of_states(marked, plain, level):

@@ -305,6 +305,7 @@ PAIRS = [(call_marked, call_plain), (call_decorated, call_decorated_plain), (cal
          (nested_marked, nested_plain)]
 
 
+@pytest.mark.sweep(4)
 @pytest.mark.parametrize("level", LEVELS)
 @pytest.mark.parametrize("n", [1, 2, 7, 9])
 @pytest.mark.parametrize("marked, plain", PAIRS, ids=[m.__name__ for m, _ in PAIRS])

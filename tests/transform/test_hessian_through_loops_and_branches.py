@@ -98,6 +98,7 @@ FUNCTIONS = [loop, while_loop, branches, early_exit, unused_pushes, nested]
 SCALES = [0.5, 1.0, 3.0]
 
 
+@pytest.mark.sweep(2)
 @pytest.mark.parametrize("f", FUNCTIONS, ids=lambda f: f.__name__)
 @pytest.mark.parametrize("scale", SCALES)
 def test_the_hessian_is_the_derivative_of_the_gradient(f, scale):

@@ -198,6 +198,7 @@ def test_gradient_matches_central_differences(f, level):
     np.testing.assert_allclose(again, expected, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.sweep(3)
 @pytest.mark.parametrize("f", [heat, accumulate, read_after_write, repeated_fancy, boolean_mask, while_loop,
                                branch_in_loop, with_break, through_a_callee,
             fancy_read_each_step, mask_read_each_step, nested_read_each_step, while_read_each_step], ids=lambda f: f.__name__)

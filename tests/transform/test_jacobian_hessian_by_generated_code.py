@@ -292,6 +292,7 @@ def _hessian_or_refusal(case):
         return exc
 
 
+@pytest.mark.sweep(4)
 @pytest.mark.parametrize("case", ARRAY_CASES, ids=lambda c: c.id)
 def test_a_corpus_hessian_is_the_derivative_of_the_gradient_or_a_located_refusal(case):
     found = _hessian_or_refusal(case)

@@ -21,6 +21,9 @@ import astgrad
 from astgrad.transform.ir.errors import TransformError
 
 
+pytestmark = pytest.mark.usefixtures("frozen_heap")
+
+
 def make_loss(batch):
     def loss(w):
         return np.sum((batch * w) ** 2)

@@ -82,6 +82,7 @@ def _run(f, *args):
             return None, error
 
 
+@pytest.mark.sweep(4)
 @pytest.mark.parametrize("order", ["floats first", "floats last"])
 @pytest.mark.parametrize("kind", sorted(PROGRAMS))
 @pytest.mark.parametrize("op", OPERATIONS)

@@ -17,7 +17,7 @@ from astgrad.transform import pipeline
 from astgrad.transform.passes import levels
 
 from corpus.programs import load, programs
-from test_variants_built_from_kept_state import FUNCTIONS, _variants
+from test_variants_built_from_kept_state import FUNCTIONS, _function_id, _variants
 
 
 def _source(fn, names, level, skipping, **options):
@@ -37,19 +37,31 @@ def _same_either_way(fn, names, level, variants=()):
         assert skipped == _source(fn, names, level, False, ranks=ranks, floats=floats), (fn.__qualname__, ranks)
 
 
+@pytest.mark.sweep(8)
 @pytest.mark.parametrize("level", (1, 2))
-def test_corpus_and_golden_functions_build_the_same_with_passes_skipped(level):
-    for fn, args, wrt in FUNCTIONS:
-        names = list(astgrad.grad(fn, wrt=wrt).wrt)
-        _same_either_way(fn, names, level, _variants(fn, args)[:2])
+@pytest.mark.parametrize("fn, args, wrt", FUNCTIONS, ids=[_function_id(entry) for entry in FUNCTIONS])
+def test_corpus_and_golden_functions_build_the_same_with_passes_skipped(fn, args, wrt, level):
+    names = list(astgrad.grad(fn, wrt=wrt).wrt)
+    _same_either_way(fn, names, level, _variants(fn, args)[:2])
 
 
-@settings(max_examples=40, derandomize=True, deadline=None, database=None)
-@given(source=programs(loop_locals=True))
-def test_random_programs_build_the_same_with_passes_skipped(source, tmp_path_factory):
+def _random_program_builds_the_same(source, tmp_path_factory):
     module = load(source, tmp_path_factory.mktemp("skip", numbered=True), "skipping_program")
     for level in (1, 2):
         _same_either_way(module.f, ["x", "y"], level, [({"x": (1, False), "y": (1, False)}, frozenset("xy"))])
+
+
+@settings(max_examples=4, derandomize=True, deadline=None, database=None)
+@given(source=programs(loop_locals=True))
+def test_random_programs_build_the_same_with_passes_skipped(source, tmp_path_factory):
+    _random_program_builds_the_same(source, tmp_path_factory)
+
+
+@pytest.mark.slow
+@settings(max_examples=100, deadline=None, database=None)
+@given(source=programs(loop_locals=True))
+def test_many_random_programs_build_the_same_with_passes_skipped(source, tmp_path_factory):
+    _random_program_builds_the_same(source, tmp_path_factory)
 
 
 def test_a_function_without_saves_or_loops_skips_the_passes_over_them(monkeypatch):
