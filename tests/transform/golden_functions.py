@@ -123,3 +123,21 @@ def diffusion(c, u, steps):
     for _ in range(steps):
         u = u + c * stencil(u)
     return np.sum(u ** 2)
+
+
+def leapfrog(vel0, pos0, mass):
+    pos, vel = pos0.copy(), vel0.copy()
+    acc = -pos / mass
+    for _ in range(10):
+        vel += 0.05 * acc
+        pos += 0.1 * vel
+        acc = -pos / mass
+        vel += 0.05 * acc
+    return np.sum(pos * vel)
+
+
+def heat_source(kappa, u0, source):
+    u = u0.copy()
+    for _ in range(10):
+        u[1:-1] = u[1:-1] + kappa * (u[2:] - 2 * u[1:-1] + u[:-2]) + source
+    return np.sum(u ** 2)

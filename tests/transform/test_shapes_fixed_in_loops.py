@@ -130,6 +130,48 @@ def scalar_becomes_array(a, v):
     return np.sum(a * a)
 
 
+def leapfrog(vel0, pos0, mass):
+    pos, vel = pos0.copy(), vel0.copy()
+    acc = -pos / mass  # bound before the loop and in it: the broadcast of the same two shapes each time
+    for _ in range(4):
+        vel += 0.05 * acc
+        pos += 0.1 * vel
+        acc = -pos / mass
+        vel += 0.05 * acc
+    return np.sum(pos * vel) + np.sum(vel ** 2)
+
+
+def number_grows(w, x):
+    h = 0.0  # a number: ``h += ...`` rebinds it to the array on the first trip
+    for i in range(3):
+        h += w * x
+        h = np.sin(h)
+    return np.sum(h ** 2)
+
+
+def product_widens(h0, w):
+    h = h0  # (3,), and h * w is (2, 3): h's shape changes on the first trip
+    for i in range(3):
+        h = np.sin(h * w)
+    return np.sum(h ** 2)
+
+
+def other_divisor(p, m):
+    acc = p / m  # (3,) here, (3, 3) in the loop: the same operands, one of them widened
+    s = 0.0
+    for i in range(3):
+        s = s + np.sum(np.cos(acc) * p)
+        acc = p / m[:, None] * 0.5
+    return s + np.sum(acc)
+
+
+def single_precision(v0, a):
+    v = v0.astype(np.float32).copy()  # v += float64 is cast back to float32 on every trip
+    for i in range(3):
+        v += 0.5 * a * v
+    return np.sum(v * a)
+
+
 PROGRAMS = {
     "rnn": (rnn, lambda: (RNG.standard_normal((3, 4)) * 0.5, RNG.standard_normal((5, 2, 3)), np.zeros((2, 4)))),
     "widening": (widening, lambda: (RNG.standard_normal((3, 4)) * 0.5, RNG.standard_normal((4, 2, 3)),
@@ -145,6 +187,10 @@ PROGRAMS = {
     "scalar_meets_array": (scalar_meets_array, lambda: (0.7, RNG.standard_normal(4))),
     "scalar_becomes_array": (scalar_becomes_array, lambda: (0.7, RNG.standard_normal(4))),
     "int_index": (int_index, lambda: (RNG.standard_normal((4, 3)), RNG.standard_normal(3), 2)),
+    "leapfrog": (leapfrog, lambda: (RNG.standard_normal(4), RNG.standard_normal(4), RNG.uniform(1, 2, 4))),
+    "number_grows": (number_grows, lambda: (RNG.standard_normal(3), RNG.standard_normal(3))),
+    "product_widens": (product_widens, lambda: (RNG.standard_normal(3), RNG.standard_normal((2, 3)))),
+    "other_divisor": (other_divisor, lambda: (RNG.standard_normal(3), RNG.uniform(1, 2, 3))),
 }
 
 
@@ -163,6 +209,19 @@ def test_gradient_matches_central_differences(name, level):
         expected = gradient(at, args[index])
         assert np.shape(value) == np.shape(expected)
         np.testing.assert_allclose(value, expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_augmented_assignment_that_casts_back_to_single_precision(level):
+    """``v += 0.5 * a * v`` on float32 ``v``: numpy casts each step's result back; its shape and gradient hold."""
+    args = (RNG.standard_normal(3), RNG.standard_normal(3))
+    got = astgrad.grad(single_precision, wrt=(0, 1), optimize=level)(*args)
+    for index, value in enumerate(got):
+        def at(v, index=index):
+            trial = list(args)
+            trial[index] = v
+            return single_precision(*trial)
+        np.testing.assert_allclose(value, gradient(at, args[index], eps=1e-3), rtol=1e-3, atol=1e-4)
 
 
 @pytest.mark.parametrize("level", LEVELS)

@@ -71,7 +71,8 @@ from .core.fusion import planned as planned_fusion
 from .core.inline import RuleInliner
 from .core.remat import rematerializable
 from .core.reverse import Reverser
-from .passes.levels import (array_sizes, compute_only_shapes, dead_code, drop_unread_saves, fixed_shapes, in_place,
+from .passes.levels import (array_sizes, compute_only_shapes, dead_code, drop_unread_saves, fixed_shapes, float_casts,
+                            in_place,
                             inline_temporaries, keep_only_shapes, linear_recurrences, number_unbroadcasts,
                             overwritten_saves,
                             in_place_halves, read_through_copies, release_arrays, saves_in_locals, shapes_on_stack,
@@ -512,11 +513,12 @@ ENTRY = FRONT + (
     Pass("reverse", reverse),
     Pass("dead_code", dead_code, 1, reads=frozenset({"floats"})),
     Pass("number_unbroadcasts", number_unbroadcasts, 1, reads=frozenset({"ranks"})),
+    Pass("float_casts", float_casts, 1, reads=frozenset({"floats"})),
     Pass("static_shapes", static_shapes, 2, tidy=True),
     Pass("inline_temporaries", inline_temporaries, 1),
     Pass("shapes_on_stack", shapes_on_stack, 2, needs=frozenset({"stack"})),
     Pass("drop_unread_saves", drop_unread_saves, 1, tidy=True, needs=frozenset({"stack"})),
-    Pass("fixed_shapes", fixed_shapes, 1, tidy=True, reads=frozenset({"ranks"}), needs=frozenset({"stack"})),
+    Pass("fixed_shapes", fixed_shapes, 1, tidy=True, reads=frozenset({"ranks", "floats"}), needs=frozenset({"stack"})),
     Pass("keep_only_shapes", keep_only_shapes, 2),
     Pass("compute_only_shapes", compute_only_shapes, 2, reads=frozenset({"floats"})),
     Pass("read_through_copies", read_through_copies, 1),

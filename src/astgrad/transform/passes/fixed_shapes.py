@@ -15,14 +15,22 @@ shape.  That is proven from the normal form, never guessed (FixedShapes):
   comparison, ``x[i]`` by literal integers and slices and Python ints (a
   ``range`` counter), a reduction over literal axes, ``np.transpose``;
 * a name bound in several places, each giving it the one shape of the same
-  name: ``u = u0`` and ``u[1:-1] = v`` (``setitem`` keeps u's shape),
+  names: ``u = u0`` and ``u[1:-1] = v`` (``setitem`` keeps u's shape),
   ``y = x * 2`` and ``y = y * 2`` (a broadcast with a number),
-  ``np.roll(u, 1)``, ``np.where(c, a, b)`` of one shape.
+  ``np.roll(u, 1)``, ``np.where(c, a, b)`` of one shape,
+  ``acc = -pos / mass`` before the loop and in it (the broadcast of the
+  same two shapes each time);
+* ``x op= v`` (``in_place``) gives the shape of ``x op v``: the same as
+  ``x``'s where ``x`` is surely a numpy array (numpy writes into it, or
+  raises), which a parameter of rank 1 or more holding real floats is (its
+  adjoint specialised on them, as on ranks), and a name bound only to such
+  arrays and by ``x op= v`` on them.
 
 A name whose shape changes from trip to trip (``x = x[1:]``,
 ``x = np.concatenate([x, v])``, ``h = h0`` then ``h = np.tanh(h @ W + b)``
-with ``h0`` broadcasting, a name rebound in one branch) is none of these,
-and stays saved.  Asking the ranks makes the gradient specialise on them,
+with ``h0`` broadcasting, ``h += w`` where ``h`` may be a number or a Dask
+array, which ``+=`` rebinds to the broadcast, a name rebound in one
+branch) is none of these, and stays saved.  Asking the ranks makes the gradient specialise on them,
 so the analysis runs only where a loop saves a value for its shape.
 """
 
@@ -31,6 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import rules
+from .. import runtime
 from ..front import ranks as _ranks
 from ..ir import compat
 from ..ir.compat import gast
@@ -42,8 +51,8 @@ from .static_shapes import meta_of
 _COMPARISONS = (gast.Lt, gast.LtE, gast.Gt, gast.GtE, gast.Eq, gast.NotEq)
 
 
-#: the shape ``()``: a number, or an array of none
-SCALAR = ("scalar",)
+#: the shape ``()``: a number, or an array of none (a root is the set of names whose shapes broadcast to it)
+SCALAR: frozenset = frozenset()
 #: a name whose values may differ in shape, or one this analysis cannot follow
 VARIES = ("varies",)
 
@@ -51,15 +60,18 @@ VARIES = ("varies",)
 class FixedShapes:
     """``fixed(name)``: whether every value ``name`` holds in a call has the same shape.
 
-    Each name gets a *root*: a name whose one shape every value of it has
-    (itself for a parameter or a value computed by one operation alone),
-    ``SCALAR``, or ``VARIES``; None while not known.  A name bound in several
-    places has a root when each binding gives the same: ``u = u0`` and
-    ``u = setitem(u, np.s_[1:-1], v)`` both give ``u0``'s.
+    Each name gets a *root*: the set of names whose shapes, broadcast
+    together, are the one shape every value of it has (a name stands for
+    its own: a parameter, a value computed by one operation alone;
+    ``SCALAR`` is the empty set), or ``VARIES``; None while not known.  A
+    name bound in several places has a root when each binding gives the
+    same: ``u = u0`` and ``u = setitem(u, np.s_[1:-1], v)`` both give
+    ``u0``'s.  ``floats``: the entry's GivenFloats (None in a callee), which
+    proves parameters numpy arrays for ``x op= v``.
     """
 
-    def __init__(self, body, params, analysis, ns):
-        self.ranks, self.ns = analysis.ranks, ns
+    def __init__(self, body, params, analysis, ns, floats=None):
+        self.ranks, self.ns, self.floats = analysis.ranks, ns, floats
         exposed: set = set()  # names a statement kept as written reads or writes: anything may happen there
         sites: dict = {}
         for s in walk_statements(body):
@@ -71,7 +83,9 @@ class FixedShapes:
             elif isinstance(s, Raw):
                 exposed.update(n.id for n in gast.walk(s.stmt) if isinstance(n, gast.Name))
         self.exposed, params = exposed, set(params)
-        self.root: dict = {p: VARIES if p in exposed or self.ranks.rank(p) is None else p for p in params}
+        self.sites, self.params, self._arrays = sites, params, None
+        self.root: dict = {p: VARIES if p in exposed or self.ranks.rank(p) is None else frozenset({p})
+                           for p in params}
         self.root.update((name, VARIES) for name in exposed)
         changed = True
         while changed:
@@ -120,13 +134,17 @@ class FixedShapes:
             return self._own(args[:1], name, alone)
         if fn is rules.setitem and len(args) == 3 and not kwargs:
             return self._of(args[0])  # written into: its shape
+        if fn is runtime.in_place and len(args) == 3 and not kwargs:
+            x = self._kind_of(args[1])  # x op= v: x's shape where numpy writes into the array x
+            return self._of(x) if x is not None and x.id in self._numpy_arrays() else self._of(args[0])
         if fn is np.roll and args:
             return self._of(args[0])
         if fn in _ranks._REDUCTIONS and len(args) == 1 and set(kwargs) <= {"axis", "keepdims"} \
                 and all(_literal(v) for v in kwargs.values()):
             whole = kwargs.get("axis") is None and kwargs.get("keepdims") is None
             root = self._of(args[0])
-            return root if root in (None, VARIES) else SCALAR if whole else name if alone else VARIES
+            return root if root is None or root is VARIES else SCALAR if whole else frozenset({name}) if alone \
+                else VARIES
         if fn is np.transpose and len(args) == 1 and not kwargs:
             return self._own(args, name, alone)
         if fn is np.where and len(args) == 3 and not kwargs:
@@ -143,27 +161,75 @@ class FixedShapes:
     def _own(self, operands, name, alone):
         """A result whose shape follows from its operands' alone: its own root, when only it binds ``name``."""
         roots = [self._of(a) for a in operands]
-        if VARIES in roots:
+        if any(root is VARIES for root in roots):
             return VARIES
         if None in roots:
             return None
-        return name if alone else VARIES
+        return frozenset({name}) if alone else VARIES
 
     def _broadcast(self, operands, name, alone):
-        """A broadcast: the one root of operands that are not numbers (rank 0 given at call time counts as one)."""
-        roots = set()
+        """A broadcast: the union of its operands' roots (a number, rank 0 given at call time too, adds none)."""
+        roots: set = set()
+        unknown = False
         for a in operands:
             root = self._of(a)
             if root is VARIES:
                 return VARIES
-            if root is None or root is SCALAR:
-                continue  # not known yet: the others decide, and a later change is joined (VARIES)
-            roots.add(root)
-        if not roots:
-            return None if any(self._of(a) is None for a in operands) else SCALAR
-        if len(roots) == 1:
-            return roots.pop()
-        return self._own(operands, name, alone)
+            if root is None:
+                unknown = True  # not known yet: a later trip of the fixpoint sees it
+            else:
+                roots |= root
+        return None if unknown else frozenset(roots)
+
+    def _kind_of(self, atom):
+        """The name ``x`` (its atom) where ``atom`` is bound once, to ``array_kind(x)``; else None."""
+        bound: list = self.sites.get(atom.id, []) if isinstance(atom, gast.Name) else []
+        site = bound[0] if len(bound) == 1 else None
+        if isinstance(site, Op) and site.fn is runtime.array_kind and len(site.args) == 1 \
+                and isinstance(site.args[0], gast.Name):
+            return site.args[0]
+        return None
+
+    def _numpy_arrays(self) -> set:
+        """The names every value of which is a numpy array (``type(x) is np.ndarray``), found when first asked.
+
+        A parameter of rank 1 or more given real floats (GivenFloats: an
+        array or a numpy scalar of them; of rank 1, an array); a name bound
+        only to such names (``x = y``) and by ``x op= v`` on such a name
+        (``in_place``: numpy's result is that array's kind).  The largest
+        such set: every binding reads a name that held an array when it ran.
+        Asking for a parameter not given makes the entry specialise on floats.
+        """
+        if self._arrays is not None:
+            return self._arrays
+        given = self.floats
+        found = set()
+        for p in self.params:
+            rank = self.ranks.rank(p)  # None: not given (asked)
+            if p not in self.exposed and given is not None and (rank is None or rank >= 1):
+                if rank is not None and p in given.names:
+                    found.add(p)
+                else:
+                    given.asked = True
+        found |= {name for name in self.sites if name not in self.params and name not in self.exposed}
+        changed = True
+        while changed:
+            changed = False
+            for name in list(found):
+                if not all(self._keeps_array(site, found) for site in self.sites.get(name, ())):
+                    found.discard(name)
+                    changed = True
+        self._arrays = found
+        return found
+
+    def _keeps_array(self, site, arrays) -> bool:
+        """Whether ``site`` binds a numpy array, given that the names in ``arrays`` hold them."""
+        if not isinstance(site, Op) or site.kwargs:
+            return False
+        if site.kind == "copy":
+            return len(site.args) == 1 and isinstance(site.args[0], gast.Name) and site.args[0].id in arrays
+        return site.kind == "prim" and site.fn is runtime.in_place and len(site.args) == 3 \
+            and (x := self._kind_of(site.args[1])) is not None and x.id in arrays
 
     def _index(self, index) -> bool:
         """An index whose result's shape follows from the indexed array's: literals, slices of literals and
@@ -188,19 +254,24 @@ def drop_fixed_shape_saves(fn_def, adjoint, analyse, ns):
 
     Its pushes and its pops go together, as in cleanup.drop_unread_saves:
     every pop of ``t`` matches a push of ``t``.  The adjoint's reads then
-    see the name's last value, which has the shape of every other.
+    see the name's last value, which has the shape of every other.  A read
+    of its value in a statement of the adjoint before the first that pops it
+    (``dx = dy * x`` of the loop's result, before the reverse loop) sees the
+    last value whether it is saved or not.
     """
-    shape_reads, other, stored = set(), set(), set()
+    shape_reads, other, stored, restored = set(), set(), set(), set[str]()
     for stmt in adjoint:
         inside = {id(name) for n in compat.walk(stmt) if (name := meta_of(n, ns)) is not None}
         restoring = {id(n.targets[0]) for n in compat.walk(stmt) if popped_into(n) is not None}
+        restored.update(popped_into(n) for n in compat.walk(stmt) if popped_into(n) is not None)
         for n in compat.walk(stmt):
             if not isinstance(n, gast.Name):
                 continue
             if id(n) in inside:
                 shape_reads.add(n.id)
             elif isinstance(n.ctx, gast.Load):
-                other.add(n.id)
+                if n.id in restored:  # before the statement that first restores it, a read sees the last value
+                    other.add(n.id)
             elif id(n) not in restoring:
                 stored.add(n.id)  # assigned by the adjoint itself (a value recomputed there): not only restored
     popped, pushes, bare = set(), set(), False

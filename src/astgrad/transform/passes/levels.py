@@ -15,6 +15,7 @@ from ..ir import compat
 from .. import runtime
 from .cleanup import drop_unread_saves as _drop_unread_saves, propagate_copies, release, rename_into_returned, unstack
 from .fixed_shapes import FixedShapes, drop_fixed_shape_saves
+from .float_casts import drop_float_casts
 from ..ir.compat import gast
 from ..ir.trees import rewrite
 from .accumulate import accumulate_in_place
@@ -37,6 +38,11 @@ def dead_code(ctx: Context) -> None:
 def number_unbroadcasts(ctx: Context) -> bool:
     """``unbroadcast(g, shape(x))`` is ``g`` where x and g are surely numbers (ranks 0)."""
     return drop_number_unbroadcasts(ctx.fn_def, ctx.analysis.ranks, ctx.adjoints, ctx.ns)
+
+
+def float_casts(ctx: Context) -> bool:
+    """``through_cast(g, u)`` is ``g`` where no value of ``u`` can hold integers (a write into an array of floats)."""
+    return drop_float_casts(ctx.fn_def, ctx.body, ctx.params, ctx.given_floats, ctx.ns)
 
 
 def static_shapes(ctx: Context) -> bool:
@@ -63,7 +69,7 @@ def fixed_shapes(ctx: Context) -> bool:
     """Stop saving, in a loop, a value the adjoint reads only for a shape that is the same on every trip."""
     body = ctx.fn_def.body
     ctx.fn_def = drop_fixed_shape_saves(ctx.fn_def, ctx.adjoint, lambda: FixedShapes(ctx.body, ctx.params, ctx.analysis,
-                                                                                       ctx.ns), ctx.ns)
+                                                                                       ctx.ns, ctx.given_floats), ctx.ns)
     return ctx.fn_def.body is not body
 
 
