@@ -272,8 +272,9 @@ def fresh_containers(value, memo: dict):
             found = memo[id(value)] = copy.copy(value)
             found.update((k, fresh_containers(v, memo)) for k, v in value.items())
         return found
-    if type(value) is tuple:
-        return tuple(fresh_containers(item, memo) for item in value)
+    if type(value) is tuple:  # the same tuple when nothing in it is copied: the state of arrays costs nothing
+        items = [fresh_containers(item, memo) for item in value]
+        return value if all(a is b for a, b in zip(items, value)) else tuple(items)
     return value
 
 
