@@ -1,11 +1,14 @@
-"""A checkpointed loop's steps, run again in the reverse sweep, compute what they computed.
+"""A checkpointed loop's steps, run again in the reverse sweep, compute what they computed: or are refused.
 
 The stencils (an item write ``u[1:-1] = ...``, ``np.roll`` with two
 states, an upwind ``np.where``) and loops that could run differently the
 second time (a ``while`` inside, a helper writing into an array it made, a
-global read) give the gradient of the same loop unmarked to 1e-12.  And
-the binomial schedule's memory: a stencil's gradient with two states stays
-under 4 times the primal's peak, whatever the steps.
+global read) give the gradient of the same loop unmarked to 1e-12; a step
+that writes state its call does not return (a global list a helper appends
+to and the body reads, an argument written, an attribute set) or draws
+random numbers in a helper is refused at the user's line, before anything
+runs.  And the binomial schedule's memory: a stencil's gradient with two
+states stays under 4 times the primal's peak, whatever the steps.
 """
 
 import numpy as np
@@ -135,6 +138,109 @@ def test_the_gradient_is_the_unmarked_loops(marked, plain):
 def test_a_stencils_gradient_is_central_differences():
     du = astgrad.grad(burgers, wrt=1)(0.2, U.copy(), 7, 2)
     np.testing.assert_allclose(du, numeric_grad(burgers_plain, (0.2, U.copy(), 7, 2), 1), rtol=1e-5, atol=1e-7)
+
+
+LOG: list = []
+
+
+def log_step():
+    LOG.append(1)
+
+
+def appends_to_a_global(k, u, n):
+    for _ in astgrad.checkpointed(range(n), snapshots=2):
+        log_step()
+        u = u * (k * len(LOG))  # run again, the steps would read a longer list: another gradient
+    return np.sum(u)
+
+
+def appends_in_square_root_segments(k, u, n):
+    for _ in astgrad.checkpointed(range(n)):
+        log_step()
+        u = u * (k * len(LOG))
+    return np.sum(u)
+
+
+def logged(u, k):
+    log_step()
+    return u * (k * len(LOG))
+
+
+def checkpointed_call_that_appends(k, u, n):
+    for _ in range(n):
+        u = astgrad.checkpoint(logged)(u, k)
+    return np.sum(u)
+
+
+def set_first(buffer, value):
+    buffer[0] = value
+    return value
+
+
+def writes_an_argument(k, u, n):
+    seen = np.zeros(2)
+    for _ in astgrad.checkpointed(range(n), snapshots=2):
+        set_first(seen, seen[0] + 1.0)
+        u = u * k * seen[0]
+    return np.sum(u)
+
+
+class Clock:
+    def __init__(self):
+        self.ticks = 0
+
+    def tick(self):
+        self.ticks += 1
+        return self.ticks
+
+
+CLOCK = Clock()
+
+
+def sets_an_attribute(k, u, n):
+    for _ in astgrad.checkpointed(range(n), snapshots=2):
+        u = u * k * CLOCK.tick()
+    return np.sum(u)
+
+
+def alias_append():
+    log = LOG  # a local name for the global list: still the global list
+    log.append(1)
+
+
+def appends_through_an_alias(k, u, n):
+    for _ in astgrad.checkpointed(range(n), snapshots=2):
+        alias_append()
+        u = u * (k * len(LOG))
+    return np.sum(u)
+
+
+def jitter():
+    return np.random.normal()
+
+
+def draws_in_a_helper(k, u, n):
+    for _ in astgrad.checkpointed(range(n), snapshots=2):
+        u = u * k * jitter()  # run as written (no gradient flows into jitter): still run again
+    return np.sum(u)
+
+
+@pytest.mark.parametrize("fn, why, line", [
+    (appends_to_a_global, "calls LOG.append(...)", "log_step()"),
+    (appends_in_square_root_segments, "calls LOG.append(...)", "log_step()"),
+    (checkpointed_call_that_appends, "calls LOG.append(...)", "astgrad.checkpoint(logged)"),
+    (writes_an_argument, "writes into buffer[0]", "set_first(seen"),
+    (sets_an_attribute, "writes into self.ticks", "CLOCK.tick()"),
+    (appends_through_an_alias, "calls log.append(...)", "alias_append()"),
+    (draws_in_a_helper, "draws random numbers", "jitter()")], ids=lambda v: getattr(v, "__name__", None))
+def test_a_step_that_would_run_differently_again_is_refused_before_it_runs(fn, why, line):
+    LOG.clear()
+    ticks = CLOCK.ticks
+    with pytest.raises(astgrad.TransformError) as caught:
+        astgrad.grad(fn, wrt=(0, 1))(0.9, U.copy(), 4)
+    text = str(caught.value)
+    assert why in text and line in text and "test_checkpointed_steps_run_again_exactly.py" in text, text
+    assert LOG == [] and CLOCK.ticks == ticks
 
 
 def test_a_stencils_gradient_with_two_states_stays_under_four_times_the_primals_peak():

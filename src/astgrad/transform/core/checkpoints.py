@@ -26,7 +26,7 @@ arrays themselves (an item write in normal form makes a new array,
 place), and the steps run again compute what they computed.  What
 would break that is refused: a ``break`` (normalize.py), a list the body
 appends to in place (its items would be appended twice), random numbers
-(checkpoints.random_use at transform time, checkpoints.fixed_state on
+(reruns.random_use at transform time, checkpoints.fixed_state on
 the state at run time).
 """
 
@@ -40,7 +40,7 @@ from ..ir import compat
 from ..ir.compat import gast
 from ..ir.nodes import Break, For, If, Op, Raw, While, atom_names, op_reads, walk_ops, walk_statements
 from ..ir.tagged import pop, push
-from ..runtime import caller_state, checkpoints
+from ..runtime import caller_state, checkpoints, reruns
 from ..runtime.origins import ORIGIN, with_origin
 
 
@@ -139,7 +139,8 @@ def binomial_adjoint(rev, s, live):
 def _set_first(stmts) -> set:
     """The names a top-level assignment of ``stmts`` sets before any statement reads them: each run of
     ``stmts`` sets them before it reads them, and leaves them set, so their values before it are never read."""
-    read, found = set(), set()
+    read: set = set()
+    found: set = set()
     for st in stmts:
         loads = {n.id for n in compat.walk(st) if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Store)}
         if isinstance(st, gast.Assign):
@@ -268,11 +269,20 @@ def _refuse(rev, s):
                                         "in the reverse sweep would append to twice",
                                         "Write the items into a preallocated array (out[t] = v), or drop "
                                         "astgrad.checkpointed from this loop.")
-        why = checkpoints.random_use(op.fn) if op.kind == "call" else _random_primitive(op)
+        user = op.fn is not None and not reruns.library(op.fn)  # run as written or differentiated: run again
+        why = reruns.random_use(op.fn) if op.kind == "call" or user else None
+        why = why or _random_primitive(op)
         if why is not None:
             raise rev.plan.source.error(op.node, f"a checkpointed loop draws random numbers ({why}): its steps run "
                                         "again in the reverse sweep would draw other ones",
                                         "Draw the random numbers before the loop and index them in it.")
+        wrote = reruns.state_writes(op.fn) if user else None
+        if wrote is not None:
+            raise rev.plan.source.error(op.node, f"a checkpointed loop calls a function that may write state its "
+                                        f"call does not return ({wrote}): its steps run again in the reverse sweep "
+                                        "would write it again and read what the first run wrote",
+                                        "Make the function return what it computes and write nothing else, or "
+                                        "drop astgrad.checkpointed from this loop.")
 
 
 def _random_primitive(op):
