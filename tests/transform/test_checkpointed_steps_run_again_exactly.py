@@ -16,6 +16,7 @@ import pytest
 
 import astgrad
 from _memory import peak
+from astgrad.transform.runtime import reruns
 from _numeric import numeric_grad
 
 U = np.sin(np.linspace(0.0, 3.0, 12)) + 0.3
@@ -241,6 +242,48 @@ def test_a_step_that_would_run_differently_again_is_refused_before_it_runs(fn, w
     text = str(caught.value)
     assert why in text and line in text and "test_checkpointed_steps_run_again_exactly.py" in text, text
     assert LOG == [] and CLOCK.ticks == ticks
+
+
+SCALE = 1.0
+FACTORS = np.ones(2)
+
+
+def rescale():
+    global SCALE
+    SCALE = SCALE * 1.1
+
+
+def rebinds_a_global_it_reads(k, u, n):
+    for _ in astgrad.checkpointed(range(n), snapshots=2):
+        rescale()
+        u = u * k * SCALE
+    return np.sum(u)
+
+
+def writes_a_global_array(k, u, n):
+    for _ in astgrad.checkpointed(range(n), snapshots=2):
+        FACTORS[0] = FACTORS[0] * 1.1
+        u = u * k * FACTORS[0]
+    return np.sum(u)
+
+
+def test_a_global_the_loop_changes_and_reads_is_refused():
+    """A global rebound by a callee and read by the body; a global array the body writes into and reads."""
+    with pytest.raises(astgrad.TransformError, match="rescale"):
+        astgrad.grad(rebinds_a_global_it_reads, wrt=(0, 1))(0.9, U.copy(), 4)
+    with pytest.raises(TypeError, match="does not own"):
+        astgrad.grad(writes_a_global_array, wrt=(0, 1))(0.9, U.copy(), 4)
+    assert SCALE == 1.0 and list(FACTORS) == [1.0, 1.0]
+
+
+def test_a_helper_without_source_is_read_from_its_bytecode():
+    """No source to read which object it writes: any in-place method call is refused."""
+    namespace: dict = {"LOG": LOG}
+    exec("def log_step():\n    LOG.append(1)\n", namespace)
+    assert reruns.state_writes(namespace["log_step"]) is not None
+    exec("def pure(x):\n    return x * 2\n", namespace)
+    assert reruns.state_writes(namespace["pure"]) is None
+    assert reruns.state_writes(laplacian) is None and reruns.state_writes(alias_append) is not None
 
 
 def test_a_stencils_gradient_with_two_states_stays_under_four_times_the_primals_peak():
