@@ -57,11 +57,13 @@ def state_writes(fn) -> str | None:
     Run again in the reverse sweep, such a function would write it again
     (``LOG.append(t)`` twice) and the steps run again would read what the
     first run wrote (``len(LOG)``): their values, and the gradient, would
-    differ from the first run's.  Read from the code, erring toward refusing:
-    any item or attribute write (``a[i] = v``, ``self.n = v``), a global or
-    enclosing name rebound, or a call of a method named as a container's
-    in-place ones (``_MUTATORS``), whatever object it writes, its own or not.
-    numpy's, scipy's and astgrad's functions are not read.
+    differ from the first run's.  Read from the source, erring toward
+    refusing: an item or attribute write (``a[i] = v``, ``self.n = v``) or a
+    call of a method named as a container's in-place ones (``_MUTATORS``) on
+    a name not bound only to objects the function made (``_written``), or a
+    global or enclosing name rebound; without the source, any of those in
+    its bytecode, whatever object it writes.  numpy's, scipy's and
+    astgrad's functions are not read.
     """
     return _read_code(fn, _writes_in, set(), None, skip=library)
 
