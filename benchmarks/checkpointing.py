@@ -20,6 +20,15 @@ only (memory still grows as the steps, by less).  Each gradient is checked
 against its saved twin's (rtol 1e-12) before it is measured.  Peak memory is tracemalloc's peak over one call above what was
 allocated before it; time the best of ``--repeat`` rounds in which each system runs once, and its ratio to
 the first system's (the saved gradient) measured in the same rounds.
+
+``--stencils`` measures issue 32's stencils instead (scientific.py's S1
+heat, S4 wave and S14 Burgers at their full sizes), each loop marked
+``astgrad.checkpointed(range(steps), snapshots=s)`` in a copy of its
+source: the primal's peak, the unmarked gradient's and the marked one's
+for each s, each over the primal's, and each gradient's time over the
+unmarked gradient's, side by side in the same rounds.
+
+    python benchmarks/checkpointing.py --stencils --snapshots 2 3 4 --repeat 5
 """
 
 from __future__ import annotations
@@ -77,6 +86,69 @@ def call_checkpointed(x, W, p, n):
     for _ in range(n):
         x = astgrad.checkpoint(layer)(x, W, p)
     return np.sum(x * x)
+
+
+def heat_checkpointed(kappa, u0, steps, s):
+    """scientific.py's heat (S1), its loop marked."""
+    u = u0.copy()
+    for _ in astgrad.checkpointed(range(steps), snapshots=s):
+        u[1:-1] = u[1:-1] + kappa * (u[2:] - 2 * u[1:-1] + u[:-2])
+    return np.sum(u ** 2)
+
+
+def wave_checkpointed(c, u0, steps, s):
+    """scientific.py's wave (S4), its loop marked."""
+    u_prev = u0
+    u = u0
+    for _ in astgrad.checkpointed(range(steps), snapshots=s):
+        lap = np.roll(u, 1, 0) + np.roll(u, -1, 0) + np.roll(u, 1, 1) + np.roll(u, -1, 1) - 4 * u
+        u_next = 2 * u - u_prev + c * lap
+        u_prev = u
+        u = u_next
+    return np.sum(u ** 2)
+
+
+def burgers_checkpointed(nu, u0, dx, dt, steps, s):
+    """simulations.py's burgers (S14), its loop marked."""
+    u = u0.copy()
+    for _ in astgrad.checkpointed(range(steps), snapshots=s):
+        back = u[1:-1] - u[:-2]
+        ahead = u[2:] - u[1:-1]
+        advect = np.where(u[1:-1] > 0, u[1:-1] * back, u[1:-1] * ahead) / dx
+        u[1:-1] = u[1:-1] - dt * advect + nu * dt / dx ** 2 * (ahead - back)
+    return np.sum(u ** 2) * dx
+
+
+STENCILS = {"S1": heat_checkpointed, "S4": wave_checkpointed, "S14": burgers_checkpointed}
+
+
+def measure_stencils(snapshots=(2, 3, 4), repeat=3):
+    """``[(key, system, peak / primal's, seconds / the unmarked gradient's)]``; each marked gradient checked
+    against the unmarked one (rtol 1e-12) first."""
+    sys.path.insert(0, str(HERE))
+    import run
+    import scientific
+    out = []
+    for key, marked in STENCILS.items():
+        program = scientific.PROGRAMS[key]
+        args = program.make_inputs("full")
+        plain = astgrad.grad(program.fn, wrt=program.wrt)
+        calls = {"primal": functools.partial(program.fn, *args), "gradient": functools.partial(plain, *args)}
+        want = plain(*args)
+        for s in snapshots:
+            g = astgrad.grad(marked, wrt=program.wrt)
+            call = calls[f"snapshots={s}"] = functools.partial(g, *args, s)
+            for a, b in zip(call(), want):
+                if not np.allclose(a, b, rtol=1e-12, atol=0):
+                    sys.exit(f"{key} with snapshots={s} differs from the unmarked gradient")
+        calls["primal"]()
+        peaks = {name: run.peak_memory(call) for name, call in calls.items()}  # as scientific.py measures
+        best = {name: math.inf for name in calls}
+        for _ in range(repeat):
+            for name, call in calls.items():
+                best[name] = min(best[name], best_seconds(call, 1))
+        out += [(key, name, peaks[name] / peaks["primal"], best[name] / best["gradient"]) for name in calls]
+    return out
 
 
 def _sqrt_states(n):
@@ -145,7 +217,15 @@ def main(argv=None):
     parser.add_argument("--size", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--only", nargs="+", help="the systems to measure (by name); saved twins are added")
+    parser.add_argument("--stencils", action="store_true", help="S1, S4 and S14 marked with snapshots=s instead")
+    parser.add_argument("--snapshots", type=int, nargs="+", default=[2, 3, 4], help="the s of --stencils")
     options = parser.parse_args(argv)
+    if options.stencils:
+        print("| program | system | peak / primal's | time / unmarked gradient's |")
+        print("|---|---|---|---|")
+        for key, name, memory, seconds in measure_stencils(options.snapshots, options.repeat):
+            print(f"| {key} | {name} | {memory:.2f}x | {seconds:.2f}x |", flush=True)
+        return
     systems = SYSTEMS
     if options.only:
         wanted = set(options.only) | {twin for name, _, twin, _ in SYSTEMS if name in options.only}

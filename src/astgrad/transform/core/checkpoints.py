@@ -26,7 +26,7 @@ arrays themselves (an item write in normal form makes a new array,
 place), and the steps run again compute what they computed.  What
 would break that is refused: a ``break`` (normalize.py), a list the body
 appends to in place (its items would be appended twice), random numbers
-(checkpoints.random_use at transform time, checkpoints.fixed_state on
+(reruns.random_use at transform time, checkpoints.fixed_state on
 the state at run time).
 """
 
@@ -40,7 +40,7 @@ from ..ir import compat
 from ..ir.compat import gast
 from ..ir.nodes import Break, For, If, Op, Raw, While, atom_names, op_reads, walk_ops, walk_statements
 from ..ir.tagged import pop, push
-from ..runtime import caller_state, checkpoints
+from ..runtime import caller_state, checkpoints, reruns
 from ..runtime.origins import ORIGIN, with_origin
 
 
@@ -114,20 +114,61 @@ def binomial_adjoint(rev, s, live):
         "_segments", "_states", "_drops", "_runs", "_run", "_keep", "_step", "_segment"))
     restore = compat.call(compat.name(ns.bind(checkpoints.restored, "restored")),
                           [compat.name(states), compat.name(drops)])
-    task = [compat.assign(list(state), restore) if state else compat.expr_stmt(restore)]
+    forget = _forgotten(rev, s, state)  # before the runs too: the forward sweep's last step's values, the step's
+    task = forget + [compat.assign(list(state), restore) if state else compat.expr_stmt(restore)]
     store = compat.expr_stmt(compat.call(compat.attr(compat.name(states), "append"),
                                          [rev.kept([compat.name(v) for v in state])]))
     advance = compat.for_stmt(s.target, compat.name(run), plain(rev, s.body) or [compat.make("Pass")])
     task.append(_for_each((run, keep), compat.name(runs), [advance, compat.if_stmt(compat.name(keep), [store])]))
+    task += [compat.clone(st) for st in forget]
     task.append(compat.assign(part, compat.make("List", elts=[compat.name(step)], ctx=gast.Load())))
     task += rev.primal_for(dataclasses.replace(s, iter=compat.name(part), every=None, snapshots=None))
+    task += _forgotten(rev, s, state, _names_in(body))  # what the step computed that its adjoint does not read
+    # the step's adjoint's own names too (dt1 = ...: held, dead, from the last step's adjoint through the runs)
+    dead = _set_first(body) - _names_in(task) - set(state) - {s.target}
     steps = compat.call(compat.name(ns.bind(reversed, "reversed")), [compat.name(part)])
     task.append(compat.for_stmt(s.target, steps, body))
     if s.target in rev.an.saved:
         task.append(compat.assign(s.target, pop(ns.stack)))
+    task[:0] = _cleared(dead)
     order = compat.call(compat.attr(compat.name(schedule), "backward"), [])
     out = [compat.assign([schedule, states], pop(ns.stack))] + before + [_for_each((drops, runs, step), order, task)]
     return out + ([compat.assign(list(entry), pop(ns.stack))] if entry else [])
+
+
+def _set_first(stmts) -> set:
+    """The names a top-level assignment of ``stmts`` sets before any statement reads them: each run of
+    ``stmts`` sets them before it reads them, and leaves them set, so their values before it are never read."""
+    read: set = set()
+    found: set = set()
+    for st in stmts:
+        loads = {n.id for n in compat.walk(st) if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Store)}
+        if isinstance(st, gast.Assign):
+            for target in st.targets:
+                elts = target.elts if isinstance(target, gast.Tuple) else [target]
+                found |= {t.id for t in elts if isinstance(t, gast.Name)} - read - loads
+        read |= loads
+    return found
+
+
+def _names_in(stmts):
+    return {n.id for st in stmts for n in compat.walk(st) if isinstance(n, gast.Name)}
+
+
+def _cleared(names) -> list:
+    """``a = b = None`` for ``names`` (sorted), nothing for none."""
+    if not names:
+        return []
+    return [compat.make("Assign", targets=[compat.name(n, store=True) for n in sorted(names)], value=compat.const(None))]
+
+
+def _forgotten(rev, s, state, read=frozenset()) -> list:
+    """``t1 = t2 = ... = None`` for the names the body writes before it reads them, before a step runs again
+    with its saves: their values (the runs', or the forward sweep's last step's) would be pushed and held
+    through the step's adjoint, which pops them only to have the next step's runs overwrite them; the
+    values before the loop, which the adjoint of the code before it may read, come back from ``entry``."""
+    written = {t for op in walk_ops(s.body) for t in op.targets} | _loop_targets(s.body)
+    return _cleared(written & rev.an.locals - set(state) - {s.target} - set(read))
 
 
 def _for_each(targets, iterable, body):
@@ -228,11 +269,20 @@ def _refuse(rev, s):
                                         "in the reverse sweep would append to twice",
                                         "Write the items into a preallocated array (out[t] = v), or drop "
                                         "astgrad.checkpointed from this loop.")
-        why = checkpoints.random_use(op.fn) if op.kind == "call" else _random_primitive(op)
+        user = op.fn is not None and not reruns.library(op.fn)  # run as written or differentiated: run again
+        why = reruns.random_use(op.fn) if op.kind == "call" or user else None
+        why = why or _random_primitive(op)
         if why is not None:
             raise rev.plan.source.error(op.node, f"a checkpointed loop draws random numbers ({why}): its steps run "
                                         "again in the reverse sweep would draw other ones",
                                         "Draw the random numbers before the loop and index them in it.")
+        wrote = reruns.state_writes(op.fn) if user else None
+        if wrote is not None:
+            raise rev.plan.source.error(op.node, f"a checkpointed loop calls a function that may write state its "
+                                        f"call does not return ({wrote}): its steps run again in the reverse sweep "
+                                        "would write it again and read what the first run wrote",
+                                        "Make the function return what it computes and write nothing else, or "
+                                        "drop astgrad.checkpointed from this loop.")
 
 
 def _random_primitive(op):

@@ -19,7 +19,7 @@ import numpy as _np
 from ... import rules
 from ...rules.joining import as_column
 from .. import runtime
-from ..runtime import attributes, checkpoints, checks
+from ..runtime import attributes, checkpoints, checks, reruns
 from ..runtime.value_types import held_data, other_meaning
 from ..ir import compat
 from . import methods, primitives
@@ -460,11 +460,18 @@ def _call(n, target, expr):
     else:
         op = n.emit([target], kind, node, expr, fn=obj, args=args, kwargs=kwargs)
         if marked and kind == "call":
-            drawn = checkpoints.random_use(obj)
+            drawn = reruns.random_use(obj)
             if drawn is not None:
                 raise n.error(expr, f"astgrad.checkpoint({obj.__qualname__}) would run it again in the reverse sweep, "
                               f"and it draws random numbers ({drawn}): the second run would differ from the first",
                               "Draw the random numbers outside the checkpointed function and pass them in.")
+            wrote = reruns.state_writes(obj)
+            if wrote is not None:
+                raise n.error(expr, f"astgrad.checkpoint({obj.__qualname__}) would run it again in the reverse sweep, "
+                              f"and it may write state its call does not return ({wrote}): the second run would "
+                              "write it again and read what the first wrote",
+                              "Make the function return what it computes and write nothing else, or drop "
+                              "astgrad.checkpoint.")
             op.checkpoint = True
 
 

@@ -11,7 +11,8 @@ loop runs over the iterable.
 
 Recomputing is exact only for code that computes the same numbers again
 from the same inputs: the transformer refuses a checkpointed function or
-loop that draws random numbers (``random_use``), and the generated code
+loop that draws random numbers or writes state its calls do not return
+(reruns.py reads the code), and the generated code
 refuses a random generator among a checkpointed call's arguments or a
 loop's state (``fixed_state``).
 """
@@ -19,17 +20,14 @@ loop's state (``fixed_state``).
 from __future__ import annotations
 
 import copy
-import dis
 from typing import Callable, Iterable
 import functools
 import math
 import random
-import types
 
 import numpy as np
 
 GENERATORS = (np.random.Generator, np.random.RandomState, np.random.BitGenerator, random.Random)
-_RANDOM_MODULES = ("random", "numpy.random", "secrets")
 
 
 class Checkpointed:
@@ -234,18 +232,6 @@ def fixed_state(values, where) -> None:
                             "code and pass them in")
 
 
-#: the names of the methods of numpy's and Python's generators that draw numbers: ``x.normal(...)`` on an
-#: object astgrad cannot see into (``self.rng``) is taken for a draw
-_DRAWS = frozenset({
-    "normal", "standard_normal", "uniform", "integers", "choice", "permutation", "permuted", "shuffle",
-    "binomial", "poisson", "exponential", "standard_exponential", "multivariate_normal", "dirichlet", "rand",
-    "randn", "randint", "random_sample", "random_integers", "bytes", "gauss", "normalvariate", "randrange",
-    "getrandbits", "sample", "choices", "triangular", "lognormal", "laplace", "logistic", "gumbel", "weibull",
-    "geometric", "hypergeometric", "multinomial", "negative_binomial", "standard_cauchy", "standard_t",
-    "standard_gamma", "vonmises", "wald", "zipf", "rayleigh", "pareto", "power", "chisquare", "noncentral_f",
-    "noncentral_chisquare", "f", "beta", "gamma", "spawn", "jumped", "advance"})
-
-
 def kept(values):
     """``values`` (a tuple) as they are now: the dicts and lists in them copied, through nesting, sharing kept.
 
@@ -272,102 +258,7 @@ def fresh_containers(value, memo: dict):
             found = memo[id(value)] = copy.copy(value)
             found.update((k, fresh_containers(v, memo)) for k, v in value.items())
         return found
-    if type(value) is tuple:
-        return tuple(fresh_containers(item, memo) for item in value)
+    if type(value) is tuple:  # the same tuple when nothing in it is copied: the state of arrays costs nothing
+        items = [fresh_containers(item, memo) for item in value]
+        return value if all(a is b for a, b in zip(items, value)) else tuple(items)
     return value
-
-
-def random_use(fn, _seen=None, _owner=None) -> str | None:
-    """What in ``fn`` (or a user function or method it calls) draws random numbers, or None: read from its code.
-
-    A name ``random`` read as an attribute (``np.random.normal``), a
-    global holding a random module or generator, a bound method of a
-    generator, or a method call named as a generator's draws are
-    (``self.rng.normal(...)``, ``_DRAWS``).  Methods are followed on the
-    objects the code names and on its own class.  It errs toward refusing:
-    a method of yours named ``normal`` is refused too.
-    """
-    seen = _seen if _seen is not None else set()
-    fn = getattr(fn, "__wrapped__", fn)
-    if isinstance(fn, functools.partial):
-        return random_use(fn.func, seen)
-    if isinstance(fn, types.MethodType):
-        if isinstance(fn.__self__, GENERATORS):
-            return f"{fn.__qualname__} of a random generator"
-        return random_use(fn.__func__, seen, type(fn.__self__))
-    if not isinstance(fn, types.FunctionType) or id(fn) in seen:
-        return None
-    seen.add(id(fn))
-    values = dict(fn.__globals__)
-    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
-        try:
-            values[name] = cell.cell_contents
-        except ValueError:
-            pass
-    owners = [_owner if _owner is not None else _class_of(fn)]
-    owners += [type(v) for v in values.values() if _user_object(v)]
-    for code in _codes(fn.__code__):
-        if "random" in code.co_names:
-            return f"{fn.__qualname__} reads an attribute named random"
-        for attr in _attributes(code, values):
-            if attr in _DRAWS:
-                return f"{fn.__qualname__} calls .{attr}(...), the name of a random generator's draw"
-            for owner in owners:
-                method = getattr(owner, attr, None) if owner is not None else None
-                found = random_use(method, seen, owner) if isinstance(method, types.FunctionType) else None
-                if found:
-                    return found
-        for name in code.co_names + code.co_freevars:
-            value = values.get(name)
-            if value is None:
-                continue
-            if isinstance(value, types.ModuleType) and value.__name__ in _RANDOM_MODULES:
-                return f"{fn.__qualname__} uses the module {value.__name__}"
-            if isinstance(value, GENERATORS):
-                return f"{fn.__qualname__} uses the random generator {name}"
-            if isinstance(getattr(value, "__self__", None), GENERATORS):
-                return f"{fn.__qualname__} calls {name}, a method of a random generator"
-            if getattr(value, "__module__", None) in _RANDOM_MODULES and callable(value):
-                return f"{fn.__qualname__} calls {value.__module__}.{getattr(value, '__name__', name)}"
-            if isinstance(value, (types.FunctionType, functools.partial, types.MethodType, Checkpointed)):
-                found = random_use(value, seen)
-                if found:
-                    return found
-    return None
-
-
-def _attributes(code, values):
-    """The attribute names ``code`` loads (``x.name``, ``x.name(...)``) of anything but a module (``np.power``,
-    ``stats.gamma``: a library's functions, which draw nothing unless named ``random``)."""
-    found, before = set(), None
-    for i in dis.get_instructions(code):
-        if i.opname in ("LOAD_ATTR", "LOAD_METHOD"):
-            on_module = before is not None and before.opname in ("LOAD_GLOBAL", "LOAD_DEREF", "LOAD_NAME") \
-                and isinstance(values.get(before.argval), types.ModuleType)
-            if not on_module:
-                found.add(i.argval)
-        before = i
-    return found
-
-
-def _class_of(fn):
-    """The class a function is defined in (a method's own class, for ``self.other()``), or None."""
-    owner = fn.__globals__.get(fn.__qualname__.split(".")[0]) if "." in fn.__qualname__ else None
-    for part in fn.__qualname__.split(".")[1:-1]:
-        owner = getattr(owner, part, None)
-    return owner if isinstance(owner, type) else None
-
-
-def _user_object(value) -> bool:
-    kind = type(value)
-    return not isinstance(value, (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
-                                  int, float, complex, str, bytes, bool, tuple, list, dict, set, frozenset,
-                                  np.ndarray, np.generic)) and value is not None \
-        and str(getattr(kind, "__module__", "")).split(".")[0] not in ("numpy", "scipy", "builtins", "astgrad")
-
-
-def _codes(code):
-    yield code
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            yield from _codes(const)
