@@ -88,8 +88,8 @@ def fresh_like(generated, arrays) -> list | None:
     for count, statement in enumerate(body):
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
                 and isinstance(statement.targets[0], ast.Name):
-            kinds[statement.targets[0].id] = _kind(statement.value, kinds, generated.namespace, count)
-        elif isinstance(statement, ast.Expr) and _shape_check(statement.value, generated.namespace):
+            kinds[statement.targets[0].id] = _kind(statement.value, kinds, function.__globals__, count)
+        elif isinstance(statement, ast.Expr) and _shape_check(statement.value, function.__globals__):
             pass  # raises where numpy would, keeps nothing
         elif isinstance(statement, ast.Delete) and all(isinstance(t, ast.Name) for t in statement.targets):
             for target in statement.targets:
