@@ -3,8 +3,8 @@
 The compiled entry of a gradient (api/gradient.py) returns a gradient as it
 is only when it is a fresh array of its argument's shape and dtype, no view
 of anything, writeable, and none of the arguments nor another gradient;
-otherwise ``_finish`` copies it.  Those tests cost about a third of the
-entry's own time on a 2x2 gradient (W1).  Where the adjoint is a straight
+otherwise ``_finish`` copies it.  Those tests were about two fifths of the
+entry's own cost on a 2x2 gradient (W1, docs/performance.md).  Where the adjoint is a straight
 line of arithmetic on its float array arguments and numbers, the answer is
 known when the entry is compiled, and the entry leaves the tests out.
 
@@ -32,8 +32,8 @@ through its assignments, knowing only this much of numpy and Python:
 A statement that only computes shapes with the runtime's helpers (the check
 of a value nothing reads, ``broadcast_shape(shape(t2), shape(x))``) may
 raise, and changes nothing.  Anything else (another call, a subscript, a
-branch, a loop, any other statement) proves nothing, and the
-entry keeps every test.  The proof holds for all the returned gradients or
+branch, a loop, any other statement) proves nothing, and the entry keeps
+every test.  The proof holds for all the returned gradients or
 for none: each must be a new array like its own argument, and no two may be
 the same object.
 """
@@ -41,6 +41,7 @@ the same object.
 from __future__ import annotations
 
 import ast
+
 from ..transform import runtime
 
 #: what numpy computes for these operators on float arrays and Python numbers keeps the array's shape and dtype
