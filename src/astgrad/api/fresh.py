@@ -4,9 +4,10 @@ The compiled entry of a gradient (api/gradient.py) returns a gradient as it
 is only when it is a fresh array of its argument's shape and dtype, no view
 of anything, writeable, and none of the arguments nor another gradient;
 otherwise ``_finish`` copies it.  Those tests were about two fifths of the
-entry's own cost on a 2x2 gradient (W1, docs/performance.md).  Where the adjoint is a straight
-line of arithmetic on its float array arguments and numbers, the answer is
-known when the entry is compiled, and the entry leaves the tests out.
+entry's own cost on a 2x2 gradient (W1, docs/performance.md).  Where the
+adjoint is a straight line of arithmetic on its float array arguments and
+numbers, the answer is known when the entry is compiled, and the entry
+leaves the tests out.
 
 ``fresh_like`` reads the generated function (parsed from the source it was
 compiled from, never a function put in its place) and follows each local
