@@ -33,6 +33,7 @@ from ..transform.runtime.origins import add_location
 from ..transform.runtime.checks import arguments_in
 from ..transform.runtime import floats as _floats
 from .callables import resolve_wrt, split
+from .fresh import fresh_like
 from .generated import GeneratedCallable
 from .higher import HigherGradient
 from ..values import dask as _dask
@@ -401,12 +402,13 @@ def _given(head, rest):
 # it), is writeable, and is none of the arguments nor a gradient returned
 # before it (for an argument the guard did not prove an array, ``t is
 # _ndarray`` first).  Otherwise _finish copies it (or makes the float of a number
-# argument).  (float64 is tested first: one ``is`` instead of comparing
-# dtypes; ``base`` is read instead of ``flags.owndata``, since ``flags``
-# makes an object at each read.)
+# argument).  (The dtype is compared by ``is`` first: with the one the guard
+# read, or float64; ``base`` is read instead of ``flags.owndata``, since
+# ``flags`` makes an object at each read.)  Where the code proves all of
+# this for every gradient (api/fresh.py), the tests are left out.
 _KEEP = """\
                 if not (type({g}) is _ndarray and {t}{g}.shape == {a}.shape
-                        and ({g}.dtype is {a}.dtype is _float64 or {g}.dtype == {a}.dtype and {g}.dtype.kind in "fc")
+                        and {dtype}
                         and {g}.base is None and {g}.flags.writeable and {others}):
                     {g} = _finish({g}, {a})
 """
@@ -446,9 +448,14 @@ def _compile_entry(gf, generated=None, ranks=None, floats=None, kinds=()):
         unpack = f"({unpack}), value"
     names = list(gf._signature.parameters)
     rank = [(ranks or {}).get(names[i]) if i < len(names) else None for i in range(len(args))]
-    keep = "".join((_KEEP if generated.allocator is None else _KEEP_NUMBA).format(g=g, a=args[i], t="" if _array(rank[i]) else f"t{i} is _ndarray and ",
-                                others=" and ".join(f"{g} is not {o}" for o in args + grads[:n]))
-                   for n, (g, i) in enumerate(zip(grads, gf._positions)))
+    # the arguments the guard takes only as arrays of real floats: their dtypes are read there (d0, d1, ...)
+    floating = {i for i in range(len(args)) if i < len(names) and floats is not None and names[i] in kinds
+                and names[i] in floats}
+    keep = "".join((_KEEP if generated.allocator is None else _KEEP_NUMBA).format(
+        g=g, a=args[i], t="" if _array(rank[i]) or i in floating else f"t{i} is _ndarray and ", dtype=_same_dtype(g, args[i], i, floating),
+        others=" and ".join(f"{g} is not {o}" for o in args + grads[:n])) for n, (g, i) in enumerate(zip(grads, gf._positions)))
+    if gf._mode == "grad" and not (gf._preserve or gf._aux) and fresh_like(generated, {i for i in floating if _array(rank[i])}) == gf._positions:
+        keep = ""  # every gradient is a new array like its argument, proven from the code (api/fresh.py)
     result = grads[0] if gf._single else f"({', '.join(grads)},)"
     if gf._mode == "value_and_grad":
         result = f"value, {result}"
@@ -485,6 +492,18 @@ def _guard(i, arg, rank):
 
 #: the dtypes of the arrays the compiled entry takes as real floats, besides float64 (see _kind)
 _FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float16))
+
+
+def _same_dtype(g, arg, i, floating) -> str:
+    """The entry's test that gradient ``g`` has argument ``arg``'s dtype, a real or complex float one.
+
+    Where the guard read the argument's dtype as a real float (``d{i}``,
+    ``floating``), that dtype is compared: numpy's dtypes of native floats
+    are single objects, so ``is`` answers at once.
+    """
+    if i in floating:
+        return f"({g}.dtype is d{i} or {g}.dtype == d{i})"
+    return f'({g}.dtype is {arg}.dtype is _float64 or {g}.dtype == {arg}.dtype and {g}.dtype.kind in "fc")'
 
 
 def _kind(i, arg, rank, name, floats, kinds) -> str:
