@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import inspect
 import weakref
+from typing import Any
 
 import numpy as np
 
@@ -159,6 +160,7 @@ class _Pullback:
         self.axes = vmapped._axes(len(args))
         self.varying = [k for k, value in enumerate(args) if _varies(value)]
         self.wrt = tuple(self.params[k] for k in self.varying)
+        self.seed: Any  # the batch axis first: an array, or a tuple of them for a tuple of g
         self.parts = isinstance(ans, (tuple, list))  # g returns a tuple: one cotangent per item, each example's
         if self.parts:                                # pullback taking them as a tuple
             seeds = seed if isinstance(seed, (tuple, list)) and len(seed) == len(ans) else None
