@@ -380,3 +380,40 @@ def test_gradient_jvp_and_hessian_through_a_vmapped_tuple(loss, loop):
     gradient = astgrad.grad(loop, 1)
     expected = np.stack([(gradient(X, w + 1e-6 * e) - gradient(X, w - 1e-6 * e)) / 2e-6 for e in np.eye(3)], axis=-1)
     np.testing.assert_allclose(astgrad.hessian(loss, 1)(X, w), expected, rtol=1e-5, atol=1e-6)
+
+
+# -- per-example gradients of a function that calls a vmapped function ---------------------------------------------
+
+
+def calls_rows(X, w):
+    return np.sum(astgrad.vmap(sine, in_axes=(0, None))(X, w) ** 2)
+
+
+def calls_columns(X, w):
+    return np.sum(astgrad.vmap(sine, in_axes=(1, None), out_axes=1)(X, w) * X)
+
+
+def calls_pairs(X, W):
+    return np.sum(astgrad.vmap(sine, in_axes=(0, 0))(X, W) ** 3)
+
+
+@pytest.mark.parametrize("loss,wrt,outer_axes,shapes", [
+    (calls_rows, 1, (0, None), [(5, 4, 3), (3,)]),
+    (calls_rows, 0, (None, 0), [(4, 3), (5, 3)]),
+    (calls_columns, (0, 1), (2, None), [(3, 4, 5), (3,)]),
+    (calls_pairs, (0, 1), (0, 0), [(5, 4, 3), (5, 4, 3)]),
+    (calls_pairs, 1, (None, 1), [(4, 3), (4, 5, 3)]),
+])
+def test_per_example_gradients_through_a_vmapped_call_match_the_loop(loss, wrt, outer_axes, shapes):
+    args = [RNG.standard_normal(shape) for shape in shapes]
+    got = astgrad.vmap(astgrad.grad(loss, wrt), in_axes=outer_axes)(*args)
+    gradient = astgrad.grad(loss, wrt)
+    expected = outer_loop(gradient, outer_axes, args) if not isinstance(wrt, tuple) else tuple(
+        outer_loop(lambda *a, k=k: gradient(*a)[k], outer_axes, args) for k in range(len(wrt)))
+    for g, e in zip(got if isinstance(wrt, tuple) else (got,), expected if isinstance(wrt, tuple) else (expected,)):
+        assert g.shape == e.shape
+        np.testing.assert_allclose(g, e, rtol=1e-10, atol=1e-12)
+    example = [a if axis is None else np.take(a, 0, axis=axis) for a, axis in zip(args, outer_axes)]
+    first = wrt[0] if isinstance(wrt, tuple) else wrt
+    np.testing.assert_allclose((got[0] if isinstance(wrt, tuple) else got)[0],
+                               numeric_grad(loss, example, first), rtol=1e-6, atol=1e-7)

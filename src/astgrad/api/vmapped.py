@@ -24,7 +24,8 @@ over reverse through the call): linear in the seed, and along an argument
 the jvp of ``g``'s pullback code (generated code, transformed again), run
 once per example; ``grad(grad(f))`` takes that route too.  Inside a function vmap
 batches, the call's batching rule runs ``g`` vmapped over the outer and
-inner examples at once (``_nested``).
+inner examples at once (``_nested``), and so does its reverse rule's
+(``vmap(grad(f))``, per-example gradients through the call).
 """
 
 from __future__ import annotations
@@ -360,6 +361,63 @@ defbatch(vmap_at, vmap_at_batched)
 vmap_at_batched.__astgrad_internal__ = True  # type: ignore[attr-defined]
 
 
+def _merged(a, d, ax, outer, inner):
+    """``a`` (batched by an outer vmap where ``d`` is 0, by the vmapped call along ``ax``) with one first axis of
+    ``outer * inner`` examples: each outer example's inner ones in order, repeated where a vmap shares it."""
+    a = np.asarray(a)
+    if d is None:
+        a = np.broadcast_to(a, (outer,) + a.shape)
+    if ax is None:
+        a = np.broadcast_to(a[:, None], (outer, inner) + a.shape[1:])
+    else:
+        a = np.moveaxis(a, ax + 1 if ax >= 0 else ax, 1)
+    return a.reshape((outer * inner,) + a.shape[2:])
+
+
+def vmap_at_vjp_batched(bdims, g, value, vmapped, *args):
+    """``vmap_at_vjp`` for each example of an outer vmap (``vmap(grad(f))`` where ``f`` calls ``vmap(g)``): one
+    pullback of ``g`` over the outer and inner examples at once, as ``_nested`` runs ``g``.
+
+    Every argument a gradient flows to gets one axis of ``outer * inner``
+    examples (an argument the vmapped call shares is repeated for its
+    inner examples, so its gradient is the sum over them, per outer
+    example); the seed, the cotangent of the call's value, gets the same.
+    The gradients come back per outer example, a tuple of batched values.
+    """
+    fn = vmapped.__astgrad_function__
+    _one_of(value, "its value", fn.__qualname__)
+    _checked(vmapped, args)
+    axes, out = vmapped._axes(len(args)), vmapped._out_axes
+    batched = [(x, d) for x, d in zip((g, value, *args), (bdims[0], bdims[1], *bdims[3:])) if d == 0]
+    outer = np.shape(batched[0][0])[0]
+    inner = next((np.shape(a)[ax + (d == 0) if ax >= 0 else ax] for a, d, ax in zip(args, bdims[3:], axes)
+                  if ax is not None), None)
+    if inner is None:
+        raise ValueError(f"astgrad.vmap of {fn.__qualname__}: no argument has a batch axis (in_axes="
+                         f"{vmapped._in_axes!r})")
+    merged: list = []
+    merged_axes: list[int | None] = []
+    for a, d, ax in zip(args, bdims[3:], axes):
+        if d is None and ax is None and not _varies(a):  # a constant every example shares
+            merged.append(a)
+            merged_axes.append(None)
+            continue
+        merged.append(_merged(a, d, ax, outer, inner))
+        merged_axes.append(0)
+    if bdims[0] is None:  # one cotangent for every outer example (a number standing for zeros, say)
+        g = np.broadcast_to(g, np.shape(value)[1:] if bdims[1] == 0 else np.shape(value))
+    seed, at = _merged(g, bdims[0], out, outer, inner), _merged(value, bdims[1], out, outer, inner)
+    grads = vmap_cotangents(seed, at, _vmap(fn, in_axes=tuple(merged_axes), optimize=vmapped._level), tuple(merged))
+    found: list = [None]
+    for grad, a, d, ax, m in zip(grads, args, bdims[3:], axes, merged_axes):
+        if grad is None or m is None:
+            found.append(None)
+            continue
+        grad = np.asarray(grad).reshape((outer, inner) + np.shape(grad)[1:])
+        found.append(np.sum(grad, axis=1) if ax is None else np.moveaxis(grad, 1, ax + 1 if ax >= 0 else ax))
+    return tuple(found)
+
+
 @defvjp(vmap_at_vjp)
 def vmap_at_vjp_vjp(c, ans, g, value, vmapped, *args):
     """Reverse over the reverse rule, for the cotangent ``c`` of each argument's gradient: the seed's is ``g``'s
@@ -388,5 +446,8 @@ vmap_at_vjp.__astgrad_forward_only__ = True  # type: ignore[attr-defined]  # gra
 # generated code calls the rules themselves: the reverse rule's derivative is its own entry (above), the forward
 # rule's would be a second one, not transformed
 vmap_at_jvp.__astgrad_internal__ = True  # type: ignore[attr-defined]
+defbatch(vmap_at_vjp, vmap_at_vjp_batched)
+vmap_at_vjp_batched.__astgrad_internal__ = True  # type: ignore[attr-defined]
+vmap_at_vjp_batched.items = True  # type: ignore[attr-defined]  # a tuple of batched gradients (core/batching.py)
 
 __all__ = ["vmap_at", "vmap_cotangents", "refusal"]
