@@ -1,12 +1,17 @@
-"""Which corpus hessians run batched, and what the batching sweep refused in the others.
+"""Which corpus hessians (or jacrev(grad(f))) run batched, and what the batching sweep refused in the others.
 
 ``astgrad.hessian`` batches the generated jvp of the generated gradient
 over its tangent (api/directions.py) and falls back to one jvp per column
-where vmap refuses that code or the batched code raises.  For each function
-of tests/corpus/functions.py this prints whether the batched path ran and,
-if not, the first line of the refusal, then the count per kind of refusal:
-the table that says which construct to teach vmap next.  Usage:
-``python benchmarks/batched_hessians.py [-v]`` (``-v``: the batched ones too).
+where vmap refuses that code or the batched code raises.
+``astgrad.jacrev(astgrad.grad(f))`` batches the vjp of the gradient's code
+over its seed (reverse over reverse), or hessian's block where reverse mode
+does not take that code again, and falls back to one vjp per row.  For each
+function of tests/corpus/functions.py this prints whether the batched path
+ran and, if not, the first line of the last refusal, then the count per
+kind of refusal: the table that says which construct to teach vmap next.
+Usage: ``python benchmarks/batched_hessians.py [-v] [--jacrev-of-grad]``
+(``-v``: the batched ones too; ``--jacrev-of-grad``: jacrev(grad(f)) with
+respect to the first of the case's arguments, not hessian).
 """
 
 from __future__ import annotations
@@ -43,8 +48,12 @@ def kind_of(message):
     return "other: " + message.split("\n")[0][-60:]
 
 
-def survey():
-    """[(case id, 'batched' | 'error' | kind, first line of the refusal)]."""
+def _first(wrt):
+    return wrt[0] if isinstance(wrt, (tuple, list)) else wrt
+
+
+def survey(of_gradient=False):
+    """[(case id, 'batched' | 'error' | kind, first line of the refusal)] for hessian, or for jacrev(grad(f))."""
     refusals: dict = {}
     build = directions.build_batched
 
@@ -60,7 +69,10 @@ def survey():
     try:
         for case in CASES:
             refusals.clear()
-            hessian = astgrad.hessian(case.f, wrt=case.wrt)
+            if of_gradient:
+                hessian = astgrad.jacrev(astgrad.grad(case.f, wrt=_first(case.wrt)), wrt=_first(case.wrt))
+            else:
+                hessian = astgrad.hessian(case.f, wrt=case.wrt)
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
@@ -81,15 +93,16 @@ def survey():
 
 
 def main(argv=None):
-    verbose = "-v" in (sys.argv[1:] if argv is None else argv)
-    rows = survey()
+    argv = sys.argv[1:] if argv is None else argv
+    verbose, of_gradient = "-v" in argv, "--jacrev-of-grad" in argv
+    rows = survey(of_gradient)
     for case, kind, why in rows:
         if verbose or kind != "batched":
             print(f"{case:34} {kind:24} {why}")
     print()
     for kind, count in collections.Counter(kind for _, kind, _ in rows).most_common():
         print(f"{count:4}  {kind}")
-    print(f"{len(rows):4}  corpus hessians")
+    print(f"{len(rows):4}  corpus {'jacrev(grad(f))' if of_gradient else 'hessians'}")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ lam I``.  Timed round-robin in one process: ``astgrad.hessian`` (forward
 over reverse, every column in one call of the batched jvp; its first call,
 the transform and the batching, reported apart), the column loop it
 replaced (one ``astgrad.hvp`` per column), ``astgrad.jacobian(astgrad.grad(f))``
-(reverse over reverse), one ``astgrad.hvp``, one ``astgrad.grad``, the closed form, the tape's
+(reverse over reverse, every row in one call of the batched vjp of the gradient's code) and the
+row loop it replaced (one vjp of the gradient per row), one ``astgrad.hvp``, one ``astgrad.grad``, the closed form, the tape's
 ``torch.autograd.functional.hessian``, and, when they are installed, HIPS
 ``autograd.hessian``, ``jax.hessian`` eager and under ``jax.jit`` (its first
 call, the trace and compile, reported apart) and ``torch.func.hessian``
@@ -93,6 +94,11 @@ def systems(w, X, y):
     if not hessian.batched:
         raise SystemExit("astgrad.hessian did not run its columns in one batched sweep (see .batched)")
     reverse_twice = astgrad.jacobian(astgrad.grad(loss))
+    reverse_twice(w, X, y)
+    if not reverse_twice.batched:
+        raise SystemExit("astgrad.jacobian(astgrad.grad(loss)) did not run its rows in one batched sweep")
+    row_loop = astgrad.jacobian(astgrad.grad(loss))
+    row_loop._directions[0].run = lambda *args, **kwargs: None  # one vjp of the gradient per row: as before
     hvp, grad = astgrad.hvp(loss), astgrad.grad(loss)
     Xt, yt = tape.tensor(X), tape.tensor(y)
     basis = np.eye(len(w))
@@ -104,7 +110,8 @@ def systems(w, X, y):
         "astgrad.hessian (forward over reverse, one batched sweep)": lambda: hessian(w, X, y),
         "astgrad.hvp per column (the loop hessian ran before)": lambda: np.stack([hvp(w, X, y, e) for e in basis],
                                                                                  axis=-1),
-        "astgrad.jacobian(grad) (reverse over reverse)": lambda: reverse_twice(w, X, y),
+        "astgrad.jacobian(grad) (reverse over reverse, one batched sweep)": lambda: reverse_twice(w, X, y),
+        "astgrad.jacobian(grad) row loop (reverse over reverse ran so before)": lambda: row_loop(w, X, y),
         "closed form (hand-written)": lambda: closed_form(w, X, y),
         "tape: torch.autograd.functional.hessian": lambda: functional.hessian(taped, tape.tensor(w)).numpy(),
     }

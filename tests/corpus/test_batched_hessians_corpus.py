@@ -80,3 +80,38 @@ def test_batched_jacrev_of_a_corpus_function_matches_the_row_loop(case, monkeypa
         return
     same(jacobian(*case.args), expected)
     assert jacobian.batched in (True, False)
+
+
+def _first(wrt):
+    return wrt[0] if isinstance(wrt, (tuple, list)) else wrt
+
+
+def check_jacrev_of_the_gradient(case, monkeypatch):
+    """jacrev(grad(f)) (reverse over reverse, or forward over reverse where reverse mode does not take the
+    gradient's code again) in one batched call: the row loop's numbers and hessian's, or the loop's error."""
+    w = _first(case.wrt)
+    expected, error = looped(monkeypatch, lambda: outcome(lambda: astgrad.jacrev(astgrad.grad(case.f, w), w)(*case.args)))
+    jacobian = astgrad.jacrev(astgrad.grad(case.f, w), w)
+    if error is not None:
+        with pytest.raises(type(error)):
+            jacobian(*case.args)
+        return
+    found = jacobian(*case.args)
+    same(found, expected)
+    assert jacobian.batched in (True, False)
+    same(found, looped(monkeypatch, lambda: astgrad.hessian(case.f, w)(*case.args)))
+
+
+SAMPLE = [c for c in CASES if c.id in ("broadcast_column", "own_default", "list_append", "logistic_loss",
+                                       "newton_sqrt")]
+
+
+@pytest.mark.parametrize("case", SAMPLE, ids=[c.id for c in SAMPLE])
+def test_jacrev_of_the_gradient_of_a_sample_of_the_corpus_matches_the_row_loop(case, monkeypatch):
+    check_jacrev_of_the_gradient(case, monkeypatch)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_jacrev_of_the_gradient_of_a_corpus_function_matches_the_row_loop(case, monkeypatch):
+    check_jacrev_of_the_gradient(case, monkeypatch)

@@ -779,9 +779,18 @@ def test_a_vmapped_call_in_a_vmapped_function_matches_a_loop():
     check(calls_a_vmap, (None, 0), r(3, 5), r(N, 3, 1))
 
 
+def loss_through_a_vmap(xs, w):
+    return np.sum(astgrad.vmap(unary, in_axes=1, out_axes=1)(xs) * w)
+
+
+def test_per_example_gradients_through_a_vmapped_call_match_a_loop():
+    check(astgrad.grad(loss_through_a_vmap, (0, 1)), (0, None), r(N, 3, 5), r(3, 1))
+    check(astgrad.grad(loss_through_a_vmap, 1), (None, 0), r(3, 5), r(N, 3, 1))
+
+
 #: each batching rule's function, and the cases above that run it against a loop
 COVERED = {
-    _vmapped.vmap_at: calls_a_vmap,
+    _vmapped.vmap_at: calls_a_vmap, _vmapped.vmap_at_vjp: loss_through_a_vmap,
     np.where: comparisons, np.clip: comparisons, _rules.relu: activations, _rules.sigmoid: activations,
     _rules.astype: activations, np.copy: activations,
     np.sum: reductions, np.mean: reductions, np.prod: reductions, np.max: reductions, np.min: reductions,

@@ -27,7 +27,8 @@ import numpy as np
 from ..values import dask as _dask, trees as _trees
 from . import gradient, holomorphic as complex_jacobians
 from .forward import gradient_code, jvp
-from .directions import Directions, Shown, basis, from_columns, jacfwd_batched, jacrev_batched
+from .directions import (Directions, Shown, basis, from_columns, jacfwd_batched, jacrev_batched,
+                         jacrev_of_gradient_batched)
 from .generated import GeneratedCallable
 from .pullback import copied, pullback_at, splittable
 from ..values.returned import _finish
@@ -179,6 +180,8 @@ def jacobian(f, wrt=0, *, has_aux: bool = False, holomorphic: bool = False, opti
     signature = inspect.signature(f)
     level = gradient._level(optimize, "jacobian")
     directions = Directions(level)
+    of_gradient = gradient._composable(f)
+    forward = _forward_over_gradient(f, wrt, optimize, directions)
 
     def run(*args, **kwargs):
         directions.batched = False
@@ -192,7 +195,12 @@ def jacobian(f, wrt=0, *, has_aux: bool = False, holomorphic: bool = False, opti
         if is_tree(out) and splittable(f):
             return _by_pullback(f, names, inputs, single, args, kwargs, False, optimize, "jacobian")
         out_shape = _shape_of_output(out, f, "jacobian")
-        jac = jacrev_batched(f, wrt, level, directions, args, kwargs, inputs, out_shape)
+        if of_gradient:
+            jac = jacrev_of_gradient_batched(f, wrt, level, directions, args, kwargs, inputs, out_shape)
+            if jac is None and forward is not None:
+                jac = forward.block(args, kwargs, inputs[0])
+        else:
+            jac = jacrev_batched(f, wrt, level, directions, args, kwargs, inputs, out_shape)
         if jac is not None:
             return jac[0] if single else jac
         rows = []
@@ -291,6 +299,7 @@ def jacfwd(f, wrt=0, *, has_aux: bool = False, holomorphic: bool = False, optimi
     product = jvp(f, wrt, optimize=optimize)
     signature = inspect.signature(f)
     directions = Directions(gradient._level(optimize, "jacfwd"))
+    forward = _forward_over_gradient(f, wrt, optimize, directions)
 
     def run(*args, **kwargs):
         directions.batched = False
@@ -299,7 +308,10 @@ def jacfwd(f, wrt=0, *, has_aux: bool = False, holomorphic: bool = False, optimi
             return complex_jacobians.forward_columns(f, product, names, given, single, args, kwargs)
         names, inputs = _inputs(f, signature, wrt, args, kwargs, "jacfwd")
         if not has_aux:
-            jac = jacfwd_batched(f, product, directions, args, kwargs, inputs, _shape_of_output)
+            if forward is not None:
+                jac = forward.block(args, kwargs, inputs[0])
+            else:
+                jac = jacfwd_batched(f, product, directions, args, kwargs, inputs, _shape_of_output)
             if jac is not None:
                 return jac[0] if single else jac
         zeros = [_zero(x) for x in inputs]
@@ -374,16 +386,17 @@ class _GradientTangent:
             return lambda v: _finish(product(*args, v, **kwargs)[1], value)
         return lambda v: product(*args, v, **kwargs)[1]
 
-    def columns(self, args, kwargs, x):
-        """``H v`` for every basis vector ``v`` of ``x`` (the argument ``along``), stacked along a first axis,
-        from one call of the jvp's code batched over its tangent; None where that code is not batched."""
+    def block(self, args, kwargs, x):
+        """``(d grad / d x,)``: ``H v`` for every basis vector ``v`` of ``x`` (the argument ``along``), from one
+        call of the jvp's code batched over its tangent, as one array of shape ``row.shape + x.shape`` (the
+        argument ``wrt`` names is ``row``); None where that code is not batched."""
         value, trees, product, args, kwargs = self._product(args, kwargs, "hessian")
         self._directions.batched = False
-        if trees or product._refused is not None or not np.size(x):
+        if trees or is_tree(x) or product._refused is not None or not np.size(x):
             return None
         found = self._directions.run(product._as_callee()[0], product.__astgrad_function__, args, kwargs,
                                      [basis(x)])
-        return None if found is None else found[1]
+        return None if found is None else (from_columns(found[1], value, x),)
 
     def _product(self, args, kwargs, what):
         """``(value, trees, product, args, kwargs)``: the argument differentiated, the set of names of those
@@ -411,6 +424,19 @@ class _GradientTangent:
         return self._last.source if self._last is not None else ""
 
 
+def _forward_over_gradient(f, wrt, optimize, directions):
+    """For ``jacobian`` or ``jacfwd`` of ``grad(g)`` (a generated gradient of one argument, the Jacobian along
+    one): hessian's block of ``g`` for those arguments, whose every column runs in one batched call, sharing
+    ``directions``; None for anything else.  ``jacobian(grad(g))`` takes it where reverse mode does not
+    differentiate the gradient's code again, as the vjp of the gradient does (higher.py)."""
+    if not isinstance(f, gradient.GradientFunction) or not gradient._composable(f) \
+            or isinstance(f._wrt, (tuple, list)) or isinstance(wrt, (tuple, list)):
+        return None
+    block = _GradientTangent(f.__astgrad_function__, f._wrt, wrt, optimize)
+    block._directions = directions
+    return block
+
+
 def hessian(f, wrt=0, *, optimize: int | None = None):
     """The hessian of a scalar ``f`` by generated code: forward mode over its generated gradient.
 
@@ -436,9 +462,9 @@ def hessian(f, wrt=0, *, optimize: int | None = None):
         for i, row in enumerate(blocks):
             found.append([])
             for j, tangent_of_gradient in enumerate(row):
-                columns = tangent_of_gradient.columns(args, kwargs, inputs[j])
-                if columns is not None:
-                    found[i].append(from_columns(columns, inputs[i], inputs[j]))
+                block = tangent_of_gradient.block(args, kwargs, inputs[j])
+                if block is not None:
+                    found[i].append(block[0])
                     continue
                 along = tangent_of_gradient.at(args, kwargs)
                 columns = [(path, along(v)) for path, v in _directions(inputs[j])]

@@ -32,7 +32,8 @@ from ..transform.ir.errors import TransformError
 from ..transform.pipeline import build_batched
 from .forward import JvpFunction
 
-__all__ = ["Directions", "Shown", "basis", "from_columns", "jacfwd_batched", "jacrev_batched"]
+__all__ = ["Directions", "Shown", "basis", "from_columns", "jacfwd_batched", "jacrev_batched",
+           "jacrev_of_gradient_batched"]
 
 #: directions per call at most this over the arguments' numbers: a batched value of an argument's size
 #: holds some 2**24 numbers (128 MB of float64) per call, not one per direction of a big hessian at once
@@ -224,6 +225,31 @@ def jacrev_batched(f, wrt, level, directions, args, kwargs, inputs, out_shape):
     return tuple(b.reshape(tuple(out_shape) + np.shape(x)) for b, x in zip(blocks, inputs))
 
 
+def jacrev_of_gradient_batched(f, wrt, level, directions, args, kwargs, inputs, out_shape):
+    """The blocks of ``jacobian(grad(g))`` by reverse over reverse in one call, or None where that is not batched.
+
+    ``f`` is a generated gradient (``grad(g)``, or a gradient of one).  The
+    code it runs (``higher.lower_code``: a plain Python function of ``g``'s
+    arguments and, as keywords, of its seeds) is differentiated again by
+    reverse mode and that vjp is batched over its seed, as for any function
+    (:func:`jacrev_batched`).  Where reverse mode does not take that code
+    again (it saves values on a stack or calls functions of its own, see
+    higher.py), None: the caller tries forward over reverse.
+    """
+    from . import gradient  # the public gradients, which import this module's neighbours
+    from .higher import _facts, lower_code
+
+    directions.batched = False
+    try:
+        code = lower_code(f, gradient._gradient_function)
+    except (TransformError, TypeError):
+        return None  # the row loop raises it where the user's call does
+    if code.pick or _facts(code.function)[2]:
+        return None
+    return jacrev_batched(code.function, wrt, level, directions, args, {**kwargs, **code.constants}, inputs,
+                          out_shape)
+
+
 def _rows_of(g, x, size):
     """The gradient of ``x`` along each seed, stacked in float64 (as the loop's rows); None where it is not an
     array of real numbers (a None gradient the batched code stacked)."""
@@ -231,4 +257,10 @@ def _rows_of(g, x, size):
         return None
     if isinstance(x, (float, int)) and not isinstance(x, bool) and np.ndim(g) > 1:
         g = np.sum(g, axis=tuple(range(1, np.ndim(g))))  # a number's gradient: the sum, as for one seed
-    return np.array(np.broadcast_to(g, (size,) + np.shape(x)), dtype=np.float64)
+    missing = np.ndim(x) - (np.ndim(g) - 1)
+    if missing > 0:  # one seed's gradient of fewer axes (a zero of no shape) is broadcast to x's, as one call's
+        g = g.reshape(np.shape(g)[:1] + (1,) * missing + np.shape(g)[1:])
+    try:
+        return np.array(np.broadcast_to(g, (size,) + np.shape(x)), dtype=np.float64)
+    except ValueError:
+        return None  # the row loop raises it

@@ -31,6 +31,7 @@ from ..transform import runtime
 from ..transform.pipeline import build_forward
 from ..transform.ir.errors import TransformError
 from ..transform.runtime import checkpoints
+from ..transform.front.locate import bind_now, own_signature
 from ..transform.runtime.origins import add_location, user_line
 from ..transform.runtime.tangents import generated_stack
 from .callables import resolve_wrt
@@ -155,6 +156,11 @@ class HigherGradient(GeneratedCallable):
     def __call__(self, *args, **kwargs):
         outer, code = self._route()
         if outer is not None:
+            f = _user_function(self._inner)
+            if f.__defaults__ or f.__kwdefaults__:  # the generated code has none of f's defaults: bind them here
+                seed = args[-1:] if self._mode == "vjp" else ()
+                bound = bind_now(f, own_signature(f), args[:len(args) - len(seed)], kwargs)
+                args, kwargs = (*bound.args, *seed), bound.kwargs
             return outer(*args, **kwargs, **code.constants)
         return self._by_tangents(code, args, kwargs)
 
@@ -236,6 +242,13 @@ class HigherGradient(GeneratedCallable):
 
     def __repr__(self):
         return f"<astgrad.{self._mode} of {self._inner!r}>"
+
+
+def _user_function(fn):
+    """The user's function under a generated gradient and any gradients of it."""
+    while isinstance(fn, HigherGradient):
+        fn = fn._inner
+    return fn.__astgrad_function__
 
 
 class _Shown:

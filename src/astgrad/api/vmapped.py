@@ -16,19 +16,23 @@ Where the batching sweep refuses the product's code (a gradient that saves
 values on a stack, an operation without a batched form), the rule runs the
 product once per example and stacks (or sums) the results: slower, never a
 guess.  Arguments other than real float arrays and numbers (a list, a
-complex array) and a ``g`` returning a tuple are refused when the rule
-runs.  The reverse rule has forward rules of its own (a hessian by forward
+complex array) are refused when the rule runs.  A ``g`` returning a tuple
+gets one cotangent per item: its pullback runs once per example (the
+batched code takes no tuple at its entry), its jvp batched, one tangent per
+item.  The reverse rule has forward rules of its own (a hessian by forward
 over reverse through the call): linear in the seed, and along an argument
 the jvp of ``g``'s pullback code (generated code, transformed again), run
 once per example; ``grad(grad(f))`` takes that route too.  Inside a function vmap
 batches, the call's batching rule runs ``g`` vmapped over the outer and
-inner examples at once (``_nested``).
+inner examples at once (``_nested``), and so does its reverse rule's
+(``vmap(grad(f))``, per-example gradients through the call).
 """
 
 from __future__ import annotations
 
 import inspect
 import weakref
+from typing import Any
 
 import numpy as np
 
@@ -152,14 +156,26 @@ class _Pullback:
         _checked(vmapped, args)
         fn = vmapped.__astgrad_function__
         self.vmapped, self.args = vmapped, args
-        _one_of(ans, "its value", fn.__qualname__)
         self.bound, self.batched, self.ranks = vmapped._prepare(fn, args, {})
         self.params = list(vmapped._signature.parameters)
         self.axes = vmapped._axes(len(args))
         self.varying = [k for k, value in enumerate(args) if _varies(value)]
         self.wrt = tuple(self.params[k] for k in self.varying)
-        self.seed = np.moveaxis(np.broadcast_to(_one_of(seed, "a cotangent", fn.__qualname__), np.shape(ans)),
-                                vmapped._out_axes, 0)
+        self.seed: Any  # the batch axis first: an array, or a tuple of them for a tuple of g
+        self.parts = isinstance(ans, (tuple, list))  # g returns a tuple: one cotangent per item, each example's
+        if self.parts:                                # pullback taking them as a tuple
+            seeds = seed if isinstance(seed, (tuple, list)) and len(seed) == len(ans) else None
+            if isinstance(seed, np.ndarray) and np.shape(seed) == _stacked_shape(ans):
+                seeds = list(seed)  # items of one shape, whose cotangents numpy stacked (t[1] of the tuple t)
+            if seeds is None:
+                raise TypeError(f"astgrad: the cotangent of astgrad.vmap of {fn.__qualname__}, which returns a "
+                                f"{type(ans).__name__} of {len(ans)}, is a {type(seed).__name__}; please report this")
+            self.seed = tuple(np.moveaxis(np.broadcast_to(0.0 if s is None else s, np.shape(a)), vmapped._out_axes, 0)
+                              for s, a in zip(seeds, ans))
+            self.count = len(self.seed[0])
+        else:
+            self.seed = np.moveaxis(np.broadcast_to(seed, np.shape(ans)), vmapped._out_axes, 0)
+            self.count = len(self.seed)
         if not self.wrt:
             return
         product = _vjp(fn, self.wrt if len(self.wrt) > 1 else self.wrt[0], optimize=min(vmapped._level, 1))
@@ -173,7 +189,8 @@ class _Pullback:
     def per_example(self, code, i, *tangent):
         """``code`` (the pullback or its jvp) run on example ``i`` with its seed."""
         b = _example(self.bound, self.batched, i)
-        return code.run(*b.args, *tangent, **b.kwargs, **{self.seed_name: self.seed[i]})
+        seed = tuple(s[i] for s in self.seed) if self.parts else self.seed[i]
+        return code.run(*b.args, *tangent, **b.kwargs, **{self.seed_name: seed})
 
     def gradients(self, rows):
         """One gradient per argument from the rows of ``wrt``'s (the batch axis first): summed over the
@@ -201,13 +218,15 @@ def vmap_cotangents(seed, ans, vmapped, args):
     if not p.wrt:
         return (None,) * len(args)
     seed, code, seed_name = p.seed, p.code, p.seed_name
-    key = ("vjp", p.wrt, tuple(p.batched), tuple(sorted(p.ranks.items())), np.ndim(seed))
-    made = _made(vmapped, key, code, [*p.batched, seed_name], {**p.ranks, seed_name: (np.ndim(seed) - 1, False)})
+    key = ("vjp", p.wrt, tuple(p.batched), tuple(sorted(p.ranks.items())), p.parts or np.ndim(seed))
+    made = None  # a tuple of cotangents (g returns a tuple): the batched code takes none at its entry
+    if not p.parts:
+        made = _made(vmapped, key, code, [*p.batched, seed_name], {**p.ranks, seed_name: (np.ndim(seed) - 1, False)})
     if made is not None:
         rows = made.run(*p.bound.args, **p.bound.kwargs, **{seed_name: seed})
         rows = (rows,) if len(p.wrt) == 1 else tuple(rows)
     else:  # one pullback per example
-        rows = p.stacked([p.per_example(code, i) for i in range(len(seed))])
+        rows = p.stacked([p.per_example(code, i) for i in range(p.count)])
     return p.gradients(rows)
 
 
@@ -234,13 +253,14 @@ def vmap_at_vjp_along_argument(t, ans, g, value, vmapped, *args, argnum):
     per = _MADE.get(vmapped)
     if per is None:
         per = _MADE[vmapped] = {}
-    key = ("vjp-jvp", p.wrt, p.params[k], tuple(p.batched), tuple(sorted(p.ranks.items())), np.ndim(p.seed))
+    key = ("vjp-jvp", p.wrt, p.params[k], tuple(p.batched), tuple(sorted(p.ranks.items())),
+           p.parts or np.ndim(p.seed))
     found = per.get(key)
     if found is None or found[0] is not p.code or not found[1].current():
         found = per[key] = (p.code, build_forward(p.code.function, [p.params[k]], min(vmapped._level, 1)))
     forward = found[1]
     each = [p.per_example(forward, i, tangent[i] if p.axes[k] is not None else tangent)[1]
-            for i in range(len(p.seed))]
+            for i in range(p.count)]
     return (None, *p.gradients(p.stacked(each)))
 
 
@@ -248,7 +268,6 @@ def vmap_at_jvp(t, ans, vmapped, *args, argnum):
     """The tangent of ``vmapped(*args)`` along ``t`` in argument ``argnum - 1``."""
     _checked(vmapped, args)
     fn = vmapped.__astgrad_function__
-    _one_of(ans, "its value", fn.__qualname__)
     k = argnum - 1
     bound, batched, ranks = vmapped._prepare(fn, args, {})
     params = list(vmapped._signature.parameters)
@@ -267,12 +286,27 @@ def vmap_at_jvp(t, ans, vmapped, *args, argnum):
         value = made.run(*bound.args, tangent, **bound.kwargs)[1]
     else:  # one jvp per example
         size = len(bound.arguments[batched[0]])
-        value = np.stack([code.run(*(b := _example(bound, batched, i)).args,
-                                   tangent[i] if axis is not None else tangent, **b.kwargs)[1]
-                          for i in range(size)])
-    value = np.broadcast_to(_one_of(value, "its tangent", fn.__qualname__),
-                            np.shape(np.moveaxis(np.asarray(ans), vmapped._out_axes, 0)))
-    return np.array(np.moveaxis(value, 0, vmapped._out_axes))
+        each = [code.run(*(b := _example(bound, batched, i)).args, tangent[i] if axis is not None else tangent,
+                         **b.kwargs)[1] for i in range(size)]
+        value = type(ans)(np.stack(items) for items in zip(*each)) if isinstance(ans, (tuple, list)) \
+            else np.stack(each)
+    if isinstance(ans, (tuple, list)):  # one tangent per item of g's tuple, each example's along a first axis
+        return type(ans)(_placed(v, a, vmapped._out_axes) for v, a in zip(value, ans))
+    return _placed(value, ans, vmapped._out_axes)
+
+
+def _stacked_shape(items):
+    """The shape numpy reads a tuple of arrays as (their shapes stacked), or None where they differ."""
+    try:
+        return np.shape(items)
+    except ValueError:
+        return None
+
+
+def _placed(value, ans, out_axes):
+    """A tangent with the examples along a first axis, of the shape of ``ans`` with its batch axis at ``out_axes``."""
+    value = np.broadcast_to(value, np.shape(np.moveaxis(np.asarray(ans), out_axes, 0)))
+    return np.array(np.moveaxis(value, 0, out_axes))
 
 
 defjvp(vmap_at, None, rest=vmap_at_jvp)
@@ -327,6 +361,63 @@ defbatch(vmap_at, vmap_at_batched)
 vmap_at_batched.__astgrad_internal__ = True  # type: ignore[attr-defined]
 
 
+def _merged(a, d, ax, outer, inner):
+    """``a`` (batched by an outer vmap where ``d`` is 0, by the vmapped call along ``ax``) with one first axis of
+    ``outer * inner`` examples: each outer example's inner ones in order, repeated where a vmap shares it."""
+    a = np.asarray(a)
+    if d is None:
+        a = np.broadcast_to(a, (outer,) + a.shape)
+    if ax is None:
+        a = np.broadcast_to(a[:, None], (outer, inner) + a.shape[1:])
+    else:
+        a = np.moveaxis(a, ax + 1 if ax >= 0 else ax, 1)
+    return a.reshape((outer * inner,) + a.shape[2:])
+
+
+def vmap_at_vjp_batched(bdims, g, value, vmapped, *args):
+    """``vmap_at_vjp`` for each example of an outer vmap (``vmap(grad(f))`` where ``f`` calls ``vmap(g)``): one
+    pullback of ``g`` over the outer and inner examples at once, as ``_nested`` runs ``g``.
+
+    Every argument a gradient flows to gets one axis of ``outer * inner``
+    examples (an argument the vmapped call shares is repeated for its
+    inner examples, so its gradient is the sum over them, per outer
+    example); the seed, the cotangent of the call's value, gets the same.
+    The gradients come back per outer example, a tuple of batched values.
+    """
+    fn = vmapped.__astgrad_function__
+    _one_of(value, "its value", fn.__qualname__)
+    _checked(vmapped, args)
+    axes, out = vmapped._axes(len(args)), vmapped._out_axes
+    batched = [(x, d) for x, d in zip((g, value, *args), (bdims[0], bdims[1], *bdims[3:])) if d == 0]
+    outer = np.shape(batched[0][0])[0]
+    inner = next((np.shape(a)[ax + (d == 0) if ax >= 0 else ax] for a, d, ax in zip(args, bdims[3:], axes)
+                  if ax is not None), None)
+    if inner is None:
+        raise ValueError(f"astgrad.vmap of {fn.__qualname__}: no argument has a batch axis (in_axes="
+                         f"{vmapped._in_axes!r})")
+    merged: list = []
+    merged_axes: list[int | None] = []
+    for a, d, ax in zip(args, bdims[3:], axes):
+        if d is None and ax is None and not _varies(a):  # a constant every example shares
+            merged.append(a)
+            merged_axes.append(None)
+            continue
+        merged.append(_merged(a, d, ax, outer, inner))
+        merged_axes.append(0)
+    if bdims[0] is None:  # one cotangent for every outer example (a number standing for zeros, say)
+        g = np.broadcast_to(g, np.shape(value)[1:] if bdims[1] == 0 else np.shape(value))
+    seed, at = _merged(g, bdims[0], out, outer, inner), _merged(value, bdims[1], out, outer, inner)
+    grads = vmap_cotangents(seed, at, _vmap(fn, in_axes=tuple(merged_axes), optimize=vmapped._level), tuple(merged))
+    found: list = [None]
+    for grad, a, d, ax, m in zip(grads, args, bdims[3:], axes, merged_axes):
+        if grad is None or m is None:
+            found.append(None)
+            continue
+        grad = np.asarray(grad).reshape((outer, inner) + np.shape(grad)[1:])
+        found.append(np.sum(grad, axis=1) if ax is None else np.moveaxis(grad, 1, ax + 1 if ax >= 0 else ax))
+    return tuple(found)
+
+
 @defvjp(vmap_at_vjp)
 def vmap_at_vjp_vjp(c, ans, g, value, vmapped, *args):
     """Reverse over the reverse rule, for the cotangent ``c`` of each argument's gradient: the seed's is ``g``'s
@@ -355,5 +446,8 @@ vmap_at_vjp.__astgrad_forward_only__ = True  # type: ignore[attr-defined]  # gra
 # generated code calls the rules themselves: the reverse rule's derivative is its own entry (above), the forward
 # rule's would be a second one, not transformed
 vmap_at_jvp.__astgrad_internal__ = True  # type: ignore[attr-defined]
+defbatch(vmap_at_vjp, vmap_at_vjp_batched)
+vmap_at_vjp_batched.__astgrad_internal__ = True  # type: ignore[attr-defined]
+vmap_at_vjp_batched.items = True  # type: ignore[attr-defined]  # a tuple of batched gradients (core/batching.py)
 
 __all__ = ["vmap_at", "vmap_cotangents", "refusal"]

@@ -232,6 +232,9 @@ class Batcher(StateSweep):
                 and isinstance(op.args[1], gast.Constant) and type(op.args[1].value) is int:
             state[op.targets[0]] = ARRAY  # an item of a list or tuple of batched arrays
             return [self.tag(compat.assign(op.targets[0], compat.clone(op.expr)), op)]
+        if sequences and op.fn is runtime.gradient_tuple and op.args[0].id in sequences:
+            state[op.targets[0]] = ITEMS  # a rule's tuple of batched gradients, checked and cut item by item
+            return [self.tag(compat.assign(op.targets[0], compat.clone(op.expr)), op)]
         if sequences and op.fn not in (np.concatenate, np.stack):
             raise self.refuse(op.node, f"{qualified_name(op.fn)} is given {sequences[0]}, a list or tuple of arrays "
                               "with a batch axis, which numpy would read with the batch axis second",
@@ -427,7 +430,8 @@ class Batcher(StateSweep):
                               NoRuleTransformError)
         expr = _without_defaults(expr, rule, op)
         self.infer(op)
-        state[op.targets[0]] = False if getattr(rule, "shared", False) else ARRAY
+        state[op.targets[0]] = False if getattr(rule, "shared", False) else ITEMS if getattr(rule, "items", False) \
+            else ARRAY  # items: the rule returns a tuple of batched values (a rule's gradients, one per argument)
         return [self.tag(s, op) for s in code] + [self.tag(compat.assign(op.targets[0], expr), op)]
 
     def unbatchable(self, expr):

@@ -15,6 +15,7 @@ import types
 import numpy as np
 
 from ... import rules
+from .. import runtime
 from ..runtime import attributes
 from ..ir.compat import gast
 
@@ -166,5 +167,6 @@ _SHAPE_KEEPING: set = {
     np.swapaxes, np.moveaxis, np.concatenate, np.stack, rules.getitem, rules.scatter,
     rules.sigmoid, rules.relu, rules.max_along, rules.min_along, rules.vector_norm,
     rules.astype, attributes.attribute,
+    runtime.gradient_tuple,  # its value's gradient is a tuple where the value is (a rule's gradients): never summed
 }
 _SHAPE_KEEPING = {getattr(rules.find(f), "fn", f) for f in _SHAPE_KEEPING}

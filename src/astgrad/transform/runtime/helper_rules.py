@@ -395,8 +395,8 @@ def split_last_jvp(t, ans, grad):
 
 @defvjp(runtime.gradient_tuple)
 def gradient_tuple_vjp(g, ans, value, count, needed=(), rule="a rule"):
-    if isinstance(value, tuple):
-        return tuple(g[:len(value)]) + (None,) * (len(value) - count)
+    if isinstance(value, tuple):  # the gradient of the argument value, a tuple: the first of the rule's
+        return tuple(g[:len(value)]) + (None,) * (len(value) - count), None, None, None
     return g[0]
 
 
