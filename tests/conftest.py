@@ -8,12 +8,20 @@ The tests compile Numba gradients without LLVM's optimisation passes (``NUMBA_OP
 anything imports Numba; an ``NUMBA_OPT`` already in the environment is kept): those passes were half of
 the whole default run's Numba compile time and change no number (Numba compiles without fast-math).
 tests/backends/test_numba_optimised.py compiles at Numba's own default level, in a process of its own.
+The Numba backend's disk cache goes to a directory of the run's own (``ASTGRAD_NUMBA_CACHE``, removed at
+the end), so every run compiles, and reads back only what it compiled itself.
 """
 
+import atexit
 import os
+import shutil
+import tempfile
 import zlib
 
 os.environ.setdefault("NUMBA_OPT", "0")
+if "ASTGRAD_NUMBA_CACHE" not in os.environ:
+    os.environ["ASTGRAD_NUMBA_CACHE"] = tempfile.mkdtemp(prefix="astgrad-numba-")
+    atexit.register(shutil.rmtree, os.environ["ASTGRAD_NUMBA_CACHE"], True)
 
 import pytest  # noqa: E402
 

@@ -245,3 +245,20 @@ def test_a_fresh_compiled_result_is_returned_without_a_copy(compiled):
         assert not np.shares_memory(got, x)
     assert not np.shares_memory(first, second)
     assert type(first.base).__name__ == "_MemInfo"  # Numba's own allocation, kept as it is
+
+
+def leaky(x):
+    y = np.where(x > 0, x, 0.1 * x)
+    return np.sum(y * y)
+
+
+def test_float32_arguments_get_a_float32_gradient_that_numba_computed_in_float64():
+    """Numba types 0.1 as float64 and 0.1 * x as a float64 array where numpy 2 keeps float32: the gradient
+    comes back float32 as numpy's does, and differs from it only by float32 rounding."""
+    x = np.linspace(-1.0, 1.0, 7, dtype=np.float32)
+    want = astgrad.grad(leaky)(x)
+    got = astgrad.grad(leaky, backend="numba")(x)
+    assert want.dtype == got.dtype == np.float32
+    reference = _numeric.gradient(leaky, x.astype(np.float64))
+    np.testing.assert_allclose(got, reference, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
+import linecache
+import os
 import re
 import warnings
 
@@ -39,7 +41,7 @@ from ...transform.ir.errors import TransformError
 from ...transform.ir.nodes import assigned
 from ...transform.pipeline import Generated
 from ...transform.runtime.origins import add_location, origins, user_line
-from . import helpers, shaping
+from . import diskcache, helpers, shaping
 from .callees import own_stacks, stacks_per_name
 from .lower import lower
 
@@ -87,11 +89,22 @@ def _numba_module(ctx, generated, strict):
     source = render(functions, module.comments, header)
     compiled_namespace = dict(namespace)
     compiled_namespace.update(constants)  # Numba compiles their values in; a new value transforms again
-    filename = compile_source(source, generated.filename[:-1] + " numba>", compiled_namespace)
+    on_disk = diskcache.source_file(source, functions, compiled_namespace)  # None: not cached
+    if on_disk is None:
+        filename = compile_source(source, generated.filename[:-1] + " numba>", compiled_namespace)
+    else:  # a file named by the hash of what the machine code depends on: Numba's cache of it is never stale
+        filename = on_disk
+        compiled_namespace["__name__"] = diskcache.__name__  # Numba's cache imports it to rebuild the environment
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        exec(compile(source, filename, "exec"), compiled_namespace)
     names = [f.name for f in functions]
     for position, name in enumerate(names):  # callees inlined into the entry: the stack they share is its list
         inline = "always" if position else "never"
-        compiled_namespace[name] = numba.njit(boundscheck=True, inline=inline)(compiled_namespace[name])  # type: ignore[call-overload]
+        cache = on_disk is not None and not position
+        compiled_namespace[name] = numba.njit(boundscheck=True, inline=inline, cache=cache)(  # type: ignore[call-overload]
+            compiled_namespace[name])
+        if cache:
+            diskcache.quiet(compiled_namespace[name])
     result = Generated(source, None, filename, compiled_namespace, generated.dependencies,
                        origins(functions, module.comment_origins))
     result.rank_dependent = generated.rank_dependent
@@ -138,17 +151,24 @@ class _Runner:
         self.fn = fn
         self.strict = strict
         self.fallen_back = False
+        self.refusal = None  # the integer arithmetic refused in code Numba compiled (and keeps)
         self.__signature__ = inspect.signature(generated.numpy.function)  # api reads the seed's name from it
 
     def __call__(self, *args, **kwargs):
         if self.fallen_back:
             return self.generated.numpy.run(*args, **kwargs)
+        if self.refusal is not None:  # the dispatcher holds the refused machine code: it would run it
+            raise self.refusal
         compiled, overloads = self.compiled, self.overloads
         known = len(overloads)
         try:
             result = compiled(*args, **kwargs) if kwargs else compiled(*args)  # an empty ** costs Numba 0.15 us
-            if len(overloads) != known:  # compiled just now, for new argument types
-                _check_integer_arithmetic(compiled, self.generated, self.fn)
+            if len(overloads) != known:  # compiled just now (or read from the disk cache), for new argument types
+                try:
+                    _check_integer_arithmetic(compiled, self.generated, self.fn)
+                except TransformError as refused:
+                    self.refusal = refused if self.strict else None
+                    raise
             return result  # Numba's arrays: the entry keeps those only they hold (api._KEEP_NUMBA)
         except (self.refused, TransformError) as exc:  # compiling for these argument types failed
             error = exc if isinstance(exc, TransformError) else _compile_error(exc, self.generated, self.fn)
@@ -190,21 +210,40 @@ def _check_integer_arithmetic(compiled, generated, fn) -> None:
     from numba.core import ir, types
     for overload in compiled.overloads.values():
         annotation = overload.type_annotation
-        for block in annotation.blocks.values():
-            for stmt in block.body:
-                value = getattr(stmt, "value", None)
-                if not (isinstance(stmt, ir.Assign) and isinstance(value, ir.Expr)
-                        and value.op in ("binop", "inplace_binop")
-                        and getattr(value.fn, "__name__", "") in _GROWING
-                        and isinstance(annotation.typemap.get(stmt.target.name), types.Integer)):
-                    continue
-                lineno = stmt.loc.line
-                origin = user_line(generated, lineno)
-                filename, line, text = origin[:3] if origin else (*_where(fn)[:2], "")
-                raise TransformError("backend='numba': this line multiplies integers (or raises them to a power), "
-                                     "which compiled code does in 64 bits where Python's integers do not "
-                                     "overflow", filename, line, len(text) - len(text.lstrip()), text,
-                                     hint=f"write float(n) for an integer that only scales a value, or {_ADVICE}")
+        if isinstance(annotation, str):  # loaded from Numba's cache, which keeps the typed code as text
+            lines = _growing_lines(annotation)
+        else:
+            lines = [stmt.loc.line for block in annotation.blocks.values() for stmt in block.body
+                     if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr)
+                     and stmt.value.op in ("binop", "inplace_binop")
+                     and getattr(stmt.value.fn, "__name__", "") in _GROWING
+                     and isinstance(annotation.typemap.get(stmt.target.name), types.Integer)]
+        for lineno in lines:
+            origin = user_line(generated, lineno)
+            filename, line, text = origin[:3] if origin else (*_where(fn)[:2], "")
+            raise TransformError("backend='numba': this line multiplies integers (or raises them to a power), "
+                                 "which compiled code does in 64 bits where Python's integers do not "
+                                 "overflow", filename, line, len(text) - len(text.lstrip()), text,
+                                 hint=f"write float(n) for an integer that only scales a value, or {_ADVICE}")
+
+
+#: in Numba's text of typed code: ``#   $t = a * b  :: int64`` (also ``**``, ``<<``) or an in-place one
+_TYPED_GROWING = re.compile(r"^#\s+\S+ = (?:\S+ (?:\*\*?|<<) \S+|inplace_binop\(fn=<built-in function "
+                            r"(?:imul|ipow|ilshift)>.*)\s+:: u?int\d+$")
+_TYPED_LINE = re.compile(r"^# --- LINE (\d+) ---$")
+
+
+def _growing_lines(annotation: str) -> list:
+    """The generated lines whose typed code (Numba's text of it) multiplies, raises or shifts integers."""
+    found, line = [], 0
+    for text in annotation.splitlines():
+        text = text.strip()
+        marker = _TYPED_LINE.match(text)
+        if marker:
+            line = int(marker.group(1))
+        elif _TYPED_GROWING.match(text):
+            found.append(line)
+    return found
 
 
 def _fall_back(error) -> None:
@@ -221,7 +260,8 @@ def _compile_error(exc, generated, fn) -> TransformError:
     reason = next((line for line in lines if not line.startswith(("Failed in", "During:", "File "))), "")
     lineno = None
     for match in re.finditer(r'File "([^"]*)", line (\d+)', text):
-        if match.group(1) == generated.filename:
+        if match.group(1) == generated.filename or os.path.isabs(generated.filename) \
+                and os.path.abspath(match.group(1)) == generated.filename:  # a cached file: Numba writes it relative
             lineno = int(match.group(2))
             break
     origin = user_line(generated, lineno) if lineno is not None else None

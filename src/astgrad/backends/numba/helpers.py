@@ -39,7 +39,7 @@ _registered = False
 
 def register() -> None:
     """Register the implementations with Numba (once)."""
-    global _registered, _reduce_to
+    global _registered
     if _registered:
         return
     import numba  # the optional dependency, imported only here and in compiled.py
@@ -48,7 +48,8 @@ def register() -> None:
     from numba import types
     from numba.extending import overload
 
-    _reduce_to = _compiled_reduce_to(numba)
+    overload(_reduce_to, jit_options={"boundscheck": True})(  # type: ignore[typeddict-unknown-key]
+        lambda g, to: _reduce_to_compiled)
 
     def number(t) -> bool:
         return isinstance(t, (types.Number, types.Boolean))
@@ -546,36 +547,36 @@ def _lambda(text):
                 {"broadcast_to": np.broadcast_to, "ascontiguousarray": np.ascontiguousarray})
 
 
-#: ``g`` (of rank at least ``len(to)``) summed over the axes broadcasting added or stretched from 1;
-#: a Numba function once ``register()`` ran
-_reduce_to: Any = None
+def _reduce_to(g, to):
+    """``g`` (of rank at least ``len(to)``) summed over the axes broadcasting added or stretched from 1.
+
+    Called only from compiled code, where it is ``_reduce_to_compiled`` (an overload, not a Numba function
+    held in a global: compiled code that holds one cannot be cached, see diskcache).
+    """
+    raise NotImplementedError("compiled code only")
 
 
-def _compiled_reduce_to(numba):
-    """The Numba function behind ``_reduce_to``: one pass over ``g``, adding each element where it came from."""
-
-    @numba.njit(boundscheck=True)
-    def reduce_to(g, to):
-        out = np.zeros(to, dtype=g.dtype)
-        flat_out = out.reshape(-1)
-        rank, extra = g.ndim, g.ndim - len(to)
-        shape = g.shape
-        strides = np.ones(len(to), dtype=np.int64)
-        for axis in range(len(to) - 2, -1, -1):
-            strides[axis] = strides[axis + 1] * to[axis + 1]
-        for axis in range(len(to)):
-            if to[axis] != 1 and to[axis] != shape[axis + extra]:
-                raise ValueError("unbroadcast: the gradient's shape does not broadcast to the argument's")
-        flat = np.ascontiguousarray(g).reshape(-1)
-        for i in range(flat.size):
-            rest, index = i, 0
-            for axis in range(rank - 1, -1, -1):
-                coordinate = rest % shape[axis]
-                rest //= shape[axis]
-                kept = axis - extra
-                if kept >= 0 and to[kept] != 1:
-                    index += coordinate * strides[kept]
-            flat_out[index] += flat[i]
-        return out
-    return reduce_to
+def _reduce_to_compiled(g, to):
+    """One pass over ``g``, adding each element where it came from."""
+    out = np.zeros(to, dtype=g.dtype)
+    flat_out = out.reshape(-1)
+    rank, extra = g.ndim, g.ndim - len(to)
+    shape = g.shape
+    strides = np.ones(len(to), dtype=np.int64)
+    for axis in range(len(to) - 2, -1, -1):
+        strides[axis] = strides[axis + 1] * to[axis + 1]
+    for axis in range(len(to)):
+        if to[axis] != 1 and to[axis] != shape[axis + extra]:
+            raise ValueError("unbroadcast: the gradient's shape does not broadcast to the argument's")
+    flat = np.ascontiguousarray(g).reshape(-1)
+    for i in range(flat.size):
+        rest, index = i, 0
+        for axis in range(rank - 1, -1, -1):
+            coordinate = rest % shape[axis]
+            rest //= shape[axis]
+            kept = axis - extra
+            if kept >= 0 and to[kept] != 1:
+                index += coordinate * strides[kept]
+        flat_out[index] += flat[i]
+    return out
 

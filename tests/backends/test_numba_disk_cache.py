@@ -1,0 +1,123 @@
+"""backend="numba" keeps its machine code on disk, and a kept one is never out of date.
+
+The cache serves a gradient only where everything the machine code depends
+on is what it was: the generated text (the function's source, its callees,
+the rules written in), the module-level numbers compiled in, astgrad's own
+code.  Each test makes a second gradient in the same process, which reads
+the cache as a new process would (Numba looks on disk for each new
+dispatcher), and checks its numbers against central differences.
+"""
+
+import linecache
+
+import numpy as np
+import pytest
+
+import _numeric
+import astgrad
+
+numba = pytest.importorskip("numba")
+
+RATE = 2.0
+
+
+def scaled(x):
+    return np.sum(np.sin(x) * RATE)
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("ASTGRAD_NUMBA_CACHE", str(tmp_path))
+    return tmp_path
+
+
+def _compiled(gradient):
+    """Numba's dispatcher behind a numba gradient that has been called."""
+    return gradient._generated.function.compiled
+
+
+def _hits(gradient):
+    return sum(_compiled(gradient).stats.cache_hits.values())
+
+
+def _from_source(text, name, filename="edited_by_the_user.py"):
+    """A function defined from ``text`` under ``filename`` (an edited file read again, or the same file read
+    by a new process: a new function object each time)."""
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    namespace = {"np": np}
+    exec(compile(text, filename, "exec"), namespace)
+    return namespace[name]
+
+
+def test_a_second_gradient_of_the_same_code_is_read_from_disk_with_the_same_numbers(cache):
+    x = np.linspace(-1.0, 1.0, 4)
+    text = "def f(x):\n    return np.sum(np.sin(x) * np.cos(x))\n"
+    first = astgrad.grad(_from_source(text, "f"), backend="numba")
+    want = first(x)
+    assert _hits(first) == 0 and list(cache.glob("__pycache__/*.nbi"))
+    f = _from_source(text, "f")
+    again = astgrad.grad(f, backend="numba")
+    got = again(x)
+    assert _hits(again) == 1
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_allclose(got, _numeric.gradient(f, x), rtol=1e-7)
+
+
+def test_an_edited_function_is_compiled_again_not_read_from_the_cache(cache):
+    x = np.linspace(-1.0, 1.0, 4)
+    before = _from_source("def f(x):\n    return np.sum(np.sin(x) * 2.0)\n", "f")
+    np.testing.assert_allclose(astgrad.grad(before, backend="numba")(x), 2.0 * np.cos(x), rtol=1e-12)
+    after = _from_source("def f(x):\n    return np.sum(np.sin(x) * 3.0)\n", "f")
+    gradient = astgrad.grad(after, backend="numba")
+    np.testing.assert_allclose(gradient(x), 3.0 * np.cos(x), rtol=1e-12)
+    assert _hits(gradient) == 0
+
+
+def test_a_changed_module_level_number_is_compiled_again_and_the_old_value_read_back(cache):
+    global RATE
+    x = np.linspace(-1.0, 1.0, 4)
+    gradient = astgrad.grad(scaled, backend="numba")
+    np.testing.assert_allclose(gradient(x), 2.0 * np.cos(x), rtol=1e-12)
+    try:
+        RATE = 5.0
+        np.testing.assert_allclose(gradient(x), 5.0 * np.cos(x), rtol=1e-12)  # transformed and compiled again
+        assert _hits(gradient) == 0
+        RATE = 2.0
+        np.testing.assert_allclose(gradient(x), 2.0 * np.cos(x), rtol=1e-12)  # the first value's code, from disk
+        assert _hits(gradient) == 1
+    finally:
+        RATE = 2.0
+
+
+def test_a_change_of_astgrads_code_is_compiled_again(cache, monkeypatch):
+    """A rule or a helper's implementation that changed (astgrad's source: part of every key) is not served
+    the machine code compiled with the old one."""
+    from astgrad.backends.numba import diskcache
+    x = np.linspace(-1.0, 1.0, 4)
+    astgrad.grad(scaled, backend="numba")(x)
+    files = set(cache.glob("astgrad_*.py"))
+    monkeypatch.setattr(diskcache, "_environment", lambda: "astgrad with another rule of np.sin")
+    gradient = astgrad.grad(_from_source("def scaled(x):\n    return np.sum(np.sin(x) * 2.0)\n", "scaled"),
+                            backend="numba")
+    np.testing.assert_allclose(gradient(x), 2.0 * np.cos(x), rtol=1e-12)
+    assert _hits(gradient) == 0 and set(cache.glob("astgrad_*.py")) - files
+
+
+def test_an_integer_product_is_refused_also_when_the_code_comes_from_the_cache(cache):
+    """Numba's cache keeps the typed code as text: the check that refuses 64-bit integer products reads it."""
+    text = "def powered(x, n):\n    return np.sum(x) * (n * n)\n"
+    for hits in (0, 1):
+        gradient = astgrad.grad(_from_source(text, "powered"), backend="numba")
+        for _ in range(2):  # and again on the same gradient, whose dispatcher holds the refused code
+            with pytest.raises(astgrad.TransformError, match="multiplies integers") as info:
+                gradient(np.ones(3), 3)
+            assert "edited_by_the_user.py:2" in str(info.value)
+        assert _hits(gradient) == hits
+
+
+def test_no_cache_when_it_is_turned_off(tmp_path, monkeypatch):
+    monkeypatch.setenv("ASTGRAD_NUMBA_CACHE", "0")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    x = np.linspace(-1.0, 1.0, 4)
+    np.testing.assert_allclose(astgrad.grad(scaled, backend="numba")(x), 2.0 * np.cos(x), rtol=1e-12)
+    assert not list(tmp_path.rglob("*.py"))
