@@ -72,6 +72,7 @@ def burgers(u0, nu):
     return np.sum(u ** 2)
 
 
+@pytest.mark.slow  # the suite's S14 is an upwind Burgers solver too (the benchmark programs above)
 def test_an_upwind_burgers_solver_compiles_and_gives_numpys_gradient():
     _check(burgers, (0, 1), (np.sin(np.linspace(0.0, 3.0, 9)) - 0.3, 0.05))
 
@@ -138,6 +139,7 @@ def test_scipy_calls_are_refused_at_their_line_and_auto_gives_numpys_gradient(ke
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.sweep(3)
 @pytest.mark.parametrize("key", ["S1", "S3", "S4", "S10", "S11", "S12", "S13", "S14"])
 def test_the_benchmark_programs_numba_compiles_give_numpys_gradient(key):
     program = scientific.PROGRAMS[key]
@@ -196,8 +198,10 @@ def test_a_while_loop_simulation_compiles():
         _check(pendulum, (0, 1), (0.5, 1.2))
 
 
-@pytest.mark.parametrize("key, line", [("S2", "ys.append(y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4))"),
-                                       ("S6", "np.linalg.slogdet(S)[1]")])
+@pytest.mark.parametrize("key, line", [
+    # RK4's refusal comes after Numba has typed most of it: 20 s of CPU, behind --runslow
+    pytest.param("S2", "ys.append(y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4))", marks=pytest.mark.slow),
+    ("S6", "np.linalg.slogdet(S)[1]")])
 def test_rk4_and_the_kalman_filter_are_refused_at_a_line_and_auto_gives_numpys_gradient(key, line):
     """RK4's list of states (grow, np.stack) and the Kalman filter's slogdet (sequence_gradient) have no Numba
     implementation: a located refusal with Numba's reason, and backend="auto" runs the numpy module."""
