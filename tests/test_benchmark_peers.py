@@ -62,7 +62,7 @@ def test_a_missing_peer_is_a_note_not_a_failure(monkeypatch):
     assert sorted(n.split(":")[0] for n in notes) == sorted(peers.PEERS)
     X, y, w = hessian.make_data(5, samples=10)
     found, _, notes = hessian.systems(w, X, y)
-    assert len(found) == 5
+    assert all(name.startswith(("astgrad", "closed form", "tape:")) for name in found), sorted(found)
     peer_notes = [n for n in notes if not n.startswith("astgrad")]
     assert len(peer_notes) == 4 and all("not installed" in n for n in peer_notes)
 
