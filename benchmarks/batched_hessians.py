@@ -1,12 +1,15 @@
-"""Which corpus hessians run batched, and what the batching sweep refused in the others.
+"""Which table entries have no batching rule, which corpus hessians run batched, and what was refused.
 
 ``astgrad.hessian`` batches the generated jvp of the generated gradient
 over its tangent (api/directions.py) and falls back to one jvp per column
 where vmap refuses that code or the batched code raises.  For each function
 of tests/corpus/functions.py this prints whether the batched path ran and,
 if not, the first line of the refusal, then the count per kind of refusal:
-the table that says which construct to teach vmap next.  Usage:
-``python benchmarks/batched_hessians.py [-v]`` (``-v``: the batched ones too).
+the table that says which construct to teach vmap next.  First it lists the
+entries of the rule table that have no batching rule (the ufuncs' shared
+elementwise rule counts as one), by the module of their reverse rule.
+Usage: ``python benchmarks/batched_hessians.py [-v] [--table]`` (``-v``: the
+batched ones too; ``--table``: the entries only).
 """
 
 from __future__ import annotations
@@ -80,8 +83,33 @@ def survey():
     return rows
 
 
+def unbatched_entries():
+    """{module of the reverse rule: [names of the entries without a batching rule]}, and the number of entries."""
+    from astgrad.rules import shipped
+    from astgrad.rules._deferred import import_installed
+    from astgrad.rules._registry import load_deferred
+    from astgrad.rules.batching import rule_of
+
+    import_installed()
+    load_deferred()
+    entries = shipped()
+    missing: dict = collections.defaultdict(list)
+    for entry in entries:
+        if rule_of(entry.fn) is None:
+            module = getattr(entry.vjp, "__module__", None) or "no gradient"
+            missing[module.replace("astgrad.", "")].append(entry.name.replace("numpy.", "np."))
+    return missing, len(entries)
+
+
 def main(argv=None):
-    verbose = "-v" in (sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    verbose = "-v" in argv
+    missing, count = unbatched_entries()
+    for module, names in sorted(missing.items(), key=lambda item: -len(item[1])):
+        print(f"{len(names):4}  {module}: {' '.join(sorted(names))}")
+    print(f"{sum(map(len, missing.values())):4}  of {count} table entries without a batching rule\n")
+    if "--table" in argv:
+        return
     rows = survey()
     for case, kind, why in rows:
         if verbose or kind != "batched":

@@ -198,7 +198,7 @@ class Batcher(StateSweep):
             elif kind in ("prim", "nondiff") and op.fn is not None:
                 self.infer(op, op.args if batching.rule_of(op.fn) is batching.elementwise else None)
             state.update((t, False) for t in op.targets)
-            return [self.tag(compat.assign(op.targets if len(op.targets) > 1 else op.targets[0],
+            return [self.tag(compat.assign(op.targets if len(op.targets) > 1 or kind == "unpack" else op.targets[0],
                                            compat.clone(op.expr)), op)]
         if kind in ("copy", "stop") or kind == "nondiff" and isinstance(op.expr, gast.Name):
             state[op.targets[0]] = state[op.args[0].id if op.args else op.expr.id]
@@ -216,6 +216,13 @@ class Batcher(StateSweep):
         if kind == "nondiff" and op.fn is None and isinstance(op.expr, gast.Compare) and len(op.expr.ops) == 1 \
                 and type(op.expr.ops[0]) in _COMPARISONS:
             return self.elementwise(op, [op.expr.left, op.expr.comparators[0]], state)
+        if kind in ("nondiff", "opaque") and op.fn is None and _elementwise_operator(op.expr):
+            operands = [op.expr.operand] if isinstance(op.expr, gast.UnaryOp) else [op.expr.left, op.expr.right]
+            return self.elementwise(op, operands, state)
+        if kind == "nondiff" and op.fn is None and _is_none_test(op.expr) \
+                and state.get(getattr(op.expr.left, "id", None)) == ARRAY:
+            state[op.targets[0]] = False  # an example of an array is never None: every example's answer
+            return [self.tag(compat.assign(op.targets[0], compat.clone(op.expr)), op)]
         meta = self.meta(op, state)
         if meta is not None:
             state[op.targets[0]] = False  # one example's shape: every example's
@@ -232,7 +239,7 @@ class Batcher(StateSweep):
                 and isinstance(op.args[1], gast.Constant) and type(op.args[1].value) is int:
             state[op.targets[0]] = ARRAY  # an item of a list or tuple of batched arrays
             return [self.tag(compat.assign(op.targets[0], compat.clone(op.expr)), op)]
-        if sequences and op.fn not in (np.concatenate, np.stack):
+        if sequences and op.fn not in batching.JOINS:
             raise self.refuse(op.node, f"{qualified_name(op.fn)} is given {sequences[0]}, a list or tuple of arrays "
                               "with a batch axis, which numpy would read with the batch axis second",
                               "Join them first with np.stack or np.concatenate, or index them with a number.")
@@ -345,11 +352,17 @@ class Batcher(StateSweep):
         return [self.tag(compat.assign(target, call), op)]
 
     def meta(self, op, state):
-        """``x.shape``, ``x.ndim``, ``x.size`` and ``len(x)`` of a batched ``x``: one example's, or None."""
+        """``x.shape``, ``x.ndim``, ``x.size``, ``x.dtype`` and ``len(x)`` of a batched ``x``: one example's (a
+        list or tuple's length is its own), or None."""
         expr = op.expr
+        if isinstance(expr, gast.Attribute) and expr.attr == "dtype" and isinstance(expr.value, gast.Name) \
+                and state.get(expr.value.id) == ARRAY:
+            return compat.clone(expr)
         if isinstance(expr, gast.Attribute) and expr.attr in ("shape", "ndim", "size") \
                 and isinstance(expr.value, gast.Name) and state.get(expr.value.id) == ARRAY:
             fn, x = {"shape": np.shape, "ndim": np.ndim, "size": np.size}[expr.attr], expr.value
+        elif op.fn is len and len(op.args) == 1 and not op.kwargs and state.get(getattr(op.args[0], "id", None)) == ITEMS:
+            return compat.clone(expr)
         elif op.fn is len and len(op.args) == 1 and not op.kwargs and state.get(getattr(op.args[0], "id", None)) == ARRAY:
             fn, x = len, op.args[0]
         else:
@@ -427,7 +440,8 @@ class Batcher(StateSweep):
                               NoRuleTransformError)
         expr = _without_defaults(expr, rule, op)
         self.infer(op)
-        state[op.targets[0]] = False if getattr(rule, "shared", False) else ARRAY
+        state[op.targets[0]] = False if getattr(rule, "shared", False) else ITEMS if getattr(rule, "items", False) \
+            else ARRAY
         return [self.tag(s, op) for s in code] + [self.tag(compat.assign(op.targets[0], expr), op)]
 
     def unbatchable(self, expr):
@@ -598,6 +612,21 @@ def _effect(stmts):
         if s.inplace or _draws(s.fn):
             return "a branch writes into memory other names see or draws random numbers"
     return None
+
+
+def _elementwise_operator(expr) -> bool:
+    """``a & b``, ``a | b``, ``a ^ b`` and ``~a`` (masks, outside differentiated code): elementwise ufuncs; a
+    list or tuple operand raises in numpy as it does one example at a time."""
+    if isinstance(expr, gast.UnaryOp):
+        return isinstance(expr.op, gast.Invert)
+    return isinstance(expr, gast.BinOp) and isinstance(expr.op, (gast.BitAnd, gast.BitOr, gast.BitXor))
+
+
+def _is_none_test(expr) -> bool:
+    """``x is None`` or ``x is not None`` of a name."""
+    return isinstance(expr, gast.Compare) and len(expr.ops) == 1 and isinstance(expr.ops[0], (gast.Is, gast.IsNot)) \
+        and isinstance(expr.left, gast.Name) and isinstance(expr.comparators[0], gast.Constant) \
+        and expr.comparators[0].value is None
 
 
 def _draws(fn) -> bool:
