@@ -33,7 +33,7 @@ BATCHED = [i for i, c in enumerate(CASES) if c.generated and getattr(find(c.entr
 #: the default run's sample (the suite's time): each entry's first case for values, a few entries' gradients;
 #: every case with --runslow
 FIRST = {i for i in BATCHED if all(CASES[j].entry is not CASES[i].entry for j in BATCHED if j < i)}
-GRADIENT_SAMPLE = {"sum-axis1", "matmul-batched_mv", "getitem", "reshape", "solve", "tensordot", "take", "stack",
+GRADIENT_SAMPLE = {"sum-axis1", "matmul-batched_mv", "getitem", "reshape", "solve", "tensordot", "take", "dot-vv",
                    "softmax", "repeat-array", "det", "imag"}
 
 
@@ -48,16 +48,13 @@ VALUE_REFUSED = {"svd-values": "compute_uv=False returns one array where the rul
 #: (Unbatchable): what the batching sweep does not yet batch in generated code, not the entry's batching rule,
 #: which the value test checks.  Pinned both ways: a case listed must refuse, one not listed must match the loop.
 GRADIENT_REFUSED = {
-    # gradient_tuple of one batched gradient, or of a tuple of them
-    "average", "average-full_weights", "vector_norm", "vector_norm-axis_ord3", "vector_norm-axes_ord1",
-    "matrix_norm", "dot", "dot-vv",
     # a comprehension the reverse rule holds: a generator expression, a loop over a list of batched arrays
     "average-weights", "roll", "roll-axes", "diagonal", "diagonal-3d", "concatenate", "concatenate-axis1",
     "hstack", "hstack-1d", "vstack", "split", "array_split", "matrix_power", "matrix_power-inverse",
     "matrix_power-batch",
     # the reverse rule's own code: an item write the aliasing check refuses, an expression statement, a call
     # of a helper with *args, np.max(initial=) in a rule the batched build differentiates
-    "diff", "diff-n2", "cholesky", "clip", "einsum", "einsum-contract", "einsum-implicit_outer", "einsum-trace",
+    "average-full_weights", "diff", "diff-n2", "cholesky", "clip", "einsum", "einsum-contract", "einsum-implicit_outer", "einsum-trace",
     "einsum-diagonal", "einsum-ellipsis", "einsum-ellipsis_implicit", "norm", "norm-fro", "norm-axis",
     "norm-ord1", "norm-ordinf", "norm-ord2", "norm-ord_minus2", "norm-nuc_axes", "norm-ord1_matrix",
     "norm-ord_minus_inf_matrix", "matrix_norm-nuc", "matrix_norm-spectral", "svdvals",

@@ -327,10 +327,16 @@ def unpacks(x):
     return a + b
 
 
+def test_unpacking_each_examples_items_matches_a_loop():
+    check(unpacks, 0, r(N, 2, 3))
+    check(unpacks, 1, r(2, N))
+    with pytest.raises(ValueError):  # three items per example, two names: numpy's error, as the loop's
+        astgrad.vmap(unpacks)(r(N, 3, 2))
+
+
 @pytest.mark.parametrize("f, message", [
     (no_rule, "no batching rule for numpy.linalg.qr"),
     (lower_triangle_of_a_vector, "np.tril of an example of fewer than two axes"),
-    (unpacks, "unpacking x"),
 ])
 def test_what_has_no_batched_form_is_refused_at_the_users_line(f, message):
     with pytest.raises(astgrad.TransformError, match=message) as info:

@@ -39,8 +39,9 @@ from .losses import leaky_relu
 from ._subscripts import batched_einsum, dot_subscripts, matmul_subscripts
 from ._support import filled, normalize_axis, reverse_cumsum
 
-__all__ = ["elementwise", "rule_of", "masked", "shared", "batch_axis", "batch_shape", "batch_index", "broadcast_batch", "aligned",
-           "unbatchable", "Unbatchable"]
+__all__ = ["elementwise", "rule_of", "masked", "shared", "listed", "batch_axis", "batch_shape", "batch_index",
+           "broadcast_batch", "aligned", "gradients_of_items", "tangents_of_items", "unpacked_examples", "unbatchable",
+           "Unbatchable"]
 
 
 class Unbatchable(ValueError):
@@ -224,6 +225,33 @@ def weighted_average_examples(a, axis, weights, a_batched, weights_batched, keep
     if np.any(scale == 0.0):
         raise ZeroDivisionError("Weights sum to zero, can't be normalized")  # numpy's error, one example at a time
     return np.sum(total, axis=axes, keepdims=keepdims) / scale
+
+
+def unpacked_examples(x):
+    """What ``a, b = x`` unpacks from each example of the batched array ``x``: its items along the example's
+    first axis, each batched (``x[:, 0]``, ``x[:, 1]``); an example without axes raises, as unpacking a number
+    does."""
+    if not isinstance(x, np.ndarray) or np.ndim(x) < 2:
+        unbatchable("unpacking a value whose examples are numbers or not arrays")
+    return np.moveaxis(x, 0, 1)
+
+
+def gradients_of_items(value, count, needed=(), rule="a rule"):
+    """``gradient_tuple`` of a rule's batched gradients: a tuple of one per argument, each batched; a rule that
+    gives some argument none (``None``) or returns a list is refused, since the batch holds arrays only."""
+    if isinstance(value, np.ndarray) and count == 1:
+        return (value,)
+    if type(value) is not tuple or len(value) < count or any(v is None for v in value[:count]):
+        unbatchable(f"the gradients the rule of {rule} returns, which are not one array per argument")
+    return tuple(value[:count])
+
+
+def tangents_of_items(t, like, like_batched):
+    """``tangent_of`` of each item of ``t``, a tuple or list of batched tangents (a rule's of its tuple result
+    ``like``, whose items are batched too where ``like_batched``): each spread over its item's shape."""
+    if not isinstance(like, (tuple, list)) or len(like) != len(t):
+        unbatchable("the tangent of a tuple or list spread over a value that is not one of its length")
+    return type(t)(spread_examples(part, item, like_batched) for part, item in zip(t, like))
 
 
 #: helpers the transformer evaluates when their arguments are numbers (``batch_axis(0)`` is ``1``)

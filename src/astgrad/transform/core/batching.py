@@ -206,10 +206,10 @@ class Batcher(StateSweep):
         if kind == "pack":
             return self.pack(op, state)
         if kind == "unpack":
-            if state.get(op.args[0].id) != ITEMS:
-                raise self.refuse(op.node, f"unpacking {batched[0]}, which has a batch axis, takes its examples "
-                                  "apart, not one example's items", "Index it instead: a = x[0]; b = x[1]")
             state.update((t, ARRAY) for t in op.targets)
+            if state.get(op.args[0].id) == ARRAY:  # a, b = x: each example's items, x[:, 0] and x[:, 1]
+                call = compat.call(compat.name(self.ns.helper(batching.unpacked_examples)), [compat.clone(op.args[0])])
+                return [self.tag(compat.assign(op.targets, call), op)]
             return [self.tag(compat.assign(op.targets, compat.clone(op.expr)), op)]
         if kind == "call":
             return self.call(op, state)
@@ -239,6 +239,19 @@ class Batcher(StateSweep):
                 and isinstance(op.args[1], gast.Constant) and type(op.args[1].value) is int:
             state[op.targets[0]] = ARRAY  # an item of a list or tuple of batched arrays
             return [self.tag(compat.assign(op.targets[0], compat.clone(op.expr)), op)]
+        if op.fn is runtime.gradient_tuple and op.args and state.get(getattr(op.args[0], "id", None)) \
+                and not self.batched_reads([n for a in op.args[1:] for n in atom_names(a)], state):
+            state[op.targets[0]] = ITEMS  # a rule's gradients, one per argument: each batched
+            call = compat.call(compat.name(self.ns.helper(batching.gradients_of_items)),
+                               [compat.clone(a) for a in op.args], {k: compat.clone(v) for k, v in op.kwargs.items()})
+            return [self.tag(compat.assign(op.targets[0], call), op)]
+        if sequences and op.fn is tangent_of and len(op.args) == 2 and op.args[0].id in sequences \
+                and state.get(getattr(op.args[1], "id", None)) != ARRAY:  # a rule's tangent of a tuple it returns
+            state[op.targets[0]] = ITEMS
+            like = compat.const(state.get(getattr(op.args[1], "id", None)) == ITEMS)
+            call = compat.call(compat.name(self.ns.helper(batching.tangents_of_items)),
+                               [compat.clone(op.args[0]), compat.clone(op.args[1]), like])
+            return [self.tag(compat.assign(op.targets[0], call), op)]
         if sequences and op.fn not in batching.JOINS:
             raise self.refuse(op.node, f"{qualified_name(op.fn)} is given {sequences[0]}, a list or tuple of arrays "
                               "with a batch axis, which numpy would read with the batch axis second",
