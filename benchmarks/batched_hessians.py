@@ -1,17 +1,20 @@
-"""Which corpus hessians (or jacrev(grad(f))) run batched, and what the batching sweep refused in the others.
+"""Which table entries have no batching rule, which corpus hessians (or jacrev(grad(f))) run batched, and why not.
 
 ``astgrad.hessian`` batches the generated jvp of the generated gradient
 over its tangent (api/directions.py) and falls back to one jvp per column
 where vmap refuses that code or the batched code raises.
 ``astgrad.jacrev(astgrad.grad(f))`` batches the vjp of the gradient's code
 over its seed (reverse over reverse), or hessian's block where reverse mode
-does not take that code again, and falls back to one vjp per row.  For each
-function of tests/corpus/functions.py this prints whether the batched path
-ran and, if not, the first line of the last refusal, then the count per
+does not take that code again, and falls back to one vjp per row.  First it
+lists the entries of the rule table that have no batching rule (the ufuncs'
+shared elementwise rule counts as one), by the module of their reverse rule.
+Then, for each function of tests/corpus/functions.py, whether the batched
+path ran and, if not, the first line of the last refusal, then the count per
 kind of refusal: the table that says which construct to teach vmap next.
-Usage: ``python benchmarks/batched_hessians.py [-v] [--jacrev-of-grad]``
+Usage: ``python benchmarks/batched_hessians.py [-v] [--jacrev-of-grad] [--table]``
 (``-v``: the batched ones too; ``--jacrev-of-grad``: jacrev(grad(f)) with
-respect to the first of the case's arguments, not hessian).
+respect to the first of the case's arguments, not hessian; ``--table``: the
+entries only).
 """
 
 from __future__ import annotations
@@ -92,9 +95,33 @@ def survey(of_gradient=False):
     return rows
 
 
+def unbatched_entries():
+    """{module of the reverse rule: [names of the entries without a batching rule]}, and the number of entries."""
+    from astgrad.rules import shipped
+    from astgrad.rules._deferred import import_installed
+    from astgrad.rules._registry import load_deferred
+    from astgrad.rules.batching import rule_of
+
+    import_installed()
+    load_deferred()
+    entries = shipped()
+    missing: dict = collections.defaultdict(list)
+    for entry in entries:
+        if rule_of(entry.fn) is None:
+            module = getattr(entry.vjp, "__module__", None) or "no gradient"
+            missing[module.replace("astgrad.", "")].append(entry.name.replace("numpy.", "np."))
+    return missing, len(entries)
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     verbose, of_gradient = "-v" in argv, "--jacrev-of-grad" in argv
+    missing, count = unbatched_entries()
+    for module, names in sorted(missing.items(), key=lambda item: -len(item[1])):
+        print(f"{len(names):4}  {module}: {' '.join(sorted(names))}")
+    print(f"{sum(map(len, missing.values())):4}  of {count} table entries without a batching rule\n")
+    if "--table" in argv:
+        return
     rows = survey(of_gradient)
     for case, kind, why in rows:
         if verbose or kind != "batched":

@@ -25,6 +25,12 @@ def sum_of_comprehension(a):
     return np.sum([i * 3 for i in a])
 
 
+def comprehension_over_the_list_it_replaces(x):
+    parts = [x, x * x]
+    parts = [p * 2.0 for p in parts]  # read, then rebound: the list it reads is the old one
+    return parts[0] + parts[1]
+
+
 def mean_of_list(x):
     return np.mean([x, x + 2])
 
@@ -63,6 +69,7 @@ def rows_of_list(x):
 CASES = [
     (sum_of_list, 2.0, 4.0),
     (sum_of_comprehension, np.array([1.0, 2.0]), [3.0, 3.0]),
+    (comprehension_over_the_list_it_replaces, 1.5, 2.0 + 4.0 * 1.5),
     (mean_of_list, 2.0, 1.0),
     (norm_of_list, 2.0, np.sqrt(5.0)),
     (sum_of_number, 2.0, 3.0),

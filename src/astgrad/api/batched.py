@@ -67,16 +67,18 @@ class VmapFunction(GeneratedCallable):
             generated = self._variants[key] = build_batched(fn, batched, ranks, self._level)
         return self._run(generated, bound)
 
-    def _run(self, generated, bound):
+    def _run(self, generated, bound, finish=None):
         self._last = generated
         try:
             value = generated.run(*bound.args, **bound.kwargs)
         except Exception as exc:
             add_location(generated, exc, f"the generated vmap of {self.__astgrad_function__.__qualname__}")
             raise
+        if finish is not None:
+            value = finish(value)
         if self._out_axes == 0:
             return value
-        if generated.returns_items:
+        if generated.returns_items or finish is not None and isinstance(value, tuple):
             return type(value)(np.moveaxis(v, 0, self._out_axes) for v in value)
         return np.moveaxis(value, 0, self._out_axes)
 
@@ -162,7 +164,32 @@ class VmapOfGradient(VmapFunction):
             seeds = {name: (0, type(p.default) is int) for name, p in inspect.signature(gradient.function).parameters.items()
                      if p.kind is p.KEYWORD_ONLY and name not in bound.arguments and type(p.default) in (int, float)}
             generated = self._variants[key] = build_batched(gradient.function, batched, {**ranks, **seeds}, self._level)
-        return self._run(generated, bound)
+        names = self._gradient.wrt
+        size = len(bound.arguments[batched[0]])
+
+        def finish(value):  # each example's gradient as grad(f) gives it: its argument's dtype and shape
+            grads = value if len(names) > 1 else (value,)
+            grads = tuple(_finish_examples(g, bound.arguments[name], name in batched, size)
+                          for g, name in zip(grads, names))
+            return grads if len(names) > 1 or not self._gradient._single else grads[0]
+        return self._run(generated, bound, finish)  # grad(f, wrt=(0,)) gives a tuple of one: so does its vmap
+
+
+def _finish_examples(grad, original, batched, size):
+    """The gradient of every example, batch axis first, with the dtype and shape of the argument's example
+    (``values.returned._finish`` one example at a time): a real argument's is the real part, floats for
+    integers and numbers, spread over the argument's shape where the code gave a number."""
+    if isinstance(grad, (dict, list, tuple)):
+        return grad
+    shape = (size,) + (np.shape(original)[1:] if batched else np.shape(original))
+    kind = np.result_type(original)
+    dtype = kind if np.issubdtype(kind, np.inexact) and type(original) not in (float, int) else np.float64
+    if grad is None:
+        grad = 0.0
+    if np.iscomplexobj(grad) and np.dtype(dtype).kind != "c":
+        grad = np.real(grad)  # a real argument's gradient is the real part (docs/rules.md)
+    out = np.array(grad, dtype=dtype, copy=True)  # never an array the generated code holds
+    return out if out.shape == shape else np.array(np.broadcast_to(out, shape), dtype=dtype)
 
 
 def _axis_or_none(value, what):

@@ -33,11 +33,15 @@ import operator
 import numpy as np
 
 from ._registry import defbatch, find
-from ._extra import astype, getitem, relu, scatter, setitem, sigmoid, through_cast, written
-from ._support import filled, normalize_axis
+from ._extra import (astype, first_extreme_mask, getitem, log_softmax, max_along, min_along, relu, scatter, setitem, sigmoid, softmax,
+                     through_cast, written)
+from .losses import leaky_relu
+from ._subscripts import batched_einsum, dot_subscripts, matmul_subscripts
+from ._support import filled, normalize_axis, reverse_cumsum
 
-__all__ = ["elementwise", "rule_of", "masked", "shared", "batch_axis", "batch_shape", "batch_index", "broadcast_batch", "aligned",
-           "unbatchable", "Unbatchable"]
+__all__ = ["elementwise", "rule_of", "masked", "shared", "listed", "batch_axis", "batch_shape", "batch_index",
+           "broadcast_batch", "aligned", "gradients_of_items", "tangents_of_items", "unpacked_examples", "unbatchable",
+           "Unbatchable"]
 
 
 class Unbatchable(ValueError):
@@ -140,6 +144,12 @@ def shared(rule):
     return rule
 
 
+def listed(rule):
+    """Mark a batching rule whose result is a list or tuple of batched arrays (``np.split``, ``slogdet``)."""
+    rule.items = True
+    return rule
+
+
 def unbroadcast_examples(g, shape):
     """``unbroadcast`` of each example of the batched ``g`` to ``shape`` (never summing over the batch axis)."""
     shape = tuple(shape)
@@ -195,6 +205,55 @@ def spread_examples(t, like, like_batched):
     return np.broadcast_to(t, np.shape(t)[:1] + shape)
 
 
+def weighted_average_examples(a, axis, weights, a_batched, weights_batched, keepdims):
+    """``np.average(a, axis, weights)`` of each example: weights of one example's shape, or (with one axis) a
+    vector along it; numpy raises otherwise, and so does this."""
+    example = np.shape(a)[1:] if a_batched else np.shape(a)
+    given = np.shape(weights)[1:] if weights_batched else np.shape(weights)
+    if given != example:
+        if not isinstance(axis, (int, np.integer)) or not example or len(given) != 1 \
+                or given[0] != example[axis % len(example)]:
+            unbatchable("np.average with weights neither of one example's shape nor a vector along its one axis "
+                        "(numpy refuses them)")
+        trailing = (1,) * (len(example) - 1 - axis % len(example))  # the vector on that axis of the example
+        weights = np.reshape(weights, np.shape(weights)[:1] + given + trailing) if weights_batched \
+            else np.reshape(weights, given + trailing)
+        weights = aligned(weights, len(example)) if weights_batched else weights
+    total = a * weights
+    axes = every_axis(np.ndim(total)) if axis is None else batch_axis(axis)
+    scale = np.sum(np.broadcast_to(weights, np.shape(total)), axis=axes, keepdims=keepdims)
+    if np.any(scale == 0.0):
+        raise ZeroDivisionError("Weights sum to zero, can't be normalized")  # numpy's error, one example at a time
+    return np.sum(total, axis=axes, keepdims=keepdims) / scale
+
+
+def unpacked_examples(x):
+    """What ``a, b = x`` unpacks from each example of the batched array ``x``: its items along the example's
+    first axis, each batched (``x[:, 0]``, ``x[:, 1]``); an example without axes raises, as unpacking a number
+    does."""
+    if not isinstance(x, np.ndarray) or np.ndim(x) < 2:
+        unbatchable("unpacking a value whose examples are numbers or not arrays")
+    return np.moveaxis(x, 0, 1)
+
+
+def gradients_of_items(value, count, needed=(), rule="a rule"):
+    """``gradient_tuple`` of a rule's batched gradients: a tuple of one per argument, each batched; a rule that
+    gives some argument none (``None``) or returns a list is refused, since the batch holds arrays only."""
+    if isinstance(value, np.ndarray) and count == 1:
+        return (value,)
+    if type(value) is not tuple or len(value) < count or any(v is None for v in value[:count]):
+        unbatchable(f"the gradients the rule of {rule} returns, which are not one array per argument")
+    return tuple(value[:count])
+
+
+def tangents_of_items(t, like, like_batched):
+    """``tangent_of`` of each item of ``t``, a tuple or list of batched tangents (a rule's of its tuple result
+    ``like``, whose items are batched too where ``like_batched``): each spread over its item's shape."""
+    if not isinstance(like, (tuple, list)) or len(like) != len(t):
+        unbatchable("the tangent of a tuple or list spread over a value that is not one of its length")
+    return type(t)(spread_examples(part, item, like_batched) for part, item in zip(t, like))
+
+
 #: helpers the transformer evaluates when their arguments are numbers (``batch_axis(0)`` is ``1``)
 FOLDABLE = {batch_axis, every_axis, transposed_axes}
 
@@ -221,8 +280,23 @@ def rule_of(fn):
     return None
 
 
-for _fn in (np.where, np.clip, relu, sigmoid):
+for _fn in (np.where, np.clip, relu, sigmoid, np.real, np.imag, np.angle, np.around, np.round, np.fix, np.sinc,
+            np.nan_to_num, np.zeros_like, np.ones_like, np.empty_like, np.isclose, leaky_relu):
     defbatch(_fn, elementwise)
+
+
+# -- what every example shares: the kind of values, not the values ---------------------------------
+
+@defbatch(np.iscomplexobj)
+@shared
+def iscomplexobj_batched(bdims, x):
+    return np.iscomplexobj(x)
+
+
+@defbatch(np.isrealobj)
+@shared
+def isrealobj_batched(bdims, x):
+    return np.isrealobj(x)
 
 
 # -- reductions: the example's axis is one further along; None is every axis but the batch axis -------
@@ -265,6 +339,84 @@ def std_batched(bdims, a, axis=None, dtype=None, ddof=0, keepdims=False):
 def var_batched(bdims, a, axis=None, dtype=None, ddof=0, keepdims=False):
     return np.var(a, axis=every_axis(np.ndim(a)) if axis is None else batch_axis(axis), dtype=dtype, ddof=ddof,
                   keepdims=keepdims)
+
+
+@defbatch(np.nansum)
+def nansum_batched(bdims, a, axis=None, dtype=None, keepdims=False):
+    return np.nansum(a, axis=every_axis(np.ndim(a)) if axis is None else batch_axis(axis), dtype=dtype,
+                     keepdims=keepdims)
+
+
+@defbatch(np.nanmean)
+def nanmean_batched(bdims, a, axis=None, dtype=None, keepdims=False):
+    return np.nanmean(a, axis=every_axis(np.ndim(a)) if axis is None else batch_axis(axis), dtype=dtype,
+                      keepdims=keepdims)
+
+
+@defbatch(np.nanmax)
+def nanmax_batched(bdims, a, axis=None, keepdims=False):
+    return np.nanmax(a, axis=every_axis(np.ndim(a)) if axis is None else batch_axis(axis), keepdims=keepdims)
+
+
+@defbatch(np.nanmin)
+def nanmin_batched(bdims, a, axis=None, keepdims=False):
+    return np.nanmin(a, axis=every_axis(np.ndim(a)) if axis is None else batch_axis(axis), keepdims=keepdims)
+
+
+@defbatch(np.ptp)
+def ptp_batched(bdims, a, axis=None, keepdims=False):
+    return np.ptp(a, axis=every_axis(np.ndim(a)) if axis is None else batch_axis(axis), keepdims=keepdims)
+
+
+@defbatch(np.all)
+def all_batched(bdims, a, axis=None, keepdims=False):
+    return np.all(a, axis=every_axis(np.ndim(a)) if axis is None else batch_axis(axis), keepdims=keepdims)
+
+
+@defbatch(np.any)
+def any_batched(bdims, a, axis=None, keepdims=False):
+    return np.any(a, axis=every_axis(np.ndim(a)) if axis is None else batch_axis(axis), keepdims=keepdims)
+
+
+@defbatch(np.average)
+def average_batched(bdims, a, axis=None, weights=None, returned=False, keepdims=False):
+    if returned:
+        return unbatchable("np.average with returned=True (divide np.sum(a * w) by np.sum(w))")
+    if weights is not None:  # each example's weights, of its shape or along one axis
+        return weighted_average_examples(a, axis, weights, bdims[0] is not None, len(bdims) > 2 and bdims[2] is not None,
+                                         keepdims)
+    return np.average(a, axis=every_axis(np.ndim(a)) if axis is None else batch_axis(axis), weights=weights,
+                      keepdims=keepdims)
+
+
+@defbatch(max_along)
+def max_along_batched(bdims, a, axis, keepdims=False):
+    return max_along(a, batch_axis(axis), keepdims)
+
+
+@defbatch(min_along)
+def min_along_batched(bdims, a, axis, keepdims=False):
+    return min_along(a, batch_axis(axis), keepdims)
+
+
+@defbatch(softmax)
+def softmax_batched(bdims, x, axis):
+    return softmax(x, batch_axis(axis))
+
+
+@defbatch(log_softmax)
+def log_softmax_batched(bdims, x, axis):
+    return log_softmax(x, batch_axis(axis))
+
+
+@defbatch(np.diff)
+def diff_batched(bdims, a, n=1, axis=-1):
+    return np.diff(a, n, axis=batch_axis(axis))
+
+
+@defbatch(np.trace)
+def trace_batched(bdims, a, offset=0, axis1=0, axis2=1):
+    return np.trace(a, offset, batch_axis(axis1), batch_axis(axis2))
 
 
 @defbatch(np.argmax)
@@ -343,27 +495,28 @@ def matmul_batched(bdims, a, b):
             return np.einsum("nij,nj->ni", a, b)
         if np.ndim(a) == 3 and np.ndim(b) == 3:
             return a @ b
-        return unbatchable("a @ b of batched operands of more than two axes each")
+        return batched_einsum(matmul_subscripts(np.ndim(a) - 1, np.ndim(b) - 1), bdims, a, b)
     if bdims[0] is not None:  # a stack of rows or matrices times one matrix or vector
         if np.ndim(b) <= 2:
             return a @ b
-        return unbatchable("a @ b with a batched a and an unbatched b of more than two axes")
+        return batched_einsum(matmul_subscripts(np.ndim(a) - 1, np.ndim(b)), bdims, a, b)
     if np.ndim(b) == 2:  # one matrix or vector times a stack of vectors
         if np.ndim(a) == 1:
             return b @ a
         if np.ndim(a) == 2:
             return b @ np.transpose(a)
-        return unbatchable("a @ b with an unbatched a of more than two axes and a batched vector b")
+        return batched_einsum(matmul_subscripts(np.ndim(a), 1), bdims, a, b)
     if np.ndim(a) <= 2:
         return a @ b
-    return unbatchable("a @ b with an unbatched a of more than two axes and a batched b")
+    return batched_einsum(matmul_subscripts(np.ndim(a), np.ndim(b) - 1), bdims, a, b)
 
 
 @defbatch(np.dot)
 def dot_batched(bdims, a, b):
     if np.ndim(a) - (bdims[0] is not None) in (1, 2) and np.ndim(b) - (bdims[1] is not None) in (1, 2):
         return matmul_batched(bdims, a, b)  # np.dot is a @ b for vectors and matrices
-    return unbatchable("np.dot of an operand of no axis or of more than two (write a * b or a @ b)")
+    return batched_einsum(dot_subscripts(np.ndim(a) - (bdims[0] is not None), np.ndim(b) - (bdims[1] is not None)),
+                          bdims, a, b)
 
 
 # -- shapes ------------------------------------------------------------------------------------
@@ -424,6 +577,160 @@ def concatenate_batched(bdims, arrays, axis=0):
 @defbatch(np.stack)
 def stack_batched(bdims, arrays, axis=0):
     return np.stack(arrays, axis=batch_axis(axis))
+
+
+@defbatch(np.split)
+@listed
+def split_batched(bdims, ary, indices_or_sections, axis=0):
+    if bdims[1] is not None:
+        return unbatchable("split points that differ from example to example")
+    return np.split(ary, indices_or_sections, axis=batch_axis(axis))
+
+
+@defbatch(np.array_split)
+@listed
+def array_split_batched(bdims, ary, indices_or_sections, axis=0):
+    if bdims[1] is not None:
+        return unbatchable("split points that differ from example to example")
+    return np.array_split(ary, indices_or_sections, axis=batch_axis(axis))
+
+
+@defbatch(np.flip)
+def flip_batched(bdims, m, axis=None):
+    return np.flip(m, every_axis(np.ndim(m)) if axis is None else batch_axis(axis))
+
+
+@defbatch(np.fliplr)
+def fliplr_batched(bdims, m):
+    return np.flip(m, 2)
+
+
+@defbatch(np.flipud)
+def flipud_batched(bdims, m):
+    return np.flip(m, 1)
+
+
+@defbatch(np.roll)
+def roll_batched(bdims, a, shift, axis=None):
+    if bdims[1] is not None:
+        return unbatchable("a shift that differs from example to example")
+    if axis is None:  # over the flattened example
+        return np.reshape(np.roll(np.reshape(a, (np.shape(a)[0], -1)), shift, axis=1), np.shape(a))
+    return np.roll(a, shift, axis=batch_axis(axis))
+
+
+@defbatch(np.repeat)
+def repeat_batched(bdims, a, repeats, axis=None):
+    if bdims[1] is not None:
+        return unbatchable("repeats that differ from example to example")
+    if axis is None:  # over the flattened example
+        return np.repeat(np.reshape(a, (np.shape(a)[0], -1)), repeats, axis=1)
+    return np.repeat(a, repeats, axis=batch_axis(axis))
+
+
+@defbatch(np.tile)
+def tile_batched(bdims, A, reps):
+    if bdims[1] is not None:
+        return unbatchable("repetitions that differ from example to example")
+    return tiled_examples(A, reps)
+
+
+def tiled_examples(A, reps):
+    """``np.tile`` of each example of the batched ``A``: ``reps`` and the example's axes padded with ones in
+    front to one length, as numpy pads them, and the batch axis repeated once."""
+    reps = tuple(reps) if isinstance(reps, (tuple, list)) else (reps,)
+    rank = max(np.ndim(A) - 1, len(reps))
+    return np.tile(aligned(A, rank), (1,) + (1,) * (rank - len(reps)) + reps)
+
+
+@defbatch(np.diagonal)
+def diagonal_batched(bdims, a, offset=0, axis1=0, axis2=1):
+    return np.diagonal(a, offset, batch_axis(axis1), batch_axis(axis2))
+
+
+@defbatch(np.diag)
+def diag_batched(bdims, v, k=0):
+    if np.ndim(v) == 2:  # a vector per example: the matrix holding it on diagonal k
+        return diagonal_matrices(v, k)
+    if np.ndim(v) == 3:
+        return np.diagonal(v, k, 1, 2)
+    return unbatchable("np.diag of an example that is not a vector or a matrix, which numpy refuses")
+
+
+def diagonal_matrices(v, k):
+    """Each row of ``v`` on diagonal ``k`` of a square matrix of zeros: ``np.diag`` of each example."""
+    n, size = np.shape(v)[0], np.shape(v)[1] + abs(k)
+    out = np.zeros((n, size, size), dtype=np.result_type(v))
+    rows = np.arange(np.shape(v)[1]) + max(-k, 0)
+    out[:, rows, rows + k] = v
+    return out
+
+
+@defbatch(np.tril)
+def tril_batched(bdims, m, k=0):
+    if np.ndim(m) < 3:
+        return unbatchable("np.tril of an example of fewer than two axes (write np.tril(np.broadcast_to(v, ...)))")
+    return np.tril(m, k)
+
+
+@defbatch(np.triu)
+def triu_batched(bdims, m, k=0):
+    if np.ndim(m) < 3:
+        return unbatchable("np.triu of an example of fewer than two axes (write np.triu(np.broadcast_to(v, ...)))")
+    return np.triu(m, k)
+
+
+@defbatch(np.broadcast_to)
+def broadcast_to_batched(bdims, array, shape):
+    if bdims[1] is not None:
+        return unbatchable("a shape that differs from example to example")
+    return np.broadcast_to(aligned(array, len(shape) if isinstance(shape, (tuple, list)) else 1),
+                           batch_shape(array, shape))
+
+
+@defbatch(np.take)
+def take_batched(bdims, a, indices, axis=None):
+    if bdims[1] is not None:
+        return unbatchable("indices that differ from example to example (np.take_along_axis takes them)")
+    if axis is None:  # from the flattened example
+        return np.take(np.reshape(a, (np.shape(a)[0], -1)), indices, axis=1)
+    return np.take(a, indices, axis=batch_axis(axis))
+
+
+@defbatch(np.sort)
+def sort_batched(bdims, a, axis=-1, kind=None):
+    if axis is None:
+        return np.sort(np.reshape(a, (np.shape(a)[0], -1)), axis=1, kind=kind)
+    return np.sort(a, axis=batch_axis(axis), kind=kind)
+
+
+@defbatch(np.argsort)
+def argsort_batched(bdims, a, axis=-1, kind=None):
+    if axis is None:
+        return np.argsort(np.reshape(a, (np.shape(a)[0], -1)), axis=1, kind=kind)
+    return np.argsort(a, axis=batch_axis(axis), kind=kind)
+
+
+@defbatch(np.hstack)
+def hstack_batched(bdims, tup):  # each example's parts with at least one axis, joined along their first, or second
+    parts = [aligned(x, 1) for x in tup]
+    return np.concatenate(parts, axis=1 if np.ndim(parts[0]) == 2 else 2)
+
+
+@defbatch(np.vstack)
+def vstack_batched(bdims, tup):  # each example's parts with at least two axes (a vector is a row), joined
+    return np.concatenate([aligned(x, 2) for x in tup], axis=1)
+
+
+#: the functions whose batching rule takes a list or tuple of batched arrays (vmap gives every item the batch axis)
+JOINS = {np.concatenate, np.stack, np.hstack, np.vstack}
+
+
+@defbatch(first_extreme_mask)
+def first_extreme_mask_batched(bdims, a, axis, largest):
+    if axis is None:
+        return unbatchable("first_extreme_mask over every axis")
+    return first_extreme_mask(a, batch_axis(axis), largest)
 
 
 @defbatch(getitem)
@@ -509,6 +816,10 @@ def tangent_of_batched(bdims, t, like):
     if bdims[0] is None:
         return unbatchable("a tangent every example shares, spread over values with a batch axis")
     return spread_examples(t, like, bdims[1] is not None)
+
+
+def reverse_cumsum_batched(bdims, x, axis):
+    return reverse_cumsum(x, batch_axis(axis))
 
 
 def expand_reduced_batched(bdims, g, shape, axis=None, keepdims=False):

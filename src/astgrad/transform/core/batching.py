@@ -198,7 +198,7 @@ class Batcher(StateSweep):
             elif kind in ("prim", "nondiff") and op.fn is not None:
                 self.infer(op, op.args if batching.rule_of(op.fn) is batching.elementwise else None)
             state.update((t, False) for t in op.targets)
-            return [self.tag(compat.assign(op.targets if len(op.targets) > 1 else op.targets[0],
+            return [self.tag(compat.assign(op.targets if len(op.targets) > 1 or kind == "unpack" else op.targets[0],
                                            compat.clone(op.expr)), op)]
         if kind in ("copy", "stop") or kind == "nondiff" and isinstance(op.expr, gast.Name):
             state[op.targets[0]] = state[op.args[0].id if op.args else op.expr.id]
@@ -206,16 +206,23 @@ class Batcher(StateSweep):
         if kind == "pack":
             return self.pack(op, state)
         if kind == "unpack":
-            if state.get(op.args[0].id) != ITEMS:
-                raise self.refuse(op.node, f"unpacking {batched[0]}, which has a batch axis, takes its examples "
-                                  "apart, not one example's items", "Index it instead: a = x[0]; b = x[1]")
             state.update((t, ARRAY) for t in op.targets)
+            if state.get(op.args[0].id) == ARRAY:  # a, b = x: each example's items, x[:, 0] and x[:, 1]
+                call = compat.call(compat.name(self.ns.helper(batching.unpacked_examples)), [compat.clone(op.args[0])])
+                return [self.tag(compat.assign(op.targets, call), op)]
             return [self.tag(compat.assign(op.targets, compat.clone(op.expr)), op)]
         if kind == "call":
             return self.call(op, state)
         if kind == "nondiff" and op.fn is None and isinstance(op.expr, gast.Compare) and len(op.expr.ops) == 1 \
                 and type(op.expr.ops[0]) in _COMPARISONS:
             return self.elementwise(op, [op.expr.left, op.expr.comparators[0]], state)
+        if kind in ("nondiff", "opaque") and op.fn is None and _elementwise_operator(op.expr):
+            operands = [op.expr.operand] if isinstance(op.expr, gast.UnaryOp) else [op.expr.left, op.expr.right]
+            return self.elementwise(op, operands, state)
+        if kind == "nondiff" and op.fn is None and _is_none_test(op.expr) \
+                and state.get(getattr(op.expr.left, "id", None)) == ARRAY:
+            state[op.targets[0]] = False  # an example of an array is never None: every example's answer
+            return [self.tag(compat.assign(op.targets[0], compat.clone(op.expr)), op)]
         meta = self.meta(op, state)
         if meta is not None:
             state[op.targets[0]] = False  # one example's shape: every example's
@@ -235,7 +242,20 @@ class Batcher(StateSweep):
         if sequences and op.fn is runtime.gradient_tuple and op.args[0].id in sequences:
             state[op.targets[0]] = ITEMS  # a rule's tuple of batched gradients, checked and cut item by item
             return [self.tag(compat.assign(op.targets[0], compat.clone(op.expr)), op)]
-        if sequences and op.fn not in (np.concatenate, np.stack):
+        if op.fn is runtime.gradient_tuple and op.args and state.get(getattr(op.args[0], "id", None)) \
+                and not self.batched_reads([n for a in op.args[1:] for n in atom_names(a)], state):
+            state[op.targets[0]] = ITEMS  # a rule's gradients, one per argument: each batched
+            call = compat.call(compat.name(self.ns.helper(batching.gradients_of_items)),
+                               [compat.clone(a) for a in op.args], {k: compat.clone(v) for k, v in op.kwargs.items()})
+            return [self.tag(compat.assign(op.targets[0], call), op)]
+        if sequences and op.fn is tangent_of and len(op.args) == 2 and op.args[0].id in sequences \
+                and state.get(getattr(op.args[1], "id", None)) != ARRAY:  # a rule's tangent of a tuple it returns
+            state[op.targets[0]] = ITEMS
+            like = compat.const(state.get(getattr(op.args[1], "id", None)) == ITEMS)
+            call = compat.call(compat.name(self.ns.helper(batching.tangents_of_items)),
+                               [compat.clone(op.args[0]), compat.clone(op.args[1]), like])
+            return [self.tag(compat.assign(op.targets[0], call), op)]
+        if sequences and op.fn not in batching.JOINS:
             raise self.refuse(op.node, f"{qualified_name(op.fn)} is given {sequences[0]}, a list or tuple of arrays "
                               "with a batch axis, which numpy would read with the batch axis second",
                               "Join them first with np.stack or np.concatenate, or index them with a number.")
@@ -348,11 +368,17 @@ class Batcher(StateSweep):
         return [self.tag(compat.assign(target, call), op)]
 
     def meta(self, op, state):
-        """``x.shape``, ``x.ndim``, ``x.size`` and ``len(x)`` of a batched ``x``: one example's, or None."""
+        """``x.shape``, ``x.ndim``, ``x.size``, ``x.dtype`` and ``len(x)`` of a batched ``x``: one example's (a
+        list or tuple's length is its own), or None."""
         expr = op.expr
+        if isinstance(expr, gast.Attribute) and expr.attr == "dtype" and isinstance(expr.value, gast.Name) \
+                and state.get(expr.value.id) == ARRAY:
+            return compat.clone(expr)
         if isinstance(expr, gast.Attribute) and expr.attr in ("shape", "ndim", "size") \
                 and isinstance(expr.value, gast.Name) and state.get(expr.value.id) == ARRAY:
             fn, x = {"shape": np.shape, "ndim": np.ndim, "size": np.size}[expr.attr], expr.value
+        elif op.fn is len and len(op.args) == 1 and not op.kwargs and state.get(getattr(op.args[0], "id", None)) == ITEMS:
+            return compat.clone(expr)
         elif op.fn is len and len(op.args) == 1 and not op.kwargs and state.get(getattr(op.args[0], "id", None)) == ARRAY:
             fn, x = len, op.args[0]
         else:
@@ -602,6 +628,21 @@ def _effect(stmts):
         if s.inplace or _draws(s.fn):
             return "a branch writes into memory other names see or draws random numbers"
     return None
+
+
+def _elementwise_operator(expr) -> bool:
+    """``a & b``, ``a | b``, ``a ^ b`` and ``~a`` (masks, outside differentiated code): elementwise ufuncs; a
+    list or tuple operand raises in numpy as it does one example at a time."""
+    if isinstance(expr, gast.UnaryOp):
+        return isinstance(expr.op, gast.Invert)
+    return isinstance(expr, gast.BinOp) and isinstance(expr.op, (gast.BitAnd, gast.BitOr, gast.BitXor))
+
+
+def _is_none_test(expr) -> bool:
+    """``x is None`` or ``x is not None`` of a name."""
+    return isinstance(expr, gast.Compare) and len(expr.ops) == 1 and isinstance(expr.ops[0], (gast.Is, gast.IsNot)) \
+        and isinstance(expr.left, gast.Name) and isinstance(expr.comparators[0], gast.Constant) \
+        and expr.comparators[0].value is None
 
 
 def _draws(fn) -> bool:

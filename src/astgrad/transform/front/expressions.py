@@ -270,7 +270,10 @@ def _lambda(n, target, expr):
 
 def _listcomp(n, target, expr):
     # [elt for v in xs if c] -> target = []; for v in xs: if c: target.append(elt)
-    if target not in n.temps and target not in n.scope:  # the value of a return: grown in a temp nothing else sees
+    reads = {node.id for node in gast.walk(expr) if isinstance(node, gast.Name)}
+    if target not in n.temps and target not in n.scope or target in reads:
+        # the value of a return, or of xs = [f(x) for x in xs], which reads the list it replaces: grown in a
+        # temp nothing else sees, then bound
         built = n.temp()
         _listcomp(n, built, expr)
         n.emit([target], "copy", compat.name(built), expr, args=[compat.name(built)])

@@ -471,7 +471,7 @@ class Normalizer:
             atom = self.atomize(value)
             op = self.out[-1]
             self.out[-1] = _as_statement(op, atom, self.src, s)
-            if op.kind == "opaque" and isinstance(self.out[-1], Raw):
+            if op.kind == "opaque" and isinstance(self.out[-1], Raw) and not _a_check(self.static(value.func)):
                 self.may_write(op, value)
             return
         raise self.error(s, "expression statements other than calls are not supported",
@@ -748,3 +748,9 @@ def _errstate_of_constants(expr, static) -> bool:
     """``np.errstate(over="ignore")``: settings written as constants, which the adjoint can enter again."""
     return isinstance(expr, gast.Call) and static(expr.func) is np.errstate and not expr.args and all(
         kw.arg is not None and isinstance(kw.value, gast.Constant) for kw in expr.keywords)
+
+
+def _a_check(fn) -> bool:
+    """Whether ``fn`` is one of the run-time checks generated code calls (``written_by_call``...): it reads the
+    values it is given, never writes them (generated code transformed again: a gradient batched by vmap)."""
+    return getattr(fn, "__module__", None) == checks.__name__

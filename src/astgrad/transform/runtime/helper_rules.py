@@ -146,6 +146,9 @@ def reverse_cumsum_jvp(t, ans, x, axis):
     return reverse_cumsum(t, axis)
 
 
+defbatch(_support.reverse_cumsum, batching.reverse_cumsum_batched)
+
+
 # -- a gradient gathered from the names a value was unpacked into (a, b = x) ---
 
 @defvjp(runtime.unpacked_gradient)

@@ -1,0 +1,215 @@
+"""Every table entry with a batching rule, against a Python loop over examples: values and gradients.
+
+Each sample case of ``samples.py`` whose entry has a batching rule of its
+own becomes two module-level functions (the transformer reads source): one
+returning the entry's value, one its outputs weighted into a number.  The
+differentiated arguments get ``EXAMPLES`` draws stacked along a batch axis;
+``vmap`` of the first, and of ``grad`` of the second, must give what a loop
+over the examples gives, for the batch axis first (``in_axes=0``), last and
+on one argument only (the others shared, ``in_axes=None``).  The elementwise
+rule every ufunc shares is tested in tests/transform/test_vmap.py.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+import astgrad
+from astgrad.rules import find, first_extreme_mask, shipped
+from astgrad.transform import runtime
+from astgrad.rules.batching import Unbatchable
+
+from .samples import CASES, case_id
+from .test_table import draw, outputs
+from .test_table_generated import _literal
+
+EXAMPLES = 3
+
+BATCHED = [i for i, c in enumerate(CASES) if c.generated and getattr(find(c.entry), "batch", None) is not None]
+
+#: the default run's sample (the suite's time): each entry's first case for values, a few entries' gradients;
+#: every case with --runslow
+FIRST = {i for i in BATCHED if all(CASES[j].entry is not CASES[i].entry for j in BATCHED if j < i)}
+GRADIENT_SAMPLE = {"sum-axis1", "matmul-batched_mv", "getitem", "reshape", "solve", "tensordot", "take", "dot-vv",
+                   "softmax", "repeat-array", "det", "imag"}
+
+
+def _sampled(indices, default):
+    return [pytest.param(i, id=case_id(CASES[i]), marks=() if case_id(CASES[i]) in default or i in default
+                         else pytest.mark.slow) for i in indices]
+
+#: cases whose batched value vmap refuses at the user's line, with why
+VALUE_REFUSED = {"svd-values": "compute_uv=False returns one array where the rule returns three (np.linalg.svdvals)"}
+
+#: cases where vmap(grad(f)) refuses the code grad(f) generates, at its line (TransformError) or when it runs
+#: (Unbatchable): what the batching sweep does not yet batch in generated code, not the entry's batching rule,
+#: which the value test checks.  Pinned both ways: a case listed must refuse, one not listed must match the loop.
+GRADIENT_REFUSED = {
+    # a comprehension the reverse rule holds: a generator expression, a loop over a list of batched arrays
+    "average-weights", "roll", "roll-axes", "diagonal", "diagonal-3d", "concatenate", "concatenate-axis1",
+    "hstack", "hstack-1d", "vstack", "split", "array_split", "matrix_power", "matrix_power-inverse",
+    "matrix_power-batch",
+    # the reverse rule's own code: an item write the aliasing check refuses, an expression statement, a call
+    # of a helper with *args, np.max(initial=) in a rule the batched build differentiates
+    "average-full_weights", "diff", "diff-n2", "cholesky", "clip", "einsum", "einsum-contract", "einsum-implicit_outer", "einsum-trace",
+    "einsum-diagonal", "einsum-ellipsis", "einsum-ellipsis_implicit", "norm", "norm-fro", "norm-axis",
+    "norm-ord1", "norm-ordinf", "norm-ord2", "norm-ord_minus2", "norm-nuc_axes", "norm-ord1_matrix",
+    "norm-ord_minus_inf_matrix", "matrix_norm-nuc", "matrix_norm-spectral", "svdvals",
+    # helpers of reverse rules without a batching rule, containers of batched arrays on the stack, a branch
+    # on a batched test that calls a function
+    "sort", "sort-axis0", "det", "slogdet", "eigh", "svd-tall", "svd-wide", "svd-batch_full", "svd-values",
+    "eigvalsh", "vmap_at",
+}
+
+#: cases where vmap(grad(f)) raises another error: the comprehension of a reverse rule over zip(...), which the
+#: front end lowers with len() (an error, never a number)
+GRADIENT_RAISES = {"tile": TypeError}
+
+
+def _source(index, case, args, diff):
+    params, call_args = [], []
+    for i, (arg, is_diff) in enumerate(zip(args, diff)):
+        if isinstance(arg, list) and is_diff:
+            names = [f"a{i}_{j}" for j in range(len(arg))]
+            params += names
+            call_args.append("[" + ", ".join(names) + "]")
+        else:
+            params.append(f"a{i}")
+            call_args.append(f"a{i}")
+    call_args += [f"{k}={_literal(v)}" for k, v in case.kwargs.items()]
+    value = case.function(*args, **case.kwargs)
+    n = len(outputs(value))
+    several = isinstance(value, (tuple, list))
+    weights = [f"w{k}" for k in range(n)]
+    terms = [f"np.sum(out[{k}] * w{k})" if several else f"np.sum(out * w{k})" for k in range(n)]
+    return (f"def value_{index}({', '.join(params)}):\n    return F{index}({', '.join(call_args)})\n\n\n"
+            f"def loss_{index}({', '.join(params + weights)}):\n    out = F{index}({', '.join(call_args)})\n"
+            f"    return {' + '.join(terms)}\n")
+
+
+@pytest.fixture(scope="module")
+def module(tmp_path_factory):
+    sources = ["import numpy as np\n"]
+    for index in BATCHED:
+        sources.append(_source(index, CASES[index], *draw(CASES[index])))
+    path = tmp_path_factory.mktemp("batching") / "batching_cases.py"
+    path.write_text("\n\n".join(sources))
+    spec = importlib.util.spec_from_file_location("batching_cases", path)
+    made = importlib.util.module_from_spec(spec)
+    for index in BATCHED:
+        case = CASES[index]
+        setattr(made, f"F{index}", getattr(case.function, "generated_call", case.function))
+    spec.loader.exec_module(made)
+    return made
+
+
+def _flat(args, diff):
+    """The arguments as the generated functions take them (a differentiated list's items one by one) and
+    whether each is differentiated."""
+    flat, flags = [], []
+    for arg, is_diff in zip(args, diff):
+        for part in (arg if isinstance(arg, list) and is_diff else [arg]):
+            flat.append(part)
+            flags.append(is_diff)
+    return flat, flags
+
+
+def _examples(case):
+    """``(shared, stacked, flags)``: the arguments of example 0, every example's differentiated ones stacked
+    along a first axis, and which are differentiated."""
+    draws = [_flat(*draw(case, seed=k)) for k in range(EXAMPLES)]
+    shared, flags = draws[0]
+    stacked = [np.stack([d[0][i] for d in draws]) if flag else None for i, flag in enumerate(flags)]
+    return shared, stacked, flags
+
+
+def _variants(flags):
+    """in_axes to try: every differentiated argument batched first, the first one batched last (the others
+    shared), and the first shared with the others batched."""
+    diff = [i for i, f in enumerate(flags) if f]
+    yield "first", [0 if f else None for f in flags]
+    yield "last", [-1 if i == diff[0] else None for i in range(len(flags))]
+    if len(diff) > 1:
+        yield "one shared", [0 if f and i != diff[0] else None for i, f in enumerate(flags)]
+
+
+def _arguments(shared, stacked, axes):
+    """The call's arguments for these in_axes, and each example's."""
+    args = [s if ax is None else np.moveaxis(b, 0, ax) for s, b, ax in zip(shared, stacked, axes)]
+    examples = [[s if ax is None else b[k] for s, b, ax in zip(shared, stacked, axes)] for k in range(EXAMPLES)]
+    return args, examples
+
+
+def _same(batched, looped):
+    if isinstance(looped[0], (tuple, list)):
+        assert isinstance(batched, (tuple, list)) and len(batched) == len(looped[0])
+        for i, part in enumerate(batched):
+            _same(part, [r[i] for r in looped])
+        return
+    expected = np.stack([np.asarray(r) for r in looped])
+    assert np.shape(batched) == expected.shape
+    np.testing.assert_allclose(batched, expected, rtol=1e-9, atol=1e-11)
+
+
+@pytest.mark.parametrize("index", _sampled(BATCHED, FIRST))
+def test_batched_value_matches_a_loop_over_examples(index, module):
+    shared, stacked, flags = _examples(CASES[index])
+    f = getattr(module, f"value_{index}")
+    for _, axes in _variants(flags):
+        args, examples = _arguments(shared, stacked, axes)
+        if case_id(CASES[index]) in VALUE_REFUSED:
+            with pytest.raises(astgrad.TransformError, match="astgrad.vmap"):
+                astgrad.vmap(f, in_axes=tuple(axes))(*args)
+            return
+        _same(astgrad.vmap(f, in_axes=tuple(axes))(*args), [f(*e) for e in examples])
+
+
+@pytest.mark.parametrize("index", _sampled(BATCHED, GRADIENT_SAMPLE))
+def test_batched_gradient_matches_a_loop_over_examples(index, module):
+    case = CASES[index]
+    shared, stacked, flags = _examples(case)
+    weights = [np.random.default_rng(1).uniform(0.5, 1.5, np.shape(o))
+               for o in outputs(case.function(*draw(case)[0], **case.kwargs))]
+    wrt = tuple(i for i, f in enumerate(flags) if f)
+    gradient = astgrad.grad(getattr(module, f"loss_{index}"), wrt=wrt)
+    for _, axes in _variants(flags):
+        args, examples = _arguments(shared, stacked, axes)
+        in_axes = tuple(axes) + (None,) * len(weights)
+        if case_id(case) in GRADIENT_REFUSED or case_id(case) in GRADIENT_RAISES:
+            with pytest.raises(GRADIENT_RAISES.get(case_id(case), (astgrad.TransformError, Unbatchable))):
+                astgrad.vmap(gradient, in_axes=in_axes)(*args, *weights)
+            return
+        _same(astgrad.vmap(gradient, in_axes=in_axes)(*args, *weights), [gradient(*e, *weights) for e in examples])
+
+
+def without_a_gradient(x, y):
+    kind = np.iscomplexobj(x) + 2 * np.isrealobj(y)
+    flags = np.any(x > 0.5, axis=0) + np.all(np.isclose(x, y, atol=0.5)) + first_extreme_mask(x, 0, True)
+    return kind + flags + np.argsort(x, axis=-1) + np.zeros_like(x) + np.ones_like(y) * 2.0 + np.empty_like(x).shape[0]
+
+
+@pytest.mark.parametrize("in_axes", [0, (0, None), (None, 1)])
+def test_batched_entries_without_a_gradient_match_a_loop_over_examples(in_axes):
+    rng = np.random.default_rng(3)
+    x, y = rng.uniform(size=(EXAMPLES, 2, 4)), rng.uniform(size=(2, EXAMPLES, 4))
+    axes = in_axes if isinstance(in_axes, tuple) else (in_axes, in_axes)
+    x = x if axes[0] is not None else x[0]
+    y = np.moveaxis(y, 1, 0) if axes[1] == 0 else y if axes[1] is not None else y[:, 0]
+    examples = [[a if ax is None else np.take(a, k, axis=ax) for a, ax in zip((x, y), axes)] for k in range(EXAMPLES)]
+    _same(astgrad.vmap(without_a_gradient, in_axes=in_axes)(x, y), [without_a_gradient(*e) for e in examples])
+
+
+#: entries with a batching rule and no sample case (no gradient): in the test above, or in
+#: tests/transform/test_vmap.py (shapes, the helpers of generated gradients, argmax)
+NOT_SAMPLED = {np.iscomplexobj, np.isrealobj, np.any, np.all, np.isclose, first_extreme_mask, np.argsort, np.zeros_like,
+               np.ones_like, np.empty_like, np.argmax, np.argmin, np.shape, np.size, np.ndim, runtime.shape, runtime.size,
+               runtime.ndim, runtime.floats, runtime.checked}
+
+
+def test_every_batching_rule_is_checked_against_a_loop():
+    with_rules = {entry.fn for entry in shipped() if entry.batch is not None}
+    sampled = {CASES[i].entry for i in BATCHED}
+    assert not with_rules - sampled - NOT_SAMPLED, sorted(map(str, with_rules - sampled - NOT_SAMPLED))
