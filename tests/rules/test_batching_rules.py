@@ -21,6 +21,7 @@ import astgrad
 from astgrad.rules import find, first_extreme_mask, shipped
 from astgrad.transform import runtime
 from astgrad.rules.batching import Unbatchable
+from astgrad.api.vmapped import vmap_at_vjp
 
 from .samples import CASES, case_id
 from .test_table import draw, outputs
@@ -203,8 +204,9 @@ def test_batched_entries_without_a_gradient_match_a_loop_over_examples(in_axes):
 
 
 #: entries with a batching rule and no sample case (no gradient): in the test above, or in
-#: tests/transform/test_vmap.py (shapes, the helpers of generated gradients, argmax)
-NOT_SAMPLED = {np.iscomplexobj, np.isrealobj, np.any, np.all, np.isclose, first_extreme_mask, np.argsort, np.zeros_like,
+#: tests/transform/test_vmap.py (shapes, the helpers of generated gradients, argmax); vmap's own pullback
+#: (vmap_at_vjp, the reverse rule of a call of a vmapped function) in tests/transform/test_gradient_through_vmap.py
+NOT_SAMPLED = {vmap_at_vjp, np.iscomplexobj, np.isrealobj, np.any, np.all, np.isclose, first_extreme_mask, np.argsort, np.zeros_like,
                np.ones_like, np.empty_like, np.argmax, np.argmin, np.shape, np.size, np.ndim, runtime.shape, runtime.size,
                runtime.ndim, runtime.floats, runtime.checked}
 
