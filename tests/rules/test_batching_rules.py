@@ -25,7 +25,7 @@ from astgrad.api.vmapped import vmap_at_vjp
 
 from .samples import CASES, case_id
 from .test_table import draw, outputs
-from .test_table_generated import _literal
+from .test_table_generated import parameters
 
 EXAMPLES = 3
 
@@ -71,16 +71,7 @@ GRADIENT_RAISES = {"tile": TypeError}
 
 
 def _source(index, case, args, diff):
-    params, call_args = [], []
-    for i, (arg, is_diff) in enumerate(zip(args, diff)):
-        if isinstance(arg, list) and is_diff:
-            names = [f"a{i}_{j}" for j in range(len(arg))]
-            params += names
-            call_args.append("[" + ", ".join(names) + "]")
-        else:
-            params.append(f"a{i}")
-            call_args.append(f"a{i}")
-    call_args += [f"{k}={_literal(v)}" for k, v in case.kwargs.items()]
+    params, call_args = parameters(case, args, diff)
     value = case.function(*args, **case.kwargs)
     n = len(outputs(value))
     several = isinstance(value, (tuple, list))

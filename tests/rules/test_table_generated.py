@@ -29,8 +29,9 @@ def _literal(value) -> str:
     return repr(value)
 
 
-def _case_source(index, case, args, diff, n_outputs):
-    """A module-level function calling the entry and weighting its outputs into a scalar."""
+def parameters(case, args, diff):
+    """``(params, call_args)``: the parameters of a function calling the case's entry (a list differentiated
+    item by item is one parameter per item, the call building the list) and the arguments of that call."""
     params, call_args = [], []
     for i, (arg, is_diff) in enumerate(zip(args, diff)):
         if isinstance(arg, list) and is_diff:
@@ -41,6 +42,12 @@ def _case_source(index, case, args, diff, n_outputs):
             params.append(f"a{i}")
             call_args.append(f"a{i}")
     call_args += [f"{k}={_literal(v)}" for k, v in case.kwargs.items()]
+    return params, call_args
+
+
+def _case_source(index, case, args, diff, n_outputs):
+    """A module-level function calling the entry and weighting its outputs into a scalar."""
+    params, call_args = parameters(case, args, diff)
     weights = [f"w{k}" for k in range(n_outputs)]
     lines = [f"def case_{index}({', '.join(params + weights)}):",
              f"    out = F{index}({', '.join(call_args)})"]

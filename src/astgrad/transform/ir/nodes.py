@@ -165,6 +165,23 @@ def assigned(stmts) -> set:
     return {t for s in walk_statements(stmts) for t in (s.targets if isinstance(s, Op) else control_names(s))}
 
 
+def binding_sites(body) -> tuple[dict, set]:
+    """``(sites, exposed)`` of a body, nested blocks included: ``sites[name]``, each statement binding ``name``
+    (an Op binding it alone, a For whose target it is; None for an Op binding several names at once), and
+    ``exposed``, the names a statement kept as written (Raw) reads or writes, where anything may happen."""
+    exposed: set = set()
+    sites: dict = {}
+    for s in walk_statements(body):
+        if isinstance(s, Op):
+            for t in s.targets:
+                sites.setdefault(t, []).append(s if len(s.targets) == 1 else None)
+        elif isinstance(s, For):
+            sites.setdefault(s.target, []).append(s)
+        elif isinstance(s, Raw):
+            exposed.update(n.id for n in gast.walk(s.stmt) if isinstance(n, gast.Name))
+    return sites, exposed
+
+
 def walk_statements(stmts, nested=blocks):
     """Every statement in a statement list and the blocks ``nested`` gives for each, depth first.
 

@@ -43,7 +43,7 @@ from .. import runtime
 from ..front import ranks as _ranks
 from ..ir import compat
 from ..ir.compat import gast
-from ..ir.nodes import For, Op, Raw, walk_statements
+from ..ir.nodes import For, Op, binding_sites
 from ..ir.tagged import is_pop, popped_into, pushed, shape_kept
 from .cleanup import drop_saves_of
 from .static_shapes import meta_of
@@ -72,16 +72,7 @@ class FixedShapes:
 
     def __init__(self, body, params, analysis, ns, floats=None):
         self.ranks, self.ns, self.floats = analysis.ranks, ns, floats
-        exposed: set = set()  # names a statement kept as written reads or writes: anything may happen there
-        sites: dict = {}
-        for s in walk_statements(body):
-            if isinstance(s, Op):
-                for t in s.targets:
-                    sites.setdefault(t, []).append(s if len(s.targets) == 1 else None)
-            elif isinstance(s, For):
-                sites.setdefault(s.target, []).append(s)
-            elif isinstance(s, Raw):
-                exposed.update(n.id for n in gast.walk(s.stmt) if isinstance(n, gast.Name))
+        sites, exposed = binding_sites(body)
         self.exposed, params = exposed, set(params)
         self.sites, self.params, self._arrays = sites, params, None
         self.root: dict = {p: VARIES if p in exposed or self.ranks.rank(p) is None else frozenset({p})

@@ -26,7 +26,7 @@ import numpy as np
 
 from ... import rules
 from ..ir.compat import gast
-from ..ir.nodes import Op, Raw, walk_statements
+from ..ir.nodes import Op, binding_sites
 from ..ir.trees import rewrite
 from ...rules import _extra
 
@@ -58,18 +58,7 @@ def float_valued(body, params, floats) -> set:
     when it ran.  A parameter not given as floats sets ``floats.asked``: the
     entry then specialises on which parameters hold them.
     """
-    exposed: set = set()  # names a statement kept as written reads or writes: anything may happen there
-    sites: dict = {}
-    for s in walk_statements(body):
-        if isinstance(s, Op):
-            for t in s.targets:
-                sites.setdefault(t, []).append(s if len(s.targets) == 1 else None)
-        elif isinstance(s, Raw):
-            exposed.update(n.id for n in gast.walk(s.stmt) if isinstance(n, gast.Name))
-        else:
-            target = getattr(s, "target", None)  # a loop's
-            if isinstance(target, str):
-                sites.setdefault(target, []).append(None)
+    sites, exposed = binding_sites(body)  # a loop's target: its For, which _keeps_floats never takes
     found = set()
     for p in params:
         if p in exposed:
