@@ -11,6 +11,8 @@ runs.  And the binomial schedule's memory: a stencil's gradient with two
 states stays under 4 times the primal's peak, whatever the steps.
 """
 
+import linecache
+
 import numpy as np
 import pytest
 
@@ -284,6 +286,19 @@ def test_a_helper_without_source_is_read_from_its_bytecode():
     exec("def pure(x):\n    return x * 2\n", namespace)
     assert reruns.state_writes(namespace["pure"]) is None
     assert reruns.state_writes(laplacian) is None and reruns.state_writes(alias_append) is not None
+
+
+def test_lines_that_are_not_the_helpers_source_are_not_trusted():
+    """linecache holds other lines under the helper's file name (another string compiled under that name, as
+    Python 3.13 gives ``<string>`` a blank line): its bytecode is read instead, and its write refused."""
+    filename = "<astgrad-test-other-lines>"
+    linecache.cache[filename] = (0, None, ["def log_step():\n", "    return 1\n"], filename)
+    try:
+        namespace: dict = {"LOG": LOG}
+        exec(compile("def log_step():\n    LOG.append(1)\n", filename, "exec"), namespace)
+        assert reruns.state_writes(namespace["log_step"]) is not None
+    finally:
+        linecache.cache.pop(filename, None)
 
 
 def test_a_stencils_gradient_with_two_states_stays_under_four_times_the_primals_peak():

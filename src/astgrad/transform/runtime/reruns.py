@@ -161,10 +161,21 @@ def _writes_in(fn, code, values) -> str | None:
 
 
 def _source_tree(fn):
+    """The parsed source of ``fn``, or None where it cannot be trusted to be ``fn``'s: ``inspect`` reads lines by
+    file name, and a function made by ``exec`` or ``compile`` from a string has none of its own (Python 3.13 gives
+    ``"\n"`` for ``<string>``; another string compiled under that name would give its lines).  The source must
+    hold a definition of that name (or a lambda) and every attribute the code loads."""
     try:
-        return ast.parse(textwrap.dedent(inspect.getsource(fn)))
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
     except (OSError, TypeError, SyntaxError):
         return None
+    first = tree.body[0] if tree.body else None
+    defined = isinstance(first, (ast.FunctionDef, ast.AsyncFunctionDef)) and first.name == fn.__name__ or \
+        fn.__name__ == "<lambda>" and any(isinstance(node, ast.Lambda) for node in ast.walk(tree))
+    attributes = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+    if not defined or not _attributes(fn.__code__, {}) <= attributes:
+        return None
+    return tree
 
 
 #: numpy's functions that return a new array (never one of their arguments): a name bound only to their
