@@ -47,12 +47,13 @@ def pytest_configure(config):
         gradient._set_default_level(level)
 
 
-def _kept_by_the_sweep(items):
-    """The items the default run keeps: those not marked sweep(n), and one in n of each marked test's cases."""
+def _kept_by_the_sweep(items, named=()):
+    """The items the default run keeps: those not marked sweep(n), one in n of each marked test's cases, and a
+    case ``named`` on the command line (``pytest "tests/x.py::test_y[case]"`` runs that case)."""
     kept, left_out, seen = [], [], set()
     for item in items:
         marker = item.get_closest_marker("sweep")
-        if marker is None:
+        if marker is None or any(name.endswith(item.nodeid) or item.nodeid.endswith(name) for name in named):
             kept.append(item)
             continue
         test = (item.path, getattr(item, "originalname", item.name))
@@ -74,7 +75,7 @@ def _kept_by_the_sweep(items):
 def pytest_collection_modifyitems(config, items):
     if config.getoption("--runslow"):
         return
-    kept = _kept_by_the_sweep(items)
+    kept = _kept_by_the_sweep(items, [arg.replace(os.sep, "/") for arg in config.args if "::" in arg])
     if len(kept) < len(items):
         chosen = {id(item) for item in kept}
         config.hook.pytest_deselected(items=[item for item in items if id(item) not in chosen])
