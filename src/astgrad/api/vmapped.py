@@ -230,6 +230,17 @@ def vmap_cotangents(seed, ans, vmapped, args):
     return p.gradients(rows)
 
 
+def _inner_examples(vmapped, args, bdims, axes):
+    """The inner vmap's number of examples: the length of the first argument's inner batch axis (past the
+    outer one where ``bdims`` says the argument has it in front)."""
+    inner = next((np.shape(a)[ax + (d == 0) if ax >= 0 else ax] for a, d, ax in zip(args, bdims, axes)
+                  if ax is not None), None)
+    if inner is None:
+        raise ValueError(f"astgrad.vmap of {vmapped.__astgrad_function__.__qualname__}: no argument has a batch "
+                         f"axis (in_axes={vmapped._in_axes!r})")
+    return inner
+
+
 @defvjp(vmap_at)
 def vmap_at_vjp(g, ans, vmapped, *args):
     return (None, *vmap_cotangents(g, ans, vmapped, args))
@@ -324,11 +335,7 @@ def _nested(bdims, vmapped, args):
     fn = vmapped.__astgrad_function__
     axes = vmapped._axes(len(args))
     outer = next(np.shape(a)[0] for a, d in zip(args, bdims) if d == 0)
-    inner = next((np.shape(a)[ax + (d == 0) if ax >= 0 else ax] for a, d, ax in zip(args, bdims, axes)
-                  if ax is not None), None)
-    if inner is None:
-        raise ValueError(f"astgrad.vmap of {fn.__qualname__}: no argument has a batch axis (in_axes="
-                         f"{vmapped._in_axes!r})")
+    inner = _inner_examples(vmapped, args, bdims, axes)
     merged: list = []
     merged_axes: list[int | None] = []
     for a, d, ax in zip(args, bdims, axes):
@@ -390,11 +397,7 @@ def vmap_at_vjp_batched(bdims, g, value, vmapped, *args):
     axes, out = vmapped._axes(len(args)), vmapped._out_axes
     batched = [(x, d) for x, d in zip((g, value, *args), (bdims[0], bdims[1], *bdims[3:])) if d == 0]
     outer = np.shape(batched[0][0])[0]
-    inner = next((np.shape(a)[ax + (d == 0) if ax >= 0 else ax] for a, d, ax in zip(args, bdims[3:], axes)
-                  if ax is not None), None)
-    if inner is None:
-        raise ValueError(f"astgrad.vmap of {fn.__qualname__}: no argument has a batch axis (in_axes="
-                         f"{vmapped._in_axes!r})")
+    inner = _inner_examples(vmapped, args, bdims[3:], axes)
     merged: list = []
     merged_axes: list[int | None] = []
     for a, d, ax in zip(args, bdims[3:], axes):
