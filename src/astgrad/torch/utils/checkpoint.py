@@ -17,10 +17,11 @@ Both of PyTorch's variants, with its warnings and errors:
   asks ``autograd.grad`` for exactly those leaves.  So ``autograd.grad``
   works and the output requires grad when a weight does.  Two differences
   from PyTorch, both refusals rather than guesses: the output's
-  ``grad_fn`` is that one node (PyTorch shows the last operation's), a
+  ``grad_fn`` is that one node (PyTorch shows the last operation's), and a
   function that reads a non-leaf tensor computed outside it (not passed as
-  an argument) is refused, and so is differentiating it twice
-  (``create_graph=True``), where a second derivative would miss the rerun.
+  an argument) is refused.  Differentiating it twice (``create_graph=True``)
+  works as PyTorch's: the backward pass then reruns the function recorded,
+  on views of the arguments, so the gradients it returns depend on them.
 
 ``preserve_rng_state`` (default True) saves the default generator's state
 before the forward and restores it around the rerun, so ``torch.rand``
@@ -69,11 +70,6 @@ OUTSIDE_TENSOR = (
     "requires grad (its grad_fn is {node}) without taking it as an argument; pass that tensor as an argument of "
     "checkpoint, or use use_reentrant=True"
 )
-TWICE_REFUSED = (
-    "astgrad.torch: checkpoint(use_reentrant=False) cannot be differentiated twice (create_graph=True): the "
-    "gradient of the rerun would miss its dependence on the inputs; call the function without checkpoint for "
-    "higher derivatives"
-)
 RERUN_DIFFERS = (
     "torch.utils.checkpoint: Recomputed values for the following tensors have different metadata than during the "
     "forward pass.\n{described}."
@@ -99,6 +95,11 @@ def _detached(t):
     copy = t.detach()
     copy.requires_grad = t.requires_grad
     return copy
+
+
+def _linked(t):
+    """A new tensor holding ``t``'s values and, when ``t`` requires grad, recorded as a view of it."""
+    return t.view_as(t) if t.requires_grad else t
 
 
 class _RandomState:
@@ -219,20 +220,23 @@ class Checkpoint(Function):
 
     @staticmethod
     def backward(ctx, *grad_outputs):
-        if is_grad_enabled():  # the backward pass records only with create_graph
-            raise RuntimeError(TWICE_REFUSED)
         saved = ctx.saved_tensors
         arguments, weights = saved[:ctx.count], saved[ctx.count:]
+        # The backward pass records only with create_graph: then the rerun reads a view of each argument, so
+        # the gradients it returns keep their dependence on the inputs and can be differentiated again (a view,
+        # not the argument itself: one tensor passed twice must get each position's gradient, not the sum twice).
+        twice = is_grad_enabled()
         with ctx.rerun.random:
-            detached = [_detached(a) for a in arguments]
+            inputs = [_linked(a) for a in arguments] if twice else [_detached(a) for a in arguments]
             with enable_grad():
-                outputs, _ = _split(ctx.rerun.call(detached))
+                outputs, _ = _split(ctx.rerun.call(inputs))
         _same_metadata(ctx.forward_outputs, outputs)
         pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if o.requires_grad]
-        wanted = [t for t in detached if t.requires_grad] + list(weights)
-        found = iter(grad([o for o, _ in pairs], wanted, [g for _, g in pairs], allow_unused=True)
+        wanted = [t for t in inputs if t.requires_grad] + list(weights)
+        found = iter(grad([o for o, _ in pairs], wanted, [g for _, g in pairs], allow_unused=True,
+                          create_graph=twice)
                      if pairs and wanted else [None] * len(wanted))
-        grads = [next(found) if t.requires_grad else None for t in detached]
+        grads = [next(found) if t.requires_grad else None for t in inputs]
         return (None, None, None) + tuple(grads) + tuple(found)
 
 
