@@ -29,7 +29,7 @@ from ..transform.front.locate import bind_now, own_signature
 from ..transform.pipeline import build_pullback
 from ..transform.runtime.checkpoints import fresh_containers
 from ..transform.runtime.origins import add_location
-from ..transform.runtime import net
+from ..transform.runtime import floats as _floats, net
 from ..values import trees as _trees
 from ..values.returned import _finish, _unwrap
 from ..values.trees import is_tree
@@ -90,7 +90,7 @@ def _looks_like_wrt(value) -> bool:
 class Pullback(GeneratedCallable):
     """``vjp_fn(cotangent)``: the cotangent times f's Jacobian at the point ``vjp`` ran f at, one per primal."""
 
-    def __init__(self, fn, generated, saved, out, primals, has_aux, outside):
+    def __init__(self, fn, generated, saved, out, primals, outside):
         self.__wrapped__ = fn
         self.__name__ = f"vjp_{getattr(fn, '__name__', 'f')}"
         self.__qualname__ = f"vjp({getattr(fn, '__qualname__', fn)})"
@@ -99,7 +99,6 @@ class Pullback(GeneratedCallable):
         self._saved = saved
         self._out = out  # the output the cotangent must match (structure and shapes)
         self._primals = primals
-        self._aux = has_aux
         self._outside = outside  # (place, key, array, its copy) of each array read from outside
         self._held = None  # ids of the arrays in ``saved``, found at the first call (see _fresh)
         self._containers = _holds_containers(saved)  # lists or dicts the backward half may pop from or write
@@ -114,8 +113,6 @@ class Pullback(GeneratedCallable):
     def __call__(self, cotangent):
         seed = _cotangent(_unwrap(cotangent), self._out, self.__wrapped__)
         _unchanged(self._outside, self.__wrapped__)
-        if self._aux:
-            seed = (seed, 0.0)  # the aux half of f's pair carries no cotangent
         try:
             saved = fresh_containers(self._saved, {}) if self._containers else list(self._saved)
             grads = self._backward(saved, seed)
@@ -234,7 +231,10 @@ def pullback_at(f, args, kwargs, wrt, has_aux=False, optimize=None):
                      {k: copied(_unwrap(v)) for k, v in kwargs.items()})
     arguments_of_plain_types(bound, wrt, f"astgrad.vjp of {f.__qualname__}")
     trees = tuple(sorted(name for name in wrt if is_tree(bound.arguments.get(name))))
-    generated = _cached_pullback(f, list(wrt), trees, level)
+    ranks = {name: rank for name, value in bound.arguments.items()
+             if name in signature.parameters and (rank := gradient._rank(value)) is not None}
+    floats = frozenset(name for name in ranks if _floats(bound.arguments[name]))
+    generated = _cached_pullback(f, list(wrt), trees, has_aux, ranks, floats, level)
     try:
         value, saved = generated.run(*bound.args, **bound.kwargs)
     except Exception as exc:
@@ -242,25 +242,29 @@ def pullback_at(f, args, kwargs, wrt, has_aux=False, optimize=None):
         raise
     aux = None
     if has_aux:
-        if not (isinstance(value, tuple) and len(value) == 2):
-            raise TypeError(f"astgrad: has_aux=True: {f.__qualname__} must return a pair (output, aux); "
-                            f"it returned {type(value).__name__}")
-        value, aux = value
+        value, aux = value  # a pair: the generated code checked (runtime.outputs.aux_pair)
     primals = tuple(originals.arguments[name] for name in wrt)
-    pullback = Pullback(f, generated, saved, value, primals, has_aux, _outside(generated))
+    pullback = Pullback(f, generated, saved, value, primals, _outside(generated))
     return copied(value), pullback, aux
 
 
-def _cached_pullback(f, wrt, trees, level):
-    """The generated pullback of ``f``, kept with its gradients (gradient._gradients_of) until ``f`` changes."""
+def _cached_pullback(f, wrt, trees, has_aux, ranks, floats, level):
+    """The generated pullback of ``f`` for arguments of these ranks and real floats (it serves the one forward
+    run at them, as a specialised adjoint serves calls of them), kept with f's gradients (gradient._gradients_of)
+    until ``f`` changes; past gradient._MAX_SIGNATURES of them, one more is built for any ranks."""
     code = f.__code__
-    key = (code, tuple(wrt), "pullback", trees, level)
+    key = (code, tuple(wrt), "pullback", trees, has_aux, tuple(ranks.items()), floats, level)
     per_fn = gradient._gradients_of(f)
     found = per_fn.get(key)
     if found is None or not found.current():
         for old in [k for k in per_fn if k[0] is not code]:
             del per_fn[old]
-        found = per_fn[key] = build_pullback(f, wrt, level, trees)
+        if sum(k[2] == "pullback" for k in per_fn) >= gradient._MAX_SIGNATURES:
+            key, ranks, floats = key[:5] + ((), None, level), None, None
+            found = per_fn.get(key)
+            if found is not None and found.current():
+                return found
+        found = per_fn[key] = build_pullback(f, wrt, level, trees, has_aux, ranks, floats)
     return found
 
 

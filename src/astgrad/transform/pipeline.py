@@ -374,10 +374,12 @@ def reverse_callee(ctx: Context) -> None:
     an, ret = ctx.analysis, ctx.ret
     live = {ret.id} if isinstance(ret, gast.Name) and ret.id in an.adjoint else set()
     seed = ctx.adjoints(ret.id) if live else ctx.names.fresh("dresult")
-    rev.maybe_zero.update(live)  # a caller without a gradient for the result passes 0.0
+    if not ctx.entry:
+        rev.maybe_zero.update(live)  # a caller without a gradient for the result passes 0.0
     adjoint, live = rev.adjoint(ctx.body, live)
+    adjoint += rev.seeds.materialize(live)
     grads = [compat.name(ctx.adjoints(p)) if p in live else compat.const(0.0) for p in active]
-    body = _inits(ctx, rev.bound_first) + primal + [returns(compat.clone(ret))] + adjoint \
+    body = _inits(ctx, rev.bound_first) + primal + [returns(compat.clone(ctx.pair or ret))] + adjoint \
         + [compat.ret(grads[0] if len(grads) == 1 else compat.tuple_(grads))]
     ctx.seed = seed
     ctx.primal, ctx.adjoint = primal, adjoint
@@ -392,18 +394,22 @@ def split(ctx: Context) -> None:
 
 
 def pullback(ctx: Context) -> None:
-    """A reusable pullback (``vjp(f, *primals)``): the callee pair of f, and an entry that runs its forward half.
+    """A reusable pullback (``vjp(f, *primals)``): f's forward/backward pair, reversed as an entry is.
 
     ``pullback_f(*args) -> (value, saved)`` runs ``forward_f`` once; the
     caller keeps ``saved`` (the stack it filled) and runs
     ``backward_f(copy of saved, dresult)`` once per cotangent: the backward
     function pops what it reads, so each run gets a fresh list of the same
-    saved values, and nothing reruns the function.
+    saved values, and nothing reruns the function.  The pair serves the one
+    forward run at the primals ``vjp`` was given, as the entry's adjoint
+    serves one call: it is specialised for their ranks and real floats, and
+    its seed is the caller's cotangent, checked to have the output's shape
+    (never a 0.0 standing for zeros, which a callee's caller may pass).  A
+    recursive call of f gets a callee pair of its own (the pair is not
+    registered as f's variant).
     """
-    module, base = ctx.module, _ident(ctx.fn)
-    names = (module.names.fresh(f"forward_{base}"), module.names.fresh(f"backward_{base}"), tuple(ctx.wrt))
-    module.variants[(ctx.fn, tuple(ctx.wrt), (tuple(ctx.given_trees), tuple(ctx.given_tree_items)), (), frozenset())] = names
-    ctx.name = names
+    base = _ident(ctx.fn)
+    ctx.name = (ctx.module.names.fresh(f"forward_{base}"), ctx.module.names.fresh(f"backward_{base}"), tuple(ctx.wrt))
     reverse_callee(ctx)
 
 
@@ -545,9 +551,12 @@ CALLEE = FRONT + (
 )
 
 
-#: a reusable pullback (``vjp(f, *primals)``): the callee's passes (its forward/backward pair), with an entry
-#: running the forward half, emitted as a module
-PULLBACK = tuple(Pass("pullback", pullback) if p.name == "reverse" else p for p in CALLEE) \
+#: a reusable pullback (``vjp(f, *primals)``): the entry's passes, reversed into a forward/backward pair as a
+#: callee is (results written in place only in each half: the backward half runs again on the same saves), with
+#: an entry running the forward half, emitted as a module
+PULLBACK = tuple(p for p in ENTRY[:ENTRY.index(next(p for p in ENTRY if p.name == "reverse"))]
+                 if p.name != "check_output") + (Pass("pullback", pullback),) \
+    + tuple(p for p in CALLEE[CALLEE.index(next(p for p in CALLEE if p.name == "reverse")) + 1:]) \
     + (Pass("pullback_entry", pullback_entry), Pass("emit", emit, reads=frozenset({"ranks", "floats"})))
 
 #: the forward sweep (``jvp``): the function and its tangent in one pass
@@ -943,13 +952,19 @@ def build(fn, wrt, mode="grad", preserve_result=False, has_aux=False, trees=(), 
                            callables=callables), Kept(ENTRY, key, ranks, floats) if keep and stage is None else None)
 
 
-def build_pullback(fn, wrt, level=DEFAULT_LEVEL, trees=(), backend=None):
+def build_pullback(fn, wrt, level=DEFAULT_LEVEL, trees=(), has_aux=False, ranks=None, floats=None):
     """Transform ``fn`` into a reusable pullback: ``pullback_f(*args) -> (value, saved)`` (the module's entry)
-    and ``backward_f(saved, dresult)`` (``generated.namespace[generated.backward]``), see ``pullback``."""
+    and ``backward_f(saved, dresult)`` (``generated.namespace[generated.backward]``), see ``pullback``.
+
+    ``ranks`` and ``floats``: as for ``build``, those of the one call the
+    pullback serves.  With ``has_aux``, ``fn`` returns ``(output, aux)``:
+    ``pullback_f`` returns that pair as the value, and the seed is the
+    output's alone.
+    """
     if level not in LEVELS:
         raise ValueError(f"astgrad: optimize={level!r}; the levels are {', '.join(map(str, LEVELS))}")
-    return _transform(fn, wrt, PULLBACK, None, lambda user: ModuleBuilder(user, level, None, backend),
-                      dict(mode="pullback", trees=trees))
+    return _transform(fn, wrt, PULLBACK, None, lambda user: ModuleBuilder(user, level, ranks, None, floats),
+                      dict(mode="pullback", trees=trees, has_aux=has_aux))
 
 
 def build_forward(fn, wrt, level=DEFAULT_LEVEL, stage=None, trees=(), callables=()):
