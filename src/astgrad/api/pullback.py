@@ -1,4 +1,4 @@
-"""Derivatives at one point, as reusable functions: ``vjp(f, *primals)`` and ``linearize(f, *primals)``.
+"""The pullback at one point, as a reusable function: ``vjp(f, *primals)`` (linearize.py: its forward twin).
 
 ``astgrad.vjp`` is the function here: without primals it is gradient.vjp
 (the generated ``df(*args, seed)``).
@@ -35,10 +35,9 @@ from ..values.returned import _finish, _unwrap
 from ..values.trees import is_tree
 from . import gradient
 from .arguments import arguments_of_plain_types
-from .forward import jvp as _jvp
 from .generated import GeneratedCallable
 
-__all__ = ["vjp", "linearize"]
+__all__ = ["vjp"]
 
 
 def vjp(f=None, *primals, wrt=None, has_aux: bool = False, optimize: int | None = None, backend: str = "numpy"):
@@ -317,8 +316,9 @@ def _outside(generated) -> list:
     return found
 
 
-def _unchanged(outside, f) -> None:
-    """Refuse a pullback whose function reads arrays from outside that changed since ``vjp`` ran it."""
+def _unchanged(outside, f, what="vjp") -> None:
+    """Refuse a pullback (a linearization) whose function reads arrays from outside that changed since ``vjp``
+    (``linearize``) ran it."""
     for place, key, array, snapshot in outside:
         if place is not None:
             try:
@@ -330,60 +330,13 @@ def _unchanged(outside, f) -> None:
             rebound = False
         if rebound or not np.array_equal(array, snapshot, equal_nan=array.dtype.kind in "fc"):
             where = f" ({key})" if key is not None else ""
-            raise RuntimeError(f"astgrad.vjp: {getattr(f, '__qualname__', f)} reads an array from outside its "
-                               f"arguments{where} that changed since vjp ran it; the pullback is the one at the "
-                               f"point vjp was given, which no longer holds: call astgrad.vjp again")
+            raise RuntimeError(f"astgrad.{what}: {getattr(f, '__qualname__', f)} reads an array from outside its "
+                               f"arguments{where} that changed since {what} ran it; the "
+                               f"{'pullback' if what == 'vjp' else 'tangent map'} is the one at the point {what} was "
+                               f"given, which no longer holds: call astgrad.{what} again")
 
 
 def _holds(value, array) -> bool:
     arrays: dict = {}
     net._collect(value, arrays)
     return id(array) in arrays
-
-
-def linearize(f, *primals, has_aux: bool = False, optimize: int | None = None):
-    """``(out, jvp_fn)`` (``(out, jvp_fn, aux)`` with ``has_aux``): JAX's ``linearize``.
-
-    ``jvp_fn(*tangents)`` is ``J u``, the Jacobian of ``f`` at ``primals``
-    times the tangents (one per primal, each of its primal's structure and
-    shape).  The primals are copied: later writes into them change nothing.
-    Each call runs the generated jvp of ``f`` at the saved primals (the
-    function's value is computed again with its tangent).
-    """
-    if not primals:
-        raise TypeError("astgrad.linearize(f, *primals): give the point, one primal per differentiated argument")
-    primals = tuple(copied(_unwrap(p)) for p in primals)
-    product = _jvp(f, wrt=tuple(range(len(primals))), optimize=optimize)
-    out = f(*primals)
-    aux = None
-    if has_aux:
-        if not (isinstance(out, tuple) and len(out) == 2):
-            raise TypeError(f"astgrad.linearize(..., has_aux=True): {getattr(f, '__qualname__', f)} must return a "
-                            f"pair (output, aux); it returned {type(out).__name__}")
-        out, aux = out
-
-    return (copied(out), Linearized(f, product, primals, has_aux)) + ((aux,) if has_aux else ())
-
-
-class Linearized(GeneratedCallable):
-    """``jvp_fn(*tangents)``: f's Jacobian at the point ``linearize`` was given, times the tangents."""
-
-    def __init__(self, f, product, primals, has_aux):
-        self.__wrapped__ = f
-        self.__name__ = f"linearized_{getattr(f, '__name__', 'f')}"
-        self.__qualname__ = f"linearize({getattr(f, '__qualname__', f)})"
-        self._product, self._primals, self._aux = product, primals, has_aux
-
-    @property
-    def source(self) -> str:
-        return self._product.source
-
-    def __repr__(self):
-        return f"<astgrad.{self.__qualname__}: the tangent map at one point>"
-
-    def __call__(self, *tangents):
-        if len(tangents) != len(self._primals):
-            raise TypeError(f"{self.__qualname__} takes one tangent per primal ({len(self._primals)}); it was "
-                            f"given {len(tangents)}")
-        _, tangent = self._product(*copied(self._primals), tuple(_unwrap(t) for t in tangents))
-        return tangent[0] if self._aux else tangent

@@ -1,0 +1,201 @@
+"""``out, jvp_fn = astgrad.linearize(f, *primals)``: the primal half runs once, ``jvp_fn`` the tangent half alone.
+
+Each ``jvp_fn(u)`` must be ``J u`` at the primals linearize was given:
+against the generated jvp (which runs f again) and central differences,
+through loops (with a break), a while loop, branches, callees, recursion,
+item writes, list appends and dict primals.  The adversarial cases: the
+caller writes into the primals, into what ``jvp_fn`` returned, or into a
+global f reads, after linearize; a tangent of another shape.
+"""
+
+import numpy as np
+import pytest
+
+import astgrad
+from _numeric import directional
+
+X = np.array([0.3, -0.2, 0.5])
+W = np.array([[0.4, -1.1, 0.7], [0.2, 0.9, -0.3]])
+SCALE = np.array([1.5, -0.5])
+
+
+def inner(z, w):
+    return np.tanh(w @ z) * 2.0
+
+
+def callees_in_a_while_loop(x, w):
+    s = inner(x, w)
+    k = 0
+    while k < 5:
+        s = np.sin(s) + inner(x * s[0], w)
+        if s[1] > 10.0:
+            break
+        k = k + 1
+    return s
+
+
+def grows_a_list(x):
+    ys = []
+    for i in range(3):
+        ys.append(np.sin(x) * i)
+    total = ys[0]
+    for y in ys:
+        total = total + y * x
+    return total
+
+
+def writes_items(x):
+    z = x * 2
+    for i in range(2):
+        z[i] = np.sin(x[i + 1]) * z[i]
+    return z * x
+
+
+def of_a_dict(p, x):
+    return np.tanh(p["w"] @ x + p["b"])
+
+
+def leaves_early(x):
+    t = x
+    for i in range(10):
+        t = t * 1.5
+        if np.sum(t) > 3:
+            break
+        t = np.cos(t)
+    return t
+
+
+def branches(x, a):
+    if np.sum(x) > 0:
+        y = np.exp(x) * a
+    else:
+        y = np.log1p(x * x) / a
+    return y * np.mean(y)
+
+
+def recursive(x, n):
+    if n == 0:
+        return x
+    return recursive(np.sin(x), n - 1) * x
+
+
+def three_deep(x):
+    return recursive(x, 3)
+
+
+def scaled_by_global(x):
+    return SCALE * np.tanh(W @ x)
+
+
+CASES = {
+    "callees in a while loop": (callees_in_a_while_loop, (X, W)),
+    "list appends": (grows_a_list, (X,)),
+    "item writes": (writes_items, (X,)),
+    "a dict primal": (of_a_dict, ({"w": W, "b": np.array([0.1, -0.2])}, X)),
+    "a loop left early": (leaves_early, (X,)),
+    "both branches": (branches, (X, 1.3)),
+    "the other branch": (branches, (-X - 1.0, 1.3)),
+    "recursion": (three_deep, (X,)),
+}
+
+
+def _direction(value, rng):
+    if isinstance(value, dict):
+        return {k: _direction(v, rng) for k, v in value.items()}
+    return rng.normal(size=np.shape(value)) if np.ndim(value) else float(rng.normal())
+
+
+def _moved(value, direction, t):
+    if isinstance(value, dict):
+        return {k: _moved(value[k], direction[k], t) for k in value}
+    return value + t * direction
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_jvp_fn_is_the_jvp_and_the_difference_quotient(name):
+    f, args = CASES[name]
+    out, jvp_fn = astgrad.linearize(f, *args)
+    assert "def tangent_" in jvp_fn.source  # the tangent half, not the whole jvp again
+    np.testing.assert_allclose(out, f(*args), rtol=1e-12)
+    jvp = astgrad.jvp(f, wrt=tuple(range(len(args))))
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        u = tuple(_direction(a, rng) for a in args)
+        got = jvp_fn(*u)
+        np.testing.assert_allclose(got, jvp(*args, u)[1], rtol=1e-12, atol=1e-14)
+        for k in range(np.size(out)):
+            expected = directional(lambda t: np.ravel(f(*(_moved(a, v, t) for a, v in zip(args, u))))[k], 0.0, 1.0)
+            assert np.ravel(got)[k] == pytest.approx(expected, rel=1e-6, abs=1e-8)
+
+
+def test_the_tangent_half_runs_none_of_the_primal_operations():
+    _, jvp_fn = astgrad.linearize(callees_in_a_while_loop, X, W)
+    tangent = jvp_fn.source[jvp_fn.source.index("def tangent_callees_in_a_while_loop"):]
+    tangent = "\n".join(line for line in tangent[:tangent.index("def primal_inner")].splitlines()
+                        if not line.strip().startswith("#"))
+    assert "np.sin(" not in tangent and "np.cos(" not in tangent and "inner(" not in tangent.replace("tangent_inner(", "")
+
+
+def test_writes_into_the_primals_and_the_results_after_linearize_change_nothing():
+    x, w = X.copy(), W.copy()
+    _, jvp_fn = astgrad.linearize(callees_in_a_while_loop, x, w)
+    u, v = np.array([1.0, -1.0, 0.5]), np.ones((2, 3))
+    first = jvp_fn(u, v)
+    expected = first.copy()
+    x[:] = 7.0
+    w *= -3.0
+    first[:] = 100.0
+    np.testing.assert_array_equal(jvp_fn(u, v), expected)
+    _, jvp_fn = astgrad.linearize(lambda y: y, x)  # the tangent returned is the tangent given
+    u = np.array([1.0, 2.0, 3.0])
+    jvp_fn(u)[:] = 0.0
+    np.testing.assert_array_equal(jvp_fn(np.array([1.0, 2.0, 3.0])), [1.0, 2.0, 3.0])
+
+
+def test_a_global_changed_after_linearize_is_refused():
+    global SCALE
+    saved = SCALE
+    _, jvp_fn = astgrad.linearize(scaled_by_global, X)
+    u = np.array([0.5, 1.0, -1.0])
+    expected = jvp_fn(u)
+    np.testing.assert_allclose(expected, SCALE * (1 - np.tanh(W @ X) ** 2) * (W @ u), rtol=1e-12)
+    try:
+        SCALE[0] = 9.0
+        with pytest.raises(RuntimeError, match="changed since linearize ran it"):
+            jvp_fn(u)
+        SCALE[0] = 1.5
+        np.testing.assert_array_equal(jvp_fn(u), expected)
+        SCALE = np.array([1.5, -0.5])  # rebound, equal values: not the array linearize read
+        with pytest.raises(RuntimeError, match="changed since linearize ran it"):
+            jvp_fn(u)
+    finally:
+        SCALE = saved
+
+
+def test_a_tangent_of_another_shape_is_refused_not_broadcast():
+    _, jvp_fn = astgrad.linearize(writes_items, X)
+    for u in (np.ones(1), np.ones((3, 3)), 1.0):
+        with pytest.raises(ValueError, match="tangent of x has shape"):
+            jvp_fn(u)
+    with pytest.raises(TypeError, match="one tangent per primal"):
+        jvp_fn(X, X)
+
+
+def test_has_aux_gives_the_aux_once_and_the_outputs_tangent():
+    def with_aux(x):
+        y = np.sin(x)
+        return y * 3, {"y": y}
+
+    out, jvp_fn, aux = astgrad.linearize(with_aux, X, has_aux=True)
+    np.testing.assert_allclose(aux["y"], np.sin(X))
+    u = np.array([1.0, 2.0, -1.0])
+    np.testing.assert_allclose(jvp_fn(u), 3 * np.cos(X) * u, rtol=1e-12)
+
+
+def test_a_generated_gradient_is_linearized_by_rerunning_its_jvp():
+    def loss(x):
+        return np.sum(np.sin(x) ** 2)
+
+    out, jvp_fn = astgrad.linearize(astgrad.grad(loss), X)
+    u = np.array([1.0, 0.0, -1.0])
+    np.testing.assert_allclose(jvp_fn(u), 2 * np.cos(2 * X) * u, rtol=1e-10)
