@@ -8,11 +8,17 @@ caller writes into the primals, into what ``jvp_fn`` returned, or into a
 global f reads, after linearize; a tangent of another shape.
 """
 
+import itertools
+
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, assume, given, note, settings
 
 import astgrad
 from _numeric import directional
+from corpus.functions import CASES as CORPUS
+from corpus.programs import fresh_run, load, programs
+from corpus.test_programs import X as PX, Y as PY
 
 X = np.array([0.3, -0.2, 0.5])
 W = np.array([[0.4, -1.1, 0.7], [0.2, 0.9, -0.3]])
@@ -199,3 +205,64 @@ def test_a_generated_gradient_is_linearized_by_rerunning_its_jvp():
     out, jvp_fn = astgrad.linearize(astgrad.grad(loss), X)
     u = np.array([1.0, 0.0, -1.0])
     np.testing.assert_allclose(jvp_fn(u), 2 * np.cos(2 * X) * u, rtol=1e-10)
+
+
+def check_program(source, tmp_path_factory):
+    """jvp_fn of a random program (loops, branches, item writes, callees) is its generated jvp's tangent."""
+    note(source)
+    module = load(source, tmp_path_factory.mktemp("linearize_programs", numbered=True),
+                  f"astgrad_linearize_{next(_counter)}")
+    with np.errstate(all="ignore"):
+        value = module.f(PX, PY)
+    assume(bool(np.all(np.isfinite(value))))
+    try:
+        jvp = astgrad.jvp(module.f, (0, 1))
+    except astgrad.TransformError as exc:
+        assert "shares memory" in str(exc), f"{exc}\n\nprogram:\n{source}"
+        return
+    with np.errstate(all="ignore"):
+        out, jvp_fn = astgrad.linearize(module.f, PX, PY)
+        assert "def tangent_" in jvp_fn.source, source
+        for u, v in ((np.array([0.6, -0.3, 0.74]), np.array([-0.2, 0.5, 0.3])), (np.ones(3), -np.ones(3))):
+            value, tangent = jvp(PX, PY, (u, v))
+            np.testing.assert_allclose(out, value, rtol=1e-13, atol=1e-13, err_msg=source)
+            np.testing.assert_allclose(jvp_fn(u, v), tangent, rtol=1e-12, atol=1e-13, err_msg=source)
+
+
+_counter = itertools.count()
+_SETTINGS = dict(deadline=None, database=None,
+                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+
+
+@settings(max_examples=10, derandomize=True, **_SETTINGS)
+@given(source=programs())
+def test_random_programs_linearized(source, tmp_path_factory):
+    check_program(source, tmp_path_factory)
+
+
+@pytest.mark.slow
+@settings(max_examples=300, **fresh_run(**_SETTINGS))
+@given(source=programs())
+def test_many_random_programs_linearized(source, tmp_path_factory):
+    check_program(source, tmp_path_factory)
+
+
+def _corpus_direction(value, rng):
+    if np.iscomplexobj(value):
+        return rng.standard_normal(np.shape(value)) + 1j * rng.standard_normal(np.shape(value))
+    return _direction(value, rng)
+
+
+@pytest.mark.sweep(4)
+@pytest.mark.parametrize("case", CORPUS, ids=[c.id for c in CORPUS])
+def test_corpus_functions_linearized(case):
+    args = [a.copy() if isinstance(a, np.ndarray) else a for a in case.args]
+    wrt = case.wrt if isinstance(case.wrt, tuple) else (case.wrt,)
+    assert list(wrt) == list(range(len(args)))  # every corpus case differentiates all its arguments
+    rng = np.random.default_rng(5)
+    u = [_corpus_direction(a, rng) for a in args]
+    _, expected = astgrad.jvp(case.f, case.wrt)(*args, tuple(u) if isinstance(case.wrt, tuple) else u[0])
+    out, jvp_fn = astgrad.linearize(case.f, *args)
+    assert "def tangent_" in jvp_fn.source
+    for _ in range(2):  # the record read again from its start
+        np.testing.assert_allclose(jvp_fn(*u), expected, rtol=1e-10, atol=1e-12)

@@ -20,11 +20,12 @@ the other, sharing the one record.
 
 Generated code never writes an array in place (item writes copy,
 rules/_extra.setitem), but it grows lists and writes dicts in place: a list
-or dict is recorded as a copy (``recorded``).  A name that a tangent
-statement writes into (``grow``, ``put``) is the tangent half's own: its
-bindings run there.  What this cut does not model (``try``, ``with``,
-nested functions, the stack of generated code) raises ``NotCut``: the
-caller then reruns the whole jvp at each call.
+or dict is recorded as a copy (``recorded``).  A tangent statement writes
+only into tangents (``grow``, ``put`` on a tangent list or dict), never into
+a recorded value.  What this cut does not model (``try``, ``with``, nested
+functions, a tangent statement writing into a primal value, control flow on
+a tangent) raises ``NotCut``: the caller then reruns the whole jvp at each
+call.
 """
 
 from __future__ import annotations
@@ -42,6 +43,11 @@ from ..runtime.tangents import stack_pop
 
 #: calls that write into their first argument
 _WRITES_FIRST = (sequences.grow, runtime.put, caller_state.put_kept, stack_pop)
+
+#: methods of lists, dicts and arrays that write into their object
+_WRITING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault",
+                              "popitem", "sort", "reverse", "fill", "put", "itemset", "resize", "__setitem__",
+                              "__delitem__", "__iadd__", "__imul__"})
 
 _UNMODELLED = (gast.Try, gast.With, gast.AsyncWith, gast.AsyncFor, gast.AsyncFunctionDef, gast.FunctionDef,
                gast.ClassDef, gast.Global, gast.Nonlocal, gast.Yield, gast.YieldFrom, gast.Await, gast.NamedExpr)
@@ -107,6 +113,8 @@ class _Cut:
         self.value, self.tangent = ret.elts
         self.tangents = set(tangents) | set(self.tangent_params)
         self._close()
+        if _loads(self.value) & self.tangents:
+            raise NotCut("a value computed from a tangent")
         self.hoisted: dict = {}  # id of a tangent statement -> [(name, expression computed early)]
         self._hoist_all(self.body)
         self.needed = self._needed()
@@ -124,17 +132,18 @@ class _Cut:
                 yield s
 
     def _close(self):
-        """Grow the tangent names to everything computed from a tangent, and everything a tangent statement
-        writes into, until nothing changes."""
+        """Grow the tangent names to everything computed from a tangent, until nothing changes; refuse a
+        tangent statement that writes into a value the primal half makes (the record would change)."""
         while True:
             before = len(self.tangents)
             for s in self._simple():
-                if self.mixed(s) is not None:
-                    continue
-                if self.is_tangent(s):
-                    self.tangents |= _stored(s) | self._written(s)
+                if self.mixed(s) is None and self.is_tangent(s):
+                    self.tangents |= _stored(s)
             if len(self.tangents) == before:
                 break
+        for s in self._simple():
+            if self.mixed(s) is None and self.is_tangent(s) and self._written(s) - self.tangents:
+                raise NotCut("a tangent statement writing into a value of the primal")
         for s in self.body:
             for n in compat.walk(s):
                 if isinstance(n, gast.For) and (n.target.id in self.tangents or _loads(n.iter) & self.tangents) or \
@@ -162,8 +171,8 @@ class _Cut:
                     self._resolve(n.func) in _WRITES_FIRST:
                 found.add(n.args[0].id)
             if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and isinstance(n.func.value, gast.Name) \
-                    and not isinstance(self._resolve(n.func.value), type(np)):
-                found.add(n.func.value.id)  # a method of a local (items.append(...)) may write into it
+                    and n.func.attr in _WRITING_METHODS:
+                found.add(n.func.value.id)
         return found
 
     def mixed(self, s):
@@ -308,9 +317,9 @@ class _Cut:
             elif isinstance(s, gast.If):
                 pb, tb = self.block(s.body)
                 po, to = self.block(s.orelse)
-                primal.append(compat.if_stmt(s.test, pb or [compat.make("Pass")], po))
+                primal.append(compat.if_stmt(s.test, _filled(pb), _filled(po, True)))
                 if self._kept([s], self.needed):
-                    tangent.append(compat.if_stmt(compat.clone(s.test), tb or [compat.make("Pass")], to))
+                    tangent.append(compat.if_stmt(compat.clone(s.test), _filled(tb), _filled(to, True)))
             elif isinstance(s, (gast.For, gast.While)):
                 primal_loop, tangent_loop = self.loop(s)
                 primal += primal_loop
@@ -346,7 +355,7 @@ class _Cut:
         pb, tb = self.block(s.body)
         target = [s.target.id] if isinstance(s, gast.For) else []
         if not self._kept([s], self.needed):
-            pb = pb or [compat.make("Pass")]
+            pb = _filled(pb)
             return [compat.for_stmt(s.target.id, s.iter, pb) if isinstance(s, gast.For) else
                     compat.while_stmt(s.test, pb)], []
         slot = self.module.names.local_everywhere("trips")
@@ -360,8 +369,15 @@ class _Cut:
             else compat.while_stmt(s.test, body)
         trip = self.module.names.local_everywhere("trip")
         taken = compat.call(compat.name(self.ns.bind(range, "range")), [compat.call(compat.name(self.take))])
-        tangent_loop = compat.for_stmt(trip, taken, self._replay(target) + tb or [compat.make("Pass")])
+        tangent_loop = compat.for_stmt(trip, taken, _filled(self._replay(target) + tb))
         return start + [primal_loop], [tangent_loop]
+
+
+def _filled(stmts, may_be_empty=False) -> list:
+    """``stmts``, with ``pass`` where they hold only comment markers (which emit as comments alone)."""
+    if all(is_marker(s) for s in stmts) and (stmts or not may_be_empty):
+        return stmts + [compat.make("Pass")]
+    return stmts
 
 
 def _loads(node) -> set:
