@@ -198,6 +198,18 @@ def test_has_aux_gives_the_aux_once_and_the_outputs_tangent():
     np.testing.assert_allclose(jvp_fn(u), 3 * np.cos(X) * u, rtol=1e-12)
 
 
+def test_writing_into_the_aux_changes_no_later_tangent():
+    def squared_with_aux(x):
+        y = np.sin(x)
+        return y * y, y  # the tangent half reads y, which the aux is
+
+    out, jvp_fn, aux = astgrad.linearize(squared_with_aux, X, has_aux=True)
+    u = np.array([1.0, -2.0, 0.5])
+    expected = jvp_fn(u)
+    np.testing.assert_allclose(expected, 2 * np.sin(X) * np.cos(X) * u, rtol=1e-12)
+    aux[:] = 0.0
+    np.testing.assert_array_equal(jvp_fn(u), expected)
+
 def test_a_generated_gradient_is_linearized_by_rerunning_its_jvp():
     def loss(x):
         return np.sum(np.sin(x) ** 2)

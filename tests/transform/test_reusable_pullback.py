@@ -390,3 +390,15 @@ def test_linearize_with_aux():
     assert aux["norm"] == pytest.approx(float(np.sum(X * X)))
     u = np.array([1.0, 2.0, -1.0])
     np.testing.assert_allclose(jvp_fn(u), 3 * np.cos(X) * u, rtol=1e-12)
+
+
+def test_writing_into_the_aux_changes_no_later_cotangent():
+    def squared_with_aux(x):
+        y = np.sin(x)
+        return y * y, y  # the backward half reads y, which the aux is
+
+    out, vjp_fn, aux = astgrad.vjp(squared_with_aux, X, has_aux=True)
+    ct = np.array([1.0, -2.0, 0.5])
+    expected = vjp_fn(ct)
+    aux[:] = 0.0
+    assert_cotangents(vjp_fn(ct), expected, rtol=0, atol=0)

@@ -90,7 +90,7 @@ def _linearized_at(f, primals, has_aux, optimize):
                             f"aux); it returned {type(value).__name__}")
         value, aux = value
     tangent_map = Linearization(f, generated, record, primals, names, has_aux, _outside(generated))
-    return (copied(value), tangent_map) + ((aux,) if has_aux else ())
+    return (copied(value), tangent_map) + ((copied(aux),) if has_aux else ())  # neither shares the record
 
 
 def _cached_linearized(f, wrt, trees, level):

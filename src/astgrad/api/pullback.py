@@ -244,7 +244,7 @@ def pullback_at(f, args, kwargs, wrt, has_aux=False, optimize=None):
         value, aux = value  # a pair: the generated code checked (runtime.outputs.aux_pair)
     primals = tuple(originals.arguments[name] for name in wrt)
     pullback = Pullback(f, generated, saved, value, primals, _outside(generated))
-    return copied(value), pullback, aux
+    return copied(value), pullback, copied(aux)  # a write into either cannot reach a saved value
 
 
 def _cached_pullback(f, wrt, trees, has_aux, ranks, floats, level):
