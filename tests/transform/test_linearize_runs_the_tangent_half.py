@@ -142,6 +142,26 @@ def test_the_tangent_half_runs_none_of_the_primal_operations():
     assert "np.sin(" not in tangent and "np.cos(" not in tangent and "inner(" not in tangent.replace("tangent_inner(", "")
 
 
+
+def accumulates(x, w):
+    y = np.tanh(w @ x)
+    s = 0.0
+    for i in range(3):
+        s = s + y * x[i]
+    if s[0] > 0:
+        s = s * 2
+    return np.sin(s) * 2
+
+
+def test_a_value_is_recorded_only_where_the_tangent_half_reads_it():
+    # s is rebound on every trip and in the branch; the tangent half reads only its first value (the zeros of
+    # its tangent) and its last through np.cos(s), computed in the primal half
+    out, jvp_fn = astgrad.linearize(accumulates, X, W)
+    tangent = jvp_fn.source[jvp_fn.source.index("def tangent_accumulates"):]
+    assert tangent.count("s = take()") == 1 and "np.cos" not in tangent.split("return np.sin(s) * 2")[1]
+    u, v = np.array([1.0, 0.5, -1.0]), np.full((2, 3), 0.3)
+    np.testing.assert_allclose(jvp_fn(u, v), astgrad.jvp(accumulates, wrt=(0, 1))(X, W, (u, v))[1], rtol=1e-12)
+
 def test_writes_into_the_primals_and_the_results_after_linearize_change_nothing():
     x, w = X.copy(), W.copy()
     _, jvp_fn = astgrad.linearize(callees_in_a_while_loop, x, w)

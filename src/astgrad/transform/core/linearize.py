@@ -12,7 +12,10 @@ subexpression of a tangent statement that reads no tangent (``np.cos(x)`` in
 same control flow: a recorded name is bound where the primal bound it
 (``y = take()``), a branch reads its recorded test, a loop runs its recorded
 number of trips.  Both halves run the same statements in the same order,
-so each ``take()`` gets the value recorded at the same point.
+so each ``take()`` gets the value recorded at the same point.  A read whose
+name the tangent half binds again before reading it goes, with its record
+(``_dead_reads``): a name rebound on every trip is recorded only where the
+tangent half reads it.
 
 A called function's ``jvp_g`` is cut the same way; the call becomes
 ``primal_g(_stack, args)`` in one half and ``tangent_g(take, tangents)`` in
@@ -273,7 +276,8 @@ class _Cut:
     # -- the halves ------------------------------------------------------------------------------
 
     def halves(self, names):
-        primal_body, tangent_body = self._record(self.params), self._replay(self.params)
+        self.pairs: dict = {}  # id of a read of a recorded name -> id of the push that recorded it
+        primal_body, tangent_body = self._pairs(self.params)
         p, t = self.block(self.body)
         primal_body += p
         tangent_body += t
@@ -282,6 +286,10 @@ class _Cut:
             tangent_body.append(self._read(name))
         primal_body.append(compat.ret(self.value))
         tangent_body.append(compat.ret(self.tangent))
+        dead = _dead_reads(tangent_body, self.pairs)  # a name read back that the tangent half binds again first
+        if dead:
+            pushes = {self.pairs[r] for r in dead}
+            primal_body, tangent_body = _without(primal_body, pushes), _without(tangent_body, dead)
         primal_args = compat.clone(self.fn_def.args)
         for field in ("posonlyargs", "args"):
             kept = [a for a in getattr(primal_args, field) if a.id not in self.tangent_params]
@@ -302,11 +310,16 @@ class _Cut:
     def _read(self, name):
         return compat.assign(name, compat.call(compat.name(self.take)))
 
-    def _record(self, bound):
-        return [self._push(n) for n in bound if n in self.needed]
-
-    def _replay(self, bound):
-        return [self._read(n) for n in bound if n in self.needed]
+    def _pairs(self, bound):
+        """``(pushes, reads)``: the names of ``bound`` the tangent half reads, recorded where the primal binds
+        them and read back there."""
+        pushes, reads = [], []
+        for n in bound:
+            if n in self.needed:
+                pushes.append(self._push(n))
+                reads.append(self._read(n))
+                self.pairs[id(reads[-1])] = id(pushes[-1])
+        return pushes, reads
 
     def block(self, stmts):
         primal, tangent = [], []
@@ -333,10 +346,11 @@ class _Cut:
                 call = s.value
                 primal.append(compat.assign(value, compat.call(compat.name(primal_name), [compat.name(self.stack)]
                                                                + call.args[k:], {kw.arg: kw.value for kw in call.keywords})))
-                primal += self._record([value])
+                pushes, reads = self._pairs([value])
+                primal += pushes
                 tangent.append(compat.assign(dvalue, compat.call(compat.name(tangent_name), [compat.name(self.take)]
                                                                   + [compat.clone(a) for a in call.args[:k]])))
-                tangent += self._replay([value])
+                tangent += reads
             elif self.is_tangent(s):
                 for name, expr in self.hoisted.get(id(s), ()):
                     primal += [compat.assign(name, expr), self._push(name, False)]
@@ -345,8 +359,9 @@ class _Cut:
             else:
                 primal.append(s)
                 bound = sorted(_stored(s))
-                primal += self._record(bound)
-                tangent += self._replay(bound)
+                pushes, reads = self._pairs(bound)
+                primal += pushes
+                tangent += reads
         return primal, tangent
 
     def loop(self, s):
@@ -364,13 +379,70 @@ class _Cut:
                             op=gast.Add(), value=compat.const(1))
         start = [compat.assign(slot, compat.call(compat.name(self.ns.bind(len, "len")), [compat.name(self.stack)])),
                  compat.expr_stmt(compat.call(compat.attr(compat.name(self.stack), "append"), [compat.const(0)]))]
-        body = [count] + self._record(target) + pb
+        pushes, reads = self._pairs(target)
+        body = [count] + pushes + pb
         primal_loop = compat.for_stmt(s.target.id, s.iter, body) if isinstance(s, gast.For) \
             else compat.while_stmt(s.test, body)
         trip = self.module.names.local_everywhere("trip")
         taken = compat.call(compat.name(self.ns.bind(range, "range")), [compat.call(compat.name(self.take))])
-        tangent_loop = compat.for_stmt(trip, taken, _filled(self._replay(target) + tb))
+        tangent_loop = compat.for_stmt(trip, taken, _filled(reads + tb))
         return start + [primal_loop], [tangent_loop]
+
+
+def _dead_reads(stmts, reads) -> set:
+    """The ids of the statements among ``reads`` (``n = take()``) whose ``n`` nothing in ``stmts`` reads after
+    them: a backward liveness over the tangent half (its loops to a fixed point; after ``break`` or
+    ``continue`` whatever is live after the loop or at its head)."""
+    dead: set = set()
+
+    def block(body, live, loop):
+        for stmt in reversed(body):
+            live = statement(stmt, live, loop)
+        return live
+
+    def statement(stmt, live, loop):
+        if isinstance(stmt, gast.Assign):
+            if id(stmt) in reads:
+                if stmt.targets[0].id in live:
+                    dead.discard(id(stmt))
+                else:
+                    dead.add(id(stmt))
+            return (live - _stored(stmt)) | _loads(stmt.value) | (_loads(compat.tuple_(stmt.targets)))
+        if isinstance(stmt, gast.If):
+            return block(stmt.body, live, loop) | block(stmt.orelse, live, loop) | _loads(stmt.test)
+        if isinstance(stmt, gast.For):
+            head = set(live)
+            while True:
+                grown = live | (block(stmt.body, head, head | live) - {stmt.target.id})
+                if grown <= head:
+                    break
+                head |= grown
+            return head | _loads(stmt.iter)
+        if isinstance(stmt, (gast.Break, gast.Continue)):
+            return set(loop)
+        if isinstance(stmt, gast.Return):
+            return _loads(stmt)
+        return live | _all_loads(stmt)
+
+    block(stmts, set(), set())
+    return dead
+
+
+def _without(stmts, ids) -> list:
+    """``stmts`` without the statements of ``ids``, through every block (an emptied block gets ``pass``)."""
+    out = []
+    for stmt in stmts:
+        if id(stmt) in ids:
+            continue
+        for field in ("body", "orelse"):
+            if isinstance(getattr(stmt, field, None), list) and getattr(stmt, field):
+                setattr(stmt, field, _filled(_without(getattr(stmt, field), ids)))
+        out.append(stmt)
+    return out
+
+
+def _all_loads(node) -> set:
+    return {n.id for n in compat.walk(node) if isinstance(n, gast.Name)}
 
 
 def _filled(stmts, may_be_empty=False) -> list:
