@@ -6,7 +6,9 @@ passes of the chosen level, emit.  A function the entry calls gets its
 ``forward_``/``backward_`` pair from ``CALLEE``, the same passes up to its
 own reversal.  Forward mode (``jvp``) runs ``FORWARD``: the same front end,
 then the forward sweep (core/forward.py) and dead code; a callee gets its
-``jvp_`` variant from ``FORWARD_CALLEE``.  Each pass is a function
+``jvp_`` variant from ``FORWARD_CALLEE``.  ``PULLBACK`` (``vjp(f,
+*primals)``) reverses f as the entry and cuts it into a pair as a callee;
+``LINEARIZE`` cuts the forward sweep into a primal and a tangent half.  Each pass is a function
 ``(ctx) -> None`` named for what it does; ``Pass.level`` is the lowest
 optimisation level it runs at:
 
