@@ -179,7 +179,7 @@ class _Cut:
         return found
 
     def mixed(self, s):
-        """``(callee, its halves, tangents first)`` for ``[y, dy] = jvp_g(dx, ..., x, ...)``, else None."""
+        """The called variant's name for ``[y, dy] = jvp_g(dx, ..., x, ...)``, else None."""
         if isinstance(s, gast.Assign) and isinstance(s.value, gast.Call) and isinstance(s.value.func, gast.Name) \
                 and s.value.func.id in self.callees:
             target = s.targets[0] if len(s.targets) == 1 else None
@@ -269,7 +269,7 @@ class _Cut:
                 return True  # the tangent half leaves the trip where the primal did
             elif is_marker(s):
                 continue
-            elif self.mixed(s) is not None or self.is_tangent(s) or _all_stored(s) & needed:
+            elif self.mixed(s) is not None or self.is_tangent(s) or (_all_stored(s) | self._written(s)) & needed:
                 return True
         return False
 
@@ -358,7 +358,7 @@ class _Cut:
                 tangent.append(s)
             else:
                 primal.append(s)
-                bound = sorted(_stored(s))
+                bound = sorted(_stored(s) | self._written(s) & self.needed)  # a value written in place: again
                 pushes, reads = self._pairs(bound)
                 primal += pushes
                 tangent += reads
