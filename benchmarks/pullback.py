@@ -1,4 +1,4 @@
-"""A pullback reused for 100 cotangents: ``out, vjp_fn = astgrad.vjp(f, *primals)`` against rerunning f.
+"""A pullback reused for 100 cotangents (``astgrad.vjp(f, *primals)``), a linearization for 100 tangents.
 
 Issue 33's target: ``vjp_fn`` called with 100 cotangents costs at most 1.2x
 100 reverse sweeps alone.  The reverse sweeps alone are not a thing one can
@@ -9,8 +9,13 @@ call, so they are estimated in the same run: 100 calls of the generated
 the generated vjp rerun 100 times, f 100 times, and, when installed,
 ``jax.vjp``'s pullback called 100 times (eager).  Two functions: an MLP
 (784-128-10, batch 32, the cotangent on its logits) and a loop of 30
-elementwise steps on 1000 values.  Usage: ``python benchmarks/pullback.py
-[--repeat 7] [--seeds 100]``.
+elementwise steps on 1000 values.
+
+A second table does the same for ``out, jvp_fn = astgrad.linearize(f,
+*primals)``: one linearize and 100 ``jvp_fn`` calls against the generated
+``jvp(f, wrt=...)`` called 100 times (the primal computed again with each
+tangent), f 100 times, and ``jax.linearize`` (eager) when installed.
+Usage: ``python benchmarks/pullback.py [--repeat 7] [--seeds 100]``.
 """
 
 from __future__ import annotations
@@ -95,6 +100,43 @@ def runners(name, f, args, seeds):
     return found
 
 
+def linearize_runners(name, f, args, tangents):
+    """The rows of the linearize table: one linearize and a jvp_fn call per tangent, against the generated jvp
+    (the primal computed again at each tangent) and, when installed, ``jax.linearize`` (eager)."""
+    wrt = tuple(range(len(args)))
+    product = astgrad.jvp(f, wrt=wrt)
+
+    def linearized():
+        _, jvp_fn = astgrad.linearize(f, *args)
+        return [jvp_fn(*u) for u in tangents]
+
+    found = {
+        "astgrad.linearize(f, *primals): 1 primal half + jvp_fn per tangent": linearized,
+        "astgrad.jvp(f, wrt=...): primal + tangent per tangent": lambda: [product(*args, u) for u in tangents],
+        "f alone, once per tangent (the primal sweeps)": lambda: [f(*args) for _ in tangents],
+    }
+    try:
+        jax, functions = _jax_functions()
+        jax_args = tuple(jax.numpy.asarray(a) for a in args)
+
+        def jax_linearized():
+            _, jvp_fn = jax.linearize(functions[name], *jax_args)
+            return [jvp_fn(*u) for u in tangents]
+
+        found["jax.linearize (eager): 1 linearize + jvp_fn per tangent"] = jax_linearized
+    except peers.Unavailable:
+        pass
+    return found
+
+
+def check_linearize(f, args, tangents):
+    """jvp_fn agrees with the generated jvp for every tangent (before anything is timed)."""
+    _, jvp_fn = astgrad.linearize(f, *args)
+    product = astgrad.jvp(f, wrt=tuple(range(len(args))))
+    for u in tangents:
+        np.testing.assert_allclose(jvp_fn(*u), product(*args, u)[1], rtol=1e-10, atol=1e-12)
+
+
 def check(f, args, seeds):
     """The reused pullback agrees with the generated vjp for every cotangent (before anything is timed)."""
     _, vjp_fn = astgrad.vjp(f, *args)
@@ -125,6 +167,18 @@ def main(argv=None):
             print(f"| {name} | {system} | {seconds * 1e3:.2f} ms | {seconds / reverse:.2f} |")
         print(f"| {name} | reverse sweeps alone (the second row less the third) | {reverse * 1e3:.2f} ms | 1.00 |")
     print("\nIssue 33's target: the first row of each function at most 1.20 in the last column.")
+    print(f"\n## One linearization, {options.seeds} tangents: median of {options.repeat} round-robin repeats\n")
+    print("| function | system | time | / astgrad.jvp per tangent |")
+    print("|---|---|---|---|")
+    for name, f, args in (("mlp", mlp, mlp_inputs(rng)), ("recurrence", recurrence, recurrence_inputs(rng))):
+        tangents = [tuple(rng.standard_normal(np.shape(a)) if np.ndim(a) else float(rng.standard_normal())
+                          for a in args) for _ in range(options.seeds)]
+        check_linearize(f, args, tangents[:3])
+        rows = linearize_runners(name, f, args, tangents)
+        times = peers.round_robin(rows, options.repeat)
+        rerun = times[list(rows)[1]]
+        for system, seconds in times.items():
+            print(f"| {name} | {system} | {seconds * 1e3:.2f} ms | {seconds / rerun:.2f} |")
 
 
 if __name__ == "__main__":

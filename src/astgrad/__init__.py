@@ -14,7 +14,8 @@ from . import autograd
 from .api.gradient import TransformError, grad, show, value_and_grad
 from .api.forward import jvp
 from .api.batched import vmap
-from .api.pullback import linearize, vjp
+from .api.linearize import linearize
+from .api.pullback import vjp
 from .api.compose import elementwise_grad, hessian, hvp, jacfwd, jacobian, jacrev, make_ggnvp
 from .api import inside as _gradient_calls
 from .api import vmapped as _vmapped_calls

@@ -63,7 +63,7 @@ def test_has_aux_returns_the_jacobian_of_the_output_and_the_aux(transform):
     np.testing.assert_allclose(jac, numeric_block(with_aux, (X, Y), 0, lambda o: o[0]), rtol=1e-6, atol=1e-8)
     (jx, jy), _ = transform(with_aux, wrt=(0, 1), has_aux=True)(X, Y)
     np.testing.assert_allclose(jy, numeric_block(with_aux, (X, Y), 1, lambda o: o[0]), rtol=1e-6, atol=1e-8)
-    with pytest.raises(TypeError, match="must return a pair"):
+    with pytest.raises(TypeError, match="return a pair"):
         transform(not_a_pair, has_aux=True)(X, Y)
 
 

@@ -207,6 +207,127 @@ def test_a_generated_gradient_gets_a_pullback_that_reruns_it():
     assert_cotangents(vjp_fn(ct), expected_vjp(astgrad.grad(loss), (X,), ct), rtol=1e-5)
 
 
+def sin_times_square(x):
+    return np.sin(x) * x ** 2
+
+
+def recurrence(x, a):
+    for _ in range(6):
+        x = np.sin(x) * a + x * 0.5
+    return x
+
+
+def recursive(x, n):
+    if n == 0:
+        return W @ x
+    return recursive(np.sin(x) * 2.0, n - 1) * 1.5
+
+
+def recursive_without_a_gradient_inside(x, n):
+    if n == 0:
+        return W @ x
+    y = recursive_without_a_gradient_inside(x * 2.0, n - 1)  # its callers' seed for it is 0.0
+    return (W @ np.sin(x)) * np.sign(y)
+
+
+def mean_scaled(x):
+    return np.mean(np.sin(x)) * x
+
+
+def aux_of_the_output(x):
+    y = np.sin(x)
+    return y * 2, [y, 3]
+
+
+def test_each_pullback_serves_the_ranks_and_dtypes_it_was_made_for():
+    # the pullback is specialised for its primals (ranks, real floats): one made for other primals must
+    # never serve these, in any order of calls
+    for x in (np.array([1.0, 2.0, 3.0]), 0.7, np.array([1, 2, 3]), np.array([[1.0, -2.0]]), np.float32(0.7),
+              0.7, np.array([1.0, 2.0, 3.0])):
+        out, vjp_fn = astgrad.vjp(sin_times_square, x)
+        ct = np.full(np.shape(out), 2.0)
+        (g,) = vjp_fn(ct)
+        x64 = np.asarray(x, dtype=np.float64)
+        np.testing.assert_allclose(g, ct * (np.cos(x64) * x64 ** 2 + 2 * x64 * np.sin(x64)), rtol=1e-6)
+        assert np.shape(g) == np.shape(x)
+    for x in (X, np.array([[0.3, 1.0], [-0.2, 2.0], [0.5, 0.1]]), X):  # the matrix rule's form is the ranks'
+        _, vjp_fn = astgrad.vjp(layer, x, W)
+        ct = np.ones(np.shape(layer(x, W)))
+        assert_cotangents(vjp_fn(ct), expected_vjp(layer, (x, W), ct))
+
+
+def test_past_the_limit_of_variants_one_pullback_serves_any_ranks(monkeypatch):
+    from astgrad.api import gradient
+
+    monkeypatch.setattr(gradient, "_MAX_SIGNATURES", 1)
+
+    def f(x):
+        return np.cos(x) * x
+
+    for x in (np.array([0.5, 1.0]), 0.5, np.array([[0.5], [1.0]]), 0.25):
+        out, vjp_fn = astgrad.vjp(f, x)
+        ct = np.ones(np.shape(out)) * 3.0
+        np.testing.assert_allclose(vjp_fn(ct)[0], ct * (np.cos(x) - x * np.sin(x)), rtol=1e-12)
+    assert "for a" not in vjp_fn.source  # the general pullback
+
+
+def test_a_recursive_function_gets_a_callee_pair_of_its_own_for_the_inner_calls():
+    out, vjp_fn = astgrad.vjp(recursive, X, 3)
+    np.testing.assert_allclose(out, recursive(X, 3))
+    for ct in (np.array([1.0, 2.0]), np.array([0.0, -1.0])):
+        (gx, gn) = vjp_fn(ct)
+        np.testing.assert_allclose(gx, numeric_grad(lambda x: np.sum(recursive(x, 3) * ct), (X,), 0), rtol=1e-6)
+        assert gn == 0.0
+    f = recursive_without_a_gradient_inside
+    _, vjp_fn = astgrad.vjp(f, X, 2)
+    ct = np.array([1.0, 2.0])
+    np.testing.assert_allclose(vjp_fn(ct)[0], numeric_grad(lambda x: np.sum(f(x, 2) * ct), (X,), 0), rtol=1e-6)
+
+
+def test_zero_cotangents_give_zero_cotangents_of_the_primals_shapes():
+    # a callee's backward half takes 0.0 for zeros of any shape; the pullback's seed is the user's cotangent,
+    # of the output's shape (a 0.0 only for a number)
+    _, vjp_fn = astgrad.vjp(lambda x, w: np.sum(np.tanh(w @ x)), X, W)
+    for zero in (0.0, 0, np.float64(0.0)):
+        gx, gw = vjp_fn(zero)
+        np.testing.assert_array_equal(gx, np.zeros(3))
+        np.testing.assert_array_equal(gw, np.zeros((2, 3)))
+    _, vjp_fn = astgrad.vjp(looped, X, W)
+    gx, gw = vjp_fn(np.zeros(2))
+    np.testing.assert_array_equal(gx, np.zeros(3))
+    np.testing.assert_array_equal(gw, np.zeros((2, 3)))
+
+
+def test_a_mean_seeds_a_number_that_the_backward_half_spreads():
+    _, vjp_fn = astgrad.vjp(mean_scaled, X)
+    for ct in (np.array([1.0, -2.0, 0.5]), np.ones(3)):
+        assert_cotangents(vjp_fn(ct), expected_vjp(mean_scaled, (X,), ct))
+
+
+def test_has_aux_gives_no_cotangent_to_an_aux_computed_from_the_output():
+    out, vjp_fn, aux = astgrad.vjp(aux_of_the_output, X, has_aux=True)
+    np.testing.assert_allclose(aux[0], np.sin(X))
+    ct = np.array([1.0, 0.5, -2.0])
+    assert_cotangents(vjp_fn(ct), expected_vjp(lambda x: aux_of_the_output(x)[0], (X,), ct))
+    with pytest.raises(TypeError, match="return a pair"):
+        astgrad.vjp(sin_times_square, X, has_aux=True)
+
+
+def test_the_backward_half_is_the_entry_vjps_adjoint():
+    # the same passes as the entry's: no guard for a zero seed, no shape saved per trip, the loop fused
+    x = np.linspace(-1.0, 1.0, 5)
+    out, vjp_fn = astgrad.vjp(recurrence, x, 0.9)
+    rerun = astgrad.vjp(recurrence, wrt=(0, 1))
+    rerun(x, 0.9, out)
+    backward = vjp_fn.source[vjp_fn.source.index("def backward_recurrence"):]
+    entry = rerun.source[rerun.source.index("for _ in reversed"):]
+    assert backward[backward.index("for _ in reversed"):].strip() == entry.strip()
+    assert "only_shape" not in vjp_fn.source
+    for seed in range(2):
+        ct = np.random.default_rng(seed).normal(size=5)
+        assert_cotangents(vjp_fn(ct), expected_vjp(recurrence, (x, 0.9), ct))
+
+
 def test_ambiguous_and_mixed_calls_are_refused():
     for looks_like_wrt in (0, "x", (0, 1), [0]):
         with pytest.raises(TypeError, match="ambiguous"):
@@ -269,3 +390,15 @@ def test_linearize_with_aux():
     assert aux["norm"] == pytest.approx(float(np.sum(X * X)))
     u = np.array([1.0, 2.0, -1.0])
     np.testing.assert_allclose(jvp_fn(u), 3 * np.cos(X) * u, rtol=1e-12)
+
+
+def test_writing_into_the_aux_changes_no_later_cotangent():
+    def squared_with_aux(x):
+        y = np.sin(x)
+        return y * y, y  # the backward half reads y, which the aux is
+
+    out, vjp_fn, aux = astgrad.vjp(squared_with_aux, X, has_aux=True)
+    ct = np.array([1.0, -2.0, 0.5])
+    expected = vjp_fn(ct)
+    aux[:] = 0.0
+    assert_cotangents(vjp_fn(ct), expected, rtol=0, atol=0)

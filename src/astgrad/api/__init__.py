@@ -2,7 +2,7 @@
 
 gradient.py holds ``grad``, ``value_and_grad``, ``vjp`` and ``show`` with the
 cache of generated code; pullback.py the public ``vjp`` (its primals form:
-the pullback at a point) and ``linearize``; forward.py ``jvp``; higher.py the derivatives of
+the pullback at a point), linearize.py ``linearize``; forward.py ``jvp``; higher.py the derivatives of
 generated code (``hessian``, ``grad(grad(f))``); compose.py ``jacobian``,
 ``hvp`` and the other compositions; inside.py a gradient called inside a
 function being differentiated, vmapped.py a vmapped function called there

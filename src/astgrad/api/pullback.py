@@ -1,4 +1,4 @@
-"""Derivatives at one point, as reusable functions: ``vjp(f, *primals)`` and ``linearize(f, *primals)``.
+"""The pullback at one point, as a reusable function: ``vjp(f, *primals)`` (linearize.py: its forward twin).
 
 ``astgrad.vjp`` is the function here: without primals it is gradient.vjp
 (the generated ``df(*args, seed)``).
@@ -29,16 +29,15 @@ from ..transform.front.locate import bind_now, own_signature
 from ..transform.pipeline import build_pullback
 from ..transform.runtime.checkpoints import fresh_containers
 from ..transform.runtime.origins import add_location
-from ..transform.runtime import net
+from ..transform.runtime import floats as _floats, net
 from ..values import trees as _trees
 from ..values.returned import _finish, _unwrap
 from ..values.trees import is_tree
 from . import gradient
 from .arguments import arguments_of_plain_types
-from .forward import jvp as _jvp
 from .generated import GeneratedCallable
 
-__all__ = ["vjp", "linearize"]
+__all__ = ["vjp"]
 
 
 def vjp(f=None, *primals, wrt=None, has_aux: bool = False, optimize: int | None = None, backend: str = "numpy"):
@@ -90,7 +89,7 @@ def _looks_like_wrt(value) -> bool:
 class Pullback(GeneratedCallable):
     """``vjp_fn(cotangent)``: the cotangent times f's Jacobian at the point ``vjp`` ran f at, one per primal."""
 
-    def __init__(self, fn, generated, saved, out, primals, has_aux, outside):
+    def __init__(self, fn, generated, saved, out, primals, outside):
         self.__wrapped__ = fn
         self.__name__ = f"vjp_{getattr(fn, '__name__', 'f')}"
         self.__qualname__ = f"vjp({getattr(fn, '__qualname__', fn)})"
@@ -99,7 +98,6 @@ class Pullback(GeneratedCallable):
         self._saved = saved
         self._out = out  # the output the cotangent must match (structure and shapes)
         self._primals = primals
-        self._aux = has_aux
         self._outside = outside  # (place, key, array, its copy) of each array read from outside
         self._held = None  # ids of the arrays in ``saved``, found at the first call (see _fresh)
         self._containers = _holds_containers(saved)  # lists or dicts the backward half may pop from or write
@@ -114,8 +112,6 @@ class Pullback(GeneratedCallable):
     def __call__(self, cotangent):
         seed = _cotangent(_unwrap(cotangent), self._out, self.__wrapped__)
         _unchanged(self._outside, self.__wrapped__)
-        if self._aux:
-            seed = (seed, 0.0)  # the aux half of f's pair carries no cotangent
         try:
             saved = fresh_containers(self._saved, {}) if self._containers else list(self._saved)
             grads = self._backward(saved, seed)
@@ -234,7 +230,10 @@ def pullback_at(f, args, kwargs, wrt, has_aux=False, optimize=None):
                      {k: copied(_unwrap(v)) for k, v in kwargs.items()})
     arguments_of_plain_types(bound, wrt, f"astgrad.vjp of {f.__qualname__}")
     trees = tuple(sorted(name for name in wrt if is_tree(bound.arguments.get(name))))
-    generated = _cached_pullback(f, list(wrt), trees, level)
+    ranks = {name: rank for name, value in bound.arguments.items()
+             if name in signature.parameters and (rank := gradient._rank(value)) is not None}
+    floats = frozenset(name for name in ranks if _floats(bound.arguments[name]))
+    generated = _cached_pullback(f, list(wrt), trees, has_aux, ranks, floats, level)
     try:
         value, saved = generated.run(*bound.args, **bound.kwargs)
     except Exception as exc:
@@ -242,25 +241,29 @@ def pullback_at(f, args, kwargs, wrt, has_aux=False, optimize=None):
         raise
     aux = None
     if has_aux:
-        if not (isinstance(value, tuple) and len(value) == 2):
-            raise TypeError(f"astgrad: has_aux=True: {f.__qualname__} must return a pair (output, aux); "
-                            f"it returned {type(value).__name__}")
-        value, aux = value
+        value, aux = value  # a pair: the generated code checked (runtime.outputs.aux_pair)
     primals = tuple(originals.arguments[name] for name in wrt)
-    pullback = Pullback(f, generated, saved, value, primals, has_aux, _outside(generated))
-    return copied(value), pullback, aux
+    pullback = Pullback(f, generated, saved, value, primals, _outside(generated))
+    return copied(value), pullback, copied(aux)  # a write into either cannot reach a saved value
 
 
-def _cached_pullback(f, wrt, trees, level):
-    """The generated pullback of ``f``, kept with its gradients (gradient._gradients_of) until ``f`` changes."""
+def _cached_pullback(f, wrt, trees, has_aux, ranks, floats, level):
+    """The generated pullback of ``f`` for arguments of these ranks and real floats (it serves the one forward
+    run at them, as a specialised adjoint serves calls of them), kept with f's gradients (gradient._gradients_of)
+    until ``f`` changes; past gradient._MAX_SIGNATURES of them, one more is built for any ranks."""
     code = f.__code__
-    key = (code, tuple(wrt), "pullback", trees, level)
+    key = (code, tuple(wrt), "pullback", trees, has_aux, tuple(ranks.items()), floats, level)
     per_fn = gradient._gradients_of(f)
     found = per_fn.get(key)
     if found is None or not found.current():
         for old in [k for k in per_fn if k[0] is not code]:
             del per_fn[old]
-        found = per_fn[key] = build_pullback(f, wrt, level, trees)
+        if sum(k[2] == "pullback" for k in per_fn) >= gradient._MAX_SIGNATURES:
+            key, ranks, floats = key[:5] + ((), None, level), None, None
+            found = per_fn.get(key)
+            if found is not None and found.current():
+                return found
+        found = per_fn[key] = build_pullback(f, wrt, level, trees, has_aux, ranks, floats)
     return found
 
 
@@ -313,8 +316,9 @@ def _outside(generated) -> list:
     return found
 
 
-def _unchanged(outside, f) -> None:
-    """Refuse a pullback whose function reads arrays from outside that changed since ``vjp`` ran it."""
+def _unchanged(outside, f, what="vjp") -> None:
+    """Refuse a pullback (a linearization) whose function reads arrays from outside that changed since ``vjp``
+    (``linearize``) ran it."""
     for place, key, array, snapshot in outside:
         if place is not None:
             try:
@@ -326,60 +330,13 @@ def _unchanged(outside, f) -> None:
             rebound = False
         if rebound or not np.array_equal(array, snapshot, equal_nan=array.dtype.kind in "fc"):
             where = f" ({key})" if key is not None else ""
-            raise RuntimeError(f"astgrad.vjp: {getattr(f, '__qualname__', f)} reads an array from outside its "
-                               f"arguments{where} that changed since vjp ran it; the pullback is the one at the "
-                               f"point vjp was given, which no longer holds: call astgrad.vjp again")
+            raise RuntimeError(f"astgrad.{what}: {getattr(f, '__qualname__', f)} reads an array from outside its "
+                               f"arguments{where} that changed since {what} ran it; the "
+                               f"{'pullback' if what == 'vjp' else 'tangent map'} is the one at the point {what} was "
+                               f"given, which no longer holds: call astgrad.{what} again")
 
 
 def _holds(value, array) -> bool:
     arrays: dict = {}
     net._collect(value, arrays)
     return id(array) in arrays
-
-
-def linearize(f, *primals, has_aux: bool = False, optimize: int | None = None):
-    """``(out, jvp_fn)`` (``(out, jvp_fn, aux)`` with ``has_aux``): JAX's ``linearize``.
-
-    ``jvp_fn(*tangents)`` is ``J u``, the Jacobian of ``f`` at ``primals``
-    times the tangents (one per primal, each of its primal's structure and
-    shape).  The primals are copied: later writes into them change nothing.
-    Each call runs the generated jvp of ``f`` at the saved primals (the
-    function's value is computed again with its tangent).
-    """
-    if not primals:
-        raise TypeError("astgrad.linearize(f, *primals): give the point, one primal per differentiated argument")
-    primals = tuple(copied(_unwrap(p)) for p in primals)
-    product = _jvp(f, wrt=tuple(range(len(primals))), optimize=optimize)
-    out = f(*primals)
-    aux = None
-    if has_aux:
-        if not (isinstance(out, tuple) and len(out) == 2):
-            raise TypeError(f"astgrad.linearize(..., has_aux=True): {getattr(f, '__qualname__', f)} must return a "
-                            f"pair (output, aux); it returned {type(out).__name__}")
-        out, aux = out
-
-    return (copied(out), Linearized(f, product, primals, has_aux)) + ((aux,) if has_aux else ())
-
-
-class Linearized(GeneratedCallable):
-    """``jvp_fn(*tangents)``: f's Jacobian at the point ``linearize`` was given, times the tangents."""
-
-    def __init__(self, f, product, primals, has_aux):
-        self.__wrapped__ = f
-        self.__name__ = f"linearized_{getattr(f, '__name__', 'f')}"
-        self.__qualname__ = f"linearize({getattr(f, '__qualname__', f)})"
-        self._product, self._primals, self._aux = product, primals, has_aux
-
-    @property
-    def source(self) -> str:
-        return self._product.source
-
-    def __repr__(self):
-        return f"<astgrad.{self.__qualname__}: the tangent map at one point>"
-
-    def __call__(self, *tangents):
-        if len(tangents) != len(self._primals):
-            raise TypeError(f"{self.__qualname__} takes one tangent per primal ({len(self._primals)}); it was "
-                            f"given {len(tangents)}")
-        _, tangent = self._product(*copied(self._primals), tuple(_unwrap(t) for t in tangents))
-        return tangent[0] if self._aux else tangent

@@ -6,7 +6,9 @@ passes of the chosen level, emit.  A function the entry calls gets its
 ``forward_``/``backward_`` pair from ``CALLEE``, the same passes up to its
 own reversal.  Forward mode (``jvp``) runs ``FORWARD``: the same front end,
 then the forward sweep (core/forward.py) and dead code; a callee gets its
-``jvp_`` variant from ``FORWARD_CALLEE``.  Each pass is a function
+``jvp_`` variant from ``FORWARD_CALLEE``.  ``PULLBACK`` (``vjp(f,
+*primals)``) reverses f as the entry and cuts it into a pair as a callee;
+``LINEARIZE`` cuts the forward sweep into a primal and a tangent half.  Each pass is a function
 ``(ctx) -> None`` named for what it does; ``Pass.level`` is the lowest
 optimisation level it runs at:
 
@@ -69,6 +71,7 @@ from .core.batching import batched_function
 from .core.forward import calls_change_stack, find_stack, results_and_stack, tangent_function
 from .core.fusion import planned as planned_fusion
 from .core.inline import RuleInliner
+from .core.linearize import NotCut, cut
 from .core.remat import rematerializable
 from .core.reverse import Reverser
 from .passes.levels import (array_sizes, compute_only_shapes, dead_code, drop_unread_saves, fixed_shapes, float_casts,
@@ -124,7 +127,7 @@ class Context:
         self.fn = fn
         self.wrt: list[str] = list(wrt)
         self.entry = entry
-        self.mode = mode  # "grad", "vjp", "jvp", "pullback" or "vmap" (wrt: the batched parameters)
+        self.mode = mode  # "grad", "vjp", "jvp", "pullback", "linearize" or "vmap" (wrt: the batched parameters)
         self.preserve_result = preserve_result
         self.has_aux = has_aux
         self.given_trees, self.given_tree_items = trees, maybe_trees  # parameters holding dicts, lists, tuples
@@ -169,7 +172,7 @@ class Context:
         self.rev: Reverser = _NOT_YET  # the reverse sweep, kept for the passes that ask what it saved
         self.name: Any = None  # the entry function's name; a callee's (forward, backward, active)
         self.seed: str | None = None  # the name of the output's adjoint parameter
-        self.backward: str | None = None  # a pullback's backward function (``pullback``)
+        self.backward: str | None = None  # a pullback's backward function, a linearization's tangent function
         self.fn_defs: list = []  # the generated FunctionDefs the later passes rewrite
         self.primal: list = []  # the statements of each sweep in the entry's fn_def
         self.adjoint: list = []
@@ -374,10 +377,12 @@ def reverse_callee(ctx: Context) -> None:
     an, ret = ctx.analysis, ctx.ret
     live = {ret.id} if isinstance(ret, gast.Name) and ret.id in an.adjoint else set()
     seed = ctx.adjoints(ret.id) if live else ctx.names.fresh("dresult")
-    rev.maybe_zero.update(live)  # a caller without a gradient for the result passes 0.0
+    if not ctx.entry:
+        rev.maybe_zero.update(live)  # a caller without a gradient for the result passes 0.0
     adjoint, live = rev.adjoint(ctx.body, live)
+    adjoint += rev.seeds.materialize(live)
     grads = [compat.name(ctx.adjoints(p)) if p in live else compat.const(0.0) for p in active]
-    body = _inits(ctx, rev.bound_first) + primal + [returns(compat.clone(ret))] + adjoint \
+    body = _inits(ctx, rev.bound_first) + primal + [returns(compat.clone(ctx.pair or ret))] + adjoint \
         + [compat.ret(grads[0] if len(grads) == 1 else compat.tuple_(grads))]
     ctx.seed = seed
     ctx.primal, ctx.adjoint = primal, adjoint
@@ -392,18 +397,22 @@ def split(ctx: Context) -> None:
 
 
 def pullback(ctx: Context) -> None:
-    """A reusable pullback (``vjp(f, *primals)``): the callee pair of f, and an entry that runs its forward half.
+    """A reusable pullback (``vjp(f, *primals)``): f's forward/backward pair, reversed as an entry is.
 
     ``pullback_f(*args) -> (value, saved)`` runs ``forward_f`` once; the
     caller keeps ``saved`` (the stack it filled) and runs
     ``backward_f(copy of saved, dresult)`` once per cotangent: the backward
     function pops what it reads, so each run gets a fresh list of the same
-    saved values, and nothing reruns the function.
+    saved values, and nothing reruns the function.  The pair serves the one
+    forward run at the primals ``vjp`` was given, as the entry's adjoint
+    serves one call: it is specialised for their ranks and real floats, and
+    its seed is the caller's cotangent, checked to have the output's shape
+    (never a 0.0 standing for zeros, which a callee's caller may pass).  A
+    recursive call of f gets a callee pair of its own (the pair is not
+    registered as f's variant).
     """
-    module, base = ctx.module, _ident(ctx.fn)
-    names = (module.names.fresh(f"forward_{base}"), module.names.fresh(f"backward_{base}"), tuple(ctx.wrt))
-    module.variants[(ctx.fn, tuple(ctx.wrt), (tuple(ctx.given_trees), tuple(ctx.given_tree_items)), (), frozenset())] = names
-    ctx.name = names
+    base = _ident(ctx.fn)
+    ctx.name = (ctx.module.names.fresh(f"forward_{base}"), ctx.module.names.fresh(f"backward_{base}"), tuple(ctx.wrt))
     reverse_callee(ctx)
 
 
@@ -425,6 +434,35 @@ def forward(ctx: Context) -> None:
     """The function and its tangent, each operation followed by its tangent's: ``jvp_f(x, ..., dx, ...)``."""
     ctx.name = ctx.module.names.fresh("jvp_" + _ident(ctx.fn))
     ctx.fn_defs = [tangent_function(ctx, ctx.name, last=ctx.wrt)]
+
+
+def linearize(ctx: Context) -> None:
+    """The jvp and its callees' cut into a primal half and a tangent half each (core/linearize.py), with an
+    entry ``linearize_f(*args) -> (value, record)`` running the primal half; ``ctx.backward`` names the
+    tangent half ``tangent_f(take, *tangents)``."""
+    module, base = ctx.module, _ident(ctx.fn)
+    callees = {name: (module.names.fresh("primal_" + name[len("jvp_"):]), module.names.fresh("tangent_" + name[len("jvp_"):]),
+                      len(key[1])) for key, name in module.variants.items() if key[-1] == "jvp"}
+    halves: list = []
+    take = module.names.local_everywhere("take")
+    for fn_def in module.functions:
+        if fn_def.name not in callees:
+            raise NotCut(f"the function {fn_def.name}")
+        halves += cut(fn_def, module.tangent_names.get(fn_def.name, ()), callees[fn_def.name][2], 0, callees, module,
+                      callees[fn_def.name][:2], take)
+    module.functions = halves
+    names = (module.names.fresh(f"primal_{base}"), module.names.fresh(f"tangent_{base}"))
+    ctx.fn_defs = list(cut(ctx.fn_def, ctx.adjoints.table.values(), 0, len(ctx.wrt), callees, module, names, take))
+    if any(isinstance(n, gast.Name) and n.id in callees for f in halves + ctx.fn_defs for n in compat.walk(f)):
+        raise NotCut("a jvp variant read other than called")
+    params = arguments(ctx.source.tree, ctx.ns, ctx.fn, defaults=False)
+    value = ctx.names.fresh("value")
+    body = [compat.assign(ctx.ns.stack, compat.make("List", elts=[], ctx=gast.Load())),
+            compat.assign(value, compat.call(compat.name(names[0]), [compat.name(ctx.ns.stack)]
+                                             + [compat.name(a.id) for a in params.args])),
+            compat.ret(compat.tuple_([compat.name(value), compat.name(ctx.ns.stack)]))]
+    ctx.name, ctx.backward = module.names.fresh(f"linearize_{base}"), names[1]
+    ctx.fn_defs.insert(0, function_def(ctx.name, params, body))
 
 
 def forward_callee(ctx: Context) -> None:
@@ -457,7 +495,8 @@ def emit(ctx: Context) -> None:
         specialise_callees(ctx.fn_def, module.functions, ctx.ns, ctx.given_floats)
     fn, code = ctx.fn, ctx.fn.__code__
     what = {"vjp": "vector-Jacobian product", "jvp": "Jacobian-vector product",
-            "pullback": "reusable pullback (vector-Jacobian products)"}.get(ctx.mode, "gradient")
+            "pullback": "reusable pullback (vector-Jacobian products)",
+            "linearize": "linearization (Jacobian-vector products at one point)"}.get(ctx.mode, "gradient")
     level = "" if ctx.level == DEFAULT_LEVEL else f", at optimize={ctx.level}"
     floats = module.floats.names if module.floats is not None else ()
     trees = f" ({', '.join(ctx.given_trees)} holding dicts, lists or tuples)" if ctx.given_trees else ""
@@ -469,7 +508,7 @@ def emit(ctx: Context) -> None:
                   f"{code.co_firstlineno}) batched over {', '.join(ctx.wrt)}, the batch axis first"
                   f"{describe_ranks(module.ranks).replace(', for ', ', for examples of ', 1)}{level}."]
     module.source = render(module.functions, module.comments, header)
-    variant = f"{ctx.mode if ctx.mode in ('vjp', 'jvp', 'pullback', 'vmap') else 'grad'} wrt {','.join(ctx.wrt)}" \
+    variant = f"{ctx.mode if ctx.mode in ('vjp', 'jvp', 'pullback', 'linearize', 'vmap') else 'grad'} wrt {','.join(ctx.wrt)}" \
               f"{' +value' if ctx.preserve_result else ''}{' +aux' if ctx.has_aux else ''}"
     variant += f" trees {','.join(sorted(ctx.given_trees))}" if ctx.given_trees else ""
     variant += f" ranks {','.join(str(r) for r, _ in module.ranks.values())}" if module.ranks else ""
@@ -545,9 +584,12 @@ CALLEE = FRONT + (
 )
 
 
-#: a reusable pullback (``vjp(f, *primals)``): the callee's passes (its forward/backward pair), with an entry
-#: running the forward half, emitted as a module
-PULLBACK = tuple(Pass("pullback", pullback) if p.name == "reverse" else p for p in CALLEE) \
+#: a reusable pullback (``vjp(f, *primals)``): the entry's passes, reversed into a forward/backward pair as a
+#: callee is (results written in place only in each half: the backward half runs again on the same saves), with
+#: an entry running the forward half, emitted as a module
+PULLBACK = tuple(p for p in ENTRY[:ENTRY.index(next(p for p in ENTRY if p.name == "reverse"))]
+                 if p.name != "check_output") + (Pass("pullback", pullback),) \
+    + tuple(p for p in CALLEE[CALLEE.index(next(p for p in CALLEE if p.name == "reverse")) + 1:]) \
     + (Pass("pullback_entry", pullback_entry), Pass("emit", emit, reads=frozenset({"ranks", "floats"})))
 
 #: the forward sweep (``jvp``): the function and its tangent in one pass
@@ -557,6 +599,9 @@ FORWARD = FRONT + (
     Pass("dead_code", dead_code, 1, reads=frozenset({"floats"})),
     Pass("emit", emit, reads=frozenset({"ranks", "floats"})),
 )
+
+#: ``linearize``: the forward sweep cut into a primal half, run once, and a tangent half
+LINEARIZE = FORWARD[:-1] + (Pass("linearize", linearize), FORWARD[-1])
 
 #: a called user function's tangent variant
 FORWARD_CALLEE = FRONT + (
@@ -704,6 +749,7 @@ class ModuleBuilder:
         self.variants: dict = {}
         self.refused: dict = {}  # variant key -> the refusal deferred to where a branch calls it
         self.kept_params: dict = {}  # a callee variant's names -> its parameters writing into the caller's dict
+        self.tangent_names: dict = {}  # a jvp_ variant's name -> the names of the tangents in it (core/linearize.py)
         self.batch_items: dict = {}  # a vmap_ variant's name -> whether it returns a tuple or list of batched values
         self.batch_read: dict = {}  # vmap_ variants called while being made (recursion)
         self.batch_assumed: dict = {}  # what such a call reads the variant as returning: items or an array
@@ -847,6 +893,7 @@ class ModuleBuilder:
             return name
         self.functions += ctx.fn_defs
         self.kept_params[name] = ctx.kept_dicts
+        self.tangent_names[name] = frozenset(ctx.adjoints.table.values())
         return name
 
 
@@ -869,7 +916,7 @@ class Generated:
 
     rank_dependent = False  # whether arguments of known ranks would change the code (build(ranks=...))
     float_dependent = False  # whether arguments known to hold real floats would change it (build(floats=...))
-    backward: str | None = None  # a pullback's backward function's name in ``namespace`` (build_pullback)
+    backward: str | None = None  # the half run per seed: a pullback's backward function, a linearization's tangent
     allocator = None  # a backend's type of the ``base`` of the arrays it allocates (api._KEEP_NUMBA)
     guarded = None  # ``function`` under the run-time net, for a module that calls a door (net.plan)
     kept_dicts: frozenset = frozenset()  # parameters whose dicts the code writes into, in place (caller_state)
@@ -943,13 +990,19 @@ def build(fn, wrt, mode="grad", preserve_result=False, has_aux=False, trees=(), 
                            callables=callables), Kept(ENTRY, key, ranks, floats) if keep and stage is None else None)
 
 
-def build_pullback(fn, wrt, level=DEFAULT_LEVEL, trees=(), backend=None):
+def build_pullback(fn, wrt, level=DEFAULT_LEVEL, trees=(), has_aux=False, ranks=None, floats=None):
     """Transform ``fn`` into a reusable pullback: ``pullback_f(*args) -> (value, saved)`` (the module's entry)
-    and ``backward_f(saved, dresult)`` (``generated.namespace[generated.backward]``), see ``pullback``."""
+    and ``backward_f(saved, dresult)`` (``generated.namespace[generated.backward]``), see ``pullback``.
+
+    ``ranks`` and ``floats``: as for ``build``, those of the one call the
+    pullback serves.  With ``has_aux``, ``fn`` returns ``(output, aux)``:
+    ``pullback_f`` returns that pair as the value, and the seed is the
+    output's alone.
+    """
     if level not in LEVELS:
         raise ValueError(f"astgrad: optimize={level!r}; the levels are {', '.join(map(str, LEVELS))}")
-    return _transform(fn, wrt, PULLBACK, None, lambda user: ModuleBuilder(user, level, None, backend),
-                      dict(mode="pullback", trees=trees))
+    return _transform(fn, wrt, PULLBACK, None, lambda user: ModuleBuilder(user, level, ranks, None, floats),
+                      dict(mode="pullback", trees=trees, has_aux=has_aux))
 
 
 def build_forward(fn, wrt, level=DEFAULT_LEVEL, stage=None, trees=(), callables=()):
@@ -964,6 +1017,15 @@ def build_forward(fn, wrt, level=DEFAULT_LEVEL, stage=None, trees=(), callables=
         raise ValueError(f"astgrad: optimize={level!r}; the levels are {', '.join(map(str, LEVELS))}")
     return _transform(fn, wrt, FORWARD, stage, lambda user: ModuleBuilder(user, level),
                       dict(mode="jvp", trees=trees, callables=callables))
+
+
+def build_linearized(fn, wrt, level=DEFAULT_LEVEL, trees=()):
+    """Transform ``fn`` into ``linearize_f(*args) -> (value, record)`` (the module's entry), which runs its primal
+    half once, and ``tangent_f(take, *tangents)`` (``generated.namespace[generated.backward]``), which reads the
+    record through ``take`` (core/linearize.py).  Raises ``NotCut`` where the cut does not model the code."""
+    if level not in LEVELS:
+        raise ValueError(f"astgrad: optimize={level!r}; the levels are {', '.join(map(str, LEVELS))}")
+    return _transform(fn, wrt, LINEARIZE, None, lambda user: ModuleBuilder(user, level), dict(mode="linearize", trees=trees))
 
 
 def build_batched(fn, batched, ranks, level=DEFAULT_LEVEL, stage=None):
