@@ -11,7 +11,7 @@ from ._dual import BACKWARD_REFUSED
 from ._engine import run_backward, store_retained_grad
 from ._modes import _state
 from ._record import edge_of, is_tensor
-from ._tensor import Tensor, extends
+from ._tensor import Tensor, TensorMethodsBase, extends
 
 NO_GRAD = "element 0 of tensors does not require grad and does not have a grad_fn"
 CREATE_GRAPH_WARNING = (
@@ -179,7 +179,15 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 
 @extends(Tensor)
-class _BackwardMethod:
+class _BackwardMethod(TensorMethodsBase):
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate d(self)/d(leaf) . gradient into every leaf's ``.grad``."""
+        node = self._grad_fn
+        if (gradient is None and not create_graph and inputs is None and node is not None
+                and self._requires_grad and self._data.size == 1 and not _state.transforms and not _record._dual):
+            # loss.backward(): what ``backward`` below does for it, without its lists and checks
+            data = self._data
+            seed = np.array(1, data.dtype) if data.ndim == 0 else np.ones(data.shape, data.dtype)
+            run_backward(((node, 0),), (seed,), retain_graph=bool(retain_graph), create_graph=False)
+            return
         backward([self], None if gradient is None else [gradient], retain_graph, create_graph, inputs=inputs)

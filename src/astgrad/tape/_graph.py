@@ -106,8 +106,12 @@ class FunctionNode(Node):
     )
 
     def __init__(self, rule: Rule, args, kwargs, slots, edges, ans, ans_version, ans_grad_fn_name, raw_args,
-                 mask: int):
-        """``mask`` has bit i set when positional argument i has an edge; ``raw_args`` are ``args`` as arrays."""
+                 mask: int, meta=None):
+        """``mask`` has bit i set when positional argument i has an edge; ``raw_args`` are ``args`` as arrays.
+
+        ``meta`` is what ``_meta()`` would make of them, when the caller has it at hand (the recording
+        door's fast paths: every slot with an edge is a tensor's array there), else it is made on first use.
+        """
         self.next_functions = edges  # Node.__init__, inlined: this runs for every recorded op
         self._metadata = None
         self._seq = next(_sequence)
@@ -119,9 +123,13 @@ class FunctionNode(Node):
         count = len(args)
         self._plan = plan = _plans.get((rule, count, mask)) or _plan(rule, count, mask)
         self._args = args
-        self._slot_meta = raw_args  # the arrays as recorded, until _meta() takes their shapes and dtypes
+        if meta is None:
+            self._slot_meta = raw_args  # the arrays as recorded, until _meta() takes their shapes and dtypes
+            self._has_meta = False
+        else:
+            self._slot_meta = meta
+            self._has_meta = True
         self._freed = False
-        self._has_meta = False
         if not plan.saves:  # x + y: the rule reads no value, so nothing to save, keep or version-check
             self._ans = self._ans_meta = None
             self._saved: list | tuple = ()
@@ -288,9 +296,8 @@ class FunctionNode(Node):
             out = (out,)
         grads: list = []
         returned = len(out)
-        for index, (slot, edge, meta) in enumerate(zip(self._slots, self.next_functions,
-                                                       self._slot_meta if self._has_meta else self._meta())):
-            if edge[0] is None:
+        for slot, meta in zip(self._slots, self._slot_meta if self._has_meta else self._meta()):
+            if meta is None:  # no edge
                 grads.append(None)
                 continue
             g = out[slot[0]] if slot[0] < returned else None
@@ -302,19 +309,23 @@ class FunctionNode(Node):
                     "which requires grad"
                 )
             shape, dtype = meta
-            if type(g) is np.ndarray and g.shape == shape:  # the common case: nothing to reduce
-                if dtype is not None and g.dtype != dtype:
-                    g = _cast(g, dtype)
-                grads.append(g)
-                continue
-            fitted = unbroadcast(g, shape)
-            if shape_of(fitted) != shape:  # a rule's gradient that un-broadcasting cannot fit: never stored
-                raise RuntimeError(invalid_gradient(self.name(), index, shape_of(g), shape))
-            g = fitted
-            if dtype is not None and getattr(g, "dtype", None) != dtype:
-                g = _cast(g, dtype) if hasattr(g, "astype") else _cast(np.asarray(g), dtype)
-            grads.append(g)
+            if type(g) is np.ndarray and g.shape == shape and (dtype is None or g.dtype == dtype):
+                grads.append(g)  # the common case: nothing to reduce or cast
+            else:
+                grads.append(self._fitted(g, shape, dtype, len(grads)))
         return grads
+
+    def _fitted(self, g, shape, dtype, index: int):
+        """The rule's gradient ``g`` for slot ``index`` summed back to the slot's ``shape`` and cast to its ``dtype``."""
+        if type(g) is np.ndarray and g.shape == shape:
+            return _cast(g, dtype)
+        fitted = unbroadcast(g, shape)
+        if shape_of(fitted) != shape:  # a rule's gradient that un-broadcasting cannot fit: never stored
+            raise RuntimeError(invalid_gradient(self.name(), index, shape_of(g), shape))
+        g = fitted
+        if dtype is not None and getattr(g, "dtype", None) != dtype:
+            g = _cast(g, dtype) if hasattr(g, "astype") else _cast(np.asarray(g), dtype)
+        return g
 
 
 class AccumulateGrad(Node):

@@ -117,6 +117,7 @@ def apply_op(name: str, fn, args, kwargs=None, slots=None, promote: bool = False
     dictionary lookup each.)
     """
     edges: Any  # a tuple on the fast paths, a list built on the general one
+    meta: tuple  # the slots' (shape, dtype) on the fast paths
     if _dual and not _forwarding.inside:  # inside forward_ad.dual_level(): the same, then the result's tangent
         return _forward_op(name, fn, args, kwargs, slots, promote, rule, impl)
     if impl is None:
@@ -167,20 +168,23 @@ def apply_op(name: str, fn, args, kwargs=None, slots=None, promote: bool = False
                 mask &= 2
             if not mask:
                 return result
+            # an operand with an edge is a tensor: its slot's (shape, dtype) is its array's, for the node's meta
+            # (the type checker cannot know an edge means an array: hence the ignores)
             if slots is None:  # by default: tensors, arrays and numbers other than bools
                 slot_a = isinstance(a, Tensor) or isinstance(a, _SLOT_VALUES) and a is not True and a is not False
                 slot_b = isinstance(b, Tensor) or isinstance(b, _SLOT_VALUES) and b is not True and b is not False
                 if slot_a and slot_b:
                     slots, edges = BOTH, (edge_a, edge_b)
+                    meta = ((x.shape, x.dtype) if mask & 1 else None, (y.shape, y.dtype) if mask & 2 else None)  # type: ignore[union-attr]
                 elif slot_a:
-                    slots, edges = FIRST, (edge_a,)
+                    slots, edges, meta = FIRST, (edge_a,), ((x.shape, x.dtype),)  # type: ignore[union-attr]
                 else:
-                    slots, edges = SECOND, (edge_b,)
+                    slots, edges, meta = SECOND, (edge_b,), ((y.shape, y.dtype),)  # type: ignore[union-attr]
             elif slots is FIRST:
-                edges = (edge_a,)
+                edges, meta = (edge_a,), ((x.shape, x.dtype),)  # type: ignore[union-attr]
             else:
-                edges = (edge_b,)
-            return _attach(result, fn, rule, name, (a, b), _NO_KWARGS, slots, edges, out, (x, y), mask)
+                edges, meta = (edge_b,), ((y.shape, y.dtype),)  # type: ignore[union-attr]
+            return _attach(result, fn, rule, name, (a, b), _NO_KWARGS, slots, edges, out, (x, y), mask, meta)
     elif count == 1 and (slots is None or slots is FIRST) and isinstance(args[0], Tensor) \
             and (not kwargs or _plain(kwargs)):
         a = args[0]  # one tensor: np.sin(t), np.mean(t), t.exp(), t.sum(dim=1)
@@ -204,7 +208,8 @@ def apply_op(name: str, fn, args, kwargs=None, slots=None, promote: bool = False
         if dtype.kind not in "fc" or not _state.enabled or not a._requires_grad:
             return result
         edges = ((a._grad_fn or accumulation_node(a), 0),)
-        return _attach(result, fn, rule, name, (a,), kwargs or _NO_KWARGS, FIRST, edges, out, (x,), 1)
+        return _attach(result, fn, rule, name, (a,), kwargs or _NO_KWARGS, FIRST, edges, out, (x,), 1,
+                       ((x.shape, x.dtype),))
     # any arguments: lists of tensors, keywords, explicit slots
     if any(isinstance(a, _NDARRAY) and type(a) is not _NDARRAY for a in args):
         args = tuple(plain_constant(a) if isinstance(a, _NDARRAY) else a for a in args)
@@ -291,8 +296,11 @@ def _plain(kwargs) -> bool:
     return True
 
 
-def _attach(result, fn, rule, name, args, kwargs, slots, edges, out, raw_args, mask):
-    """Give ``result`` its node, unless ``fn`` is declared non-differentiable; returns ``result``."""
+def _attach(result, fn, rule, name, args, kwargs, slots, edges, out, raw_args, mask, meta=None):
+    """Give ``result`` its node, unless ``fn`` is declared non-differentiable; returns ``result``.
+
+    ``meta``: each slot's (shape, dtype) where it has an edge, when the caller has it (``FunctionNode``).
+    """
     if rule is None:
         try:
             entry = _rules.get(fn)
@@ -302,7 +310,7 @@ def _attach(result, fn, rule, name, args, kwargs, slots, edges, out, raw_args, m
     if rule.vjp is None:
         return result
     cls = _node_classes.get(name) or node_class(name)
-    result._grad_fn = cls(rule, args, kwargs, slots, edges, out, result._version_counter, name, raw_args, mask)
+    result._grad_fn = cls(rule, args, kwargs, slots, edges, out, result._version_counter, name, raw_args, mask, meta)
     result._requires_grad = True
     return result
 
