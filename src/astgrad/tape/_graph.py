@@ -104,64 +104,19 @@ class FunctionNode(Node):
         "_rule", "_plan", "_args", "_kwargs", "_slots", "_slot_meta", "_has_meta", "_ans", "_ans_meta",
         "_saved", "_freed", "_needs_saved",
     )
-
-    def __init__(self, rule: Rule, args, kwargs, slots, edges, ans, ans_version, ans_grad_fn_name, raw_args,
-                 mask: int, meta=None):
-        """``mask`` has bit i set when positional argument i has an edge; ``raw_args`` are ``args`` as arrays.
-
-        ``meta`` is what ``_meta()`` would make of them, when the caller has it at hand (the recording
-        door's fast paths: every slot with an edge is a tensor's array there), else it is made on first use.
-        """
-        self.next_functions = edges  # Node.__init__, inlined: this runs for every recorded op
-        self._metadata = None
-        self._seq = next(_sequence)
-        self._pre_hooks = ()
-        self._post_hooks = ()
-        self._rule = rule
-        self._kwargs = kwargs
-        self._slots = slots
-        count = len(args)
-        self._plan = plan = _plans.get((rule, count, mask)) or _plan(rule, count, mask)
-        self._args = args
-        if meta is None:
-            self._slot_meta = raw_args  # the arrays as recorded, until _meta() takes their shapes and dtypes
-            self._has_meta = False
-        else:
-            self._slot_meta = meta
-            self._has_meta = True
-        self._freed = False
-        if not plan.saves:  # x + y: the rule reads no value, so nothing to save, keep or version-check
-            self._ans = self._ans_meta = None
-            self._saved: list | tuple = ()
-            self._needs_saved = False
-            return
-        self._ans = ans if plan.keep_ans else None  # a rule that never reads the output gets None
-        self._ans_meta = Meta(ans) if plan.ans_usage == "meta" else None
-        # (tensor, version counter, version at save, None) per saved tensor; the output's entry has
-        # no tensor and its node's name
-        saved: list | None = None
-        needs_saved = False
-        for i in plan.read_args:
-            arg = args[i]
-            if isinstance(arg, Tensor):
-                counter = arg._version_counter
-                if saved is None:
-                    saved = []
-                saved.append((arg, counter, counter.value, None))
-            elif isinstance(arg, (list, tuple)):
-                for t in _tensors_in(arg):
-                    if saved is None:
-                        saved = []
-                    saved.append((t, t._version_counter, t._version_counter.value, None))
-                needs_saved = needs_saved or _has_array(arg)
-            elif isinstance(arg, np.ndarray):
-                needs_saved = True
-        if plan.keep_ans and ans_version is not None:
-            if saved is None:
-                saved = []
-            saved.append((None, ans_version, ans_version.value, ans_grad_fn_name))
-        self._saved = saved or ()
-        self._needs_saved = needs_saved or saved is not None
+    # set by attach_node, which makes every FunctionNode
+    _rule: Rule
+    _plan: _Plan
+    _args: Any  # a tuple or a list as recorded, a list once released
+    _kwargs: dict
+    _slots: tuple
+    _slot_meta: Any  # the recorded arrays until _meta() has run, then its list (or the door's tuple)
+    _has_meta: bool
+    _ans: Any
+    _ans_meta: Meta | None
+    _saved: list | tuple
+    _freed: bool
+    _needs_saved: bool
 
     def _meta(self) -> list:
         """(shape, dtype or None) of each slot with an edge (None for the others), for un-broadcasting.
@@ -326,6 +281,77 @@ class FunctionNode(Node):
         if dtype is not None and getattr(g, "dtype", None) != dtype:
             g = _cast(g, dtype) if hasattr(g, "astype") else _cast(np.asarray(g), dtype)
         return g
+
+
+_new = object.__new__
+
+
+def attach_node(result, rule: Rule, name: str, args, kwargs, slots, edges, raw_args, mask: int, meta=None):
+    """Give ``result`` (the operation's output, a new tensor) a node called ``name`` for ``rule``; returns ``result``.
+
+    ``args`` and ``kwargs`` are the call's, ``raw_args`` its arguments as arrays, ``edges`` the
+    ``next_functions`` of ``slots``; ``mask`` has bit i set when positional argument i has an edge.
+    ``meta`` is what ``_meta()`` would make of ``raw_args``, when the caller has it at hand (the recording
+    door's fast paths: every slot with an edge is a tensor's array there), else it is made on first use.
+    The node is made without a call of its class (``cls(...)`` with an ``__init__`` costs every operation
+    a tuple of the arguments and two calls more).
+    """
+    node: FunctionNode = _new(_node_classes.get(name) or node_class(name))
+    node.next_functions = edges
+    node._metadata = None  # made on first use: most nodes never get metadata or hooks
+    node._seq = next(_sequence)
+    node._pre_hooks = ()  # callables hook(grad) -> grad | None, for output 0
+    node._post_hooks = ()
+    node._rule = rule
+    node._kwargs = kwargs
+    node._slots = slots
+    count = len(args)
+    node._plan = plan = _plans.get((rule, count, mask)) or _plan(rule, count, mask)
+    node._args = args
+    if meta is None:
+        node._slot_meta = raw_args  # the arrays as recorded, until _meta() takes their shapes and dtypes
+        node._has_meta = False
+    else:
+        node._slot_meta = meta
+        node._has_meta = True
+    node._freed = False
+    result._grad_fn = node
+    result._requires_grad = True
+    if not plan.saves:  # x + y: the rule reads no value, so nothing to save, keep or version-check
+        node._ans = node._ans_meta = None
+        node._saved = ()
+        node._needs_saved = False
+        return result
+    ans = result._data
+    node._ans = ans if plan.keep_ans else None  # a rule that never reads the output gets None
+    node._ans_meta = Meta(ans) if plan.ans_usage == "meta" else None
+    # (tensor, version counter, version at save, None) per saved tensor; the output's entry has
+    # no tensor and its node's name
+    saved: list | None = None
+    needs_saved = False
+    for i in plan.read_args:
+        arg = args[i]
+        if isinstance(arg, Tensor):
+            counter = arg._version_counter
+            if saved is None:
+                saved = []
+            saved.append((arg, counter, counter.value, None))
+        elif isinstance(arg, (list, tuple)):
+            for t in _tensors_in(arg):
+                if saved is None:
+                    saved = []
+                saved.append((t, t._version_counter, t._version_counter.value, None))
+            needs_saved = needs_saved or _has_array(arg)
+        elif isinstance(arg, np.ndarray):
+            needs_saved = True
+    if plan.keep_ans:
+        counter = result._version_counter
+        if saved is None:
+            saved = []
+        saved.append((None, counter, counter.value, name))
+    node._saved = saved or ()
+    node._needs_saved = needs_saved or saved is not None
+    return result
 
 
 class AccumulateGrad(Node):
