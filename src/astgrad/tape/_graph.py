@@ -30,6 +30,8 @@ SECOND_BACKWARD = (
 )
 
 _sequence = itertools.count()
+_new = object.__new__  # making an object without calling its class: see attach_node
+_weak = weakref.ref
 
 
 class Meta:
@@ -45,6 +47,15 @@ class Meta:
         self.ndim = len(self.shape)
         self.dtype = getattr(array, "dtype", None)
         self.size = int(np.prod(self.shape)) if self.shape else 1
+
+
+def meta_of(array) -> Meta:
+    """``Meta(array)``, made without a call of the class for an array (every node of a rule that reads a shape)."""
+    if type(array) is not np.ndarray:
+        return Meta(array)
+    meta = _new(Meta)
+    meta.shape, meta.ndim, meta.dtype, meta.size = array.shape, array.ndim, array.dtype, array.size
+    return meta
 
 
 class Node:
@@ -159,7 +170,7 @@ class FunctionNode(Node):
             arg = args[i]
             data = arg._data if isinstance(arg, Tensor) else arg
             if isinstance(data, np.ndarray):  # lists of arrays stay: rules index into them
-                args[i] = Meta(data) if as_meta else None
+                args[i] = meta_of(data) if as_meta else None
 
     def _check_saved(self) -> None:
         if self._freed and self._needs_saved:
@@ -283,8 +294,6 @@ class FunctionNode(Node):
         return g
 
 
-_new = object.__new__
-
 
 def attach_node(result, rule: Rule, name: str, args, kwargs, slots, edges, raw_args, mask: int, meta=None):
     """Give ``result`` (the operation's output, a new tensor) a node called ``name`` for ``rule``; returns ``result``.
@@ -324,7 +333,7 @@ def attach_node(result, rule: Rule, name: str, args, kwargs, slots, edges, raw_a
         return result
     ans = result._data
     node._ans = ans if plan.keep_ans else None  # a rule that never reads the output gets None
-    node._ans_meta = Meta(ans) if plan.ans_usage == "meta" else None
+    node._ans_meta = meta_of(ans) if plan.ans_usage == "meta" else None
     # (tensor, version counter, version at save, None) per saved tensor; the output's entry has
     # no tensor and its node's name
     saved: list | None = None
@@ -370,9 +379,14 @@ class AccumulateGrad(Node):
 def accumulation_node(leaf) -> AccumulateGrad:
     """The leaf's AccumulateGrad node: the same one while a graph holds it."""
     node = leaf._acc_ref() if leaf._acc_ref is not None else None
-    if node is None:
-        node = AccumulateGrad(leaf)
-        leaf._acc_ref = weakref.ref(node)
+    if node is None:  # AccumulateGrad(leaf), without a call of the class: a leaf's first use in every graph
+        node = _new(AccumulateGrad)
+        node.next_functions = ()
+        node._metadata = None
+        node._seq = next(_sequence)
+        node._pre_hooks = node._post_hooks = ()
+        node.variable = leaf
+        leaf._acc_ref = _weak(node)
     return node
 
 

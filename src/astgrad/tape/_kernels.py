@@ -23,7 +23,8 @@ _ADD_REDUCE: Any = np.add.reduce  # Any: numpy's stubs have no overload for a ke
 def mean(a, *args, **kwargs):
     """``np.mean``; over every axis of a non-empty float array, ``_methods._mean``'s two steps."""
     if (type(a) is np.ndarray and not args and a.size and a.dtype.kind in "fc" and a.dtype.itemsize > 2
-            and kwargs.get("axis") is None and not kwargs.get("keepdims") and kwargs.keys() <= _ALL_AXES):
+            and (not kwargs or kwargs.get("axis") is None and not kwargs.get("keepdims")
+                 and kwargs.keys() <= _ALL_AXES)):
         total = np.add.reduce(a, None)
         if total.dtype == _FLOAT64:  # a float64 divided by an int or by an intp: the same float64
             return total / a.size
