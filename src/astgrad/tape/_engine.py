@@ -64,7 +64,7 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, captur
                     captured[capture[(node, 0)]] = grad
                 if accumulate and (only is None or id(node.variable) in only):
                     expected = node.variable._data.shape
-                    if shape_of(grad) != expected:  # checked before any .grad changes
+                    if (grad.shape if type(grad) is np.ndarray else shape_of(grad)) != expected:  # before any .grad changes
                         raise RuntimeError(invalid_gradient(node.name(), 0, shape_of(grad), expected))
                     pending_leaves.append((node.variable, grad))
                 continue
@@ -94,7 +94,14 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, captur
         for node in visited:
             node._release()
     for variable, grad in pending_leaves:
-        accumulate_grad(variable, grad, create_graph)
+        if type(grad) is np.ndarray and not create_graph and grad.dtype == variable._data.dtype:
+            with _ACCUMULATING:  # accumulate_grad's commonest case, inlined
+                if variable._grad is None:
+                    variable._grad = Tensor._make(np.array(grad, copy=True))
+                else:
+                    variable._grad._data += grad
+        else:
+            accumulate_grad(variable, grad, create_graph)
     for tensor, grad in pending_retained:
         store_retained_grad(tensor, grad)
     return captured

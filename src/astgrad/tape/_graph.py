@@ -30,6 +30,7 @@ SECOND_BACKWARD = (
 )
 
 _sequence = itertools.count()
+FIRST: tuple = ((0,),)  # the slots of a node of one tensor, as the recording door spells them (_record.FIRST)
 _new = object.__new__  # making an object without calling its class: see attach_node
 _weak = weakref.ref
 
@@ -258,11 +259,22 @@ class FunctionNode(Node):
             restore(token)
             if create_graph:
                 _state.in_backward = outer
+        metas = self._slot_meta if self._has_meta else self._meta()
+        slots = self._slots
+        if slots is FIRST:  # one tensor (its slot has the edge, else there were no node): no loop
+            g = out if not isinstance(out, tuple) else out[0] if out else None
+            if g is None:
+                raise RuntimeError(f"the rule for {self._rule.name} returned no gradient for argument 0, "
+                                   "which requires grad")
+            shape, dtype = metas[0]
+            if type(g) is np.ndarray and g.shape == shape and (dtype is None or g.dtype == dtype):
+                return [g]
+            return [self._fitted(g, shape, dtype, 0)]
         if not isinstance(out, tuple):
             out = (out,)
         grads: list = []
         returned = len(out)
-        for slot, meta in zip(self._slots, self._slot_meta if self._has_meta else self._meta()):
+        for slot, meta in zip(slots, metas):
             if meta is None:  # no edge
                 grads.append(None)
                 continue
