@@ -30,7 +30,8 @@ SECOND_BACKWARD = (
 )
 
 _sequence = itertools.count()
-FIRST: tuple = ((0,),)  # the slots of a node of one tensor, as the recording door spells them (_record.FIRST)
+FIRST: tuple = ((0,),)  # the slots of a node of one tensor, and of two operands, as the recording door spells them
+BOTH: tuple = ((0,), (1,))
 _new = object.__new__  # making an object without calling its class: see attach_node
 _weak = weakref.ref
 
@@ -270,6 +271,31 @@ class FunctionNode(Node):
             if type(g) is np.ndarray and g.shape == shape and (dtype is None or g.dtype == dtype):
                 return [g]
             return [self._fitted(g, shape, dtype, 0)]
+        if slots is BOTH:  # two operands (x * y, x + 2): no loop
+            if isinstance(out, tuple):
+                g0, g1 = (out[0] if out else None), (out[1] if len(out) > 1 else None)
+            else:
+                g0, g1 = out, None
+            meta0, meta1 = metas
+            if meta0 is None:
+                g0 = None
+            else:
+                if g0 is None:
+                    raise RuntimeError(f"the rule for {self._rule.name} returned no gradient for argument 0, "
+                                       "which requires grad")
+                shape, dtype = meta0
+                if not (type(g0) is np.ndarray and g0.shape == shape and (dtype is None or g0.dtype == dtype)):
+                    g0 = self._fitted(g0, shape, dtype, 0)
+            if meta1 is None:
+                g1 = None
+            else:
+                if g1 is None:
+                    raise RuntimeError(f"the rule for {self._rule.name} returned no gradient for argument 1, "
+                                       "which requires grad")
+                shape, dtype = meta1
+                if not (type(g1) is np.ndarray and g1.shape == shape and (dtype is None or g1.dtype == dtype)):
+                    g1 = self._fitted(g1, shape, dtype, 1)
+            return [g0, g1]
         if not isinstance(out, tuple):
             out = (out,)
         grads: list = []

@@ -17,7 +17,7 @@ import numpy as np
 from ..rules import _registry, lookup, raw
 from ._compat import IGNORE_ERRORS, restore, set_errors
 from ._dtypes import default_float, result_dtype
-from ._graph import FIRST, accumulation_node, attach_node
+from ._graph import BOTH, FIRST, accumulation_node, attach_node
 from ._modes import _state
 from ._tensor import Tensor
 
@@ -365,7 +365,6 @@ _OPERANDS = (np.ndarray, int, float, complex, np.generic)
 _UNWRAPPED = (Tensor, list, tuple)
 _UFUNC = np.ufunc
 SECOND: tuple = ((1,),)
-BOTH: tuple = ((0,), (1,))
 _NO_KWARGS: dict = {}
 _NO_EDGE: tuple = (None, 0)
 _POSITIONS = tuple((i,) for i in range(8))
