@@ -183,11 +183,17 @@ class _BackwardMethod(TensorMethodsBase):
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate d(self)/d(leaf) . gradient into every leaf's ``.grad``."""
         node = self._grad_fn
-        if (gradient is None and not create_graph and inputs is None and node is not None
-                and self._requires_grad and self._data.size == 1 and not _state.transforms and not _record._dual):
-            # loss.backward(): what ``backward`` below does for it, without its lists and checks
+        if (not create_graph and inputs is None and node is not None and self._requires_grad
+                and not _state.transforms and not _record._dual):
+            # loss.backward() and y.backward(v): what ``backward`` below does for them, without its lists and checks
             data = self._data
-            seed = np.array(1, data.dtype) if data.ndim == 0 else np.ones(data.shape, data.dtype)
-            run_backward(((node, 0),), (seed,), retain_graph=bool(retain_graph), create_graph=False)
-            return
+            if gradient is None:
+                if data.size == 1:
+                    seed = np.array(1, data.dtype) if data.ndim == 0 else np.ones(data.shape, data.dtype)
+                    run_backward(((node, 0),), (seed,), retain_graph=bool(retain_graph), create_graph=False)
+                    return
+            elif (type(gradient) is Tensor and gradient._data.shape == data.shape
+                  and gradient._data.dtype == data.dtype):
+                run_backward(((node, 0),), (gradient._data,), retain_graph=bool(retain_graph), create_graph=False)
+                return
         backward([self], None if gradient is None else [gradient], retain_graph, create_graph, inputs=inputs)
