@@ -234,32 +234,41 @@ class FunctionNode(Node):
         if self._saved or self._freed:
             self._check_saved()
         plan = self._plan
-        if create_graph:
-            args = self._args
-            ans = wrap(self._ans, self) if self._ans is not None else self._ans_meta
-        else:
-            args = self._args
-            if len(args) == 2:  # one operation on two operands: the common case, without a list
-                a, b = args
-                args = (a._data if isinstance(a, Tensor) else _raw(a) if isinstance(a, (list, tuple)) else a,
-                        b._data if isinstance(b, Tensor) else _raw(b) if isinstance(b, (list, tuple)) else b)
-            elif len(args) == 1:
-                a = args[0]
-                args = (a._data if isinstance(a, Tensor) else _raw(a) if isinstance(a, (list, tuple)) else a,)
-            else:
-                args = _arrays(args)
-            ans = self._ans if self._ans is not None else self._ans_meta
         if self._freed and plan.ans_usage == "value":
             raise RuntimeError(SECOND_BACKWARD)
-        token = set_errors(IGNORE_ERRORS)  # inf and nan at singular points are results, as in torch
-        if create_graph:
-            outer, _state.in_backward = _state.in_backward, True
-        try:
-            out = plan.vjp(grad, ans, *args, **self._kwargs) if self._kwargs else plan.vjp(grad, ans, *args)
-        finally:
-            restore(token)
+        args = self._args
+        if not create_graph and not self._kwargs:  # the common case: the rule called with arrays, by position
+            ans = self._ans if self._ans is not None else self._ans_meta
+            token = set_errors(IGNORE_ERRORS)  # inf and nan at singular points are results, as in torch
+            try:
+                if len(args) == 2:  # one operation on two operands, without a tuple to unpack
+                    a, b = args
+                    out = plan.vjp(grad, ans,
+                                   a._data if isinstance(a, Tensor) else _raw(a) if isinstance(a, (list, tuple)) else a,
+                                   b._data if isinstance(b, Tensor) else _raw(b) if isinstance(b, (list, tuple)) else b)
+                elif len(args) == 1:
+                    a = args[0]
+                    out = plan.vjp(grad, ans,
+                                   a._data if isinstance(a, Tensor) else _raw(a) if isinstance(a, (list, tuple)) else a)
+                else:
+                    out = plan.vjp(grad, ans, *_arrays(args))
+            finally:
+                restore(token)
+        else:
             if create_graph:
-                _state.in_backward = outer
+                ans = wrap(self._ans, self) if self._ans is not None else self._ans_meta
+            else:
+                args = _arrays(args)
+                ans = self._ans if self._ans is not None else self._ans_meta
+            token = set_errors(IGNORE_ERRORS)
+            if create_graph:
+                outer, _state.in_backward = _state.in_backward, True
+            try:
+                out = plan.vjp(grad, ans, *args, **self._kwargs) if self._kwargs else plan.vjp(grad, ans, *args)
+            finally:
+                restore(token)
+                if create_graph:
+                    _state.in_backward = outer
         metas = self._slot_meta if self._has_meta else self._meta()
         slots = self._slots
         if slots is FIRST:  # one tensor (its slot has the edge, else there were no node): no loop
