@@ -46,9 +46,13 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, captur
         for (node, nr), g in zip(roots, grads):
             if node is not None:
                 buffers[node] = g if node not in buffers else buffers[node] + g
-    # (-creation number, node) of every node reached and not run: numbers are unique, so nodes are never compared
-    ready = [(-node._seq, node) for node in buffers]
-    heapq.heapify(ready)
+    # (-creation number, node) of the nodes reached and not run: numbers are unique, so nodes are never compared;
+    # while only one node is reached and not run, it is ``alone`` instead (a chain of operations: no heap)
+    if len(buffers) == 1:
+        alone, ready = next(iter(buffers)), []
+    else:
+        alone, ready = None, [(-node._seq, node) for node in buffers]
+        heapq.heapify(ready)
     captured: dict = {}
     pending_leaves: list = []
     pending_retained: list = []
@@ -58,8 +62,11 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, captur
     state.enabled = bool(create_graph)
     pop, push = heapq.heappop, heapq.heappush
     try:
-        while ready:
-            node = pop(ready)[1]
+        while alone is not None or ready:
+            if alone is not None:
+                node, alone = alone, None
+            else:
+                node = pop(ready)[1]
             grad = buffers.pop(node)
             if type(node) is AccumulateGrad:
                 if node.variable._hooks:
@@ -91,7 +98,13 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, captur
                         raise RuntimeError(f"astgrad: the graph has an edge from {node.name()} to the newer "
                                            f"{child.name()}; its gradients cannot be ordered (an internal error)")
                     buffers[child] = g
-                    push(ready, (-child._seq, child))
+                    if alone is None and not ready:
+                        alone = child
+                    else:
+                        if alone is not None:
+                            push(ready, (-alone._seq, alone))
+                            alone = None
+                        push(ready, (-child._seq, child))
     finally:
         state.enabled = was_enabled
     if not retain_graph:
