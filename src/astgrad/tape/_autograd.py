@@ -11,7 +11,7 @@ from ._dual import BACKWARD_REFUSED
 from ._engine import run_backward, store_retained_grad
 from ._modes import _state
 from ._record import edge_of, is_tensor
-from ._tensor import Tensor, extends
+from ._tensor import Tensor, TensorMethodsBase, extends
 
 NO_GRAD = "element 0 of tensors does not require grad and does not have a grad_fn"
 CREATE_GRAPH_WARNING = (
@@ -179,7 +179,21 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 
 @extends(Tensor)
-class _BackwardMethod:
+class _BackwardMethod(TensorMethodsBase):
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate d(self)/d(leaf) . gradient into every leaf's ``.grad``."""
+        node = self._grad_fn
+        if (not create_graph and inputs is None and node is not None and self._requires_grad
+                and not _state.transforms and not _record._dual):
+            # loss.backward() and y.backward(v): what ``backward`` below does for them, without its lists and checks
+            data = self._data
+            if gradient is None:
+                if data.size == 1:
+                    seed = np.array(1, data.dtype) if data.ndim == 0 else np.ones(data.shape, data.dtype)
+                    run_backward(((node, 0),), (seed,), retain_graph=bool(retain_graph), create_graph=False)
+                    return
+            elif (type(gradient) is Tensor and gradient._data.shape == data.shape
+                  and gradient._data.dtype == data.dtype):
+                run_backward(((node, 0),), (gradient._data,), retain_graph=bool(retain_graph), create_graph=False)
+                return
         backward([self], None if gradient is None else [gradient], retain_graph, create_graph, inputs=inputs)

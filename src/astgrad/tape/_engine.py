@@ -2,8 +2,14 @@
 
 Nodes run in dependency order (a node runs once every consumer of its
 output has contributed), ties broken by creation order, newest first, as in
-PyTorch.  Gradients for leaves are collected and committed only when the
-whole pass succeeded, so an error leaves every ``.grad`` as it was.
+PyTorch.  Every edge points at an older node (an operation's inputs exist
+before its node is made, which takes the next creation number), so running
+the newest node reached so far, every time, is that order: the nodes that
+feed it a gradient are all newer, reached before it, and have run.  No pass
+over the graph counts the edges first; an edge to a newer node, which would
+break this, is refused before any ``.grad`` changes.  Gradients for leaves
+are collected and committed only when the whole pass succeeded, so an error
+leaves every ``.grad`` as it was.
 """
 
 from __future__ import annotations
@@ -34,17 +40,19 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, captur
     wrap = _wrap if create_graph else None
     if len(roots) == 1:  # backward() of one output: the common case
         node = roots[0][0]
-        dependencies = _count_dependencies((node,))
-        buffers: dict = {} if node is None else {node: grads[0]}
+        buffers: dict = {} if node is None else {node: grads[0]}  # the gradient reaching each node so far
     else:
-        dependencies = _count_dependencies([node for node, _ in roots])
         buffers = {}
         for (node, nr), g in zip(roots, grads):
             if node is not None:
                 buffers[node] = g if node not in buffers else buffers[node] + g
-    # (-creation number, node): numbers are unique, so nodes themselves are never compared
-    ready = [(-node._seq, node) for node in buffers if dependencies[node] == 0]
-    heapq.heapify(ready)
+    # (-creation number, node) of the nodes reached and not run: numbers are unique, so nodes are never compared;
+    # while only one node is reached and not run, it is ``alone`` instead (a chain of operations: no heap)
+    if len(buffers) == 1:
+        alone, ready = next(iter(buffers)), []
+    else:
+        alone, ready = None, [(-node._seq, node) for node in buffers]
+        heapq.heapify(ready)
     captured: dict = {}
     pending_leaves: list = []
     pending_retained: list = []
@@ -54,8 +62,11 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, captur
     state.enabled = bool(create_graph)
     pop, push = heapq.heappop, heapq.heappush
     try:
-        while ready:
-            node = pop(ready)[1]
+        while alone is not None or ready:
+            if alone is not None:
+                node, alone = alone, None
+            else:
+                node = pop(ready)[1]
             grad = buffers.pop(node)
             if type(node) is AccumulateGrad:
                 if node.variable._hooks:
@@ -64,7 +75,7 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, captur
                     captured[capture[(node, 0)]] = grad
                 if accumulate and (only is None or id(node.variable) in only):
                     expected = node.variable._data.shape
-                    if shape_of(grad) != expected:  # checked before any .grad changes
+                    if (grad.shape if type(grad) is np.ndarray else shape_of(grad)) != expected:  # before any .grad changes
                         raise RuntimeError(invalid_gradient(node.name(), 0, shape_of(grad), expected))
                     pending_leaves.append((node.variable, grad))
                 continue
@@ -82,19 +93,32 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, captur
                     continue
                 if child in buffers:
                     buffers[child] = buffers[child] + g
-                else:
+                else:  # reached for the first time: an older node, else it may have run without this gradient
+                    if child._seq > node._seq:
+                        raise RuntimeError(f"astgrad: the graph has an edge from {node.name()} to the newer "
+                                           f"{child.name()}; its gradients cannot be ordered (an internal error)")
                     buffers[child] = g
-                count = dependencies[child] - 1
-                dependencies[child] = count
-                if count == 0:
-                    push(ready, (-child._seq, child))
+                    if alone is None and not ready:
+                        alone = child
+                    else:
+                        if alone is not None:
+                            push(ready, (-alone._seq, alone))
+                            alone = None
+                        push(ready, (-child._seq, child))
     finally:
         state.enabled = was_enabled
     if not retain_graph:
         for node in visited:
             node._release()
     for variable, grad in pending_leaves:
-        accumulate_grad(variable, grad, create_graph)
+        if type(grad) is np.ndarray and not create_graph and grad.dtype == variable._data.dtype:
+            with _ACCUMULATING:  # accumulate_grad's commonest case, inlined
+                if variable._grad is None:
+                    variable._grad = Tensor._make(np.array(grad, copy=True))
+                else:
+                    variable._grad._data += grad
+        else:
+            accumulate_grad(variable, grad, create_graph)
     for tensor, grad in pending_retained:
         store_retained_grad(tensor, grad)
     return captured
@@ -166,22 +190,6 @@ def _run_hooks(node, grad, retained_out):
         if tensor is not None:
             retained_out.append((tensor, grad))
     return grad
-
-
-def _count_dependencies(roots) -> dict:
-    """How many edges point at each node reachable from ``roots``."""
-    counts = dict.fromkeys(roots, 0)
-    stack = list(counts)
-    while stack:
-        for child, _ in stack.pop().next_functions:
-            if child is None:
-                continue
-            if child in counts:
-                counts[child] += 1
-            else:
-                counts[child] = 1
-                stack.append(child)
-    return counts
 
 
 def _wrap(array, grad_fn):

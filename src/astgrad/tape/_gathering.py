@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._graph import _node_classes, node_class
+from ._graph import attach_node
 from ._modes import _state
 from ._record import edge_of, unwrap
 from ._tensor import Tensor
@@ -75,8 +75,4 @@ def record_gathering(name: str, fn, args, slots, rule):
         return None
     box = np.empty((), dtype=object)
     result = Tensor._make(box)
-    cls = _node_classes.get(name) or node_class(name)
-    raw_args = [unwrap(a) for a in args]
-    result._grad_fn = cls(rule, args, {}, slots, tuple(edges), box, result._version_counter, name, raw_args, mask)
-    result._requires_grad = True
-    return result
+    return attach_node(result, rule, name, args, {}, slots, tuple(edges), [unwrap(a) for a in args], mask)

@@ -30,6 +30,10 @@ SECOND_BACKWARD = (
 )
 
 _sequence = itertools.count()
+FIRST: tuple = ((0,),)  # the slots of a node of one tensor, and of two operands, as the recording door spells them
+BOTH: tuple = ((0,), (1,))
+_new = object.__new__  # making an object without calling its class: see attach_node
+_weak = weakref.ref
 
 
 class Meta:
@@ -45,6 +49,15 @@ class Meta:
         self.ndim = len(self.shape)
         self.dtype = getattr(array, "dtype", None)
         self.size = int(np.prod(self.shape)) if self.shape else 1
+
+
+def meta_of(array) -> Meta:
+    """``Meta(array)``, made without a call of the class for an array (every node of a rule that reads a shape)."""
+    if type(array) is not np.ndarray:
+        return Meta(array)
+    meta = _new(Meta)
+    meta.shape, meta.ndim, meta.dtype, meta.size = array.shape, array.ndim, array.dtype, array.size
+    return meta
 
 
 class Node:
@@ -104,56 +117,19 @@ class FunctionNode(Node):
         "_rule", "_plan", "_args", "_kwargs", "_slots", "_slot_meta", "_has_meta", "_ans", "_ans_meta",
         "_saved", "_freed", "_needs_saved",
     )
-
-    def __init__(self, rule: Rule, args, kwargs, slots, edges, ans, ans_version, ans_grad_fn_name, raw_args,
-                 mask: int):
-        """``mask`` has bit i set when positional argument i has an edge; ``raw_args`` are ``args`` as arrays."""
-        self.next_functions = edges  # Node.__init__, inlined: this runs for every recorded op
-        self._metadata = None
-        self._seq = next(_sequence)
-        self._pre_hooks = ()
-        self._post_hooks = ()
-        self._rule = rule
-        self._kwargs = kwargs
-        self._slots = slots
-        count = len(args)
-        self._plan = plan = _plans.get((rule, count, mask)) or _plan(rule, count, mask)
-        self._args = args
-        self._slot_meta = raw_args  # the arrays as recorded, until _meta() takes their shapes and dtypes
-        self._freed = False
-        self._has_meta = False
-        if not plan.saves:  # x + y: the rule reads no value, so nothing to save, keep or version-check
-            self._ans = self._ans_meta = None
-            self._saved: list | tuple = ()
-            self._needs_saved = False
-            return
-        self._ans = ans if plan.keep_ans else None  # a rule that never reads the output gets None
-        self._ans_meta = Meta(ans) if plan.ans_usage == "meta" else None
-        # (tensor, version counter, version at save, None) per saved tensor; the output's entry has
-        # no tensor and its node's name
-        saved: list | None = None
-        needs_saved = False
-        for i in plan.read_args:
-            arg = args[i]
-            if isinstance(arg, Tensor):
-                counter = arg._version_counter
-                if saved is None:
-                    saved = []
-                saved.append((arg, counter, counter.value, None))
-            elif isinstance(arg, (list, tuple)):
-                for t in _tensors_in(arg):
-                    if saved is None:
-                        saved = []
-                    saved.append((t, t._version_counter, t._version_counter.value, None))
-                needs_saved = needs_saved or _has_array(arg)
-            elif isinstance(arg, np.ndarray):
-                needs_saved = True
-        if plan.keep_ans and ans_version is not None:
-            if saved is None:
-                saved = []
-            saved.append((None, ans_version, ans_version.value, ans_grad_fn_name))
-        self._saved = saved or ()
-        self._needs_saved = needs_saved or saved is not None
+    # set by attach_node, which makes every FunctionNode
+    _rule: Rule
+    _plan: _Plan
+    _args: Any  # a tuple or a list as recorded, a list once released
+    _kwargs: dict
+    _slots: tuple
+    _slot_meta: Any  # the recorded arrays until _meta() has run, then its list (or the door's tuple)
+    _has_meta: bool
+    _ans: Any
+    _ans_meta: Meta | None
+    _saved: list | tuple
+    _freed: bool
+    _needs_saved: bool
 
     def _meta(self) -> list:
         """(shape, dtype or None) of each slot with an edge (None for the others), for un-broadcasting.
@@ -196,7 +172,7 @@ class FunctionNode(Node):
             arg = args[i]
             data = arg._data if isinstance(arg, Tensor) else arg
             if isinstance(data, np.ndarray):  # lists of arrays stay: rules index into them
-                args[i] = Meta(data) if as_meta else None
+                args[i] = meta_of(data) if as_meta else None
 
     def _check_saved(self) -> None:
         if self._freed and self._needs_saved:
@@ -258,39 +234,83 @@ class FunctionNode(Node):
         if self._saved or self._freed:
             self._check_saved()
         plan = self._plan
-        if create_graph:
-            args = self._args
-            ans = wrap(self._ans, self) if self._ans is not None else self._ans_meta
-        else:
-            args = self._args
-            if len(args) == 2:  # one operation on two operands: the common case, without a list
-                a, b = args
-                args = (a._data if isinstance(a, Tensor) else _raw(a) if isinstance(a, (list, tuple)) else a,
-                        b._data if isinstance(b, Tensor) else _raw(b) if isinstance(b, (list, tuple)) else b)
-            elif len(args) == 1:
-                a = args[0]
-                args = (a._data if isinstance(a, Tensor) else _raw(a) if isinstance(a, (list, tuple)) else a,)
-            else:
-                args = _arrays(args)
-            ans = self._ans if self._ans is not None else self._ans_meta
         if self._freed and plan.ans_usage == "value":
             raise RuntimeError(SECOND_BACKWARD)
-        token = set_errors(IGNORE_ERRORS)  # inf and nan at singular points are results, as in torch
-        if create_graph:
-            outer, _state.in_backward = _state.in_backward, True
-        try:
-            out = plan.vjp(grad, ans, *args, **self._kwargs) if self._kwargs else plan.vjp(grad, ans, *args)
-        finally:
-            restore(token)
+        args = self._args
+        if not create_graph and not self._kwargs:  # the common case: the rule called with arrays, by position
+            ans = self._ans if self._ans is not None else self._ans_meta
+            token = set_errors(IGNORE_ERRORS)  # inf and nan at singular points are results, as in torch
+            try:
+                if len(args) == 2:  # one operation on two operands, without a tuple to unpack
+                    a, b = args
+                    out = plan.vjp(grad, ans,
+                                   a._data if isinstance(a, Tensor) else _raw(a) if isinstance(a, (list, tuple)) else a,
+                                   b._data if isinstance(b, Tensor) else _raw(b) if isinstance(b, (list, tuple)) else b)
+                elif len(args) == 1:
+                    a = args[0]
+                    out = plan.vjp(grad, ans,
+                                   a._data if isinstance(a, Tensor) else _raw(a) if isinstance(a, (list, tuple)) else a)
+                else:
+                    out = plan.vjp(grad, ans, *_arrays(args))
+            finally:
+                restore(token)
+        else:
             if create_graph:
-                _state.in_backward = outer
+                ans = wrap(self._ans, self) if self._ans is not None else self._ans_meta
+            else:
+                args = _arrays(args)
+                ans = self._ans if self._ans is not None else self._ans_meta
+            token = set_errors(IGNORE_ERRORS)
+            if create_graph:
+                outer, _state.in_backward = _state.in_backward, True
+            try:
+                out = plan.vjp(grad, ans, *args, **self._kwargs) if self._kwargs else plan.vjp(grad, ans, *args)
+            finally:
+                restore(token)
+                if create_graph:
+                    _state.in_backward = outer
+        metas = self._slot_meta if self._has_meta else self._meta()
+        slots = self._slots
+        if slots is FIRST:  # one tensor (its slot has the edge, else there were no node): no loop
+            g = out if not isinstance(out, tuple) else out[0] if out else None
+            if g is None:
+                raise RuntimeError(f"the rule for {self._rule.name} returned no gradient for argument 0, "
+                                   "which requires grad")
+            shape, dtype = metas[0]
+            if type(g) is np.ndarray and g.shape == shape and (dtype is None or g.dtype == dtype):
+                return [g]
+            return [self._fitted(g, shape, dtype, 0)]
+        if slots is BOTH:  # two operands (x * y, x + 2): no loop
+            if isinstance(out, tuple):
+                g0, g1 = (out[0] if out else None), (out[1] if len(out) > 1 else None)
+            else:
+                g0, g1 = out, None
+            meta0, meta1 = metas
+            if meta0 is None:
+                g0 = None
+            else:
+                if g0 is None:
+                    raise RuntimeError(f"the rule for {self._rule.name} returned no gradient for argument 0, "
+                                       "which requires grad")
+                shape, dtype = meta0
+                if not (type(g0) is np.ndarray and g0.shape == shape and (dtype is None or g0.dtype == dtype)):
+                    g0 = self._fitted(g0, shape, dtype, 0)
+            if meta1 is None:
+                g1 = None
+            else:
+                if g1 is None:
+                    raise RuntimeError(f"the rule for {self._rule.name} returned no gradient for argument 1, "
+                                       "which requires grad")
+                shape, dtype = meta1
+                if not (type(g1) is np.ndarray and g1.shape == shape and (dtype is None or g1.dtype == dtype)):
+                    g1 = self._fitted(g1, shape, dtype, 1)
+            return [g0, g1]
         if not isinstance(out, tuple):
             out = (out,)
         grads: list = []
         returned = len(out)
-        for index, (slot, edge, meta) in enumerate(zip(self._slots, self.next_functions,
-                                                       self._slot_meta if self._has_meta else self._meta())):
-            if edge[0] is None:
+        for slot, meta in zip(slots, metas):
+            if meta is None:  # no edge
                 grads.append(None)
                 continue
             g = out[slot[0]] if slot[0] < returned else None
@@ -302,19 +322,92 @@ class FunctionNode(Node):
                     "which requires grad"
                 )
             shape, dtype = meta
-            if type(g) is np.ndarray and g.shape == shape:  # the common case: nothing to reduce
-                if dtype is not None and g.dtype != dtype:
-                    g = _cast(g, dtype)
-                grads.append(g)
-                continue
-            fitted = unbroadcast(g, shape)
-            if shape_of(fitted) != shape:  # a rule's gradient that un-broadcasting cannot fit: never stored
-                raise RuntimeError(invalid_gradient(self.name(), index, shape_of(g), shape))
-            g = fitted
-            if dtype is not None and getattr(g, "dtype", None) != dtype:
-                g = _cast(g, dtype) if hasattr(g, "astype") else _cast(np.asarray(g), dtype)
-            grads.append(g)
+            if type(g) is np.ndarray and g.shape == shape and (dtype is None or g.dtype == dtype):
+                grads.append(g)  # the common case: nothing to reduce or cast
+            else:
+                grads.append(self._fitted(g, shape, dtype, len(grads)))
         return grads
+
+    def _fitted(self, g, shape, dtype, index: int):
+        """The rule's gradient ``g`` for slot ``index`` summed back to the slot's ``shape`` and cast to its ``dtype``."""
+        if type(g) is np.ndarray and g.shape == shape:
+            return _cast(g, dtype)
+        fitted = unbroadcast(g, shape)
+        if shape_of(fitted) != shape:  # a rule's gradient that un-broadcasting cannot fit: never stored
+            raise RuntimeError(invalid_gradient(self.name(), index, shape_of(g), shape))
+        g = fitted
+        if dtype is not None and getattr(g, "dtype", None) != dtype:
+            g = _cast(g, dtype) if hasattr(g, "astype") else _cast(np.asarray(g), dtype)
+        return g
+
+
+
+def attach_node(result, rule: Rule, name: str, args, kwargs, slots, edges, raw_args, mask: int, meta=None):
+    """Give ``result`` (the operation's output, a new tensor) a node called ``name`` for ``rule``; returns ``result``.
+
+    ``args`` and ``kwargs`` are the call's, ``raw_args`` its arguments as arrays, ``edges`` the
+    ``next_functions`` of ``slots``; ``mask`` has bit i set when positional argument i has an edge.
+    ``meta`` is what ``_meta()`` would make of ``raw_args``, when the caller has it at hand (the recording
+    door's fast paths: every slot with an edge is a tensor's array there), else it is made on first use.
+    The node is made without a call of its class (``cls(...)`` with an ``__init__`` costs every operation
+    a tuple of the arguments and two calls more).
+    """
+    node: FunctionNode = _new(_node_classes.get(name) or node_class(name))
+    node.next_functions = edges
+    node._metadata = None  # made on first use: most nodes never get metadata or hooks
+    node._seq = next(_sequence)
+    node._pre_hooks = ()  # callables hook(grad) -> grad | None, for output 0
+    node._post_hooks = ()
+    node._rule = rule
+    node._kwargs = kwargs
+    node._slots = slots
+    count = len(args)
+    node._plan = plan = _plans.get((rule, count, mask)) or _plan(rule, count, mask)
+    node._args = args
+    if meta is None:
+        node._slot_meta = raw_args  # the arrays as recorded, until _meta() takes their shapes and dtypes
+        node._has_meta = False
+    else:
+        node._slot_meta = meta
+        node._has_meta = True
+    node._freed = False
+    result._grad_fn = node
+    result._requires_grad = True
+    if not plan.saves:  # x + y: the rule reads no value, so nothing to save, keep or version-check
+        node._ans = node._ans_meta = None
+        node._saved = ()
+        node._needs_saved = False
+        return result
+    ans = result._data
+    node._ans = ans if plan.keep_ans else None  # a rule that never reads the output gets None
+    node._ans_meta = meta_of(ans) if plan.ans_usage == "meta" else None
+    # (tensor, version counter, version at save, None) per saved tensor; the output's entry has
+    # no tensor and its node's name
+    saved: list | None = None
+    needs_saved = False
+    for i in plan.read_args:
+        arg = args[i]
+        if isinstance(arg, Tensor):
+            counter = arg._version_counter
+            if saved is None:
+                saved = []
+            saved.append((arg, counter, counter.value, None))
+        elif isinstance(arg, (list, tuple)):
+            for t in _tensors_in(arg):
+                if saved is None:
+                    saved = []
+                saved.append((t, t._version_counter, t._version_counter.value, None))
+            needs_saved = needs_saved or _has_array(arg)
+        elif isinstance(arg, np.ndarray):
+            needs_saved = True
+    if plan.keep_ans:
+        counter = result._version_counter
+        if saved is None:
+            saved = []
+        saved.append((None, counter, counter.value, name))
+    node._saved = saved or ()
+    node._needs_saved = needs_saved or saved is not None
+    return result
 
 
 class AccumulateGrad(Node):
@@ -333,9 +426,14 @@ class AccumulateGrad(Node):
 def accumulation_node(leaf) -> AccumulateGrad:
     """The leaf's AccumulateGrad node: the same one while a graph holds it."""
     node = leaf._acc_ref() if leaf._acc_ref is not None else None
-    if node is None:
-        node = AccumulateGrad(leaf)
-        leaf._acc_ref = weakref.ref(node)
+    if node is None:  # AccumulateGrad(leaf), without a call of the class: a leaf's first use in every graph
+        node = _new(AccumulateGrad)
+        node.next_functions = ()
+        node._metadata = None
+        node._seq = next(_sequence)
+        node._pre_hooks = node._post_hooks = ()
+        node.variable = leaf
+        leaf._acc_ref = _weak(node)
     return node
 
 

@@ -2,7 +2,8 @@
 
 On a small tensor, ``np.mean`` spends most of its time in Python before and
 after the one ``np.add.reduce`` that does the work.  Each kernel here does
-exactly numpy's arithmetic for the common call (same values, same dtype) and
+exactly numpy's arithmetic for the common call (same values, same dtype; a
+0-d array may stand for numpy's scalar, as ``apply_op`` records one) and
 hands every other call to numpy itself.  ``kernel(fn)`` is what ``apply_op``
 runs for ``fn``.
 """
@@ -16,14 +17,15 @@ import numpy as np
 
 _ALL_AXES = frozenset({"axis", "keepdims"})
 _FLOAT64 = np.dtype(np.float64)
-_FLOAT64_TYPE = np.float64
+_array = np.array
 _ADD_REDUCE: Any = np.add.reduce  # Any: numpy's stubs have no overload for a keepdims known only at run time
 
 
 def mean(a, *args, **kwargs):
     """``np.mean``; over every axis of a non-empty float array, ``_methods._mean``'s two steps."""
     if (type(a) is np.ndarray and not args and a.size and a.dtype.kind in "fc" and a.dtype.itemsize > 2
-            and kwargs.get("axis") is None and not kwargs.get("keepdims") and kwargs.keys() <= _ALL_AXES):
+            and (not kwargs or kwargs.get("axis") is None and not kwargs.get("keepdims")
+                 and kwargs.keys() <= _ALL_AXES)):
         total = np.add.reduce(a, None)
         if total.dtype == _FLOAT64:  # a float64 divided by an int or by an intp: the same float64
             return total / a.size
@@ -42,8 +44,8 @@ def norm(x, *args, **kwargs):
     """``np.linalg.norm``; the 2-norm of a real float array over every axis as ``linalg.norm`` computes it."""
     if type(x) is np.ndarray and not args and not kwargs and x.dtype.kind == "f":
         flat = x.ravel(order="K")
-        if flat.dtype == _FLOAT64:  # both square roots are IEEE's, correctly rounded: the same value
-            return _FLOAT64_TYPE(math.sqrt(flat.dot(flat)))
+        if flat.dtype == _FLOAT64:  # both square roots are IEEE's, correctly rounded: the same value, as a
+            return _array(math.sqrt(flat.dot(flat)))  # 0-d array, which apply_op would make of numpy's float64
         return np.sqrt(flat.dot(flat))
     return np.linalg.norm(x, *args, **kwargs)
 

@@ -71,13 +71,15 @@ class TensorMethods(TensorMethodsBase):
 
     # -------------------------------------------------------------- operators
 
+    # the commonest operators pass apply_op's options by position: keywords cost every call their parsing
+
     def __add__(self, other):
-        return apply_op("AddBackward0", np.add, (self, other), promote=True)
+        return apply_op("AddBackward0", np.add, (self, other), None, None, True)
 
     __radd__ = __add__
 
     def __sub__(self, other):
-        return apply_op("SubBackward0", np.subtract, (self, other), promote=True)
+        return apply_op("SubBackward0", np.subtract, (self, other), None, None, True)
 
     def __rsub__(self, other):
         if is_tensor(other):
@@ -87,12 +89,12 @@ class TensorMethods(TensorMethodsBase):
     def __mul__(self, other):
         if type(other) in _NUMBERS and _state.in_backward:  # a rule's number times a tensor: mul by a Scalar
             return apply_op("MulBackward1", np.multiply, (self, other), slots=FIRST, promote=True)
-        return apply_op("MulBackward0", np.multiply, (self, other), promote=True)
+        return apply_op("MulBackward0", np.multiply, (self, other), None, None, True)
 
     __rmul__ = __mul__
 
     def __truediv__(self, other):
-        return apply_op("DivBackward0", np.divide, (self, other), promote=True)
+        return apply_op("DivBackward0", np.divide, (self, other), None, None, True)
 
     def __rtruediv__(self, other):
         if is_tensor(other):

@@ -269,13 +269,17 @@ class NumpyProtocol:
         return apply_op(node_name(ufunc, kwargs), ufunc, inputs, kwargs, promote=True)
 
     def __array_function__(self, func, types, args, kwargs):
+        if not kwargs and len(args) == 1:  # np.mean(t), np.linalg.norm(t): _apply_function's first path, remembered
+            entry = _one_tensor.get(func)
+            if entry is not None and entry[0] == _registry._generation and type(args[0]) is Tensor:
+                return apply_op(entry[1], func, args, None, None, False, entry[2], entry[3])
         if func is np.where and _state.in_backward and not kwargs:
             chosen = _constant_choice(*args)
             if chosen is not None:
                 return chosen
         if func in _MULTI_OUTPUT:
             return _MULTI_OUTPUT[func](func, args, kwargs)
-        return _apply_function(func, args, kwargs)
+        return _apply_function(func, args, kwargs, True)
 
     @classmethod
     def _astgrad_apply(cls, fn, args, kwargs):
@@ -300,8 +304,12 @@ def _constant_choice(condition=None, x=None, y=None):
     return None
 
 
-def _apply_function(fn, args, kwargs):
-    """Record ``fn`` (a numpy function or a primitive) with its rule; its array arguments are the slots."""
+def _apply_function(fn, args, kwargs, dispatched: bool = False):
+    """Record ``fn`` (a numpy function or a primitive) with its rule; its array arguments are the slots.
+
+    ``dispatched``: called from ``__array_function__`` (``fn`` is a numpy function, which numpy hashes),
+    which then takes a call of ``fn`` on one tensor without keywords to ``apply_op`` itself.
+    """
     try:
         entry = _functions.get(fn)
     except TypeError:  # an unhashable callable
@@ -311,7 +319,12 @@ def _apply_function(fn, args, kwargs):
     rule = entry[1]
     if not kwargs and len(args) == 1 and type(args[0]) is Tensor and rule is not None and rule.vjp is not None:
         name = entry[2]  # np.mean(t), np.linalg.norm(t): the common case, as below without the checks it skips
-        return apply_op(name[0] if isinstance(name, tuple) else name, fn, (args[0],), rule=rule, impl=entry[3])
+        name = name[0] if isinstance(name, tuple) else name
+        if dispatched and fn is not np.where:  # (__array_function__ sends np.where's other calls elsewhere first)
+            if len(_one_tensor) > 4096:
+                _one_tensor.clear()
+            _one_tensor[fn] = (entry[0], name, rule, entry[3])
+        return apply_op(name, fn, (args[0],), rule=rule, impl=entry[3])
     if rule is None and _requires_grad((*args, *kwargs.values())):
         lookup(fn)  # raises, naming the function and defvjp
     if rule is None or rule.vjp is None:
@@ -346,6 +359,9 @@ def _bind_keywords(rule, args, kwargs):
 
 
 _functions: dict = {}
+#: (table generation, node name, rule, what computes fn) of each function recorded with one tensor and no
+#: keywords: what ``__array_function__`` calls ``apply_op`` with for that call, without ``_apply_function``
+_one_tensor: dict = {}
 
 
 def _function_entry(fn) -> tuple:

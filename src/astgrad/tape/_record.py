@@ -17,7 +17,7 @@ import numpy as np
 from ..rules import _registry, lookup, raw
 from ._compat import IGNORE_ERRORS, restore, set_errors
 from ._dtypes import default_float, result_dtype
-from ._graph import _node_classes, accumulation_node, node_class
+from ._graph import BOTH, FIRST, accumulation_node, attach_node
 from ._modes import _state
 from ._tensor import Tensor
 
@@ -117,6 +117,7 @@ def apply_op(name: str, fn, args, kwargs=None, slots=None, promote: bool = False
     dictionary lookup each.)
     """
     edges: Any  # a tuple on the fast paths, a list built on the general one
+    meta: tuple  # the slots' (shape, dtype) on the fast paths
     if _dual and not _forwarding.inside:  # inside forward_ad.dual_level(): the same, then the result's tangent
         return _forward_op(name, fn, args, kwargs, slots, promote, rule, impl)
     if impl is None:
@@ -129,11 +130,15 @@ def apply_op(name: str, fn, args, kwargs=None, slots=None, promote: bool = False
     count = len(args)
     if count == 2 and not kwargs and (slots is None or slots is FIRST or slots is SECOND):  # the operators
         a, b = args
-        x = a._data if isinstance(a, Tensor) else a if type(a) is _NDARRAY or not isinstance(a, _NDARRAY) \
-            else (a := plain_constant(a))
-        y = b._data if isinstance(b, Tensor) else b if type(b) is _NDARRAY or not isinstance(b, _NDARRAY) \
-            else (b := plain_constant(b))
-        if isinstance(x, _OPERANDS) and isinstance(y, _OPERANDS):
+        if isinstance(a, Tensor):
+            x, tensor_a = a._data, True
+        else:
+            x, tensor_a = a if type(a) is _NDARRAY or not isinstance(a, _NDARRAY) else (a := plain_constant(a)), False
+        if isinstance(b, Tensor):
+            y, tensor_b = b._data, True
+        else:
+            y, tensor_b = b if type(b) is _NDARRAY or not isinstance(b, _NDARRAY) else (b := plain_constant(b)), False
+        if (tensor_a or isinstance(x, _OPERANDS)) and (tensor_b or isinstance(y, _OPERANDS)):
             token = set_errors(IGNORE_ERRORS)
             try:
                 out = impl(x, y)
@@ -155,10 +160,10 @@ def apply_op(name: str, fn, args, kwargs=None, slots=None, promote: bool = False
                 return result
             mask = 0  # bit i: operand i has an edge
             edge_a = edge_b = _NO_EDGE
-            if isinstance(a, Tensor) and a._requires_grad:
+            if tensor_a and a._requires_grad:
                 mask = 1
                 edge_a = (a._grad_fn or accumulation_node(a), 0)
-            if isinstance(b, Tensor) and b._requires_grad:
+            if tensor_b and b._requires_grad:
                 mask |= 2
                 edge_b = (b._grad_fn or accumulation_node(b), 0)
             if slots is FIRST:
@@ -167,20 +172,32 @@ def apply_op(name: str, fn, args, kwargs=None, slots=None, promote: bool = False
                 mask &= 2
             if not mask:
                 return result
+            # an operand with an edge is a tensor: its slot's (shape, dtype) is its array's, for the node's meta
+            # (the type checker cannot know an edge means an array: hence the ignores)
             if slots is None:  # by default: tensors, arrays and numbers other than bools
-                slot_a = isinstance(a, Tensor) or isinstance(a, _SLOT_VALUES) and a is not True and a is not False
-                slot_b = isinstance(b, Tensor) or isinstance(b, _SLOT_VALUES) and b is not True and b is not False
+                slot_a = tensor_a or isinstance(a, _SLOT_VALUES) and a is not True and a is not False
+                slot_b = tensor_b or isinstance(b, _SLOT_VALUES) and b is not True and b is not False
                 if slot_a and slot_b:
                     slots, edges = BOTH, (edge_a, edge_b)
+                    meta = ((x.shape, x.dtype) if mask & 1 else None,  # type: ignore[union-attr]
+                            (y.shape, y.dtype) if mask & 2 else None)  # type: ignore[union-attr]
                 elif slot_a:
-                    slots, edges = FIRST, (edge_a,)
+                    slots, edges, meta = FIRST, (edge_a,), ((x.shape, x.dtype),)  # type: ignore[union-attr]
                 else:
-                    slots, edges = SECOND, (edge_b,)
+                    slots, edges, meta = SECOND, (edge_b,), ((y.shape, y.dtype),)  # type: ignore[union-attr]
             elif slots is FIRST:
-                edges = (edge_a,)
+                edges, meta = (edge_a,), ((x.shape, x.dtype),)  # type: ignore[union-attr]
             else:
-                edges = (edge_b,)
-            return _attach(result, fn, rule, name, (a, b), _NO_KWARGS, slots, edges, out, (x, y), mask)
+                edges, meta = (edge_b,), ((y.shape, y.dtype),)  # type: ignore[union-attr]
+            if rule is None:  # _attach's lookup, inlined
+                try:
+                    entry = _rules.get(fn)
+                except TypeError:  # an unhashable callable: looked up every time
+                    entry = None
+                rule = entry[1] if entry is not None and entry[0] is _registry.version else _rule_of(fn)
+            if rule.vjp is None:
+                return result
+            return attach_node(result, rule, name, (a, b), _NO_KWARGS, slots, edges, (x, y), mask, meta)
     elif count == 1 and (slots is None or slots is FIRST) and isinstance(args[0], Tensor) \
             and (not kwargs or _plain(kwargs)):
         a = args[0]  # one tensor: np.sin(t), np.mean(t), t.exp(), t.sum(dim=1)
@@ -203,8 +220,16 @@ def apply_op(name: str, fn, args, kwargs=None, slots=None, promote: bool = False
         result = _new_tensor(out)
         if dtype.kind not in "fc" or not _state.enabled or not a._requires_grad:
             return result
-        edges = ((a._grad_fn or accumulation_node(a), 0),)
-        return _attach(result, fn, rule, name, (a,), kwargs or _NO_KWARGS, FIRST, edges, out, (x,), 1)
+        if rule is None:  # _attach's lookup, inlined
+            try:
+                entry = _rules.get(fn)
+            except TypeError:  # an unhashable callable: looked up every time
+                entry = None
+            rule = entry[1] if entry is not None and entry[0] is _registry.version else _rule_of(fn)
+        if rule.vjp is None:
+            return result
+        return attach_node(result, rule, name, (a,), kwargs or _NO_KWARGS, FIRST,
+                           ((a._grad_fn or accumulation_node(a), 0),), (x,), 1, ((x.shape, x.dtype),))
     # any arguments: lists of tensors, keywords, explicit slots
     if any(isinstance(a, _NDARRAY) and type(a) is not _NDARRAY for a in args):
         args = tuple(plain_constant(a) if isinstance(a, _NDARRAY) else a for a in args)
@@ -276,7 +301,7 @@ def apply_op(name: str, fn, args, kwargs=None, slots=None, promote: bool = False
                 edges.append(_NO_EDGE)
     if not mask:
         return result
-    return _attach(result, fn, rule, name, args, kwargs, slots, tuple(edges), out, raw_args, mask)
+    return _attach(result, fn, rule, name, args, kwargs, slots, tuple(edges), raw_args, mask)
 
 
 def _plain(kwargs) -> bool:
@@ -291,8 +316,11 @@ def _plain(kwargs) -> bool:
     return True
 
 
-def _attach(result, fn, rule, name, args, kwargs, slots, edges, out, raw_args, mask):
-    """Give ``result`` its node, unless ``fn`` is declared non-differentiable; returns ``result``."""
+def _attach(result, fn, rule, name, args, kwargs, slots, edges, raw_args, mask, meta=None):
+    """Give ``result`` its node, unless ``fn`` is declared non-differentiable; returns ``result``.
+
+    ``meta``: each slot's (shape, dtype) where it has an edge, when the caller has it (``attach_node``).
+    """
     if rule is None:
         try:
             entry = _rules.get(fn)
@@ -301,10 +329,7 @@ def _attach(result, fn, rule, name, args, kwargs, slots, edges, out, raw_args, m
         rule = entry[1] if entry is not None and entry[0] is _registry.version else _rule_of(fn)
     if rule.vjp is None:
         return result
-    cls = _node_classes.get(name) or node_class(name)
-    result._grad_fn = cls(rule, args, kwargs, slots, edges, out, result._version_counter, name, raw_args, mask)
-    result._requires_grad = True
-    return result
+    return attach_node(result, rule, name, args, kwargs, slots, edges, raw_args, mask, meta)
 
 
 #: (table version, rule) of each function recorded without a rule named: the operators and the
@@ -339,9 +364,7 @@ _new_tensor = Tensor._make  # bound once: the attribute lookup made a bound meth
 _OPERANDS = (np.ndarray, int, float, complex, np.generic)
 _UNWRAPPED = (Tensor, list, tuple)
 _UFUNC = np.ufunc
-FIRST: tuple = ((0,),)
 SECOND: tuple = ((1,),)
-BOTH: tuple = ((0,), (1,))
 _NO_KWARGS: dict = {}
 _NO_EDGE: tuple = (None, 0)
 _POSITIONS = tuple((i,) for i in range(8))
