@@ -64,6 +64,46 @@ def growing(log_k, c0, pairs):
     return total
 
 
+def repeated(log_k, c0, pairs):
+    """``y[[0, 0, 1]] += v``: numpy keeps the last write at a repeated place (the read and the write cancel all the
+    same: the gradient of y passes through)."""
+    y = np.zeros(len(c0))
+    y[:] = c0
+    for i in range(2):
+        y[[0, 0, 1]] += np.exp(log_k[:3]) * y[2]
+    return np.sum(y * y)
+
+
+def twice(log_k, c0, pairs):
+    """``y[i] = y[i] + y[i] * v``: the item read twice."""
+    y = np.zeros(len(c0))
+    y[:] = c0
+    for i in range(len(c0)):
+        y[i] = y[i] + y[i] * log_k[i]
+    return np.sum(y * y * y)
+
+
+def elsewhere(log_k, c0, pairs):
+    """``y[i] = y[i - 1] + v``, ``y[i] = z[i] + v``: the read is of another place or another array."""
+    y = np.zeros(len(c0))
+    y[:] = c0
+    z = np.ones(len(c0))
+    for i in range(1, len(c0)):
+        y[i] = y[i - 1] + log_k[i]
+        z[i] = y[i] + z[i - 1] * log_k[i]
+    return np.sum(y * z)
+
+
+def into_integers(log_k, c0, pairs):
+    """``n[i] += v`` into an array of integers: numpy truncates what it writes, no gradient goes through."""
+    n = np.zeros(len(c0), dtype=np.int64)
+    total = 0.0
+    for i in range(len(c0)):
+        n[i] += 3.7 * c0[i]
+        total = total + n[i] * log_k[i] + c0[i] * log_k[i]
+    return total
+
+
 def _check(f, pairs, level):
     g = astgrad.grad(f, wrt=(0, 1), optimize=level)
     for _ in range(2):  # the general adjoint, then the one specialised on the arguments' ranks and kinds
@@ -74,7 +114,8 @@ def _check(f, pairs, level):
 
 
 @pytest.mark.parametrize("level", LEVELS)
-@pytest.mark.parametrize("f", [reactions, rows, counted, growing], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("f", [reactions, rows, counted, growing, repeated, twice, elsewhere, into_integers],
+                         ids=lambda f: f.__name__)
 def test_gradients_match_differences(f, level):
     _check(f, PAIRS, level)
 
@@ -85,7 +126,17 @@ def test_the_reaction_loop_keeps_no_bookkeeping():
     assert "in_place" not in source and "array_kind" not in source
     assert "only_shape" not in inner and "only_shape(rates)" not in source
     loop = source[source.index("for i in reversed"):]
+    assert "setitem(" not in loop and "drates =" not in loop  # the write's zero and the read's add cancel (item_updates)
     assert "dt6 = dt13 * t10" in loop and "dt8 = dt6 * t7" in loop  # c[pairs[i, 0]] is a number: no unbroadcast
+
+
+def test_the_read_and_the_write_of_an_item_cancel():
+    """``y[i] = y[i] + y[i] * v`` into an array of floats: ``dy`` passes through (checked against differences
+    above), the item's other gradient added into it."""
+    source = _check(twice, PAIRS, 2).source
+    loop = source[source.index("reversed"):]
+    loop = loop[:loop.index("del ")]
+    assert "setitem(d" not in loop and loop.count("_at(dy, ") == 1, loop
 
 
 def test_a_row_is_written_in_place():

@@ -73,7 +73,7 @@ from .core.inline import RuleInliner
 from .core.remat import rematerializable
 from .core.reverse import Reverser
 from .passes.levels import (array_sizes, compute_only_shapes, dead_code, drop_unread_saves, fixed_shapes, float_casts,
-                            in_place,
+                            in_place, item_updates,
                             inline_temporaries, keep_only_shapes, linear_recurrences, number_unbroadcasts,
                             overwritten_saves,
                             in_place_halves, read_through_copies, release_arrays, saves_in_locals, shapes_on_stack,
@@ -543,6 +543,7 @@ ENTRY = FRONT + (
     Pass("keep_only_shapes", keep_only_shapes, 2),
     Pass("compute_only_shapes", compute_only_shapes, 2, reads=frozenset({"floats"})),
     Pass("read_through_copies", read_through_copies, 1),
+    Pass("item_updates", item_updates, 1, tidy=True),
     Pass("saves_in_locals", saves_in_locals, 2, tidy=True, needs=frozenset({"stack"})),
     Pass("overwritten_saves", overwritten_saves, 2, needs=frozenset({"stack"})),
     Pass("release_arrays", release_arrays, 2),

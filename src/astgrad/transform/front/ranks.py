@@ -88,11 +88,22 @@ class Ranks:
         ``a @ b`` of ranks 1 or 2: each gradient has its argument's shape
         (``g @ T(b)`` is a's shape).  With a stack of matrices the leading
         axes may broadcast, and the gradient must be summed back.
+        ``setitem(a, index, v)`` (``a[index] = v``): a's gradient
+        ``setitem(g, index, 0)`` has g's shape, the result's, which is a's (the
+        write made a copy of a); v's, ``g[index]``, is v's where both are
+        numbers (an element, written with a number).
         """
         if op.fn is np.matmul and len(op.args) == 2 and not op.kwargs:
             ranks = [(self._atom(a) or UNKNOWN)[0] for a in op.args]
             self.asked |= self.specialisable and None in ranks
             return all(r in (1, 2) for r in ranks)
+        if op.fn is rules.setitem and len(op.args) == 3 and not op.kwargs:
+            if i != 2:
+                return i == 0
+            item, value = self._item(*op.args[:2]), self._atom(op.args[2])
+            known = item is not None and item[0] is not None and value is not None and value[0] is not None
+            self.asked |= self.specialisable and not known
+            return known and item[0] == 0 and value[0] == 0
         return False
 
     def _atom(self, atom):
