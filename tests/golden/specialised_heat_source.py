@@ -35,7 +35,7 @@ def dheat_source(kappa, u0, source, *, dresult=1.0):
     for _ in reversed(range(10)):
         # grad of line 142: u[1:-1] = u[1:-1] + kappa * (u[2:] - 2 * u[1:-1] + u[:-2]) + source
         dt11 = du0
-        du0 = unbroadcast(setitem(dt11, np.s_[1:-1], 0), shape(u))
+        du0 = setitem(dt11, np.s_[1:-1], 0)
         dt1 = unbroadcast(written(dt11, np.s_[1:-1]), shape(t1))
         dt3 = unbroadcast(dt1, shape(t3))
         dkappa = dkappa + unbroadcast(dt1 * t5, shape(kappa))

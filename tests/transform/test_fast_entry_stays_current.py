@@ -177,7 +177,7 @@ def test_the_array_adjoint_reads_the_size_of_an_array_and_the_general_one_the_si
             got = g(x)
             np.testing.assert_allclose(got, _mean_square_grad(x), rtol=1e-6)
             assert np.shape(got) == np.shape(x)
-    assert "x.size" in g.sources["a 2-d x"] and "size(x)" in g.sources["any"]
+    assert "x.size" in g.sources["a 2-d integer x"] and "size(x)" in g.sources["any"]
     assert "x.size" not in g.sources["a scalar x"]
 
 

@@ -335,10 +335,11 @@ def parameters_called(fn, signature, wrt) -> tuple:
 
 
 def _rank(value):
-    """(rank, is a Python int) of an argument, or None when it has no one rank (a list, an object)."""
+    """(rank, is a Python int or an array of integers) of an argument, or None when it has no one rank (a list,
+    an object).  An array's integers are told (front/ranks.py): ``x[idx[i, 0]]`` drops one of x's axes."""
     kind = type(value)
     if kind is np.ndarray:
-        return (value.ndim, False)
+        return (value.ndim, value.ndim > 0 and value.dtype.kind in "iu")
     if kind is int:
         return (0, True)
     if kind in (float, bool, complex) or isinstance(value, np.generic):
@@ -476,15 +477,17 @@ def _compile_entry(gf, generated=None, ranks=None, floats=None, kinds=()):
 
 def _array(rank) -> bool:
     """Whether the guard for ``rank`` (see _guard) takes nothing but an ndarray."""
-    return rank is not None and not rank[1] and rank[0] > 0
+    return rank is not None and rank[0] > 0
 
 
 def _guard(i, arg, rank):
     """The entry's test that argument ``i`` is plain and (with ``rank``) of the rank the adjoint is for."""
     if rank is None:
         return f"(t{i} := type({arg})) in _PLAIN"
-    if rank[1]:
+    if rank[1] and rank[0] == 0:
         return f"(t{i} := type({arg})) is int"
+    if rank[1]:
+        return f"(t{i} := type({arg})) is _ndarray and {arg}.ndim == {rank[0]} and {arg}.dtype.kind in 'iu'"
     if rank[0] == 0:
         return f"((t{i} := type({arg})) is float or t{i} is _ndarray and {arg}.ndim == 0)"
     return f"(t{i} := type({arg})) is _ndarray and {arg}.ndim == {rank[0]}"

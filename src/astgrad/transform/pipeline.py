@@ -65,6 +65,7 @@ from .front.naming import Adjoints, Names, UserNames, user_names_of
 from .front.normalize import Normalizer, local_names, param_names
 from .front.parse import Dependencies, FunctionSource
 from .front.primitives import returns_sequence
+from .front.ranks import Ranks
 from .front.returns import scalar_checks, unpack_aux as _unpack_aux
 from .front.syntax import check_function
 from .core.batching import batched_function
@@ -75,11 +76,12 @@ from .core.linearize import NotCut, cut
 from .core.remat import rematerializable
 from .core.reverse import Reverser
 from .passes.levels import (array_sizes, compute_only_shapes, dead_code, drop_unread_saves, fixed_shapes, float_casts,
-                            in_place,
+                            in_place, item_updates,
                             inline_temporaries, keep_only_shapes, linear_recurrences, number_unbroadcasts,
                             overwritten_saves,
                             in_place_halves, read_through_copies, release_arrays, saves_in_locals, shapes_on_stack,
                             static_shapes)
+from .passes.number_updates import rebind_number_updates
 from .passes.split import split as split_pair
 from .passes.unused import GivenFloats, optimize, specialise_callees
 from .back.emit import compile_source, drop_lines_with, printable, render
@@ -156,6 +158,8 @@ class Context:
         self.dicts: set[str] = set()  # names bound to a dict literal here (containers.mark)
         # -- unpack_aux ------------------------------------------------------------
         self.pair = None  # with has_aux, the atom of the pair (loss, aux) f returns
+        # -- number_updates --------------------------------------------------------
+        self.update_ranks: Ranks | None = None  # the ranks it asked (emit: the entry's rank_dependent)
         # -- analyse (containers.mark fills trees and tree_items) ------------------
         self.grown: set[int] = set()  # ids of list appends popped in the adjoint, not saved
         self.locals: set[str] = set()
@@ -265,6 +269,22 @@ def unpack_aux(ctx: Context) -> None:
         ctx.pair = ctx.ret
         unpack, ctx.ret = _unpack_aux(ctx.body, ctx.ret, ctx.ns, ctx.names, ctx.fn)
         ctx.body = ctx.body + unpack
+
+
+def number_updates(ctx: Context) -> None:
+    """``x op= v`` on a value surely not a numpy array (``rates[i] += v``) is ``x = x op v``: no ``in_place``.
+
+    Before ``analyse``, which then sees a copy; the ranks it asks are its own
+    (the analysis's are made there), and what they asked counts at ``emit``.
+    It reads no floats given at call time: a variant for them resumes after it.
+    """
+    def ranks():
+        ctx.update_ranks = Ranks(ctx.body, ctx.params, ctx.module.ranks or {}, ctx.normalized_locals | assigned(ctx.body))
+        return ctx.update_ranks
+
+    rebound = rebind_number_updates(ctx.body, ctx.params, ranks)
+    if rebound:
+        ctx.choices.append("updates of numbers rebound, not written in place: " + ", ".join(rebound))
 
 
 def analyse(ctx: Context) -> None:
@@ -489,7 +509,7 @@ def emit(ctx: Context) -> None:
     module = ctx.module
     if not module.user.covers(module.met):
         raise _NamesMet
-    module.rank_dependent = ctx.analysis.ranks.asked
+    module.rank_dependent = ctx.analysis.ranks.asked or ctx.update_ranks is not None and ctx.update_ranks.asked
     module.functions[:0] = ctx.fn_defs  # the entry first (a pullback's: with its forward/backward pair)
     if ctx.level >= 1 and ctx.given_floats is not None:
         specialise_callees(ctx.fn_def, module.functions, ctx.ns, ctx.given_floats)
@@ -544,6 +564,7 @@ FRONT = (
 #: the function ``grad`` (``vjp``, ``value_and_grad``) was given
 ENTRY = FRONT + (
     Pass("unpack_aux", unpack_aux),
+    Pass("number_updates", number_updates, 1, reads=frozenset({"ranks"})),
     Pass("analyse", analyse, reads=frozenset({"ranks"})),
     Pass("check_output", check_output),
     Pass("fusion", fusion, 1),
@@ -561,6 +582,7 @@ ENTRY = FRONT + (
     Pass("keep_only_shapes", keep_only_shapes, 2),
     Pass("compute_only_shapes", compute_only_shapes, 2, reads=frozenset({"floats"})),
     Pass("read_through_copies", read_through_copies, 1),
+    Pass("item_updates", item_updates, 1, tidy=True),
     Pass("saves_in_locals", saves_in_locals, 2, tidy=True, needs=frozenset({"stack"})),
     Pass("overwritten_saves", overwritten_saves, 2, needs=frozenset({"stack"})),
     Pass("release_arrays", release_arrays, 2),
@@ -1087,7 +1109,8 @@ def describe_ranks(ranks, floats=()) -> str:
         return ""
     parts = [f"{name} holding floats" if kind is None else  # its rank not asked: an array or a scalar
              f"{'an int' if kind[1] else 'a float scalar' if name in floats else 'a scalar'} {name}" if kind[0] == 0
-             else f"a {kind[0]}-d {'float ' if name in floats else ''}{name}" for name, kind in ranks.items()]
+             else f"a {kind[0]}-d {'float ' if name in floats else 'integer ' if kind[1] else ''}{name}"
+             for name, kind in ranks.items()]
     return ", for " + (parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1])
 
 

@@ -10,13 +10,18 @@ needs no ``unbroadcast``.
 Like same_shapes.py it is by name: a name gets the one rank every value it ever
 holds has (every assignment, in any branch or loop iteration), or none.
 A rank is claimed only where it is sure: ufuncs (the largest operand rank),
-``@``, reductions with literal axes, ``transpose`` and indexing by integers
-and slices.  Anything else (calls of user functions, tuples, methods like
+``@``, reductions with literal axes, ``transpose``, indexing by integers
+and slices (``x[i, 0]`` too), ``np.zeros(n)`` (``ones``, ``empty``) of
+integers, ``len`` (a Python int), an item write (``setitem``: the array's)
+and ``x op= v`` (``in_place``: ``x op v``'s, or numpy raises).  Anything else (calls of user functions, tuples, methods like
 ``x.item()``) has no rank, and its rule keeps its general form.
 
-Whether a name holds a Python ``int`` is tracked beside its rank, for
-indexing: ``x[t]`` with ``t`` from ``range`` drops one axis, ``x[b]`` with a
-boolean or an array ``b`` does not.
+Whether a name holds integers is tracked beside its rank, for indexing: a
+Python ``int`` or a numpy integer (``x[t]`` with ``t`` from ``range``, or
+``x[idx[i, 0]]`` with ``idx`` an array of integers) drops one axis, ``x[b]``
+with a boolean or an array ``b`` does not.  Given at call time, it is an
+``int`` for rank 0 (``type(n) is int``) and an array of integer dtype
+(``int64``, ``uint8``...) for higher ranks.
 """
 
 from __future__ import annotations
@@ -26,19 +31,22 @@ import numpy as np
 from ... import rules
 from ..ir.compat import gast
 from ..ir.nodes import For, Raw, walk_ops, walk_statements
+from ..runtime import in_place
 
 #: a name whose values differ in rank, or whose rank is not known
 UNKNOWN = (None, False)
 
 _REDUCTIONS = {np.sum, np.mean, np.max, np.min, np.amax, np.amin, np.prod, np.var, np.std}
 _INTEGER_UFUNCS = {np.add, np.subtract, np.multiply}
+#: the array makers whose rank is the number of integers in their shape (any dtype)
+_MAKERS = (np.zeros, np.ones, np.empty)
 
 
 class Ranks:
     """``rank(name)``: the number of axes every value of ``name`` has, or None."""
 
     def __init__(self, body, params, given, locals_):
-        """``given``: parameter -> (rank, holds a Python int), for the parameters whose rank is known.
+        """``given``: parameter -> (rank, holds integers), for the parameters whose rank is known.
 
         None: the function is not specialised (a function the entry calls).
         """
@@ -80,11 +88,22 @@ class Ranks:
         ``a @ b`` of ranks 1 or 2: each gradient has its argument's shape
         (``g @ T(b)`` is a's shape).  With a stack of matrices the leading
         axes may broadcast, and the gradient must be summed back.
+        ``setitem(a, index, v)`` (``a[index] = v``): a's gradient
+        ``setitem(g, index, 0)`` has g's shape, the result's, which is a's (the
+        write made a copy of a); v's, ``g[index]``, is v's where both are
+        numbers (an element, written with a number).
         """
         if op.fn is np.matmul and len(op.args) == 2 and not op.kwargs:
             ranks = [(self._atom(a) or UNKNOWN)[0] for a in op.args]
             self.asked |= self.specialisable and None in ranks
             return all(r in (1, 2) for r in ranks)
+        if op.fn is rules.setitem and len(op.args) == 3 and not op.kwargs:
+            if i != 2:
+                return i == 0
+            item, value = self._item(*op.args[:2]), self._atom(op.args[2])
+            known = item is not None and item[0] is not None and value is not None and value[0] is not None
+            self.asked |= self.specialisable and not known
+            return known and item[0] == 0 and value[0] == 0
         return False
 
     def _atom(self, atom):
@@ -106,13 +125,23 @@ class Ranks:
             return self._atom(op.args[0])
         if op.kind == "nondiff" and not op.args and isinstance(op.expr, (gast.Constant, gast.UnaryOp)):
             return self._atom(op.expr)
+        if op.fn is len and len(op.args) == 1 and not op.kwargs:
+            return (0, True)  # len() gives a Python int, or raises
+        if op.fn in _MAKERS and len(op.args) == 1 and set(op.kwargs) <= {"dtype"}:
+            return self._made(op.args[0])
         if op.kind != "prim":
             return UNKNOWN
+        fn = op.fn
+        if fn is rules.getitem and len(op.args) == 2 and not op.kwargs:
+            return self._item(*op.args)
+        if fn is rules.setitem and len(op.args) == 3 and not op.kwargs:  # a copy of a with a[i] = v
+            return _not_int(self._atom(op.args[0]))
+        if fn is in_place and len(op.args) == 3 and not op.kwargs:  # x op= v: new, cast to x's dtype, or raises
+            return _not_int(self._atom(op.args[0]))
         args = [self._atom(a) for a in op.args]
         if any(a is None for a in args):
             return None
         ranks = [a[0] for a in args]
-        fn = op.fn
         if isinstance(fn, np.ufunc) and fn.signature is None and fn.nout == 1 and len(args) == fn.nin \
                 and not op.kwargs:
             if None in ranks:
@@ -129,11 +158,27 @@ class Ranks:
             return _reduced(ranks[0], op.kwargs)
         if fn is np.transpose and len(args) == 1 and not op.kwargs:
             return (ranks[0], False)
-        if fn is rules.getitem and len(op.args) == 2 and not op.kwargs:
-            drops = self._drops(op.args[1])
-            if drops is not None and drops <= ranks[0]:
-                return (ranks[0] - drops, False)
         return UNKNOWN
+
+    def _item(self, array, index):
+        """(rank, int) of ``array[index]``: the array's rank less the axes integers drop (``x[i, 0]``)."""
+        base = self._atom(array)
+        if base is None or any(self._atom(n) is None for n in gast.walk(index) if isinstance(n, gast.Name)):
+            return None  # an operand not known yet
+        drops = self._drops(index)
+        if base[0] is None or drops is None or drops > base[0]:
+            return UNKNOWN
+        return (base[0] - drops, base[1] and base[0] > 0)  # an item of an array of integers: an integer
+
+    def _made(self, shape):
+        """(rank, int) of ``np.zeros(shape)`` (``np.ones``, ``np.empty``): one axis per integer of the shape."""
+        if isinstance(shape, gast.Tuple):
+            parts = [self._atom(e) for e in shape.elts]
+            if None in parts:
+                return None
+            return (len(parts), False) if all(p == (0, True) for p in parts) else UNKNOWN
+        size = self._atom(shape)
+        return size if size is None else (1, False) if size == (0, True) else UNKNOWN
 
     def _drops(self, index):
         """How many axes indexing by ``index`` removes, when it is integers and slices; else None."""
@@ -149,6 +194,11 @@ class Ranks:
         if value is not None and value[0] == 0 and value[1]:
             return 1
         return None
+
+
+def _not_int(value):
+    """The rank of ``value`` for a result that is not a Python int (an array, a numpy number)."""
+    return value if value is None or value[0] is None else (value[0], False)
 
 
 def _reduced(rank, kwargs):

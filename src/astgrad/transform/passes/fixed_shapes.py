@@ -13,7 +13,11 @@ shape.  That is proven from the normal form, never guessed (FixedShapes):
 * a name bound by one operation alone, whose result's shape follows from
   its operands' fixed shapes and from literals: a ufunc (``@`` too) or a
   comparison, ``x[i]`` by literal integers and slices and Python ints (a
-  ``range`` counter), a reduction over literal axes, ``np.transpose``;
+  ``range`` counter), a reduction over literal axes, ``np.transpose``,
+  ``np.zeros(n)`` (``ones``, ``empty``) of an ``n`` with one value in the
+  call (a literal, a parameter, ``len(x)`` of a fixed shape); "alone" allows
+  besides it bindings that keep a value's shape (``rates = np.zeros(n)``
+  and ``rates[i] += v`` in a loop);
 * a name bound in several places, each giving it the one shape of the same
   names: ``u = u0`` and ``u[1:-1] = v`` (``setitem`` keeps u's shape),
   ``y = x * 2`` and ``y = y * 2`` (a broadcast with a number),
@@ -84,8 +88,9 @@ class FixedShapes:
             for name, bound in sites.items():
                 if self.root.get(name) is VARIES:
                     continue
+                alone = name not in params and sum(not _passes_shape(site) for site in bound) == 1
                 for site in bound:
-                    new = self._site(site, name, len(bound) == 1 and name not in params)
+                    new = self._site(site, name, alone)
                     old = self.root.get(name)
                     joined = new if old is None else old if new is None or new == old else VARIES
                     if joined != old:
@@ -106,6 +111,9 @@ class FixedShapes:
         if isinstance(site, For):  # a Python int from range
             return SCALAR if _range(site.iter, self.ns) else VARIES
         op, fn, args, kwargs = site, site.fn, site.args, site.kwargs
+        if fn in _ranks._MAKERS and len(args) == 1 and set(kwargs) <= {"dtype"}:
+            fixed = self._fixed_value(args[0])  # np.zeros(n): a shape of n's value
+            return fixed if fixed is None else frozenset({name}) if fixed and alone else VARIES
         if op.kind == "copy":
             return self._of(args[0]) if len(args) == 1 else VARIES
         if op.kind == "nondiff" and not args:
@@ -171,6 +179,22 @@ class FixedShapes:
             else:
                 roots |= root
         return None if unknown else frozenset(roots)
+
+    def _fixed_value(self, atom):
+        """Whether ``atom`` is an integer with one value in a call: a literal, a parameter never rebound, ``len(x)``
+        bound once with ``x`` of a fixed shape; None while that shape is not known."""
+        if _integer(atom):
+            return True
+        if not isinstance(atom, gast.Name) or atom.id in self.exposed:
+            return False
+        bound = self.sites.get(atom.id, [])
+        if not bound:
+            return atom.id in self.params and self.ranks.value.get(atom.id) == (0, True)
+        site = bound[0] if len(bound) == 1 and atom.id not in self.params else None
+        if not (isinstance(site, Op) and site.fn is len and len(site.args) == 1 and not site.kwargs):
+            return False
+        root = self._of(site.args[0])
+        return None if root is None else root is not VARIES
 
     def _kind_of(self, atom):
         """The name ``x`` (its atom) where ``atom`` is bound once, to ``array_kind(x)``; else None."""
@@ -285,6 +309,12 @@ def drop_fixed_shape_saves(fn_def, adjoint, analyse, ns):
     if not chosen:
         return fn_def
     return drop_saves_of(fn_def, chosen)
+
+
+def _passes_shape(site) -> bool:
+    """Whether ``site`` gives its name the shape of a value already bound (a copy, an item write, ``x op= v``),
+    never a new shape of its own: a name with one other site has that site's shape (FixedShapes ``alone``)."""
+    return isinstance(site, Op) and (site.kind == "copy" or site.fn is rules.setitem or site.fn is runtime.in_place)
 
 
 def _range(iter_, ns) -> bool:

@@ -20,6 +20,7 @@ from ..ir.compat import gast
 from ..ir.trees import rewrite
 from .accumulate import accumulate_in_place
 from .inplace import reuse_buffers
+from .item_updates import pass_items_through
 from .number_unbroadcasts import drop_number_unbroadcasts
 from .recurrences import solve_linear_loops
 from .unused import drop_arrays, shapes_on_stack as _shapes_on_stack, shapes_only, unbind
@@ -81,6 +82,11 @@ def keep_only_shapes(ctx: Context) -> None:
 def compute_only_shapes(ctx: Context) -> None:
     """``t = Shaped(broadcast_shape(...))``: a value everything reads only for its shape is not computed."""
     ctx.fn_def = shapes_only(ctx.fn_def, ctx.ns, ctx.helpers, ctx.given_floats)
+
+
+def item_updates(ctx: Context) -> bool:
+    """The adjoint of ``a[i] = a[i] + v`` passes a's gradient through: no ``setitem(g, i, 0)`` added back to."""
+    return pass_items_through(ctx.fn_def, ctx.ns)
 
 
 def read_through_copies(ctx: Context) -> None:

@@ -489,7 +489,7 @@ def _pure_nodes(nodes, ns) -> bool:
 
 #: attributes and helpers that read an array's metadata and cannot raise
 _SAFE_ATTRIBUTES = ("shape", "size", "ndim", "T", "dtype")
-_SAFE_HELPERS = (runtime.shape, runtime.size, runtime.ndim, runtime.only_shape, runtime.T)
+_SAFE_HELPERS = (runtime.shape, runtime.size, runtime.ndim, runtime.only_shape, runtime.T, runtime.array_kind)
 #: the shape computations a check is made of
 _CHECKS = (runtime.shape, runtime.broadcast_shape, runtime.reduced_shape, runtime.matmul_shape, runtime.floats,
            runtime.checked)
