@@ -118,6 +118,28 @@ def checked_batched(bdims, value):
     return runtime.checked(value)  # numpy raised, if it does, where the value was computed
 
 
+@defbatch(runtime.is_zero)
+@batching.shared
+def is_zero_batched(bdims, g):
+    return zero_examples(g)
+
+
+def zero_examples(g) -> bool:
+    """``is_zero`` of every example of the batched ``g``, which they must share: True where each is the number
+    zero (or None) standing for a gradient of unknown shape (a shared ``0.0`` given the batch axis), False where
+    none is (an example with axes never is); examples that differ raise, since the loop would skip the rule for
+    some of them only."""
+    if not isinstance(g, np.ndarray) or np.ndim(g) != 1 or g.dtype.kind not in "fO":
+        return False
+    zero = [is_zero(v) for v in g] if g.dtype.kind == "O" else g == 0.0
+    if np.all(zero):
+        return True
+    if np.any(zero):
+        batching.unbatchable("a gradient that is the number zero for some examples only (a rule the loop skips "
+                             "for those)")
+    return False
+
+
 for _helper in (runtime.unbroadcast, _support.unbroadcast):
     defbatch(_helper, batching.unbroadcast_batched)
 defbatch(_support.filled, batching.filled_batched)

@@ -1,0 +1,70 @@
+"""The batching sweep over generated code: what hessian, jacrev and vmap(grad(f)) batch, checked against loops.
+
+Each case runs the batched path and the loop (the batched path turned off,
+or a Python loop of the unbatched function), and pins which path ran
+(``.batched``): one batched call where the sweep can prove the numbers
+right, the loop where it cannot, never a guess.
+"""
+
+import numpy as np
+import pytest
+
+import astgrad
+from astgrad.api.directions import Directions
+from astgrad.rules.batching import Unbatchable
+from astgrad.transform.runtime.helper_rules import zero_examples
+
+X3 = np.array([0.3, -0.2, 0.5])
+
+
+def looped(make):
+    """``make()`` with the batched path turned off: one product per direction, as before batching."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Directions, "run", lambda *args, **kwargs: None)
+        return make()
+
+
+def several_returns(x):
+    s = np.sum(x)
+    if s > 0.5:
+        return s * s
+    if s > 0.0:
+        return np.sum(np.exp(x))
+    return -s
+
+
+def rows_that_skip(x):
+    s = np.sum(x * x)
+    if s > 0.5:
+        y = x * s
+    else:
+        y = x * 2.0
+    return y[:2] + x[1]
+
+
+@pytest.mark.parametrize("x", [X3, X3 * 2, -X3])
+def test_jacrev_batches_a_vjp_that_skips_a_rule_for_a_zero_gradient(x):
+    jacobian = astgrad.jacrev(several_returns)
+    found = jacobian(x)
+    assert jacobian.batched is True  # the seed's is_zero test: every example shares it
+    np.testing.assert_allclose(found, looped(lambda: astgrad.jacrev(several_returns)(x)), rtol=1e-12)
+    np.testing.assert_allclose(found, astgrad.grad(several_returns)(x), rtol=1e-12)
+
+
+@pytest.mark.parametrize("x", [X3, X3 * 2])
+def test_jacrev_of_rows_whose_gradients_are_zero_for_some_rows_matches_the_loop(x):
+    jacobian = astgrad.jacrev(rows_that_skip)
+    expected = looped(lambda: astgrad.jacrev(rows_that_skip)(x))
+    np.testing.assert_allclose(jacobian(x), expected, rtol=1e-12)
+    rows = np.stack([astgrad.grad(lambda x, i=i: rows_that_skip(x)[i])(x) for i in range(2)])
+    np.testing.assert_allclose(expected, rows, rtol=1e-12)
+
+
+def test_zero_examples_is_one_answer_for_every_example_or_raises():
+    assert zero_examples(np.broadcast_to(0.0, (4,))) is True  # a shared 0.0 given the batch axis
+    assert zero_examples(np.broadcast_to(None, (2,))) is True
+    assert zero_examples(np.array([1.0, 2.0])) is False
+    assert zero_examples(np.zeros((2, 3))) is False  # examples with axes: arrays, never the number zero
+    assert zero_examples(np.zeros(3, dtype=int)) is False  # an int is no gradient's zero
+    with pytest.raises(Unbatchable, match="some examples only"):
+        zero_examples(np.array([0.0, 1.0]))
