@@ -68,3 +68,64 @@ def test_zero_examples_is_one_answer_for_every_example_or_raises():
     assert zero_examples(np.zeros(3, dtype=int)) is False  # an int is no gradient's zero
     with pytest.raises(Unbatchable, match="some examples only"):
         zero_examples(np.array([0.0, 1.0]))
+
+
+def zipped_pairs(x):
+    s = 0.0
+    for pair in zip(x, x * 2.0):
+        s = s + pair[0] * pair[1]
+    return s
+
+
+def reshaped_by_pairs(x, w):
+    shape = [n for pair in zip((2,), (3,)) for n in pair]
+    return np.sum(np.reshape(np.tile(x, (2, 1)), shape) * w)
+
+
+def test_a_loop_over_zip_bound_to_one_name_runs_and_differentiates():
+    # the front end indexed the zip object itself (len(zip(...)): TypeError) and found no gradient rule for zip
+    np.testing.assert_allclose(astgrad.grad(zipped_pairs)(X3), 4.0 * X3, rtol=1e-12)
+    x, w = np.array([[0.5, -1.0, 2.0]]), np.arange(6.0).reshape(2, 3)
+    np.testing.assert_allclose(astgrad.grad(reshaped_by_pairs)(x, w), np.sum(w, axis=0, keepdims=True), rtol=1e-12)
+
+
+def tiled(x, w):
+    return np.sum(np.tile(x, (2, 1)) * w)
+
+
+def test_per_example_gradients_through_the_comprehension_of_tiles_rule_match_a_loop():
+    # np.tile's reverse rule reshapes by [n for pair in zip(reps, shape) for n in pair]: it raised TypeError
+    xs = np.random.default_rng(0).standard_normal((4, 3))
+    w = np.arange(6.0).reshape(2, 3)
+    gradient = astgrad.grad(tiled)
+    found = astgrad.vmap(gradient, in_axes=(0, None))(xs, w)
+    np.testing.assert_allclose(found, np.stack([gradient(x, w) for x in xs]), rtol=1e-12)
+
+
+def outer_and_dot(x, y):
+    return np.dot(np.outer(x, y) @ y, x) + np.sum(np.square(y))
+
+
+def dot_method(x, y):
+    return x.dot(y) * x.dot(x)
+
+
+def scaled(x, scale=2.0, shift=0.0):
+    return np.sum(np.sin(x * scale) + shift)
+
+
+def defaults_and_keywords(x):
+    return scaled(x) + scaled(x, 3.0) + scaled(x, shift=1.5) + scaled(scale=x, x=x)
+
+
+@pytest.mark.parametrize("f, args, wrt", [(outer_and_dot, (X3, np.array([0.1, 0.4, -0.3, 0.2])), (0, 1)),
+                                          (dot_method, (X3, X3 * 2.0), (0, 1)),
+                                          (defaults_and_keywords, (X3,), 0)])
+def test_hessians_whose_callees_return_a_value_and_a_tuple_of_tangents_are_one_batched_call(f, args, wrt):
+    # a callee's jvp returns (its value, the tuple of its tangents): a tuple holding batched tuples, refused before
+    hessian = astgrad.hessian(f, wrt=wrt)
+    found = hessian(*args)
+    assert hessian.batched is True
+    expected = looped(lambda: astgrad.hessian(f, wrt=wrt)(*args))
+    for b, e in zip(np.asarray(found, dtype=object).ravel(), np.asarray(expected, dtype=object).ravel()):
+        np.testing.assert_allclose(b, e, rtol=1e-12, atol=1e-14)
