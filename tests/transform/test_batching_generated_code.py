@@ -129,3 +129,34 @@ def test_hessians_whose_callees_return_a_value_and_a_tuple_of_tangents_are_one_b
     expected = looped(lambda: astgrad.hessian(f, wrt=wrt)(*args))
     for b, e in zip(np.asarray(found, dtype=object).ravel(), np.asarray(expected, dtype=object).ravel()):
         np.testing.assert_allclose(b, e, rtol=1e-12, atol=1e-14)
+
+
+def power_by_recursion(x, n):
+    if n == 0:
+        return x * 0.0 + 1.0
+    return x * power_by_recursion(x, n - 1)
+
+
+def recursion(x):
+    return np.sum(power_by_recursion(x, 4))
+
+
+def test_the_hessian_of_a_recursive_function_is_one_batched_call():
+    # the callee's tuple pushed on the stack and popped by another name: matched by the names of its items
+    hessian = astgrad.hessian(recursion)
+    found = hessian(X3)
+    assert hessian.batched is True
+    np.testing.assert_allclose(found, looped(lambda: astgrad.hessian(recursion)(X3)), rtol=1e-12)
+    np.testing.assert_allclose(found, np.diag(12.0 * X3 ** 2), rtol=1e-12)
+
+
+def split_pieces(x):
+    a, b, c = np.split(x, 3)
+    return np.sum(a * c)
+
+
+def test_per_example_gradients_of_a_rule_with_a_missing_gradient_in_its_tuple_match_a_loop():
+    # the None of b's gradient, given the batch axis, is None again for `gi is None` (it was read as an array)
+    xs = np.random.default_rng(1).standard_normal((3, 6))
+    gradient = astgrad.grad(split_pieces)
+    np.testing.assert_allclose(astgrad.vmap(gradient)(xs), np.stack([gradient(x) for x in xs]), rtol=1e-12)

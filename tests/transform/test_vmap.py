@@ -297,8 +297,13 @@ def test_an_if_on_a_batched_test_whose_branches_only_compute_chooses_per_example
     assert "masked(" in astgrad.vmap(masked_branches, in_axes=(0, None)).source
 
 
-@pytest.mark.parametrize("f, what", [(while_on_example, "while loop's test"),
-                                     (loop_over_example, r"len\(x\) reads x, which has a batch axis")])
+def test_a_loop_over_each_examples_items_matches_a_loop():
+    # every example has the same number of items (one example's shape): the loop runs over them, batched
+    check(loop_over_example, 0, r(N, 3))
+    check(loop_over_example, 0, r(N, 3, 2))
+
+
+@pytest.mark.parametrize("f, what", [(while_on_example, "while loop's test")])
 def test_control_flow_on_a_batched_value_is_refused_at_its_line(f, what):
     with pytest.raises(astgrad.TransformError, match=what) as info:
         astgrad.vmap(f)(r(N, 3))

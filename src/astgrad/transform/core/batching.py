@@ -112,6 +112,16 @@ class Batcher(StateSweep):
         self.pushed_before: dict = {}
         self.read: set | None = None  # the names the last sweep's code reads (None: not swept yet)
         self.stacks = stacks_of(ctx.body, ctx.ret, generated_stack(ctx.fn) is not None)
+        # a tuple pushed (t6 = a, b; push t6) and popped (t2 = pop; a, b = t2) goes by the names of its items
+        self.packed: dict = {}
+        unpacked: dict = {}
+        for op in walk_ops(ctx.body):
+            if op.kind == "pack" and isinstance(op.expr, gast.Tuple) and all(isinstance(e, gast.Name)
+                                                                              for e in op.expr.elts):
+                self.packed[op.targets[0]] = tuple(e.id for e in op.expr.elts)
+            elif op.kind == "unpack" and len(op.args) == 1 and isinstance(op.args[0], gast.Name):
+                unpacked.setdefault(op.args[0].id, []).append(tuple(op.targets))
+        self.unpacked = {n: found[0] for n, found in unpacked.items() if len(found) == 1}
 
     def rank(self, name):
         """One example's rank of ``name``: the analysis's (front/ranks.py), or what the sweep found."""
@@ -231,8 +241,11 @@ class Batcher(StateSweep):
             return self.elementwise(op, operands, state)
         if kind == "nondiff" and op.fn is None and _is_none_test(op.expr) \
                 and state.get(getattr(op.expr.left, "id", None)) == ARRAY:
-            state[op.targets[0]] = False  # an example of an array is never None: every example's answer
-            return [self.tag(compat.assign(op.targets[0], compat.clone(op.expr)), op)]
+            state[op.targets[0]] = False  # every example's answer: None where a shared None got the batch axis
+            test = compat.call(compat.name(self.ns.helper(batched_items.none_examples)), [compat.clone(op.expr.left)])
+            if isinstance(op.expr.ops[0], gast.IsNot):
+                test = compat.make("UnaryOp", op=gast.Not(), operand=test)
+            return [self.tag(compat.assign(op.targets[0], test), op)]
         meta = self.meta(op, state)
         if meta is not None:
             state[op.targets[0]] = False  # one example's shape: every example's
@@ -375,7 +388,7 @@ class Batcher(StateSweep):
             raise self.refuse(op.node, f"{item.id}, which has a batch axis, is pushed on {items.id}, a list of values "
                               "every example shares, which the code reads as a list",
                               "Build the list from values with a batch axis only.")
-        key = (items.id, item.id)
+        key = (items.id, self.packed[item.id] if item.id in self.packed and item.id in self.once else item.id)
         if self.pushed.get(key, self.module.batch_pushed.get(key, kind)) != kind:
             raise self.refuse(op.node, f"{item.id} is pushed as an array with a batch axis and as a list or tuple of "
                               "them")
@@ -392,7 +405,8 @@ class Batcher(StateSweep):
         if state.get(items.id) == ITEMS:
             state[target] = ARRAY
             return [self.tag(compat.assign(target, compat.clone(op.expr)), op)]
-        kind = self.pushed_before.get((items.id, target), self.module.batch_pushed.get((items.id, target), False))
+        key = (items.id, self.unpacked[target] if target in self.unpacked and target in self.once else target)
+        kind = self.pushed_before.get(key, self.module.batch_pushed.get(key, False))
         state[target] = kind
         if items.id not in self.stacks or self.read is not None and target not in self.read:
             return [self.tag(compat.assign(target, compat.clone(op.expr)), op)]
