@@ -55,14 +55,14 @@ GRADIENT_REFUSED = {
     "matrix_power-batch",
     # the reverse rule's own code: an item write the aliasing check refuses, an expression statement, a call
     # of a helper with *args, np.max(initial=) in a rule the batched build differentiates
-    "average-full_weights", "diff", "diff-n2", "cholesky", "clip", "einsum", "einsum-contract", "einsum-implicit_outer", "einsum-trace",
+    "average-full_weights", "diff", "diff-n2", "clip", "einsum", "einsum-contract", "einsum-implicit_outer", "einsum-trace",
     "einsum-diagonal", "einsum-ellipsis", "einsum-ellipsis_implicit", "norm", "norm-fro", "norm-axis",
     "norm-ord1", "norm-ordinf", "norm-ord2", "norm-ord_minus2", "norm-nuc_axes", "norm-ord1_matrix",
     "norm-ord_minus_inf_matrix", "matrix_norm-nuc", "matrix_norm-spectral", "svdvals",
     # helpers of reverse rules without a batching rule, containers of batched arrays on the stack, a branch
     # on a batched test that calls a function
     "sort", "sort-axis0", "det", "slogdet", "eigh", "svd-tall", "svd-wide", "svd-batch_full", "svd-values",
-    "eigvalsh", "vmap_at",
+    "eigvalsh",
 }
 
 #: cases where vmap(grad(f)) raises another error: the comprehension of a reverse rule over zip(...), which the
