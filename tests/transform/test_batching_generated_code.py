@@ -160,3 +160,27 @@ def test_per_example_gradients_of_a_rule_with_a_missing_gradient_in_its_tuple_ma
     xs = np.random.default_rng(1).standard_normal((3, 6))
     gradient = astgrad.grad(split_pieces)
     np.testing.assert_allclose(astgrad.vmap(gradient)(xs), np.stack([gradient(x) for x in xs]), rtol=1e-12)
+
+
+def helper_inner(a, b):
+    return np.sin(a) * b
+
+
+def helper_outer(x, y):
+    return helper_inner(x, y) + helper_inner(y, x) * 2.0
+
+
+def nested_calls(x, y):
+    return np.sum(helper_outer(x, y * y))
+
+
+def test_a_callee_batched_two_ways_pops_each_tuple_by_its_own_name():
+    # helper_inner's variants push tuples under one name and pop them under it: the names of the items, which
+    # differ between its variants, must not decide the pop
+    hessian = astgrad.hessian(nested_calls, wrt=(0, 1))
+    found = hessian(X3, X3 + 0.5)
+    assert hessian.batched is True
+    expected = looped(lambda: astgrad.hessian(nested_calls, wrt=(0, 1))(X3, X3 + 0.5))
+    for i in range(2):
+        for j in range(2):
+            np.testing.assert_allclose(found[i][j], expected[i][j], rtol=1e-12, atol=1e-14)

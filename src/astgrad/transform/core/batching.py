@@ -62,6 +62,7 @@ from ...rules.sequences import grow
 from .flow import StateSweep
 
 ARRAY, ITEMS = "array", "items"
+AMBIGUOUS = "ambiguous"  # pushes of other kinds under the names of a tuple's items: its pop cannot tell
 
 
 def _nested(kind) -> bool:
@@ -388,12 +389,16 @@ class Batcher(StateSweep):
             raise self.refuse(op.node, f"{item.id}, which has a batch axis, is pushed on {items.id}, a list of values "
                               "every example shares, which the code reads as a list",
                               "Build the list from values with a batch axis only.")
-        key = (items.id, self.packed[item.id] if item.id in self.packed and item.id in self.once else item.id)
+        key = (items.id, item.id)
         if self.pushed.get(key, self.module.batch_pushed.get(key, kind)) != kind:
             raise self.refuse(op.node, f"{item.id} is pushed as an array with a batch axis and as a list or tuple of "
                               "them")
         self.pushed[key] = kind
         self.module.batch_pushed[key] = kind
+        if item.id in self.packed and item.id in self.once:  # a tuple: by the names of its items too, where
+            by_items = (items.id, self.packed[item.id])     # no push of another kind has those
+            for pushed in (self.pushed, self.module.batch_pushed):
+                pushed[by_items] = kind if pushed.get(by_items, kind) == kind else AMBIGUOUS
         flag = [compat.const(True)] if kind == ITEMS else []
         return [self.tag(compat.assign(target, compat.call(compat.name(self.ns.helper(batched_stack.push_batched)),
                                                            [compat.clone(items), compat.clone(item)] + flag)), op)]
@@ -405,8 +410,11 @@ class Batcher(StateSweep):
         if state.get(items.id) == ITEMS:
             state[target] = ARRAY
             return [self.tag(compat.assign(target, compat.clone(op.expr)), op)]
-        key = (items.id, self.unpacked[target] if target in self.unpacked and target in self.once else target)
-        kind = self.pushed_before.get(key, self.module.batch_pushed.get(key, False))
+        kind = self.pushed_before.get((items.id, target), self.module.batch_pushed.get((items.id, target)))
+        if kind is None and target in self.unpacked and target in self.once:  # a tuple popped, then unpacked
+            by_items = (items.id, self.unpacked[target])
+            kind = self.pushed_before.get(by_items, self.module.batch_pushed.get(by_items))
+        kind = False if kind in (None, AMBIGUOUS) else kind  # pop_shared raises if it was pushed batched
         state[target] = kind
         if items.id not in self.stacks or self.read is not None and target not in self.read:
             return [self.tag(compat.assign(target, compat.clone(op.expr)), op)]
