@@ -184,3 +184,37 @@ def test_a_callee_batched_two_ways_pops_each_tuple_by_its_own_name():
     for i in range(2):
         for j in range(2):
             np.testing.assert_allclose(found[i][j], expected[i][j], rtol=1e-12, atol=1e-14)
+
+
+def unpack_rows(x):
+    first, second, third = x
+    return np.sum(first * third)
+
+
+def split_pair(x):
+    return x * 2.0, np.exp(x)
+
+
+def tuple_returning_helper(x):
+    a, b = split_pair(x)
+    return np.sum(a * b)
+
+
+@pytest.mark.parametrize("f, x", [(unpack_rows, np.arange(6.0).reshape(3, 2) / 5.0), (tuple_returning_helper, X3)])
+def test_hessians_through_unpacking_are_one_batched_call(f, x):
+    # the tangent of unpacked_gradient: a comprehension over zip(parts, tangents), None kept for a missing part
+    hessian = astgrad.hessian(f)
+    found = hessian(x)
+    assert hessian.batched is True
+    np.testing.assert_allclose(found, looped(lambda: astgrad.hessian(f)(x)), rtol=1e-12, atol=1e-14)
+
+
+def test_a_rules_gradient_of_a_list_argument_is_not_read_as_a_tuple_of_batched_arrays():
+    from astgrad.transform.runtime.batched_items import gradients_of_tuple, none_examples
+    parts = [np.ones((2, 3)), np.zeros((2, 3))]
+    assert gradients_of_tuple(tuple(parts), 3) == (parts[0], parts[1], None)
+    with pytest.raises(Unbatchable, match="list or tuple argument"):
+        gradients_of_tuple(parts, 1)  # one argument's gradient, a list: its items are not the arguments'
+    assert none_examples(None) and none_examples(np.broadcast_to(None, (3,))) and not none_examples(parts[0])
+    with pytest.raises(Unbatchable):
+        none_examples(np.array([None, 1.0], dtype=object))

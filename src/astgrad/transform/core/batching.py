@@ -268,9 +268,25 @@ class Batcher(StateSweep):
             state[op.targets[0]] = ARRAY  # items[i], i a number when it runs (a loop over zip(...)): checked then
             call = compat.call(compat.name(self.ns.helper(batched_items.item_of)), [compat.clone(a) for a in op.args])
             return [self.tag(compat.assign(op.targets[0], call), op)]
+        if lists and op.fn is runtime.unpacked_gradient and len(op.args) == 2 and op.args[0].id in lists \
+                and not op.kwargs and isinstance(op.args[1], gast.Name) and state.get(op.args[1].id) != ITEMS:
+            value = op.args[1].id  # an array (batched, or of a known rank) gets an array, else a tuple
+            array = bool(state.get(value)) or self.rank(value) is not None
+            state[op.targets[0]] = ARRAY if array else ITEMS
+            call = compat.call(compat.name(self.ns.helper(batched_items.unpacked_gradient_of_items)),
+                               [compat.clone(a) for a in op.args] + [compat.const(bool(state.get(value))),
+                                                                     compat.const(array)])
+            return [self.tag(compat.assign(op.targets[0], call), op)]
+        if lists and op.fn is sequences.part and len(op.args) == 2 and op.args[0].id in lists \
+                and not state.get(getattr(op.args[1], "id", None)):
+            state[op.targets[0]] = ARRAY  # a sequence gradient's item: a number when it runs (checked then)
+            call = compat.call(compat.name(self.ns.helper(batched_items.part_of_items)), [compat.clone(a) for a in op.args])
+            return [self.tag(compat.assign(op.targets[0], call), op)]
         if lists and op.fn is runtime.gradient_tuple and op.args[0].id in lists:
             state[op.targets[0]] = ITEMS  # a rule's tuple of batched gradients, checked and cut item by item
-            return [self.tag(compat.assign(op.targets[0], compat.clone(op.expr)), op)]
+            call = compat.call(compat.name(self.ns.helper(batched_items.gradients_of_tuple)),
+                               [compat.clone(a) for a in op.args], {k: compat.clone(v) for k, v in op.kwargs.items()})
+            return [self.tag(compat.assign(op.targets[0], call), op)]
         if op.fn is runtime.gradient_tuple and op.args and state.get(getattr(op.args[0], "id", None)) \
                 and not self.batched_reads([n for a in op.args[1:] for n in atom_names(a)], state):
             state[op.targets[0]] = ITEMS  # a rule's gradients, one per argument: each batched

@@ -15,9 +15,11 @@ import operator
 
 import numpy as np
 
-from ...rules.batching import Unbatchable
+from ...rules.batching import Unbatchable, aligned, broadcast_batch
+from . import gradient_tuple
+from .helper_rules import zero_examples
 
-__all__ = ["item_of", "none_examples"]
+__all__ = ["item_of", "none_examples", "part_of_items", "gradients_of_tuple", "unpacked_gradient_of_items"]
 
 
 def item_of(items, index):
@@ -34,6 +36,8 @@ def item_of(items, index):
 def none_examples(x) -> bool:
     """``x is None`` of each example of the batched ``x``, which they share: True for a None given the batch axis
     (an array of None), False for an array of anything else; examples that differ raise."""
+    if x is None:  # a None in a tuple of batched values (a rule's missing gradient)
+        return True
     if not isinstance(x, np.ndarray) or x.dtype.kind != "O":
         return False
     nones = [v is None for v in x.reshape(-1)]
@@ -42,3 +46,41 @@ def none_examples(x) -> bool:
     if any(nones):
         raise Unbatchable("astgrad.vmap: a value that is None for some examples only; loop over the examples")
     return False
+
+
+def part_of_items(items, index):
+    """``part(items, index)`` (a sequence gradient's item, 0.0 where nothing flowed) of a list or tuple of batched
+    gradients: that batched array, or the batched 0.0 where its examples are a None given the batch axis."""
+    value = item_of(items, index)
+    return broadcast_batch(0.0, len(value)) if none_examples(value) else value
+
+
+def gradients_of_tuple(value, count, needed=(), rule="a rule"):
+    """``gradient_tuple`` of a rule's tuple of batched gradients, one per argument; a list is one argument's
+    gradient, a list of batched arrays where the batched code reads a batched array, so it raises."""
+    if type(value) is not tuple:
+        raise Unbatchable(f"astgrad.vmap: the gradient of a list or tuple argument of {rule}, a list of values "
+                          "with a batch axis; loop over the examples")
+    return gradient_tuple(value, count, needed, rule)
+
+
+def unpacked_gradient_of_items(parts, value, value_batched, array):
+    """``unpacked_gradient(parts, value)`` (the gradient of ``value`` from those of the names ``a, b = value``
+    unpacked it into) for a list or tuple of batched ``parts``: with ``array``, ``value`` an array (batched where
+    ``value_batched``) gets a batched array, its rows the parts (zero where one is None); else a tuple or list gets
+    the tuple of the parts, None where a part is the number zero or None.  A value of the other kind raises."""
+    if array != isinstance(value, np.ndarray) or not array and not isinstance(value, (tuple, list)):
+        raise Unbatchable("astgrad.vmap: the gradient of an unpacked value that is not the array or tuple the "
+                          "batched code expected; loop over the examples")
+    present = [g for g in parts if not none_examples(g)]
+    if not array:
+        return tuple(None if none_examples(g) or zero_examples(g) else g for g in parts)
+    if not present:
+        raise Unbatchable("astgrad.vmap: the gradient of an unpacked value with no part to give the batch size")
+    size = len(present[0])
+    shape = np.shape(value)[1:] if value_batched else np.shape(value)
+    grad = np.zeros((size,) + shape)
+    for i, g in enumerate(parts):
+        if not none_examples(g):
+            grad[:, i] = aligned(g, len(shape) - 1)
+    return grad
