@@ -218,3 +218,30 @@ def test_a_rules_gradient_of_a_list_argument_is_not_read_as_a_tuple_of_batched_a
     assert none_examples(None) and none_examples(np.broadcast_to(None, (3,))) and not none_examples(parts[0])
     with pytest.raises(Unbatchable):
         none_examples(np.array([None, 1.0], dtype=object))
+
+
+def aliased_list(x):
+    parts = []
+    kept = parts
+    for i in range(3):
+        parts.append(x * (i + 1.0))
+    return np.sum(np.stack(kept) ** 2)
+
+
+def test_split_pieces_hessian_grows_a_list_its_names_alone_hold():
+    # the rule's list of pieces, grown with batched tangents: a new list of batched arrays
+    hessian = astgrad.hessian(split_pieces)
+    x = np.linspace(-1.0, 1.0, 6)
+    found = hessian(x)
+    assert hessian.batched is True
+    np.testing.assert_allclose(found, looped(lambda: astgrad.hessian(split_pieces)(x)), rtol=1e-12, atol=1e-14)
+
+
+def test_a_list_another_name_holds_is_never_grown_as_a_new_list():
+    # kept sees every append: a new list of batched arrays under parts alone would leave kept empty
+    xs = np.random.default_rng(2).standard_normal((3, 4))
+    try:
+        found = astgrad.vmap(aliased_list)(xs)
+    except (astgrad.TransformError, Unbatchable):
+        return  # refused: the loop is the caller's
+    np.testing.assert_allclose(found, np.stack([aliased_list(x) for x in xs]), rtol=1e-12)

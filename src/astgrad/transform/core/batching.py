@@ -56,7 +56,7 @@ from ..ir.trees import arguments, function_def
 from ..runtime import batched_items, batched_stack
 from ..runtime.origins import ORIGIN, with_origin
 from ..front.locate import bound_arguments
-from ..runtime.tangents import generated_stack, stack_pop, tangent_of
+from ..runtime.tangents import generated_stack, stack_pop, tangent_of, zero_tangent
 from ...rules import sequences
 from ...rules.sequences import grow
 from .flow import StateSweep
@@ -113,6 +113,7 @@ class Batcher(StateSweep):
         self.pushed_before: dict = {}
         self.read: set | None = None  # the names the last sweep's code reads (None: not swept yet)
         self.stacks = stacks_of(ctx.body, ctx.ret, generated_stack(ctx.fn) is not None)
+        self.fresh = fresh_lists(ctx.body, self.ns.globals) - self.stacks
         # a tuple pushed (t6 = a, b; push t6) and popped (t2 = pop; a, b = t2) goes by the names of its items
         self.packed: dict = {}
         unpacked: dict = {}
@@ -395,6 +396,10 @@ class Batcher(StateSweep):
             state[target] = ITEMS
             value = compat.clone(item) if kind == ARRAY else self.broadcast(item)
             return [self.tag(compat.assign(target, compat.call(grown, [compat.clone(items), value])), op)]
+        if kind == ARRAY and items.id in self.fresh and not state.get(items.id):
+            state[target] = ITEMS  # a list only its own names hold: a new one, every item with the batch axis
+            grown_list = compat.call(grown, [self.broadcast(items), compat.clone(item)])
+            return [self.tag(compat.assign(target, grown_list), op)]
         state[target] = False
         if not kind:
             return [self.tag(compat.assign(target, compat.clone(op.expr)), op)]
@@ -723,6 +728,72 @@ def stacks_of(body, ret, generated) -> set:
         if target not in lists or source not in lists:
             read.add(source)
     return lists - read
+
+
+def fresh_lists(body, globals_) -> set:
+    """The names of lists the function makes itself (``[]``, ``zero_tangent(...)``) that nothing but their own
+    names ever holds: grown (``grow``), copied among themselves, read by an index, ``part``, ``len`` or a join
+    (``np.stack``), popped, returned.  A batched item may turn such a list into a new list of batched arrays (every
+    item given the batch axis): no other name sees the list it was."""
+    parent: dict = {}
+
+    def root(n):
+        while parent.get(n, n) != n:
+            n = parent[n]
+        return n
+
+    def union(a, b):
+        parent[root(a)] = root(b)
+
+    made: set = set()
+    bound: dict = {}
+    uses: list = []
+    readers = (rules.getitem, sequences.part, len, stack_pop, *batching.JOINS)
+    for s in walk_statements(body):
+        if not isinstance(s, Op):
+            names = {s.test} if isinstance(s, (If, While)) else set(atom_names(s.iter)) if isinstance(s, For) \
+                else {n.id for n in gast.walk(s.stmt) if isinstance(n, gast.Name)} if isinstance(s, Raw) else set()
+            uses.append(names)
+            continue
+        for t in s.targets:
+            bound.setdefault(t, []).append(s)
+        if _makes_a_list(s):
+            made.update(s.targets)
+            continue
+        reads = set(atom_names(s.expr)) | {n for a in list(s.args) + list(s.kwargs.values()) for n in atom_names(a)}
+        first = getattr(s.args[0], "id", None) if s.args else None
+        fn = s.fn
+        if fn is None and isinstance(s.expr, gast.Call) and isinstance(s.expr.func, gast.Name):
+            fn = globals_.get(s.expr.func.id)
+        if fn is grow and s.kind == "prim" and first is not None and len(s.targets) == 1:
+            union(s.targets[0], first)
+            uses.append(reads - {first})
+        elif len(s.targets) == 1 and isinstance(s.expr, gast.Name) and s.kind in ("copy", "stop", "nondiff"):
+            union(s.targets[0], s.expr.id)
+        elif fn in readers and first is not None and len(s.args) >= 1:
+            uses.append(reads - {first})
+        else:
+            uses.append(reads)
+    groups: dict = {}
+    for n in set(parent) | made:
+        groups.setdefault(root(n), set()).add(n)
+    fresh = set()
+    for group in groups.values():
+        if not group & made:
+            continue
+        if any(n not in bound for n in group):  # a parameter, or a name bound elsewhere
+            continue
+        if any(n in names for names in uses for n in group):
+            continue
+        if all(_makes_a_list(s) or s.fn is grow or isinstance(s.expr, gast.Name) and s.expr.id in group
+               for n in group for s in bound[n]):
+            fresh |= group
+    return fresh
+
+
+def _makes_a_list(op) -> bool:
+    """``[]`` or ``zero_tangent(...)``: a new list (or container) no other name holds yet."""
+    return op.kind == "pack" and isinstance(op.expr, gast.List) and not op.expr.elts or op.fn is zero_tangent
 
 
 def _effect(stmts):
