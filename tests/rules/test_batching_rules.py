@@ -20,6 +20,7 @@ import pytest
 import astgrad
 from astgrad.rules import find, first_extreme_mask, shipped
 from astgrad.transform import runtime
+from astgrad.transform.runtime.tangents import zero_tangent
 from astgrad.rules.batching import Unbatchable
 from astgrad.api.vmapped import vmap_at_vjp
 
@@ -196,11 +197,11 @@ def test_batched_entries_without_a_gradient_match_a_loop_over_examples(in_axes):
 
 #: entries with a batching rule and no sample case (no gradient): in the test above, or in
 #: tests/transform/test_vmap.py (shapes, the helpers of generated gradients, argmax) or
-#: tests/transform/test_batching_generated_code.py (is_zero); vmap's own pullback
+#: tests/transform/test_batching_generated_code.py (is_zero, zero_tangent); vmap's own pullback
 #: (vmap_at_vjp, the reverse rule of a call of a vmapped function) in tests/transform/test_gradient_through_vmap.py
 NOT_SAMPLED = {vmap_at_vjp, np.iscomplexobj, np.isrealobj, np.any, np.all, np.isclose, first_extreme_mask, np.argsort, np.zeros_like,
                np.ones_like, np.empty_like, np.argmax, np.argmin, np.shape, np.size, np.ndim, runtime.shape, runtime.size,
-               runtime.ndim, runtime.floats, runtime.checked, runtime.is_zero}
+               runtime.ndim, runtime.floats, runtime.checked, runtime.is_zero, zero_tangent}
 
 
 def test_every_batching_rule_is_checked_against_a_loop():

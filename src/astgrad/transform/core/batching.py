@@ -342,6 +342,10 @@ class Batcher(StateSweep):
     def call(self, op, state):
         """``y = g(x, w)`` with a batched ``x``: ``y = vmap_g(x, w)``, ``g``'s variant for its parameters given
         batched values, itself batched (``ModuleBuilder.batched_variant``)."""
+        if _refused_when_called(op.fn):  # a callee refused at transform time: called, it raises that refusal
+            state.update((t, ARRAY) for t in op.targets)  # (its value never exists)
+            return [self.tag(compat.assign(op.targets if len(op.targets) > 1 else op.targets[0],
+                                           compat.clone(op.expr)), op)]
         bound = bound_arguments(op, self.source)
         for p, atoms in bound.items():  # *args or **kwargs: a tuple or dict of atoms
             gathered = atoms.values() if isinstance(atoms, dict) else atoms if isinstance(atoms, tuple) else ()
@@ -789,6 +793,18 @@ def fresh_lists(body, globals_) -> set:
                for n in group for s in bound[n]):
             fresh |= group
     return fresh
+
+
+def _refused_when_called(fn) -> bool:
+    """Whether ``fn`` is the stand-in generated code holds for a callee refused at transform time, which raises
+    the refusal when called (pipeline's ``_refused_when_called``): ``def name(*args, **kwargs): raise refused()``."""
+    from ..pipeline import _Refusal  # the pipeline imports this module
+
+    code = getattr(fn, "__code__", None)
+    if code is None or code.co_argcount or code.co_kwonlyargcount or len(code.co_names) != 1 \
+            or not code.co_flags & inspect.CO_VARARGS or not code.co_flags & inspect.CO_VARKEYWORDS:
+        return False
+    return isinstance(getattr(fn, "__globals__", {}).get(code.co_names[0]), _Refusal)
 
 
 def _makes_a_list(op) -> bool:

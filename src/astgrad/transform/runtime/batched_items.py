@@ -16,10 +16,11 @@ import operator
 import numpy as np
 
 from ...rules.batching import Unbatchable, aligned, broadcast_batch
-from . import gradient_tuple
-from .helper_rules import zero_examples
+from . import gradient_tuple, is_zero
+from .tangents import zero_tangent
 
-__all__ = ["item_of", "none_examples", "part_of_items", "gradients_of_tuple", "unpacked_gradient_of_items"]
+__all__ = ["item_of", "none_examples", "part_of_items", "gradients_of_tuple", "unpacked_gradient_of_items",
+           "zero_examples", "zero_tangents_of_examples"]
 
 
 def item_of(items, index):
@@ -84,3 +85,25 @@ def unpacked_gradient_of_items(parts, value, value_batched, array):
         if not none_examples(g):
             grad[:, i] = aligned(g, len(shape) - 1)
     return grad
+
+
+def zero_examples(g) -> bool:
+    """``is_zero`` of every example of the batched ``g``, which they must share: True where each is the number
+    zero (or None) standing for a gradient of unknown shape (a shared ``0.0`` given the batch axis), False where
+    none is (an example with axes never is); examples that differ raise, since the loop would skip the rule for
+    some of them only."""
+    if not isinstance(g, np.ndarray) or np.ndim(g) != 1 or g.dtype.kind not in "fO":
+        return False
+    zero = [is_zero(v) for v in g] if g.dtype.kind == "O" else g == 0.0
+    if np.all(zero):
+        return True
+    if np.any(zero):
+        raise Unbatchable("astgrad.vmap: a gradient that is the number zero for some examples only (a rule the loop "
+                          "skips for those); loop over the examples")
+    return False
+
+
+def zero_tangents_of_examples(value):
+    """``zero_tangent`` of each example of the batched ``value``: zeros of its shape (the batched zeros), a None
+    given the batch axis kept."""
+    return value if none_examples(value) else zero_tangent(value)

@@ -28,6 +28,7 @@ from . import attributes, caller_state, checkpoints, checks, structural
 from . import outputs
 from .. import runtime
 from .attributes import attribute_gradient, attribute_tangent
+from .batched_items import zero_examples, zero_tangents_of_examples
 from . import (T, broadcast_shape, getitem_gradient, gradient_tuple, is_zero, part, replacing_gradient,
                sequence_gradient, shape, split_last, unbroadcast, unpacked_gradient)
 from .tangents import add_tangents, jvp_tangent, tangent_of, zero_tangent
@@ -124,20 +125,9 @@ def is_zero_batched(bdims, g):
     return zero_examples(g)
 
 
-def zero_examples(g) -> bool:
-    """``is_zero`` of every example of the batched ``g``, which they must share: True where each is the number
-    zero (or None) standing for a gradient of unknown shape (a shared ``0.0`` given the batch axis), False where
-    none is (an example with axes never is); examples that differ raise, since the loop would skip the rule for
-    some of them only."""
-    if not isinstance(g, np.ndarray) or np.ndim(g) != 1 or g.dtype.kind not in "fO":
-        return False
-    zero = [is_zero(v) for v in g] if g.dtype.kind == "O" else g == 0.0
-    if np.all(zero):
-        return True
-    if np.any(zero):
-        batching.unbatchable("a gradient that is the number zero for some examples only (a rule the loop skips "
-                             "for those)")
-    return False
+@defbatch(zero_tangent)
+def zero_tangent_batched(bdims, value):
+    return zero_tangents_of_examples(value)
 
 
 for _helper in (runtime.unbroadcast, _support.unbroadcast):
