@@ -268,3 +268,34 @@ def test_zero_tangents_of_examples_are_batched_zeros_and_a_batched_none_stays_no
     np.testing.assert_array_equal(zero_tangents_of_examples(np.ones((2, 3), dtype=int)), np.zeros((2, 3)))
     nones = np.broadcast_to(None, (2,))
     assert zero_tangents_of_examples(nones) is nones
+
+
+def spectral_norm(a, w):
+    return np.linalg.norm(a, ord=2) * w + np.finfo(np.result_type(a, np.float32)).eps
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_per_example_gradients_of_a_spectral_norm_match_a_loop(dtype):
+    # its rule sizes a tolerance with np.result_type and (before) np.max(initial=), which has no rule to
+    # differentiate again: vmap(grad(f)) refused it
+    xs = np.random.default_rng(4).standard_normal((3, 4, 3)).astype(dtype)
+    gradient = astgrad.grad(spectral_norm)
+    found = astgrad.vmap(gradient, in_axes=(0, None))(xs, 1.5)
+    expected = np.stack([gradient(x, 1.5) for x in xs])
+    assert found.dtype == expected.dtype
+    np.testing.assert_allclose(found, expected, rtol=1e-5 if dtype is np.float32 else 1e-12)
+    assert np.all(astgrad.vmap(spectral_norm, in_axes=(0, None))(xs, 1.5) ==
+                  np.stack([spectral_norm(x, 1.5) for x in xs]))
+
+
+def negated(x):
+    flag = not np.all(x > 0.0)
+    return np.where(flag, np.sum(x), np.sum(x) * 2.0)
+
+
+def test_not_of_one_truth_value_per_example_matches_a_loop():
+    from astgrad.transform.runtime.batched_items import not_examples
+    xs = np.array([[1.0, 2.0], [-1.0, 2.0], [3.0, 0.5]])
+    np.testing.assert_allclose(astgrad.vmap(negated)(xs), [negated(x) for x in xs])
+    with pytest.raises(ValueError, match="ambiguous"):
+        not_examples(np.ones((3, 2), dtype=bool))

@@ -238,6 +238,11 @@ class Batcher(StateSweep):
         if kind == "nondiff" and op.fn is None and isinstance(op.expr, gast.Compare) and len(op.expr.ops) == 1 \
                 and type(op.expr.ops[0]) in _COMPARISONS:
             return self.elementwise(op, [op.expr.left, op.expr.comparators[0]], state)
+        if kind in ("nondiff", "opaque") and op.fn is None and isinstance(op.expr, gast.UnaryOp) \
+                and isinstance(op.expr.op, gast.Not) and state.get(getattr(op.expr.operand, "id", None)) == ARRAY:
+            state[op.targets[0]] = ARRAY  # not x: one truth value per example, else numpy's error
+            call = compat.call(compat.name(self.ns.helper(batched_items.not_examples)), [compat.clone(op.expr.operand)])
+            return [self.tag(compat.assign(op.targets[0], call), op)]
         if kind in ("nondiff", "opaque") and op.fn is None and _elementwise_operator(op.expr):
             operands = [op.expr.operand] if isinstance(op.expr, gast.UnaryOp) else [op.expr.left, op.expr.right]
             return self.elementwise(op, operands, state)

@@ -20,7 +20,7 @@ from . import gradient_tuple, is_zero
 from .tangents import zero_tangent
 
 __all__ = ["item_of", "none_examples", "part_of_items", "gradients_of_tuple", "unpacked_gradient_of_items",
-           "zero_examples", "zero_tangents_of_examples"]
+           "zero_examples", "zero_tangents_of_examples", "not_examples"]
 
 
 def item_of(items, index):
@@ -107,3 +107,12 @@ def zero_tangents_of_examples(value):
     """``zero_tangent`` of each example of the batched ``value``: zeros of its shape (the batched zeros), a None
     given the batch axis kept."""
     return value if none_examples(value) else zero_tangent(value)
+
+
+def not_examples(x):
+    """``not x`` of each example of the batched ``x``: one truth value per example, whose negation each gets; an
+    example holding more than one value raises as ``not`` of it does."""
+    if np.ndim(x) != 1:
+        raise ValueError("The truth value of an array with more than one element is ambiguous (astgrad.vmap: `not` "
+                         "of an example holding more than one value)")
+    return np.logical_not(x)
