@@ -116,7 +116,7 @@ class Context:
     """
 
     def __init__(self, module, fn, wrt, *, entry=False, mode="grad", preserve_result=False, has_aux=False,
-                 trees=(), maybe_trees=(), callables=()):
+                 trees=(), maybe_trees=(), callables=(), batched_items=()):
         # -- given ---------------------------------------------------------------
         self.module = module  # the ModuleBuilder of the generated module this function joins
         self.ns: Namespace = module.ns
@@ -129,7 +129,7 @@ class Context:
         self.has_aux = has_aux
         self.given_trees, self.given_tree_items = trees, maybe_trees  # parameters holding dicts, lists, tuples
         self.callables = dict(callables)  # parameter -> the function it holds in the calls served (specialised)
-        self.batched_items: frozenset = frozenset()  # vmap of a callee: the wrt parameters given lists of batched arrays
+        self.batched_items = frozenset(batched_items)  # vmap: the wrt parameters given lists of batched arrays
         self.batch_stacks: frozenset = frozenset()  # vmap: the lists the code only pushes on and pops (batch)
         # the parameters that may write into the caller's dict (None: the entry's, all of them), and for
         # the others why not (front/caller_state.passed_down)
@@ -435,7 +435,7 @@ def forward_callee(ctx: Context) -> None:
 def batch(ctx: Context) -> None:
     """Every operation written for a stack of examples along a first axis: ``vmap_f(x, ...)`` (core/batching.py)."""
     ctx.name = ctx.module.names.fresh("vmap_" + _ident(ctx.fn))
-    ctx.fn_defs = [batched_function(ctx, ctx.name, ctx.wrt)]
+    ctx.fn_defs = [batched_function(ctx, ctx.name, ctx.wrt, ctx.batched_items)]
 
 
 def batch_callee(ctx: Context) -> None:
@@ -966,8 +966,9 @@ def build_forward(fn, wrt, level=DEFAULT_LEVEL, stage=None, trees=(), callables=
                       dict(mode="jvp", trees=trees, callables=callables))
 
 
-def build_batched(fn, batched, ranks, level=DEFAULT_LEVEL, stage=None):
-    """Transform ``fn`` into ``vmap_f(*args)`` for the parameters ``batched`` holding a batch axis first.
+def build_batched(fn, batched, ranks, level=DEFAULT_LEVEL, stage=None, items=()):
+    """Transform ``fn`` into ``vmap_f(*args)`` for the parameters ``batched`` holding a batch axis first
+    (``items``: those of them holding a tuple or list of such arrays).
 
     ``ranks`` maps parameters to ``(rank of one example, holds a Python int)``:
     the rules take the one form those ranks need.  The result's
@@ -976,7 +977,7 @@ def build_batched(fn, batched, ranks, level=DEFAULT_LEVEL, stage=None):
     if level not in LEVELS:
         raise ValueError(f"astgrad: optimize={level!r}; the levels are {', '.join(map(str, LEVELS))}")
     generated = _transform(fn, batched, BATCH, stage, lambda user: ModuleBuilder(user, level, ranks),
-                           dict(mode="vmap"))
+                           dict(mode="vmap", batched_items=items))
     return generated
 
 

@@ -275,12 +275,12 @@ class Batcher(StateSweep):
             call = compat.call(compat.name(self.ns.helper(batched_items.item_of)), [compat.clone(a) for a in op.args])
             return [self.tag(compat.assign(op.targets[0], call), op)]
         if lists and op.fn is runtime.unpacked_gradient and len(op.args) == 2 and op.args[0].id in lists \
-                and not op.kwargs and isinstance(op.args[1], gast.Name) and state.get(op.args[1].id) != ITEMS:
+                and not op.kwargs and isinstance(op.args[1], gast.Name) and not _nested(state.get(op.args[1].id)):
             value = op.args[1].id  # an array (batched, or of a known rank) gets an array, else a tuple
-            array = bool(state.get(value)) or self.rank(value) is not None
+            array = state.get(value) == ARRAY or not state.get(value) and self.rank(value) is not None
             state[op.targets[0]] = ARRAY if array else ITEMS
             call = compat.call(compat.name(self.ns.helper(batched_items.unpacked_gradient_of_items)),
-                               [compat.clone(a) for a in op.args] + [compat.const(bool(state.get(value))),
+                               [compat.clone(a) for a in op.args] + [compat.const(state.get(value) == ARRAY),
                                                                      compat.const(array)])
             return [self.tag(compat.assign(op.targets[0], call), op)]
         if lists and op.fn is sequences.part and len(op.args) == 2 and op.args[0].id in lists \
@@ -918,10 +918,7 @@ def batched_function(ctx, name, batched, items=frozenset()):
     batcher = Batcher(ctx.module, ctx, size)
     if not ctx.entry:  # known before its sweep: a recursive call reads it
         ctx.module.batch_stack_params[name] = frozenset(batcher.stacks & set(ctx.params))
-    first = next((p for p in ctx.params if p in batched and p not in items), None) if ctx.entry else None
-    if first is None and ctx.entry:
-        raise batcher.refuse(ctx.source.tree, f"{ctx.fn.__name__} is given values with a batch axis only in lists or "
-                             "tuples", "Pass one of them as an array.")
+    first = next((p for p in ctx.params if p in batched), None) if ctx.entry else None
     for _ in range(4):  # until what is pushed and what is read stop changing (a second sweep, where it pushes)
         mark = batcher.checkpoint()
         state = {p: (False if p not in batched else ITEMS if p in items else ARRAY) for p in ctx.params}
@@ -941,7 +938,10 @@ def batched_function(ctx, name, batched, items=frozenset()):
         value = batcher.broadcast(ret)  # every example's value is the same: stacked all the same
     body.append(compat.ret(value))
     if batcher.size_used and first is not None:  # the entry's: read before anything rebinds the parameter
-        body.insert(0, compat.assign(size, compat.call(compat.name(ctx.ns.helper(len)), [compat.name(first)])))
+        examples = compat.name(first)
+        if first in items:  # a tuple or list of batched arrays (in_axes per item): its first item's
+            examples = compat.make("Subscript", value=examples, slice=compat.const(0), ctx=gast.Load())
+        body.insert(0, compat.assign(size, compat.call(compat.name(ctx.ns.helper(len)), [examples])))
     ctx.primal, ctx.adjoint = body, []
     returned = state.get(ret.id) if isinstance(ret, gast.Name) else False
     if _nested(returned) and ctx.entry:
