@@ -50,8 +50,9 @@ VALUE_REFUSED = {"svd-values": "compute_uv=False returns one array where the rul
 #: (Unbatchable): what the batching sweep does not yet batch in generated code, not the entry's batching rule,
 #: which the value test checks.  Pinned both ways: a case listed must refuse, one not listed must match the loop.
 GRADIENT_REFUSED = {
-    # a comprehension the reverse rule holds: a generator expression, a loop over a list of batched arrays
-    "average-weights", "roll", "roll-axes", "diagonal", "diagonal-3d", "concatenate", "concatenate-axis1",
+    # a tuple the reverse rule extends (+=) or an array it writes items of, which the aliasing check refuses; a
+    # loop over a list of batched arrays
+    "average-weights", "diagonal", "diagonal-3d", "concatenate", "concatenate-axis1",
     "hstack", "hstack-1d", "vstack", "split", "array_split", "matrix_power", "matrix_power-inverse",
     "matrix_power-batch",
     # the reverse rule's own code: an item write the aliasing check refuses, an expression statement, a call

@@ -299,3 +299,36 @@ def test_not_of_one_truth_value_per_example_matches_a_loop():
     np.testing.assert_allclose(astgrad.vmap(negated)(xs), [negated(x) for x in xs])
     with pytest.raises(ValueError, match="ambiguous"):
         not_examples(np.ones((3, 2), dtype=bool))
+
+
+def consumed_generators(x):
+    axes = tuple(i for i in range(x.ndim) if i != 0)
+    s = sum(np.sum(x[i] ** 2) for i in range(2))
+    return np.sum(np.sum(x, axis=axes) * s) + max(v for v in (1.0, 2.0))
+
+
+def shadowed_tuple(x):
+    tuple = list
+    return np.sum(x) + len(tuple(i for i in range(3)))
+
+
+def test_a_generator_consumed_by_tuple_sum_or_max_is_read_as_the_list_comprehension():
+    from _numeric import numeric_grad
+    x = np.arange(6.0).reshape(2, 3) / 7
+    np.testing.assert_allclose(astgrad.grad(consumed_generators)(x), numeric_grad(consumed_generators, (x,), 0),
+                               rtol=1e-6)
+    with pytest.raises(astgrad.TransformError, match="generator expressions are not supported"):
+        astgrad.grad(shadowed_tuple)(x)  # tuple is not the builtin here: the generator is refused as before
+
+
+def rolled(x, w):
+    return np.sum(np.roll(x, (1, 2), axis=(0, 1)) * w)
+
+
+def test_per_example_gradients_of_np_roll_match_a_loop():
+    # np.roll's reverse rule negates its shifts with tuple(-s for s in shift): refused by vmap(grad(f)) before
+    xs = np.random.default_rng(5).standard_normal((3, 2, 4))
+    w = np.arange(8.0).reshape(2, 4)
+    gradient = astgrad.grad(rolled)
+    np.testing.assert_allclose(astgrad.vmap(gradient, in_axes=(0, None))(xs, w),
+                               np.stack([gradient(x, w) for x in xs]), rtol=1e-12)
