@@ -43,7 +43,7 @@ from ..rules import sequences
 from . import runtime
 from .ir import compat
 from .ir.compat import gast
-from .ir.errors import TransformError, UnsupportedSyntaxError
+from .ir.errors import Refusal, TransformError, UnsupportedSyntaxError
 from .ir.forks import fork
 from .ir.nodes import assigned, first_bindings, walk_ops
 from .ir.tagged import returns, uses_stack
@@ -783,7 +783,7 @@ class ModuleBuilder:
         """Functions named ``names`` that raise ``error`` (anew, with its message and location) when called:
         a callee refused in a branch that may not run stops the gradient only where it runs, and its
         result never exists, so no number comes from it."""
-        refuse = self.ns.bind(_Refusal(error), "refused")
+        refuse = self.ns.bind(Refusal(error), "refused")
         return [compat.parse(f"def {name}(*args, **kwargs):\n    raise {refuse}()\n").body[0] for name in names]
 
     def batched_variant(self, fn, batched, items):
@@ -848,20 +848,6 @@ class ModuleBuilder:
         self.functions += ctx.fn_defs
         self.kept_params[name] = ctx.kept_dicts
         return name
-
-
-class _Refusal:
-    """Makes, when called, a new copy of a refusal met at transform time (type, message, location)."""
-
-    def __init__(self, error: TransformError):
-        self.error = error
-
-    def __call__(self) -> TransformError:
-        e = self.error
-        made = type(e).__new__(type(e))
-        TransformError.__init__(made, e.reason, e.filename, e.lineno, e.col, e.source_line, e.hint)
-        made.__dict__.update({k: v for k, v in e.__dict__.items() if k not in made.__dict__})
-        return made
 
 
 class Generated:

@@ -50,7 +50,7 @@ from ...rules import _support, batching, qualified_name
 from .. import runtime
 from ..ir import compat
 from ..ir.compat import gast
-from ..ir.errors import NoRuleTransformError, UnsupportedSyntaxError
+from ..ir.errors import NoRuleTransformError, Refusal, UnsupportedSyntaxError
 from ..ir.nodes import For, If, Op, Raw, While, atom_names, dispatch, op_reads, walk_ops, walk_statements
 from ..ir.trees import arguments, function_def
 from ..runtime import batched_items, batched_stack
@@ -803,13 +803,11 @@ def fresh_lists(body, globals_) -> set:
 def _refused_when_called(fn) -> bool:
     """Whether ``fn`` is the stand-in generated code holds for a callee refused at transform time, which raises
     the refusal when called (pipeline's ``_refused_when_called``): ``def name(*args, **kwargs): raise refused()``."""
-    from ..pipeline import _Refusal  # the pipeline imports this module
-
     code = getattr(fn, "__code__", None)
     if code is None or code.co_argcount or code.co_kwonlyargcount or len(code.co_names) != 1 \
             or not code.co_flags & inspect.CO_VARARGS or not code.co_flags & inspect.CO_VARKEYWORDS:
         return False
-    return isinstance(getattr(fn, "__globals__", {}).get(code.co_names[0]), _Refusal)
+    return isinstance(getattr(fn, "__globals__", {}).get(code.co_names[0]), Refusal)
 
 
 def _makes_a_list(op) -> bool:
