@@ -297,8 +297,13 @@ def test_an_if_on_a_batched_test_whose_branches_only_compute_chooses_per_example
     assert "masked(" in astgrad.vmap(masked_branches, in_axes=(0, None)).source
 
 
-@pytest.mark.parametrize("f, what", [(while_on_example, "while loop's test"),
-                                     (loop_over_example, r"len\(x\) reads x, which has a batch axis")])
+def test_a_loop_over_each_examples_items_matches_a_loop():
+    # every example has the same number of items (one example's shape): the loop runs over them, batched
+    check(loop_over_example, 0, r(N, 3))
+    check(loop_over_example, 0, r(N, 3, 2))
+
+
+@pytest.mark.parametrize("f, what", [(while_on_example, "while loop's test")])
 def test_control_flow_on_a_batched_value_is_refused_at_its_line(f, what):
     with pytest.raises(astgrad.TransformError, match=what) as info:
         astgrad.vmap(f)(r(N, 3))
@@ -873,3 +878,60 @@ def test_per_example_gradients_have_the_dtype_and_structure_grad_gives():
         else:
             assert batched.dtype == np.float64
             np.testing.assert_allclose(batched, np.stack(looped_), rtol=1e-12)
+
+
+# -- in_axes and out_axes per item of a tuple ------------------------------------------------------------
+
+def pair_sum(pair, w):
+    a, b = pair
+    return a * w + np.sum(b), b * 2.0
+
+
+def test_in_axes_per_item_of_a_tuple_argument_and_out_axes_per_item_of_the_result():
+    a, b, w = r(N, 3), r(4, N), r(3)
+    found = astgrad.vmap(pair_sum, in_axes=((0, 1), None), out_axes=(0, 1))((a, b), w)
+    each = [pair_sum((a[k], b[:, k]), w) for k in range(N)]
+    np.testing.assert_allclose(found[0], np.stack([e[0] for e in each]), rtol=1e-12)
+    np.testing.assert_allclose(found[1], np.stack([e[1] for e in each], axis=1), rtol=1e-12)
+    shared = astgrad.vmap(pair_sum, in_axes=((0, None), None))((a, b[:, 0]), w)  # b shared by every example
+    each = [pair_sum((a[k], b[:, 0]), w) for k in range(N)]
+    np.testing.assert_allclose(shared[1], np.stack([e[1] for e in each]), rtol=1e-12)
+
+
+@pytest.mark.parametrize("in_axes, out_axes, message", [
+    (((0, (0, None)), None), 0, "in_axes"),  # a tuple in a tuple's entry: one level only
+    (0, (0, "x"), "out_axes"),
+    (((0, 1, 0), None), 0, "one batch axis per item, \\(0, 1, 0\\), and pair is a tuple of 2"),
+])
+def test_bad_per_item_axes_are_refused(in_axes, out_axes, message):
+    with pytest.raises((TypeError, ValueError), match=message):
+        astgrad.vmap(pair_sum, in_axes=in_axes, out_axes=out_axes)((r(N, 3), r(N, 4)), r(3))
+
+
+def test_out_axes_per_item_need_a_tuple_of_as_many_results():
+    with pytest.raises(ValueError, match="out_axes"):
+        astgrad.vmap(lambda x: x * 2.0, out_axes=(0, 1))(r(N, 3))
+
+
+def pair_loss(pair, w):
+    a, b = pair
+    return np.sum(np.sin(a) * w) + np.sum(b * b)
+
+
+def test_per_example_gradients_of_a_tuple_argument_batched_per_item_match_a_loop_of_grad():
+    a, b, w = r(N, 3), r(N, 2), r(3)
+    gradient = astgrad.grad(pair_loss)
+    found = astgrad.vmap(gradient, in_axes=((0, 0), None))((a, b), w)
+    each = [gradient((a[k], b[k]), w) for k in range(N)]
+    assert isinstance(found, tuple) and len(found) == 2
+    for i in range(2):
+        np.testing.assert_allclose(found[i], np.stack([e[i] for e in each]), rtol=1e-12)
+
+
+def calls_a_per_item_vmap(x):
+    return np.sum(astgrad.vmap(pair_loss, in_axes=((0, 0), None))((x, x), np.ones(3)))
+
+
+def test_a_per_item_vmap_called_inside_a_gradient_is_refused_at_its_call():
+    with pytest.raises(astgrad.TransformError, match="a batch axis per item"):
+        astgrad.grad(calls_a_per_item_vmap)(r(N, 3))

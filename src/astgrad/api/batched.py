@@ -23,6 +23,7 @@ from .gradient import GradientFunction, _composable, _freeze, _generated_inside,
 from .higher import HigherGradient
 from ..transform.front.locate import bind_now, own_signature
 from ..transform.pipeline import build, build_batched
+from ..rules.batching import broadcast_batch
 from ..transform.runtime.origins import add_location
 
 __all__ = ["vmap"]
@@ -61,10 +62,11 @@ class VmapFunction(GeneratedCallable):
     def __call__(self, *args, **kwargs):
         fn = self.__astgrad_function__
         bound, batched, ranks = self._prepare(fn, args, kwargs)
-        key = (tuple(batched), tuple(sorted(ranks.items())))
+        items = _items(bound, batched)
+        key = (tuple(batched), tuple(sorted(ranks.items())), items)
         generated = self._variants.get(key)
         if generated is None or not generated.current():
-            generated = self._variants[key] = build_batched(fn, batched, ranks, self._level)
+            generated = self._variants[key] = build_batched(fn, batched, ranks, self._level, items=items)
         return self._run(generated, bound)
 
     def _run(self, generated, bound, finish=None):
@@ -76,11 +78,19 @@ class VmapFunction(GeneratedCallable):
             raise
         if finish is not None:
             value = finish(value)
-        if self._out_axes == 0:
+        out_axes = self._out_axes
+        several = generated.returns_items or finish is not None and isinstance(value, tuple)
+        if isinstance(out_axes, tuple):  # one per item of the result
+            if not several or len(value) != len(out_axes):
+                raise ValueError(f"astgrad.vmap of {self.__astgrad_function__.__qualname__}: out_axes={out_axes!r} "
+                                 f"has one entry per item of a tuple or list result; the function returned "
+                                 f"{f'{len(value)} items' if several else 'one array'}")
+            return type(value)(np.moveaxis(v, 0, axis) for v, axis in zip(value, out_axes))
+        if out_axes == 0:
             return value
-        if generated.returns_items or finish is not None and isinstance(value, tuple):
-            return type(value)(np.moveaxis(v, 0, self._out_axes) for v in value)
-        return np.moveaxis(value, 0, self._out_axes)
+        if several:
+            return type(value)(np.moveaxis(v, 0, out_axes) for v in value)
+        return np.moveaxis(value, 0, out_axes)
 
     def _prepare(self, fn, args, kwargs):
         """``(bound, batched, ranks)``: the arguments bound, the batched ones with their batch axis moved first;
@@ -89,12 +99,18 @@ class VmapFunction(GeneratedCallable):
         axes = self._axes(len(args))
         names = list(self._signature.parameters)
         arguments = dict(bound.arguments)
-        batched, size = [], None
+        batched: list[str] = []
+        size = None
         for i, axis in enumerate(axes):
-            if axis is None:
+            if axis is None or isinstance(axis, tuple) and all(a is None for a in axis):
                 continue
             name = names[i]
             value = arguments[name]
+            if isinstance(axis, tuple):  # one batch axis per item of a tuple or list argument
+                value, size = self._items_moved(fn, name, value, axis, size, batched)
+                arguments[name] = value
+                batched.append(name)
+                continue
             if isinstance(value, (list, tuple)) or not isinstance(value, _NUMBERS):
                 value = np.asarray(value)
             if np.ndim(value) == 0:
@@ -121,6 +137,32 @@ class VmapFunction(GeneratedCallable):
                 ranks[name] = (0, type(p.default) is int)
         bound.arguments.update(arguments)
         return bound, batched, ranks
+
+    def _items_moved(self, fn, name, value, axes, size, batched):
+        """The items of the tuple or list argument ``value``, each with its batch axis (``axes``, one per item)
+        moved first, and those every example shares given one (``broadcast_batch``); and the batch size."""
+        if not isinstance(value, (tuple, list)) or len(value) != len(axes):
+            raise ValueError(f"astgrad.vmap of {fn.__qualname__}: in_axes gives {name} one batch axis per item, "
+                             f"{axes!r}, and {name} is "
+                             f"{f'a {type(value).__name__} of {len(value)}' if isinstance(value, (tuple, list)) else f'a {type(value).__name__}'}")
+        items = []
+        for k, (item, axis) in enumerate(zip(value, axes)):
+            if axis is None:
+                items.append(item)
+                continue
+            item = np.asarray(item) if not isinstance(item, np.ndarray) else item
+            if not -np.ndim(item) <= axis < np.ndim(item):
+                raise ValueError(f"astgrad.vmap of {fn.__qualname__}: in_axes gives item {k} of {name} the batch "
+                                 f"axis {axis}, and it has {np.ndim(item)} axes")
+            item = np.moveaxis(item, axis, 0)
+            if size is not None and np.shape(item)[0] != size:
+                raise ValueError(f"astgrad.vmap of {fn.__qualname__}: the batch axes differ in size: "
+                                 f"{batched[0] if batched else 'an earlier item'} has {size} examples and item {k} "
+                                 f"of {name} has {np.shape(item)[0]}")
+            size = np.shape(item)[0]
+            items.append(item)
+        items = [broadcast_batch(item, size) if axis is None else item for item, axis in zip(items, axes)]
+        return type(value)(items), size
 
     def _axes(self, given):
         """The batch axis of each positional parameter (None: shared), from ``in_axes``."""
@@ -155,7 +197,7 @@ class VmapOfGradient(VmapFunction):
     def __call__(self, *args, **kwargs):
         fn = self.__astgrad_function__
         bound, batched, ranks = self._prepare(fn, args, kwargs)
-        key = (tuple(batched), tuple(sorted(ranks.items())))
+        key = (tuple(batched), tuple(sorted(ranks.items())), _items(bound, batched))
         gradient, generated = self._grads.get(key), self._variants.get(key)
         if gradient is None or not gradient.current():
             gradient = self._grads[key] = build(fn, list(self._gradient.wrt), ranks=ranks, level=min(self._level, 1))
@@ -163,7 +205,8 @@ class VmapOfGradient(VmapFunction):
         if generated is None or not generated.current():
             seeds = {name: (0, type(p.default) is int) for name, p in inspect.signature(gradient.function).parameters.items()
                      if p.kind is p.KEYWORD_ONLY and name not in bound.arguments and type(p.default) in (int, float)}
-            generated = self._variants[key] = build_batched(gradient.function, batched, {**ranks, **seeds}, self._level)
+            generated = self._variants[key] = build_batched(gradient.function, batched, {**ranks, **seeds}, self._level,
+                                                            items=_items(bound, batched))
         names = self._gradient.wrt
         size = len(bound.arguments[batched[0]])
 
@@ -199,14 +242,34 @@ def _axis_or_none(value, what):
                     f"got {value!r}")
 
 
+def _items(bound, batched) -> tuple:
+    """The batched parameters holding a tuple or list of batched arrays (in_axes gave them one axis per item)."""
+    return tuple(name for name in batched if isinstance(bound.arguments[name], (tuple, list)))
+
+
+def _in_axes(in_axes):
+    """``in_axes`` checked: an int or None, or a tuple of those per positional argument, where a tuple or list
+    argument's entry may be a tuple of ints and None, one per item."""
+    if not isinstance(in_axes, (tuple, list)):
+        return _axis_or_none(in_axes, "in_axes")
+    out = []
+    for entry in in_axes:
+        if isinstance(entry, (tuple, list)):
+            out.append(tuple(_axis_or_none(axis, "in_axes (an entry's items: one level)") for axis in entry))
+        else:
+            out.append(_axis_or_none(entry, "in_axes"))
+    return tuple(out)
+
+
 def vmap(f=None, in_axes=0, out_axes=0, *, optimize: int | None = None):
     """``f`` for a stack of examples: ``vmap(f)(xs)`` is ``np.stack([f(x) for x in xs])``, by generated code.
 
     ``in_axes``: the batch axis of every positional argument (an int), or
     ``None`` (shared by every example), or a tuple with one of those per
-    positional argument; keyword arguments are shared.  ``out_axes``: where
-    the result's batch axis goes (an int; for a tuple or list result, each
-    item's).  A user function called with a batched value is batched too;
+    positional argument, where a tuple or list argument's may be a tuple of
+    one per item (``in_axes=((0, None), 1)``); keyword arguments are shared.
+    ``out_axes``: where the result's batch axis goes (an int; for a tuple or
+    list result, each item's, or a tuple of one per item).  A user function called with a batched value is batched too;
     an ``if`` on a batched test runs both branches and chooses per example
     where they only compute.  An operation without a batching rule, a loop
     whose test differs from example to example, or a branch on one that
@@ -215,10 +278,12 @@ def vmap(f=None, in_axes=0, out_axes=0, *, optimize: int | None = None):
     """
     if f is None:
         return lambda fn: vmap(fn, in_axes, out_axes, optimize=optimize)
-    for axis in in_axes if isinstance(in_axes, (tuple, list)) else (in_axes,):
-        _axis_or_none(axis, "in_axes")
-    if type(out_axes) is not int:
-        raise TypeError(f"astgrad.vmap: out_axes is an int (where the result's batch axis goes); got {out_axes!r}")
+    in_axes = _in_axes(in_axes)
+    if isinstance(out_axes, (tuple, list)) and all(type(axis) is int for axis in out_axes):
+        out_axes = tuple(out_axes)
+    elif type(out_axes) is not int:
+        raise TypeError(f"astgrad.vmap: out_axes is an int (where the result's batch axis goes), or a tuple of one "
+                        f"per item of a tuple result; got {out_axes!r}")
     level = _level(optimize, "vmap")
     if isinstance(f, GradientFunction) and _composable(f) and not isinstance(f, HigherGradient):
         return VmapOfGradient(f, in_axes, out_axes, level)

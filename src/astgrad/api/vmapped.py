@@ -73,6 +73,11 @@ def refusal(vmapped, keywords) -> tuple[str, str] | None:
                 "Compute the per-example gradients outside the differentiated function, or loop over the examples "
                 "calling grad(g) (a gradient called inside a gradient is differentiated).")
     params = list(vmapped._signature.parameters.values())
+    axes = vmapped._in_axes if isinstance(vmapped._in_axes, tuple) else ()
+    if isinstance(vmapped._out_axes, tuple) or any(isinstance(axis, tuple) for axis in axes):
+        return (f"astgrad.vmap of {name} with a batch axis per item (in_axes or out_axes of tuples), called inside a "
+                f"differentiated function, is not supported: its derivative is made for arrays",
+                f"Pass the items of the tuple as arguments of {name} of their own.")
     if keywords or any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params):
         return (f"astgrad.vmap of {name} called inside a differentiated function takes every argument by "
                 f"position (its in_axes give each one's batch axis)",

@@ -31,7 +31,7 @@ from ._support import expand_reduced, normalize_axis, reduced_count, tie_weights
 from . import _extra, complex, decomposition_tangents, decompositions, elementwise, joining, linalg, losses, reductions, selection, sequences, shapes  # noqa: F401  (registers the rules)
 from . import convolution, fourier, grids, order_statistics, sliding_windows  # noqa: F401  (registers the rules)
 from . import array_api, polynomials, statistics, two_outputs  # noqa: F401  (registers the rules)
-from . import batching, batching_products  # noqa: F401  (registers the batching rules, after the entries they join)
+from . import batching, batching_products, batching_shared  # noqa: F401  (registers the batching rules, after the entries they join)
 from .losses import (
     binary_cross_entropy, binary_cross_entropy_with_logits, embedding, huber_loss, layer_norm, leaky_relu, linear, nll_loss,
     smooth_l1_loss,

@@ -28,8 +28,9 @@ def _eye(n, like):
 
 
 def _tolerance(s):
-    """Below this, two singular values (or one and zero) count as equal."""
-    return np.finfo(np.result_type(s, np.float32)).eps * 16 * np.max(s, initial=0.0)
+    """Below this, two singular values (or one and zero) count as equal (``largest``, not ``np.max(s,
+    initial=0.0)``: np.max's rules take no initial=, and generated gradients calling this are transformed again)."""
+    return np.finfo(np.result_type(s, np.float32)).eps * 16 * largest(s, 0.0)
 
 
 def singular_kinks(s):

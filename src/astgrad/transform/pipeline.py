@@ -45,7 +45,7 @@ from ..rules import sequences
 from . import runtime
 from .ir import compat
 from .ir.compat import gast
-from .ir.errors import TransformError, UnsupportedSyntaxError
+from .ir.errors import Refusal, TransformError, UnsupportedSyntaxError
 from .ir.forks import fork
 from .ir.nodes import assigned, first_bindings, walk_ops
 from .ir.tagged import returns, uses_stack
@@ -121,7 +121,7 @@ class Context:
     """
 
     def __init__(self, module, fn, wrt, *, entry=False, mode="grad", preserve_result=False, has_aux=False,
-                 trees=(), maybe_trees=(), callables=()):
+                 trees=(), maybe_trees=(), callables=(), batched_items=()):
         # -- given ---------------------------------------------------------------
         self.module = module  # the ModuleBuilder of the generated module this function joins
         self.ns: Namespace = module.ns
@@ -134,7 +134,7 @@ class Context:
         self.has_aux = has_aux
         self.given_trees, self.given_tree_items = trees, maybe_trees  # parameters holding dicts, lists, tuples
         self.callables = dict(callables)  # parameter -> the function it holds in the calls served (specialised)
-        self.batched_items: frozenset = frozenset()  # vmap of a callee: the wrt parameters given lists of batched arrays
+        self.batched_items = frozenset(batched_items)  # vmap: the wrt parameters given lists of batched arrays
         self.batch_stacks: frozenset = frozenset()  # vmap: the lists the code only pushes on and pops (batch)
         # the parameters that may write into the caller's dict (None: the entry's, all of them), and for
         # the others why not (front/caller_state.passed_down)
@@ -493,7 +493,7 @@ def forward_callee(ctx: Context) -> None:
 def batch(ctx: Context) -> None:
     """Every operation written for a stack of examples along a first axis: ``vmap_f(x, ...)`` (core/batching.py)."""
     ctx.name = ctx.module.names.fresh("vmap_" + _ident(ctx.fn))
-    ctx.fn_defs = [batched_function(ctx, ctx.name, ctx.wrt)]
+    ctx.fn_defs = [batched_function(ctx, ctx.name, ctx.wrt, ctx.batched_items)]
 
 
 def batch_callee(ctx: Context) -> None:
@@ -851,7 +851,7 @@ class ModuleBuilder:
         """Functions named ``names`` that raise ``error`` (anew, with its message and location) when called:
         a callee refused in a branch that may not run stops the gradient only where it runs, and its
         result never exists, so no number comes from it."""
-        refuse = self.ns.bind(_Refusal(error), "refused")
+        refuse = self.ns.bind(Refusal(error), "refused")
         return [compat.parse(f"def {name}(*args, **kwargs):\n    raise {refuse}()\n").body[0] for name in names]
 
     def batched_variant(self, fn, batched, items):
@@ -917,20 +917,6 @@ class ModuleBuilder:
         self.kept_params[name] = ctx.kept_dicts
         self.tangent_names[name] = frozenset(ctx.adjoints.table.values())
         return name
-
-
-class _Refusal:
-    """Makes, when called, a new copy of a refusal met at transform time (type, message, location)."""
-
-    def __init__(self, error: TransformError):
-        self.error = error
-
-    def __call__(self) -> TransformError:
-        e = self.error
-        made = type(e).__new__(type(e))
-        TransformError.__init__(made, e.reason, e.filename, e.lineno, e.col, e.source_line, e.hint)
-        made.__dict__.update({k: v for k, v in e.__dict__.items() if k not in made.__dict__})
-        return made
 
 
 class Generated:
@@ -1050,8 +1036,9 @@ def build_linearized(fn, wrt, level=DEFAULT_LEVEL, trees=()):
     return _transform(fn, wrt, LINEARIZE, None, lambda user: ModuleBuilder(user, level), dict(mode="linearize", trees=trees))
 
 
-def build_batched(fn, batched, ranks, level=DEFAULT_LEVEL, stage=None):
-    """Transform ``fn`` into ``vmap_f(*args)`` for the parameters ``batched`` holding a batch axis first.
+def build_batched(fn, batched, ranks, level=DEFAULT_LEVEL, stage=None, items=()):
+    """Transform ``fn`` into ``vmap_f(*args)`` for the parameters ``batched`` holding a batch axis first
+    (``items``: those of them holding a tuple or list of such arrays).
 
     ``ranks`` maps parameters to ``(rank of one example, holds a Python int)``:
     the rules take the one form those ranks need.  The result's
@@ -1060,7 +1047,7 @@ def build_batched(fn, batched, ranks, level=DEFAULT_LEVEL, stage=None):
     if level not in LEVELS:
         raise ValueError(f"astgrad: optimize={level!r}; the levels are {', '.join(map(str, LEVELS))}")
     generated = _transform(fn, batched, BATCH, stage, lambda user: ModuleBuilder(user, level, ranks),
-                           dict(mode="vmap"))
+                           dict(mode="vmap", batched_items=items))
     return generated
 
 

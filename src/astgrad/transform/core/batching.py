@@ -5,8 +5,10 @@ first (``vmap``'s wrapper moves ``in_axes`` there) and returns its value
 with the batch axis first.  Which values carry the batch axis is known
 statically, per point of the code, as forward mode knows which carry a
 tangent: a name is *batched* (an array, every example stacked along axis 0),
-*items* (a list or tuple whose every item is batched) or unbatched (shared
-by every example).  An operation of unbatched values is written as it is; an
+*items* (a list or tuple whose every item is batched), a *tuple of kinds* (a
+tuple holding a list or tuple of batched arrays: each item's kind, as a
+callee's jvp returns its value and its tangents) or unbatched (shared by
+every example).  An operation of unbatched values is written as it is; an
 operation of a batched one by its batching rule (rules/batching.py), inlined
 with the batch dimensions and the ranks of one example folded in.
 
@@ -48,18 +50,24 @@ from ...rules import _support, batching, qualified_name
 from .. import runtime
 from ..ir import compat
 from ..ir.compat import gast
-from ..ir.errors import NoRuleTransformError, UnsupportedSyntaxError
+from ..ir.errors import NoRuleTransformError, Refusal, UnsupportedSyntaxError
 from ..ir.nodes import For, If, Op, Raw, While, atom_names, dispatch, op_reads, walk_ops, walk_statements
 from ..ir.trees import arguments, function_def
-from ..runtime import batched_stack
+from ..runtime import batched_items, batched_stack
 from ..runtime.origins import ORIGIN, with_origin
 from ..front.locate import bound_arguments
-from ..runtime.tangents import generated_stack, stack_pop, tangent_of
+from ..runtime.tangents import generated_stack, stack_pop, tangent_of, zero_tangent
 from ...rules import sequences
 from ...rules.sequences import grow
 from .flow import StateSweep
 
 ARRAY, ITEMS = "array", "items"
+AMBIGUOUS = "ambiguous"  # pushes of other kinds under the names of a tuple's items: its pop cannot tell
+
+
+def _nested(kind) -> bool:
+    """Whether ``kind`` is a tuple of kinds: a tuple whose items are each unbatched, batched or items."""
+    return type(kind) is tuple
 
 _REDUCTIONS = {np.sum, np.mean, np.max, np.min, np.prod, np.std, np.var}
 _COMPARISONS = {gast.Lt, gast.LtE, gast.Gt, gast.GtE, gast.Eq, gast.NotEq}
@@ -73,7 +81,7 @@ class _Ranks:
 
     def rank(self, name):
         rank = self.ranks.rank(name)
-        if rank is None or self.state.get(name) == ITEMS:
+        if rank is None or self.state.get(name) == ITEMS or _nested(self.state.get(name)):
             return None
         return rank + (self.state.get(name) == ARRAY)
 
@@ -105,6 +113,17 @@ class Batcher(StateSweep):
         self.pushed_before: dict = {}
         self.read: set | None = None  # the names the last sweep's code reads (None: not swept yet)
         self.stacks = stacks_of(ctx.body, ctx.ret, generated_stack(ctx.fn) is not None)
+        self.fresh = fresh_lists(ctx.body, self.ns.globals) - self.stacks
+        # a tuple pushed (t6 = a, b; push t6) and popped (t2 = pop; a, b = t2) goes by the names of its items
+        self.packed: dict = {}
+        unpacked: dict = {}
+        for op in walk_ops(ctx.body):
+            if op.kind == "pack" and isinstance(op.expr, gast.Tuple) and all(isinstance(e, gast.Name)
+                                                                              for e in op.expr.elts):
+                self.packed[op.targets[0]] = tuple(e.id for e in op.expr.elts)
+            elif op.kind == "unpack" and len(op.args) == 1 and isinstance(op.args[0], gast.Name):
+                unpacked.setdefault(op.args[0].id, []).append(tuple(op.targets))
+        self.unpacked = {n: found[0] for n, found in unpacked.items() if len(found) == 1}
 
     def rank(self, name):
         """One example's rank of ``name``: the analysis's (front/ranks.py), or what the sweep found."""
@@ -203,6 +222,9 @@ class Batcher(StateSweep):
         if kind in ("copy", "stop") or kind == "nondiff" and isinstance(op.expr, gast.Name):
             state[op.targets[0]] = state[op.args[0].id if op.args else op.expr.id]
             return [self.tag(compat.assign(op.targets[0], compat.clone(op.expr)), op)]
+        nested = [n for n in batched if _nested(state.get(n))]
+        if nested:
+            return self.tuple_of_kinds(op, nested[0], state)
         if kind == "pack":
             return self.pack(op, state)
         if kind == "unpack":
@@ -216,13 +238,21 @@ class Batcher(StateSweep):
         if kind == "nondiff" and op.fn is None and isinstance(op.expr, gast.Compare) and len(op.expr.ops) == 1 \
                 and type(op.expr.ops[0]) in _COMPARISONS:
             return self.elementwise(op, [op.expr.left, op.expr.comparators[0]], state)
+        if kind in ("nondiff", "opaque") and op.fn is None and isinstance(op.expr, gast.UnaryOp) \
+                and isinstance(op.expr.op, gast.Not) and state.get(getattr(op.expr.operand, "id", None)) == ARRAY:
+            state[op.targets[0]] = ARRAY  # not x: one truth value per example, else numpy's error
+            call = compat.call(compat.name(self.ns.helper(batched_items.not_examples)), [compat.clone(op.expr.operand)])
+            return [self.tag(compat.assign(op.targets[0], call), op)]
         if kind in ("nondiff", "opaque") and op.fn is None and _elementwise_operator(op.expr):
             operands = [op.expr.operand] if isinstance(op.expr, gast.UnaryOp) else [op.expr.left, op.expr.right]
             return self.elementwise(op, operands, state)
         if kind == "nondiff" and op.fn is None and _is_none_test(op.expr) \
                 and state.get(getattr(op.expr.left, "id", None)) == ARRAY:
-            state[op.targets[0]] = False  # an example of an array is never None: every example's answer
-            return [self.tag(compat.assign(op.targets[0], compat.clone(op.expr)), op)]
+            state[op.targets[0]] = False  # every example's answer: None where a shared None got the batch axis
+            test = compat.call(compat.name(self.ns.helper(batched_items.none_examples)), [compat.clone(op.expr.left)])
+            if isinstance(op.expr.ops[0], gast.IsNot):
+                test = compat.make("UnaryOp", op=gast.Not(), operand=test)
+            return [self.tag(compat.assign(op.targets[0], test), op)]
         meta = self.meta(op, state)
         if meta is not None:
             state[op.targets[0]] = False  # one example's shape: every example's
@@ -234,29 +264,59 @@ class Batcher(StateSweep):
         if any(state.get(n) for v in op.kwargs.values() for n in atom_names(v)):
             raise self.refuse(op.node, f"a keyword argument of {qualified_name(op.fn)} has a batch axis",
                               "Pass it by position.")
-        sequences = [a.id for a in op.args if state.get(getattr(a, "id", None)) == ITEMS]
-        if sequences and op.fn is rules.getitem and len(op.args) == 2 and op.args[0].id in sequences \
+        lists = [a.id for a in op.args if state.get(getattr(a, "id", None)) == ITEMS]
+        if lists and op.fn is rules.getitem and len(op.args) == 2 and op.args[0].id in lists \
                 and isinstance(op.args[1], gast.Constant) and type(op.args[1].value) is int:
             state[op.targets[0]] = ARRAY  # an item of a list or tuple of batched arrays
             return [self.tag(compat.assign(op.targets[0], compat.clone(op.expr)), op)]
-        if sequences and op.fn is runtime.gradient_tuple and op.args[0].id in sequences:
+        if lists and op.fn is rules.getitem and len(op.args) == 2 and op.args[0].id in lists \
+                and isinstance(op.args[1], gast.Name) and not state.get(op.args[1].id):
+            state[op.targets[0]] = ARRAY  # items[i], i a number when it runs (a loop over zip(...)): checked then
+            call = compat.call(compat.name(self.ns.helper(batched_items.item_of)), [compat.clone(a) for a in op.args])
+            return [self.tag(compat.assign(op.targets[0], call), op)]
+        if lists and op.fn is runtime.unpacked_gradient and len(op.args) == 2 and op.args[0].id in lists \
+                and not op.kwargs and isinstance(op.args[1], gast.Name) and not _nested(state.get(op.args[1].id)):
+            value = op.args[1].id  # an array (batched, or of a known rank) gets an array, else a tuple
+            array = state.get(value) == ARRAY or not state.get(value) and self.rank(value) is not None
+            state[op.targets[0]] = ARRAY if array else ITEMS
+            call = compat.call(compat.name(self.ns.helper(batched_items.unpacked_gradient_of_items)),
+                               [compat.clone(a) for a in op.args] + [compat.const(state.get(value) == ARRAY),
+                                                                     compat.const(array)])
+            return [self.tag(compat.assign(op.targets[0], call), op)]
+        if lists and op.fn is sequences.part and len(op.args) == 2 and op.args[0].id in lists \
+                and not state.get(getattr(op.args[1], "id", None)):
+            state[op.targets[0]] = ARRAY  # a sequence gradient's item: a number when it runs (checked then)
+            call = compat.call(compat.name(self.ns.helper(batched_items.part_of_items)), [compat.clone(a) for a in op.args])
+            return [self.tag(compat.assign(op.targets[0], call), op)]
+        if lists and op.fn is runtime.gradient_tuple and op.args[0].id in lists:
             state[op.targets[0]] = ITEMS  # a rule's tuple of batched gradients, checked and cut item by item
-            return [self.tag(compat.assign(op.targets[0], compat.clone(op.expr)), op)]
+            call = compat.call(compat.name(self.ns.helper(batched_items.gradients_of_tuple)),
+                               [compat.clone(a) for a in op.args], {k: compat.clone(v) for k, v in op.kwargs.items()})
+            return [self.tag(compat.assign(op.targets[0], call), op)]
         if op.fn is runtime.gradient_tuple and op.args and state.get(getattr(op.args[0], "id", None)) \
                 and not self.batched_reads([n for a in op.args[1:] for n in atom_names(a)], state):
             state[op.targets[0]] = ITEMS  # a rule's gradients, one per argument: each batched
             call = compat.call(compat.name(self.ns.helper(batching.gradients_of_items)),
                                [compat.clone(a) for a in op.args], {k: compat.clone(v) for k, v in op.kwargs.items()})
             return [self.tag(compat.assign(op.targets[0], call), op)]
-        if sequences and op.fn is tangent_of and len(op.args) == 2 and op.args[0].id in sequences \
+        if lists and op.fn is tangent_of and len(op.args) == 2 and op.args[0].id in lists \
                 and state.get(getattr(op.args[1], "id", None)) != ARRAY:  # a rule's tangent of a tuple it returns
             state[op.targets[0]] = ITEMS
             like = compat.const(state.get(getattr(op.args[1], "id", None)) == ITEMS)
             call = compat.call(compat.name(self.ns.helper(batching.tangents_of_items)),
                                [compat.clone(op.args[0]), compat.clone(op.args[1]), like])
             return [self.tag(compat.assign(op.targets[0], call), op)]
-        if sequences and op.fn not in batching.JOINS:
-            raise self.refuse(op.node, f"{qualified_name(op.fn)} is given {sequences[0]}, a list or tuple of arrays "
+        if op.fn is sequences.append and len(op.args) == 2 and not op.kwargs \
+                and isinstance(op.args[0], gast.Name) and state.get(op.args[0].id) in (False, None, ITEMS) \
+                and state.get(getattr(op.args[1], "id", None)) in (False, None, ARRAY):
+            # items + [item], a new list (a comprehension's): every item gets the batch axis
+            items, item = op.args
+            parts = [compat.clone(items) if state.get(items.id) == ITEMS else self.broadcast(items),
+                     compat.clone(item) if state.get(getattr(item, "id", None)) == ARRAY else self.broadcast(item)]
+            state[op.targets[0]] = ITEMS
+            return [self.tag(compat.assign(op.targets[0], compat.call(compat.clone(op.expr.func), parts)), op)]
+        if lists and op.fn not in batching.JOINS:
+            raise self.refuse(op.node, f"{qualified_name(op.fn)} is given {lists[0]}, a list or tuple of arrays "
                               "with a batch axis, which numpy would read with the batch axis second",
                               "Join them first with np.stack or np.concatenate, or index them with a number.")
         rule = batching.rule_of(op.fn)
@@ -287,6 +347,10 @@ class Batcher(StateSweep):
     def call(self, op, state):
         """``y = g(x, w)`` with a batched ``x``: ``y = vmap_g(x, w)``, ``g``'s variant for its parameters given
         batched values, itself batched (``ModuleBuilder.batched_variant``)."""
+        if _refused_when_called(op.fn):  # a callee refused at transform time: called, it raises that refusal
+            state.update((t, ARRAY) for t in op.targets)  # (its value never exists)
+            return [self.tag(compat.assign(op.targets if len(op.targets) > 1 else op.targets[0],
+                                           compat.clone(op.expr)), op)]
         bound = bound_arguments(op, self.source)
         for p, atoms in bound.items():  # *args or **kwargs: a tuple or dict of atoms
             gathered = atoms.values() if isinstance(atoms, dict) else atoms if isinstance(atoms, tuple) else ()
@@ -294,6 +358,10 @@ class Batcher(StateSweep):
                 raise self.refuse(op.node, f"{op.fn.__name__} is given a value with a batch axis through its parameter "
                                   f"{p} (*args or **kwargs)", "Give the function named parameters.")
         batched = [p for p, a in bound.items() if state.get(getattr(a, "id", None))]
+        for p in batched:
+            if _nested(state.get(bound[p].id)):
+                raise self.refuse(op.node, f"{op.fn.__name__} is given {bound[p].id}, a tuple holding a list or tuple "
+                                  "of arrays with a batch axis", "Give it the items one by one.")
         items = [p for p in batched if state.get(bound[p].id) == ITEMS]
         stacks = [p for p, a in bound.items() if getattr(a, "id", None) in self.stacks]
         name, returns_items, its_stacks = self.module.batched_variant(op.fn, batched, items)
@@ -306,13 +374,19 @@ class Batcher(StateSweep):
         expr = compat.clone(op.expr)
         expr.func = compat.name(name)
         expr.args.insert(0, compat.name(self.size))  # the variant's first parameter: the number of examples
+        if len(op.targets) > 1 and _nested(returns_items):  # a, b = g(x) of a tuple of kinds
+            if len(returns_items) != len(op.targets):
+                raise self.refuse(op.node, f"unpacking what {op.fn.__name__} returns into {len(op.targets)} names: "
+                                  f"it returns a tuple of {len(returns_items)}")
+            state.update(zip(op.targets, returns_items))
+            return [self.tag(compat.assign(op.targets, expr), op)]
         if len(op.targets) > 1:  # a, b = g(x): the items of the tuple or list it returns
             if not returns_items:
                 raise self.refuse(op.node, f"unpacking what {op.fn.__name__} returns, an array with a batch axis, "
                                   "takes its examples apart", "Return a tuple from the function.")
             state.update((t, ARRAY) for t in op.targets)
             return [self.tag(compat.assign(op.targets, expr), op)]
-        state[op.targets[0]] = ITEMS if returns_items else ARRAY
+        state[op.targets[0]] = returns_items if _nested(returns_items) else ITEMS if returns_items else ARRAY
         return [self.tag(compat.assign(op.targets[0], expr), op)]
 
     # -- the stacks of generated code ---------------------------------------------------
@@ -331,9 +405,16 @@ class Batcher(StateSweep):
             state[target] = ITEMS
             value = compat.clone(item) if kind == ARRAY else self.broadcast(item)
             return [self.tag(compat.assign(target, compat.call(grown, [compat.clone(items), value])), op)]
+        if kind == ARRAY and items.id in self.fresh and not state.get(items.id):
+            state[target] = ITEMS  # a list only its own names hold: a new one, every item with the batch axis
+            grown_list = compat.call(grown, [self.broadcast(items), compat.clone(item)])
+            return [self.tag(compat.assign(target, grown_list), op)]
         state[target] = False
         if not kind:
             return [self.tag(compat.assign(target, compat.clone(op.expr)), op)]
+        if _nested(kind):
+            raise self.refuse(op.node, f"{item.id}, a tuple holding a list or tuple of arrays with a batch axis, is "
+                              "pushed on a list", "Loop over the examples.")
         if items.id not in self.stacks:
             raise self.refuse(op.node, f"{item.id}, which has a batch axis, is pushed on {items.id}, a list of values "
                               "every example shares, which the code reads as a list",
@@ -344,6 +425,10 @@ class Batcher(StateSweep):
                               "them")
         self.pushed[key] = kind
         self.module.batch_pushed[key] = kind
+        if item.id in self.packed and item.id in self.once:  # a tuple: by the names of its items too, where
+            by_items = (items.id, self.packed[item.id])     # no push of another kind has those
+            for pushed in (self.pushed, self.module.batch_pushed):
+                pushed[by_items] = kind if pushed.get(by_items, kind) == kind else AMBIGUOUS
         flag = [compat.const(True)] if kind == ITEMS else []
         return [self.tag(compat.assign(target, compat.call(compat.name(self.ns.helper(batched_stack.push_batched)),
                                                            [compat.clone(items), compat.clone(item)] + flag)), op)]
@@ -355,7 +440,11 @@ class Batcher(StateSweep):
         if state.get(items.id) == ITEMS:
             state[target] = ARRAY
             return [self.tag(compat.assign(target, compat.clone(op.expr)), op)]
-        kind = self.pushed_before.get((items.id, target), self.module.batch_pushed.get((items.id, target), False))
+        kind = self.pushed_before.get((items.id, target), self.module.batch_pushed.get((items.id, target)))
+        if kind is None and target in self.unpacked and target in self.once:  # a tuple popped, then unpacked
+            by_items = (items.id, self.unpacked[target])
+            kind = self.pushed_before.get(by_items, self.module.batch_pushed.get(by_items))
+        kind = False if kind in (None, AMBIGUOUS) else kind  # pop_shared raises if it was pushed batched
         state[target] = kind
         if items.id not in self.stacks or self.read is not None and target not in self.read:
             return [self.tag(compat.assign(target, compat.clone(op.expr)), op)]
@@ -370,17 +459,20 @@ class Batcher(StateSweep):
     def meta(self, op, state):
         """``x.shape``, ``x.ndim``, ``x.size``, ``x.dtype`` and ``len(x)`` of a batched ``x``: one example's (a
         list or tuple's length is its own), or None."""
-        expr = op.expr
+        expr, fn, args = op.expr, op.fn, op.args
+        if fn is None and isinstance(expr, gast.Call) and isinstance(expr.func, gast.Name) and not expr.keywords \
+                and self.ns.globals.get(expr.func.id) is len:  # the front end's len() of a loop over zip(...)
+            fn, args = len, expr.args
         if isinstance(expr, gast.Attribute) and expr.attr == "dtype" and isinstance(expr.value, gast.Name) \
                 and state.get(expr.value.id) == ARRAY:
             return compat.clone(expr)
         if isinstance(expr, gast.Attribute) and expr.attr in ("shape", "ndim", "size") \
                 and isinstance(expr.value, gast.Name) and state.get(expr.value.id) == ARRAY:
             fn, x = {"shape": np.shape, "ndim": np.ndim, "size": np.size}[expr.attr], expr.value
-        elif op.fn is len and len(op.args) == 1 and not op.kwargs and state.get(getattr(op.args[0], "id", None)) == ITEMS:
+        elif fn is len and len(args) == 1 and not op.kwargs and state.get(getattr(args[0], "id", None)) == ITEMS:
             return compat.clone(expr)
-        elif op.fn is len and len(op.args) == 1 and not op.kwargs and state.get(getattr(op.args[0], "id", None)) == ARRAY:
-            fn, x = len, op.args[0]
+        elif fn is len and len(args) == 1 and not op.kwargs and state.get(getattr(args[0], "id", None)) == ARRAY:
+            x = args[0]
         else:
             return None
         shape = f"{self.ns.helper(runtime.shape)}({x.id})"
@@ -389,8 +481,14 @@ class Batcher(StateSweep):
         return compat.parse(text).body[0].value
 
     def pack(self, op, state):
-        """A tuple or list with a batched item: every item gets the batch axis (``broadcast_batch``)."""
+        """A tuple or list with a batched item: every item gets the batch axis (``broadcast_batch``); a tuple
+        holding a list or tuple of batched arrays keeps each item as it is, and its kind (a tuple of kinds)."""
         expr = compat.clone(op.expr)
+        kinds = [state.get(getattr(e, "id", None), False) for e in getattr(expr, "elts", ())]
+        if isinstance(expr, gast.Tuple) and any(k == ITEMS or _nested(k) for k in kinds) \
+                and all(isinstance(e, (gast.Name, gast.Constant)) for e in expr.elts):
+            state[op.targets[0]] = tuple(kinds)
+            return [self.tag(compat.assign(op.targets[0], expr), op)]
         if not isinstance(expr, (gast.Tuple, gast.List)) or any(state.get(getattr(a, "id", None)) == ITEMS
                                                                 for a in op.args):
             raise self.refuse(op.node, "a dict, or a container of containers, holding a value with a batch axis",
@@ -398,6 +496,27 @@ class Batcher(StateSweep):
         expr.elts = [e if state.get(getattr(e, "id", None)) == ARRAY else self.broadcast(e) for e in expr.elts]
         state[op.targets[0]] = ITEMS
         return [self.tag(compat.assign(op.targets[0], expr), op)]
+
+    def tuple_of_kinds(self, op, name, state):
+        """An operation reading ``name``, a tuple of kinds: unpacked (``a, b = t``), an item taken by a number
+        (``t[1]``) or given to a user function, or refused."""
+        source = op.args[0].id if op.args and isinstance(op.args[0], gast.Name) else None
+        kinds = state.get(source)
+        if op.kind == "unpack" and source == name and len(kinds) == len(op.targets):
+            state.update(zip(op.targets, kinds))
+            return [self.tag(compat.assign(op.targets, compat.clone(op.expr)), op)]
+        if op.kind == "pack":
+            return self.pack(op, state)
+        if op.kind == "call":
+            return self.call(op, state)
+        if op.fn is rules.getitem and op.kind in ("prim", "nondiff") and len(op.args) == 2 and source == name \
+                and isinstance(op.args[1], gast.Constant) and type(op.args[1].value) is int \
+                and -len(kinds) <= op.args[1].value < len(kinds):
+            state[op.targets[0]] = kinds[op.args[1].value]
+            return [self.tag(compat.assign(op.targets[0], compat.clone(op.expr)), op)]
+        raise self.refuse(op.node, f"{compat.unparse(op.expr).strip()} reads {name}, a tuple holding a list or tuple "
+                          "of arrays with a batch axis, other than by unpacking it or taking an item by a number",
+                          "Unpack the tuple first.")
 
     def elementwise(self, op, operands, state):
         """An elementwise operation: batched operands with fewer axes per example get new axes after the batch axis.
@@ -485,6 +604,10 @@ class Batcher(StateSweep):
         """``y = broadcast_batch(y, n)`` for each name batched in ``wanted`` and bound unbatched in ``have``."""
         out = []
         for n in sorted(wanted):
+            if _nested(wanted[n]) and have.get(n) is False:
+                raise self.refuse(self.ctx.source.tree, f"{n} is a tuple holding a list or tuple of arrays with a batch "
+                                  "axis on one path and a value every example shares on another", "Loop over the "
+                                  "examples.")
             if wanted[n] and have.get(n) is False:
                 out.append(compat.assign(n, self.broadcast(compat.name(n))))
             elif wanted[n] and have.get(n) and have[n] != wanted[n]:
@@ -519,7 +642,7 @@ class Batcher(StateSweep):
             if n not in body_state or n not in else_state:
                 raise self.refuse(s.line, f"this if's test has a batch axis, and {n} is bound on one branch only: "
                                   "some examples would have it and some not", "Bind it on both branches.")
-            if ITEMS in (body_state[n], else_state[n]):
+            if ITEMS in (body_state[n], else_state[n]) or _nested(body_state[n]) or _nested(else_state[n]):
                 raise self.refuse(s.line, f"this if's test has a batch axis, and {n} holds a list or tuple",
                                   "Choose arrays with np.where(test, a, b).")
             flags = [compat.const(bool(body_state[n])), compat.const(bool(else_state[n]))]
@@ -614,6 +737,82 @@ def stacks_of(body, ret, generated) -> set:
         if target not in lists or source not in lists:
             read.add(source)
     return lists - read
+
+
+def fresh_lists(body, globals_) -> set:
+    """The names of lists the function makes itself (``[]``, ``zero_tangent(...)``) that nothing but their own
+    names ever holds: grown (``grow``), copied among themselves, read by an index, ``part``, ``len`` or a join
+    (``np.stack``), popped, returned.  A batched item may turn such a list into a new list of batched arrays (every
+    item given the batch axis): no other name sees the list it was."""
+    parent: dict = {}
+
+    def root(n):
+        while parent.get(n, n) != n:
+            n = parent[n]
+        return n
+
+    def union(a, b):
+        parent[root(a)] = root(b)
+
+    made: set = set()
+    bound: dict = {}
+    uses: list = []
+    readers = (rules.getitem, sequences.part, len, stack_pop, *batching.JOINS)
+    for s in walk_statements(body):
+        if not isinstance(s, Op):
+            names = {s.test} if isinstance(s, (If, While)) else set(atom_names(s.iter)) if isinstance(s, For) \
+                else {n.id for n in gast.walk(s.stmt) if isinstance(n, gast.Name)} if isinstance(s, Raw) else set()
+            uses.append(names)
+            continue
+        for t in s.targets:
+            bound.setdefault(t, []).append(s)
+        if _makes_a_list(s):
+            made.update(s.targets)
+            continue
+        reads = set(atom_names(s.expr)) | {n for a in list(s.args) + list(s.kwargs.values()) for n in atom_names(a)}
+        first = getattr(s.args[0], "id", None) if s.args else None
+        fn = s.fn
+        if fn is None and isinstance(s.expr, gast.Call) and isinstance(s.expr.func, gast.Name):
+            fn = globals_.get(s.expr.func.id)
+        if fn is grow and s.kind == "prim" and first is not None and len(s.targets) == 1:
+            union(s.targets[0], first)
+            uses.append(reads - {first})
+        elif len(s.targets) == 1 and isinstance(s.expr, gast.Name) and s.kind in ("copy", "stop", "nondiff"):
+            union(s.targets[0], s.expr.id)
+        elif fn in readers and first is not None and len(s.args) >= 1:
+            uses.append(reads - {first})
+        else:
+            uses.append(reads)
+    groups: dict = {}
+    for n in set(parent) | made:
+        groups.setdefault(root(n), set()).add(n)
+    fresh = set()
+    for group in groups.values():
+        if not group & made:
+            continue
+        if any(n not in bound for n in group):  # a parameter, or a name bound elsewhere
+            continue
+        if any(n in names for names in uses for n in group):
+            continue
+        if all(_makes_a_list(s) or s.fn is grow or isinstance(s.expr, gast.Name) and s.expr.id in group
+               for n in group for s in bound[n]):
+            fresh |= group
+    return fresh
+
+
+def _refused_when_called(fn) -> bool:
+    """Whether ``fn`` is the stand-in generated code holds for a callee refused at transform time, which raises
+    the refusal when called (pipeline's ``_refused_when_called``): ``def name(*args, **kwargs): raise refused()``."""
+    code = getattr(fn, "__code__", None)
+    if code is None or code.co_argcount or code.co_kwonlyargcount or len(code.co_names) != 1 \
+            or not code.co_flags & inspect.CO_VARARGS or not code.co_flags & inspect.CO_VARKEYWORDS:
+        return False
+    return isinstance(getattr(fn, "__globals__", {}).get(code.co_names[0]), Refusal)
+
+
+def _makes_a_list(op) -> bool:
+    """``[]`` or ``zero_tangent(...)``: a new list (or container) no other name holds yet."""
+    return op.kind == "pack" and isinstance(op.expr, gast.List) and not op.expr.elts or op.fn is zero_tangent
 
 
 def _effect(stmts):
@@ -717,10 +916,7 @@ def batched_function(ctx, name, batched, items=frozenset()):
     batcher = Batcher(ctx.module, ctx, size)
     if not ctx.entry:  # known before its sweep: a recursive call reads it
         ctx.module.batch_stack_params[name] = frozenset(batcher.stacks & set(ctx.params))
-    first = next((p for p in ctx.params if p in batched and p not in items), None) if ctx.entry else None
-    if first is None and ctx.entry:
-        raise batcher.refuse(ctx.source.tree, f"{ctx.fn.__name__} is given values with a batch axis only in lists or "
-                             "tuples", "Pass one of them as an array.")
+    first = next((p for p in ctx.params if p in batched), None) if ctx.entry else None
     for _ in range(4):  # until what is pushed and what is read stop changing (a second sweep, where it pushes)
         mark = batcher.checkpoint()
         state = {p: (False if p not in batched else ITEMS if p in items else ARRAY) for p in ctx.params}
@@ -740,9 +936,16 @@ def batched_function(ctx, name, batched, items=frozenset()):
         value = batcher.broadcast(ret)  # every example's value is the same: stacked all the same
     body.append(compat.ret(value))
     if batcher.size_used and first is not None:  # the entry's: read before anything rebinds the parameter
-        body.insert(0, compat.assign(size, compat.call(compat.name(ctx.ns.helper(len)), [compat.name(first)])))
+        examples = compat.name(first)
+        if first in items:  # a tuple or list of batched arrays (in_axes per item): its first item's
+            examples = compat.make("Subscript", value=examples, slice=compat.const(0), ctx=gast.Load())
+        body.insert(0, compat.assign(size, compat.call(compat.name(ctx.ns.helper(len)), [examples])))
     ctx.primal, ctx.adjoint = body, []
-    ctx.returns_items = isinstance(ret, gast.Name) and state.get(ret.id) == ITEMS
+    returned = state.get(ret.id) if isinstance(ret, gast.Name) else False
+    if _nested(returned) and ctx.entry:
+        raise batcher.refuse(ctx.source.tree, f"{ctx.fn.__name__} returns a tuple holding a list or tuple of arrays "
+                             "with a batch axis", "Return a flat tuple.")
+    ctx.returns_items = returned if _nested(returned) else returned == ITEMS
     ctx.batch_stacks = frozenset(batcher.stacks)
     args = arguments(ctx.source.tree, ctx.ns, ctx.fn, first=[] if ctx.entry else [size])
     return function_def(name, args, body)

@@ -11,6 +11,7 @@ functions, methods, lambdas, function arguments, library functions).
 
 from __future__ import annotations
 
+import builtins
 import functools
 import types
 
@@ -26,6 +27,7 @@ from . import methods, primitives
 from .numpy_writes import CHANGING as _CHANGING
 from ..ir.compat import gast
 from .generated_calls import generated_jvp, jvp_call, made_vmap
+from .syntax import consumed_generator
 from ..ir.nodes import If
 from .parse import MISSING
 from .writes import write_call
@@ -371,6 +373,13 @@ def _call(n, target, expr):
     if any(isinstance(a, gast.Starred) for a in expr.args) or any(kw.arg is None for kw in expr.keywords):
         _spread_call(n, target, expr)
         return
+    if consumed_generator(expr):  # tuple(x for x in xs): the items of the list comprehension, in order
+        generator = expr.args[0]
+        if n.static(func) is not getattr(builtins, func.id):
+            raise n.error(generator, "generator expressions are not supported", "Use a list comprehension [...] "
+                          "instead.")
+        expr.args[0] = compat.make("ListComp", elt=generator.elt, generators=generator.generators,
+                                   lineno=generator.lineno, col_offset=generator.col_offset)
     args = [n.atomize(a) for a in expr.args]
     kwargs = {kw.arg: n.atomize(kw.value) for kw in expr.keywords}
     obj = n.static(func)

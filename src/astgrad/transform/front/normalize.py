@@ -587,6 +587,7 @@ class Normalizer:
             s = dict_view_loop(self, s, body_assigned) or s  # for k, v in d.items(): by key
             it = s.iter
         head: list = []
+        whole = None
         fn = self.static(it.func) if isinstance(it, gast.Call) else MISSING
         line, text = self.src.user_line(s), self.src.line_text(s)
         if fn is range and isinstance(s.target, gast.Name) and not it.keywords:
@@ -618,6 +619,15 @@ class Normalizer:
                 seqs = [self.atomize(a) for a in it.args]
                 target = self.temp_local("i")
                 items = list(s.target.elts)
+            elif fn is zip and isinstance(s.target, gast.Name) and it.args and not it.keywords \
+                    and not any(isinstance(a, gast.Starred) for a in it.args):
+                # for pair in zip(a, b): each sequence indexed, the tuple of the items bound to the target
+                seqs = [self.atomize(a) for a in it.args]
+                target = self.temp_local("i")
+                names = [self.temp_local("item") for _ in it.args]
+                items = [compat.name(n, True) for n in names]
+                whole = compat.make("Assign", targets=[s.target], lineno=s.lineno, col_offset=s.col_offset,
+                                    value=compat.tuple_([compat.name(n) for n in names]))
             else:
                 seqs = [self.atomize(it)]
                 target = self.temp_local("i")
@@ -640,6 +650,8 @@ class Normalizer:
                 setattr(sub, ITERATED, True)  # a dict iterates its keys: containers checks
                 head.append(compat.make("Assign", targets=[item], value=sub, lineno=s.lineno,
                                         col_offset=s.col_offset))
+            if whole is not None:
+                head.append(whole)
         saved = self.stmt
         body = self.block(head + list(s.body))
         self.stmt = saved

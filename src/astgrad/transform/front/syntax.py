@@ -68,10 +68,22 @@ def check_function(source) -> None:
     params = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
     local_names = params | stored
     spread = {id(a) for n in gast.walk(fn) if isinstance(n, gast.Call) for a in n.args if isinstance(a, gast.Starred)}
+    spread |= {id(n.args[0]) for n in gast.walk(fn) if consumed_generator(n)}  # normalize reads it as a list
     for stmt in fn.body:
         for node in gast.walk(stmt):
             if id(node) not in spread:  # f(*x.shape): normalize takes it where f has no gradient to give
                 _check_node(source, node, local_names, params - stored)
+
+
+#: the builtins that consume every item of a generator they are given, in order, as they would a list's
+EAGER_CONSUMERS = ("tuple", "list", "sum", "sorted", "min", "max")
+
+
+def consumed_generator(call) -> bool:
+    """``tuple(x for x in xs)`` (or list, sum, sorted, min, max of one generator expression): normalize lowers the
+    generator as the list comprehension, the same items in the same order, where the name is the builtin."""
+    return isinstance(call, gast.Call) and isinstance(call.func, gast.Name) and call.func.id in EAGER_CONSUMERS \
+        and len(call.args) == 1 and isinstance(call.args[0], gast.GeneratorExp) and not call.keywords
 
 
 def _check_node(source, node, local_names, objects=frozenset()):

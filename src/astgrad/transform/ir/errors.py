@@ -33,3 +33,18 @@ class UnsupportedSyntaxError(TransformError):
 
 class NoRuleTransformError(TransformError):
     """The function calls, on a differentiable value, something without a rule."""
+
+
+class Refusal:
+    """Makes, when called, a new copy of a refusal met at transform time (type, message, location): what the
+    stand-in generated code holds for a callee refused in a branch that may not run raises."""
+
+    def __init__(self, error: TransformError):
+        self.error = error
+
+    def __call__(self) -> TransformError:
+        e = self.error
+        made = type(e).__new__(type(e))
+        TransformError.__init__(made, e.reason, e.filename, e.lineno, e.col, e.source_line, e.hint)
+        made.__dict__.update({k: v for k, v in e.__dict__.items() if k not in made.__dict__})
+        return made

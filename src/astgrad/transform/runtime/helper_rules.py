@@ -28,6 +28,7 @@ from . import attributes, caller_state, checkpoints, checks, structural
 from . import outputs
 from .. import runtime
 from .attributes import attribute_gradient, attribute_tangent
+from .batched_items import zero_examples, zero_tangents_of_examples
 from . import (T, broadcast_shape, getitem_gradient, gradient_tuple, is_zero, part, replacing_gradient,
                sequence_gradient, shape, split_last, unbroadcast, unpacked_gradient)
 from .tangents import add_tangents, jvp_tangent, tangent_of, zero_tangent
@@ -116,6 +117,17 @@ def floats_batched(bdims, *values):
 @batching.shared
 def checked_batched(bdims, value):
     return runtime.checked(value)  # numpy raised, if it does, where the value was computed
+
+
+@defbatch(runtime.is_zero)
+@batching.shared
+def is_zero_batched(bdims, g):
+    return zero_examples(g)
+
+
+@defbatch(zero_tangent)
+def zero_tangent_batched(bdims, value):
+    return zero_tangents_of_examples(value)
 
 
 for _helper in (runtime.unbroadcast, _support.unbroadcast):
