@@ -19,7 +19,8 @@ from .batching import aligned, aligned_operands, broadcast_batch, every_axis, un
 from .batching_shapes import batch_size, example_rank, with_batch
 from .losses import (binary_cross_entropy, binary_cross_entropy_with_logits, embedding, huber_loss, layer_norm, linear,
                      nll_loss, smooth_l1_loss, target_weights)
-from .sliding_windows import avg_pool, convolution, max_pool, max_pool_indices
+from .sliding_windows import (avg_pool, convolution, convolution_input_gradient, convolution_weight_gradient, max_pool,
+                              max_pool_indices)
 
 __all__: list = []
 
@@ -214,3 +215,48 @@ def convolution_batched(bdims, input, weight, bias=None, stride=1, padding=0, di
     shift = None if bias is None else np.reshape(bias, (-1,)) if bias_batched else np.tile(bias, size)
     out = convolution(side_by_side, kernels, shift, stride, padding, dilation, groups * size)
     return np.moveaxis(np.reshape(out, (samples, size, outputs) + np.shape(out)[2:]), 1, 0)
+
+
+def _side_by_side(x, size):
+    """Each example's (N, C, *spatial) as one (N, size * C, *spatial): the examples' channels side by side."""
+    return np.reshape(np.moveaxis(x, 0, 1), (np.shape(x)[1], size * np.shape(x)[2]) + np.shape(x)[3:])
+
+
+@defbatch(convolution_input_gradient)
+def convolution_input_gradient_batched(bdims, g, weight, input_shape, stride=1, padding=0, dilation=1, groups=1):
+    """The gradient of a convolution in its input, batched as the convolution is: a shared kernel joins the
+    examples' batches; a kernel per example puts the examples' channels side by side, a group each."""
+    if any(_given(bdims, k) for k in (2, 3, 4, 5, 6)):
+        return unbatchable("convolution settings or shapes that differ from example to example")
+    size = batch_size(bdims, g, weight)
+    g = with_batch(g, bdims[0], size)
+    input_shape = tuple(input_shape)
+    if np.ndim(g) - 1 != len(input_shape) or example_rank(weight, bdims[1]) != len(input_shape):
+        return unbatchable("a convolution's gradient whose example is not (N, O, *spatial) for the kernel")
+    if bdims[1] is None:
+        joined = convolution_input_gradient(np.reshape(g, (-1,) + np.shape(g)[2:]), weight,
+                                            (size * input_shape[0],) + input_shape[1:], stride, padding, dilation,
+                                            groups)
+        return np.reshape(joined, (size,) + input_shape)
+    kernels = np.reshape(weight, (-1,) + np.shape(weight)[2:])
+    out = convolution_input_gradient(_side_by_side(g, size), kernels,
+                                     (input_shape[0], size * input_shape[1]) + input_shape[2:], stride, padding,
+                                     dilation, groups * size)
+    return np.moveaxis(np.reshape(out, (input_shape[0], size) + input_shape[1:]), 1, 0)
+
+
+@defbatch(convolution_weight_gradient)
+def convolution_weight_gradient_batched(bdims, g, input, weight_shape, stride=1, padding=0, dilation=1, groups=1):
+    """The gradient of a convolution in its kernel, for each example: the examples' channels (of ``g`` and of
+    ``input``) side by side, a group each."""
+    if any(_given(bdims, k) for k in (2, 3, 4, 5, 6)):
+        return unbatchable("convolution settings or shapes that differ from example to example")
+    size = batch_size(bdims, g, input)
+    g, input = with_batch(g, bdims[0], size), with_batch(input, bdims[1], size)
+    weight_shape = tuple(weight_shape)
+    if np.ndim(g) - 1 != len(weight_shape) or np.ndim(input) - 1 != len(weight_shape):
+        return unbatchable("a convolution's gradient whose example is not (N, C, *spatial) for the kernel")
+    out = convolution_weight_gradient(_side_by_side(g, size), _side_by_side(input, size),
+                                      (size * weight_shape[0],) + weight_shape[1:], stride, padding, dilation,
+                                      groups * size)
+    return np.reshape(out, (size,) + weight_shape)
