@@ -290,6 +290,20 @@ def test_grids_and_filled_arrays_of_each_example(in_axes):
     check(grids, in_axes, start, stop)
 
 
+def covariances(x, y, w):
+    return (np.cov(x, y), np.cov(x, rowvar=False, bias=True), np.cov(x, aweights=w, ddof=2),
+            np.cov(x, fweights=np.array([1, 2, 1, 3]), aweights=w), np.cov(x[0]), np.corrcoef(x, y),
+            np.corrcoef(x[1], rowvar=False), np.corrcoef(x, rowvar=False))
+
+
+@pytest.mark.parametrize("in_axes", [(0, 0, 0), (0, None, None), (None, 1, None), (None, None, 0), (2, None, 0)])
+def test_covariances_of_each_example(in_axes):
+    x = rng.standard_normal({0: (N, 3, 4), None: (3, 4), 2: (3, 4, N)}[in_axes[0]])
+    y = rng.standard_normal({0: (N, 4), None: (4,), 1: (4, N)}[in_axes[1]])
+    w = rng.uniform(0.5, 2.0, {0: (N, 4), None: (4,)}[in_axes[2]])
+    check(covariances, in_axes, x, y, w)
+
+
 def layers(x, w, b):
     return (astgrad.rules.linear(x, w, b), astgrad.rules.sliding_windows.convolution(x[:, :, None], w[:, :, None], b),
             astgrad.rules.layer_norm(x, (3,), b[:3], b[1:]))
@@ -315,3 +329,12 @@ def taken_past_the_first_axis(x):
 def test_an_axis_past_an_examples_first_raises_rather_than_name_the_batch_axis(f):
     with pytest.raises(np.exceptions.AxisError):
         astgrad.vmap(f)(rng.standard_normal((N, 2, 2)))
+
+
+def variance_of_each_ddof(x, ddof):
+    return np.nanvar(x, 0, None, None, ddof)
+
+
+def test_a_setting_of_each_example_is_refused_not_broadcast():
+    with pytest.raises((astgrad.TransformError, Unbatchable), match="differs from example to example"):
+        astgrad.vmap(variance_of_each_ddof, in_axes=(None, 0))(rng.standard_normal((4, 3)), np.array([0, 1, 2]))

@@ -79,7 +79,7 @@ GRADIENT_REFUSED = {
     "binary_cross_entropy_with_logits", "binary_cross_entropy_with_logits-none",
     "binary_cross_entropy_with_logits-weighted_sum", "bincount-called", "block", "block-promoted",
     "block-two_by_two", "broadcast_arrays", "broadcast_arrays-three", "column_stack", "convolution",
-    "cumulative_prod-axis0",
+    "cumulative_prod-axis0", "cov-fweights", "cov-weights", "corrcoef", "corrcoef-columns_y",
     "cumulative_prod-initial", "divmod", "divmod-bcast_negative", "dsplit", "dstack", "eigh_values", "eigh_vectors",
     "frexp", "frexp_mantissa", "geomspace", "geomspace-negative_axis", "gradient", "gradient-2d", "gradient-axis",
     "gradient-spacings", "hsplit", "huber_loss", "huber_loss-delta_none", "interp", "interp-left_right",

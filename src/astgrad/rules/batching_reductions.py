@@ -10,15 +10,22 @@ argument's (``np.quantile``'s ``q``) gets the batch axis moved in front.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ._extra import eigh_values, eigh_vectors, logabsdet, slogdet_sign, vector_norm
 from ._registry import defbatch
 from .batching import aligned, aligned_operands, every_axis, unbatchable
-from .batching_shapes import example_axes, example_axis, example_rank
+from .batching_shapes import batch_size as batch_size_of, example_axes, example_axis, example_rank, settings_shared
+from .batching_shapes import with_batch as with_batch_of
 from .selection import gradient_along
 
 __all__: list = []
+
+
+def _given(bdims, k):
+    return len(bdims) > k and bdims[k] is not None
 
 
 def _no_out(out):
@@ -30,41 +37,48 @@ def _no_out(out):
 
 @defbatch(np.amax)
 def amax_batched(bdims, a, axis=None, out=None, keepdims=False):
+    settings_shared(bdims, 1)
     _no_out(out)
     return np.amax(a, axis=example_axes(axis, np.ndim(a) - 1), keepdims=keepdims)
 
 
 @defbatch(np.amin)
 def amin_batched(bdims, a, axis=None, out=None, keepdims=False):
+    settings_shared(bdims, 1)
     _no_out(out)
     return np.amin(a, axis=example_axes(axis, np.ndim(a) - 1), keepdims=keepdims)
 
 
 @defbatch(np.nanvar)
 def nanvar_batched(bdims, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    settings_shared(bdims, 1)
     _no_out(out)
     return np.nanvar(a, axis=example_axes(axis, np.ndim(a) - 1), dtype=dtype, ddof=ddof, keepdims=keepdims)
 
 
 @defbatch(np.nanstd)
 def nanstd_batched(bdims, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    settings_shared(bdims, 1)
     _no_out(out)
     return np.nanstd(a, axis=example_axes(axis, np.ndim(a) - 1), dtype=dtype, ddof=ddof, keepdims=keepdims)
 
 
 @defbatch(np.nanprod)
 def nanprod_batched(bdims, a, axis=None, dtype=None, out=None, keepdims=False):
+    settings_shared(bdims, 1)
     _no_out(out)
     return np.nanprod(a, axis=example_axes(axis, np.ndim(a) - 1), dtype=dtype, keepdims=keepdims)
 
 
 @defbatch(np.count_nonzero)
 def count_nonzero_batched(bdims, a, axis=None, keepdims=False):
+    settings_shared(bdims, 1)
     return np.count_nonzero(a, axis=example_axes(axis, np.ndim(a) - 1), keepdims=keepdims)
 
 
 @defbatch(vector_norm)
 def vector_norm_batched(bdims, x, ord=2, axis=None, keepdims=False):
+    settings_shared(bdims, 2)
     if len(bdims) > 1 and bdims[1] is not None:
         return unbatchable("an order that differs from example to example")
     return vector_norm(x, ord, example_axes(axis, np.ndim(x) - 1), keepdims)
@@ -74,12 +88,14 @@ def vector_norm_batched(bdims, x, ord=2, axis=None, keepdims=False):
 
 @defbatch(np.median)
 def median_batched(bdims, a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    settings_shared(bdims, 1)
     _no_out(out)
     return np.median(a, axis=example_axes(axis, np.ndim(a) - 1), overwrite_input=overwrite_input, keepdims=keepdims)
 
 
 @defbatch(np.nanmedian)
 def nanmedian_batched(bdims, a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    settings_shared(bdims, 1)
     _no_out(out)
     return np.nanmedian(a, axis=example_axes(axis, np.ndim(a) - 1), overwrite_input=overwrite_input,
                         keepdims=keepdims)
@@ -90,6 +106,7 @@ def quantiles_of_examples(fn, bdims, a, q, axis, out, overwrite_input, method, k
     batch axis, which moves in front.  Quantiles ``q`` that differ from example to example: a loop over the
     examples, one call each (numpy has no form taking a q per row)."""
     _no_out(out)
+    settings_shared(bdims, 2)
     if bdims[1] is not None:
         size = np.shape(q)[0]
         a = a if bdims[0] is not None else np.broadcast_to(a, (size,) + np.shape(a))
@@ -123,6 +140,7 @@ def nanpercentile_batched(bdims, a, q, axis=None, out=None, overwrite_input=Fals
 
 @defbatch(np.partition)
 def partition_batched(bdims, a, kth, axis=-1, kind="introselect", order=None):
+    settings_shared(bdims, 2)
     if bdims[1] is not None:
         return unbatchable("a kth that differs from example to example")
     if axis is None:  # of the flattened example
@@ -141,6 +159,7 @@ def sort_complex_batched(bdims, a):  # sorts along the last axis
 
 @defbatch(np.nancumsum)
 def nancumsum_batched(bdims, a, axis=None, dtype=None, out=None):
+    settings_shared(bdims, 1)
     _no_out(out)
     if axis is None:  # over the flattened example
         return np.nancumsum(np.reshape(a, (np.shape(a)[0], -1)), axis=1, dtype=dtype)
@@ -149,6 +168,7 @@ def nancumsum_batched(bdims, a, axis=None, dtype=None, out=None):
 
 @defbatch(np.nancumprod)
 def nancumprod_batched(bdims, a, axis=None, dtype=None, out=None):
+    settings_shared(bdims, 1)
     _no_out(out)
     if axis is None:
         return np.nancumprod(np.reshape(a, (np.shape(a)[0], -1)), axis=1, dtype=dtype)
@@ -219,6 +239,7 @@ def _size(bdims, *args):
 def trapezoid_batched(bdims, y, x=None, dx=1.0, axis=-1):
     """numpy's sum of ``d * (y[1:] + y[:-1]) / 2`` along ``axis``, with each example's steps ``d``: from ``dx``,
     from coordinates ``x`` along the axis, or from ``x`` of ``y``'s shape differenced along it."""
+    settings_shared(bdims, 3)
     y_batched = bdims[0] is not None
     x_batched = len(bdims) > 1 and bdims[1] is not None
     dx_batched = len(bdims) > 2 and bdims[2] is not None
@@ -290,6 +311,7 @@ def gradient_along_batched(bdims, f, spacing, axis, edge_order=1):
 
 @defbatch(np.array_equal)
 def array_equal_batched(bdims, a1, a2, equal_nan=False):
+    settings_shared(bdims, 2)
     a1, a2 = np.asarray(a1), np.asarray(a2)
     size = _size(bdims, a1, a2)
     if (np.shape(a1)[1:] if bdims[0] is not None else np.shape(a1)) != \
@@ -336,3 +358,96 @@ def eigh_values_batched(bdims, a, UPLO="L"):
 @defbatch(eigh_vectors)
 def eigh_vectors_batched(bdims, a, UPLO="L"):
     return eigh_vectors(_matrices(a, "np.linalg.eigh"), UPLO)
+
+
+# -- covariance --------------------------------------------------------------------------------
+
+def _sample_weights(weights, batched, size, samples, integral):
+    """``np.cov``'s fweights (``integral``) or aweights of each example, with numpy's checks: ``(size, samples)``
+    or one shared vector."""
+    w = np.asarray(weights, dtype=float)
+    if integral and not np.all(w == np.around(w)):
+        raise TypeError("fweights must be integer")
+    if np.ndim(w) - (batched is not None) > 1:
+        raise RuntimeError(f"cannot handle multidimensional {'fweights' if integral else 'aweights'}")
+    if np.shape(w)[-1] != samples:
+        raise RuntimeError(f"incompatible numbers of samples and {'fweights' if integral else 'aweights'}")
+    if np.any(w < 0):
+        raise ValueError(f"{'fweights' if integral else 'aweights'} cannot be negative")
+    return w
+
+
+@defbatch(np.cov)
+def cov_batched(bdims, m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *, dtype=None):
+    """numpy's steps on each example's variables (rows, after ``rowvar``), every example's at once: the
+    weighted means, the normalisation, the product of the centred rows, each example's axes of one dropped."""
+    if any(_given(bdims, k) for k in (2, 3, 4)):
+        return unbatchable("rowvar, bias or ddof that differ from example to example")
+    size = batch_size_of(bdims, m, y, rowvar, bias, ddof, fweights, aweights)
+    if ddof is not None and ddof != int(ddof):
+        raise ValueError("ddof must be integer")
+    m = np.asarray(m)
+    if np.ndim(m) - (bdims[0] is not None) > 2:
+        raise ValueError("m has more than 2 dimensions")
+    if y is not None:
+        y = np.asarray(y)
+        if np.ndim(y) - _given(bdims, 1) > 2:
+            raise ValueError("y has more than 2 dimensions")
+    if dtype is None:
+        dtype = np.result_type(m, np.float64) if y is None else np.result_type(m, y, np.float64)
+    X = aligned(np.array(with_batch_of(m, bdims[0], size), dtype=dtype), 2)
+    if not rowvar and np.ndim(m) - (bdims[0] is not None) != 1:
+        X = np.swapaxes(X, 1, 2)
+    if np.shape(X)[1] == 0:
+        return np.zeros((size, 0, 0))
+    if y is not None:
+        Y = aligned(np.array(with_batch_of(y, bdims[1] if _given(bdims, 1) else None, size), dtype=dtype), 2)
+        if not rowvar and np.shape(Y)[1] != 1:
+            Y = np.swapaxes(Y, 1, 2)
+        X = np.concatenate((X, Y), axis=1)
+    if ddof is None:
+        ddof = 1 if bias == 0 else 0
+    samples = np.shape(X)[2]
+    w = None
+    if fweights is not None:
+        w = _sample_weights(fweights, bdims[5] if _given(bdims, 5) else None, size, samples, True)
+    if aweights is not None:
+        aweights = _sample_weights(aweights, bdims[6] if _given(bdims, 6) else None, size, samples, False)
+        w = aweights if w is None else w * aweights
+    if w is None:
+        avg = np.mean(X, axis=2)
+        fact = samples - ddof
+    else:
+        avg, w_sum = np.average(X, axis=2, weights=np.broadcast_to(w[..., None, :], np.shape(X)), returned=True)
+        w_sum = w_sum[:, 0]
+        if ddof == 0:
+            fact = w_sum
+        elif aweights is None:
+            fact = w_sum - ddof
+        else:
+            fact = w_sum - ddof * np.sum(w * aweights, axis=-1) / w_sum
+    if np.any(np.asarray(fact) <= 0):
+        warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=2)
+        fact = np.where(np.asarray(fact) <= 0, 0.0, fact)
+    X = X - avg[:, :, None]
+    X_T = np.swapaxes(X if w is None else X * w[..., None, :], 1, 2)
+    c = np.matmul(X, np.conj(X_T))
+    c = c * np.reshape(np.true_divide(1, fact), (-1, 1, 1))
+    return np.squeeze(c, axis=tuple(i for i in (1, 2) if np.shape(c)[i] == 1))
+
+
+@defbatch(np.corrcoef)
+def corrcoef_batched(bdims, x, y=None, rowvar=True, *, dtype=None):
+    """Each example's covariance (``np.cov``'s rule) divided by its standard deviations, clipped to [-1, 1]."""
+    if _given(bdims, 2):
+        return unbatchable("a rowvar that differs from example to example")
+    c = cov_batched(bdims[:2], x, y, rowvar, dtype=dtype)
+    if np.ndim(c) == 1:  # one variable: nan where its variance is nan, inf or 0, else 1
+        return c / c
+    d = np.diagonal(c, axis1=1, axis2=2)
+    stddev = np.sqrt(d.real)
+    c = c / stddev[:, :, None]
+    c = c / stddev[:, None, :]
+    if np.iscomplexobj(c):
+        return np.clip(c.real, -1, 1) + 1j * np.clip(c.imag, -1, 1)
+    return np.clip(c, -1, 1)

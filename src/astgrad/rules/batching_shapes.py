@@ -63,6 +63,13 @@ def batch_size(bdims, *args):
     return unbatchable("a call without an argument that has a batch axis")
 
 
+def settings_shared(bdims, first):
+    """Refuse a call whose positional arguments from ``first`` on (an axis, a count, a ddof) have a batch axis:
+    numpy would broadcast them against the batch, not read one per example."""
+    if any(b is not None for b in bdims[first:]):
+        unbatchable("a setting (an axis, a count, an order) that differs from example to example")
+
+
 def with_batch(value, batched, size):
     """``value`` with the batch axis: as it is when batched, else every example's copy (a read-only view)."""
     return value if batched is not None else broadcast_batch(value, size)
@@ -130,6 +137,7 @@ def matrix_transpose_batched(bdims, x):
 
 @defbatch(np.rot90)
 def rot90_batched(bdims, m, k=1, axes=(0, 1)):
+    settings_shared(bdims, 1)
     if len(axes) != 2:
         return unbatchable("np.rot90 with axes that are not two, which numpy refuses")
     rank = np.ndim(m) - 1
@@ -138,6 +146,7 @@ def rot90_batched(bdims, m, k=1, axes=(0, 1)):
 
 @defbatch(np.rollaxis)
 def rollaxis_batched(bdims, a, axis, start=0):
+    settings_shared(bdims, 1)
     rank = np.ndim(a) - 1
     start = operator.index(start)
     if not -rank <= start <= rank:
@@ -224,6 +233,7 @@ JOINS.update({np.column_stack, np.dstack, np.row_stack, np.block})
 
 @defbatch(np.append)
 def append_batched(bdims, arr, values, axis=None):
+    settings_shared(bdims, 2)
     size = batch_size(bdims, arr, values)
     if axis is None:  # each example's two flattened
         return np.concatenate((flat_examples(arr, bdims[0], size), flat_examples(values, bdims[1], size)), axis=1)
@@ -296,6 +306,7 @@ def per_axis_pairs(value, rank):
 def take_along_axis_batched(bdims, arr, indices, axis=-1):
     """Each example's indices into its own array: a shared one gets a batch axis of one, which numpy's
     indexing broadcasts."""
+    settings_shared(bdims, 2)
     arr = arr if bdims[0] is not None else np.asarray(arr)[None]
     indices = indices if bdims[1] is not None else np.asarray(indices)[None]
     if axis is None:  # into the flattened example, with a vector of indices
@@ -320,6 +331,7 @@ def scatter_along_axis_batched(bdims, g, indices, axis, shape):
 
 @defbatch(np.array)
 def array_batched(bdims, object, dtype=None, *, copy=True, ndmin=0):
+    settings_shared(bdims, 1)
     if isinstance(object, (list, tuple)):  # a list of batched items: each example's items stacked
         out = np.array(np.stack(object, axis=1), dtype=dtype, copy=copy)
     else:
@@ -329,6 +341,7 @@ def array_batched(bdims, object, dtype=None, *, copy=True, ndmin=0):
 
 @defbatch(np.asarray)
 def asarray_batched(bdims, a, dtype=None):
+    settings_shared(bdims, 1)
     if isinstance(a, (list, tuple)):
         return np.asarray(np.stack(a, axis=1), dtype=dtype)
     return np.asarray(a, dtype=dtype)
@@ -350,6 +363,7 @@ def full_batched(bdims, shape, fill_value, dtype=None, order="C"):
 
 @defbatch(np.full_like)
 def full_like_batched(bdims, a, fill_value, dtype=None, order="K", subok=True, shape=None):
+    settings_shared(bdims, 2)
     size = batch_size(bdims, a, fill_value)
     like = np.asarray(a)
     if shape is None:
