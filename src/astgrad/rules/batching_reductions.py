@@ -17,7 +17,7 @@ import numpy as np
 from ._extra import eigh_values, eigh_vectors, logabsdet, slogdet_sign, vector_norm
 from ._registry import defbatch
 from .batching import aligned, aligned_operands, every_axis, unbatchable
-from .batching_shapes import batch_size as batch_size_of, example_axes, example_axis, example_rank, settings_shared
+from .batching_shapes import batch_size as batch_size_of, example_axes, example_axis, example_rank, settings_batched
 from .batching_shapes import with_batch as with_batch_of
 from .selection import gradient_along
 
@@ -28,57 +28,64 @@ def _given(bdims, k):
     return len(bdims) > k and bdims[k] is not None
 
 
-def _no_out(out):
-    if out is not None:
-        unbatchable("an out= array, which would hold one example's result")
-
-
 # -- reductions --------------------------------------------------------------------------------
 
 @defbatch(np.amax)
 def amax_batched(bdims, a, axis=None, out=None, keepdims=False):
-    settings_shared(bdims, 1)
-    _no_out(out)
+    if settings_batched(bdims, 1):
+        return unbatchable("a setting (an axis, a count, an order) that differs from example to example")
+    if out is not None:
+        return unbatchable("an out= array, which would hold one example's result")
     return np.amax(a, axis=example_axes(axis, np.ndim(a) - 1), keepdims=keepdims)
 
 
 @defbatch(np.amin)
 def amin_batched(bdims, a, axis=None, out=None, keepdims=False):
-    settings_shared(bdims, 1)
-    _no_out(out)
+    if settings_batched(bdims, 1):
+        return unbatchable("a setting (an axis, a count, an order) that differs from example to example")
+    if out is not None:
+        return unbatchable("an out= array, which would hold one example's result")
     return np.amin(a, axis=example_axes(axis, np.ndim(a) - 1), keepdims=keepdims)
 
 
 @defbatch(np.nanvar)
 def nanvar_batched(bdims, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-    settings_shared(bdims, 1)
-    _no_out(out)
+    if settings_batched(bdims, 1):
+        return unbatchable("a setting (an axis, a count, an order) that differs from example to example")
+    if out is not None:
+        return unbatchable("an out= array, which would hold one example's result")
     return np.nanvar(a, axis=example_axes(axis, np.ndim(a) - 1), dtype=dtype, ddof=ddof, keepdims=keepdims)
 
 
 @defbatch(np.nanstd)
 def nanstd_batched(bdims, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-    settings_shared(bdims, 1)
-    _no_out(out)
+    if settings_batched(bdims, 1):
+        return unbatchable("a setting (an axis, a count, an order) that differs from example to example")
+    if out is not None:
+        return unbatchable("an out= array, which would hold one example's result")
     return np.nanstd(a, axis=example_axes(axis, np.ndim(a) - 1), dtype=dtype, ddof=ddof, keepdims=keepdims)
 
 
 @defbatch(np.nanprod)
 def nanprod_batched(bdims, a, axis=None, dtype=None, out=None, keepdims=False):
-    settings_shared(bdims, 1)
-    _no_out(out)
+    if settings_batched(bdims, 1):
+        return unbatchable("a setting (an axis, a count, an order) that differs from example to example")
+    if out is not None:
+        return unbatchable("an out= array, which would hold one example's result")
     return np.nanprod(a, axis=example_axes(axis, np.ndim(a) - 1), dtype=dtype, keepdims=keepdims)
 
 
 @defbatch(np.count_nonzero)
 def count_nonzero_batched(bdims, a, axis=None, keepdims=False):
-    settings_shared(bdims, 1)
+    if settings_batched(bdims, 1):
+        return unbatchable("a setting (an axis, a count, an order) that differs from example to example")
     return np.count_nonzero(a, axis=example_axes(axis, np.ndim(a) - 1), keepdims=keepdims)
 
 
 @defbatch(vector_norm)
 def vector_norm_batched(bdims, x, ord=2, axis=None, keepdims=False):
-    settings_shared(bdims, 2)
+    if settings_batched(bdims, 2):
+        return unbatchable("a setting (an axis, a count, an order) that differs from example to example")
     if len(bdims) > 1 and bdims[1] is not None:
         return unbatchable("an order that differs from example to example")
     return vector_norm(x, ord, example_axes(axis, np.ndim(x) - 1), keepdims)
@@ -88,15 +95,19 @@ def vector_norm_batched(bdims, x, ord=2, axis=None, keepdims=False):
 
 @defbatch(np.median)
 def median_batched(bdims, a, axis=None, out=None, overwrite_input=False, keepdims=False):
-    settings_shared(bdims, 1)
-    _no_out(out)
+    if settings_batched(bdims, 1):
+        return unbatchable("a setting (an axis, a count, an order) that differs from example to example")
+    if out is not None:
+        return unbatchable("an out= array, which would hold one example's result")
     return np.median(a, axis=example_axes(axis, np.ndim(a) - 1), overwrite_input=overwrite_input, keepdims=keepdims)
 
 
 @defbatch(np.nanmedian)
 def nanmedian_batched(bdims, a, axis=None, out=None, overwrite_input=False, keepdims=False):
-    settings_shared(bdims, 1)
-    _no_out(out)
+    if settings_batched(bdims, 1):
+        return unbatchable("a setting (an axis, a count, an order) that differs from example to example")
+    if out is not None:
+        return unbatchable("an out= array, which would hold one example's result")
     return np.nanmedian(a, axis=example_axes(axis, np.ndim(a) - 1), overwrite_input=overwrite_input,
                         keepdims=keepdims)
 
@@ -105,8 +116,10 @@ def quantiles_of_examples(fn, bdims, a, q, axis, out, overwrite_input, method, k
     """``fn(a, q, ...)`` (``np.quantile`` and its kin) of each example: numpy puts q's axes first, then the
     batch axis, which moves in front.  Quantiles ``q`` that differ from example to example: a loop over the
     examples, one call each (numpy has no form taking a q per row)."""
-    _no_out(out)
-    settings_shared(bdims, 2)
+    if out is not None:
+        return unbatchable("an out= array, which would hold one example's result")
+    if settings_batched(bdims, 2):
+        return unbatchable("a setting (an axis, a count, an order) that differs from example to example")
     if bdims[1] is not None:
         size = np.shape(q)[0]
         a = a if bdims[0] is not None else np.broadcast_to(a, (size,) + np.shape(a))
@@ -140,7 +153,8 @@ def nanpercentile_batched(bdims, a, q, axis=None, out=None, overwrite_input=Fals
 
 @defbatch(np.partition)
 def partition_batched(bdims, a, kth, axis=-1, kind="introselect", order=None):
-    settings_shared(bdims, 2)
+    if settings_batched(bdims, 2):
+        return unbatchable("a setting (an axis, a count, an order) that differs from example to example")
     if bdims[1] is not None:
         return unbatchable("a kth that differs from example to example")
     if axis is None:  # of the flattened example
@@ -159,8 +173,10 @@ def sort_complex_batched(bdims, a):  # sorts along the last axis
 
 @defbatch(np.nancumsum)
 def nancumsum_batched(bdims, a, axis=None, dtype=None, out=None):
-    settings_shared(bdims, 1)
-    _no_out(out)
+    if settings_batched(bdims, 1):
+        return unbatchable("a setting (an axis, a count, an order) that differs from example to example")
+    if out is not None:
+        return unbatchable("an out= array, which would hold one example's result")
     if axis is None:  # over the flattened example
         return np.nancumsum(np.reshape(a, (np.shape(a)[0], -1)), axis=1, dtype=dtype)
     return np.nancumsum(a, axis=example_axis(axis, np.ndim(a) - 1), dtype=dtype)
@@ -168,8 +184,10 @@ def nancumsum_batched(bdims, a, axis=None, dtype=None, out=None):
 
 @defbatch(np.nancumprod)
 def nancumprod_batched(bdims, a, axis=None, dtype=None, out=None):
-    settings_shared(bdims, 1)
-    _no_out(out)
+    if settings_batched(bdims, 1):
+        return unbatchable("a setting (an axis, a count, an order) that differs from example to example")
+    if out is not None:
+        return unbatchable("an out= array, which would hold one example's result")
     if axis is None:
         return np.nancumprod(np.reshape(a, (np.shape(a)[0], -1)), axis=1, dtype=dtype)
     return np.nancumprod(a, axis=example_axis(axis, np.ndim(a) - 1), dtype=dtype)
@@ -187,13 +205,15 @@ def cumulative_axis(x, axis):
 
 @defbatch(np.cumulative_sum)
 def cumulative_sum_batched(bdims, x, axis=None, dtype=None, out=None, include_initial=False):
-    _no_out(out)
+    if out is not None:
+        return unbatchable("an out= array, which would hold one example's result")
     return np.cumulative_sum(x, axis=cumulative_axis(x, axis), dtype=dtype, include_initial=include_initial)
 
 
 @defbatch(np.cumulative_prod)
 def cumulative_prod_batched(bdims, x, axis=None, dtype=None, out=None, include_initial=False):
-    _no_out(out)
+    if out is not None:
+        return unbatchable("an out= array, which would hold one example's result")
     return np.cumulative_prod(x, axis=cumulative_axis(x, axis), dtype=dtype, include_initial=include_initial)
 
 
@@ -239,7 +259,8 @@ def _size(bdims, *args):
 def trapezoid_batched(bdims, y, x=None, dx=1.0, axis=-1):
     """numpy's sum of ``d * (y[1:] + y[:-1]) / 2`` along ``axis``, with each example's steps ``d``: from ``dx``,
     from coordinates ``x`` along the axis, or from ``x`` of ``y``'s shape differenced along it."""
-    settings_shared(bdims, 3)
+    if settings_batched(bdims, 3):
+        return unbatchable("a setting (an axis, a count, an order) that differs from example to example")
     y_batched = bdims[0] is not None
     x_batched = len(bdims) > 1 and bdims[1] is not None
     dx_batched = len(bdims) > 2 and bdims[2] is not None
@@ -311,7 +332,8 @@ def gradient_along_batched(bdims, f, spacing, axis, edge_order=1):
 
 @defbatch(np.array_equal)
 def array_equal_batched(bdims, a1, a2, equal_nan=False):
-    settings_shared(bdims, 2)
+    if settings_batched(bdims, 2):
+        return unbatchable("a setting (an axis, a count, an order) that differs from example to example")
     a1, a2 = np.asarray(a1), np.asarray(a2)
     size = _size(bdims, a1, a2)
     if (np.shape(a1)[1:] if bdims[0] is not None else np.shape(a1)) != \

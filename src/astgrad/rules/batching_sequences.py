@@ -17,7 +17,7 @@ import numpy as np
 
 from ._registry import defbatch
 from .batching import JOINS, aligned, unbatchable
-from .batching_shapes import batch_size, example_axis, example_rank, flat_examples, settings_shared, with_batch
+from .batching_shapes import batch_size, example_axis, example_rank, flat_examples, settings_batched, with_batch
 
 __all__: list = []
 
@@ -262,7 +262,8 @@ def correlate_batched(bdims, a, v, mode="valid"):
 
 @defbatch(np.digitize)
 def digitize_batched(bdims, x, bins, right=False):
-    settings_shared(bdims, 2)
+    if settings_batched(bdims, 2):
+        return unbatchable("a setting (an axis, a count, an order) that differs from example to example")
     if bdims[1] is not None:
         return unbatchable("bins that differ from example to example")
     return np.digitize(x, bins, right)
@@ -270,7 +271,8 @@ def digitize_batched(bdims, x, bins, right=False):
 
 @defbatch(np.searchsorted)
 def searchsorted_batched(bdims, a, v, side="left", sorter=None):
-    settings_shared(bdims, 2)
+    if settings_batched(bdims, 2):
+        return unbatchable("a setting (an axis, a count, an order) that differs from example to example")
     if bdims[0] is not None or _given(bdims, 3):
         return unbatchable("np.searchsorted in a sorted array that differs from example to example")
     return np.searchsorted(a, v, side, sorter)

@@ -22,7 +22,7 @@ import numpy as np
 
 from ._extra import scatter_along_axis
 from ._registry import defbatch
-from .batching import JOINS, aligned, broadcast_batch, diagonal_matrices, listed, shared, unbatchable
+from .batching import FOLDABLE, JOINS, aligned, broadcast_batch, diagonal_matrices, listed, shared, unbatchable
 from .joining import as_column
 
 __all__: list = []
@@ -63,11 +63,10 @@ def batch_size(bdims, *args):
     return unbatchable("a call without an argument that has a batch axis")
 
 
-def settings_shared(bdims, first):
-    """Refuse a call whose positional arguments from ``first`` on (an axis, a count, a ddof) have a batch axis:
-    numpy would broadcast them against the batch, not read one per example."""
-    if any(b is not None for b in bdims[first:]):
-        unbatchable("a setting (an axis, a count, an order) that differs from example to example")
+def settings_batched(bdims, first):
+    """Whether a positional argument from ``first`` on (an axis, a count, a ddof) has a batch axis: numpy would
+    broadcast it against the batch, not read one per example, so the rules refuse it."""
+    return any(b is not None for b in bdims[first:])
 
 
 def with_batch(value, batched, size):
@@ -80,6 +79,9 @@ def flat_examples(a, batched, size):
     if batched is not None:
         return np.reshape(a, (size, -1))
     return np.broadcast_to(np.ravel(a), (size, np.size(a)))
+
+
+FOLDABLE.update({example_axis, example_axes, settings_batched})  # folded where their arguments are numbers
 
 
 # -- shapes -------------------------------------------------------------------------------------
@@ -137,7 +139,8 @@ def matrix_transpose_batched(bdims, x):
 
 @defbatch(np.rot90)
 def rot90_batched(bdims, m, k=1, axes=(0, 1)):
-    settings_shared(bdims, 1)
+    if settings_batched(bdims, 1):
+        return unbatchable("a setting (an axis, a count, an order) that differs from example to example")
     if len(axes) != 2:
         return unbatchable("np.rot90 with axes that are not two, which numpy refuses")
     rank = np.ndim(m) - 1
@@ -146,7 +149,8 @@ def rot90_batched(bdims, m, k=1, axes=(0, 1)):
 
 @defbatch(np.rollaxis)
 def rollaxis_batched(bdims, a, axis, start=0):
-    settings_shared(bdims, 1)
+    if settings_batched(bdims, 1):
+        return unbatchable("a setting (an axis, a count, an order) that differs from example to example")
     rank = np.ndim(a) - 1
     start = operator.index(start)
     if not -rank <= start <= rank:
@@ -233,7 +237,8 @@ JOINS.update({np.column_stack, np.dstack, np.row_stack, np.block})
 
 @defbatch(np.append)
 def append_batched(bdims, arr, values, axis=None):
-    settings_shared(bdims, 2)
+    if settings_batched(bdims, 2):
+        return unbatchable("a setting (an axis, a count, an order) that differs from example to example")
     size = batch_size(bdims, arr, values)
     if axis is None:  # each example's two flattened
         return np.concatenate((flat_examples(arr, bdims[0], size), flat_examples(values, bdims[1], size)), axis=1)
@@ -306,15 +311,23 @@ def per_axis_pairs(value, rank):
 def take_along_axis_batched(bdims, arr, indices, axis=-1):
     """Each example's indices into its own array: a shared one gets a batch axis of one, which numpy's
     indexing broadcasts."""
-    settings_shared(bdims, 2)
+    if settings_batched(bdims, 2):
+        return unbatchable("a setting (an axis, a count, an order) that differs from example to example")
+    if axis is None:
+        return taken_along_flat_examples(bdims, arr, indices)
+    return np.take_along_axis(arr if bdims[0] is not None else np.asarray(arr)[None],
+                              indices if bdims[1] is not None else np.asarray(indices)[None],
+                              axis=example_axis(axis, np.ndim(arr) - (bdims[0] is not None)))
+
+
+def taken_along_flat_examples(bdims, arr, indices):
+    """``np.take_along_axis(arr, indices, None)`` of each example: into the flattened example, with a vector of
+    indices."""
     arr = arr if bdims[0] is not None else np.asarray(arr)[None]
     indices = indices if bdims[1] is not None else np.asarray(indices)[None]
-    if axis is None:  # into the flattened example, with a vector of indices
-        if np.ndim(indices) != 2:
-            return unbatchable("np.take_along_axis with axis=None and indices that are not a vector, which numpy "
-                               "refuses")
-        return np.take_along_axis(np.reshape(arr, (np.shape(arr)[0], -1)), indices, axis=1)
-    return np.take_along_axis(arr, indices, axis=example_axis(axis, np.ndim(arr) - 1))
+    if np.ndim(indices) != 2:
+        unbatchable("np.take_along_axis with axis=None and indices that are not a vector, which numpy refuses")
+    return np.take_along_axis(np.reshape(arr, (np.shape(arr)[0], -1)), indices, axis=1)
 
 
 @defbatch(scatter_along_axis)
@@ -331,7 +344,8 @@ def scatter_along_axis_batched(bdims, g, indices, axis, shape):
 
 @defbatch(np.array)
 def array_batched(bdims, object, dtype=None, *, copy=True, ndmin=0):
-    settings_shared(bdims, 1)
+    if settings_batched(bdims, 1):
+        return unbatchable("a setting (an axis, a count, an order) that differs from example to example")
     if isinstance(object, (list, tuple)):  # a list of batched items: each example's items stacked
         out = np.array(np.stack(object, axis=1), dtype=dtype, copy=copy)
     else:
@@ -341,7 +355,8 @@ def array_batched(bdims, object, dtype=None, *, copy=True, ndmin=0):
 
 @defbatch(np.asarray)
 def asarray_batched(bdims, a, dtype=None):
-    settings_shared(bdims, 1)
+    if settings_batched(bdims, 1):
+        return unbatchable("a setting (an axis, a count, an order) that differs from example to example")
     if isinstance(a, (list, tuple)):
         return np.asarray(np.stack(a, axis=1), dtype=dtype)
     return np.asarray(a, dtype=dtype)
@@ -363,7 +378,8 @@ def full_batched(bdims, shape, fill_value, dtype=None, order="C"):
 
 @defbatch(np.full_like)
 def full_like_batched(bdims, a, fill_value, dtype=None, order="K", subok=True, shape=None):
-    settings_shared(bdims, 2)
+    if settings_batched(bdims, 2):
+        return unbatchable("a setting (an axis, a count, an order) that differs from example to example")
     size = batch_size(bdims, a, fill_value)
     like = np.asarray(a)
     if shape is None:
