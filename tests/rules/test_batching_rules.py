@@ -21,8 +21,10 @@ import astgrad
 from astgrad.rules import find, first_extreme_mask, shipped
 from astgrad.transform import runtime
 from astgrad.transform.runtime.tangents import zero_tangent
-from astgrad.rules.batching import Unbatchable
+from astgrad.rules.batching import Unbatchable, elementwise
 from astgrad.api.vmapped import vmap_at_vjp
+from astgrad.rules.losses import safe_targets
+from astgrad.rules.sliding_windows import max_pool_indices
 
 from .samples import CASES, case_id
 from .test_table import draw, outputs
@@ -40,11 +42,20 @@ GRADIENT_SAMPLE = {"sum-axis1", "matmul-batched_mv", "getitem", "reshape", "solv
 
 
 def _sampled(indices, default):
-    return [pytest.param(i, id=case_id(CASES[i]), marks=() if case_id(CASES[i]) in default or i in default
-                         else pytest.mark.slow) for i in indices]
+    """Cases of ``default`` run by default, the others with --runslow; of the entries sharing the elementwise
+    rule (every ufunc), one first case in eight runs by default."""
+    def marks(i):
+        if case_id(CASES[i]) not in default and i not in default:
+            return pytest.mark.slow
+        return pytest.mark.sweep(8) if find(CASES[i].entry).batch is elementwise else ()
+    return [pytest.param(i, id=case_id(CASES[i]), marks=marks(i)) for i in indices]
 
 #: cases whose batched value vmap refuses at the user's line, with why
-VALUE_REFUSED = {"svd-values": "compute_uv=False returns one array where the rule returns three (np.linalg.svdvals)"}
+VALUE_REFUSED = {"svd-values": "compute_uv=False returns one array where the rule returns three (np.linalg.svdvals)",
+                 "block-two_by_two": "a list of lists holding batched arrays (nested lists are refused where built)",
+                 "block-promoted": "a list of lists holding batched arrays (nested lists are refused where built)",
+                 "gradient-2d": "np.gradient along two axes returns a list (the rule gives one array)",
+                 "gradient-spacings": "np.gradient along two axes returns a list (the rule gives one array)"}
 
 #: cases where vmap(grad(f)) refuses the code grad(f) generates, at its line (TransformError) or when it runs
 #: (Unbatchable): what the batching sweep does not yet batch in generated code, not the entry's batching rule,
@@ -61,13 +72,33 @@ GRADIENT_REFUSED = {
     "einsum-trace", "einsum-diagonal", "einsum-ellipsis", "einsum-ellipsis_implicit",
     # helpers of reverse rules without a batching rule, containers of batched arrays on the stack, a branch
     # on a batched test that calls a function
-    "sort", "sort-axis0", "det", "slogdet", "eigh", "svd-tall", "svd-wide", "svd-batch_full", "svd-values",
+    "det", "slogdet", "eigh", "svd-tall", "svd-wide", "svd-batch_full", "svd-values",
     "svdvals", "eigvalsh",
+    # the same, in the reverse rules of the entries of numpy's main namespace, the losses and the layers (their
+    # batching rules pass the value test): a helper's *args, a list of lists or a tuple of gradients on the
+    # stack, isinstance on a batched value, a branch on a batched test around a loop
+    "binary_cross_entropy_with_logits", "binary_cross_entropy_with_logits-none",
+    "binary_cross_entropy_with_logits-weighted_sum", "bincount-called", "block", "block-promoted",
+    "block-two_by_two", "broadcast_arrays", "broadcast_arrays-three", "column_stack", "convolution",
+    "cumulative_prod-axis0", "cov-fweights", "cov-weights", "corrcoef", "corrcoef-columns_y",
+    "cumulative_prod-initial", "divmod", "divmod-bcast_negative", "dsplit", "dstack", "eigh_values", "eigh_vectors",
+    "frexp", "frexp_mantissa", "geomspace", "geomspace-negative_axis", "gradient", "gradient-2d", "gradient-axis",
+    "gradient-spacings", "hsplit", "huber_loss", "huber_loss-delta_none", "interp", "interp-left_right",
+    "interp-number", "linspace-axis1", "logspace", "logspace-base_axis1", "median", "median-axes_keepdims",
+    "median-even_axis1", "meshgrid", "meshgrid-ij", "meshgrid-sparse", "meshgrid-xy3", "modf", "module.array",
+    "module.array-copy", "module.array-numbers", "module.asarray", "nanmedian", "nanmedian-axis0", "nanpercentile",
+    "nanquantile", "pad", "partition", "partition-axis0", "percentile", "polyadd", "polyder", "polyder-third",
+    "polyint", "polyint-one_k", "polyint-twice_k", "polymul", "polysub", "polyval", "polyval-constant", "quantile",
+    "quantile-axes_keepdims", "quantile-many_q", "row_stack", "select", "smooth_l1_loss", "smooth_l1_loss-beta_sum",
+    "smooth_l1_loss-l1", "sort_complex", "trapezoid", "trapezoid-dx", "trapezoid-x", "trapezoid-x_2d",
+    "trapezoid-x_axis0", "unstack", "unstack-axis1", "vsplit",
 }
 
 #: cases where vmap(grad(f)) raises another error: the comprehension of a reverse rule over zip(...), which the
 #: front end lowers with len() (an error, never a number)
-GRADIENT_RAISES: dict = {}
+GRADIENT_RAISES: dict = {"kron": TypeError, "kron-1d": TypeError,
+                         # the reverse rule's axes, a tuple the batched code reads as an array index
+                         "layer_norm": TypeError, "layer_norm-plain": TypeError}
 
 
 def _source(index, case, args, diff):
@@ -153,7 +184,7 @@ def test_batched_value_matches_a_loop_over_examples(index, module):
     for _, axes in _variants(flags):
         args, examples = _arguments(shared, stacked, axes)
         if case_id(CASES[index]) in VALUE_REFUSED:
-            with pytest.raises(astgrad.TransformError, match="astgrad.vmap"):
+            with pytest.raises((astgrad.TransformError, Unbatchable), match="astgrad.vmap"):
                 astgrad.vmap(f, in_axes=tuple(axes))(*args)
             return
         _same(astgrad.vmap(f, in_axes=tuple(axes))(*args), [f(*e) for e in examples])
@@ -194,14 +225,18 @@ def test_batched_entries_without_a_gradient_match_a_loop_over_examples(in_axes):
     _same(astgrad.vmap(without_a_gradient, in_axes=in_axes)(x, y), [without_a_gradient(*e) for e in examples])
 
 
-#: entries with a batching rule and no sample case (no gradient): in the test above, or in
-#: tests/transform/test_vmap.py (shapes, the helpers of generated gradients, argmax) or
-#: tests/transform/test_batching_generated_code.py (is_zero, zero_tangent, result_type); vmap's own pullback
+#: entries with a batching rule and no sample case (no gradient): in the test above, in
+#: tests/transform/test_vmap.py (shapes, the helpers of generated gradients, argmax), in
+#: tests/transform/test_batching_generated_code.py (is_zero, zero_tangent, result_type) or in
+#: tests/rules/test_batching_numpy.py (comparisons, lookups, tests of whole arrays); vmap's own pullback
 #: (vmap_at_vjp, the reverse rule of a call of a vmapped function) in tests/transform/test_gradient_through_vmap.py
 NOT_SAMPLED = {vmap_at_vjp, np.iscomplexobj, np.isrealobj, np.any, np.all, np.isclose, first_extreme_mask, np.argsort, np.zeros_like,
                np.ones_like, np.empty_like, np.argmax, np.argmin, np.shape, np.size, np.ndim, runtime.shape, runtime.size,
                runtime.ndim, runtime.floats, runtime.checked, runtime.is_zero, zero_tangent,
-               np.result_type}
+               np.allclose, np.array_equal, np.count_nonzero, np.digitize, np.searchsorted, np.result_type, np.equal,
+               np.not_equal, np.greater, np.greater_equal, np.less, np.less_equal, np.logical_and, np.logical_or,
+               np.logical_xor, np.logical_not, np.bitwise_and, np.bitwise_or, np.invert, np.floor_divide, np.isfinite,
+               np.isinf, np.isnan, safe_targets, max_pool_indices}
 
 
 def test_every_batching_rule_is_checked_against_a_loop():

@@ -271,12 +271,13 @@ def elementwise(bdims, *args):
 
 
 def rule_of(fn):
-    """The batching rule of ``fn``: its table entry's, or the elementwise rule for a ufunc of one output."""
+    """The batching rule of ``fn``: its table entry's, or the elementwise rule for a ufunc of one output (not a
+    generalized one)."""
     entry = find(fn)
     if entry is not None and entry.batch is not None:
         return entry.batch
-    if isinstance(fn, np.ufunc) and fn.nout == 1 or fn is builtins.abs:
-        return elementwise
+    if isinstance(fn, np.ufunc) and fn.nout == 1 and fn.signature is None or fn is builtins.abs:
+        return elementwise  # a generalized ufunc (np.vecdot) has core axes: not elementwise
     return None
 
 

@@ -100,9 +100,9 @@ def _fold_node(n, ns):
 
 
 def _literal(node) -> bool:
-    """A number, None, or a tuple display of numbers."""
+    """A number, None, or a tuple display of numbers and Nones (a batching rule's bdims)."""
     if isinstance(node, gast.Tuple):
-        return all(_const(e) and type(e.value) is int for e in node.elts)
+        return all(_const(e) and (type(e.value) is int or e.value is None) for e in node.elts)
     return _const(node) and (node.value is None or type(node.value) is int)
 
 
