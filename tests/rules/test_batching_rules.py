@@ -43,7 +43,8 @@ def _sampled(indices, default):
                          else pytest.mark.slow) for i in indices]
 
 #: cases whose batched value vmap refuses at the user's line, with why
-VALUE_REFUSED = {"svd-values": "compute_uv=False returns one array where the rule returns three (np.linalg.svdvals)"}
+VALUE_REFUSED = {"svd-values": "compute_uv=False returns one array where the rule returns three (np.linalg.svdvals)",
+                 "qr-r": "mode='r' returns one array where the rule returns two (np.linalg.qr(a)[1])"}
 
 #: cases where vmap(grad(f)) refuses the code grad(f) generates, at its line (TransformError) or when it runs
 #: (Unbatchable): what the batching sweep does not yet batch in generated code, not the entry's batching rule,
@@ -63,6 +64,17 @@ GRADIENT_REFUSED = {
     # on a batched test that calls a function
     "sort", "sort-axis0", "det", "slogdet", "eigh", "svd-tall", "svd-wide", "svd-batch_full", "svd-values",
     "eigvalsh", "vmap_at",
+    # numpy.linalg's and numpy.fft's entries (rules/batching_linalg.py, batching_fourier.py), whose reverse rules
+    # the batching sweep does not yet batch: np.result_type of a batched value and containers of batched arrays
+    # (qr, eig), an if on a batched rank test (lstsq), np.max(initial=) (the svd primitives), pops the stack
+    # gives batched where it expected shared (eigh_values, eig_values), a tuple of batched parts indexed by
+    # getitem_gradient (the transforms' cases take real and imaginary parts), an item write the aliasing check
+    # refuses (irfft, hfft), a generator expression (np.linalg.diagonal's rule), the stack given to a callee
+    "eigh_values", "eigh_vectors", "svd_values", "svd_u", "svd_vh", "qr-tall", "qr-wide", "qr-batch", "qr-r",
+    "qr_q", "qr_r", "lstsq", "lstsq-matrix", "lstsq-wide", "lstsq_solution", "lstsq_residuals", "eig", "eigvals",
+    "eig_values", "eig_vectors", "fft-padded", "fft-cut_ortho", "ifft", "ifft-padded_forward", "fft2", "fft2-s",
+    "ifft2", "fftn", "ifftn", "rfft", "rfft-odd", "rfft2", "rfftn", "irfft", "irfft-odd_ortho", "irfft-cut",
+    "irfft2", "irfftn", "fftshift", "diagonal-offset", "hfft", "hfft-odd_ortho", "ihfft", "ihfft-padded_ortho",
 }
 
 #: cases where vmap(grad(f)) raises another error: the comprehension of a reverse rule over zip(...), which the

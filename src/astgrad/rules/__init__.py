@@ -32,6 +32,7 @@ from . import _extra, complex, decomposition_tangents, decompositions, elementwi
 from . import convolution, fourier, grids, order_statistics, sliding_windows  # noqa: F401  (registers the rules)
 from . import array_api, polynomials, statistics, two_outputs  # noqa: F401  (registers the rules)
 from . import batching, batching_products  # noqa: F401  (registers the batching rules, after the entries they join)
+from . import batching_fourier, batching_linalg  # noqa: F401  (numpy.linalg's and numpy.fft's batching rules)
 from .losses import (
     binary_cross_entropy, binary_cross_entropy_with_logits, embedding, huber_loss, layer_norm, leaky_relu, linear, nll_loss,
     smooth_l1_loss,
