@@ -55,6 +55,22 @@ def joined(bdims, x1, x2):
     return (aligned(x1, rank) if bdims[0] is not None else x1, aligned(x2, rank) if bdims[1] is not None else x2)
 
 
+def looped(fn, bdims, args, kwargs=None):
+    """``fn(*args, **kwargs)`` of each example, in a Python loop, its results stacked (item by item, for a
+    tuple): the batched form of a function that takes one example only.  ``bdims`` says which of ``args`` are
+    batched (a tuple's items each, where it is); examples whose results differ in shape are refused."""
+    bdims = tuple(bdims) + (None,) * (len(args) - len(bdims))  # arguments left to their defaults: shared
+    size = next(np.shape(a[0] if isinstance(a, (tuple, list)) else a)[0] for a, b in zip(args, bdims) if b is not None)
+    results = [fn(*[a if b is None else type(a)(x[k] for x in a) if isinstance(a, (tuple, list)) else a[k]
+                    for a, b in zip(args, bdims)], **(kwargs or {})) for k in range(size)]
+    several = isinstance(results[0], tuple)
+    parts = [[r[i] for r in results] for i in range(len(results[0]))] if several else [results]
+    if any(len({np.shape(x) for x in part}) > 1 for part in parts):
+        unbatchable(f"{getattr(fn, '__name__', fn)} of examples whose results differ in shape")
+    stacked = tuple(np.stack([np.asarray(x) for x in part]) for part in parts)
+    return stacked if several else stacked[0]
+
+
 # -- decompositions: the call, on a stack ------------------------------------------------------------
 
 @defbatch(np.linalg.eig)
@@ -86,12 +102,7 @@ def lstsq_batched(bdims, a, b, rcond=None):
 def lstsq_examples(a, b, a_batched, b_batched, rcond):
     """``np.linalg.lstsq`` of each example, in a Python loop (numpy solves one matrix at a time), its four
     results each stacked; examples whose residuals differ in shape (one of full rank, one not) are refused."""
-    size = np.shape(a)[0] if a_batched else np.shape(b)[0]
-    results = [np.linalg.lstsq(a[k] if a_batched else a, b[k] if b_batched else b, rcond) for k in range(size)]
-    if len({np.shape(r[1]) for r in results}) > 1:
-        unbatchable("np.linalg.lstsq whose residuals differ in shape from example to example (some of full rank, "
-                    "some not)")
-    return tuple(np.stack([r[i] for r in results]) for i in range(4))
+    return looped(np.linalg.lstsq, (0 if a_batched else None, 0 if b_batched else None), (a, b), {"rcond": rcond})
 
 
 @defbatch(eig_values)
