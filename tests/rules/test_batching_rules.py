@@ -91,10 +91,8 @@ GRADIENT_REFUSED |= {f"scipy:{name}" for name in (
     "cho_solve-through_lower_factor", "lu_factor", "lu_solve", "lu_solve-transposed", "lu_solve-through_factor",
     "lu_solve-through_factor_transposed", "lu", "lu-permute_l", "lu-p_indices", "lu-upper_only", "eigh-values", "eigh",
     "eigh-upper", "eigvalsh", "eigvalsh-upper", "svd-tall", "svd-wide", "svd-square_full", "svd-values", "svdvals",
-    "norm.cdf-standard", "norm.logpdf-keyword", "dirichlet.logpdf", "dirichlet.logpdf-alpha", "dirichlet.pdf",
+    "dirichlet.logpdf", "dirichlet.logpdf-alpha", "dirichlet.pdf",
     "convolve-fft")}
-GRADIENT_REFUSED |= {f"scipy:{family}.{method}-{family}" for family in ("norm", "logistic", "laplace", "expon")
-                     for method in ("logpdf", "pdf", "cdf", "sf", "logcdf", "logsf")}
 GRADIENT_REFUSED |= {f"scipy:{fn}-{mode}{shapes}" for fn in ("convolve", "correlate") for mode in ("full", "same", "valid")
                      for shapes in ("", "_shorter_first", "_2d", "_2d_shorter_first")}
 
