@@ -103,3 +103,13 @@ def test_scipy_checks_for_infinities_as_in_a_loop():
     with pytest.raises(ValueError, match="infs or NaNs"):
         astgrad.vmap(inverse)(a)
     assert np.all(np.isfinite(astgrad.vmap(inverse_unchecked)(a)[:2]))
+
+
+def triangular_solve(a, b, trans):
+    return sla.solve_triangular(a, b, trans)
+
+
+def test_a_batch_axis_on_a_flag_is_refused():
+    a, b = np.tril(A[0]), np.ones(3)
+    with pytest.raises((astgrad.TransformError, ValueError), match="other than its arrays"):
+        astgrad.vmap(triangular_solve, in_axes=(None, None, 0))(a, b, np.zeros(4, int))

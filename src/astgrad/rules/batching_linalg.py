@@ -60,7 +60,10 @@ def looped(fn, bdims, args, kwargs=None):
     tuple): the batched form of a function that takes one example only.  ``bdims`` says which of ``args`` are
     batched (a tuple's items each, where it is); examples whose results differ in shape are refused."""
     bdims = tuple(bdims) + (None,) * (len(args) - len(bdims))  # arguments left to their defaults: shared
-    size = next(np.shape(a[0] if isinstance(a, (tuple, list)) else a)[0] for a, b in zip(args, bdims) if b is not None)
+    size = next((np.shape(a[0] if isinstance(a, (tuple, list)) else a)[0] for a, b in zip(args, bdims)
+                 if b is not None), None)
+    if size is None:  # the batch axis is on a flag or an option the loop passes on as it is
+        unbatchable(f"{getattr(fn, '__name__', fn)} given a batch axis on an argument other than its arrays")
     results = [fn(*[a if b is None else type(a)(x[k] for x in a) if isinstance(a, (tuple, list)) else a[k]
                     for a, b in zip(args, bdims)], **(kwargs or {})) for k in range(size)]
     several = isinstance(results[0], tuple)
