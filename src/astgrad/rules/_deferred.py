@@ -16,11 +16,11 @@ import importlib
 import sys
 
 #: library module -> the modules of astgrad.rules holding its rules
-DEFERRED = {
-    "scipy.special": ("astgrad.rules.scipy_special",),
-    "scipy.linalg": ("astgrad.rules.scipy_linalg", "astgrad.rules.scipy_spectral"),
-    "scipy.stats": ("astgrad.rules.scipy_stats",),
-    "scipy.signal": ("astgrad.rules.scipy_signal",),
+DEFERRED = {  # each library's batching rules after its entries
+    "scipy.special": ("astgrad.rules.scipy_special", "astgrad.rules.batching_scipy_special"),
+    "scipy.linalg": ("astgrad.rules.scipy_linalg", "astgrad.rules.scipy_spectral", "astgrad.rules.batching_scipy_linalg"),
+    "scipy.stats": ("astgrad.rules.scipy_stats", "astgrad.rules.batching_scipy_stats"),
+    "scipy.signal": ("astgrad.rules.scipy_signal", "astgrad.rules.batching_scipy_signal"),
 }
 
 _pending = dict(DEFERRED)

@@ -550,13 +550,13 @@ def load_deferred() -> bool:
         return False
     _deferred_ready = False
     try:
+        before = dict(_TABLE)  # once: a later module may add to an earlier one's entries (its batching rules)
         for module in modules:
-            before = dict(_TABLE)
             importlib.import_module(module)
-            for key, rule in before.items():  # the user's own rule for a library callable stays
-                if _TABLE.get(key) is not rule:
-                    _TABLE[key] = rule
-            _SHIPPED.update(key for key in _TABLE if key not in before)
+        for key, rule in before.items():  # the user's own rule for a library callable stays
+            if _TABLE.get(key) is not rule:
+                _TABLE[key] = rule
+        _SHIPPED.update(key for key in _TABLE if key not in before)
     finally:
         _deferred_ready = True
     changed()

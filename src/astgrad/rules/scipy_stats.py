@@ -76,20 +76,20 @@ def logistic_score(z):
 
 
 def logpdf_gradients(g, z, scale, score):
-    """``(x, loc, scale)`` gradients of ``log f(z) - log(scale)``."""
-    dz = g * score(z) / scale
+    """``(x, loc, scale)`` gradients of ``log f(z) - log(scale)``, ``score`` the derivative of ``log f`` at ``z``."""
+    dz = g * score / scale
     return dz, -dz, -(dz * z + g / scale)
 
 
 def cdf_gradients(g, z, scale, log_density):
-    """``(x, loc, scale)`` gradients of ``F(z)``: the density at ``z`` over ``scale``."""
-    dz = g * np.exp(log_density(z)) / scale
+    """``(x, loc, scale)`` gradients of ``F(z)``: the density at ``z`` (``log_density``, its log) over ``scale``."""
+    dz = g * np.exp(log_density) / scale
     return dz, -dz, -dz * z
 
 
 def logcdf_gradients(g, ans, z, scale, log_density):
     """``(x, loc, scale)`` gradients of ``log F(z)`` (or ``log S(z)`` with ``-g``): density over ``F``, in logs."""
-    dz = g * np.exp(log_density(z) - ans) / scale
+    dz = g * np.exp(log_density - ans) / scale
     return dz, -dz, -dz * z
 
 
@@ -97,99 +97,123 @@ def logcdf_gradients(g, ans, z, scale, log_density):
 
 
 def norm_logpdf(g, ans, x, loc=0, scale=1):
-    return logpdf_gradients(g, (x - loc) / scale, scale, norm_score)
+    z = (x - loc) / scale
+    return logpdf_gradients(g, z, scale, norm_score(z))
 
 
 def norm_pdf(g, ans, x, loc=0, scale=1):
-    return logpdf_gradients(g * ans, (x - loc) / scale, scale, norm_score)
+    z = (x - loc) / scale
+    return logpdf_gradients(g * ans, z, scale, norm_score(z))
 
 
 def norm_cdf(g, ans, x, loc=0, scale=1):
-    return cdf_gradients(g, (x - loc) / scale, scale, norm_log_density)
+    z = (x - loc) / scale
+    return cdf_gradients(g, z, scale, norm_log_density(z))
 
 
 def norm_sf(g, ans, x, loc=0, scale=1):
-    return cdf_gradients(-g, (x - loc) / scale, scale, norm_log_density)
+    z = (x - loc) / scale
+    return cdf_gradients(-g, z, scale, norm_log_density(z))
 
 
 def norm_logcdf(g, ans, x, loc=0, scale=1):
-    return logcdf_gradients(g, ans, (x - loc) / scale, scale, norm_log_density)
+    z = (x - loc) / scale
+    return logcdf_gradients(g, ans, z, scale, norm_log_density(z))
 
 
 def norm_logsf(g, ans, x, loc=0, scale=1):
-    return logcdf_gradients(-g, ans, (x - loc) / scale, scale, norm_log_density)
+    z = (x - loc) / scale
+    return logcdf_gradients(-g, ans, z, scale, norm_log_density(z))
 
 
 def expon_logpdf(g, ans, x, loc=0, scale=1):
-    return logpdf_gradients(g, (x - loc) / scale, scale, expon_score)
+    z = (x - loc) / scale
+    return logpdf_gradients(g, z, scale, expon_score(z))
 
 
 def expon_pdf(g, ans, x, loc=0, scale=1):
-    return logpdf_gradients(g * ans, (x - loc) / scale, scale, expon_score)
+    z = (x - loc) / scale
+    return logpdf_gradients(g * ans, z, scale, expon_score(z))
 
 
 def expon_cdf(g, ans, x, loc=0, scale=1):
-    return cdf_gradients(g, (x - loc) / scale, scale, expon_log_density)
+    z = (x - loc) / scale
+    return cdf_gradients(g, z, scale, expon_log_density(z))
 
 
 def expon_sf(g, ans, x, loc=0, scale=1):
-    return cdf_gradients(-g, (x - loc) / scale, scale, expon_log_density)
+    z = (x - loc) / scale
+    return cdf_gradients(-g, z, scale, expon_log_density(z))
 
 
 def expon_logcdf(g, ans, x, loc=0, scale=1):
-    return logcdf_gradients(g, ans, (x - loc) / scale, scale, expon_log_density)
+    z = (x - loc) / scale
+    return logcdf_gradients(g, ans, z, scale, expon_log_density(z))
 
 
 def expon_logsf(g, ans, x, loc=0, scale=1):
-    return logcdf_gradients(-g, ans, (x - loc) / scale, scale, expon_log_density)
+    z = (x - loc) / scale
+    return logcdf_gradients(-g, ans, z, scale, expon_log_density(z))
 
 
 def laplace_logpdf(g, ans, x, loc=0, scale=1):
-    return logpdf_gradients(g, (x - loc) / scale, scale, laplace_score)
+    z = (x - loc) / scale
+    return logpdf_gradients(g, z, scale, laplace_score(z))
 
 
 def laplace_pdf(g, ans, x, loc=0, scale=1):
-    return logpdf_gradients(g * ans, (x - loc) / scale, scale, laplace_score)
+    z = (x - loc) / scale
+    return logpdf_gradients(g * ans, z, scale, laplace_score(z))
 
 
 def laplace_cdf(g, ans, x, loc=0, scale=1):
-    return cdf_gradients(g, (x - loc) / scale, scale, laplace_log_density)
+    z = (x - loc) / scale
+    return cdf_gradients(g, z, scale, laplace_log_density(z))
 
 
 def laplace_sf(g, ans, x, loc=0, scale=1):
-    return cdf_gradients(-g, (x - loc) / scale, scale, laplace_log_density)
+    z = (x - loc) / scale
+    return cdf_gradients(-g, z, scale, laplace_log_density(z))
 
 
 def laplace_logcdf(g, ans, x, loc=0, scale=1):
-    return logcdf_gradients(g, ans, (x - loc) / scale, scale, laplace_log_density)
+    z = (x - loc) / scale
+    return logcdf_gradients(g, ans, z, scale, laplace_log_density(z))
 
 
 def laplace_logsf(g, ans, x, loc=0, scale=1):
-    return logcdf_gradients(-g, ans, (x - loc) / scale, scale, laplace_log_density)
+    z = (x - loc) / scale
+    return logcdf_gradients(-g, ans, z, scale, laplace_log_density(z))
 
 
 def logistic_logpdf(g, ans, x, loc=0, scale=1):
-    return logpdf_gradients(g, (x - loc) / scale, scale, logistic_score)
+    z = (x - loc) / scale
+    return logpdf_gradients(g, z, scale, logistic_score(z))
 
 
 def logistic_pdf(g, ans, x, loc=0, scale=1):
-    return logpdf_gradients(g * ans, (x - loc) / scale, scale, logistic_score)
+    z = (x - loc) / scale
+    return logpdf_gradients(g * ans, z, scale, logistic_score(z))
 
 
 def logistic_cdf(g, ans, x, loc=0, scale=1):
-    return cdf_gradients(g, (x - loc) / scale, scale, logistic_log_density)
+    z = (x - loc) / scale
+    return cdf_gradients(g, z, scale, logistic_log_density(z))
 
 
 def logistic_sf(g, ans, x, loc=0, scale=1):
-    return cdf_gradients(-g, (x - loc) / scale, scale, logistic_log_density)
+    z = (x - loc) / scale
+    return cdf_gradients(-g, z, scale, logistic_log_density(z))
 
 
 def logistic_logcdf(g, ans, x, loc=0, scale=1):
-    return logcdf_gradients(g, ans, (x - loc) / scale, scale, logistic_log_density)
+    z = (x - loc) / scale
+    return logcdf_gradients(g, ans, z, scale, logistic_log_density(z))
 
 
 def logistic_logsf(g, ans, x, loc=0, scale=1):
-    return logcdf_gradients(-g, ans, (x - loc) / scale, scale, logistic_log_density)
+    z = (x - loc) / scale
+    return logcdf_gradients(-g, ans, z, scale, logistic_log_density(z))
 
 
 # ---------------------------------------------------------------- families with shape parameters (log densities)
