@@ -241,9 +241,16 @@ def register() -> None:
         if isinstance(kind, types.Array) and kind.layout in "CA":
             empty, dtype = (0,) * kind.ndim, kind.dtype
             placeholder: Any = lambda: np.empty(empty, dtype)  # noqa: E731
+        elif isinstance(kind, types.Array) and kind.layout == "F":  # a transpose (t = F.T in a loop)
+            empty, dtype = (0,) * kind.ndim, kind.dtype
+            placeholder = lambda: np.empty(empty, dtype).T  # noqa: E731
         elif isinstance(kind, (types.Float, types.Integer, types.Boolean, types.Complex)):
             zero = kind.cast_python_value(0)
             placeholder = lambda: zero  # noqa: E731
+        elif isinstance(kind, types.BaseTuple) and all(isinstance(k, (types.Float, types.Integer, types.Boolean))
+                                                        for k in kind):  # np.linalg.slogdet's (sign, logdet)
+            zeros = tuple(k.cast_python_value(0) for k in kind)
+            placeholder = lambda: zeros  # noqa: E731
         else:
             return None
         placeholder = numba.njit(placeholder)
@@ -296,6 +303,16 @@ def register() -> None:
                 return grad
             return np.where(mask, np.zeros((), grad.dtype)[()], grad)
         return cleaned
+
+    @overload(runtime.sequence_gradient, prefer_literal=True)
+    def _sequence_gradient(g, items, index):
+        """The gradient of a tuple (``np.linalg.slogdet``'s) from one item's: None at the others, as numpy's."""
+        at = _literal_value(index, types)
+        if not isinstance(items, types.BaseTuple) or type(at) is not int or not -len(items) <= at < len(items):
+            return None  # a list's gradient, or an index known only when the code runs: not written here
+        at %= len(items)
+        parts = ", ".join("g" if i == at else "None" for i in range(len(items)))
+        return _lambda(f"lambda g, items, index: ({parts},)")
 
     @overload(runtime.is_zero)
     def _is_zero(g):

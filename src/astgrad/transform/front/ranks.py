@@ -32,6 +32,8 @@ UNKNOWN = (None, False)
 
 _REDUCTIONS = {np.sum, np.mean, np.max, np.min, np.amax, np.amin, np.prod, np.var, np.std}
 _INTEGER_UFUNCS = {np.add, np.subtract, np.multiply}
+#: functions that make a new array of the shape their first argument gives (np.eye and np.identity: a matrix)
+_MADE = (np.zeros, np.ones, np.empty, np.full, np.eye, np.identity)
 
 
 class Ranks:
@@ -54,6 +56,14 @@ class Ranks:
                     if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                         self.value[node.id] = UNKNOWN
         ops = list(walk_ops(body))
+        binders: dict = {}
+        for op in ops:
+            for target in op.targets:
+                binders.setdefault(target, []).append(op)
+        #: names only ever bound to ``x.shape``: a tuple of Python ints
+        self.shapes = {name for name, found in binders.items() if name in self.locals and all(
+            op.kind == "nondiff" and len(op.targets) == 1 and isinstance(op.expr, gast.Attribute)
+            and op.expr.attr == "shape" for op in found)}
         changed = True
         while changed:
             changed = False
@@ -106,8 +116,14 @@ class Ranks:
             return self._atom(op.args[0])
         if op.kind == "nondiff" and not op.args and isinstance(op.expr, (gast.Constant, gast.UnaryOp)):
             return self._atom(op.expr)
+        if op.kind == "opaque" and any(op.fn is f for f in _MADE):
+            return self._made(op)
         if op.kind != "prim":
             return UNKNOWN
+        if op.fn is rules.getitem and len(op.args) == 2 and isinstance(op.args[0], gast.Name) \
+                and op.args[0].id in self.shapes and isinstance(op.args[1], gast.Constant) \
+                and type(op.args[1].value) is int:
+            return (0, True)  # a length: x.shape[0]
         args = [self._atom(a) for a in op.args]
         if any(a is None for a in args):
             return None
@@ -124,16 +140,32 @@ class Ranks:
             a, b = ranks
             if a == 0 or b == 0:
                 return UNKNOWN  # an error when it runs
-            return (max(a, b) - (a == 1) - (b == 1), False)
+            return (0 if a == b == 1 else max(a, b) - (a == 1) - (b == 1), False)  # vector @ vector: a number
         if fn in _REDUCTIONS and len(args) == 1:
             return _reduced(ranks[0], op.kwargs)
         if fn is np.transpose and len(args) == 1 and not op.kwargs:
             return (ranks[0], False)
+        if fn is np.linalg.inv and len(args) == 1 and not op.kwargs and ranks[0] >= 2:
+            return (ranks[0], False)
+        if fn is np.linalg.solve and len(args) == 2 and not op.kwargs and ranks[0] == 2 and ranks[1] in (1, 2):
+            return (ranks[1], False)  # one system: b's rank (numpy 2 reads a 1-d b as a vector)
         if fn is rules.getitem and len(op.args) == 2 and not op.kwargs:
             drops = self._drops(op.args[1])
             if drops is not None and drops <= ranks[0]:
                 return (ranks[0] - drops, False)
         return UNKNOWN
+
+    def _made(self, op):
+        """The rank of a new array (``np.eye(n)``, ``np.zeros(n)``, ``np.ones((n, m))``): from its shape argument."""
+        if op.fn in (np.eye, np.identity):
+            return (2, False)
+        shape = op.args[0] if op.args else op.kwargs.get("shape")
+        if isinstance(shape, gast.Tuple):
+            return (len(shape.elts), False)
+        value = self._atom(shape) if shape is not None else UNKNOWN
+        if value is None:
+            return None
+        return (1, False) if value[0] == 0 and value[1] else UNKNOWN  # a Python int: one axis
 
     def _drops(self, index):
         """How many axes indexing by ``index`` removes, when it is integers and slices; else None."""
