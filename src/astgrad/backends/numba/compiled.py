@@ -42,7 +42,7 @@ from ...transform.ir.nodes import assigned
 from ...transform.pipeline import Generated
 from ...transform.runtime.origins import add_location, origins, user_line
 from . import diskcache, helpers, shaping
-from .callees import own_stacks, stacks_per_name
+from .callees import callee_stacks_per_name, own_stacks, stacks_per_name
 from .lower import lower
 
 _ADVICE = "use backend='numpy', or backend='auto' to fall back to it with a warning"
@@ -84,6 +84,7 @@ def _numba_module(ctx, generated, strict):
     _refuse_recursion(functions, module)
     own_stacks(functions, module.ns.stack, [v[:2] for v in module.variants.values() if isinstance(v, tuple)])
     stacks_per_name(functions[0], module.ns.stack)
+    callee_stacks_per_name(functions, module.ns.stack)
     header = [line[2:] for line in generated.source.splitlines() if line.startswith("# ")][:1]
     header.append("Compiled by Numba (nopython mode) at the first call with each kind of arguments.")
     source = render(functions, module.comments, header)
@@ -111,9 +112,35 @@ def _numba_module(ctx, generated, strict):
     result.float_dependent = generated.float_dependent
     result.numpy = generated  # type: ignore[attr-defined]  # the same adjoint in numpy: it reports errors, and backend="auto" falls back to it
     result.allocator = _allocation_type()
-    result.function = _Runner(compiled_namespace[names[0]], result, ctx.fn, strict)
+    result.function = _Runner(compiled_namespace[names[0]], result, ctx.fn, strict, _unread_parameters(functions))
     drop_lines_with(result, filename)
     return result
+
+
+def _unread_parameters(functions) -> set:
+    """Positions of the entry's parameters no generated function reads: each is only passed on, to a
+    parameter of a generated function that is itself only passed on (``f`` in ``rk4(f, y0, t, p)``, whose
+    calls of ``f`` the transform resolved to the function it was given: the gradient is made for that one)."""
+    params = {f.name: [a.id for a in f.args.args] for f in functions}
+    unread = {(f.name, p) for f in functions for p in params[f.name]}
+    changed = True
+    while changed:
+        changed = False
+        for f in functions:
+            passed: set = set()
+            for node in gast.walk(f):
+                if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.func.id in params:
+                    callee = params[node.func.id]
+                    passed.update(id(a) for k, a in enumerate(node.args) if isinstance(a, gast.Name)
+                                  and k < len(callee) and (node.func.id, callee[k]) in unread)
+            for node in gast.walk(f):
+                if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and (f.name, node.id) in unread \
+                        and id(node) not in passed:
+                    unread.discard((f.name, node.id))
+                    changed = True
+    entry = functions[0]
+    return {k for k, p in enumerate(params[entry.name]) if (entry.name, p) in unread and p != "dresult"
+            and k < len(entry.args.args) - len(entry.args.defaults)}
 
 
 def _allocation_type():
@@ -142,7 +169,7 @@ def _parameter_gradients(ctx) -> dict:
 class _Runner:
     """Calls the compiled entry; turns Numba's refusal into a located error (or the fallback)."""
 
-    def __init__(self, compiled, generated, fn, strict):
+    def __init__(self, compiled, generated, fn, strict, unread=()):
         from numba.core.errors import NumbaError
         self.refused = NumbaError  # what Numba raises when it cannot compile
         self.compiled = compiled
@@ -152,6 +179,7 @@ class _Runner:
         self.strict = strict
         self.fallen_back = False
         self.refusal = None  # the integer arithmetic refused in code Numba compiled (and keeps)
+        self.unread = frozenset(unread)  # positions of parameters the code never reads: given None
         self.__signature__ = inspect.signature(generated.numpy.function)  # api reads the seed's name from it
 
     def __call__(self, *args, **kwargs):
@@ -161,6 +189,8 @@ class _Runner:
             raise self.refusal
         compiled, overloads = self.compiled, self.overloads
         known = len(overloads)
+        if self.unread:  # a function passed on to a callee the gradient inlined (RK4's f): Numba cannot type it
+            args = tuple(None if i in self.unread else a for i, a in enumerate(args))
         try:
             result = compiled(*args, **kwargs) if kwargs else compiled(*args)  # an empty ** costs Numba 0.15 us
             if len(overloads) != known:  # compiled just now (or read from the disk cache), for new argument types

@@ -43,7 +43,7 @@ import types
 import numpy as np
 
 from ... import rules
-from ...rules import _support
+from ...rules import _extra, _support
 from ...transform.ir import compat
 from ...transform import runtime
 from ...transform.runtime import checks
@@ -73,8 +73,91 @@ def lower(functions, namespace, zeros=None, stack=None, adjoints=None) -> list:
         _MathDomains(namespace).visit(fn_def)
         _Reductions(namespace).visit(fn_def)
         fn_def.body = _without_empty_checks(fn_def.body, namespace) or [compat.make("Pass")]
+        _tuples_for_arrays(fn_def, namespace, stack)
         out.append(fn_def)
+    if stack is not None:
+        _callee_parameter_zeros(out, stack, namespace)
     return out
+
+
+def _tuples_for_arrays(fn_def, namespace, stack) -> None:
+    """``t = (a, b)`` for ``t = [a, b]`` where ``t`` is only read by ``np.array`` and saved on a stack.
+
+    ``np.array([p[0] * y[0], ...])`` in a right-hand side: a list of numbers
+    in Numba is a list object that cannot be saved in the tuple of values a
+    function pushes, and its gradient (``_like``) is a list; a tuple of
+    numbers makes the same array, is saved as it is, and its gradient is
+    the array's (helpers.py).
+    """
+    stores: dict = {}
+    for node in gast.walk(fn_def):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            stores[node.id] = stores.get(node.id, 0) + 1
+    displays = {node.targets[0].id: node for node in gast.walk(fn_def) if isinstance(node, gast.Assign)
+                and len(node.targets) == 1 and isinstance(node.targets[0], gast.Name)
+                and stores.get(node.targets[0].id) == 1 and isinstance(node.value, gast.List)}
+    if not displays:
+        return
+    allowed: set = set()
+    for node in gast.walk(fn_def):
+        if isinstance(node, gast.Call) and (_of_numpy(node.func, namespace) and isinstance(node.func, gast.Attribute)
+                                            and node.func.attr in ("array", "asarray")):
+            allowed.update(id(a) for a in node.args[:1])
+        elif isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and node.func.attr == "append" \
+                and isinstance(node.func.value, gast.Name) and node.func.value.id == stack and node.args \
+                and isinstance(node.args[0], gast.Tuple):
+            allowed.update(id(a) for a in node.args[0].elts)
+    for node in gast.walk(fn_def):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and node.id in displays \
+                and id(node) not in allowed:
+            displays.pop(node.id)
+    for assign in displays.values():
+        assign.value = compat.tuple_(list(assign.value.elts))
+
+
+def _callee_parameter_zeros(functions, stack, namespace) -> None:
+    """``dp = zeros_like_gradient(p)`` for ``dp = 0.0`` in a callee's backward function, ``p`` a parameter of
+    its forward function that the forward never rebinds: the forward saves ``p`` with its other values.
+
+    The gradient of a parameter the callee reads in a loop starts as 0.0
+    before the reverse loop (``backward_rk4``'s ``dp``); Numba needs one
+    type per variable, and the loop makes it an array.  Zeros of the
+    parameter's shape are the same start; the backward function has no
+    ``p`` of its own, so the tuple the forward pushes last (and the backward
+    pops first) carries it.
+    """
+    present = {f.name: f for f in functions}
+    for backward in functions[1:]:
+        if not backward.name.startswith("backward_") or "forward_" + backward.name[9:] not in present:
+            continue
+        forward = present["forward_" + backward.name[9:]]
+        push = forward.body[-2] if len(forward.body) >= 2 else None
+        pop = backward.body[0] if backward.body else None
+        if not (isinstance(push, gast.Expr) and isinstance(push.value, gast.Call)
+                and isinstance(push.value.func, gast.Attribute) and push.value.func.attr == "append"
+                and isinstance(push.value.func.value, gast.Name) and push.value.func.value.id == stack
+                and len(push.value.args) == 1 and isinstance(push.value.args[0], gast.Tuple)
+                and isinstance(pop, gast.Assign) and len(pop.targets) == 1 and isinstance(pop.targets[0], gast.Tuple)
+                and isinstance(pop.value, gast.Call) and isinstance(pop.value.func, gast.Attribute)
+                and pop.value.func.attr == "pop" and isinstance(forward.body[-1], gast.Return)):
+            continue
+        popped = {t.id for t in pop.targets[0].elts if isinstance(t, gast.Name)}
+        params = [a.id for a in forward.args.args]
+        rebound = {n.id for n in gast.walk(forward) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        taken = {n.id for n in gast.walk(backward) if isinstance(n, gast.Name)}
+        zeros = {}
+        for stmt in backward.body:
+            if _is_zero_start(stmt) and stmt.targets[0].id.startswith("d"):
+                name = stmt.targets[0].id[1:]
+                if name in params and name not in rebound and name not in popped and name not in taken - {
+                        stmt.targets[0].id}:
+                    zeros[stmt.targets[0].id] = name
+        if not zeros:
+            continue
+        for name in sorted(set(zeros.values())):
+            push.value.args[0].elts.append(compat.name(name))
+            pop.targets[0].elts.append(compat.name(name, store=True))
+        _zeros_shaped(backward.body, zeros, namespace)
 
 
 class _Slices(gast.NodeTransformer):
@@ -450,8 +533,8 @@ def _zeros_when_skipped(stmt, namespace, adjoints) -> None:
     for other in stmt.orelse:
         value = getattr(other, "value", None)
         if isinstance(other, gast.Assign) and len(other.targets) == 1 and isinstance(other.targets[0], gast.Name) \
-                and isinstance(value, gast.Call) and any(_is(value.func, namespace, u) for u in _UNBROADCASTS) \
-                and len(value.args) == 2 and isinstance(value.args[1], gast.Call) \
+                and isinstance(value, gast.Call) and any(_is(value.func, namespace, u) for u in _SHAPED) \
+                and len(value.args) in (2, 3) and isinstance(value.args[1], gast.Call) \
                 and _is(value.args[1].func, namespace, runtime.shape) and len(value.args[1].args) == 1 \
                 and isinstance(value.args[1].args[0], gast.Name):
             shaped[other.targets[0].id] = value.args[1].args[0].id
@@ -468,6 +551,8 @@ def _zeros_when_skipped(stmt, namespace, adjoints) -> None:
 
 
 _UNBROADCASTS = (runtime.unbroadcast, rules.unbroadcast, _support.unbroadcast)
+#: helpers whose result has the shape their second argument gives (``scatter(g, shape(y), i)``: a gradient of y)
+_SHAPED = _UNBROADCASTS + (_extra.scatter,)
 
 
 def zeros_like_gradient(x):

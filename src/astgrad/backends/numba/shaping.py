@@ -45,6 +45,11 @@ def chosen(condition, a, b):
     return np.where(condition, a, b)
 
 
+def stacked(items):
+    """``np.stack(items)``."""
+    return np.stack(items)
+
+
 def expanded(x, axis):
     """``np.expand_dims(x, axis)``."""
     return np.expand_dims(x, axis)
@@ -65,6 +70,7 @@ def helper_call(node, resolve, bound):
         squeeze, reshape, roll = target is np.squeeze, target is np.reshape, target is np.roll
         where = target is np.where
         expand = target is np.expand_dims
+        stack = target is np.stack
     except TypeError:  # an object whose comparison is not a bool
         return None
     keywords = {k.arg: k.value for k in node.keywords}
@@ -81,6 +87,8 @@ def helper_call(node, resolve, bound):
     if expand and len(node.args) == 2 and not keywords and isinstance(_constant(node.args[1]), tuple) \
             and _is_axis(_constant(node.args[1])):
         return compat.call(compat.name(bound(expanded)), [compat.clone(a) for a in node.args])
+    if stack and len(node.args) == 1 and not keywords:  # Numba's np.stack takes no list
+        return compat.call(compat.name(bound(stacked)), [compat.clone(node.args[0])])
     if reshape and len(node.args) == 2 and not keywords:
         return compat.call(compat.name(bound(reshaped)), [compat.clone(a) for a in node.args])
     if where and len(node.args) == 3 and not keywords:
