@@ -198,6 +198,20 @@ def test_a_while_loop_simulation_compiles():
         _check(pendulum, (0, 1), (0.5, 1.2))
 
 
+def local_products(x, W):
+    n = W.shape[0]
+    A = np.eye(n) + W
+    v = np.zeros(n) + x
+    return np.sum(A @ v) + v @ (A.T @ v)
+
+
+def test_products_of_local_arrays_compile():
+    """The ranks of np.eye(n) and np.zeros(n) (n = W.shape[0]) are known: the rule of @ folds to the branch of a
+    matrix and a vector (Numba types every branch of the ladder it would otherwise keep), and vector @ vector is
+    a number."""
+    _check(local_products, (0, 1), (np.array([0.3, -0.2, 0.5]), np.arange(9.0).reshape(3, 3) / 10))
+
+
 def decay_rhs(t, y, p):
     return np.array([-p[0] * y[0], p[1] * y[0] - p[2] * y[1]])
 

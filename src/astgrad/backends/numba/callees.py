@@ -112,7 +112,8 @@ def callee_stacks_per_name(functions, stack) -> None:
         if not (isinstance(push, gast.Expr) and _is_method(push.value, stack, "append") and len(push.value.args) == 1
                 and isinstance(push.value.args[0], gast.Tuple) and isinstance(pop, gast.Assign)
                 and len(pop.targets) == 1 and isinstance(pop.targets[0], gast.Tuple)
-                and _is_method(pop.value, stack, "pop") and not pop.value.args):
+                and _is_method(pop.value, stack, "pop") and not pop.value.args
+                and isinstance(forward.body[-1], gast.Return)):
             continue
         pushes, pops, uses = _pushes_and_pops(forward, stack)
         more_pops, more_uses = _pushes_and_pops(backward, stack)[1:]
@@ -219,3 +220,29 @@ def _saved_name(push):
             and len(value.args) == 1 and not value.keywords:
         value = value.args[0]
     return value.id if isinstance(value, gast.Name) else None
+
+
+def unread_parameters(functions) -> set:
+    """Positions of the entry's parameters no generated function reads: each is only passed on, to a
+    parameter of a generated function that is itself only passed on (``f`` in ``rk4(f, y0, t, p)``, whose
+    calls of ``f`` the transform resolved to the function it was given: the gradient is made for that one)."""
+    params = {f.name: [a.id for a in f.args.args] for f in functions}
+    unread = {(f.name, p) for f in functions for p in params[f.name]}
+    changed = True
+    while changed:
+        changed = False
+        for f in functions:
+            passed: set = set()
+            for node in gast.walk(f):
+                if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.func.id in params:
+                    callee = params[node.func.id]
+                    passed.update(id(a) for k, a in enumerate(node.args) if isinstance(a, gast.Name)
+                                  and k < len(callee) and (node.func.id, callee[k]) in unread)
+            for node in gast.walk(f):
+                if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and (f.name, node.id) in unread \
+                        and id(node) not in passed:
+                    unread.discard((f.name, node.id))
+                    changed = True
+    entry = functions[0]
+    return {k for k, p in enumerate(params[entry.name]) if (entry.name, p) in unread and p != "dresult"
+            and k < len(entry.args.args) - len(entry.args.defaults)}

@@ -33,7 +33,6 @@ import os
 import re
 import warnings
 
-
 from ...transform.ir.compat import add_note, gast
 from ...transform.back.emit import compile_source, drop_lines_with, render
 from ...transform.ir.trees import is_marker
@@ -42,7 +41,7 @@ from ...transform.ir.nodes import assigned
 from ...transform.pipeline import Generated
 from ...transform.runtime.origins import add_location, origins, user_line
 from . import diskcache, helpers, shaping
-from .callees import callee_stacks_per_name, own_stacks, stacks_per_name
+from .callees import callee_stacks_per_name, own_stacks, stacks_per_name, unread_parameters
 from .lower import lower
 
 _ADVICE = "use backend='numpy', or backend='auto' to fall back to it with a warning"
@@ -112,35 +111,9 @@ def _numba_module(ctx, generated, strict):
     result.float_dependent = generated.float_dependent
     result.numpy = generated  # type: ignore[attr-defined]  # the same adjoint in numpy: it reports errors, and backend="auto" falls back to it
     result.allocator = _allocation_type()
-    result.function = _Runner(compiled_namespace[names[0]], result, ctx.fn, strict, _unread_parameters(functions))
+    result.function = _Runner(compiled_namespace[names[0]], result, ctx.fn, strict, unread_parameters(functions))
     drop_lines_with(result, filename)
     return result
-
-
-def _unread_parameters(functions) -> set:
-    """Positions of the entry's parameters no generated function reads: each is only passed on, to a
-    parameter of a generated function that is itself only passed on (``f`` in ``rk4(f, y0, t, p)``, whose
-    calls of ``f`` the transform resolved to the function it was given: the gradient is made for that one)."""
-    params = {f.name: [a.id for a in f.args.args] for f in functions}
-    unread = {(f.name, p) for f in functions for p in params[f.name]}
-    changed = True
-    while changed:
-        changed = False
-        for f in functions:
-            passed: set = set()
-            for node in gast.walk(f):
-                if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.func.id in params:
-                    callee = params[node.func.id]
-                    passed.update(id(a) for k, a in enumerate(node.args) if isinstance(a, gast.Name)
-                                  and k < len(callee) and (node.func.id, callee[k]) in unread)
-            for node in gast.walk(f):
-                if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and (f.name, node.id) in unread \
-                        and id(node) not in passed:
-                    unread.discard((f.name, node.id))
-                    changed = True
-    entry = functions[0]
-    return {k for k, p in enumerate(params[entry.name]) if (entry.name, p) in unread and p != "dresult"
-            and k < len(entry.args.args) - len(entry.args.defaults)}
 
 
 def _allocation_type():
@@ -181,6 +154,7 @@ class _Runner:
         self.refusal = None  # the integer arithmetic refused in code Numba compiled (and keeps)
         self.unread = frozenset(unread)  # positions of parameters the code never reads: given None
         self.__signature__ = inspect.signature(generated.numpy.function)  # api reads the seed's name from it
+        self.seeds = sum(p.default is p.empty for p in self.__signature__.parameters.values())  # where seeds start
 
     def __call__(self, *args, **kwargs):
         if self.fallen_back:
@@ -191,6 +165,11 @@ class _Runner:
         known = len(overloads)
         if self.unread:  # a function passed on to a callee the gradient inlined (RK4's f): Numba cannot type it
             args = tuple(None if i in self.unread else a for i, a in enumerate(args))
+        # a list seed is copied: the code pops and adds to a list's gradient in place, and Numba reflects that
+        if len(args) > self.seeds and any(type(a) is list for a in args[self.seeds:]):
+            args = args[:self.seeds] + tuple(list(a) if type(a) is list else a for a in args[self.seeds:])
+        if kwargs:
+            kwargs = {k: list(v) if type(v) is list else v for k, v in kwargs.items()}
         try:
             result = compiled(*args, **kwargs) if kwargs else compiled(*args)  # an empty ** costs Numba 0.15 us
             if len(overloads) != known:  # compiled just now (or read from the disk cache), for new argument types

@@ -258,8 +258,8 @@ def _fold_constant_tests(fn_def, namespace) -> None:
 
     * ``d[j] is None`` where ``d = sequence_gradient(g, items, k)`` (the one store of ``d``) and ``g`` is
       never None: ``j != k`` (the gradient of one item of a tuple, ``np.linalg.slogdet(S)[1]``);
-    * ``a if True else b``, ``c if x else c``, ``x and False``, ``x or True`` (``x`` calls nothing but
-      numpy's functions and the helpers that read shapes);
+    * ``a if True else b``, ``c if x else c``, and a test ``x and False`` or ``x or True`` (``x`` calls
+      nothing but numpy's functions and the helpers that read shapes);
     * ``if name:`` where the function binds ``name`` once, to a constant (``vector = True`` in the rule of
       ``np.linalg.solve``), and ``if True:``: the branch taken, the other gone.
     """
@@ -307,6 +307,7 @@ class _ConstantTests(gast.NodeTransformer):
 
     def visit_IfExp(self, node):
         self.generic_visit(node)
+        node.test = self._decided(node.test)
         if isinstance(node.test, gast.Constant) and type(node.test.value) is bool:
             return node.body if node.test.value else node.orelse
         if isinstance(node.body, gast.Constant) and isinstance(node.orelse, gast.Constant) \
@@ -315,13 +316,20 @@ class _ConstantTests(gast.NodeTransformer):
             return node.body
         return node
 
-    def visit_BoolOp(self, node):
+    def visit_If(self, node):
         self.generic_visit(node)
-        decides = isinstance(node.op, gast.Or)  # the constant that decides: True for or, False for and
-        if any(isinstance(v, gast.Constant) and v.value is decides for v in node.values) \
-                and all(self._pure(v) for v in node.values):
-            return compat.const(decides)
+        node.test = self._decided(node.test)
         return node
+
+    def _decided(self, test):
+        """``x and False`` as False, ``x or True`` as True, where ``test`` is a test (only its truth is read)."""
+        if not isinstance(test, gast.BoolOp):
+            return test
+        decides = isinstance(test.op, gast.Or)  # the constant that decides: True for or, False for and
+        if any(isinstance(v, gast.Constant) and v.value is decides for v in test.values) \
+                and all(self._pure(v) for v in test.values):
+            return compat.const(decides)
+        return test
 
     def _pure(self, node) -> bool:
         """Whether evaluating ``node`` has no effect: it calls only numpy's functions and the shape helpers."""
