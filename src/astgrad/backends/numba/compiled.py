@@ -154,6 +154,7 @@ class _Runner:
         self.refusal = None  # the integer arithmetic refused in code Numba compiled (and keeps)
         self.unread = frozenset(unread)  # positions of parameters the code never reads: given None
         self.__signature__ = inspect.signature(generated.numpy.function)  # api reads the seed's name from it
+        # a list seed is copied: the code pops and adds to a list's gradient in place, and Numba reflects that
         self.seeds = sum(p.default is p.empty for p in self.__signature__.parameters.values())  # where seeds start
 
     def __call__(self, *args, **kwargs):
@@ -161,17 +162,16 @@ class _Runner:
             return self.generated.numpy.run(*args, **kwargs)
         if self.refusal is not None:  # the dispatcher holds the refused machine code: it would run it
             raise self.refusal
-        compiled, overloads = self.compiled, self.overloads
-        known = len(overloads)
+        compiled, overloads, known = self.compiled, self.overloads, len(self.overloads)
+        given, named = args, kwargs  # as called: the numpy module, run below on errors, gets these
         if self.unread:  # a function passed on to a callee the gradient inlined (RK4's f): Numba cannot type it
-            args = tuple(None if i in self.unread else a for i, a in enumerate(args))
-        # a list seed is copied: the code pops and adds to a list's gradient in place, and Numba reflects that
-        if len(args) > self.seeds and any(type(a) is list for a in args[self.seeds:]):
-            args = args[:self.seeds] + tuple(list(a) if type(a) is list else a for a in args[self.seeds:])
+            given = tuple(None if i in self.unread else a for i, a in enumerate(args))
+        if len(given) > self.seeds and any(type(a) is list for a in given[self.seeds:]):
+            given = given[:self.seeds] + tuple(list(a) if type(a) is list else a for a in given[self.seeds:])
         if kwargs:
-            kwargs = {k: list(v) if type(v) is list else v for k, v in kwargs.items()}
+            named = {k: list(v) if type(v) is list else v for k, v in kwargs.items()}
         try:
-            result = compiled(*args, **kwargs) if kwargs else compiled(*args)  # an empty ** costs Numba 0.15 us
+            result = compiled(*given, **named) if kwargs else compiled(*given)  # an empty ** costs Numba 0.15 us
             if len(overloads) != known:  # compiled just now (or read from the disk cache), for new argument types
                 try:
                     _check_integer_arithmetic(compiled, self.generated, self.fn)
