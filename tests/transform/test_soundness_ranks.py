@@ -211,4 +211,24 @@ def test_source_is_the_adjoint_that_ran_last_and_sources_has_each():
     assert g.sources == {"any": general, "a 2-d float W and a 2-d float x": matrices,
                          "a 2-d float W and a 1-d float x": g.sources["a 2-d float W and a 1-d float x"]}
     g(normal(3, 2), np.ones((5, 3), int))  # an unused ** of integers is computed (test_real_floats_in_the_signature)
-    assert "for a 2-d float W and a 2-d integer x" in g.source and "floats(" in g.source
+        assert "for a 2-d float W and a 2-d integer x" in g.source and "floats(" in g.source
+
+
+def made_and_solved(q, x, F):
+    """Ranks of new arrays (np.zeros(n), np.eye(n)), of inv and solve, and of vector @ vector (a number)."""
+    n = F.shape[0]
+    v = np.zeros(n) + x
+    P = q * np.eye(n) + F @ F.T
+    w = np.linalg.solve(P, v)
+    s = v @ w
+    K = P @ np.linalg.inv(P + np.eye(n))
+    return s * np.sum(K @ v) + np.sum(np.ones(n) * w)
+
+
+def test_ranks_of_new_arrays_inverses_solves_and_dot_products():
+    """The rules' rank tests fold on these locals (vector @ vector is rank 0, never -1): values against finite
+    differences, for a vector x and for a number x (which broadcasts)."""
+    F = normal(3, 3)
+    g = astgrad.grad(made_and_solved, wrt=(0, 1))
+    assert_grad(g, made_and_solved, 0.7, normal(3), F, wrt=(0, 1))
+    assert_grad(g, made_and_solved, 0.7, 0.3, F, wrt=(0, 1))

@@ -84,10 +84,82 @@ def stacks_per_name(entry, stack) -> None:
     as it is where the stack is used otherwise (a callee's, ``pop_numbers``)
     or a push or pop does not name one variable.
     """
+    pushes, pops, uses = _pushes_and_pops(entry, stack)
+    made = [s for s in entry.body if isinstance(s, gast.Assign) and len(s.targets) == 1
+            and isinstance(s.targets[0], gast.Name) and s.targets[0].id == stack]
+    own = _split(pushes, pops, len(made) == 1 and uses == len(pushes) + len(pops) + 1,
+                 {n.id for n in gast.walk(entry) if isinstance(n, gast.Name)}, stack)
+    if own:
+        at = entry.body.index(made[0])
+        entry.body[at:at + 1] = [compat.assign(compat.name(name, store=True), compat.make("List", elts=[],
+                                                                                          ctx=gast.Load()))
+                                 for name in own.values()]
+
+
+def callee_stacks_per_name(functions, stack) -> None:
+    """``stacks_per_name`` for each callee's forward/backward pair: the lists made by the forward function
+    and handed to the backward one in the tuple of values it saves last (pushed last, popped first).
+
+    ``forward_rk4`` saves a step size (a number) and states (arrays) in its
+    loop; on one list Numba refuses the second kind.
+    """
+    present = {f.name: f for f in functions}
+    for forward in functions[1:]:
+        backward = present.get("backward_" + forward.name[8:]) if forward.name.startswith("forward_") else None
+        if backward is None or len(forward.body) < 2 or not backward.body:
+            continue
+        push, pop = forward.body[-2], backward.body[0]
+        if not (isinstance(push, gast.Expr) and _is_method(push.value, stack, "append") and len(push.value.args) == 1
+                and isinstance(push.value.args[0], gast.Tuple) and isinstance(pop, gast.Assign)
+                and len(pop.targets) == 1 and isinstance(pop.targets[0], gast.Tuple)
+                and _is_method(pop.value, stack, "pop") and not pop.value.args
+                and isinstance(forward.body[-1], gast.Return)):
+            continue
+        pushes, pops, uses = _pushes_and_pops(forward, stack)
+        more_pops, more_uses = _pushes_and_pops(backward, stack)[1:]
+        pushes = [(call, key) for call, key in pushes if call is not push.value]
+        pops = [(call, key) for call, key in pops + more_pops if call is not pop.value]
+        taken = {n.id for f in (forward, backward) for n in gast.walk(f) if isinstance(n, gast.Name)}
+        own = _split(pushes, pops, uses + more_uses == len(pushes) + len(pops) + 4, taken, stack)
+        if not own:
+            continue
+        forward.body[:0] = [compat.assign(compat.name(name, store=True), compat.make("List", elts=[], ctx=gast.Load()))
+                            for name in own.values()]
+        push.value.args[0].elts += [compat.name(name) for name in own.values()]
+        pop.targets[0].elts += [compat.name(name, store=True) for name in own.values()]
+
+
+def _split(pushes, pops, only_these, taken, stack) -> dict:
+    """Each saved variable's own list name (key -> name), the pushes and pops renamed; {} where not split."""
+    pushed = {key for _, key in pushes}
+    popped = {key for _, key in pops}
+    if not only_these or None in pushed or None in popped or pushed != popped or len(pushed) < 2:
+        return {}
+    counts = {key: [0, 0] for key in pushed}
+    for _, key in pushes:
+        counts[key][0] += 1
+    for _, key in pops:
+        counts[key][1] += 1
+    if counts.get(_BRANCHES, [0, 0])[0] != counts.get(_BRANCHES, [0, 0])[1]:
+        return {}  # the branch records are told apart by their place: the same number pushed as popped, or leave it
+    own = {}
+    for key in sorted(pushed):
+        candidate = f"{stack}_{'branches' if key == _BRANCHES else key}"
+        while candidate in taken:
+            candidate += "_"
+        taken.add(candidate)
+        own[key] = candidate
+    for call, key in pushes + pops:
+        call.func.value = compat.name(own[key])
+    return own
+
+
+def _pushes_and_pops(fn_def, stack):
+    """The pushes on ``stack`` in ``fn_def`` (call, key), its pops (call, key), and how often it names it."""
     pushes: list = []  # (call node, key)
     pops: list = []  # (the pop call node, key)
     uses = 0
-    for node in gast.walk(entry):
+    for node in gast.walk(fn_def):
         if isinstance(node, gast.Name) and node.id == stack:
             uses += 1
         for field in ("body", "orelse"):
@@ -104,33 +176,7 @@ def stacks_per_name(entry, stack) -> None:
                     pop = _restoring_pop(stmt, stack)
                     if pop is not None:
                         pops.append(pop)
-    made = [s for s in entry.body if isinstance(s, gast.Assign) and len(s.targets) == 1
-            and isinstance(s.targets[0], gast.Name) and s.targets[0].id == stack]
-    pushed = {key for _, key in pushes}
-    popped = {key for _, key in pops}
-    if len(made) != 1 or uses != len(pushes) + len(pops) + 1 or None in pushed or None in popped \
-            or pushed != popped or len(pushed) < 2:
-        return
-    counts = {key: [0, 0] for key in pushed}
-    for _, key in pushes:
-        counts[key][0] += 1
-    for _, key in pops:
-        counts[key][1] += 1
-    if counts.get(_BRANCHES, [0, 0])[0] != counts.get(_BRANCHES, [0, 0])[1]:
-        return  # the branch records are told apart by their place: the same number pushed as popped, or leave it
-    taken = {n.id for n in gast.walk(entry) if isinstance(n, gast.Name)}
-    own = {}
-    for key in sorted(pushed):
-        candidate = f"{stack}_{'branches' if key == _BRANCHES else key}"
-        while candidate in taken:
-            candidate += "_"
-        taken.add(candidate)
-        own[key] = candidate
-    for call, key in pushes + pops:
-        call.func.value = compat.name(own[key])
-    at = entry.body.index(made[0])
-    entry.body[at:at + 1] = [compat.assign(compat.name(name, store=True), compat.make("List", elts=[], ctx=gast.Load()))
-                             for name in own.values()]
+    return pushes, pops, uses
 
 
 def _branch_record(before, push):
@@ -174,3 +220,29 @@ def _saved_name(push):
             and len(value.args) == 1 and not value.keywords:
         value = value.args[0]
     return value.id if isinstance(value, gast.Name) else None
+
+
+def unread_parameters(functions) -> set:
+    """Positions of the entry's parameters no generated function reads: each is only passed on, to a
+    parameter of a generated function that is itself only passed on (``f`` in ``rk4(f, y0, t, p)``, whose
+    calls of ``f`` the transform resolved to the function it was given: the gradient is made for that one)."""
+    params = {f.name: [a.id for a in f.args.args] for f in functions}
+    unread = {(f.name, p) for f in functions for p in params[f.name]}
+    changed = True
+    while changed:
+        changed = False
+        for f in functions:
+            passed: set = set()
+            for node in gast.walk(f):
+                if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.func.id in params:
+                    callee = params[node.func.id]
+                    passed.update(id(a) for k, a in enumerate(node.args) if isinstance(a, gast.Name)
+                                  and k < len(callee) and (node.func.id, callee[k]) in unread)
+            for node in gast.walk(f):
+                if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and (f.name, node.id) in unread \
+                        and id(node) not in passed:
+                    unread.discard((f.name, node.id))
+                    changed = True
+    entry = functions[0]
+    return {k for k, p in enumerate(params[entry.name]) if (entry.name, p) in unread and p != "dresult"
+            and k < len(entry.args.args) - len(entry.args.defaults)}

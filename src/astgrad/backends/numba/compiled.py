@@ -33,7 +33,6 @@ import os
 import re
 import warnings
 
-
 from ...transform.ir.compat import add_note, gast
 from ...transform.back.emit import compile_source, drop_lines_with, render
 from ...transform.ir.trees import is_marker
@@ -42,7 +41,7 @@ from ...transform.ir.nodes import assigned
 from ...transform.pipeline import Generated
 from ...transform.runtime.origins import add_location, origins, user_line
 from . import diskcache, helpers, shaping
-from .callees import own_stacks, stacks_per_name
+from .callees import callee_stacks_per_name, own_stacks, stacks_per_name, unread_parameters
 from .lower import lower
 
 _ADVICE = "use backend='numpy', or backend='auto' to fall back to it with a warning"
@@ -84,6 +83,7 @@ def _numba_module(ctx, generated, strict):
     _refuse_recursion(functions, module)
     own_stacks(functions, module.ns.stack, [v[:2] for v in module.variants.values() if isinstance(v, tuple)])
     stacks_per_name(functions[0], module.ns.stack)
+    callee_stacks_per_name(functions, module.ns.stack)
     header = [line[2:] for line in generated.source.splitlines() if line.startswith("# ")][:1]
     header.append("Compiled by Numba (nopython mode) at the first call with each kind of arguments.")
     source = render(functions, module.comments, header)
@@ -111,7 +111,7 @@ def _numba_module(ctx, generated, strict):
     result.float_dependent = generated.float_dependent
     result.numpy = generated  # type: ignore[attr-defined]  # the same adjoint in numpy: it reports errors, and backend="auto" falls back to it
     result.allocator = _allocation_type()
-    result.function = _Runner(compiled_namespace[names[0]], result, ctx.fn, strict)
+    result.function = _Runner(compiled_namespace[names[0]], result, ctx.fn, strict, unread_parameters(functions))
     drop_lines_with(result, filename)
     return result
 
@@ -142,7 +142,7 @@ def _parameter_gradients(ctx) -> dict:
 class _Runner:
     """Calls the compiled entry; turns Numba's refusal into a located error (or the fallback)."""
 
-    def __init__(self, compiled, generated, fn, strict):
+    def __init__(self, compiled, generated, fn, strict, unread=()):
         from numba.core.errors import NumbaError
         self.refused = NumbaError  # what Numba raises when it cannot compile
         self.compiled = compiled
@@ -152,17 +152,26 @@ class _Runner:
         self.strict = strict
         self.fallen_back = False
         self.refusal = None  # the integer arithmetic refused in code Numba compiled (and keeps)
+        self.unread = frozenset(unread)  # positions of parameters the code never reads: given None
         self.__signature__ = inspect.signature(generated.numpy.function)  # api reads the seed's name from it
+        # a list seed is copied: the code pops and adds to a list's gradient in place, and Numba reflects that
+        self.seeds = sum(p.default is p.empty for p in self.__signature__.parameters.values())  # where seeds start
 
     def __call__(self, *args, **kwargs):
         if self.fallen_back:
             return self.generated.numpy.run(*args, **kwargs)
         if self.refusal is not None:  # the dispatcher holds the refused machine code: it would run it
             raise self.refusal
-        compiled, overloads = self.compiled, self.overloads
-        known = len(overloads)
+        compiled, overloads, known = self.compiled, self.overloads, len(self.overloads)
+        given, named = args, kwargs  # as called: the numpy module, run below on errors, gets these
+        if self.unread:  # a function passed on to a callee the gradient inlined (RK4's f): Numba cannot type it
+            given = tuple(None if i in self.unread else a for i, a in enumerate(args))
+        if len(given) > self.seeds and any(type(a) is list for a in given[self.seeds:]):
+            given = given[:self.seeds] + tuple(list(a) if type(a) is list else a for a in given[self.seeds:])
+        if kwargs:
+            named = {k: list(v) if type(v) is list else v for k, v in kwargs.items()}
         try:
-            result = compiled(*args, **kwargs) if kwargs else compiled(*args)  # an empty ** costs Numba 0.15 us
+            result = compiled(*given, **named) if kwargs else compiled(*given)  # an empty ** costs Numba 0.15 us
             if len(overloads) != known:  # compiled just now (or read from the disk cache), for new argument types
                 try:
                     _check_integer_arithmetic(compiled, self.generated, self.fn)

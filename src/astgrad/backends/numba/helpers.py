@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ... import rules
-from ...rules import _extra, _support
+from ...rules import _extra, _support, sequences
 from ...transform.runtime import outputs
 from ...transform import runtime
 from ...transform.runtime import attributes, structural
@@ -48,8 +48,7 @@ def register() -> None:
     from numba import types
     from numba.extending import overload
 
-    overload(_reduce_to, jit_options={"boundscheck": True})(  # type: ignore[typeddict-unknown-key]
-        lambda g, to: _reduce_to_compiled)
+    overload(_reduce_to)(lambda g, to: _reducing(g.ndim, len(to)))
 
     def number(t) -> bool:
         return isinstance(t, (types.Number, types.Boolean))
@@ -241,9 +240,16 @@ def register() -> None:
         if isinstance(kind, types.Array) and kind.layout in "CA":
             empty, dtype = (0,) * kind.ndim, kind.dtype
             placeholder: Any = lambda: np.empty(empty, dtype)  # noqa: E731
+        elif isinstance(kind, types.Array) and kind.layout == "F":  # a transpose (t = F.T in a loop)
+            empty, dtype = (0,) * kind.ndim, kind.dtype
+            placeholder = lambda: np.empty(empty, dtype).T  # noqa: E731
         elif isinstance(kind, (types.Float, types.Integer, types.Boolean, types.Complex)):
             zero = kind.cast_python_value(0)
             placeholder = lambda: zero  # noqa: E731
+        elif isinstance(kind, types.BaseTuple) and all(isinstance(k, (types.Float, types.Integer, types.Boolean))
+                                                        for k in list(kind)):  # type: ignore[call-overload]
+            zeros = tuple(k.cast_python_value(0) for k in list(kind))  # type: ignore[call-overload]  # slogdet's
+            placeholder = lambda: zeros  # noqa: E731
         else:
             return None
         placeholder = numba.njit(placeholder)
@@ -297,10 +303,35 @@ def register() -> None:
             return np.where(mask, np.zeros((), grad.dtype)[()], grad)
         return cleaned
 
+    @overload(runtime.sequence_gradient, prefer_literal=True)
+    def _sequence_gradient(g, items, index):
+        """The gradient of a tuple (``np.linalg.slogdet``'s) from one item's: None at the others, as numpy's."""
+        at = _literal_value(index, types)
+        if not isinstance(items, types.BaseTuple) or type(at) is not int or not -len(items) <= at < len(items):
+            return None  # a list's gradient, or an index known only when the code runs: not written here
+        at %= len(items)
+        parts = ", ".join("g" if i == at else "None" for i in range(len(items)))
+        return _lambda(f"lambda g, items, index: ({parts},)")
+
+    _list_overloads(overload, types)
+
+    @overload(runtime.accumulate)
+    def _accumulate(total, grad):  # numbers and arrays: the sum (None, lists and dicts are the numpy helper's)
+        if isinstance(total, types.NoneType):
+            return lambda total, grad: grad
+        if isinstance(grad, types.NoneType):
+            return lambda total, grad: total
+        if all(number(t) or isinstance(t, types.Array) for t in (total, grad)):
+            return lambda total, grad: total + grad
+
     @overload(runtime.is_zero)
     def _is_zero(g):
         if isinstance(g, types.NoneType):
             return lambda g: True
+        if isinstance(g, types.Optional):
+            return lambda g: g is None
+        if isinstance(g, types.List):
+            return lambda g: False
         if number(g):
             return lambda g: g == 0.0
         if isinstance(g, types.Array):
@@ -338,6 +369,95 @@ def register() -> None:
         return check
 
     _registered = True
+
+
+def _list_overloads(overload, types) -> None:
+    """Lists of arrays as RK4 builds them (``ys.append(y)`` in a loop, ``np.stack(ys)``) and their gradients.
+
+    Compiled, the gradient of such a list is a list of arrays, one per item
+    (every item read gets one: the list is made from the rows of
+    ``np.stack``'s gradient), and the gradient of a list display of numbers
+    read by ``np.array`` (written as a tuple, ``lower``) is the array's own
+    gradient, whose rows are the items'.  A list gradient the generated code
+    made is changed in place, as the numpy helpers change a ``GradientList``.
+    """
+    from .shaping import stacked
+
+    @overload(sequences.grow)
+    def _grow(items, item):
+        if isinstance(items, types.List):
+            def grow(items, item):
+                items.append(item)
+                return items
+            return grow
+
+    @overload(sequences._like)
+    def _like(g, obj):  # np.array's gradient cut into the tuple it read: the rows of g are the items'
+        if isinstance(g, types.Array) and g.ndim >= 1 and isinstance(obj, types.BaseTuple) and all(
+                isinstance(t, (types.Number, types.Boolean)) for t in list(obj)):  # type: ignore[call-overload]
+            count = len(obj)
+
+            def like(g, obj):
+                if g.shape[0] != count:
+                    raise ValueError("the gradient does not have the length of the sequence")
+                return g
+            return like
+
+    @overload(sequences.part)
+    def _part(grad, i):
+        if isinstance(grad, types.Array) and grad.ndim == 1:
+            return lambda grad, i: grad[i]
+        if isinstance(grad, types.Optional) and isinstance(grad.type, types.Array) and grad.type.ndim == 1:
+            def part(grad, i):
+                if grad is None:
+                    return 0.0
+                return grad[i]
+            return part
+        if isinstance(grad, types.NoneType):
+            return lambda grad, i: 0.0
+
+    def a_list(g):
+        return isinstance(g, types.List) or isinstance(g, types.Optional) and isinstance(g.type, types.List)
+
+    @overload(sequences.split_last)
+    def _split_last(g):
+        if isinstance(g, types.Array) and g.ndim >= 1:
+            return lambda g: (g[:-1], g[-1])
+        if a_list(g):
+            def split_last(g):
+                if g is None:
+                    raise ValueError("no gradient reached the list")
+                last = g.pop()
+                return g, last
+            return split_last
+
+    @overload(runtime.add_item)
+    def _add_item(total, g, items, index):
+        if a_list(total) and isinstance(items, types.List) and isinstance(index, types.Integer):
+            def add_item(total, g, items, index):
+                if total is None or len(total) != len(items):
+                    raise ValueError("the list's gradient does not have the list's length")
+                total[index] = total[index] + g
+                return total
+            return add_item
+
+    @overload(stacked)
+    def _stacked(items):
+        if isinstance(items, types.List) and isinstance(items.dtype, types.Array):
+            rank = items.dtype.ndim
+
+            def stack(items):
+                if len(items) == 0:
+                    raise ValueError("need at least one array to stack")
+                first = items[0]
+                out = np.empty((len(items),) + first.shape, first.dtype)
+                for k in range(len(items)):
+                    if items[k].shape != first.shape:
+                        raise ValueError("all input arrays must have the same shape")
+                    out[k] = items[k]
+                return out
+            return stack if rank >= 1 else None
+        return lambda items: np.stack(items)
 
 
 def _basic(index, types) -> bool:
@@ -550,33 +670,27 @@ def _lambda(text):
 def _reduce_to(g, to):
     """``g`` (of rank at least ``len(to)``) summed over the axes broadcasting added or stretched from 1.
 
-    Called only from compiled code, where it is ``_reduce_to_compiled`` (an overload, not a Numba function
+    Called only from compiled code, where it is ``_reducing``'s loops (an overload, not a Numba function
     held in a global: compiled code that holds one cannot be cached, see diskcache).
     """
     raise NotImplementedError("compiled code only")
 
 
-def _reduce_to_compiled(g, to):
-    """One pass over ``g``, adding each element where it came from."""
-    out = np.zeros(to, dtype=g.dtype)
-    flat_out = out.reshape(-1)
-    rank, extra = g.ndim, g.ndim - len(to)
-    shape = g.shape
-    strides = np.ones(len(to), dtype=np.int64)
-    for axis in range(len(to) - 2, -1, -1):
-        strides[axis] = strides[axis + 1] * to[axis + 1]
-    for axis in range(len(to)):
-        if to[axis] != 1 and to[axis] != shape[axis + extra]:
-            raise ValueError("unbroadcast: the gradient's shape does not broadcast to the argument's")
-    flat = np.ascontiguousarray(g).reshape(-1)
-    for i in range(flat.size):
-        rest, index = i, 0
-        for axis in range(rank - 1, -1, -1):
-            coordinate = rest % shape[axis]
-            rest //= shape[axis]
-            kept = axis - extra
-            if kept >= 0 and to[kept] != 1:
-                index += coordinate * strides[kept]
-        flat_out[index] += flat[i]
-    return out
-
+def _reducing(rank, kept):
+    """``_reduce_to`` for a ``g`` of ``rank`` axes and a shape of ``kept``: nested loops adding each element
+    of ``g`` where it came from (index 0 along an axis of length 1 in the shape), after numpy's check that
+    ``g``'s shape broadcasts from it.  Written per pair of ranks: a loop nest compiles in a fraction of the
+    time of one function for every rank (which cost a second or more of each first compile).
+    """
+    extra = rank - kept
+    lines = ["def reduce_to(g, to):"]
+    for axis in range(kept):
+        lines += [f"    if to[{axis}] != 1 and to[{axis}] != g.shape[{axis + extra}]:",
+                  "        raise ValueError(\"unbroadcast: the gradient's shape does not broadcast to the argument's\")",
+                  f"    s{axis} = 1 if to[{axis}] != 1 else 0"]
+    lines.append("    out = np.zeros(to, dtype=g.dtype)")
+    for axis in range(rank):
+        lines.append("    " * (axis + 1) + f"for i{axis} in range(g.shape[{axis}]):")
+    at = ", ".join(f"i{axis + extra} * s{axis}" for axis in range(kept)) or "()"
+    lines.append("    " * (rank + 1) + f"out[{at}] += g[{', '.join(f'i{axis}' for axis in range(rank)) or '()'}]")
+    return _implementation("g, to", "\n".join(lines[1:]) + "\n    return out\n")

@@ -43,7 +43,7 @@ import types
 import numpy as np
 
 from ... import rules
-from ...rules import _support
+from ...rules import _extra, _support
 from ...transform.ir import compat
 from ...transform import runtime
 from ...transform.runtime import checks
@@ -66,14 +66,98 @@ def lower(functions, namespace, zeros=None, stack=None, adjoints=None) -> list:
             _pushes_of_none(fn_def, stack, namespace)
         if not out and (zeros or adjoints):
             _zeros_shaped_in_order(fn_def, dict(zeros or {}), adjoints or {}, namespace)
-        fn_def.body = _block(fn_def.body, namespace) or [compat.make("Pass")]
+        fn_def.body = _block(fn_def.body, namespace, {} if out else adjoints or {}) or [compat.make("Pass")]
+        _fold_constant_tests(fn_def, namespace)
         _Slices(namespace).visit(fn_def)
         _KnownTypes(namespace).visit(fn_def)
         _MathDomains(namespace).visit(fn_def)
         _Reductions(namespace).visit(fn_def)
         fn_def.body = _without_empty_checks(fn_def.body, namespace) or [compat.make("Pass")]
+        _tuples_for_arrays(fn_def, namespace, stack)
         out.append(fn_def)
+    if stack is not None:
+        _callee_parameter_zeros(out, stack, namespace)
     return out
+
+
+def _tuples_for_arrays(fn_def, namespace, stack) -> None:
+    """``t = (a, b)`` for ``t = [a, b]`` where ``t`` is only read by ``np.array`` and saved on a stack.
+
+    ``np.array([p[0] * y[0], ...])`` in a right-hand side: a list of numbers
+    in Numba is a list object that cannot be saved in the tuple of values a
+    function pushes, and its gradient (``_like``) is a list; a tuple of
+    numbers makes the same array, is saved as it is, and its gradient is
+    the array's (helpers.py).
+    """
+    stores: dict = {}
+    for node in gast.walk(fn_def):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            stores[node.id] = stores.get(node.id, 0) + 1
+    displays = {node.targets[0].id: node for node in gast.walk(fn_def) if isinstance(node, gast.Assign)
+                and len(node.targets) == 1 and isinstance(node.targets[0], gast.Name)
+                and stores.get(node.targets[0].id) == 1 and isinstance(node.value, gast.List)}
+    if not displays:
+        return
+    allowed: set = set()
+    for node in gast.walk(fn_def):
+        if isinstance(node, gast.Call) and (_of_numpy(node.func, namespace) and isinstance(node.func, gast.Attribute)
+                                            and node.func.attr in ("array", "asarray")):
+            allowed.update(id(a) for a in node.args[:1])
+        elif isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and node.func.attr == "append" \
+                and isinstance(node.func.value, gast.Name) and node.func.value.id == stack and node.args \
+                and isinstance(node.args[0], gast.Tuple):
+            allowed.update(id(a) for a in node.args[0].elts)
+    for node in gast.walk(fn_def):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and node.id in displays \
+                and id(node) not in allowed:
+            displays.pop(node.id)
+    for assign in displays.values():
+        assign.value = compat.tuple_(list(assign.value.elts))
+
+
+def _callee_parameter_zeros(functions, stack, namespace) -> None:
+    """``dp = zeros_like_gradient(p)`` for ``dp = 0.0`` in a callee's backward function, ``p`` a parameter of
+    its forward function that the forward never rebinds: the forward saves ``p`` with its other values.
+
+    The gradient of a parameter the callee reads in a loop starts as 0.0
+    before the reverse loop (``backward_rk4``'s ``dp``); Numba needs one
+    type per variable, and the loop makes it an array.  Zeros of the
+    parameter's shape are the same start; the backward function has no
+    ``p`` of its own, so the tuple the forward pushes last (and the backward
+    pops first) carries it.
+    """
+    present = {f.name: f for f in functions}
+    for backward in functions[1:]:
+        if not backward.name.startswith("backward_") or "forward_" + backward.name[9:] not in present:
+            continue
+        forward = present["forward_" + backward.name[9:]]
+        push = forward.body[-2] if len(forward.body) >= 2 else None
+        pop = backward.body[0] if backward.body else None
+        if not (isinstance(push, gast.Expr) and isinstance(push.value, gast.Call)
+                and isinstance(push.value.func, gast.Attribute) and push.value.func.attr == "append"
+                and isinstance(push.value.func.value, gast.Name) and push.value.func.value.id == stack
+                and len(push.value.args) == 1 and isinstance(push.value.args[0], gast.Tuple)
+                and isinstance(pop, gast.Assign) and len(pop.targets) == 1 and isinstance(pop.targets[0], gast.Tuple)
+                and isinstance(pop.value, gast.Call) and isinstance(pop.value.func, gast.Attribute)
+                and pop.value.func.attr == "pop" and isinstance(forward.body[-1], gast.Return)):
+            continue
+        popped = {t.id for t in pop.targets[0].elts if isinstance(t, gast.Name)}
+        params = [a.id for a in forward.args.args]
+        rebound = {n.id for n in gast.walk(forward) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        taken = {n.id for n in gast.walk(backward) if isinstance(n, gast.Name)}
+        zeros = {}
+        for stmt in backward.body:
+            if _is_zero_start(stmt) and stmt.targets[0].id.startswith("d"):
+                name = stmt.targets[0].id[1:]
+                if name in params and name not in rebound and name not in popped and name not in taken - {
+                        stmt.targets[0].id}:
+                    zeros[stmt.targets[0].id] = name
+        if not zeros:
+            continue
+        for name in sorted(set(zeros.values())):
+            push.value.args[0].elts.append(compat.name(name))
+            pop.targets[0].elts.append(compat.name(name, store=True))
+        _zeros_shaped(backward.body, zeros, namespace)
 
 
 class _Slices(gast.NodeTransformer):
@@ -167,6 +251,112 @@ class _MathDomains(gast.NodeTransformer):
             return node
         return compat.call(compat.name(_bound(self.namespace, checked_math)),
                            [compat.const(func.attr), compat.clone(node.args[0])])
+
+
+def _fold_constant_tests(fn_def, namespace) -> None:
+    """Tests a rule writes into the code whose answer the text decides, decided: Numba types every branch.
+
+    * ``d[j] is None`` where ``d = sequence_gradient(g, items, k)`` (the one store of ``d``) and ``g`` is
+      never None: ``j != k`` (the gradient of one item of a tuple, ``np.linalg.slogdet(S)[1]``);
+    * ``a if True else b``, ``c if x else c``, and a test ``x and False`` or ``x or True`` (``x`` calls
+      nothing but numpy's functions and the helpers that read shapes);
+    * ``if name:`` where the function binds ``name`` once, to a constant (``vector = True`` in the rule of
+      ``np.linalg.solve``), and ``if True:``: the branch taken, the other gone.
+    """
+    stores: dict = {}
+    for node in gast.walk(fn_def):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            stores[node.id] = stores.get(node.id, 0) + 1
+    nones = {t.id for node in gast.walk(fn_def) if isinstance(node, gast.Assign) and isinstance(node.value, gast.Constant)
+             and node.value.value is None for t in node.targets if isinstance(t, gast.Name)}
+    nones |= {a.id for a in fn_def.args.args}
+    picked = {}
+    for node in gast.walk(fn_def):
+        if isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], gast.Name) \
+                and stores.get(node.targets[0].id) == 1 and isinstance(node.value, gast.Call) \
+                and _is(node.value.func, namespace, runtime.sequence_gradient) and len(node.value.args) == 3 \
+                and isinstance(node.value.args[2], gast.Constant) and type(node.value.args[2].value) is int:
+            given = node.value.args[0]
+            if isinstance(given, gast.Name) and given.id not in nones or isinstance(given, (gast.BinOp, gast.Call)):
+                picked[node.targets[0].id] = node.value.args[2].value
+    _ConstantTests(namespace, picked).visit(fn_def)
+    constants = {}
+    for node in gast.walk(fn_def):
+        if isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], gast.Name) \
+                and stores.get(node.targets[0].id) == 1 and isinstance(node.value, gast.Constant) \
+                and type(node.value.value) is bool:
+            constants[node.targets[0].id] = node.value.value
+    fn_def.body = _taken(fn_def.body, constants) or [compat.make("Pass")]
+
+
+class _ConstantTests(gast.NodeTransformer):
+    def __init__(self, namespace, picked):
+        self.namespace, self.picked = namespace, picked
+
+    def visit_Compare(self, node):
+        self.generic_visit(node)
+        if not (len(node.ops) == 1 and isinstance(node.ops[0], (gast.Is, gast.IsNot))
+                and isinstance(node.comparators[0], gast.Constant) and node.comparators[0].value is None):
+            return node
+        left = node.left
+        if isinstance(left, gast.Subscript) and isinstance(left.value, gast.Name) and left.value.id in self.picked \
+                and isinstance(left.slice, gast.Constant) and type(left.slice.value) is int:
+            is_none = left.slice.value != self.picked[left.value.id]
+            return compat.const(is_none if isinstance(node.ops[0], gast.Is) else not is_none)
+        return node
+
+    def visit_IfExp(self, node):
+        self.generic_visit(node)
+        node.test = self._decided(node.test)
+        if isinstance(node.test, gast.Constant) and type(node.test.value) is bool:
+            return node.body if node.test.value else node.orelse
+        if isinstance(node.body, gast.Constant) and isinstance(node.orelse, gast.Constant) \
+                and type(node.body.value) is type(node.orelse.value) and node.body.value == node.orelse.value \
+                and self._pure(node.test):
+            return node.body
+        return node
+
+    def visit_If(self, node):
+        self.generic_visit(node)
+        node.test = self._decided(node.test)
+        return node
+
+    def _decided(self, test):
+        """``x and False`` as False, ``x or True`` as True, where ``test`` is a test (only its truth is read)."""
+        if not isinstance(test, gast.BoolOp):
+            return test
+        decides = isinstance(test.op, gast.Or)  # the constant that decides: True for or, False for and
+        if any(isinstance(v, gast.Constant) and v.value is decides for v in test.values) \
+                and all(self._pure(v) for v in test.values):
+            return compat.const(decides)
+        return test
+
+    def _pure(self, node) -> bool:
+        """Whether evaluating ``node`` has no effect: it calls only numpy's functions and the shape helpers."""
+        for n in gast.walk(node):
+            if isinstance(n, gast.Call) and not (_of_numpy(n.func, self.namespace) or any(
+                    _is(n.func, self.namespace, f) for f in (runtime.ndim, runtime.shape, runtime.size))):
+                return False
+        return True
+
+
+def _taken(stmts, constants) -> list:
+    """``stmts`` with each ``if`` whose test is a constant (or a name bound once to one) replaced by its branch."""
+    out: list = []
+    for stmt in stmts:
+        for field in ("body", "orelse"):
+            inner = getattr(stmt, field, None)
+            if inner:
+                setattr(stmt, field, _taken(inner, constants) or [keep_origin(stmt, compat.make("Pass"))])
+        if isinstance(stmt, gast.If):
+            test = stmt.test
+            value = test.value if isinstance(test, gast.Constant) and type(test.value) is bool else \
+                constants.get(test.id) if isinstance(test, gast.Name) else None
+            if value is not None:
+                out += [s for s in (stmt.body if value else stmt.orelse) if not isinstance(s, gast.Pass)]
+                continue
+        out.append(stmt)
+    return out
 
 
 def _without_empty_checks(stmts, namespace) -> list:
@@ -330,7 +520,7 @@ def _zeros_shaped(stmts, zeros, namespace) -> None:
             _zeros_shaped(getattr(stmt, field, None) or [], zeros, namespace)
 
 
-def _zeros_when_skipped(stmt, namespace) -> None:
+def _zeros_when_skipped(stmt, namespace, adjoints) -> None:
     """``da = zeros_like_gradient(a)`` for ``da = 0.0`` in ``if is_zero(g): ... else: da = unbroadcast(e, shape(a))``.
 
     A callee's backward function skips its rules when the gradient it is
@@ -338,7 +528,11 @@ def _zeros_when_skipped(stmt, namespace) -> None:
     would have made; Numba needs one type per variable.  Where the rule
     makes the gradient ``unbroadcast(e, shape(a))``, which has ``a``'s shape,
     zeros of that shape are the same start: added to or multiplied with what
-    follows, 0.0 and zeros give the same numbers.
+    follows, 0.0 and zeros give the same numbers.  In the entry, whose
+    adjoint names are known (``adjoints``: adjoint -> value), the gradient
+    of a value has its shape wherever the rule made it (the rule of ``a @
+    b`` of matrices makes ``g @ T(b)`` without an ``unbroadcast``): zeros of
+    that value there too.
     """
     test = stmt.test
     if not (isinstance(test, gast.Call) and _is(test.func, namespace, runtime.is_zero)):
@@ -347,11 +541,14 @@ def _zeros_when_skipped(stmt, namespace) -> None:
     for other in stmt.orelse:
         value = getattr(other, "value", None)
         if isinstance(other, gast.Assign) and len(other.targets) == 1 and isinstance(other.targets[0], gast.Name) \
-                and isinstance(value, gast.Call) and any(_is(value.func, namespace, u) for u in _UNBROADCASTS) \
-                and len(value.args) == 2 and isinstance(value.args[1], gast.Call) \
+                and isinstance(value, gast.Call) and any(_is(value.func, namespace, u) for u in _SHAPED) \
+                and len(value.args) in (2, 3) and isinstance(value.args[1], gast.Call) \
                 and _is(value.args[1].func, namespace, runtime.shape) and len(value.args[1].args) == 1 \
                 and isinstance(value.args[1].args[0], gast.Name):
             shaped[other.targets[0].id] = value.args[1].args[0].id
+        elif isinstance(other, gast.Assign) and len(other.targets) == 1 and isinstance(other.targets[0], gast.Name) \
+                and other.targets[0].id in adjoints:
+            shaped.setdefault(other.targets[0].id, adjoints[other.targets[0].id])
     helper = None
     for zero in stmt.body:
         if isinstance(zero, gast.Assign) and len(zero.targets) == 1 and isinstance(zero.targets[0], gast.Name) \
@@ -362,6 +559,8 @@ def _zeros_when_skipped(stmt, namespace) -> None:
 
 
 _UNBROADCASTS = (runtime.unbroadcast, rules.unbroadcast, _support.unbroadcast)
+#: helpers whose result has the shape their second argument gives (``scatter(g, shape(y), i)``: a gradient of y)
+_SHAPED = _UNBROADCASTS + (_extra.scatter,)
 
 
 def zeros_like_gradient(x):
@@ -445,7 +644,7 @@ def _positional(args) -> None:
     args.kwonlyargs, args.kw_defaults = [], []
 
 
-def _block(stmts, namespace) -> list:
+def _block(stmts, namespace, adjoints) -> list:
     out: list = []
     stmts = list(stmts)
     for position, stmt in enumerate(stmts):
@@ -453,18 +652,18 @@ def _block(stmts, namespace) -> list:
             continue
         looped = _loop_after(stmts[position + 1] if position + 1 < len(stmts) else None, stmt, namespace)
         if looped is not None:
-            out += _block(looped, namespace)  # the loop as written; the next statement (its If) is skipped
+            out += _block(looped, namespace, adjoints)  # the loop as written; the next statement (its If) is skipped
             continue
         if isinstance(stmt, gast.For):
             stmt.iter = _counting_down(stmt.iter, namespace) or stmt.iter
         if isinstance(stmt, (gast.If, gast.While)):
             stmt.test = _without_type_test(stmt.test, namespace)
         if isinstance(stmt, gast.If):
-            _zeros_when_skipped(stmt, namespace)
+            _zeros_when_skipped(stmt, namespace, adjoints)
         for field in ("body", "orelse"):
             inner = getattr(stmt, field, None)
             if inner:
-                setattr(stmt, field, _block(inner, namespace) or [keep_origin(stmt, compat.make("Pass"))])
+                setattr(stmt, field, _block(inner, namespace, adjoints) or [keep_origin(stmt, compat.make("Pass"))])
         out.append(stmt)
     return out
 

@@ -45,6 +45,16 @@ def chosen(condition, a, b):
     return np.where(condition, a, b)
 
 
+def stacked(items):
+    """``np.stack(items)``."""
+    return np.stack(items)
+
+
+def expanded(x, axis):
+    """``np.expand_dims(x, axis)``."""
+    return np.expand_dims(x, axis)
+
+
 def rolled(x, shift, axis):
     """``np.roll(x, shift, axis)``."""
     return np.roll(x, shift, axis)
@@ -59,6 +69,8 @@ def helper_call(node, resolve, bound):
         target = resolve(node.func)
         squeeze, reshape, roll = target is np.squeeze, target is np.reshape, target is np.roll
         where = target is np.where
+        expand = target is np.expand_dims
+        stack = target is np.stack
     except TypeError:  # an object whose comparison is not a bool
         return None
     keywords = {k.arg: k.value for k in node.keywords}
@@ -72,6 +84,11 @@ def helper_call(node, resolve, bound):
         if type(_constant(axis)) is not int:
             return None  # several axes, or one known only when the code runs: Numba refuses np.roll at the line
         return compat.call(compat.name(bound(rolled)), [compat.clone(a) for a in node.args[:2]] + [compat.clone(axis)])
+    if expand and len(node.args) == 2 and not keywords and isinstance(_constant(node.args[1]), tuple) \
+            and _is_axis(_constant(node.args[1])):
+        return compat.call(compat.name(bound(expanded)), [compat.clone(a) for a in node.args])
+    if stack and len(node.args) == 1 and not keywords:  # Numba's np.stack takes no list
+        return compat.call(compat.name(bound(stacked)), [compat.clone(node.args[0])])
     if reshape and len(node.args) == 2 and not keywords:
         return compat.call(compat.name(bound(reshaped)), [compat.clone(a) for a in node.args])
     if where and len(node.args) == 3 and not keywords:
@@ -133,6 +150,20 @@ def register(numba, overload, types, literal_axes) -> None:
                 return out
             return number
 
+
+    @overload(expanded, prefer_literal=True)
+    def _expanded(x, axis):  # several axes at once (Numba's np.expand_dims takes one), of an array or a number
+        rank = (x.ndim if isinstance(x, types.Array) else 0) + (len(axis) if isinstance(axis, types.BaseTuple) else 1)
+        axes = literal_axes(axis, rank, types)
+        if axes is None or not isinstance(axis, types.BaseTuple) or len(axes) != len(axis):
+            return None
+        if isinstance(x, (types.Float, types.Complex, types.Integer)):
+            return _function(f"def expand(x, axis):\n    return np.full(({'1, ' * rank}), x)\n", "expand")
+        if not isinstance(x, types.Array):
+            return None
+        old = iter(range(x.ndim))
+        shape = ", ".join("1" if i in axes else f"x.shape[{next(old)}]" for i in range(rank))
+        return _function(f"def expand(x, axis):\n    return np.ascontiguousarray(x).reshape(({shape},))\n", "expand")
 
     @overload(chosen)
     def _chosen(condition, a, b):

@@ -38,8 +38,11 @@ UNKNOWN = (None, False)
 
 _REDUCTIONS = {np.sum, np.mean, np.max, np.min, np.amax, np.amin, np.prod, np.var, np.std}
 _INTEGER_UFUNCS = {np.add, np.subtract, np.multiply}
-#: the array makers whose rank is the number of integers in their shape (any dtype)
-_MAKERS = (np.zeros, np.ones, np.empty)
+#: functions that make a new array of the shape their first argument (or ``shape=``) gives, with the keywords that
+#: leave it so (any dtype); np.eye and np.identity make a matrix
+_MADE = {np.zeros: {"dtype", "order", "shape"}, np.ones: {"dtype", "order", "shape"},
+         np.empty: {"dtype", "order", "shape"}, np.full: {"fill_value", "dtype", "order", "shape"},
+         np.eye: {"M", "k", "dtype", "order"}, np.identity: {"dtype"}}
 
 
 class Ranks:
@@ -62,6 +65,14 @@ class Ranks:
                     if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                         self.value[node.id] = UNKNOWN
         ops = list(walk_ops(body))
+        binders: dict = {}
+        for op in ops:
+            for target in op.targets:
+                binders.setdefault(target, []).append(op)
+        #: names only ever bound to ``x.shape``: a tuple of Python ints
+        self.shapes = {name for name, found in binders.items() if name in self.locals and all(
+            op.kind == "nondiff" and len(op.targets) == 1 and isinstance(op.expr, gast.Attribute)
+            and op.expr.attr == "shape" for op in found)}
         changed = True
         while changed:
             changed = False
@@ -127,11 +138,16 @@ class Ranks:
             return self._atom(op.expr)
         if op.fn is len and len(op.args) == 1 and not op.kwargs:
             return (0, True)  # len() gives a Python int, or raises
-        if op.fn in _MAKERS and len(op.args) == 1 and set(op.kwargs) <= {"dtype"}:
-            return self._made(op.args[0])
+        made = next((keywords for fn, keywords in _MADE.items() if op.fn is fn), None)
+        if made is not None and set(op.kwargs) <= made:
+            return self._made(op)
         if op.kind != "prim":
             return UNKNOWN
         fn = op.fn
+        if fn is rules.getitem and len(op.args) == 2 and isinstance(op.args[0], gast.Name) \
+                and op.args[0].id in self.shapes and isinstance(op.args[1], gast.Constant) \
+                and type(op.args[1].value) is int:
+            return (0, True)  # a length: x.shape[0]
         if fn is rules.getitem and len(op.args) == 2 and not op.kwargs:
             return self._item(*op.args)
         if fn is rules.setitem and len(op.args) == 3 and not op.kwargs:  # a copy of a with a[i] = v
@@ -153,11 +169,15 @@ class Ranks:
             a, b = ranks
             if a == 0 or b == 0:
                 return UNKNOWN  # an error when it runs
-            return (max(a, b) - (a == 1) - (b == 1), False)
+            return (0 if a == b == 1 else max(a, b) - (a == 1) - (b == 1), False)  # vector @ vector: a number
         if fn in _REDUCTIONS and len(args) == 1:
             return _reduced(ranks[0], op.kwargs)
         if fn is np.transpose and len(args) == 1 and not op.kwargs:
             return (ranks[0], False)
+        if fn is np.linalg.inv and len(args) == 1 and not op.kwargs and ranks[0] >= 2:
+            return (ranks[0], False)
+        if fn is np.linalg.solve and len(args) == 2 and not op.kwargs and ranks[0] == 2 and ranks[1] in (1, 2):
+            return (ranks[1], False)  # one system: b's rank (numpy 2 reads a 1-d b as a vector)
         return UNKNOWN
 
     def _item(self, array, index):
@@ -170,8 +190,19 @@ class Ranks:
             return UNKNOWN
         return (base[0] - drops, base[1] and base[0] > 0)  # an item of an array of integers: an integer
 
-    def _made(self, shape):
-        """(rank, int) of ``np.zeros(shape)`` (``np.ones``, ``np.empty``): one axis per integer of the shape."""
+    def _made(self, op):
+        """(rank, int) of a new array (``np.zeros(n)``, ``np.ones((n, m))``, ``np.full``, ``np.eye(n)``): one axis
+        per integer of its shape; a matrix for np.eye and np.identity."""
+        if op.fn is np.eye or op.fn is np.identity:
+            return (2, False) if 1 <= len(op.args) <= (1 if op.fn is np.identity else 3) else UNKNOWN
+        if "shape" in op.kwargs:
+            if op.args:
+                return UNKNOWN  # the shape given twice: a TypeError when it runs
+            shape = op.kwargs["shape"]
+        elif 1 <= len(op.args) <= (2 if op.fn is np.full else 1):
+            shape = op.args[0]
+        else:
+            return UNKNOWN
         if isinstance(shape, gast.Tuple):
             parts = [self._atom(e) for e in shape.elts]
             if None in parts:
