@@ -211,7 +211,7 @@ def test_source_is_the_adjoint_that_ran_last_and_sources_has_each():
     assert g.sources == {"any": general, "a 2-d float W and a 2-d float x": matrices,
                          "a 2-d float W and a 1-d float x": g.sources["a 2-d float W and a 1-d float x"]}
     g(normal(3, 2), np.ones((5, 3), int))  # an unused ** of integers is computed (test_real_floats_in_the_signature)
-        assert "for a 2-d float W and a 2-d integer x" in g.source and "floats(" in g.source
+    assert "for a 2-d float W and a 2-d integer x" in g.source and "floats(" in g.source
 
 
 def made_and_solved(q, x, F):
