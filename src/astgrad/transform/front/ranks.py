@@ -43,6 +43,8 @@ _INTEGER_UFUNCS = {np.add, np.subtract, np.multiply}
 _MADE = {np.zeros: {"dtype", "order", "shape"}, np.ones: {"dtype", "order", "shape"},
          np.empty: {"dtype", "order", "shape"}, np.full: {"fill_value", "dtype", "order", "shape"},
          np.eye: {"M", "k", "dtype", "order"}, np.identity: {"dtype"}}
+#: the array makers whose one argument is their shape (passes/fixed_shapes.py reads that shape's value)
+_MAKERS = (np.zeros, np.ones, np.empty)
 
 
 class Ranks:
