@@ -5,6 +5,11 @@ operation was called with and, when the rule reads it, the output.  Tensors
 the rule only inspects for ``shape``/``dtype`` are kept as metadata, so
 freeing the graph after ``backward()`` drops the arrays themselves and only
 nodes whose rules read saved values refuse a second backward, as in PyTorch.
+
+Long: a node's making (``attach_node``), its backward (``apply``, with the
+paths of one and two operands spelled out, since every operation runs them)
+and its release read and write the same slots in the same layout; they stay
+in one module so that they change together.
 """
 
 from __future__ import annotations
@@ -169,10 +174,12 @@ class FunctionNode(Node):
             return
         args = self._args = list(self._args)
         for i, as_meta in dropped:
-            arg = args[i]
-            data = arg._data if isinstance(arg, Tensor) else arg
-            if isinstance(data, np.ndarray):  # lists of arrays stay: rules index into them
-                args[i] = meta_of(data) if as_meta else None
+            data = args[i]
+            if isinstance(data, Tensor):
+                data = data._data
+            elif not isinstance(data, np.ndarray):  # numbers stay, and lists of arrays: rules index into them
+                continue
+            args[i] = meta_of(data) if as_meta else None
 
     def _check_saved(self) -> None:
         if self._freed and self._needs_saved:
