@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import builtins
 import operator
+from typing import NoReturn
 
 import numpy as np
 
@@ -48,7 +49,7 @@ class Unbatchable(ValueError):
     """A call ``vmap`` has no batched form for (raised where only the run tells)."""
 
 
-def unbatchable(reason):
+def unbatchable(reason) -> NoReturn:
     """What a rule returns for a case it cannot batch: refused at transform time where the transformer sees it."""
     raise Unbatchable(f"astgrad.vmap: {reason}")
 
