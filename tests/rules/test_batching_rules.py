@@ -87,15 +87,13 @@ GRADIENT_REFUSED = {
     # stack, isinstance on a batched value, a branch on a batched test around a loop
     "binary_cross_entropy_with_logits", "binary_cross_entropy_with_logits-none",
     "binary_cross_entropy_with_logits-weighted_sum", "bincount-called", "block", "block-promoted",
-    "block-two_by_two", "broadcast_arrays", "broadcast_arrays-three", "column_stack", "convolution",
-    "cumulative_prod-axis0", "cov-fweights", "cov-weights", "corrcoef", "corrcoef-columns_y",
-    "cumulative_prod-initial", "divmod", "divmod-bcast_negative", "dsplit", "dstack", "eigh_values", "eigh_vectors",
+    "block-two_by_two", "broadcast_arrays", "broadcast_arrays-three", "convolution", "cov-fweights", "corrcoef", "corrcoef-columns_y", "divmod", "divmod-bcast_negative", "dsplit", "eigh_values", "eigh_vectors",
     "frexp", "frexp_mantissa", "geomspace", "geomspace-negative_axis", "gradient", "gradient-2d", "gradient-axis",
     "gradient-spacings", "hsplit", "huber_loss", "huber_loss-delta_none", "interp", "interp-left_right",
     "interp-number", "linspace-axis1", "logspace", "logspace-base_axis1", "median", "median-axes_keepdims",
     "median-even_axis1", "meshgrid", "meshgrid-ij", "meshgrid-sparse", "meshgrid-xy3", "modf", "module.array",
     "module.array-copy", "module.array-numbers", "module.asarray", "nanmedian", "nanmedian-axis0", "nanpercentile",
-    "nanquantile", "pad", "partition", "partition-axis0", "percentile", "polyadd", "polyder", "polyder-third",
+    "nanquantile", "partition", "partition-axis0", "percentile", "polyadd", "polyder", "polyder-third",
     "polyint", "polyint-one_k", "polyint-twice_k", "polymul", "polysub", "polyval", "polyval-constant", "quantile",
     "quantile-axes_keepdims", "quantile-many_q", "row_stack", "select", "smooth_l1_loss", "smooth_l1_loss-beta_sum",
     "smooth_l1_loss-l1", "sort_complex", "trapezoid", "trapezoid-dx", "trapezoid-x", "trapezoid-x_2d",
@@ -113,23 +111,18 @@ GRADIENT_REFUSED = {
     "irfft2", "irfftn", "fftshift", "diagonal-offset", "hfft", "hfft-odd_ortho", "ihfft", "ihfft-padded_ortho",
 }
 # scipy's entries (rules/batching_scipy_*.py), for the same kinds of reason in their reverse rules' code, and: a
-# function held in a parameter and called (the location-scale families, sqrtm, logm), a generator expression
-# (convolve, correlate), an if binding a name on one branch (dirichlet), an expression statement (lu_solve)
+# function held in a parameter and called (the location-scale families, sqrtm, logm), an if binding a name on one
+# branch (dirichlet), an expression statement (lu_solve)
 GRADIENT_REFUSED |= {f"scipy:{name}" for name in (
     "det", "expm", "sqrtm", "logm", "cho_factor", "cho_factor-lower", "cho_solve-through_factor",
     "cho_solve-through_lower_factor", "lu_factor", "lu_solve", "lu_solve-transposed", "lu_solve-through_factor",
     "lu_solve-through_factor_transposed", "lu", "lu-permute_l", "lu-p_indices", "lu-upper_only", "eigh-values", "eigh",
     "eigh-upper", "eigvalsh", "eigvalsh-upper", "svd-tall", "svd-wide", "svd-square_full", "svd-values", "svdvals",
-    "dirichlet.logpdf", "dirichlet.logpdf-alpha", "dirichlet.pdf",
-    "convolve-fft")}
-GRADIENT_REFUSED |= {f"scipy:{fn}-{mode}{shapes}" for fn in ("convolve", "correlate") for mode in ("full", "same", "valid")
-                     for shapes in ("", "_shorter_first", "_2d", "_2d_shorter_first")}
+    "dirichlet.logpdf", "dirichlet.logpdf-alpha", "dirichlet.pdf")}
 
-#: cases where vmap(grad(f)) raises another error: the comprehension of a reverse rule over zip(...), which the
-#: front end lowers with len() (an error, never a number)
-GRADIENT_RAISES: dict = {"kron": TypeError, "kron-1d": TypeError,
-                         # the reverse rule's axes, a tuple the batched code reads as an array index
-                         "layer_norm": TypeError, "layer_norm-plain": TypeError}
+#: cases where vmap(grad(f)) raises another error (an error, never a number): the reverse rule's axes, a tuple the
+#: batched code reads as an array index
+GRADIENT_RAISES: dict = {"layer_norm": TypeError, "layer_norm-plain": TypeError}
 
 
 def _source(index, case, args, diff):
