@@ -87,7 +87,8 @@ GRADIENT_REFUSED = {
     # stack, isinstance on a batched value, a branch on a batched test around a loop
     "binary_cross_entropy_with_logits", "binary_cross_entropy_with_logits-none",
     "binary_cross_entropy_with_logits-weighted_sum", "bincount-called", "block", "block-promoted",
-    "block-two_by_two", "broadcast_arrays", "broadcast_arrays-three", "convolution", "cov-fweights", "corrcoef", "corrcoef-columns_y", "divmod", "divmod-bcast_negative", "dsplit", "eigh_values", "eigh_vectors",
+    "block-two_by_two", "broadcast_arrays", "broadcast_arrays-three", "convolution", "cov-fweights", "corrcoef",
+    "corrcoef-columns_y", "divmod", "divmod-bcast_negative", "dsplit", "eigh_values", "eigh_vectors",
     "frexp", "frexp_mantissa", "geomspace", "geomspace-negative_axis", "gradient", "gradient-2d", "gradient-axis",
     "gradient-spacings", "hsplit", "huber_loss", "huber_loss-delta_none", "interp", "interp-left_right",
     "interp-number", "linspace-axis1", "logspace", "logspace-base_axis1", "median", "median-axes_keepdims",

@@ -216,9 +216,12 @@ def dstack_batched(bdims, tup):
     return np.concatenate([examples_at_least_3d(np.asarray(x)) for x in tup], axis=3)
 
 
-@defbatch(np.row_stack)
 def row_stack_batched(bdims, tup):  # np.vstack's: each example's parts with at least two axes, joined
     return np.concatenate([aligned(np.asarray(x), 2) for x in tup], axis=1)
+
+
+if hasattr(np, "row_stack"):  # numpy's deprecated alias of vstack, gone from numpy 2.5 (rules/shapes.py)
+    defbatch(np.row_stack, row_stack_batched)
 
 
 @defbatch(np.block)
@@ -232,7 +235,7 @@ def block_batched(bdims, arrays):
     return np.concatenate([aligned(x, rank) for x in parts], axis=-1)
 
 
-JOINS.update({np.column_stack, np.dstack, np.row_stack, np.block})
+JOINS.update({np.column_stack, np.dstack, np.block} | ({np.row_stack} if hasattr(np, "row_stack") else set()))
 
 
 @defbatch(np.append)
