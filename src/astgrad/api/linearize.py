@@ -124,15 +124,31 @@ class _NotCutHere:
 _END = object()
 
 
-class Linearization(GeneratedCallable):
+class _TangentMap(GeneratedCallable):
+    """What both forms of ``jvp_fn`` share: f's names, the repr, and one tangent per primal."""
+
+    def __init__(self, f, primals):
+        self.__wrapped__ = f
+        self.__name__ = f"linearized_{getattr(f, '__name__', 'f')}"
+        self.__qualname__ = f"linearize({getattr(f, '__qualname__', f)})"
+        self._primals = primals
+
+    def __repr__(self):
+        return f"<astgrad.{self.__qualname__}: the tangent map at one point>"
+
+    def _count(self, tangents) -> None:
+        if len(tangents) != len(self._primals):
+            raise TypeError(f"{self.__qualname__} takes one tangent per primal ({len(self._primals)}); it was "
+                            f"given {len(tangents)}")
+
+
+class Linearization(_TangentMap):
     """``jvp_fn(*tangents)``: the tangent half of f's generated jvp, reading the values its primal half recorded
     when ``linearize`` ran it."""
 
     def __init__(self, f, generated, record, primals, names, has_aux, outside):
-        self.__wrapped__ = f
-        self.__name__ = f"linearized_{getattr(f, '__name__', 'f')}"
-        self.__qualname__ = f"linearize({getattr(f, '__qualname__', f)})"
-        self._generated, self._record, self._primals, self._names = generated, record, primals, names
+        super().__init__(f, primals)
+        self._generated, self._record, self._names = generated, record, names
         self._tangent = generated.namespace[generated.backward]
         self._aux, self._outside = has_aux, outside
         self._held = _array_ids(record) | _array_ids(list(primals))
@@ -141,13 +157,8 @@ class Linearization(GeneratedCallable):
     def source(self) -> str:
         return self._generated.source
 
-    def __repr__(self):
-        return f"<astgrad.{self.__qualname__}: the tangent map at one point>"
-
     def __call__(self, *tangents):
-        if len(tangents) != len(self._primals):
-            raise TypeError(f"{self.__qualname__} takes one tangent per primal ({len(self._primals)}); it was "
-                            f"given {len(tangents)}")
+        self._count(tangents)
         tangents = tuple(_forward_tangent(name, p, _unwrap(t)) for name, p, t in zip(self._names, self._primals, tangents))
         _unchanged(self._outside, self.__wrapped__, "linearize")
         taken = iter(self._record)
@@ -177,25 +188,18 @@ def _own(value, held):
     return value
 
 
-class Linearized(GeneratedCallable):
+class Linearized(_TangentMap):
     """``jvp_fn(*tangents)`` where the cut does not model f: f's generated jvp run at the primals at each call."""
 
     def __init__(self, f, product, primals, has_aux):
-        self.__wrapped__ = f
-        self.__name__ = f"linearized_{getattr(f, '__name__', 'f')}"
-        self.__qualname__ = f"linearize({getattr(f, '__qualname__', f)})"
-        self._product, self._primals, self._aux = product, primals, has_aux
+        super().__init__(f, primals)
+        self._product, self._aux = product, has_aux
 
     @property
     def source(self) -> str:
         return self._product.source
 
-    def __repr__(self):
-        return f"<astgrad.{self.__qualname__}: the tangent map at one point>"
-
     def __call__(self, *tangents):
-        if len(tangents) != len(self._primals):
-            raise TypeError(f"{self.__qualname__} takes one tangent per primal ({len(self._primals)}); it was "
-                            f"given {len(tangents)}")
+        self._count(tangents)
         _, tangent = self._product(*copied(self._primals), tuple(_unwrap(t) for t in tangents))
         return tangent[0] if self._aux else tangent

@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from ._extra import eigh_values, eigh_vectors, logabsdet, slogdet_sign, vector_norm
+from ._extra import vector_norm
 from ._registry import defbatch
 from .batching import aligned, aligned_operands, every_axis, unbatchable
 from .batching_shapes import batch_size as batch_size_of, example_axes, example_axis, example_rank, settings_batched
@@ -352,34 +352,6 @@ def allclose_batched(bdims, a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     a, b = aligned_operands(bdims[:2], a, b)
     close = np.isclose(a, b, rtol, atol, equal_nan)
     return np.all(close, axis=every_axis(np.ndim(close)))
-
-
-# -- linear algebra helpers of the table (one matrix per example: numpy's stacks) ---------------------
-
-def _matrices(a, what):
-    if np.ndim(a) < 3:
-        unbatchable(f"{what} of an example of fewer than two axes, which numpy refuses")
-    return a
-
-
-@defbatch(slogdet_sign)
-def slogdet_sign_batched(bdims, a):
-    return slogdet_sign(_matrices(a, "np.linalg.slogdet"))
-
-
-@defbatch(logabsdet)
-def logabsdet_batched(bdims, a):
-    return logabsdet(_matrices(a, "np.linalg.slogdet"))
-
-
-@defbatch(eigh_values)
-def eigh_values_batched(bdims, a, UPLO="L"):
-    return eigh_values(_matrices(a, "np.linalg.eigh"), UPLO)
-
-
-@defbatch(eigh_vectors)
-def eigh_vectors_batched(bdims, a, UPLO="L"):
-    return eigh_vectors(_matrices(a, "np.linalg.eigh"), UPLO)
 
 
 # -- covariance --------------------------------------------------------------------------------
