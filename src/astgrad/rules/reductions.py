@@ -155,8 +155,8 @@ def trace(g, ans, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
 @defvjp(np.diff)
 def diff(g, ans, a, n=1, axis=-1, *, prepend=None, append=None):
     """``prepend`` and ``append`` are constants here: keyword-only, so a differentiated one is refused."""
-    widths = [(0, 0)] * np.ndim(a)
-    widths[axis] = (1, 1)
+    along = axis % np.ndim(a)  # built whole, not written into: a rule's code is differentiated again (hessians)
+    widths = [(1, 1) if k == along else (0, 0) for k in range(np.ndim(a))]
     for _ in range(n):
         g = -np.diff(np.pad(g, widths), axis=axis)
     # g is the gradient of prepend, a and append joined along axis (a number joins as one slice)
