@@ -34,6 +34,7 @@ from . import array_api, polynomials, statistics, two_outputs  # noqa: F401  (re
 from . import batching, batching_products, batching_shared  # noqa: F401  (registers the batching rules, after the entries they join)
 from . import batching_elementwise, batching_shapes, batching_reductions, batching_sequences, batching_layers  # noqa: F401
 from . import batching_fourier, batching_linalg  # noqa: F401  (numpy.linalg's and numpy.fft's batching rules)
+from . import batching_python, batching_selection  # noqa: F401  (math's and the builtins'; np.unique's refusals)
 from .losses import (
     binary_cross_entropy, binary_cross_entropy_with_logits, embedding, huber_loss, layer_norm, leaky_relu, linear, nll_loss,
     smooth_l1_loss,
