@@ -29,6 +29,7 @@ from astgrad.rules.sliding_windows import max_pool_indices
 from .samples import CASES, case_id
 from .test_table import draw, outputs
 from .test_table_generated import parameters
+from .test_batching_helpers import HELPERS_CHECKED, REFUSED_CHECKED
 
 EXAMPLES = 3
 
@@ -42,8 +43,11 @@ GRADIENT_SAMPLE = {"sum-axis1", "matmul-batched_mv", "getitem", "reshape", "solv
 
 
 def _id(case):
-    """The case's id, with ``scipy:`` in front for scipy's entries (scipy.linalg.det's cases beside numpy's)."""
-    return ("scipy:" if find(case.entry).name.startswith("scipy.") else "") + case_id(case)
+    """The case's id, with ``scipy:`` in front for scipy's entries (scipy.linalg.det's cases beside numpy's), and
+    ``sequences:`` for the list helpers' (``items + [item]`` beside ``np.append``)."""
+    name = find(case.entry).name
+    return ("scipy:" if name.startswith("scipy.") else "sequences:" if name.startswith("astgrad.rules.sequences.")
+            else "") + case_id(case)
 
 
 def _sampled(indices, default):
@@ -63,7 +67,10 @@ VALUE_REFUSED = {"svd-values": "compute_uv=False returns one array where the rul
                  "gradient-spacings": "np.gradient along two axes returns a list (the rule gives one array)",
                  "qr-r": "mode='r' returns one array where the rule returns two (np.linalg.qr(a)[1])",
                  "scipy:svd-values": "compute_uv=False returns one array where the rule returns three (svdvals)",
-                 "scipy:eigh-values": "eigvals_only=True returns one array where the rule returns two (eigvalsh)"}
+                 "scipy:eigh-values": "eigvals_only=True returns one array where the rule returns two (eigvalsh)",
+                 "unique": "each example decides the length of its result (rules/batching_selection.py)",
+                 "unique-axis0": "each example decides the length of its result",
+                 "unique-counts": "each example decides the length of its result"}
 
 #: cases where vmap(grad(f)) refuses the code grad(f) generates, at its line (TransformError) or when it runs
 #: (Unbatchable): what the batching sweep does not yet batch in generated code, not the entry's batching rule,
@@ -120,6 +127,14 @@ GRADIENT_REFUSED |= {f"scipy:{name}" for name in (
     "lu_solve-through_factor_transposed", "lu", "lu-permute_l", "lu-p_indices", "lu-upper_only", "eigh-values", "eigh",
     "eigh-upper", "eigvalsh", "eigvalsh-upper", "svd-tall", "svd-wide", "svd-square_full", "svd-values", "svdvals",
     "dirichlet.logpdf", "dirichlet.logpdf-alpha", "dirichlet.pdf")}
+# Python's own and the selection entries (rules/batching_python.py, batching_selection.py): the builtins' reverse
+# rules take their items through *args and test isinstance; a list's gradient item by item (append); np.unique's
+# value is refused (VALUE_REFUSED); np.histogram's gradient reads np.histogram_bin_edges, which has no rule, and
+# searchsorted in each example's own edges
+GRADIENT_REFUSED |= {"sequences:append", "module.sum-builtin", "module.sum-builtin_array", "module.max-builtin",
+                     "module.max-builtin_array", "module.min-builtin", "module.min-builtin_array", "unique",
+                     "unique-axis0", "unique-counts", "histogram", "histogram-density", "histogram-edges",
+                     "histogram_counts", "histogram_edges"}
 
 #: cases where vmap(grad(f)) raises another error (an error, never a number): the reverse rule's axes, a tuple the
 #: batched code reads as an array index
@@ -261,7 +276,7 @@ NOT_SAMPLED = {vmap_at_vjp, np.iscomplexobj, np.isrealobj, np.any, np.all, np.is
                np.allclose, np.array_equal, np.count_nonzero, np.digitize, np.searchsorted, np.result_type, np.equal,
                np.not_equal, np.greater, np.greater_equal, np.less, np.less_equal, np.logical_and, np.logical_or,
                np.logical_xor, np.logical_not, np.bitwise_and, np.bitwise_or, np.invert, np.floor_divide, np.isfinite,
-               np.isinf, np.isnan, safe_targets, max_pool_indices}
+               np.isinf, np.isnan, safe_targets, max_pool_indices} | HELPERS_CHECKED | REFUSED_CHECKED
 
 
 def test_every_batching_rule_is_checked_against_a_loop():

@@ -20,7 +20,8 @@ import weakref
 import numpy as np
 
 from . import compose as _compose, gradient
-from ..rules import defjvp, defvjp
+from ..rules import defbatch, defjvp, defvjp
+from ..rules.batching import Unbatchable
 
 #: gradient object -> {(row, column): hessian block as v -> H[row, column] v}
 _BLOCKS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -109,6 +110,17 @@ def gradient_at_jvp(t, ans, gradient, *args, argnum):
 
 
 defjvp(gradient_at, None, rest=gradient_at_jvp)
+
+
+@defbatch(gradient_at)
+def gradient_at_batched(bdims, gradient, *args):
+    """Each example's gradient, the call ``gradient(*args)`` inside a function vmap batches: the per-example
+    gradients of ``vmap(gradient)`` (its generated code batched), one array per example."""
+    if not gradient._single:
+        raise Unbatchable("astgrad.vmap: a gradient with respect to several arguments (a tuple of gradients per "
+                          "example) called inside a function vmap batches; take one gradient per argument")
+    from .batched import vmap  # the api imports this module
+    return vmap(gradient, in_axes=tuple(bdims[1:]))(*args)
 # generated code calls the rules themselves: a derivative through them would be a third one, not transformed
 gradient_at_vjp.__astgrad_internal__ = True  # type: ignore[attr-defined]
 gradient_at_jvp.__astgrad_internal__ = True  # type: ignore[attr-defined]

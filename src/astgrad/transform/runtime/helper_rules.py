@@ -28,6 +28,7 @@ from . import attributes, caller_state, checkpoints, checks, structural
 from . import outputs
 from .. import runtime
 from .attributes import attribute_gradient, attribute_tangent
+from . import batched_items
 from .batched_items import zero_examples, zero_tangents_of_examples
 from . import (T, broadcast_shape, getitem_gradient, gradient_tuple, is_zero, part, replacing_gradient,
                sequence_gradient, shape, split_last, unbroadcast, unpacked_gradient)
@@ -437,9 +438,13 @@ def cleaned_jvp(t, ans, mask, grad):
 
 @defbatch(structural.cleaned)
 def cleaned_batched(bdims, mask, grad):
-    # each example of grad cleaned where the mask every example shares says (a jvp batched over its tangents)
-    if bdims[0] is not None:
-        return batching.unbatchable("a structural zero mask that differs from example to example")
-    if mask is None or shape(grad)[1:] != mask.shape:
-        return grad
+    # each example of grad cleaned where its mask (each example's, or one every example shares) says
+    if mask is None or batched_items.none_examples(mask):
+        return grad if bdims[1] is not None else batching.broadcast_batch(grad, len(mask))
+    example = shape(grad)[1:] if bdims[1] is not None else shape(grad)
+    if (mask.shape[1:] if bdims[0] is not None else mask.shape) != example:
+        return grad if bdims[1] is not None else batching.broadcast_batch(grad, len(mask))
     return np.where(mask, np.zeros((), np.result_type(grad)), grad)
+
+
+from . import helper_batching  # noqa: E402,F401  (the batching rules of the helpers whose entries are made above)
