@@ -19,7 +19,7 @@ import types
 import numpy as np
 
 from .generated import GeneratedCallable
-from .gradient import GradientFunction, _composable, _freeze, _generated_inside, _gradients_of, _level
+from .gradient import GradientFunction, _composable, _generated_inside, _gradients_of, _level
 from .higher import HigherGradient
 from ..transform.front.locate import bind_now, own_signature
 from ..transform.pipeline import build, build_batched
@@ -80,11 +80,16 @@ class VmapFunction(GeneratedCallable):
             value = finish(value)
         out_axes = self._out_axes
         several = generated.returns_items or finish is not None and isinstance(value, tuple)
-        if isinstance(out_axes, tuple):  # one per item of the result
-            if not several or len(value) != len(out_axes):
-                raise ValueError(f"astgrad.vmap of {self.__astgrad_function__.__qualname__}: out_axes={out_axes!r} "
-                                 f"has one entry per item of a tuple or list result; the function returned "
-                                 f"{f'{len(value)} items' if several else 'one array'}")
+        if isinstance(out_axes, (tuple, dict)):  # one per item of the result
+            name = self.__astgrad_function__.__qualname__
+            if isinstance(out_axes, dict) or not several or len(value) != len(out_axes):
+                raise ValueError(f"astgrad.vmap of {name}: out_axes={out_axes!r} is not a tree prefix of the "
+                                 f"result: {_described(out_axes)} for "
+                                 f"{f'a {type(value).__name__} of {len(value)} arrays' if several else 'one array'}")
+            for k, axis in enumerate(out_axes):
+                if not isinstance(axis, int) and not _all_none(axis):
+                    raise ValueError(f"astgrad.vmap of {name}: out_axes={out_axes!r} is not a tree prefix of the "
+                                     f"result: out_axes[{k}] is {_described(axis)}, where the result holds an array")
             return type(value)(np.moveaxis(v, 0, axis) for v, axis in zip(value, out_axes))
         if out_axes == 0:
             return value
@@ -102,6 +107,8 @@ class VmapFunction(GeneratedCallable):
         batched: list[str] = []
         size = None
         for i, axis in enumerate(axes):
+            if i < len(names) and isinstance(axis, (tuple, dict)):
+                axis = _resolved(fn, names[i], arguments[names[i]], axis)
             if axis is None or isinstance(axis, tuple) and all(a is None for a in axis):
                 continue
             name = names[i]
@@ -247,27 +254,105 @@ def _items(bound, batched) -> tuple:
     return tuple(name for name in batched if isinstance(bound.arguments[name], (tuple, list)))
 
 
+def _tree_of_axes(tree, what, leaf=_axis_or_none):
+    """``tree`` (nested tuples, lists and dicts of axes) checked leaf by leaf, its lists made tuples."""
+    if isinstance(tree, (tuple, list)):
+        return tuple(_tree_of_axes(entry, what, leaf) for entry in tree)
+    if isinstance(tree, dict):
+        return {key: _tree_of_axes(entry, what, leaf) for key, entry in tree.items()}
+    return leaf(tree, what)
+
+
 def _in_axes(in_axes):
-    """``in_axes`` checked: an int or None, or a tuple of those per positional argument, where a tuple or list
-    argument's entry may be a tuple of ints and None, one per item."""
-    if not isinstance(in_axes, (tuple, list)):
-        return _axis_or_none(in_axes, "in_axes")
-    out = []
-    for entry in in_axes:
-        if isinstance(entry, (tuple, list)):
-            out.append(tuple(_axis_or_none(axis, "in_axes (an entry's items: one level)") for axis in entry))
-        else:
-            out.append(_axis_or_none(entry, "in_axes"))
-    return tuple(out)
+    """``in_axes`` checked: an int or None, or a tuple (list) of one entry per positional argument, where an
+    entry is itself a tree of tuples, lists and dicts of ints and None, a prefix of its argument's (JAX's
+    in_axes)."""
+    if isinstance(in_axes, dict):
+        raise TypeError(f"astgrad.vmap: in_axes is an int, None, or a tuple with one entry per positional argument; "
+                        f"got the dict {in_axes!r}: for a dict argument, write in_axes=({in_axes!r},)")
+    return _tree_of_axes(in_axes, "in_axes")
+
+
+def _out_axis(value, what):
+    if type(value) is int:
+        return value
+    raise TypeError(f"astgrad.vmap: out_axes entries are ints (where each result's batch axis goes); got {value!r}"
+                    + (" (a result every example shares is stacked all the same: give it an axis)"
+                       if value is None else ""))
+
+
+def _hashable(tree):
+    """A key for the cache of an axes tree (dicts as sorted pairs)."""
+    if isinstance(tree, tuple):
+        return tuple(_hashable(entry) for entry in tree)
+    if isinstance(tree, dict):
+        return ("dict", tuple(sorted(((repr(k), _hashable(v)) for k, v in tree.items()))))
+    return tree
+
+
+def _all_none(tree) -> bool:
+    if isinstance(tree, tuple):
+        return all(_all_none(entry) for entry in tree)
+    if isinstance(tree, dict):
+        return all(_all_none(entry) for entry in tree.values())
+    return tree is None
+
+
+def _described(tree) -> str:
+    if isinstance(tree, tuple):
+        return f"a tuple of {len(tree)}"
+    if isinstance(tree, dict):
+        return f"a dict with keys {sorted(tree, key=repr)}"
+    return repr(tree)
+
+
+def _prefix_checked(fn, where, value, tree):
+    """Refuse an in_axes ``tree`` that is not a prefix of the argument's ``value`` (JAX's rule): a tuple or list
+    entry for a tuple or list of its length, a dict entry for a dict of its keys, an int or None for anything."""
+    name = fn.__qualname__
+    if isinstance(tree, tuple):
+        if not isinstance(value, (tuple, list)) or len(value) != len(tree):
+            kind = f"a {type(value).__name__} of {len(value)}" if isinstance(value, (tuple, list, dict)) \
+                else f"a {type(value).__name__}"
+            raise ValueError(f"astgrad.vmap of {name}: in_axes is not a tree prefix of the arguments: it has "
+                             f"{_described(tree)} for {where}, which is {kind}")
+        for k, (item, entry) in enumerate(zip(value, tree)):
+            _prefix_checked(fn, f"{where}[{k}]", item, entry)
+    elif isinstance(tree, dict):
+        if not isinstance(value, dict) or set(value) != set(tree):
+            kind = f"a dict with keys {sorted(value, key=repr)}" if isinstance(value, dict) \
+                else f"a {type(value).__name__}"
+            raise ValueError(f"astgrad.vmap of {name}: in_axes is not a tree prefix of the arguments: it has "
+                             f"{_described(tree)} for {where}, which is {kind}")
+        for key, entry in tree.items():
+            _prefix_checked(fn, f"{where}[{key!r}]", value[key], entry)
+
+
+def _resolved(fn, name, value, tree):
+    """An argument's in_axes tree as the batching sweep takes it: None (every leaf shared), or a tuple of one
+    int or None per item of a flat tuple or list; a batch axis deeper in (a dict's value, a tuple in a tuple)
+    is refused, saying what to pass instead."""
+    _prefix_checked(fn, name, value, tree)
+    if _all_none(tree):
+        return None
+    if isinstance(tree, tuple) and all(isinstance(e, int) or _all_none(e) for e in tree):
+        return tuple(None if _all_none(e) else e for e in tree)
+    raise ValueError(f"astgrad.vmap of {fn.__qualname__}: in_axes gives a batch axis to an array inside "
+                     f"{'a dict' if isinstance(tree, dict) else 'a tuple or list within a tuple or list'} ({name}); "
+                     f"vmap batches arrays and flat tuples or lists of them (every dict or nested container may be "
+                     f"shared, in_axes None). Pass the batched arrays as arguments of their own, or in a flat tuple")
 
 
 def vmap(f=None, in_axes=0, out_axes=0, *, optimize: int | None = None):
     """``f`` for a stack of examples: ``vmap(f)(xs)`` is ``np.stack([f(x) for x in xs])``, by generated code.
 
     ``in_axes``: the batch axis of every positional argument (an int), or
-    ``None`` (shared by every example), or a tuple with one of those per
-    positional argument, where a tuple or list argument's may be a tuple of
-    one per item (``in_axes=((0, None), 1)``); keyword arguments are shared.
+    ``None`` (shared by every example), or a tuple with one entry per
+    positional argument, each a tree prefix of its argument as JAX reads it
+    (tuples, lists and dicts of ints and None: ``in_axes=((0, None), 1)``,
+    ``({"W": None, "b": None}, 0)``); a batch axis may go to an array or to
+    the items of a flat tuple or list, and a mismatched tree is a
+    ValueError naming where; keyword arguments are shared.
     ``out_axes``: where the result's batch axis goes (an int; for a tuple or
     list result, each item's, or a tuple of one per item).  A user function called with a batched value is batched too;
     an ``if`` on a batched test runs both branches and chooses per example
@@ -279,23 +364,24 @@ def vmap(f=None, in_axes=0, out_axes=0, *, optimize: int | None = None):
     if f is None:
         return lambda fn: vmap(fn, in_axes, out_axes, optimize=optimize)
     in_axes = _in_axes(in_axes)
-    if isinstance(out_axes, (tuple, list)) and all(type(axis) is int for axis in out_axes):
-        out_axes = tuple(out_axes)
-    elif type(out_axes) is not int:
-        raise TypeError(f"astgrad.vmap: out_axes is an int (where the result's batch axis goes), or a tuple of one "
-                        f"per item of a tuple result; got {out_axes!r}")
+    out_axes = _tree_of_axes(out_axes, "out_axes", _out_axis)
     level = _level(optimize, "vmap")
     if isinstance(f, GradientFunction) and _composable(f) and not isinstance(f, HigherGradient):
         return VmapOfGradient(f, in_axes, out_axes, level)
+    from .pullback import Pullback
+    if isinstance(f, Pullback):  # vmap(vjp_fn): many cotangents in one batched sweep
+        from .batched_pullback import VmapOfPullback
+        return VmapOfPullback(f, in_axes, out_axes, level)
     if _generated_inside(f) is not None or hasattr(f, "__astgrad_function__"):
         raise TypeError(f"astgrad.vmap was given {f!r}, a function astgrad generated: of those, vmap batches the "
-                        f"object grad(f) returns (per-example gradients), without preserve_result or has_aux, not "
-                        f"value_and_grad, vjp, jvp, grad(grad(f)) or a wrapper of one. Loop over the examples: "
+                        f"object grad(f) returns (per-example gradients), without preserve_result or has_aux, and the "
+                        f"vjp_fn of out, vjp_fn = vjp(f, *primals), not value_and_grad, vjp(f), jvp, grad(grad(f)) or a "
+                        f"wrapper of one. Loop over the examples: "
                         f"np.stack([g(x) for x in xs]).")
     if not isinstance(f, types.FunctionType):
         raise TypeError(f"astgrad.vmap batches a Python function; it was given {f!r}. Wrap it: "
                         f"def g(x): return f(x)")
-    key = (f.__code__, _freeze(in_axes), out_axes, "vmap", level)
+    key = (f.__code__, _hashable(in_axes), _hashable(out_axes), "vmap", level)
     per_fn = _gradients_of(f)
     cached = per_fn.get(key)
     if cached is None:

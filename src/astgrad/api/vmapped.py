@@ -74,7 +74,7 @@ def refusal(vmapped, keywords) -> tuple[str, str] | None:
                 "calling grad(g) (a gradient called inside a gradient is differentiated).")
     params = list(vmapped._signature.parameters.values())
     axes = vmapped._in_axes if isinstance(vmapped._in_axes, tuple) else ()
-    if isinstance(vmapped._out_axes, tuple) or any(isinstance(axis, tuple) for axis in axes):
+    if isinstance(vmapped._out_axes, (tuple, dict)) or any(isinstance(axis, (tuple, dict)) for axis in axes):
         return (f"astgrad.vmap of {name} with a batch axis per item (in_axes or out_axes of tuples), called inside a "
                 f"differentiated function, is not supported: its derivative is made for arrays",
                 f"Pass the items of the tuple as arguments of {name} of their own.")
