@@ -19,6 +19,7 @@ compared at each call with what they held, refused when they changed.
 from __future__ import annotations
 
 import types
+from typing import Any
 
 import numpy as np
 
@@ -101,6 +102,7 @@ class Pullback(GeneratedCallable):
         self._outside = outside  # (place, key, array, its copy) of each array read from outside
         self._held = None  # ids of the arrays in ``saved``, found at the first call (see _fresh)
         self._containers = _holds_containers(saved)  # lists or dicts the backward half may pop from or write
+        self._point: Any = None  # (bound copies, wrt, trees, has_aux, ranks, floats): vmap(vjp_fn)'s pair is made from
 
     @property
     def source(self) -> str:
@@ -244,6 +246,11 @@ def pullback_at(f, args, kwargs, wrt, has_aux=False, optimize=None):
         value, aux = value  # a pair: the generated code checked (runtime.outputs.aux_pair)
     primals = tuple(originals.arguments[name] for name in wrt)
     pullback = Pullback(f, generated, saved, value, primals, _outside(generated))
+    # what vmap(vjp_fn) builds its own pair from (batched_pullback.py): the point, copied again (the forward run
+    # had these), and the transformation's settings
+    pullback._point = (bind_now(f, signature, [copied(_unwrap(a)) for a in args],
+                                {k: copied(_unwrap(v)) for k, v in kwargs.items()}), list(wrt), trees, has_aux, ranks,
+                       floats)
     return copied(value), pullback, copied(aux)  # a write into either cannot reach a saved value
 
 
