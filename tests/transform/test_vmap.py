@@ -907,9 +907,10 @@ def test_in_axes_per_item_of_a_tuple_argument_and_out_axes_per_item_of_the_resul
 
 
 @pytest.mark.parametrize("in_axes, out_axes, message", [
-    (((0, (0, None)), None), 0, "in_axes"),  # a tuple in a tuple's entry: one level only
+    (((0, (0, None)), None), 0, "in_axes"),  # a tuple in a tuple's entry: not a prefix of the pair's item
     (0, (0, "x"), "out_axes"),
-    (((0, 1, 0), None), 0, "one batch axis per item, \\(0, 1, 0\\), and pair is a tuple of 2"),
+    (((0, 1, 0), None), 0, "in_axes is not a tree prefix of the arguments: it has a tuple of 3 for pair, which is "
+                           "a tuple of 2"),
 ])
 def test_bad_per_item_axes_are_refused(in_axes, out_axes, message):
     with pytest.raises((TypeError, ValueError), match=message):

@@ -24,6 +24,7 @@ from .higher import HigherGradient
 from ..transform.front.locate import bind_now, own_signature
 from ..transform.pipeline import build, build_batched
 from ..rules.batching import broadcast_batch
+from ..values.returned import finish_examples
 from ..transform.runtime.origins import add_location
 
 __all__ = ["vmap"]
@@ -219,27 +220,10 @@ class VmapOfGradient(VmapFunction):
 
         def finish(value):  # each example's gradient as grad(f) gives it: its argument's dtype and shape
             grads = value if len(names) > 1 else (value,)
-            grads = tuple(_finish_examples(g, bound.arguments[name], name in batched, size)
+            grads = tuple(finish_examples(g, bound.arguments[name], name in batched, size)
                           for g, name in zip(grads, names))
             return grads if len(names) > 1 or not self._gradient._single else grads[0]
         return self._run(generated, bound, finish)  # grad(f, wrt=(0,)) gives a tuple of one: so does its vmap
-
-
-def _finish_examples(grad, original, batched, size):
-    """The gradient of every example, batch axis first, with the dtype and shape of the argument's example
-    (``values.returned._finish`` one example at a time): a real argument's is the real part, floats for
-    integers and numbers, spread over the argument's shape where the code gave a number."""
-    if isinstance(grad, (dict, list, tuple)):
-        return grad
-    shape = (size,) + (np.shape(original)[1:] if batched else np.shape(original))
-    kind = np.result_type(original)
-    dtype = kind if np.issubdtype(kind, np.inexact) and type(original) not in (float, int) else np.float64
-    if grad is None:
-        grad = 0.0
-    if np.iscomplexobj(grad) and np.dtype(dtype).kind != "c":
-        grad = np.real(grad)  # a real argument's gradient is the real part (docs/rules.md)
-    out = np.array(grad, dtype=dtype, copy=True)  # never an array the generated code holds
-    return out if out.shape == shape else np.array(np.broadcast_to(out, shape), dtype=dtype)
 
 
 def _axis_or_none(value, what):

@@ -25,8 +25,8 @@ import numpy as np
 from ..transform.pipeline import build_batched, build_pullback
 from ..transform.runtime.checkpoints import fresh_containers
 from ..transform.runtime.origins import add_location
+from ..values.returned import finish_examples
 from ..values.trees import is_tree
-from .batched import _finish_examples
 from .generated import GeneratedCallable
 from .pullback import Pullback, _unchanged, copied
 
@@ -103,7 +103,7 @@ class VmapOfPullback(GeneratedCallable):
         primals = pullback._primals
         grads = (grads,) if len(primals) == 1 else tuple(grads)
         size = len(seeds)
-        out = tuple(_finish_examples(g, p, False, size) for g, p in zip(grads, primals))
+        out = tuple(finish_examples(g, p, False, size) for g, p in zip(grads, primals))
         axes = self._out_axes if isinstance(self._out_axes, tuple) else (self._out_axes,) * len(out)
         if len(axes) != len(out):
             raise ValueError(f"astgrad.vmap of the pullback of {f.__qualname__}: out_axes={self._out_axes!r} has "

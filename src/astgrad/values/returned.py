@@ -113,3 +113,20 @@ def _leaf(grad, original):
     if not is_tree(original) and not has_gradient(original):
         return None
     return _finish(grad, original)
+
+
+def finish_examples(grad, original, batched, size):
+    """The gradient of every example, batch axis first, with the dtype and shape of the argument's example
+    (``values.returned._finish`` one example at a time): a real argument's is the real part, floats for
+    integers and numbers, spread over the argument's shape where the code gave a number."""
+    if isinstance(grad, (dict, list, tuple)):
+        return grad
+    shape = (size,) + (np.shape(original)[1:] if batched else np.shape(original))
+    kind = np.result_type(original)
+    dtype = kind if np.issubdtype(kind, np.inexact) and type(original) not in (float, int) else np.float64
+    if grad is None:
+        grad = 0.0
+    if np.iscomplexobj(grad) and np.dtype(dtype).kind != "c":
+        grad = np.real(grad)  # a real argument's gradient is the real part (docs/rules.md)
+    out = np.array(grad, dtype=dtype, copy=True)  # never an array the generated code holds
+    return out if out.shape == shape else np.array(np.broadcast_to(out, shape), dtype=dtype)
