@@ -83,7 +83,7 @@ GRADIENT_REFUSED = {
     "matrix_power-batch",
     # the reverse rule's own code: an item write the aliasing check refuses, an expression statement, a call
     # of a helper with *args
-    "average-full_weights", "diff", "diff-n2", "clip", "einsum", "einsum-contract", "einsum-implicit_outer",
+    "average-full_weights", "clip", "einsum", "einsum-contract", "einsum-implicit_outer",
     "einsum-trace", "einsum-diagonal", "einsum-ellipsis", "einsum-ellipsis_implicit",
     # helpers of reverse rules without a batching rule, containers of batched arrays on the stack, a branch
     # on a batched test that calls a function
@@ -135,6 +135,10 @@ GRADIENT_REFUSED |= {"sequences:append", "module.sum-builtin", "module.sum-built
                      "module.max-builtin_array", "module.min-builtin", "module.min-builtin_array", "unique",
                      "unique-axis0", "unique-counts", "histogram", "histogram-density", "histogram-edges",
                      "histogram_counts", "histogram_edges"}
+# the helpers' entries with a sample case: grad(f) of them is refused before vmap sees it (their reverse rules call
+# helpers without a derivative rule: gradient_at_vjp, _gradient_like, a lambda), or the reverse rule gives one
+# gradient where the batched code reads one per argument (part's, replacing_gradient's)
+GRADIENT_REFUSED |= {"gradient_at", "accumulate", "item", "stand_in", "sequences:part", "replacing_gradient"}
 
 #: cases where vmap(grad(f)) raises another error (an error, never a number): the reverse rule's axes, a tuple the
 #: batched code reads as an array index
