@@ -280,3 +280,37 @@ def test_a_gradient_called_inside_batches_per_example():
     rng = np.random.default_rng(4)
     xs, w = rng.normal(size=(N, 4)), rng.normal(size=4)
     _same(astgrad.vmap(_calls_a_gradient, in_axes=(0, None))(xs, w), [_calls_a_gradient(x, w) for x in xs])
+
+
+# -- a check kept as a statement of its own (core/batching.py writes its batching rule) -------------------
+
+def _aliased_update(x):
+    y = x * 1.0
+    z = y
+    y += np.sin(x)  # checked: y must be an array for z to see the write
+    return y + z
+
+
+def _returned_update(x):
+    y = _twice(x)
+    y += np.sin(x)  # checked: an array a called function returned may be shared; refused for every example
+    return y
+
+
+def _twice(x):
+    return x * 2.0
+
+
+def test_a_check_kept_as_a_statement_is_asked_of_every_example():
+    xs = RNG.normal(size=(N, 3))
+    _same(astgrad.vmap(_aliased_update)(xs), [_aliased_update(x) for x in xs])
+    with pytest.raises(TypeError, match="writes into the ndarray a called function returned"):
+        astgrad.grad(lambda_free_sum_of(_returned_update))(xs[0])  # one example: the check raises
+    with pytest.raises(TypeError, match="writes into the ndarray a called function returned"):
+        astgrad.vmap(_returned_update)(xs)
+
+
+def lambda_free_sum_of(f):
+    def total(x):
+        return np.sum(f(x))
+    return total

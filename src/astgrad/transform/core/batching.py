@@ -192,6 +192,22 @@ class Batcher(StateSweep):
             where = types.SimpleNamespace(lineno=where, col_offset=len(text) - len(text.lstrip()))
         return self.source.error(where, f"astgrad.vmap: {message}", hint, kind)
 
+    def check_by_rule(self, stmt, state):
+        """A statement kept as written that only calls a check with a batched value, written as the check's
+        batching rule (``an_array_batched((0, None), y, ...)``); None for any other statement."""
+        found = _check_call(stmt, self.ns.globals)
+        if found is None:
+            return None
+        rule, call = found
+        kinds = [state.get(getattr(a, "id", None)) for a in call.args]
+        if any(k not in (None, False, ARRAY) for k in kinds) or any(state.get(getattr(k.value, "id", None))
+                                                                      for k in call.keywords):
+            return None
+        bdims = compat.tuple_([compat.const(0 if k == ARRAY else None) for k in kinds])
+        name = self.ns.bind(rule, getattr(rule, "__name__", "checked"))
+        return compat.expr_stmt(compat.call(compat.name(name), [bdims] + [compat.clone(a) for a in call.args],
+                                            {k.arg: compat.clone(k.value) for k in call.keywords}))
+
     def batched_reads(self, names, state):
         return sorted({n for n in names if state.get(n)})
 
@@ -701,9 +717,29 @@ class Batcher(StateSweep):
         if batched and call is not None and call.fn is runtime.checked:
             batched = []  # evaluated for what numpy raises: it raised, if it does, where the value was computed
         if batched:
+            checked = self.check_by_rule(s.stmt, state)
+            if checked is not None:  # a check (checks.an_array(y, ...)): asked of every example by its rule
+                return [with_origin(checked, self.source.filename, s.line, s.text)]
+        if batched:
             raise self.refuse(s.line, f"this statement reads {batched[0]}, which has a batch axis, and is kept as "
                               "written, for one example", "Leave it out of the function vmap transforms.")
         return [with_origin(s.stmt, self.source.filename, s.line, s.text)]
+
+
+def _check_call(stmt, globals_):
+    """``(the helper, the call)`` of a statement that is only a call of a helper whose batching rule is shared (a
+    check: one answer for every example), its arguments names and constants; else None."""
+    if not (isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call) and isinstance(stmt.value.func, gast.Name)):
+        return None
+    call = stmt.value
+    fn = globals_.get(call.func.id)
+    rule = batching.rule_of(fn) if fn is not None else None
+    if rule is None or not getattr(rule, "shared", False):
+        return None
+    if not all(isinstance(a, (gast.Name, gast.Constant)) for a in list(call.args) + [k.value for k in call.keywords]) \
+            or any(k.arg is None for k in call.keywords):
+        return None
+    return rule, call
 
 
 def stacks_of(body, ret, generated) -> set:
