@@ -6,8 +6,10 @@ call, so they are estimated in the same run: 100 calls of the generated
 ``vjp(f, wrt=...)`` (forward and reverse each time) minus 100 calls of
 ``f`` (the forward alone).  Rows, timed round-robin in one process, each per
 100 cotangents: the reused pullback (one ``vjp`` and 100 ``vjp_fn`` calls),
-the generated vjp rerun 100 times, f 100 times, and, when installed,
-``jax.vjp``'s pullback called 100 times (eager).  Two functions: an MLP
+the generated vjp rerun 100 times, f 100 times, ``vmap(vjp_fn)`` of the 100
+cotangents stacked (one batched sweep; its first call makes and runs a
+pair of its own, at optimize=1), and, when installed, ``jax.vjp``'s
+pullback called 100 times and vmapped (eager).  Two functions: an MLP
 (784-128-10, batch 32, the cotangent on its logits) and a loop of 30
 elementwise steps on 1000 values.
 
@@ -81,10 +83,16 @@ def runners(name, f, args, seeds):
         _, vjp_fn = astgrad.vjp(f, *args)
         return [vjp_fn(s) for s in seeds]
 
+    def batched():
+        _, vjp_fn = astgrad.vjp(f, *args)
+        return astgrad.vmap(vjp_fn)(stacked)
+
+    stacked = np.stack(seeds)
     found = {
         "astgrad.vjp(f, *primals): 1 forward + vjp_fn per cotangent": reused,
         "astgrad.vjp(f, wrt=...): forward + reverse per cotangent": lambda: [rerun(*args, s) for s in seeds],
         "f alone, once per cotangent (the forward sweeps)": lambda: [f(*args) for _ in seeds],
+        "astgrad.vmap(vjp_fn): 1 forward (2: its own pair's) + one batched sweep of every cotangent": batched,
     }
     try:
         jax, functions = _jax_functions()
@@ -94,7 +102,12 @@ def runners(name, f, args, seeds):
             _, vjp_fn = jax.vjp(functions[name], *jax_args)
             return [vjp_fn(s) for s in seeds]
 
+        def jax_batched():
+            _, vjp_fn = jax.vjp(functions[name], *jax_args)
+            return jax.vmap(vjp_fn)(stacked)
+
         found["jax.vjp (eager): 1 forward + vjp_fn per cotangent"] = jax_reused
+        found["jax.vmap(vjp_fn) (eager): 1 forward + one batched sweep"] = jax_batched
     except peers.Unavailable:
         pass
     return found
@@ -144,6 +157,8 @@ def check(f, args, seeds):
     for s in seeds:
         for a, b in zip(vjp_fn(s), rerun(*args, s)):
             np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    for a, b in zip(astgrad.vmap(vjp_fn)(np.stack(seeds)), zip(*[vjp_fn(s) for s in seeds])):
+        np.testing.assert_allclose(a, np.stack(b), rtol=1e-10, atol=1e-12)
 
 
 def main(argv=None):

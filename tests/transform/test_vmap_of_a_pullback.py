@@ -81,3 +81,17 @@ def test_vmap_of_vjp_fn_refuses_what_it_cannot_batch():
     _, tuple_fn = astgrad.vjp(pair, RNG.normal(size=3))
     with pytest.raises(TypeError, match="batching is offered for an array output"):
         astgrad.vmap(tuple_fn)
+
+
+def scaled(x):
+    return x * 1.0
+
+
+def test_the_gradients_returned_are_never_the_cotangents_given():
+    _, vjp_fn = astgrad.vjp(scaled, RNG.normal(size=3))
+    seeds = RNG.normal(size=(4, 3))
+    kept = seeds.copy()
+    (grads,) = astgrad.vmap(vjp_fn)(seeds)
+    np.testing.assert_allclose(grads, kept)
+    grads[...] = 0.0  # a write into the result cannot reach the cotangents
+    np.testing.assert_array_equal(seeds, kept)

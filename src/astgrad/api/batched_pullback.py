@@ -18,19 +18,24 @@ primal, with the primal's shape and dtype, the batch axis at ``out_axes``.
 from __future__ import annotations
 
 import inspect
+import weakref
 from typing import Any
 
 import numpy as np
 
-from ..transform.pipeline import build_batched, build_pullback
+from ..transform.pipeline import build_batched
 from ..transform.runtime.checkpoints import fresh_containers
 from ..transform.runtime.origins import add_location
 from ..values.returned import finish_examples
 from ..values.trees import is_tree
 from .generated import GeneratedCallable
-from .pullback import Pullback, _unchanged, copied
+from .pullback import Pullback, _array_ids, _cached_pullback, _unchanged, copied
 
 __all__ = ["VmapOfPullback"]
+
+#: the optimize=1 pair (kept with f's gradients, pullback._cached_pullback) -> {(seed rank, level): its backward
+#: half batched over the seed}
+_BATCHED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 class VmapOfPullback(GeneratedCallable):
@@ -54,7 +59,7 @@ class VmapOfPullback(GeneratedCallable):
         self.__name__ = f"vmap_{pullback.__name__}"
         self.__qualname__ = f"vmap({pullback.__qualname__})"
         self._pullback, self._in_axes, self._out_axes, self._level = pullback, in_axes, out_axes, level
-        self._made: Any = None  # (saved values, the batched backward half), at the first call
+        self._made: Any = None  # (saved values, the batched backward half, the seeds' rank)
 
     @property
     def source(self) -> str:
@@ -69,7 +74,7 @@ class VmapOfPullback(GeneratedCallable):
         pullback = self._pullback
         f = pullback.__wrapped__
         bound, wrt, trees, has_aux, ranks, floats = pullback._point
-        pair = build_pullback(f, wrt, 1, trees, has_aux, ranks, floats)  # no in-place helpers, no del
+        pair = _cached_pullback(f, wrt, trees, has_aux, ranks, floats, 1)  # no in-place helpers, no del
         try:
             _, saved = pair.run(*copied(bound.args), **{k: copied(v) for k, v in bound.kwargs.items()})
         except Exception as exc:
@@ -77,8 +82,12 @@ class VmapOfPullback(GeneratedCallable):
             raise
         backward = pair.namespace[pair.backward]
         seed = list(inspect.signature(backward).parameters)[-1]
-        batched = build_batched(backward, [seed], {seed: (np.ndim(seeds) - 1, False)}, self._level)
-        self._made = (saved, batched)
+        key = (np.ndim(seeds) - 1, self._level)
+        per_pair = _BATCHED.setdefault(pair, {})
+        batched = per_pair.get(key)
+        if batched is None or not batched.current():
+            batched = per_pair[key] = build_batched(backward, [seed], {seed: (key[0], False)}, self._level)
+        self._made = (saved, batched, np.ndim(seeds))
         return self._made
 
     def __call__(self, cotangents):
@@ -94,7 +103,10 @@ class VmapOfPullback(GeneratedCallable):
                              f"{seeds.shape[1:]}; the output has shape {np.shape(pullback._out)} (a cotangent is "
                              f"never broadcast)")
         _unchanged(pullback._outside, f)
-        saved, batched = self._made if self._made is not None and self._made[1].current() else self._make(seeds)
+        made = self._made
+        if made is None or not made[1].current() or made[2] != np.ndim(seeds):
+            made = self._make(seeds)  # the pair's forward half runs once, at the point's copy
+        saved, batched = made[:2]
         try:
             grads = batched.run(fresh_containers(saved, {}) if pullback._containers else list(saved), seeds)
         except Exception as exc:
@@ -103,9 +115,22 @@ class VmapOfPullback(GeneratedCallable):
         primals = pullback._primals
         grads = (grads,) if len(primals) == 1 else tuple(grads)
         size = len(seeds)
-        out = tuple(finish_examples(g, p, False, size) for g, p in zip(grads, primals))
+        taken = _array_ids(saved) | {id(cotangents), id(seeds)}
+        out = []
+        for g, p in zip(grads, primals):  # a new array of the primal's dtype is returned as it is; else a copy
+            out.append(g if _owned(g, p, size, taken) else finish_examples(g, p, False, size))
+            taken.add(id(g))
         axes = self._out_axes if isinstance(self._out_axes, tuple) else (self._out_axes,) * len(out)
         if len(axes) != len(out):
             raise ValueError(f"astgrad.vmap of the pullback of {f.__qualname__}: out_axes={self._out_axes!r} has "
                              f"{len(axes)} entries for {len(out)} primals")
         return tuple(np.moveaxis(g, 0, axis) for g, axis in zip(out, axes))
+
+
+def _owned(g, primal, size, taken) -> bool:
+    """Whether the batched gradient ``g`` may be returned as it is: an array of ``size`` examples of the primal's
+    shape and float dtype that owns its memory and is none of the arrays in ``taken`` (saved values, the
+    cotangents, gradients returned beside it)."""
+    return (type(g) is np.ndarray and type(primal) is np.ndarray and g.shape == (size,) + primal.shape
+            and g.dtype == primal.dtype and g.dtype.kind in "fc" and g.base is None and g.flags.writeable
+            and id(g) not in taken)

@@ -25,8 +25,17 @@ from .selection import histogram_counts, histogram_edges
 
 __all__: list = []
 
+#: why each example's own length refuses them (docs/supported-numpy.md lists it, rules/catalogue.py)
+_OWN_LENGTH = "each example decides the length of its result, so the results cannot be stacked"
+
+
+def _refusing(rule):
+    rule.refuses = _OWN_LENGTH
+    return rule
+
 
 @defbatch(np.unique)
+@_refusing
 def unique_batched(bdims, ar, *args, **kwargs):
     return unbatchable("np.unique returns as many values as each example has distinct ones, so the examples' "
                        "results have their own lengths and cannot be stacked; loop over the examples, or compare "
@@ -34,18 +43,21 @@ def unique_batched(bdims, ar, *args, **kwargs):
 
 
 @defbatch(np.nonzero)
+@_refusing
 def nonzero_batched(bdims, a):
     return unbatchable("np.nonzero returns as many indices as each example has non-zero entries, so they cannot be "
                        "stacked; use the mask itself (a != 0) with np.where(mask, a, 0.0), or loop over the examples")
 
 
 @defbatch(np.flatnonzero)
+@_refusing
 def flatnonzero_batched(bdims, a):
     return unbatchable("np.flatnonzero returns as many indices as each example has non-zero entries, so they "
                        "cannot be stacked; use the mask itself (a != 0) with np.where, or loop over the examples")
 
 
 @defbatch(np.argwhere)
+@_refusing
 def argwhere_batched(bdims, a):
     return unbatchable("np.argwhere returns as many indices as each example has non-zero entries, so they cannot "
                        "be stacked; use the mask itself (a != 0) with np.where, or loop over the examples")

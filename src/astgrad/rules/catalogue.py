@@ -47,6 +47,21 @@ def _section_of(rule) -> str:
     return "other"
 
 
+def _batching_paragraph(entries) -> list:
+    """What ``astgrad.vmap`` does with the entries: how many have a batching rule, and those whose rule refuses
+    every batched call (``rule.refuses``), with why."""
+    batched = [r for r in entries if r.batch is not None]
+    refused = sorted((r.name, r.batch.refuses) for r in batched if getattr(r.batch, "refuses", None))
+    lines = [f"{len(batched)} of the {len(entries)} entries have a batching rule (`astgrad.vmap`, "
+             "[transformations.md](transformations.md#vmap)), each tested against a loop over examples"
+             + (f"; {len(entries) - len(batched)} have none." if len(batched) < len(entries) else "."), ""]
+    if refused:
+        lines += ["Their rules refuse every batched call of these, at the user's line:", ""]
+        lines += [f"- `{name}`: {why}" for name, why in refused]
+        lines.append("")
+    return lines
+
+
 def catalogue() -> str:
     """Markdown listing every entry of the derivative table."""
     import astgrad  # noqa: F401  (the transformer registers its own helpers on import)
@@ -76,6 +91,7 @@ def catalogue() -> str:
         "conventions in [rules.md](rules.md#where-a-function-has-an-edge); each such entry has an "
         "edge sample in the table's tests.",
         "",
+        *_batching_paragraph(entries),
     ]
     titles = dict(_SECTIONS)
     for key in [k for k, _ in _SECTIONS] + ["other"]:
