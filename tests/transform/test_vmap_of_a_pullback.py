@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -81,6 +83,9 @@ def test_vmap_of_vjp_fn_refuses_what_it_cannot_batch():
     _, tuple_fn = astgrad.vjp(pair, RNG.normal(size=3))
     with pytest.raises(TypeError, match="batching is offered for an array output"):
         astgrad.vmap(tuple_fn)
+    _, rerunning = astgrad.vjp(functools.partial(layer, b=np.ones(2)), RNG.normal(size=3), RNG.normal(size=(3, 2)))
+    with pytest.raises(TypeError, match="a pullback that reruns f at each call"):
+        astgrad.vmap(rerunning)
 
 
 def scaled(x):

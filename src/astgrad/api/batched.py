@@ -352,10 +352,14 @@ def vmap(f=None, in_axes=0, out_axes=0, *, optimize: int | None = None):
     level = _level(optimize, "vmap")
     if isinstance(f, GradientFunction) and _composable(f) and not isinstance(f, HigherGradient):
         return VmapOfGradient(f, in_axes, out_axes, level)
-    from .pullback import Pullback
+    from .pullback import Pullback, RerunningPullback
     if isinstance(f, Pullback):  # vmap(vjp_fn): many cotangents in one batched sweep
         from .batched_pullback import VmapOfPullback
         return VmapOfPullback(f, in_axes, out_axes, level)
+    if isinstance(f, RerunningPullback):
+        raise TypeError(f"astgrad.vmap of {f!r}: a pullback that reruns f at each call (f is a partial, a method "
+                        f"or generated code) is not batched. Loop over the cotangents, or take the vjp of a plain "
+                        f"Python function: def g(*args): return f(*args)")
     if _generated_inside(f) is not None or hasattr(f, "__astgrad_function__"):
         raise TypeError(f"astgrad.vmap was given {f!r}, a function astgrad generated: of those, vmap batches the "
                         f"object grad(f) returns (per-example gradients), without preserve_result or has_aux, and the "
