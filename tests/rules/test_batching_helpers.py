@@ -314,3 +314,15 @@ def lambda_free_sum_of(f):
     def total(x):
         return np.sum(f(x))
     return total
+
+
+def _sum_of_a_grown_list(x):
+    acc = []
+    for i in range(3):
+        acc.append(x * i)
+    return sum(acc) + max([x[0], x[1]])
+
+
+def test_the_builtins_take_a_list_grown_of_batched_values():
+    xs = RNG.normal(size=(N, 3))
+    _same(astgrad.vmap(_sum_of_a_grown_list)(xs), [_sum_of_a_grown_list(x) for x in xs])

@@ -25,6 +25,8 @@ from ..rules.batching import Unbatchable
 
 #: gradient object -> {(row, column): hessian block as v -> H[row, column] v}
 _BLOCKS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+#: gradient object -> {batch dimensions of its arguments: its vmap, for a call inside a function vmap batches}
+_VMAPPED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def gradient_at(gradient, *args):
@@ -119,8 +121,12 @@ def gradient_at_batched(bdims, gradient, *args):
     if not gradient._single:
         raise Unbatchable("astgrad.vmap: a gradient with respect to several arguments (a tuple of gradients per "
                           "example) called inside a function vmap batches; take one gradient per argument")
-    from .batched import vmap  # the api imports this module
-    return vmap(gradient, in_axes=tuple(bdims[1:]))(*args)
+    per = _VMAPPED.setdefault(gradient, {})
+    vmapped = per.get(tuple(bdims[1:]))
+    if vmapped is None:  # made once per gradient and batch dimensions: its code is made at its first call
+        from .batched import vmap  # the api imports this module
+        vmapped = per[tuple(bdims[1:])] = vmap(gradient, in_axes=tuple(bdims[1:]))
+    return vmapped(*args)
 # generated code calls the rules themselves: a derivative through them would be a third one, not transformed
 gradient_at_vjp.__astgrad_internal__ = True  # type: ignore[attr-defined]
 gradient_at_jvp.__astgrad_internal__ = True  # type: ignore[attr-defined]
