@@ -144,12 +144,7 @@ def register() -> None:
     overload(runtime.subtract_into)(lambda buffer, other: lambda buffer, other: buffer - other)
     overload(runtime.multiply_into)(lambda buffer, other: lambda buffer, other: buffer * other)
     overload(runtime.divide_into)(lambda buffer, other: lambda buffer, other: buffer / other)
-    # the gradient of indexing added at its index: as the rule writes it, zeros of the whole shape
-    overload(runtime.added_at)(lambda total, g, shape, index: lambda total, g, shape, index:
-                               total + _extra.scatter(g, shape, index))
-    overload(runtime.add_at)(lambda total, g, shape, index: lambda total, g, shape, index:
-                             total + _extra.scatter(g, shape, index))
-    overload(runtime.copied)(lambda value: lambda value: value)
+    _accumulation_overloads(overload, types)
 
     @overload(runtime.reduced_shape, prefer_literal=True)
     def _reduced_shape(shape, axis=None, keepdims=False, identity=None):
@@ -460,6 +455,52 @@ def _list_overloads(overload, types) -> None:
         return lambda items: np.stack(items)
 
 
+def _accumulation_overloads(overload, types) -> None:
+    """The gradient of indexing added at its index (passes/accumulate.py): ``dx[i] += dt`` as a person writes it.
+
+    ``add_at`` adds into ``total`` itself: the transformer proved that
+    ``total`` holds an array the code made and no other name reaches, so
+    ``copied`` (which gives a name such an array before a loop) copies here
+    as in numpy.  ``added_at`` copies ``total`` once and adds into the copy.
+    Both do so only where ``total + scatter(g, shape, index)`` would have
+    ``total``'s type (a writeable float array of ``shape``'s rank whose dtype
+    ``g`` does not widen) and, at run time, ``shape`` itself; otherwise, and
+    for an array index (which may repeat a position), they compute
+    ``total + scatter(g, shape, index)`` as written.
+    """
+    from numba.np.numpy_support import as_dtype
+
+    def keeps_type(total, g, shape) -> bool:
+        if not (isinstance(total, types.Array) and total.mutable and total.ndim == len(shape)
+                and isinstance(total.dtype, (types.Float, types.Complex))):
+            return False
+        kind = g.dtype if isinstance(g, types.Array) else g
+        if not isinstance(kind, (types.Float, types.Complex, types.Integer, types.Boolean)):
+            return False
+        return np.result_type(as_dtype(total.dtype), as_dtype(kind)) == as_dtype(total.dtype)
+
+    def adding(total, g, shape, index, copy):
+        as_written = lambda total, g, shape, index: total + _extra.scatter(g, shape, index)  # noqa: E731
+        if not keeps_type(total, g, shape) or not _basic(index, types):
+            return as_written
+        add = _assignment(total.ndim, index, g, types, "out", "g", "+=")
+        if add is None:
+            return as_written
+        start = "out = total.copy()" if copy else "out = total"
+        body = (f"if total.shape != shape:\n        return total + scatter(g, shape, index)\n"
+                f"    {start}\n{add}    return out")
+        return _checked(index, types, "total", body, "total, g, shape, index", scatter=_extra.scatter)
+
+    overload(runtime.add_at)(lambda total, g, shape, index: adding(total, g, shape, index, False))
+    overload(runtime.added_at)(lambda total, g, shape, index: adding(total, g, shape, index, True))
+
+    @overload(runtime.copied)
+    def _copied(value):
+        if isinstance(value, types.Array):
+            return lambda value: value.copy()
+        return lambda value: value
+
+
 def _basic(index, types) -> bool:
     """Whether Numba typed ``index`` as an integer, a slice or a tuple of them: it names each element once."""
     basic = (types.Integer, types.SliceType)
@@ -549,9 +590,10 @@ def _write_overloads(overload, types) -> None:
         return _checked(index, types, "grad", body + "    return mask", "grad, index, before=None")
 
 
-def _checked(index, types, array, body, parameters):
+def _checked(index, types, array, body, parameters, **names):
     """A function of ``parameters`` that raises IndexError where an integer of ``index`` is past ``array``'s end
-    (numpy's check: compiled code in a helper is not bounds-checked), then runs ``body``."""
+    (numpy's check: compiled code in a helper is not bounds-checked), then runs ``body`` (which may read
+    ``names``)."""
     parts = list(index) if isinstance(index, types.BaseTuple) else [index]
     checks = ""
     for axis, part in enumerate(parts):
@@ -559,13 +601,13 @@ def _checked(index, types, array, body, parameters):
             at = "index" if not isinstance(index, types.BaseTuple) else f"index[{axis}]"
             checks += (f"    if {axis} >= {array}.ndim or {at} < -{array}.shape[{axis}] or {at} >= {array}.shape[{axis}]:"
                        f"\n        raise IndexError('index out of bounds')\n")
-    return _implementation(parameters, f"{checks}    {body}\n")
+    return _implementation(parameters, f"{checks}    {body}\n", **names)
 
 
-def _implementation(parameters, body):
-    """``def implementation(<parameters>):`` with ``body`` (indented), numpy as ``np``."""
+def _implementation(parameters, body, **names):
+    """``def implementation(<parameters>):`` with ``body`` (indented), numpy as ``np`` and ``names``."""
     text = f"def implementation({parameters}):\n{body}"
-    namespace = {"np": np}
+    namespace = {"np": np, **names}
     exec(compile(text, "<astgrad numba helper>", "exec"), namespace)
     return namespace["implementation"]
 
