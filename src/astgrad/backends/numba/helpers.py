@@ -265,38 +265,51 @@ def register() -> None:
             return impl_ret_borrowed(context, builder, value.type, context.cast(builder, args[0], value, value.type))
         return value.type(value), codegen
 
-    # structural zeros (transform/runtime/structural.py): an all-False mask where numpy's helper gives None
+    # structural zeros (transform/runtime/structural.py): an all-False mask where numpy's helper gives None.
+    # Written with shaping.chosen's loops: numpy's broadcast_shapes, broadcast_to and where compile for
+    # seconds at each new kind of arguments.
     @overload(structural.unselected)
     def _unselected(grad, condition, taken, before=None):
         if not isinstance(grad, types.Array):
             return None
         joined = not isinstance(before, (types.NoneType, types.Omitted)) and before is not None
-
-        def unselected(grad, condition, taken, before=None):
-            mask = np.zeros(grad.shape, dtype=np.bool_)
-            cond = np.asarray(condition)
-            if cond.ndim <= grad.ndim and np.broadcast_shapes(cond.shape, grad.shape) == grad.shape:
-                picked = np.broadcast_to(cond, grad.shape)
-                mask = np.logical_not(picked) if taken else picked.copy()
-            return mask
-        if not joined:
-            return unselected
-
-        def unselected_joined(grad, condition, taken, before=None):
-            mask = unselected(grad, condition, taken)
-            return np.logical_or(mask, before) if before.shape == mask.shape else mask
-        return unselected_joined
+        rank = condition.ndim if isinstance(condition, types.Array) else 0
+        if rank > grad.ndim:  # numpy's helper: None (no mask) where the condition does not broadcast to grad
+            fits = "False"
+        else:
+            lead = grad.ndim - rank
+            fits = " and ".join([f"(cond.shape[{k}] == 1 or cond.shape[{k}] == grad.shape[{lead + k}])"
+                                 for k in range(rank)]) or "True"
+        body = ("    mask = np.zeros(grad.shape, dtype=np.bool_)\n"
+                "    cond = np.asarray(condition)\n"
+                f"    if {fits}:\n"
+                "        mask = chosen(cond, np.logical_not(mask), mask)\n"
+                "        if taken:\n"
+                "            mask = np.logical_not(mask)\n")
+        if joined:
+            body += ("    if before.shape == mask.shape:\n"
+                     "        return np.logical_or(mask, before)\n")
+        return _implementation("grad, condition, taken, before=None", body + "    return mask\n",
+                               chosen=shaping.chosen)
 
     @overload(structural.cleaned)
     def _cleaned(mask, grad):
         if isinstance(mask, types.NoneType) or not isinstance(grad, types.Array) or mask.ndim != grad.ndim:
             return lambda mask, grad: grad
+        zero = grad.dtype.cast_python_value(0) if isinstance(grad.dtype, (types.Float, types.Complex)) else None
 
         def cleaned(mask, grad):
             if mask.shape != grad.shape:
                 return grad
+            return shaping.chosen(mask, zero, grad)
+        if zero is not None and str(grad.dtype) in ("float64", "complex128"):
+            return cleaned
+
+        def cleaned_by_where(mask, grad):
+            if mask.shape != grad.shape:
+                return grad
             return np.where(mask, np.zeros((), grad.dtype)[()], grad)
-        return cleaned
+        return cleaned_by_where
 
     @overload(runtime.sequence_gradient, prefer_literal=True)
     def _sequence_gradient(g, items, index):
