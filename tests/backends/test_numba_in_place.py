@@ -63,11 +63,24 @@ def chained(x, z):
     return np.sum(np.maximum(total - 2.0, 0.0) ** 2)
 
 
+def broadcast_chain(x, y):
+    """Temporaries whose shapes the reverse sweep reads (broadcast ones): fused, their shapes kept."""
+    total = 0.0
+    for _ in range(2):
+        a = x[:, None] * 2.0 - y[None, :]
+        c = np.exp(a) * y + x[:, None] ** 2
+        total = total + np.sum(c * c)
+    return total
+
+
 CASES = {
     "items_in_a_loop": (items_in_a_loop, (np.linspace(0.1, 1.2, 7), 5), {"add_at("}),
     "written_then_viewed": (written_then_viewed, (np.linspace(0.1, 1.2, 7), 5), {"add_at(", "setitem("}),
     "rebound_in_a_loop": (rebound_in_a_loop, (np.linspace(0.1, 1.2, 7), 3), {"added_at("}),
-    "chained": (chained, (np.linspace(0.5, 1.5, 4), np.linspace(-1.0, 1.0, 12).reshape(4, 3)), set()),
+    "chained": (chained, (np.linspace(0.5, 1.5, 4), np.linspace(-1.0, 1.0, 12).reshape(4, 3)),
+                {"= np.exp(0.1 - 0.02 * x ** 2 + 0.3 * z[:, j])"}),
+    "broadcast_chain": (broadcast_chain, (np.linspace(0.5, 1.5, 4), np.linspace(-1.0, 1.0, 3)),
+                        {"fused_shape(", "held_shape("}),
 }
 
 
@@ -100,6 +113,17 @@ def test_a_chain_read_once_becomes_one_expression():
             t3 = -t2
             return np.sum(t3 * z)
     """) == "def f(x, z):\n    return np.sum(-np.exp(x * 2.0 + 1.0) * z)"
+
+
+def test_a_temporary_whose_shape_is_read_holds_the_shape_of_its_operands():
+    assert _fused("""
+        def f(x, z):
+            t1 = x * 2.0
+            t2 = t1 - z[0]
+            g = unbroadcast(t2, shape(t1))
+            return g
+    """) == ("def f(x, z):\n    t1 = fused_shape(x)\n    t2 = x * 2.0 - z[0]\n"
+             "    g = unbroadcast(t2, held_shape(t1))\n    return g")
 
 
 @pytest.mark.parametrize("between", [

@@ -28,6 +28,7 @@ import numpy as np
 from ...transform import runtime
 from ...transform.ir import compat
 from ...transform.ir.compat import gast
+from ...transform.runtime.origins import keep_origin
 
 _ARITHMETIC = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow)
 #: statements a temporary's read may be in (not a loop or a branch: a read there may run another number of times)
@@ -38,15 +39,45 @@ def fuse(fn_def, namespace) -> None:
     """Rewrite ``fn_def`` in place: each temporary read once in an elementwise chain becomes part of it."""
     stores: dict = {}
     loads: dict = {}
+    shapes = _shape_reads(fn_def, namespace)
     for node in compat.walk(fn_def):
-        if isinstance(node, gast.Name):
+        if isinstance(node, gast.Name) and id(node) not in shapes:
             table = loads if isinstance(node.ctx, gast.Load) else stores
             table[node.id] = table.get(node.id, 0) + 1
     declared = {s.targets[0].id for s in fn_def.body if _declaration(s)}
     once = {name for name, count in loads.items() if count == 1 and stores.get(name, 0) == 1 + (name in declared)}
     once -= {a.id for a in fn_def.args.args}
-    if once:
-        _blocks(fn_def, once, namespace)
+    if not once:
+        return
+    shaped = {name for name in shapes.values() if name in once}
+    fused: set = set()
+    _blocks(fn_def, once, namespace, shaped, fused)
+    if fused & shaped:  # their shape is what the name holds now: shape(t) is t
+        _read_shapes_as_names(fn_def, fused & shaped, namespace)
+
+
+def _shape_reads(fn_def, namespace) -> dict:
+    """id of each name read as ``shape(name)`` (the call's only argument) -> the name."""
+    return {id(node.args[0]): node.args[0].id for node in compat.walk(fn_def)
+            if _shape_call(node, namespace)}
+
+
+def _shape_call(node, namespace) -> bool:
+    return isinstance(node, gast.Call) and len(node.args) == 1 and not node.keywords \
+        and isinstance(node.args[0], gast.Name) and _callee(node.func, namespace) is runtime.shape
+
+
+def _read_shapes_as_names(fn_def, names, namespace) -> None:
+    """``held_shape(t)`` for ``shape(t)`` where ``t`` holds the shape of what it named."""
+    held = _bound(namespace, held_shape)
+    for node in compat.walk(fn_def):
+        if _shape_call(node, namespace) and node.args[0].id in names:
+            node.func = compat.name(held)
+
+
+def held_shape(value):
+    """The shape a fused temporary holds (``fused_shape``), for ``shape(t)`` of the array it named."""
+    return value
 
 
 def _declaration(stmt) -> bool:
@@ -55,16 +86,16 @@ def _declaration(stmt) -> bool:
         and isinstance(stmt.value, gast.Constant) and stmt.value.value is None
 
 
-def _blocks(node, once, namespace) -> None:
+def _blocks(node, once, namespace, shaped, fused) -> None:
     for field in ("body", "orelse", "finalbody"):
         stmts = getattr(node, field, None)
         if isinstance(stmts, list) and stmts and isinstance(stmts[0], gast.stmt):
-            setattr(node, field, _block(stmts, once, namespace))
+            setattr(node, field, _block(stmts, once, namespace, shaped, fused))
             for stmt in getattr(node, field):
-                _blocks(stmt, once, namespace)
+                _blocks(stmt, once, namespace, shaped, fused)
 
 
-def _block(stmts, once, namespace) -> list:
+def _block(stmts, once, namespace, shaped, fused) -> list:
     out = list(stmts)
     i = 0
     while i < len(out):
@@ -72,12 +103,53 @@ def _block(stmts, once, namespace) -> list:
         if _temporary(stmt, once, namespace):
             name = stmt.targets[0].id
             at = _reader(out, i, name, stmt.value, namespace)
-            if at is not None:
+            leaves = _leaves(stmt.value)
+            if at is not None and (name not in shaped or leaves):
                 _replace(out[at], name, stmt.value)
-                del out[i]
-                continue  # the next statement is at i now
+                fused.add(name)
+                if name in shaped:  # the shape the reverse sweep reads, from the operands, without the array
+                    helper = compat.name(_bound(namespace, fused_shape))
+                    out[i] = keep_origin(stmt, compat.assign(name, compat.call(helper, leaves)))
+                else:
+                    del out[i]
+                    continue  # the next statement is at i now
         i += 1
     return out
+
+
+def _leaves(value) -> list:
+    """The names and items an elementwise expression reads (each once), for the shape of its result."""
+    found: dict = {}
+
+    def visit(node):
+        if isinstance(node, (gast.Name, gast.Subscript)):
+            found.setdefault(compat.to_source(node).strip(), node)
+        elif isinstance(node, gast.BinOp):
+            visit(node.left)
+            visit(node.right)
+        elif isinstance(node, gast.UnaryOp):
+            visit(node.operand)
+        elif isinstance(node, gast.Call):
+            for a in node.args:
+                visit(a)
+    visit(value)
+    return [compat.clone(n) for n in found.values()]
+
+
+def fused_shape(*operands):
+    """The shape of an elementwise expression of ``operands`` (numpy's broadcasting), without computing it."""
+    return np.broadcast_shapes(*(np.shape(o) for o in operands))
+
+
+def _bound(namespace, obj) -> str:
+    """The global name of ``obj`` in ``namespace``, bound under its own name if it has none."""
+    for name, value in namespace.items():
+        if value is obj:
+            return name
+    if obj.__name__ in namespace:
+        raise KeyError(f"astgrad: the generated module binds {obj.__name__!r} to something else")
+    namespace[obj.__name__] = obj
+    return obj.__name__
 
 
 def _temporary(stmt, once, namespace) -> bool:

@@ -32,7 +32,7 @@ from ...rules import _extra, _support, sequences
 from ...transform.runtime import outputs
 from ...transform import runtime
 from ...transform.runtime import attributes, structural
-from . import lower, products, reductions, shaping
+from . import fuse, lower, products, reductions, shaping
 
 _registered = False
 
@@ -115,6 +115,40 @@ def register() -> None:
     @overload(runtime.broadcast_shape)
     def _broadcast_shape(*shapes):
         return lambda *shapes: np.broadcast_shapes(*shapes)
+
+    @overload(fuse.fused_shape)
+    def _fused_shape(*operands):
+        if operands and isinstance(operands[0], types.StarArgTuple):
+            operands = tuple(operands[0])
+        ranks = []
+        for kind in operands:
+            kind = kind.type if isinstance(kind, types.Optional) else kind
+            if isinstance(kind, types.Array):
+                ranks.append(kind.ndim)
+            elif number(kind):
+                ranks.append(0)
+            else:
+                return None
+        rank = max(ranks, default=0)
+        lines = [f"    s{j} = 1" for j in range(rank)]
+        for p, n in enumerate(ranks):
+            for k in range(n):
+                j = rank - n + k
+                lines += [f"    d = shape(operands[{p}])[{k}]",
+                          "    if d != 1:",
+                          f"        if s{j} != 1 and s{j} != d:",
+                          "            raise ValueError('operands could not be broadcast together')",
+                          f"        s{j} = d"]
+        items = "".join(f"s{j}, " for j in range(rank))
+        return _implementation("*operands", "\n".join(lines + [f"    return ({items})"]) + "\n",
+                               shape=runtime.shape)
+
+    @overload(fuse.held_shape)
+    def _held_shape(value):
+        if isinstance(value, types.Optional) and isinstance(value.type, types.BaseTuple):
+            return lambda value: unwrapped(value)  # type: ignore[call-arg]  # bound wherever it is read
+        if isinstance(value, types.BaseTuple):
+            return lambda value: value
 
     @overload(runtime.T)
     def _transpose(x):
