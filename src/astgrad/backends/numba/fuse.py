@@ -14,8 +14,10 @@ gives the same values:
   expressions, and read once, later in
   the same block, as an operand of arithmetic or of a ufunc;
 * between the two, no statement binds a name the expression reads, writes
-  into an item or an attribute, or adds into an array in place
-  (``add_at``): the expression reads the same values where it moves.
+  into an item or an attribute, adds into an array in place (``add_at``),
+  or changes a list the expression reads an item of (a method call on it,
+  ``grow``, ``split_last``, ``add_item``): the expression reads the same
+  values where it moves.
 
 A temporary whose shape the reverse sweep reads (``shape(t5)``), that is
 saved, or that is read twice keeps its line.
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...rules import sequences
 from ...transform import runtime
 from ...transform.ir import compat
 from ...transform.ir.compat import gast
@@ -190,7 +193,8 @@ def _reader(stmts, i, name, value, namespace):
         if any(n.id == name for n in names):
             fits = isinstance(stmt, _READERS) and _operand_of_elementwise(stmt, name, namespace)
             return at if fits and not _nested_scope(stmt, name) else None
-        if any(n.id in read and not isinstance(n.ctx, gast.Load) for n in names) or _writes(stmt, namespace):
+        if any(n.id in read and not isinstance(n.ctx, gast.Load) for n in names) or _writes(stmt, namespace) \
+                or _changes_in_place(stmt, read, namespace):
             return None
     return None
 
@@ -229,6 +233,24 @@ def _writes(stmt, namespace) -> bool:
         if isinstance(node, gast.Call) and _callee(node.func, namespace) is runtime.add_at:
             return True
     return False
+
+
+def _changes_in_place(stmt, read, namespace) -> bool:
+    """Whether ``stmt`` calls a method of a name in ``read`` (``ys.pop()``) or passes one to a helper that
+    changes a list in place (``grow``, ``split_last``, ``add_item``): an item of it may read another value."""
+    for node in compat.walk(stmt):
+        if not isinstance(node, gast.Call):
+            continue
+        if isinstance(node.func, gast.Attribute) and isinstance(node.func.value, gast.Name) \
+                and node.func.value.id in read:
+            return True
+        if _callee(node.func, namespace) in _LIST_CHANGERS and _names(*node.args) & read:
+            return True
+    return False
+
+
+#: helpers that change a list given to them in place
+_LIST_CHANGERS = (sequences.grow, sequences.split_last, runtime.add_item)
 
 
 def _callee(func, namespace):
