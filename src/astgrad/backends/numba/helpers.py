@@ -32,7 +32,7 @@ from ...rules import _extra, _support, sequences
 from ...transform.runtime import outputs
 from ...transform import runtime
 from ...transform.runtime import attributes, structural
-from . import lower, products, reductions, shaping
+from . import fuse, lower, products, reductions, shaping
 
 _registered = False
 
@@ -116,6 +116,40 @@ def register() -> None:
     def _broadcast_shape(*shapes):
         return lambda *shapes: np.broadcast_shapes(*shapes)
 
+    @overload(fuse.fused_shape)
+    def _fused_shape(*operands):
+        if operands and isinstance(operands[0], types.StarArgTuple):
+            operands = tuple(operands[0])
+        ranks = []
+        for kind in operands:
+            kind = kind.type if isinstance(kind, types.Optional) else kind
+            if isinstance(kind, types.Array):
+                ranks.append(kind.ndim)
+            elif number(kind):
+                ranks.append(0)
+            else:
+                return None
+        rank = max(ranks, default=0)
+        lines = [f"    s{j} = 1" for j in range(rank)]
+        for p, n in enumerate(ranks):
+            for k in range(n):
+                j = rank - n + k
+                lines += [f"    d = shape(operands[{p}])[{k}]",
+                          "    if d != 1:",
+                          f"        if s{j} != 1 and s{j} != d:",
+                          "            raise ValueError('operands could not be broadcast together')",
+                          f"        s{j} = d"]
+        items = "".join(f"s{j}, " for j in range(rank))
+        return _implementation("*operands", "\n".join(lines + [f"    return ({items})"]) + "\n",
+                               shape=runtime.shape)
+
+    @overload(fuse.held_shape)
+    def _held_shape(value):
+        if isinstance(value, types.Optional) and isinstance(value.type, types.BaseTuple):
+            return lambda value: unwrapped(value)  # type: ignore[call-arg]  # bound wherever it is read
+        if isinstance(value, types.BaseTuple):
+            return lambda value: value
+
     @overload(runtime.T)
     def _transpose(x):
         if isinstance(x, types.Array) and x.ndim == 2:
@@ -144,12 +178,7 @@ def register() -> None:
     overload(runtime.subtract_into)(lambda buffer, other: lambda buffer, other: buffer - other)
     overload(runtime.multiply_into)(lambda buffer, other: lambda buffer, other: buffer * other)
     overload(runtime.divide_into)(lambda buffer, other: lambda buffer, other: buffer / other)
-    # the gradient of indexing added at its index: as the rule writes it, zeros of the whole shape
-    overload(runtime.added_at)(lambda total, g, shape, index: lambda total, g, shape, index:
-                               total + _extra.scatter(g, shape, index))
-    overload(runtime.add_at)(lambda total, g, shape, index: lambda total, g, shape, index:
-                             total + _extra.scatter(g, shape, index))
-    overload(runtime.copied)(lambda value: lambda value: value)
+    _accumulation_overloads(overload, types)
 
     @overload(runtime.reduced_shape, prefer_literal=True)
     def _reduced_shape(shape, axis=None, keepdims=False, identity=None):
@@ -270,38 +299,51 @@ def register() -> None:
             return impl_ret_borrowed(context, builder, value.type, context.cast(builder, args[0], value, value.type))
         return value.type(value), codegen
 
-    # structural zeros (transform/runtime/structural.py): an all-False mask where numpy's helper gives None
+    # structural zeros (transform/runtime/structural.py): an all-False mask where numpy's helper gives None.
+    # Written with shaping.chosen's loops: numpy's broadcast_shapes, broadcast_to and where compile for
+    # seconds at each new kind of arguments.
     @overload(structural.unselected)
     def _unselected(grad, condition, taken, before=None):
         if not isinstance(grad, types.Array):
             return None
         joined = not isinstance(before, (types.NoneType, types.Omitted)) and before is not None
-
-        def unselected(grad, condition, taken, before=None):
-            mask = np.zeros(grad.shape, dtype=np.bool_)
-            cond = np.asarray(condition)
-            if cond.ndim <= grad.ndim and np.broadcast_shapes(cond.shape, grad.shape) == grad.shape:
-                picked = np.broadcast_to(cond, grad.shape)
-                mask = np.logical_not(picked) if taken else picked.copy()
-            return mask
-        if not joined:
-            return unselected
-
-        def unselected_joined(grad, condition, taken, before=None):
-            mask = unselected(grad, condition, taken)
-            return np.logical_or(mask, before) if before.shape == mask.shape else mask
-        return unselected_joined
+        rank = condition.ndim if isinstance(condition, types.Array) else 0
+        if rank > grad.ndim:  # numpy's helper: None (no mask) where the condition does not broadcast to grad
+            fits = "False"
+        else:
+            lead = grad.ndim - rank
+            fits = " and ".join([f"(cond.shape[{k}] == 1 or cond.shape[{k}] == grad.shape[{lead + k}])"
+                                 for k in range(rank)]) or "True"
+        body = ("    mask = np.zeros(grad.shape, dtype=np.bool_)\n"
+                "    cond = np.asarray(condition)\n"
+                f"    if {fits}:\n"
+                "        mask = chosen(cond, np.logical_not(mask), mask)\n"
+                "        if taken:\n"
+                "            mask = np.logical_not(mask)\n")
+        if joined:
+            body += ("    if before.shape == mask.shape:\n"
+                     "        return np.logical_or(mask, before)\n")
+        return _implementation("grad, condition, taken, before=None", body + "    return mask\n",
+                               chosen=shaping.chosen)
 
     @overload(structural.cleaned)
     def _cleaned(mask, grad):
         if isinstance(mask, types.NoneType) or not isinstance(grad, types.Array) or mask.ndim != grad.ndim:
             return lambda mask, grad: grad
+        zero = grad.dtype.cast_python_value(0) if isinstance(grad.dtype, (types.Float, types.Complex)) else None
 
         def cleaned(mask, grad):
             if mask.shape != grad.shape:
                 return grad
+            return shaping.chosen(mask, zero, grad)
+        if zero is not None and str(grad.dtype) in ("float64", "complex128"):
+            return cleaned
+
+        def cleaned_by_where(mask, grad):
+            if mask.shape != grad.shape:
+                return grad
             return np.where(mask, np.zeros((), grad.dtype)[()], grad)
-        return cleaned
+        return cleaned_by_where
 
     @overload(runtime.sequence_gradient, prefer_literal=True)
     def _sequence_gradient(g, items, index):
@@ -460,6 +502,52 @@ def _list_overloads(overload, types) -> None:
         return lambda items: np.stack(items)
 
 
+def _accumulation_overloads(overload, types) -> None:
+    """The gradient of indexing added at its index (passes/accumulate.py): ``dx[i] += dt`` as a person writes it.
+
+    ``add_at`` adds into ``total`` itself: the transformer proved that
+    ``total`` holds an array the code made and no other name reaches, so
+    ``copied`` (which gives a name such an array before a loop) copies here
+    as in numpy.  ``added_at`` copies ``total`` once and adds into the copy.
+    Both do so only where ``total + scatter(g, shape, index)`` would have
+    ``total``'s type (a writeable float array of ``shape``'s rank whose dtype
+    ``g`` does not widen) and, at run time, ``shape`` itself; otherwise, and
+    for an array index (which may repeat a position), they compute
+    ``total + scatter(g, shape, index)`` as written.
+    """
+    from numba.np.numpy_support import as_dtype
+
+    def keeps_type(total, g, shape) -> bool:
+        if not (isinstance(total, types.Array) and total.mutable and total.ndim == len(shape)
+                and isinstance(total.dtype, (types.Float, types.Complex))):
+            return False
+        kind = g.dtype if isinstance(g, types.Array) else g
+        if not isinstance(kind, (types.Float, types.Complex, types.Integer, types.Boolean)):
+            return False
+        return np.result_type(as_dtype(total.dtype), as_dtype(kind)) == as_dtype(total.dtype)
+
+    def adding(total, g, shape, index, copy):
+        as_written = lambda total, g, shape, index: total + _extra.scatter(g, shape, index)  # noqa: E731
+        if not keeps_type(total, g, shape) or not _basic(index, types):
+            return as_written
+        add = _assignment(total.ndim, index, g, types, "out", "g", "+=")
+        if add is None:
+            return as_written
+        start = "out = total.copy()" if copy else "out = total"
+        body = (f"if total.shape != shape:\n        return total + scatter(g, shape, index)\n"
+                f"    {start}\n{add}    return out")
+        return _checked(index, types, "total", body, "total, g, shape, index", scatter=_extra.scatter)
+
+    overload(runtime.add_at)(lambda total, g, shape, index: adding(total, g, shape, index, False))
+    overload(runtime.added_at)(lambda total, g, shape, index: adding(total, g, shape, index, True))
+
+    @overload(runtime.copied)
+    def _copied(value):
+        if isinstance(value, types.Array):
+            return lambda value: value.copy()
+        return lambda value: value
+
+
 def _basic(index, types) -> bool:
     """Whether Numba typed ``index`` as an integer, a slice or a tuple of them: it names each element once."""
     basic = (types.Integer, types.SliceType)
@@ -549,9 +637,10 @@ def _write_overloads(overload, types) -> None:
         return _checked(index, types, "grad", body + "    return mask", "grad, index, before=None")
 
 
-def _checked(index, types, array, body, parameters):
+def _checked(index, types, array, body, parameters, **names):
     """A function of ``parameters`` that raises IndexError where an integer of ``index`` is past ``array``'s end
-    (numpy's check: compiled code in a helper is not bounds-checked), then runs ``body``."""
+    (numpy's check: compiled code in a helper is not bounds-checked), then runs ``body`` (which may read
+    ``names``)."""
     parts = list(index) if isinstance(index, types.BaseTuple) else [index]
     checks = ""
     for axis, part in enumerate(parts):
@@ -559,13 +648,13 @@ def _checked(index, types, array, body, parameters):
             at = "index" if not isinstance(index, types.BaseTuple) else f"index[{axis}]"
             checks += (f"    if {axis} >= {array}.ndim or {at} < -{array}.shape[{axis}] or {at} >= {array}.shape[{axis}]:"
                        f"\n        raise IndexError('index out of bounds')\n")
-    return _implementation(parameters, f"{checks}    {body}\n")
+    return _implementation(parameters, f"{checks}    {body}\n", **names)
 
 
-def _implementation(parameters, body):
-    """``def implementation(<parameters>):`` with ``body`` (indented), numpy as ``np``."""
+def _implementation(parameters, body, **names):
+    """``def implementation(<parameters>):`` with ``body`` (indented), numpy as ``np`` and ``names``."""
     text = f"def implementation({parameters}):\n{body}"
-    namespace = {"np": np}
+    namespace = {"np": np, **names}
     exec(compile(text, "<astgrad numba helper>", "exec"), namespace)
     return namespace["implementation"]
 
