@@ -332,13 +332,19 @@ def test_the_factor_after_a_solved_loop_is_one_multiplication():
     v = astgrad.vjp(doubling)
     got = v(x, seed)
     assert "linear_recurrence(dy, 2, None, len(range(_trips)), 2)" in v.source, v.source
-    assert "dx = dy * 2" in v.source  # in the loop's branch only
+    assert "pop_numbers" not in v.source and "for _ in" not in v.source  # a seed of floats: no test, no loop
+    general = v.sources["any"]
+    assert "saved = pop_numbers(None, range(_trips), '', dy)" in general and "dx = dy * 2" in general
     trips = 0
     y = x * 2
     while np.linalg.norm(y) < 1000:
         y, trips = y * 2, trips + 1
     np.testing.assert_array_equal(got, seed * 2.0 ** (trips + 1))  # powers of two: exact
     np.testing.assert_array_equal(v(x, np.array([1, 2, 3])), np.array([1, 2, 3]) * 2 ** (trips + 1))
+    assert "pop_numbers" in v.source  # an integer seed: the adjoint that tests it, and runs the loop as written
+    np.testing.assert_array_equal(v(x, seed), seed * 2.0 ** (trips + 1))
+    assert "pop_numbers" not in v.source
+    np.testing.assert_array_equal(v(x, seed + 1j), seed * 2.0 ** (trips + 1))  # complex: tested, solved; x's real part
     loop = astgrad.vjp(doubling, optimize=0)
     np.testing.assert_array_equal(got, loop(x, seed))
 

@@ -45,8 +45,14 @@ from ..ir.compat import gast
 from ..ir.trees import is_marker
 
 
-def solve_linear_loops(fn_def, ns, names):
-    """Give each top-level reverse loop whose steps are affine in one adjoint its vectorised form."""
+def solve_linear_loops(fn_def, ns, names, seed=None, given=None):
+    """Give each top-level reverse loop whose steps are affine in one adjoint its vectorised form.
+
+    ``seed``: a vjp's seed parameter, and ``given`` a callable returning the
+    entry's GivenFloats (or None): a loop over the seed that pops and reads
+    nothing else, where the seed surely holds real floats, is solved
+    without ``pop_numbers`` (``_checked_already``).
+    """
     body = fn_def.body
     out: list = []
     bound = {a.id for a in fn_def.args.args + fn_def.args.kwonlyargs}
@@ -58,6 +64,9 @@ def solve_linear_loops(fn_def, ns, names):
         then = _scaled_after(found.d, body[i + 1:]) if found else None
         if then is not None:
             moved.add(id(then[0]))
+        if found and _checked_already(found, seed, given, body[:i]):
+            out += _solved(stmt, found, ns, names, then)[1].orelse
+            continue
         out += _solved(stmt, found, ns, names, then) if found else [stmt]
         if isinstance(stmt, gast.Assign):
             bound.update(n.id for t in stmt.targets for n in compat.walk(t) if isinstance(n, gast.Name))
@@ -238,6 +247,30 @@ def _resolve(node, ns):
     if isinstance(node, gast.Name):
         return dict.get(ns.globals, node.id)
     return None
+
+
+def _checked_already(found, seed, given, before) -> bool:
+    """Whether ``pop_numbers`` would surely take the vectorised form: a loop that pops nothing and reads
+    nothing but its adjoint ``d``, which is the vjp's seed, assigned nowhere before the loop, and holds real
+    floats in every call this code serves (the entry specialises on it: ``GivenFloats``).
+
+    ``pop_numbers`` then only tests that ``d`` is a number or an array of
+    floats (W5's ``pop_numbers(None, range(_trips), '', dy)``, a call per
+    gradient); the entry's guard has tested it.  Where the seed is not known
+    to hold real floats, ``asked`` makes the general adjoint specialise on it.
+    """
+    if seed is None or found.d != seed or found.pops or found.invariants or found.number_d:
+        return False
+    if any(isinstance(n, gast.Name) and n.id == seed and not isinstance(n.ctx, gast.Load)
+           for stmt in before for n in compat.walk(stmt)):
+        return False
+    floats = given()
+    if floats is None:
+        return False
+    if seed not in floats.names:
+        floats.asked = True
+        return False
+    return True
 
 
 def _scaled_after(d, after):
