@@ -188,3 +188,23 @@ def test_the_view_check_is_numpys_shares_memory():
             except (IndexError, ValueError):
                 continue
             assert _shares(out, data) == np.shares_memory(out, data)
+
+
+@pytest.mark.parametrize("name, fn, test", [
+    ("Lt", np.less, "__lt__"), ("Le", np.less_equal, "__le__"), ("Gt", np.greater, "__gt__"),
+    ("Ge", np.greater_equal, "__ge__"), ("Eq", np.equal, "__eq__"), ("Ne", np.not_equal, "__ne__")])
+def test_comparing_a_number_tensor_with_a_number_is_the_ufuncs_comparison(name, fn, test):
+    """``norm(y) < 1000`` compares two Python floats where the tensor is a 0-d float64 (``compare``): the
+    same bool as numpy's ufunc through ``apply_op``, also at NaN, infinities, signed zeros and the ints
+    float64 holds exactly or not, and for the tensors it leaves to ``apply_op``."""
+    big = 2 ** 53
+    values = [3.5, -0.0, 0.0, np.nan, np.inf, -np.inf, 1000.0, float(big), float(big + 2), 1e308]
+    others = [1000, 1000.0, 3.5, -0.0, 0, np.nan, np.inf, big, big + 1, -big, big * 4 + 1, 1e308, True]
+    for value, other, dtype, grad in itertools.product(values, others, (np.float64, np.float32), (True, False)):
+        t = astgrad.tensor(np.array(value, dtype=dtype), requires_grad=grad and dtype == np.float64)
+        got = getattr(t, test)(other)
+        want = apply_op(name, fn, (t, other))
+        assert got.dtype == want.dtype and got.shape == want.shape and not got.requires_grad, (value, other)
+        assert bool(got) == bool(want), (value, other, dtype)
+    t = astgrad.tensor(np.array([1.0, 2000.0]), requires_grad=True)
+    np.testing.assert_array_equal(getattr(t, test)(1000).numpy(), fn(np.array([1.0, 2000.0]), 1000))

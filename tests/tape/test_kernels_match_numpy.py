@@ -57,3 +57,26 @@ def test_kernel_gives_numpys_numbers(kernel, fn, kwargs):
                     kernel(array, **kwargs)
                 continue
             _same(kernel(array, **kwargs), expected)
+
+
+@pytest.mark.filterwarnings("ignore:Mean of empty slice:RuntimeWarning", "ignore:invalid value encountered")
+@pytest.mark.parametrize("kwargs", [{}, {"axis": None}, {"axis": 0}, {"keepdims": True}],
+                         ids=["all", "axis-None", "axis-0", "keepdims"])
+def test_mean_vjp_kernel_gives_the_rules_numbers(kwargs):
+    """The node's kernel for np.mean's reverse rule: the rule's own gradient, bit for bit, in its dtype."""
+    from astgrad.rules.reductions import mean as rule
+    for array in _arrays():
+        with np.errstate(all="ignore"):
+            try:
+                ans = np.asarray(np.mean(array, **kwargs))
+            except (ValueError, TypeError, np.exceptions.AxisError):
+                continue
+            for g in (np.ones_like(ans) * 0.37, 1.0, np.full(ans.shape, 3, dtype=np.float32)):
+                try:
+                    expected = rule(g, ans, array, **kwargs)
+                except ZeroDivisionError:  # a Python float over no elements
+                    with pytest.raises(ZeroDivisionError):
+                        _kernels.mean_vjp(g, ans, array, **kwargs)
+                    continue
+                _same(_kernels.mean_vjp(g, ans, array, **kwargs), expected)
+    assert _kernels.vjp_kernel(rule) is _kernels.mean_vjp

@@ -314,3 +314,73 @@ def test_linear_recurrence_with_integer_constants_never_wraps():
     assert runtime.linear_recurrence(1.0, 2, None, 70) == 2.0 ** 70
     assert runtime.linear_recurrence(1.0, 3, 1, 70) == pytest.approx(_loop(1.0, [3] * 70, [1] * 70), rel=1e-12)
     np.testing.assert_array_equal(runtime.linear_recurrence(np.ones(2), 2, None, 9), [512.0, 512.0])
+
+
+# --------------------------------------- a constant factor after the loop, folded
+
+def doubling(x):
+    y = x * 2
+    while np.linalg.norm(y) < 1000:
+        y = y * 2
+    return y
+
+
+def test_the_factor_after_a_solved_loop_is_one_multiplication():
+    """W5: ``dx = dy * 2`` after the loop of ``dy = dy * 2`` is the recurrence's factor, not a second
+    multiplication of the array; the loop as written (an integer seed) still runs it after the loop."""
+    x, seed = np.array([0.3, -1.2, 2.0]), np.array([0.1, 1.0, 1e-4])
+    v = astgrad.vjp(doubling)
+    got = v(x, seed)
+    assert "linear_recurrence(dy, 2, None, len(range(_trips)), 2)" in v.source, v.source
+    assert "pop_numbers" not in v.source and "for _ in" not in v.source  # a seed of floats: no test, no loop
+    general = v.sources["any"]
+    assert "saved = pop_numbers(None, range(_trips), '', dy)" in general and "dx = dy * 2" in general
+    trips = 0
+    y = x * 2
+    while np.linalg.norm(y) < 1000:
+        y, trips = y * 2, trips + 1
+    np.testing.assert_array_equal(got, seed * 2.0 ** (trips + 1))  # powers of two: exact
+    np.testing.assert_array_equal(v(x, np.array([1, 2, 3])), np.array([1, 2, 3]) * 2 ** (trips + 1))
+    assert "pop_numbers" in v.source  # an integer seed: the adjoint that tests it, and runs the loop as written
+    np.testing.assert_array_equal(v(x, seed), seed * 2.0 ** (trips + 1))
+    assert "pop_numbers" not in v.source
+    np.testing.assert_array_equal(v(x, seed + 1j), seed * 2.0 ** (trips + 1))  # complex: tested, solved; x's real part
+    loop = astgrad.vjp(doubling, optimize=0)
+    np.testing.assert_array_equal(got, loop(x, seed))
+
+
+def three_times_before(x, n):
+    x = x * 3.0
+    for _ in range(n):
+        x = x * 1.5
+    return x
+
+
+def read_again_before(x, n):
+    y = x * 3.0
+    for _ in range(n):
+        y = y * 1.5
+    return y * x
+
+
+def test_the_factor_is_folded_only_where_nothing_else_reads_the_adjoint():
+    _check(three_times_before, 0.7, 20)
+    assert ", 3.0)" in astgrad.grad(three_times_before).source
+    _check(read_again_before, 0.7, 20)
+    assert ", 3.0)" not in astgrad.grad(read_again_before).source
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered")
+def test_linear_recurrence_times_a_factor_is_the_two_multiplications():
+    """The two numbers are multiplied first only where their product stays a normal float: a product that
+    overflows or underflows where ``(d * scale) * then`` does not gives the two multiplications' number."""
+    for d, a, steps, then in [(1e-20, 2, 1000, 1e10), (1e30, 0.5, 1020, 1e-20), (3.0, 1.5, 40, 3),
+                              (np.array([1e-20, 2.0]), 2, 1000, 1e10), (2.0, 2, 2000, 0.5), (0.0, 2, 2000, 0.5),
+                              (1.0, 0, 5, 7.0), (1.0, 2.0, 0, 3)]:
+        with np.errstate(over="ignore"):
+            want = runtime.linear_recurrence(d, a, None, steps) * then
+        got = runtime.linear_recurrence(d, a, None, steps, then)
+        np.testing.assert_allclose(got, want, rtol=1e-15)
+        assert np.all(np.isfinite(got) == np.isfinite(want))
+    a, b = np.array([0.5, 1.5, -2.0]), np.array([1.0, -1.0, 0.25])
+    np.testing.assert_allclose(runtime.linear_recurrence(0.7, a, b, 3, 3), _loop(0.7, a, b) * 3, rtol=1e-14)

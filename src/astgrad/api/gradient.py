@@ -131,7 +131,7 @@ class GradientFunction(GeneratedCallable):
         self._generated = generated  # the one .source shows
         return generated
 
-    def _specialised(self, arguments):
+    def _specialised(self, arguments, seed=None):
         """The adjoint for arguments of these ranks, and of real floats or not, transformed at the first call
         with them.
 
@@ -140,12 +140,17 @@ class GradientFunction(GeneratedCallable):
         uncomputed is guarded by ``floats(...)``, which folds where the
         arguments are real floats).  Sets it as the one ``.source`` shows and
         the compiled entry takes; that entry takes only arguments of the same
-        ranks and the same kinds.
+        ranks and the same kinds.  A vjp's ``seed`` counts among the kinds
+        (not the ranks): whether it holds real floats.
         """
         general = self._general
         by_rank, by_floats = general.rank_dependent, general.float_dependent
         ranks = {name: rank for name, value in arguments.items() if (rank := _rank(value)) is not None}
         floats = frozenset(name for name in ranks if _floats(arguments[name])) if by_floats else None
+        kinds = set(ranks)
+        if floats is not None and self._mode == "vjp" and _rank(seed) is not None:
+            kinds.add(self._seed)
+            floats = floats | {self._seed} if _floats(seed) else floats
         if not ranks or not (by_rank or by_floats):
             return general
         key = (tuple(ranks.items()) if by_rank else (), floats)
@@ -159,7 +164,7 @@ class GradientFunction(GeneratedCallable):
             else:
                 generated = self._build(given, floats=floats if floats is not None else frozenset(),
                                         kept=general.kept if general.current() else None)  # its passes so far
-            entry = _compile_entry(self, generated, given, floats, set(ranks)) if self._arity >= 0 else _call_general
+            entry = _compile_entry(self, generated, given, floats, kinds) if self._arity >= 0 else _call_general
             found = self._ranked[key] = (generated, entry)
         self._generated, self._entry = found
         return found[0]
@@ -259,7 +264,7 @@ class GradientFunction(GeneratedCallable):
             generated = self._for_trees(trees)
         else:
             generated = self._specialised({name: _unwrap(value) for name, value in bound.arguments.items()
-                                           if name in self._signature.parameters})
+                                           if name in self._signature.parameters}, _unwrap(seed_value))
         seed = {_seed_name(generated.function): _unwrap(seed_value)} if self._mode == "vjp" else {}
         for name in generated.kept_dicts:  # Tensors in it: the code would get, and write into, a new dict
             if _unwrap(bound.arguments.get(name)) is not bound.arguments.get(name):
@@ -447,7 +452,7 @@ def _compile_entry(gf, generated=None, ranks=None, floats=None, kinds=()):
     unpack = ", ".join(grads)  # one gradient is not a tuple
     if gf._preserve or gf._aux or gf._mode == "value_and_grad":
         unpack = f"({unpack}), value"
-    names = list(gf._signature.parameters)
+    names = list(gf._signature.parameters) + ([gf._seed] if gf._mode == "vjp" else [])  # a vjp's seed: last
     rank = [(ranks or {}).get(names[i]) if i < len(names) else None for i in range(len(args))]
     # the arguments the guard takes only as arrays of real floats: their dtypes are read there (d0, d1, ...)
     floating = {i for i in range(len(args)) if i < len(names) and floats is not None and names[i] in kinds

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import heapq
 import threading
+from sys import getrefcount
 
 import numpy as np
 
@@ -110,11 +111,14 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, captur
     if not retain_graph:
         for node in visited:
             node._release()
-    for variable, grad in pending_leaves:
+    grad = g = input_grads = None  # (the walk's last arrays: a leaf's gradient counts its holders below)
+    for i in range(len(pending_leaves)):
+        variable, grad = pending_leaves[i]
+        pending_leaves[i] = None
         if type(grad) is np.ndarray and not create_graph and grad.dtype == variable._data.dtype:
             with _ACCUMULATING:  # accumulate_grad's commonest case, inlined
                 if variable._grad is None:
-                    variable._grad = Tensor._make(np.array(grad, copy=True))
+                    variable._grad = Tensor._make(grad if _alone(grad) else np.array(grad, copy=True))
                 else:
                     variable._grad._data += grad
         else:
@@ -125,6 +129,38 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, captur
 
 
 _ACCUMULATING = threading.Lock()  # around every read-modify-write of a .grad during backward
+
+
+def _alone(grad, holders: int = 0) -> bool:
+    """Whether a leaf's first gradient may become its ``.grad`` itself, not a copy (PyTorch steals the buffer
+    when nothing else holds it).
+
+    Only an array that owns its memory (no view of another: ``base`` is
+    None), is writeable, and that nothing but ``run_backward``'s local
+    ``grad`` refers to: no other array is a view of it (a view holds its
+    base), no tensor, seed, hook, retained or captured gradient, second leaf
+    nor saved value holds it.  A ``.grad`` sharing memory with any of those
+    would change when they do, or change them at the next accumulation.
+    ``holders`` counts references known besides (a test's wrapper of this).
+    """
+    return grad.base is None and getrefcount(grad) == _ALONE + holders and grad.flags.writeable
+
+
+def _count_alone() -> int:
+    """``getrefcount`` of an array only ``run_backward``'s loop holds, read as ``_alone`` reads it there."""
+    pending_leaves: list = [(None, np.empty(1))]
+    for i in range(len(pending_leaves)):
+        variable, grad = pending_leaves[i]
+        pending_leaves[i] = None
+        return _probe(grad)
+    raise AssertionError("unreachable")
+
+
+def _probe(grad) -> int:
+    return getrefcount(grad)  # as ``_alone`` calls it: the caller's local, this parameter, getrefcount's argument
+
+
+_ALONE = _count_alone()
 
 
 def accumulate_grad(leaf, grad, create_graph: bool) -> None:

@@ -24,6 +24,7 @@ from ..rules import Rule, unbroadcast
 from ..rules._introspect import argument_usage
 from ._compat import IGNORE_ERRORS, restore, set_errors
 from ._format import legacy_type_name
+from ._kernels import vjp_kernel
 from ._modes import _state
 from ._tensor import Tensor
 
@@ -523,7 +524,7 @@ class _Plan:
         vjp = cast(Callable[..., Any], rule.vjp)  # a rule the tape records has its reverse rule
         self.vjp: Callable[..., Any]
         if all(needed):
-            self.vjp, usage = vjp, rule.usage
+            self.vjp, usage = vjp_kernel(vjp), rule.usage
         else:  # ``x * 3`` neither keeps nor version-checks ``x``, as in PyTorch
             self.vjp, usage = rule.specialized(needed), rule.usage_for(needed)
         self.arg_usage = tuple(argument_usage(vjp, usage, i) for i in range(count))

@@ -53,6 +53,27 @@ def norm(x, *args, **kwargs):
 _KERNELS = {np.mean: mean, np.sum: sum, np.linalg.norm: norm}
 
 
+def mean_vjp(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
+    """The table's reverse rule of ``np.mean`` (rules/reductions.py), for the mean of an array over every axis
+    without a ``dtype``: the same two steps, ``g / size`` spread over the shape, with the shape read once as an
+    attribute where the rule calls ``np.shape`` twice (numpy's dispatch, the larger part of a small tensor's
+    rule).  Every other call (an axis, a dtype, what a freed node keeps of its array) is the rule's."""
+    if axis is None and dtype is None and type(a) is np.ndarray:
+        return _filled(g / a.size, a.shape)  # reduced_count(np.shape(a), None) is a.size: the same int
+    return _mean_vjp(g, ans, a, axis, dtype, out, keepdims)
+
+
+def vjp_kernel(vjp):
+    """What a node calls for the reverse rule ``vjp``: a kernel above, or ``vjp`` itself."""
+    return _VJP_KERNELS.get(vjp, vjp)
+
+
+from ..rules._support import filled as _filled  # noqa: E402  (the kernels above need numpy alone)
+from ..rules.reductions import mean as _mean_vjp  # noqa: E402
+
+_VJP_KERNELS = {_mean_vjp: mean_vjp}
+
+
 def kernel(fn):
     """What to call for ``fn``: a kernel above, or ``fn`` itself."""
     try:

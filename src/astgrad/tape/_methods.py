@@ -13,13 +13,14 @@ of their own.
 from __future__ import annotations
 
 import collections
+import operator
 
 import numpy as np
 
 from .. import rules
 from . import _kernels, _ndarray
 from ._modes import _state
-from ._record import FIRST, SECOND, apply_nondiff, apply_op, is_tensor, unwrap
+from ._record import FIRST, SECOND, apply_nondiff, apply_op, compare, is_tensor, unwrap
 from ._tensor import Tensor, TensorMethodsBase, extends
 
 _NUMBERS = (int, float)  # what PyTorch's backward formulas hold as a Scalar
@@ -147,22 +148,22 @@ class TensorMethods(TensorMethodsBase):
                         (self, other))
 
     def __eq__(self, other):
-        return apply_op("Eq", np.equal, (self, other))
+        return compare("Eq", np.equal, operator.eq, self, other)
 
     def __ne__(self, other):
-        return apply_op("Ne", np.not_equal, (self, other))
+        return compare("Ne", np.not_equal, operator.ne, self, other)
 
     def __lt__(self, other):
-        return apply_op("Lt", np.less, (self, other))
+        return compare("Lt", np.less, operator.lt, self, other)
 
     def __le__(self, other):
-        return apply_op("Le", np.less_equal, (self, other))
+        return compare("Le", np.less_equal, operator.le, self, other)
 
     def __gt__(self, other):
-        return apply_op("Gt", np.greater, (self, other))
+        return compare("Gt", np.greater, operator.gt, self, other)
 
     def __ge__(self, other):
-        return apply_op("Ge", np.greater_equal, (self, other))
+        return compare("Ge", np.greater_equal, operator.ge, self, other)
 
     def eq(self, other):
         return self == other

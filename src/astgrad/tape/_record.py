@@ -361,6 +361,30 @@ def _reraise(error, raw_args):
 
 
 _new_tensor = Tensor._make  # bound once: the attribute lookup made a bound method for every operation
+
+
+def compare(name: str, fn, test, a, b):
+    """``a < b`` (``fn`` the ufunc, ``test`` the same comparison of Python numbers), as ``apply_op`` records it.
+
+    A 0-d float64 tensor against a Python float, or an int that float64
+    holds exactly (``while np.linalg.norm(y) < 1000``), is compared as two
+    Python floats: the same IEEE comparison numpy makes (NaN compares
+    false, and unequal), without the ufunc's and its scalar's conversions,
+    three quarters of the operation.  The result is a 0-d bool tensor,
+    which records nothing, as on every path.  Anything else is
+    ``apply_op``'s.
+    """
+    x = a._data
+    kind = type(b)
+    if (kind is float or kind is int and -_EXACT <= b <= _EXACT) and type(x) is np.ndarray and x.ndim == 0 \
+            and x.dtype is _FLOAT64 and not _dual and type(a) is Tensor:
+        return _new_tensor(_array(test(x.item(), b)))
+    return apply_op(name, fn, (a, b))
+
+
+_EXACT = 2 ** 53  # ints up to this size are float64s exactly: numpy converts them, Python compares them exactly
+_FLOAT64 = np.dtype(np.float64)
+_array = np.array
 _OPERANDS = (np.ndarray, int, float, complex, np.generic)
 _UNWRAPPED = (Tensor, list, tuple)
 _UFUNC = np.ufunc

@@ -587,7 +587,7 @@ ENTRY = FRONT + (
     Pass("overwritten_saves", overwritten_saves, 2, needs=frozenset({"stack"})),
     Pass("release_arrays", release_arrays, 2),
     Pass("in_place", in_place, 2),
-    Pass("linear_recurrences", linear_recurrences, 1, needs=frozenset({"loop"})),
+    Pass("linear_recurrences", linear_recurrences, 1, needs=frozenset({"loop"}), reads=frozenset({"floats"})),
     Pass("array_sizes", array_sizes, 2, reads=frozenset({"ranks"})),
     Pass("emit", emit, reads=frozenset({"ranks", "floats"})),
 )

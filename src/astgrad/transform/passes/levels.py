@@ -140,8 +140,13 @@ def in_place_halves(ctx: Context) -> None:
 
 
 def linear_recurrences(ctx: Context) -> None:
-    """A reverse loop of steps affine in one adjoint, over saved numbers: cumulative products instead."""
-    ctx.fn_def = solve_linear_loops(ctx.fn_def, ctx.ns, ctx.names)
+    """A reverse loop of steps affine in one adjoint, over saved numbers: cumulative products instead.
+
+    A vjp's seed known to hold real floats needs no test at run time (a
+    compiled backend keeps the loop: it is given the form with the test).
+    """
+    seed = ctx.seed if ctx.entry and ctx.mode == "vjp" and ctx.module.backend is None else None
+    ctx.fn_def = solve_linear_loops(ctx.fn_def, ctx.ns, ctx.names, seed, lambda: ctx.given_floats)
 
 
 def array_sizes(ctx: Context) -> None:

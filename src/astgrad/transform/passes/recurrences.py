@@ -45,14 +45,29 @@ from ..ir.compat import gast
 from ..ir.trees import is_marker
 
 
-def solve_linear_loops(fn_def, ns, names):
-    """Give each top-level reverse loop whose steps are affine in one adjoint its vectorised form."""
+def solve_linear_loops(fn_def, ns, names, seed=None, given=None):
+    """Give each top-level reverse loop whose steps are affine in one adjoint its vectorised form.
+
+    ``seed``: a vjp's seed parameter, and ``given`` a callable returning the
+    entry's GivenFloats (or None): a loop over the seed that pops and reads
+    nothing else, where the seed surely holds real floats, is solved
+    without ``pop_numbers`` (``_checked_already``).
+    """
     body = fn_def.body
     out: list = []
     bound = {a.id for a in fn_def.args.args + fn_def.args.kwonlyargs}
+    moved: set = set()  # ids of statements folded into the solved loop before them (_scaled_after)
     for i, stmt in enumerate(body):
+        if id(stmt) in moved:
+            continue
         found = _recognise(stmt, body[i + 1:], ns, bound) if isinstance(stmt, gast.For) else None
-        out += _solved(stmt, found, ns, names) if found else [stmt]
+        then = _scaled_after(found.d, body[i + 1:]) if found else None
+        if then is not None:
+            moved.add(id(then[0]))
+        if found and _checked_already(found, seed, given, body[:i]):
+            out += _solved(stmt, found, ns, names, then)[1].orelse
+            continue
+        out += _solved(stmt, found, ns, names, then) if found else [stmt]
         if isinstance(stmt, gast.Assign):
             bound.update(n.id for t in stmt.targets for n in compat.walk(t) if isinstance(n, gast.Name))
         elif isinstance(stmt, gast.Delete):
@@ -234,8 +249,72 @@ def _resolve(node, ns):
     return None
 
 
-def _solved(loop, found, ns, names):
-    """``saved = pop_numbers(...)``, then the loop where that is None, else the recurrence solved."""
+def _checked_already(found, seed, given, before) -> bool:
+    """Whether ``pop_numbers`` would surely take the vectorised form: a loop that pops nothing and reads
+    nothing but its adjoint ``d``, which is the vjp's seed, assigned nowhere before the loop, and holds real
+    floats in every call this code serves (the entry specialises on it: ``GivenFloats``).
+
+    ``pop_numbers`` then only tests that ``d`` is a number or an array of
+    floats (W5's ``pop_numbers(None, range(_trips), '', dy)``, a call per
+    gradient); the entry's guard has tested it.  Where the seed is not known
+    to hold real floats, ``asked`` makes the general adjoint specialise on it.
+    """
+    if seed is None or found.d != seed or found.pops or found.invariants or found.number_d:
+        return False
+    if any(isinstance(n, gast.Name) and n.id == seed and not isinstance(n.ctx, gast.Load)
+           for stmt in before for n in compat.walk(stmt)):
+        return False
+    floats = given()
+    if floats is None:
+        return False
+    if seed not in floats.names:
+        floats.asked = True
+        return False
+    return True
+
+
+def _scaled_after(d, after):
+    """``(stmt, e, c)`` where the next statement to read ``d`` after the loop is ``stmt``, ``e = d * c`` (or
+    ``c * d``) with ``c`` a number literal, and nothing after it reads the ``d`` the loop left (``e`` may be
+    ``d``); else None.
+
+    The solved form then returns ``e`` at once (``linear_recurrence(..., c)``:
+    one multiplication of an array where there were two; W5's ``dx = dy *
+    2`` after its loop of ``dy = dy * 2``), and the loop as written is
+    followed by ``stmt``.  Only ``del`` of other names and comments may
+    stand between: ``stmt`` moves before them.
+    """
+    for j, stmt in enumerate(after):
+        if is_marker(stmt):
+            continue
+        if isinstance(stmt, gast.Delete) and all(isinstance(t, gast.Name) and t.id != d for t in stmt.targets):
+            continue
+        break
+    else:
+        return None
+    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)
+            and isinstance(stmt.value, gast.BinOp) and isinstance(stmt.value.op, gast.Mult)):
+        return None
+    e, left, right = stmt.targets[0].id, stmt.value.left, stmt.value.right
+    factor = right if isinstance(left, gast.Name) and left.id == d else left if \
+        isinstance(right, gast.Name) and right.id == d else None
+    if not (isinstance(factor, gast.Constant) and (type(factor.value) is float or type(factor.value) is int
+                                                                and abs(factor.value) <= 2 ** 53)):
+        return None
+    if any(isinstance(t, gast.Name) and t.id == e for s in after[:j] if isinstance(s, gast.Delete) for t in s.targets):
+        return None  # moved before a ``del e``, the value would be deleted
+    for s in after[j + 1:] if e != d else ():  # (``d = d * c``: what is read after is the new value)
+        if not isinstance(s, gast.Delete) and _mentions(s, d):
+            return None  # what the loop leaves in ``d`` is read after: it must be computed
+    return stmt, e, factor.value
+
+
+def _solved(loop, found, ns, names, then=None):
+    """``saved = pop_numbers(...)``, then the loop where that is None, else the recurrence solved.
+
+    With ``then`` (``_scaled_after``), ``e = d * c`` follows the loop and the
+    solved form computes ``e`` in the same multiplication.
+    """
     sources = found.sources()
     used = sorted({source for refs in sources for source in refs.values()}, key=lambda s: (s[1], s[0] == "c"))
     kinds = {j: kind for kind, j in reversed(used)}  # "n" where a pop is read in its step, else "c"
@@ -273,7 +352,8 @@ def _solved(loop, found, ns, names):
     steps = compat.call(compat.name(ns.bind(builtins.len, "len")), [
         compat.name(arrays[used[0]]) if used else compat.clone(found.count)])
     solve = compat.call(compat.name(ns.helper(runtime.linear_recurrence)),
-                        [compat.name(found.d), a or compat.const(1.0), b or compat.const(None), steps])
-    vectorised.append(compat.assign(found.d, solve))
+                        [compat.name(found.d), a or compat.const(1.0), b or compat.const(None), steps]
+                        + ([compat.const(then[2])] if then else []))
+    vectorised.append(compat.assign(then[1] if then else found.d, solve))
     none = compat.make("Compare", left=compat.name(saved), ops=[gast.Is()], comparators=[compat.const(None)])
-    return [take, compat.if_stmt(none, [loop], vectorised)]
+    return [take, compat.if_stmt(none, [loop] + ([then[0]] if then else []), vectorised)]

@@ -747,22 +747,35 @@ def shifted(popped, before):
     return np.append(popped[1:], before)
 
 
-def linear_recurrence(d, a, b, steps):
-    """``d`` after ``for t in reversed(range(steps)): d = a[t] * d + b[t]``.
+def linear_recurrence(d, a, b, steps, then=None):
+    """``d`` after ``for t in reversed(range(steps)): d = a[t] * d + b[t]``, times ``then`` if given.
 
     ``a`` and ``b`` are numbers or arrays of ``steps`` numbers (``b`` None
     for zeros); ``d`` a number or an array.  Unrolled, ``d * a[0] ...
     a[n-1] + sum_t b[t] * a[0] ... a[t-1]``: one cumulative product and one
     dot product.  Where those are not finite (the products can overflow
     where the loop's partial sums do not), the loop itself runs.
+
+    ``then``, a Python number, is the factor of ``e = d * then`` after the
+    loop (passes/recurrences.py): where ``d``'s factor is one number, the
+    two numbers are multiplied first and the array once, unless their
+    product leaves the normal floats (it would overflow or lose digits where
+    two multiplications of ``d`` do not).
     """
     if steps == 0:
-        return d
+        return d if then is None else d * then
     if b is None and type(a) in (int, float):  # d * a ** steps: no arrays at all
         try:
-            return d * float(a) ** steps
+            scale = float(a) ** steps
         except OverflowError:  # where numpy would give inf
             pass
+        else:
+            if then is None:
+                return d * scale
+            both = scale * then
+            if _MIN_NORMAL <= abs(both) <= _MAX_FLOAT or both == 0 and (scale == 0 or then == 0):
+                return d * both
+            return d * scale * then
     a = _steps_of(a, steps)
     with np.errstate(over="ignore", invalid="ignore"):  # the loop below reports what the loop would
         prefix = np.cumprod(a)
@@ -771,12 +784,17 @@ def linear_recurrence(d, a, b, steps):
             b = _steps_of(b, steps)
             shift = b[0] + np.dot(b[1:], prefix[:-1])
     if b is None and np.isfinite(scale):
-        return d * scale
-    if b is not None and np.isfinite(scale) and np.isfinite(shift):
-        return d * scale + shift
-    for t in range(steps - 1, -1, -1):
-        d = a[t] * d if b is None else a[t] * d + b[t]
-    return d
+        d = d * scale
+    elif b is not None and np.isfinite(scale) and np.isfinite(shift):
+        d = d * scale + shift
+    else:
+        for t in range(steps - 1, -1, -1):
+            d = a[t] * d if b is None else a[t] * d + b[t]
+    return d if then is None else d * then
+
+
+#: the normal float64 range: a product of two numbers inside it lost no digits to underflow, and is finite
+_MIN_NORMAL, _MAX_FLOAT = float(np.finfo(np.float64).tiny), float(np.finfo(np.float64).max)
 
 
 def _steps_of(value, steps):
