@@ -20,6 +20,7 @@ from ..ir.compat import gast
 from ..ir.trees import rewrite
 from .accumulate import accumulate_in_place
 from .inplace import reuse_buffers
+from .invariant_saves import drop_invariant_saves
 from .item_updates import pass_items_through
 from .number_unbroadcasts import drop_number_unbroadcasts
 from .recurrences import solve_linear_loops
@@ -71,6 +72,13 @@ def fixed_shapes(ctx: Context) -> bool:
     body = ctx.fn_def.body
     ctx.fn_def = drop_fixed_shape_saves(ctx.fn_def, ctx.adjoint, lambda: FixedShapes(ctx.body, ctx.params, ctx.analysis,
                                                                                        ctx.ns, ctx.given_floats), ctx.ns)
+    return ctx.fn_def.body is not body
+
+
+def invariant_saves(ctx: Context) -> bool:
+    """Stop saving, in a loop, a value every trip computes the same from the same operands (``nu * dt``)."""
+    body = ctx.fn_def.body
+    ctx.fn_def = drop_invariant_saves(ctx.fn_def, ctx.adjoint, ctx.body, ctx.params, ctx.ns)
     return ctx.fn_def.body is not body
 
 

@@ -635,6 +635,12 @@ def add_at(total, g, shape, index):
             and total.dtype is _FLOAT64 and total.shape == shape and total.flags.writeable:
         total[index] += g  # one number at an integer, y[i] in a loop: what the general path below does, in one line
         return total
+    if type(index) is slice and type(g) is np.ndarray and type(total) is np.ndarray and g.dtype is total.dtype \
+            and total.dtype.kind in "fc" and total.shape == shape and total.flags.writeable:
+        selected = total[index]  # a stencil's u[1:-1]: a view, g of its shape (the general path's test, in line)
+        if selected.shape == g.shape:
+            np.add(selected, g, out=selected)
+            return total
     if _adds_at(total, g, shape) and total.flags.writeable and _add_at(total, g, index):
         return total
     return total + rules.scatter(g, shape, index)
