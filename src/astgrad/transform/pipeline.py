@@ -76,7 +76,7 @@ from .core.linearize import NotCut, cut
 from .core.remat import rematerializable
 from .core.reverse import Reverser
 from .passes.levels import (array_sizes, compute_only_shapes, dead_code, drop_unread_saves, fixed_shapes, float_casts,
-                            in_place, invariant_saves, item_updates,
+                            in_place, invariant_saves, item_updates, items_in_place,
                             inline_temporaries, keep_only_shapes, linear_recurrences, number_unbroadcasts,
                             overwritten_saves,
                             in_place_halves, read_through_copies, release_arrays, saves_in_locals, shapes_on_stack,
@@ -588,6 +588,7 @@ ENTRY = FRONT + (
     Pass("overwritten_saves", overwritten_saves, 2, needs=frozenset({"stack"})),
     Pass("release_arrays", release_arrays, 2),
     Pass("in_place", in_place, 2),
+    Pass("items_in_place", items_in_place, 2, reads=frozenset({"ranks"})),
     Pass("linear_recurrences", linear_recurrences, 1, needs=frozenset({"loop"})),
     Pass("array_sizes", array_sizes, 2, reads=frozenset({"ranks"})),
     Pass("emit", emit, reads=frozenset({"ranks", "floats"})),

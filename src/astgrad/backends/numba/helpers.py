@@ -150,6 +150,8 @@ def register() -> None:
     overload(runtime.add_at)(lambda total, g, shape, index: lambda total, g, shape, index:
                              total + _extra.scatter(g, shape, index))
     overload(runtime.copied)(lambda value: lambda value: value)
+    # an item write the numpy backend proved into an array no other name reaches: the copy, as written
+    overload(runtime.setitem_into)(lambda a, index, value: lambda a, index, value: _extra.setitem(a, index, value))
 
     @overload(runtime.reduced_shape, prefer_literal=True)
     def _reduced_shape(shape, axis=None, keepdims=False, identity=None):

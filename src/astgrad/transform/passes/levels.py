@@ -27,6 +27,7 @@ from .recurrences import solve_linear_loops
 from .unused import drop_arrays, shapes_on_stack as _shapes_on_stack, shapes_only, unbind
 from .saves import overwritten_on_stack
 from .static_shapes import static_shapes as _static_shapes
+from .write_in_place import write_items_in_place
 
 if TYPE_CHECKING:  # the passes' one argument; pipeline.py imports this module
     from ..pipeline import Context
@@ -145,6 +146,11 @@ def in_place_halves(ctx: Context) -> None:
     for fn_def in ctx.fn_defs:
         accumulate_in_place(fn_def, ctx.ns)
         reuse_buffers(fn_def, ctx.ns, numbers=_numbers(ctx), counts=ctx.helpers[1:2])
+
+
+def items_in_place(ctx: Context) -> None:
+    """``a[i] = v`` written into ``a`` itself where no other name reaches its array (``setitem_into``)."""
+    ctx.fn_def = write_items_in_place(ctx.fn_def, ctx.ns, ctx.analysis.ranks)
 
 
 def linear_recurrences(ctx: Context) -> None:

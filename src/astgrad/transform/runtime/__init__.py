@@ -649,6 +649,18 @@ def add_at(total, g, shape, index):
 _FLOAT64 = np.dtype(np.float64)
 
 
+def setitem_into(a, index, value):
+    """``setitem(a, index, value)`` written into ``a`` itself where it is a writeable numpy array.
+
+    The generated code calls it only where the transformer proved that no
+    other name reaches ``a``'s array or a view of it (passes/write_in_place.py).
+    """
+    if type(a) is np.ndarray and a.flags.writeable:
+        a[index] = value
+        return a
+    return rules.setitem(a, index, value)
+
+
 def copied(value):
     """A copy of an array, which the loop after it adds into with ``add_at``; anything else as it is."""
     return value.copy() if type(value) is np.ndarray else value
