@@ -119,6 +119,23 @@ def test_a_one_element_array_is_not_a_number(f):
         _check(f, np.array([0.3]), RNG.uniform(-1.0, 1.0, 3), level)
 
 
+def test_a_product_of_numbers_is_no_constant():
+    """``nu * dt`` of two numbers, then arrays added to it in a loop: its gradient is summed back to a number."""
+    def accumulated(nu, dt, x):
+        total = nu * dt
+        for _ in range(3):
+            total = total + x * nu
+        return np.sum(total * total)
+    x = RNG.uniform(-1.0, 1.0, 3)
+    for level in LEVELS:
+        g = astgrad.grad(accumulated, wrt=(0, 1, 2), optimize=level)
+        for _ in range(2):
+            got = g(0.5, 0.2, x.copy())
+            np.testing.assert_allclose(got[0], gradient(lambda k: accumulated(k, 0.2, x), 0.5), rtol=1e-6)
+            np.testing.assert_allclose(got[1], gradient(lambda k: accumulated(0.5, k, x), 0.2), rtol=1e-6)
+            np.testing.assert_allclose(got[2], gradient(lambda v: accumulated(0.5, 0.2, v), x), rtol=1e-6)
+
+
 def test_a_list_is_not_an_array():
     """``u[1:-1] = ...`` on a list replaces items, which may change its length: no shape is proven."""
     def listed(kappa, u0):

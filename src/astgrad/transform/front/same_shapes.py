@@ -98,8 +98,8 @@ class Shapes:
             return UNKNOWN
         numbers = [isinstance(a, gast.Name) and self._atom(a) not in (None, SCALAR) and a.id in self.ranks.locals
                    and self.ranks.value.get(a.id, (None,))[0] == 0 for a in args]  # not asked: where known
-        if not any(numbers):
-            return UNKNOWN
+        if not any(numbers) or all(numbers):
+            return UNKNOWN  # never SCALAR: a name joined with it would read as a constant (``join``'s "maybe")
         return broadcast([SCALAR if number else self._atom(a) for a, number in zip(args, numbers)])
 
     def _kept(self, op):
