@@ -100,15 +100,7 @@ def cleaned(mask, grad):
     if mask is None:
         return grad
     if type(grad) is np.ndarray:  # np.shape and np.result_type without their dispatch
-        if grad.shape != mask.shape:
-            return grad
-        if grad.dtype.kind in "fc":
-            # at the mask, grad is the structural zero times finite derivatives (0) or times infinite ones (NaN):
-            # with no NaN anywhere (a sum that is not NaN), it is already zero there
-            total = np.add.reduce(grad, axis=None)
-            if total == total:
-                return grad
-        return np.where(mask, np.zeros((), grad.dtype), grad)
+        return grad if grad.shape != mask.shape else np.where(mask, np.zeros((), grad.dtype), grad)
     if np.shape(grad) != mask.shape:
         return grad
     return np.where(mask, np.zeros((), np.result_type(grad)), grad)
