@@ -2,21 +2,13 @@
 def dheat_source(kappa, u0, source, *, dresult=1.0):
     _stack = []
     t1 = None
-    t10 = None
     t2 = None
-    t3 = None
-    t4 = None
     t5 = None
-    t6 = None
-    t7 = None
-    t8 = None
     u = u0
     for _ in range(10):
         t3 = u[1:-1]
         t7 = u[2:]
-        t9 = u[1:-1]
-        t8 = 2 * t9
-        t6 = t7 - t8
+        t6 = t7 - 2 * u[1:-1]
         t10 = u[:-2]
         _stack.append(t5)
         t5 = t6 + t10
@@ -25,7 +17,6 @@ def dheat_source(kappa, u0, source, *, dresult=1.0):
         t1 = t2 + source
         t11 = setitem(u, np.s_[1:-1], t1)
         u = t11
-    del t2, t4
     checked(reduced_shape(shape(u), None, False) if floats(u) else np.sum(u ** 2))
     # grad of line 143: return np.sum(u ** 2)
     du0 = dresult * (2 * u)
@@ -37,19 +28,15 @@ def dheat_source(kappa, u0, source, *, dresult=1.0):
         dt11 = du0
         du0 = setitem(dt11, np.s_[1:-1], 0)
         dt1 = unbroadcast(written(dt11, np.s_[1:-1]), shape(t1))
-        dt3 = unbroadcast(dt1, shape(t3))
-        dkappa = dkappa + unbroadcast(dt1 * t5, shape(kappa))
-        dt14 = dt1 * kappa
-        dt6 = unbroadcast(dt14, shape(t6))
-        dt10 = unbroadcast(dt14, shape(t10))
+        dt2 = unbroadcast(dt1, shape(t2))
         dsource = dsource + unbroadcast(dt1, shape(source))
+        dkappa = dkappa + unbroadcast(dt2 * t5, shape(kappa))
+        dt5 = dt2 * kappa
         t5 = _stack.pop()
-        du0 = add_at(du0, dt10, shape(u), np.s_[:-2])
-        dt7 = unbroadcast(dt6, shape(t7))
-        dt8 = unbroadcast(-dt6, shape(t8))
-        dt9 = dt8 * 2
+        du0 = add_at(du0, dt5, shape(u), np.s_[:-2])
+        dt9 = -2 * dt5
         du0 = add_at(du0, dt9, shape(u), np.s_[1:-1])
-        du0 = add_at(du0, dt7, shape(u), np.s_[2:])
-        du0 = add_at(du0, dt3, shape(u), np.s_[1:-1])
+        du0 = add_at(du0, dt5, shape(u), np.s_[2:])
+        du0 = add_at(du0, dt2, shape(u), np.s_[1:-1])
     # grad of line 140: u = u0.copy()
     return dkappa, du0, dsource

@@ -80,7 +80,8 @@ def setitem(a, index, value):
         out = a.copy() if is_lazy(a) else _lazy.from_numpy(a)
         out[index] = value
         return out
-    copied = np.array(a, copy=True)
+    # an array's own copy, in its layout (np.array(a, copy=True) keeps it too, after parsing its arguments)
+    copied = a.copy(order="K") if type(a) is np.ndarray else np.array(a, copy=True)
     copied[index] = value
     return copied
 

@@ -76,7 +76,7 @@ from .core.linearize import NotCut, cut
 from .core.remat import rematerializable
 from .core.reverse import Reverser
 from .passes.levels import (array_sizes, compute_only_shapes, dead_code, drop_unread_saves, fixed_shapes, float_casts,
-                            in_place, item_updates,
+                            in_place, invariant_saves, item_updates, items_in_place,
                             inline_temporaries, keep_only_shapes, linear_recurrences, number_unbroadcasts,
                             overwritten_saves,
                             in_place_halves, read_through_copies, release_arrays, saves_in_locals, shapes_on_stack,
@@ -579,6 +579,7 @@ ENTRY = FRONT + (
     Pass("shapes_on_stack", shapes_on_stack, 2, needs=frozenset({"stack"})),
     Pass("drop_unread_saves", drop_unread_saves, 1, tidy=True, needs=frozenset({"stack"})),
     Pass("fixed_shapes", fixed_shapes, 1, tidy=True, reads=frozenset({"ranks", "floats"}), needs=frozenset({"stack"})),
+    Pass("invariant_saves", invariant_saves, 1, tidy=True, needs=frozenset({"stack"})),
     Pass("keep_only_shapes", keep_only_shapes, 2),
     Pass("compute_only_shapes", compute_only_shapes, 2, reads=frozenset({"floats"})),
     Pass("read_through_copies", read_through_copies, 1),
@@ -587,6 +588,7 @@ ENTRY = FRONT + (
     Pass("overwritten_saves", overwritten_saves, 2, needs=frozenset({"stack"})),
     Pass("release_arrays", release_arrays, 2),
     Pass("in_place", in_place, 2),
+    Pass("items_in_place", items_in_place, 2, reads=frozenset({"ranks"})),
     Pass("linear_recurrences", linear_recurrences, 1, needs=frozenset({"loop"}), reads=frozenset({"floats"})),
     Pass("array_sizes", array_sizes, 2, reads=frozenset({"ranks"})),
     Pass("emit", emit, reads=frozenset({"ranks", "floats"})),

@@ -33,7 +33,7 @@ def dwith_break(x, *, ds=1.0):
         dt1 = unbroadcast(dt3, shape(t1))
         dt2 = filled(dt1, shape(t2))
         t1 = _stack.pop()
-        dx = dx + unbroadcast(dt2 * i, shape(x))
+        dx = dx + dt2 * i
         t2 = _stack.pop()
     i = _stack.pop()
     return dx

@@ -179,6 +179,8 @@ def register() -> None:
     overload(runtime.multiply_into)(lambda buffer, other: lambda buffer, other: buffer * other)
     overload(runtime.divide_into)(lambda buffer, other: lambda buffer, other: buffer / other)
     _accumulation_overloads(overload, types)
+    # an item write the numpy backend proved into an array no other name reaches: the copy, as written
+    overload(runtime.setitem_into)(lambda a, index, value: lambda a, index, value: _extra.setitem(a, index, value))
 
     @overload(runtime.reduced_shape, prefer_literal=True)
     def _reduced_shape(shape, axis=None, keepdims=False, identity=None):

@@ -45,8 +45,8 @@ class Analysis:
                 node, message, hint = s.guard  # kept as written, out of the adjoint's sight (a global's item)
                 raise source.error(node, message, hint, NoRuleTransformError)
         self.counts = self._assignment_counts(body, params)
-        self.shapes = Shapes(body, params, self.counts, self.locals | set(params))
         self.ranks = Ranks(body, params, ranks, self.locals)  # ranks: parameter -> (rank, holds an int)
+        self.shapes = Shapes(body, params, self.counts, self.locals | set(params), self.ranks)
         self.reads = self._adjoint_reads(body)
         self.saved = {v for v in self.reads if self.counts.get(v, 0) > 1}
 

@@ -274,6 +274,23 @@ def drop_fixed_shape_saves(fn_def, adjoint, analyse, ns):
     (``dx = dy * x`` of the loop's result, before the reverse loop) sees the
     last value whether it is saved or not.
     """
+    shape_reads, popped, pushes, other, stored = saved_names(fn_def, adjoint, ns)
+    if popped is None:
+        return fn_def  # a pop whose name is gone: which push it matches is not known here
+    candidates = {name for name in popped & pushes & shape_reads if name not in other and name not in stored}
+    if not candidates:
+        return fn_def
+    fixed = analyse()  # only now: it asks ranks, which makes the gradient specialise on them
+    chosen = {name for name in candidates if fixed.fixed(name)}
+    if not chosen:
+        return fn_def
+    return drop_saves_of(fn_def, chosen)
+
+
+def saved_names(fn_def, adjoint, ns):
+    """``(shape_reads, popped, pushed, other, stored)``: the names the ``adjoint`` reads for their shape, those
+    popped into and pushed in ``fn_def``, those it reads before a statement restores them (a read there sees
+    the last value) and those it assigns itself; ``popped`` None where a pop's name is gone."""
     shape_reads, other, stored, restored = set(), set(), set(), set[str]()
     for stmt in adjoint:
         inside = {id(name) for n in compat.walk(stmt) if (name := meta_of(n, ns)) is not None}
@@ -299,16 +316,7 @@ def drop_fixed_shape_saves(fn_def, adjoint, analyse, ns):
         value = shape_kept(value) or value
         if isinstance(value, gast.Name):
             pushes.add(value.id)
-    if bare:
-        return fn_def  # a pop whose name is gone: which push it matches is not known here
-    candidates = {name for name in popped & pushes & shape_reads if name not in other and name not in stored}
-    if not candidates:
-        return fn_def
-    fixed = analyse()  # only now: it asks ranks, which makes the gradient specialise on them
-    chosen = {name for name in candidates if fixed.fixed(name)}
-    if not chosen:
-        return fn_def
-    return drop_saves_of(fn_def, chosen)
+    return shape_reads, None if bare else popped, pushes, other, stored
 
 
 def _passes_shape(site) -> bool:

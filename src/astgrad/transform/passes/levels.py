@@ -20,12 +20,14 @@ from ..ir.compat import gast
 from ..ir.trees import rewrite
 from .accumulate import accumulate_in_place
 from .inplace import reuse_buffers
+from .invariant_saves import drop_invariant_saves
 from .item_updates import pass_items_through
 from .number_unbroadcasts import drop_number_unbroadcasts
 from .recurrences import solve_linear_loops
 from .unused import drop_arrays, shapes_on_stack as _shapes_on_stack, shapes_only, unbind
 from .saves import overwritten_on_stack
 from .static_shapes import static_shapes as _static_shapes
+from .write_in_place import write_items_in_place
 
 if TYPE_CHECKING:  # the passes' one argument; pipeline.py imports this module
     from ..pipeline import Context
@@ -71,6 +73,13 @@ def fixed_shapes(ctx: Context) -> bool:
     body = ctx.fn_def.body
     ctx.fn_def = drop_fixed_shape_saves(ctx.fn_def, ctx.adjoint, lambda: FixedShapes(ctx.body, ctx.params, ctx.analysis,
                                                                                        ctx.ns, ctx.given_floats), ctx.ns)
+    return ctx.fn_def.body is not body
+
+
+def invariant_saves(ctx: Context) -> bool:
+    """Stop saving, in a loop, a value every trip computes the same from the same operands (``nu * dt``)."""
+    body = ctx.fn_def.body
+    ctx.fn_def = drop_invariant_saves(ctx.fn_def, ctx.adjoint, ctx.body, ctx.params, ctx.ns)
     return ctx.fn_def.body is not body
 
 
@@ -137,6 +146,11 @@ def in_place_halves(ctx: Context) -> None:
     for fn_def in ctx.fn_defs:
         accumulate_in_place(fn_def, ctx.ns)
         reuse_buffers(fn_def, ctx.ns, numbers=_numbers(ctx), counts=ctx.helpers[1:2])
+
+
+def items_in_place(ctx: Context) -> None:
+    """``a[i] = v`` written into ``a`` itself where no other name reaches its array (``setitem_into``)."""
+    ctx.fn_def = write_items_in_place(ctx.fn_def, ctx.ns, ctx.analysis.ranks)
 
 
 def linear_recurrences(ctx: Context) -> None:

@@ -635,12 +635,30 @@ def add_at(total, g, shape, index):
             and total.dtype is _FLOAT64 and total.shape == shape and total.flags.writeable:
         total[index] += g  # one number at an integer, y[i] in a loop: what the general path below does, in one line
         return total
+    if type(index) is slice and type(g) is np.ndarray and type(total) is np.ndarray and g.dtype is total.dtype \
+            and total.dtype.kind in "fc" and total.shape == shape and total.flags.writeable:
+        selected = total[index]  # a stencil's u[1:-1]: a view, g of its shape (the general path's test, in line)
+        if selected.shape == g.shape:
+            np.add(selected, g, out=selected)
+            return total
     if _adds_at(total, g, shape) and total.flags.writeable and _add_at(total, g, index):
         return total
     return total + rules.scatter(g, shape, index)
 
 
 _FLOAT64 = np.dtype(np.float64)
+
+
+def setitem_into(a, index, value):
+    """``setitem(a, index, value)`` written into ``a`` itself where it is a writeable numpy array.
+
+    The generated code calls it only where the transformer proved that no
+    other name reaches ``a``'s array or a view of it (passes/write_in_place.py).
+    """
+    if type(a) is np.ndarray and a.flags.writeable:
+        a[index] = value
+        return a
+    return rules.setitem(a, index, value)
 
 
 def copied(value):

@@ -46,6 +46,8 @@ def unselected(grad, condition, taken, before=None):
     unless the operand has the result's shape (its gradient is then not a sum over broadcast entries)."""
     if type(grad) is not np.ndarray:
         return None
+    if before is None and type(condition) is np.ndarray and condition.dtype is _BOOL and condition.shape == grad.shape:
+        return ~condition if taken else condition  # a comparison of the operand's shape, in a loop: no broadcast_to
     condition = np.asarray(condition, dtype=bool)
     if np.broadcast_shapes(condition.shape, grad.shape) != grad.shape:
         return None
@@ -95,9 +97,16 @@ def nth(masks, *positions):
 
 def cleaned(mask, grad):
     """``grad`` with zeros at ``mask`` (entries whose adjoint is structurally zero), where the shapes agree."""
-    if mask is None or np.shape(grad) != mask.shape:
+    if mask is None:
+        return grad
+    if type(grad) is np.ndarray:  # np.shape and np.result_type without their dispatch
+        return grad if grad.shape != mask.shape else np.where(mask, np.zeros((), grad.dtype), grad)
+    if np.shape(grad) != mask.shape:
         return grad
     return np.where(mask, np.zeros((), np.result_type(grad)), grad)
+
+
+_BOOL = np.dtype(bool)
 
 
 def _joined(mask, before):
