@@ -209,3 +209,19 @@ def test_isinstance_and_max_with_initial_of_batched_values_match_the_loop():
     numbers = RNG.normal(size=4)  # each example a number: a Python float or a numpy scalar, which the batch
     with pytest.raises(Unbatchable, match="isinstance"):  # does not keep
         astgrad.vmap(weighed_by_isinstance, in_axes=(0, None))(numbers, 2.0)
+
+
+def test_a_check_gets_each_examples_items_and_nones():
+    from astgrad.transform.runtime.batched_items import each_example
+    seen = []
+
+    def check(name, x, parts):
+        seen.append((name, x, parts))
+
+    x = np.arange(6.0).reshape(2, 3)
+    each_example(check, 2, (None, False, True), "f", x, (x * 2, None, np.array([None, None])))
+    assert [s[0] for s in seen] == ["f", "f"]
+    for k, (_, row, parts) in enumerate(seen):
+        np.testing.assert_array_equal(row, x[k])
+        np.testing.assert_array_equal(parts[0], 2 * x[k])
+        assert parts[1] is None and parts[2] is None

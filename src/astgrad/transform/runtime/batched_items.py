@@ -184,9 +184,15 @@ def zero_items(g) -> bool:
 def each_example(check, size, kinds, *args, **kwargs):
     """``check(*args, **kwargs)`` (a function that only raises) for each example: a batched argument (kind False)
     gives its row, a list or tuple of batched arrays (True) each item's, a shared one (None) itself."""
+    def example(a, kind, k):
+        if kind is None or a is None:
+            return a
+        if kind is False or not isinstance(a, (list, tuple)):  # an array, or a None given the batch axis
+            return a[k]
+        return type(a)(example(v, False, k) for v in a)
+
     for k in range(size):
-        check(*(a if kind is None else a[k] if kind is False else type(a)(v[k] for v in a)
-                for a, kind in zip(args, kinds)), **kwargs)
+        check(*(example(a, kind, k) for a, kind in zip(args, kinds)), **kwargs)
 
 
 def any_example(test) -> bool:
