@@ -240,13 +240,15 @@ def unpacked_examples(x):
 def gradients_of_items(value, count, needed=(), rule="a rule"):
     """``gradient_tuple`` of a rule's batched gradients: a tuple of one per argument, each batched, a None (no
     gradient, for an argument not differentiated) given the batch axis; one that returns a list is refused."""
-    from ..transform.runtime import gradient_tuple  # the runtime imports the rules
-
     if isinstance(value, np.ndarray):
         value = (value,)
     if type(value) is not tuple:
         unbatchable(f"the gradients the rule of {rule} returns, which are not one array per argument")
-    grads = gradient_tuple(value, count, needed, rule)  # raises where a differentiated argument gets None
+    grads = tuple(value[:count]) + (None,) * (count - len(value))
+    for i in needed:  # as gradient_tuple raises where a differentiated argument gets None
+        if grads[i] is None:
+            raise RuntimeError(f"the rule for {rule} returned no gradient for argument {i}, which requires grad; "
+                               "return one gradient per positional argument, as a tuple")
     present = [g for g in grads if g is not None]
     if not present or any(not isinstance(g, np.ndarray) or not np.ndim(g) for g in present):
         unbatchable(f"the gradients the rule of {rule} returns, which are not one array per argument")
