@@ -122,12 +122,25 @@ def test_a_default_the_call_leaves_out():
     assert np.isclose(astgrad.grad(astgrad.grad(with_a_default))(0.4), np.exp(0.12) * (0.6 + 0.036))
 
 
-def test_code_the_batching_sweep_refuses_takes_the_row_loop():
+def test_a_list_of_batched_values_the_code_also_indexes_is_batched():
     x = np.array([0.3, -0.7, 1.1])
     jacobian = astgrad.jacrev(astgrad.grad(appended))
     found = jacobian(x)
-    assert jacobian.batched is False  # batched tangents pushed on a list the code also indexes
+    assert jacobian.batched is True  # the list's gradient grown item by item, each item batched
     np.testing.assert_allclose(found, 6 * np.eye(3), rtol=1e-13)
+    np.testing.assert_allclose(found, looped(lambda: astgrad.jacrev(astgrad.grad(appended))(x)), rtol=1e-13)
+
+
+def cubed(x):
+    return np.sum(np.linalg.matrix_power(np.outer(x, x) + np.eye(3), 3))
+
+
+def test_code_the_batching_sweep_refuses_takes_the_row_loop():
+    x = np.array([0.3, -0.7, 1.1])
+    jacobian = astgrad.jacrev(astgrad.grad(cubed))
+    found = jacobian(x)
+    assert jacobian.batched is False  # matrix_power's rule gives a list of batched powers to np.matmul
+    np.testing.assert_allclose(found, differences(cubed, 0, 0, (x,)), rtol=1e-5, atol=1e-6)
 
 
 def cube_less_cosine(x):

@@ -38,7 +38,7 @@ from ._extra import (astype, first_extreme_mask, getitem, log_softmax, max_along
                      through_cast, written)
 from .losses import leaky_relu
 from ._subscripts import batched_einsum, dot_subscripts, matmul_subscripts
-from ._support import filled, normalize_axis, reverse_cumsum
+from ._support import filled, normalize_axis, reverse_cumsum, within
 
 __all__ = ["elementwise", "rule_of", "masked", "shared", "listed", "batch_axis", "batch_shape", "batch_index",
            "broadcast_batch", "aligned", "gradients_of_items", "tangents_of_items", "unpacked_examples", "unbatchable",
@@ -238,13 +238,21 @@ def unpacked_examples(x):
 
 
 def gradients_of_items(value, count, needed=(), rule="a rule"):
-    """``gradient_tuple`` of a rule's batched gradients: a tuple of one per argument, each batched; a rule that
-    gives some argument none (``None``) or returns a list is refused, since the batch holds arrays only."""
-    if isinstance(value, np.ndarray) and count == 1:
-        return (value,)
-    if type(value) is not tuple or len(value) < count or any(v is None for v in value[:count]):
+    """``gradient_tuple`` of a rule's batched gradients: a tuple of one per argument, each batched, a None (no
+    gradient, for an argument not differentiated) given the batch axis; one that returns a list is refused."""
+    if isinstance(value, np.ndarray):
+        value = (value,)
+    if type(value) is not tuple:
         unbatchable(f"the gradients the rule of {rule} returns, which are not one array per argument")
-    return tuple(value[:count])
+    grads = tuple(value[:count]) + (None,) * (count - len(value))
+    for i in needed:  # as gradient_tuple raises where a differentiated argument gets None
+        if grads[i] is None:
+            raise RuntimeError(f"the rule for {rule} returned no gradient for argument {i}, which requires grad; "
+                               "return one gradient per positional argument, as a tuple")
+    present = [g for g in grads if g is not None]
+    if not present or any(not isinstance(g, np.ndarray) or not np.ndim(g) for g in present):
+        unbatchable(f"the gradients the rule of {rule} returns, which are not one array per argument")
+    return tuple(broadcast_batch(None, len(present[0])) if g is None else g for g in grads)  # None: no gradient
 
 
 def tangents_of_items(t, like, like_batched):
@@ -322,13 +330,15 @@ def prod_batched(bdims, a, axis=None, dtype=None, keepdims=False):
 
 
 @defbatch(np.max)
-def max_batched(bdims, a, axis=None, keepdims=False):
-    return np.max(a, axis=every_axis(np.ndim(a)) if axis is None else batch_axis(axis), keepdims=keepdims)
+def max_batched(bdims, a, axis=None, keepdims=False, initial=np._NoValue):  # initial: a number every example shares
+    return np.max(a, axis=every_axis(np.ndim(a)) if axis is None else batch_axis(axis), keepdims=keepdims,
+                  initial=initial)
 
 
 @defbatch(np.min)
-def min_batched(bdims, a, axis=None, keepdims=False):
-    return np.min(a, axis=every_axis(np.ndim(a)) if axis is None else batch_axis(axis), keepdims=keepdims)
+def min_batched(bdims, a, axis=None, keepdims=False, initial=np._NoValue):  # initial: a number every example shares
+    return np.min(a, axis=every_axis(np.ndim(a)) if axis is None else batch_axis(axis), keepdims=keepdims,
+                  initial=initial)
 
 
 @defbatch(np.std)
@@ -812,6 +822,11 @@ def filled_batched(bdims, g, shape):
     if bdims[1] is not None:
         return unbatchable("filled over a shape that differs from example to example")
     return filled_examples(g, shape)
+
+
+def within_batched(bdims, a, lo, hi):
+    """``within`` of each example: the bounds (None, a number, or arrays batched or shared) aligned to ``a``."""
+    return within(*aligned_operands(bdims, a, lo, hi))  # a shared a: the batched bounds give the mask its axis
 
 
 def tangent_of_batched(bdims, t, like):

@@ -777,6 +777,7 @@ class ModuleBuilder:
         self.batch_items: dict = {}  # a vmap_ variant's name -> whether it returns a tuple or list of batched values
         self.batch_read: dict = {}  # vmap_ variants called while being made (recursion)
         self.batch_assumed: dict = {}  # what such a call reads the variant as returning: items or an array
+        self.batch_pure: dict = {}  # a vmap_ variant's name -> whether calling it only computes (or raises)
         self.batch_stack_params: dict = {}  # a vmap_ variant's name -> its parameters only pushed on and popped
         self.batch_pushed: dict = {}  # (list, name) -> what the module's batched functions push on it under that name
         self.sources: list = []

@@ -40,7 +40,9 @@ write one state and one set of stacks, as the forward sweep's do.
 
 from __future__ import annotations
 
+import ast
 import inspect
+import textwrap
 import types
 
 import numpy as np
@@ -51,7 +53,7 @@ from .. import runtime
 from ..ir import compat
 from ..ir.compat import gast
 from ..ir.errors import NoRuleTransformError, Refusal, UnsupportedSyntaxError
-from ..ir.nodes import For, If, Op, Raw, While, atom_names, dispatch, op_reads, walk_ops, walk_statements
+from ..ir.nodes import For, If, Op, Raw, While, atom_names, blocks, dispatch, op_reads, walk_ops, walk_statements
 from ..ir.trees import arguments, function_def
 from ..runtime import batched_items, batched_stack
 from ..runtime.origins import ORIGIN, with_origin
@@ -62,12 +64,24 @@ from ...rules.sequences import grow
 from .flow import StateSweep
 
 ARRAY, ITEMS = "array", "items"
+SHARED = "shared"  # what a callee's variant returns where every example shares its value (no batch axis)
 AMBIGUOUS = "ambiguous"  # pushes of other kinds under the names of a tuple's items: its pop cannot tell
 
 
 def _nested(kind) -> bool:
     """Whether ``kind`` is a tuple of kinds: a tuple whose items are each unbatched, batched or items."""
     return type(kind) is tuple
+
+def _kind_code(kind):
+    """How the stack's helpers (runtime/batched_stack.py) read a kind: True for items, a tuple of kinds item by item
+    (None for a shared item, False for a batched array), as a literal of the generated code."""
+    if kind == ITEMS:
+        return compat.const(True)
+    if _nested(kind):
+        return compat.tuple_([compat.const(None) if not k else compat.const(False) if k == ARRAY else _kind_code(k)
+                              for k in kind])
+    return compat.const(False)
+
 
 _REDUCTIONS = {np.sum, np.mean, np.max, np.min, np.prod, np.std, np.var}
 _COMPARISONS = {gast.Lt, gast.LtE, gast.Gt, gast.GtE, gast.Eq, gast.NotEq}
@@ -99,6 +113,7 @@ class Batcher(StateSweep):
         self.ranks = ctx.analysis.ranks
         self.size = size  # the name holding the batch size
         self.size_used = False
+        self.impure = 0  # calls of user functions not known to only compute (a masked if's branches may not have one)
         counts: dict = {}
         for op in walk_ops(ctx.body):
             for t in op.targets:
@@ -228,6 +243,7 @@ class Batcher(StateSweep):
         if kind == "call" and reads & self.stacks:  # a callee pushing on or popping the stack: batched values there
             return self.call(op, state)
         if not batched:
+            self.impure += kind == "call"
             if kind == "nondiff" and op.fn is None and isinstance(op.expr, gast.Compare) and len(op.expr.ops) == 1:
                 self.infer(op, [op.expr.left, op.expr.comparators[0]])
             elif kind in ("prim", "nondiff") and op.fn is not None:
@@ -238,6 +254,13 @@ class Batcher(StateSweep):
         if kind in ("copy", "stop") or kind == "nondiff" and isinstance(op.expr, gast.Name):
             state[op.targets[0]] = state[op.args[0].id if op.args else op.expr.id]
             return [self.tag(compat.assign(op.targets[0], compat.clone(op.expr)), op)]
+        if op.fn is isinstance and len(op.args) == 2 and not op.kwargs and isinstance(op.args[0], gast.Name) \
+                and not self.batched_reads(atom_names(op.args[1]), state):
+            state[op.targets[0]] = False  # one answer every example shares, else it raises
+            kind = state.get(op.args[0].id)
+            call = compat.call(compat.name(self.ns.helper(batched_items.isinstance_examples)),
+                               [compat.clone(a) for a in op.args] + [compat.const(kind != ARRAY)])
+            return [self.tag(compat.assign(op.targets[0], call), op)]
         nested = [n for n in batched if _nested(state.get(n))]
         if nested:
             return self.tuple_of_kinds(op, nested[0], state)
@@ -298,6 +321,66 @@ class Batcher(StateSweep):
             call = compat.call(compat.name(self.ns.helper(batched_items.unpacked_gradient_of_items)),
                                [compat.clone(a) for a in op.args] + [compat.const(state.get(value) == ARRAY),
                                                                      compat.const(array)])
+            return [self.tag(compat.assign(op.targets[0], call), op)]
+        if op.fn in (runtime.getitem_gradient, runtime.sequence_gradient) and len(op.args) == 3 and not op.kwargs \
+                and state.get(getattr(op.args[1], "id", None)) in (False, None, ITEMS) \
+                and not (op.fn is runtime.getitem_gradient and self.atom_rank(op.args[1]) is not None) \
+                and state.get(getattr(op.args[0], "id", None)) in (False, None, ARRAY, ITEMS) \
+                and not self.batched_reads(atom_names(op.args[2]), state):
+            # the gradient of a list or tuple of batched arrays from that of one item (or, from a list of them, of
+            # a slice): a list of batched gradients, None where nothing flowed
+            g, kind = op.args[0], state.get(getattr(op.args[0], "id", None))
+            state[op.targets[0]] = ITEMS
+            call = compat.call(compat.name(self.ns.helper(batched_items.gradient_of_items)),
+                               [compat.clone(g) if kind else self.broadcast(g), compat.clone(op.args[1]),
+                                compat.clone(op.args[2]), compat.const(kind == ITEMS)])
+            return [self.tag(compat.assign(op.targets[0], call), op)]
+        if (lists or op.fn is runtime.add_item) and op.fn in (runtime.accumulate, runtime.add_item) \
+                and len(op.args) == (2 if op.fn is runtime.accumulate else 4) and not op.kwargs \
+                and not any(_nested(state.get(getattr(a, "id", None))) for a in op.args) \
+                and not self.batched_reads(atom_names(op.args[3]) if len(op.args) == 4 else (), state):
+            # a list's gradient added to: item by item, None where nothing flowed (add_item: one item's gradient)
+            total, grad = op.args[:2]
+            kinds = [state.get(getattr(a, "id", None)) for a in op.args[:2]]
+            if op.fn is runtime.add_item:
+                if state.get(getattr(op.args[2], "id", None)) not in (False, None, ITEMS) or kinds[1] == ITEMS:
+                    raise self.refuse(op.node, "an item's gradient added to that of a list of arrays with a batch axis "
+                                      "other than one item at a time", "Loop over the examples.")
+                grad = compat.call(compat.name(self.ns.helper(batched_items.gradient_of_items)),
+                                   [compat.clone(grad) if kinds[1] else self.broadcast(grad), compat.clone(op.args[2]),
+                                    compat.clone(op.args[3]), compat.const(False)])
+                kinds[1] = ITEMS
+            state[op.targets[0]] = ITEMS
+            call = compat.call(compat.name(self.ns.helper(batched_items.accumulate_items)),
+                               [compat.clone(total), grad if op.fn is runtime.add_item else compat.clone(grad)]
+                               + [compat.const(None if not k else k == ITEMS) for k in kinds])
+            return [self.tag(compat.assign(op.targets[0], call), op)]
+        if lists and op.fn is rules.add_tangents and len(op.args) == 2 and not op.kwargs \
+                and not any(_nested(state.get(getattr(a, "id", None))) for a in op.args):
+            state[op.targets[0]] = ITEMS  # tangents of a list added item by item
+            kinds = [state.get(getattr(a, "id", None)) for a in op.args]
+            call = compat.call(compat.name(self.ns.helper(batched_items.add_tangents_items)),
+                               [compat.clone(a) for a in op.args] + [compat.const(None if not k else k == ITEMS)
+                                                                     for k in kinds])
+            return [self.tag(compat.assign(op.targets[0], call), op)]
+        if lists and op.fn is sequences.split_last and len(op.args) == 1 and not op.kwargs and len(op.targets) in (1, 2):
+            self.size_used = True  # the gradient of items + [item]: the list's, and the item's
+            call = compat.call(compat.name(self.ns.helper(batched_items.split_last_items)),
+                               [compat.clone(op.args[0]), compat.name(self.size)])
+            if len(op.targets) == 2:
+                state.update(zip(op.targets, (ITEMS, ARRAY)))
+            else:
+                state[op.targets[0]] = (ITEMS, ARRAY)
+            return [self.tag(compat.assign(op.targets if len(op.targets) == 2 else op.targets[0], call), op)]
+        if lists and op.fn is runtime.is_zero and len(op.args) == 1 and not op.kwargs:
+            state[op.targets[0]] = False  # every example's answer: a tuple of None is no gradient
+            call = compat.call(compat.name(self.ns.helper(batched_items.zero_items)), [compat.clone(op.args[0])])
+            return [self.tag(compat.assign(op.targets[0], call), op)]
+        if op.fn is sequences.part and len(op.args) == 2 and not op.kwargs \
+                and state.get(getattr(op.args[0], "id", None)) == ARRAY and not state.get(getattr(op.args[1], "id", None)) \
+                and (isinstance(op.args[1], gast.Constant) and type(op.args[1].value) is int or isinstance(op.args[1], gast.Name)):
+            state[op.targets[0]] = ARRAY  # a row of a list's gradient numpy read as one array
+            call = compat.call(compat.name(self.ns.helper(batched_items.part_of_array)), [compat.clone(a) for a in op.args])
             return [self.tag(compat.assign(op.targets[0], call), op)]
         if lists and op.fn is sequences.part and len(op.args) == 2 and op.args[0].id in lists \
                 and not state.get(getattr(op.args[1], "id", None)):
@@ -367,6 +450,9 @@ class Batcher(StateSweep):
             state.update((t, ARRAY) for t in op.targets)  # (its value never exists)
             return [self.tag(compat.assign(op.targets if len(op.targets) > 1 else op.targets[0],
                                            compat.clone(op.expr)), op)]
+        if _only_checks(op.fn) and isinstance(op.expr, gast.Call) and not any(
+                state.get(n) for v in op.kwargs.values() for n in atom_names(v)):
+            return self.checked_per_example(op, state)
         bound = bound_arguments(op, self.source)
         for p, atoms in bound.items():  # *args or **kwargs: a tuple or dict of atoms
             gathered = atoms.values() if isinstance(atoms, dict) else atoms if isinstance(atoms, tuple) else ()
@@ -381,6 +467,7 @@ class Batcher(StateSweep):
         items = [p for p in batched if state.get(bound[p].id) == ITEMS]
         stacks = [p for p, a in bound.items() if getattr(a, "id", None) in self.stacks]
         name, returns_items, its_stacks = self.module.batched_variant(op.fn, batched, items)
+        self.impure += bool(stacks) or not self.module.batch_pure.get(name, False)
         for p in stacks:
             if p not in its_stacks:
                 raise self.refuse(op.node, f"{op.fn.__name__} is given {bound[p].id}, a list the batched code pushes "
@@ -390,6 +477,9 @@ class Batcher(StateSweep):
         expr = compat.clone(op.expr)
         expr.func = compat.name(name)
         expr.args.insert(0, compat.name(self.size))  # the variant's first parameter: the number of examples
+        if returns_items == SHARED:  # every example's value is the same: as it is
+            state.update((t, False) for t in op.targets)
+            return [self.tag(compat.assign(op.targets if len(op.targets) > 1 else op.targets[0], expr), op)]
         if len(op.targets) > 1 and _nested(returns_items):  # a, b = g(x) of a tuple of kinds
             if len(returns_items) != len(op.targets):
                 raise self.refuse(op.node, f"unpacking what {op.fn.__name__} returns into {len(op.targets)} names: "
@@ -404,6 +494,22 @@ class Batcher(StateSweep):
             return [self.tag(compat.assign(op.targets, expr), op)]
         state[op.targets[0]] = returns_items if _nested(returns_items) else ITEMS if returns_items else ARRAY
         return [self.tag(compat.assign(op.targets[0], expr), op)]
+
+    def checked_per_example(self, op, state):
+        """``check(x, ...)``, a function whose every statement raises on a test (it returns nothing), given batched
+        values: called on each example's, as a loop over the examples calls it (the first example that fails
+        raises)."""
+        kinds = [state.get(getattr(a, "id", None)) for a in op.args]
+        if any(_nested(k) for k in kinds):
+            raise self.refuse(op.node, f"{op.fn.__name__} is given a tuple holding a list or tuple of arrays with a "
+                              "batch axis", "Give it the items one by one.")
+        self.size_used = True
+        flags = compat.tuple_([compat.const(None if not k else k == ITEMS) for k in kinds])
+        call = compat.call(compat.name(self.ns.helper(batched_items.each_example)),
+                           [compat.clone(op.expr.func), compat.name(self.size), flags]
+                           + [compat.clone(a) for a in op.args], {k: compat.clone(v) for k, v in op.kwargs.items()})
+        state.update((t, False) for t in op.targets)
+        return [self.tag(compat.assign(op.targets if len(op.targets) > 1 else op.targets[0], call), op)]
 
     # -- the stacks of generated code ---------------------------------------------------
 
@@ -428,9 +534,6 @@ class Batcher(StateSweep):
         state[target] = False
         if not kind:
             return [self.tag(compat.assign(target, compat.clone(op.expr)), op)]
-        if _nested(kind):
-            raise self.refuse(op.node, f"{item.id}, a tuple holding a list or tuple of arrays with a batch axis, is "
-                              "pushed on a list", "Loop over the examples.")
         if items.id not in self.stacks:
             raise self.refuse(op.node, f"{item.id}, which has a batch axis, is pushed on {items.id}, a list of values "
                               "every example shares, which the code reads as a list",
@@ -445,7 +548,7 @@ class Batcher(StateSweep):
             by_items = (items.id, self.packed[item.id])     # no push of another kind has those
             for pushed in (self.pushed, self.module.batch_pushed):
                 pushed[by_items] = kind if pushed.get(by_items, kind) == kind else AMBIGUOUS
-        flag = [compat.const(True)] if kind == ITEMS else []
+        flag = [] if kind == ARRAY else [_kind_code(kind)]
         return [self.tag(compat.assign(target, compat.call(compat.name(self.ns.helper(batched_stack.push_batched)),
                                                            [compat.clone(items), compat.clone(item)] + flag)), op)]
 
@@ -467,7 +570,7 @@ class Batcher(StateSweep):
         if kind:
             self.size_used = True
             call = compat.call(compat.name(self.ns.helper(batched_stack.pop_batched)),
-                               [compat.clone(items), compat.name(self.size)] + ([compat.const(True)] if kind == ITEMS else []))
+                               [compat.clone(items), compat.name(self.size)] + ([] if kind == ARRAY else [_kind_code(kind)]))
         else:
             call = compat.call(compat.name(self.ns.helper(batched_stack.pop_shared)), [compat.clone(items)])
         return [self.tag(compat.assign(target, call), op)]
@@ -501,7 +604,9 @@ class Batcher(StateSweep):
         holding a list or tuple of batched arrays keeps each item as it is, and its kind (a tuple of kinds)."""
         expr = compat.clone(op.expr)
         kinds = [state.get(getattr(e, "id", None), False) for e in getattr(expr, "elts", ())]
-        if isinstance(expr, gast.Tuple) and any(k == ITEMS or _nested(k) for k in kinds) \
+        returned = not self.ctx.entry and isinstance(self.ctx.ret, gast.Name) and op.targets[0] == self.ctx.ret.id \
+            and not all(kinds)  # a callee's tuple of batched and shared values: each item keeps its kind
+        if isinstance(expr, gast.Tuple) and (returned or any(k == ITEMS or _nested(k) for k in kinds)) \
                 and all(isinstance(e, (gast.Name, gast.Constant)) for e in expr.elts):
             state[op.targets[0]] = tuple(kinds)
             return [self.tag(compat.assign(op.targets[0], expr), op)]
@@ -525,11 +630,25 @@ class Batcher(StateSweep):
             return self.pack(op, state)
         if op.kind == "call":
             return self.call(op, state)
+        if op.fn is tangent_of and len(op.args) == 2 and source == name and not op.kwargs \
+                and not self.batched_reads(atom_names(op.args[1]), state):  # a rule's tangent of a tuple it returns
+            self.size_used = True
+            state[op.targets[0]] = kinds
+            call = compat.call(compat.name(self.ns.helper(batched_items.tangent_of_kinds)),
+                               [compat.clone(a) for a in op.args] + [_kind_code(kinds), compat.name(self.size)])
+            return [self.tag(compat.assign(op.targets[0], call), op)]
         if op.fn is rules.getitem and op.kind in ("prim", "nondiff") and len(op.args) == 2 and source == name \
                 and isinstance(op.args[1], gast.Constant) and type(op.args[1].value) is int \
                 and -len(kinds) <= op.args[1].value < len(kinds):
             state[op.targets[0]] = kinds[op.args[1].value]
             return [self.tag(compat.assign(op.targets[0], compat.clone(op.expr)), op)]
+        if all(k in (False, ARRAY) for k in state[name]):  # batched and shared arrays: each with the batch axis
+            flags = compat.tuple_([compat.const(bool(k)) for k in state[name]])
+            self.size_used = True
+            state[name] = ITEMS
+            call = compat.call(compat.name(self.ns.helper(batched_items.every_item_batched)),
+                               [compat.name(name), compat.name(self.size), flags])
+            return [self.tag(compat.assign(name, call), op)] + self.batch_op(op, state)
         raise self.refuse(op.node, f"{compat.unparse(op.expr).strip()} reads {name}, a tuple holding a list or tuple "
                           "of arrays with a batch axis, other than by unpacking it or taking an item by a number",
                           "Unpack the tuple first.")
@@ -589,7 +708,7 @@ class Batcher(StateSweep):
             raise self.refuse(op.node, f"{qualified_name(op.fn)}: {reason}", "Write it another way, or register a "
                               f"batching rule with astgrad.defbatch({qualified_name(op.fn)}, rule).",
                               NoRuleTransformError)
-        expr = _without_defaults(expr, rule, op)
+        expr = _without_defaults(expr, rule, op, self.ns.globals)
         self.infer(op)
         state[op.targets[0]] = False if getattr(rule, "shared", False) else ITEMS if getattr(rule, "items", False) \
             else ARRAY  # items: the rule returns a tuple of batched values (a rule's gradients, one per argument)
@@ -626,24 +745,39 @@ class Batcher(StateSweep):
                                   "examples.")
             if wanted[n] and have.get(n) is False:
                 out.append(compat.assign(n, self.broadcast(compat.name(n))))
+            elif wanted[n] == ITEMS and _flat(have.get(n)):
+                self.size_used = True
+                flags = compat.tuple_([compat.const(bool(k)) for k in have[n]])
+                out.append(compat.assign(n, compat.call(compat.name(self.ns.helper(batched_items.every_item_batched)),
+                                                        [compat.name(n), compat.name(self.size), flags])))
             elif wanted[n] and have.get(n) and have[n] != wanted[n]:
                 raise self.refuse(self.ctx.source.tree, f"{n} is an array with a batch axis on one path and a "
                                   "list or tuple on another")
         return out
 
     def batch_if(self, s, state):
+        if state.get(s.test) and _only_raises(s):
+            return self.raised_for_some(s, state)
         if state.get(s.test):
             return self.masked(s, state)
         return self.branches(s, state)
 
+    def raised_for_some(self, s, state):
+        """``if test: raise ...`` on a batched test (a check): raised when any example's test holds, as a loop over
+        the examples raises at the first; nothing the branch binds is read after it."""
+        body = self.sweep(s.body, dict(state))
+        test = compat.call(compat.name(self.ns.helper(batched_items.any_example)), [compat.name(s.test)])
+        return [compat.if_stmt(test, body, [])]
+
     def masked(self, s, state):
         """``if`` on a batched test whose branches only compute: both run, each name either binds chosen per
         example (``masked``: ``np.where``); else refused at its line."""
-        reason = _effect(s.body + s.orelse)
+        reason = _effect(s.body + s.orelse, calls=True)
         if reason is not None:
             raise self.refuse(s.line, f"this if's test has a batch axis: it may differ from example to example, and "
                               f"{reason}, so both branches cannot run", "Compute both branches and choose with "
                               "np.where(test, a, b).")
+        impure = self.impure
         assigned = sorted({t for op in walk_ops(s.body + s.orelse) for t in op.targets})
         before = [n for n in assigned if n in state]
         kept = {n: self.names.temp() for n in before}
@@ -654,7 +788,17 @@ class Batcher(StateSweep):
         out += [compat.assign(taken[n], compat.name(n)) for n in assigned if n in body_state]
         out += [compat.assign(n, compat.name(kept[n])) for n in before]
         out += self.sweep(s.orelse, else_state)
+        if self.impure != impure:
+            raise self.refuse(s.line, "this if's test has a batch axis: it may differ from example to example, and a "
+                              "branch calls a function that does more than compute (it changes a list, writes into "
+                              "memory other names see, draws random numbers or calls such a function), so both "
+                              "branches cannot run", "Compute both branches and choose with np.where(test, a, b).")
+        outside = None
         for n in assigned:
+            if (n not in body_state or n not in else_state) and n not in state:
+                outside = _reads_outside(self.ctx.body, self.ctx.ret, s) if outside is None else outside
+                if n not in outside:  # bound in one branch and read only there (a temporary)
+                    continue
             if n not in body_state or n not in else_state:
                 raise self.refuse(s.line, f"this if's test has a batch axis, and {n} is bound on one branch only: "
                                   "some examples would have it and some not", "Bind it on both branches.")
@@ -846,19 +990,92 @@ def _refused_when_called(fn) -> bool:
     return isinstance(getattr(fn, "__globals__", {}).get(code.co_names[0]), Refusal)
 
 
+_CHECKS: dict = {}
+
+
+def _only_checks(fn) -> bool:
+    """Whether ``fn`` is a check: a function whose every statement (its docstring aside) binds local names or is
+    an ``if`` (with ``elif``s) whose branches only raise or return nothing, so calling it on each example is all a
+    loop over the examples does."""
+    if fn not in _CHECKS:
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
+        except (TypeError, OSError, SyntaxError, IndexError):
+            tree = None
+
+        def raises(stmts):
+            return bool(stmts) and all(isinstance(s, ast.Raise) or isinstance(s, ast.Return) and (
+                s.value is None or isinstance(s.value, ast.Constant) and s.value.value is None)
+                or isinstance(s, ast.If) and raises(s.body)
+                                       and (not s.orelse or raises(s.orelse)) for s in stmts)
+
+        def binds(s):
+            names = (t.elts if isinstance(t, ast.Tuple) else [t] for t in getattr(s, "targets", ()))
+            return isinstance(s, ast.Assign) and all(isinstance(n, ast.Name) for ns in names for n in ns)
+        body = getattr(tree, "body", [])
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            body = body[1:]
+        checks = [s for s in body if not binds(s)]
+        _CHECKS[fn] = isinstance(tree, ast.FunctionDef) and not tree.decorator_list and raises(checks) \
+            and not any(isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom)) and getattr(n, "value", None) is not None
+                        and not (isinstance(n.value, ast.Constant) and n.value.value is None) for n in ast.walk(tree))
+    return _CHECKS[fn]
+
+
+def _reads_outside(body, ret, inner) -> set:
+    """The names the function reads (its statements ``body``, the value ``ret`` it returns) outside the statement
+    ``inner``."""
+    read = set(atom_names(ret))
+    for t in walk_statements(body, lambda t: () if t is inner else blocks(t)):
+        if t is not inner:
+            if isinstance(t, Op):
+                read.update(op_reads(t))
+                read.update(atom_names(t.expr))
+            elif isinstance(t, (If, While)):
+                read.add(t.test)
+            elif isinstance(t, For):
+                read.update(atom_names(t.iter))
+            elif isinstance(t, Raw):
+                read.update(n.id for n in gast.walk(t.stmt) if isinstance(n, gast.Name))
+    return read
+
+
+def _only_computes(stmts) -> bool:
+    """Whether ``stmts`` (a function's body, loops and branches in it) change nothing others see: no item or
+    attribute written in place, no list grown or popped, no random draw, no statement kept as written but a
+    raise, an assert or a del (calls of user functions are checked where they are batched)."""
+    for s in walk_statements(stmts):
+        if isinstance(s, Raw) and not isinstance(s.stmt, (gast.Raise, gast.Assert, gast.Delete, gast.Pass)):
+            return False
+        if isinstance(s, Op) and (s.kind == "opaque" or s.inplace or _draws(s.fn)
+                                  or s.fn in (grow, stack_pop, sequences.append)):
+            return False
+    return True
+
+
+def _only_raises(s) -> bool:
+    """Whether the ``if`` ``s`` has no ``else`` and its branch only computes, then raises."""
+    body = s.body
+    return not s.orelse and bool(body) and isinstance(body[-1], Raw) and isinstance(body[-1].stmt, gast.Raise) \
+        and _effect(body[:-1]) is None
+
+
 def _makes_a_list(op) -> bool:
     """``[]`` or ``zero_tangent(...)``: a new list (or container) no other name holds yet."""
     return op.kind == "pack" and isinstance(op.expr, gast.List) and not op.expr.elts or op.fn is zero_tangent
 
 
-def _effect(stmts):
+def _effect(stmts, calls=False):
     """Why running ``stmts`` for every example is not the same as running them for some: a loop, a break, a
-    statement kept as written, a call of a user function, a change to a list or the stack, a write into memory
-    other names see, a random draw; None when they only compute."""
+    statement kept as written, a call of a user function (unless ``calls``: the batching sweep then checks the
+    callee only computes), a change to a list or the stack, a write into memory other names see, a random draw;
+    None when they only compute."""
     for s in walk_statements(stmts):
+        if isinstance(s, If):  # its branches are checked here too; it is masked or taken as its test says
+            continue
         if not isinstance(s, Op):
-            return "a branch holds a loop, a break, an if or a statement kept as written"
-        if s.kind in ("call", "opaque") or s.fn in (grow, stack_pop, sequences.append):
+            return "a branch holds a loop, a break or a statement kept as written"
+        if s.kind == "opaque" or s.kind == "call" and not calls or s.fn in (grow, stack_pop, sequences.append):
             return "a branch calls a user function or changes a list"
         if s.inplace or _draws(s.fn):
             return "a branch writes into memory other names see or draws random numbers"
@@ -909,11 +1126,23 @@ def _basic(index) -> bool:
 def join(*states) -> dict:
     """The state after paths meet: batched where any path is, and only then as one kind."""
     out: dict = {}
+    unbatched = set()
     for state in states:
         for name, s in state.items():
-            if s or name not in out:
+            unbatched.update([name] if s is False else [])
+            if s and out.get(name) and s != out[name] and all(k == ITEMS or _flat(k) for k in (s, out[name])):
+                out[name] = ITEMS  # a tuple of batched and shared arrays joins a tuple of batched ones
+            elif s or name not in out:
                 out[name] = s if not out.get(name) else out[name]
+    for name in unbatched:
+        if _flat(out.get(name)):
+            out[name] = ITEMS  # ... and a tuple every example shares
     return out
+
+
+def _flat(kind) -> bool:
+    """Whether ``kind`` is a tuple of kinds whose items are each a batched or a shared array (no list)."""
+    return _nested(kind) and all(k in (False, ARRAY) for k in kind)
 
 
 def _replaced(expr, replace):
@@ -930,17 +1159,23 @@ def _replaced(expr, replace):
     return Swap().visit(expr)
 
 
-def _without_defaults(expr, rule, op):
-    """The rule's call with the keywords the user did not pass left out where they hold the rule's default."""
+def _without_defaults(expr, rule, op, bound=None):
+    """The rule's call with the keywords the user did not pass left out where they hold the rule's default (a
+    literal, or a name ``bound`` maps to the default itself)."""
     if not isinstance(expr, gast.Call):
         return expr
     try:
         params = inspect.signature(rule).parameters
     except (TypeError, ValueError):
         return expr
-    expr.keywords = [k for k in expr.keywords if k.arg in op.kwargs or k.arg not in params
-                     or not isinstance(k.value, gast.Constant) or params[k.arg].default is inspect.Parameter.empty
-                     or k.value.value != params[k.arg].default or type(k.value.value) is not type(params[k.arg].default)]
+    def default(k):
+        if k.arg in op.kwargs or k.arg not in params or params[k.arg].default is inspect.Parameter.empty:
+            return False
+        if isinstance(k.value, gast.Name):
+            return bound is not None and k.value.id in bound and bound[k.value.id] is params[k.arg].default
+        return isinstance(k.value, gast.Constant) and k.value.value == params[k.arg].default \
+            and type(k.value.value) is type(params[k.arg].default)
+    expr.keywords = [k for k in expr.keywords if not default(k)]
     return expr
 
 
@@ -968,8 +1203,15 @@ def batched_function(ctx, name, batched, items=frozenset()):
         raise batcher.refuse(ctx.source.tree, "what the generated stack holds did not settle", "Loop over the examples.")
     ret = ctx.ret
     value = compat.clone(ret)
-    if not (isinstance(ret, gast.Name) and state.get(ret.id)):
+    shared = not (isinstance(ret, gast.Name) and state.get(ret.id))
+    if shared and (ctx.entry or ctx.module.batch_read.get(name)):  # a recursive callee's: read as batched
         value = batcher.broadcast(ret)  # every example's value is the same: stacked all the same
+    kinds = state.get(ret.id) if isinstance(ret, gast.Name) else None
+    flat = not shared and _flat(kinds) and bool(ctx.entry or ctx.module.batch_read.get(name))
+    if flat and isinstance(kinds, tuple):  # a tuple of batched and shared arrays, returned with every item batched
+        batcher.size_used = True
+        value = compat.call(compat.name(ctx.ns.helper(batched_items.every_item_batched)),
+                            [value, compat.name(size), compat.tuple_([compat.const(bool(k)) for k in kinds])])
     body.append(compat.ret(value))
     if batcher.size_used and first is not None:  # the entry's: read before anything rebinds the parameter
         examples = compat.name(first)
@@ -977,12 +1219,15 @@ def batched_function(ctx, name, batched, items=frozenset()):
             examples = compat.make("Subscript", value=examples, slice=compat.const(0), ctx=gast.Load())
         body.insert(0, compat.assign(size, compat.call(compat.name(ctx.ns.helper(len)), [examples])))
     ctx.primal, ctx.adjoint = body, []
-    returned = state.get(ret.id) if isinstance(ret, gast.Name) else False
+    returned = ITEMS if flat else state.get(ret.id) if isinstance(ret, gast.Name) else False
+    if shared and not ctx.entry and not ctx.module.batch_read.get(name):
+        returned = SHARED  # a callee's value every example shares, read by its callers as it is
     if _nested(returned) and ctx.entry:
         raise batcher.refuse(ctx.source.tree, f"{ctx.fn.__name__} returns a tuple holding a list or tuple of arrays "
                              "with a batch axis", "Return a flat tuple.")
-    ctx.returns_items = returned if _nested(returned) else returned == ITEMS
+    ctx.returns_items = returned if _nested(returned) or returned == SHARED else returned == ITEMS
     ctx.batch_stacks = frozenset(batcher.stacks)
+    ctx.module.batch_pure[name] = not batcher.impure and not batcher.stacks and _only_computes(ctx.body)
     args = arguments(ctx.source.tree, ctx.ns, ctx.fn, first=[] if ctx.entry else [size])
     return function_def(name, args, body)
 

@@ -821,10 +821,23 @@ def _fresh(op, defs, depth=0) -> bool:
         copy = op.kwargs.get("copy")  # np.array(y, copy=False) or copy=None may return y itself
         if copy is not None and not (isinstance(copy, gast.Constant) and copy.value is True):
             return False
-        return op.fn in (rules.setitem, append) or _is_fresh_fn(op.fn)
+        # list(x) is a new list; tuple(x) may be x itself, which no write can change (a tuple's += rebinds)
+        return op.fn in (rules.setitem, append, list, tuple) or _is_fresh_fn(op.fn)
     if op.kind in ("nondiff", "pack") and op.fn is None:
         return not isinstance(op.expr, gast.Name)
+    if op.kind == "opaque" and op.fn is None and isinstance(op.expr, gast.BinOp) and len(op.args) == 2:
+        # [1] * n, [0, 0] + [1]: a new list of numbers, which no write through an item can change
+        packs = [_numbers_pack(a, defs) for a in op.args]
+        return all(packs) if isinstance(op.expr.op, gast.Add) else isinstance(op.expr.op, gast.Mult) and any(packs)
     return False
+
+
+def _numbers_pack(atom, defs) -> bool:
+    """Whether ``atom`` names a list or tuple written out of numbers on every path (``[1]``, ``(0, k)``)."""
+    found = defs.get(atom.id, []) if isinstance(atom, gast.Name) else []
+    return bool(found) and all(d.op.kind == "pack" and isinstance(d.op.expr, (gast.List, gast.Tuple)) and all(
+        isinstance(e, gast.Constant) and type(e.value) in (int, float, bool)
+        or isinstance(e, gast.Name) and _number_name(e.id, defs, {}) for e in d.op.expr.elts) for d in found)
 
 
 def _error(source, site, message, hint):

@@ -474,6 +474,9 @@ class Normalizer:
             if op.kind == "opaque" and isinstance(self.out[-1], Raw) and not _a_check(self.static(value.func)):
                 self.may_write(op, value)
             return
+        if self.batching:  # generated code evaluates a value it does not keep for what numpy raises: batched too
+            self.atomize(value)
+            return
         raise self.error(s, "expression statements other than calls are not supported",
                          "Assign the value to a name or remove the statement.")
 

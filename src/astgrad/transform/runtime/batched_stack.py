@@ -16,8 +16,9 @@ __all__ = ["Batched", "push_batched", "pop_batched", "pop_shared"]
 
 
 class Batched:
-    """A value with a batch axis (an array, or with ``items`` a tuple or list of them), as pushed on a list that
-    holds shared values too (the stack of generated code)."""
+    """A value with a batch axis (an array, or with ``items`` a tuple or list of them, or with a tuple of kinds a
+    tuple whose items are each shared (None), batched (False), a tuple or list of batched arrays (True) or again a
+    tuple of kinds), as pushed on a list that holds shared values too (the stack of generated code)."""
 
     __slots__ = ("value", "items")
 
@@ -37,12 +38,24 @@ def pop_batched(stack, size, items=False):
     the other kind."""
     value = stack.pop()
     if type(value) is not Batched:
-        return broadcast_batch(value, size)
+        return _given_the_batch_axis(value, size, items)
     if value.items != items:
         raise Unbatchable("astgrad.vmap: the stack of the batched code gave back " + (
-            "a tuple or list of values with a batch axis where it expected one array" if value.items else
-            "an array with a batch axis where it expected a tuple or list of them") + "; loop over the examples")
+            "a tuple or list of values with a batch axis where it expected one array" if value.items is True else
+            "an array with a batch axis where it expected a tuple or list of them" if items is True else
+            "a value of another kind (an array, a tuple or list of arrays, a tuple of them) with a batch axis than "
+            "the one it expected") + "; loop over the examples")
     return value.value
+
+
+def _given_the_batch_axis(value, size, kind):
+    """A shared ``value`` as the batched code reads a value of ``kind``: every batched part broadcast."""
+    if type(kind) is not tuple:
+        return broadcast_batch(value, size)
+    if not isinstance(value, tuple) or len(value) != len(kind):
+        raise Unbatchable("astgrad.vmap: the stack of the batched code gave back a value that is not the tuple it "
+                          "expected; loop over the examples")
+    return tuple(v if k is None else _given_the_batch_axis(v, size, k) for v, k in zip(value, kind))
 
 
 def pop_shared(stack):

@@ -134,6 +134,7 @@ def zero_tangent_batched(bdims, value):
 for _helper in (runtime.unbroadcast, _support.unbroadcast):
     defbatch(_helper, batching.unbroadcast_batched)
 defbatch(_support.filled, batching.filled_batched)
+defbatch(_support.within, batching.within_batched)
 defbatch(_support.expand_reduced, batching.expand_reduced_batched)
 
 
