@@ -106,17 +106,16 @@ GRADIENT_REFUSED |= {f"scipy:{name}" for name in (
     "cho_factor-lower", "cho_solve-through_factor", "cho_solve-through_lower_factor", "sqrtm", "logm",
     "dirichlet.logpdf", "dirichlet.logpdf-alpha", "dirichlet.pdf", "expm", "eigh-values", "svd-values")}
 # Python's own and the selection entries (rules/batching_python.py, batching_selection.py): the builtins' reverse
-# rules take their items through *args and test isinstance; a list's gradient item by item (append); np.unique's
+# rules take their items through *args and test isinstance (a list of numbers; a list of arrays batches); np.unique's
 # value is refused (VALUE_REFUSED); np.histogram's gradient reads np.histogram_bin_edges, which has no rule, and
 # searchsorted in each example's own edges
-GRADIENT_REFUSED |= {"sequences:append", "module.sum-builtin", "module.sum-builtin_array", "module.max-builtin",
+GRADIENT_REFUSED |= {"module.sum-builtin", "module.max-builtin",
                      "module.max-builtin_array", "module.min-builtin", "module.min-builtin_array", "unique",
                      "unique-axis0", "unique-counts", "histogram", "histogram-density", "histogram-edges",
                      "histogram_counts", "histogram_edges"}
 # the helpers' entries with a sample case: grad(f) of them is refused before vmap sees it (their reverse rules call
-# helpers without a derivative rule: gradient_at_vjp, _gradient_like, a lambda), or the reverse rule gives one
-# gradient where the batched code reads one per argument (part's, replacing_gradient's)
-GRADIENT_REFUSED |= {"gradient_at", "accumulate", "item", "stand_in", "sequences:part", "replacing_gradient"}
+# helpers without a derivative rule: gradient_at_vjp, _gradient_like, a lambda)
+GRADIENT_REFUSED |= {"gradient_at", "accumulate", "item", "stand_in"}
 
 #: cases where vmap(grad(f)) raises another error (an error, never a number)
 GRADIENT_RAISES: dict = {}
