@@ -69,6 +69,27 @@ def test_a_gradient_with_respect_to_two_arguments():
     np.testing.assert_allclose(gy, gradient(lambda y: both_parts(X, y), Y), rtol=1e-6)
 
 
+def mixed(x, m):
+    return np.sum(np.sin(m @ x) * x[0])
+
+
+D_MIXED = astgrad.grad(mixed, wrt=(0, 1))
+M = np.array([[0.5, -1.0, 0.2], [1.3, 0.4, -0.6]])
+
+
+def items_of_the_gradient(x, m):
+    g = D_MIXED(x, m)
+    return np.sum(g[0] ** 2) + np.sum(g[1] * m)
+
+
+def test_items_read_from_a_gradient_of_two_arguments_of_other_shapes():
+    """g[0] and g[1] of a tuple whose arrays numpy cannot stack: the adjoint of each item is that item's, not
+    a row of an array (numpy raised on the tuple's shape)."""
+    gx, gm = astgrad.grad(items_of_the_gradient, wrt=(0, 1))(X, M)
+    np.testing.assert_allclose(gx, gradient(lambda x: items_of_the_gradient(x, M), X), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(gm, gradient(lambda m: items_of_the_gradient(X, m), M), rtol=1e-6, atol=1e-8)
+
+
 def loop_gradient_norm(x):
     g = DLOOP(x, 4)
     return np.sum(g * g)

@@ -20,7 +20,7 @@ import weakref
 import numpy as np
 
 from . import compose as _compose, gradient
-from ..rules import defjvp, defvjp
+from ..rules import defjvp, defvjp, maybe_sequence_outputs
 
 #: gradient object -> {(row, column): hessian block as v -> H[row, column] v}
 _BLOCKS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -109,6 +109,7 @@ def gradient_at_jvp(t, ans, gradient, *args, argnum):
 
 
 defjvp(gradient_at, None, rest=gradient_at_jvp)
+maybe_sequence_outputs.add(gradient_at)  # a tuple for a tuple wrt: g[0] in the caller is an item of a tuple
 # generated code calls the rules themselves: a derivative through them would be a third one, not transformed
 gradient_at_vjp.__astgrad_internal__ = True  # type: ignore[attr-defined]
 gradient_at_jvp.__astgrad_internal__ = True  # type: ignore[attr-defined]
