@@ -70,7 +70,8 @@ def _parameters(gradient):
 def _real(gradient, args):
     """Refuse complex arguments: the blocks are those of the hessian of a real function of real arguments."""
     for name, value in zip(_parameters(gradient), args):
-        if np.iscomplexobj(value):
+        if isinstance(value, (complex, np.complexfloating)) or isinstance(value, np.ndarray) and \
+                np.iscomplexobj(value):  # a list or tuple argument gets no block (_varies): not read here
             raise ValueError(f"astgrad: the derivative of {gradient!r} called inside a differentiated function is a "
                              f"hessian block, which is for real arguments; {name} is complex. Pass the real and "
                              "imaginary parts as two real arguments")
