@@ -71,12 +71,12 @@ VALUE_REFUSED = {"svd-values": "compute_uv=False returns one array where the rul
 GRADIENT_REFUSED = {
     # a tuple the reverse rule extends (+=) or an array it writes items of, which the aliasing check refuses; a
     # loop over a list of batched arrays
-    "average-weights", "diagonal", "diagonal-3d", "concatenate", "concatenate-axis1",
+    "concatenate", "concatenate-axis1",
     "hstack", "hstack-1d", "vstack", "split", "array_split", "matrix_power", "matrix_power-inverse",
     "matrix_power-batch",
     # the reverse rule's own code: an item write the aliasing check refuses, an expression statement, a call
     # of a helper with *args
-    "average-full_weights", "diff", "diff-n2", "clip", "einsum", "einsum-contract", "einsum-implicit_outer",
+    "diff", "diff-n2", "clip", "einsum", "einsum-contract", "einsum-implicit_outer",
     "einsum-trace", "einsum-diagonal", "einsum-ellipsis", "einsum-ellipsis_implicit",
     # helpers of reverse rules without a batching rule, containers of batched arrays on the stack, a branch
     # on a batched test that calls a function
@@ -87,7 +87,7 @@ GRADIENT_REFUSED = {
     # stack, isinstance on a batched value, a branch on a batched test around a loop
     "binary_cross_entropy_with_logits", "binary_cross_entropy_with_logits-none",
     "binary_cross_entropy_with_logits-weighted_sum", "bincount-called", "block", "block-promoted",
-    "block-two_by_two", "broadcast_arrays", "broadcast_arrays-three", "convolution", "cov-fweights", "corrcoef",
+    "block-two_by_two", "broadcast_arrays", "broadcast_arrays-three", "convolution", "corrcoef",
     "corrcoef-columns_y", "divmod", "divmod-bcast_negative", "dsplit", "eigh_values", "eigh_vectors",
     "frexp", "frexp_mantissa", "geomspace", "geomspace-negative_axis", "gradient", "gradient-2d", "gradient-axis",
     "gradient-spacings", "hsplit", "huber_loss", "huber_loss-delta_none", "interp", "interp-left_right",
@@ -97,8 +97,8 @@ GRADIENT_REFUSED = {
     "nanquantile", "partition", "partition-axis0", "percentile", "polyadd", "polyder", "polyder-third",
     "polyint", "polyint-one_k", "polyint-twice_k", "polymul", "polysub", "polyval", "polyval-constant", "quantile",
     "quantile-axes_keepdims", "quantile-many_q", "row_stack", "select", "smooth_l1_loss", "smooth_l1_loss-beta_sum",
-    "smooth_l1_loss-l1", "sort_complex", "trapezoid", "trapezoid-dx", "trapezoid-x", "trapezoid-x_2d",
-    "trapezoid-x_axis0", "unstack", "unstack-axis1", "vsplit",
+    "smooth_l1_loss-l1", "sort_complex",
+    "unstack", "unstack-axis1", "vsplit",
     # numpy.linalg's and numpy.fft's entries (rules/batching_linalg.py, batching_fourier.py), whose reverse rules
     # the batching sweep does not yet batch: np.result_type of a batched value and containers of batched arrays
     # (qr, eig), an if on a batched rank test (lstsq), np.max(initial=) (the svd primitives), pops the stack
@@ -108,15 +108,15 @@ GRADIENT_REFUSED = {
     "svd_values", "svd_u", "svd_vh", "qr-tall", "qr-wide", "qr-batch", "qr-r",
     "qr_q", "qr_r", "lstsq", "lstsq-matrix", "lstsq-wide", "lstsq_solution", "lstsq_residuals", "eig", "eigvals",
     "eig_values", "eig_vectors", "fft-padded", "fft-cut_ortho", "ifft", "ifft-padded_forward", "fft2", "fft2-s",
-    "ifft2", "fftn", "ifftn", "rfft", "rfft-odd", "rfft2", "rfftn", "irfft", "irfft-odd_ortho", "irfft-cut",
-    "irfft2", "irfftn", "fftshift", "diagonal-offset", "hfft", "hfft-odd_ortho", "ihfft", "ihfft-padded_ortho",
+    "ifft2", "fftn", "ifftn", "rfft", "rfft-odd", "rfft2", "rfftn", "irfft-odd_ortho", "irfft-cut",
+    "irfftn", "fftshift", "ihfft", "ihfft-padded_ortho",
 }
 # scipy's entries (rules/batching_scipy_*.py), for the same kinds of reason in their reverse rules' code, and: a
 # function held in a parameter and called (the location-scale families, sqrtm, logm), an if binding a name on one
 # branch (dirichlet), an expression statement (lu_solve)
 GRADIENT_REFUSED |= {f"scipy:{name}" for name in (
     "det", "expm", "sqrtm", "logm", "cho_factor", "cho_factor-lower", "cho_solve-through_factor",
-    "cho_solve-through_lower_factor", "lu_factor", "lu_solve", "lu_solve-transposed", "lu_solve-through_factor",
+    "cho_solve-through_lower_factor", "lu_factor", "lu_solve-through_factor",
     "lu_solve-through_factor_transposed", "lu", "lu-permute_l", "lu-p_indices", "lu-upper_only", "eigh-values", "eigh",
     "eigh-upper", "eigvalsh", "eigvalsh-upper", "svd-tall", "svd-wide", "svd-square_full", "svd-values", "svdvals",
     "dirichlet.logpdf", "dirichlet.logpdf-alpha", "dirichlet.pdf")}
