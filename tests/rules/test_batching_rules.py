@@ -76,7 +76,7 @@ GRADIENT_REFUSED = {
     "matrix_power-batch",
     # the reverse rule's own code: an item write the aliasing check refuses, an expression statement, a call
     # of a helper with *args
-    "diff", "diff-n2", "clip", "einsum", "einsum-contract", "einsum-implicit_outer",
+    "clip", "einsum", "einsum-contract", "einsum-implicit_outer",
     "einsum-trace", "einsum-diagonal", "einsum-ellipsis", "einsum-ellipsis_implicit",
     # helpers of reverse rules without a batching rule, containers of batched arrays on the stack, a branch
     # on a batched test that calls a function
