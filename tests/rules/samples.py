@@ -586,6 +586,11 @@ def _cases():
         Case(tangent_of, [scalar(), const(np.zeros(4))], name="number", tape=False),
         Case(add_tangents, [normal(2, 3), normal(2, 3)], tape=False),
         Case(jvp_tangent, [normal(2, 3), normal(2, 3), const("the tangent of x")], tape=False),  # reverse over forward
+        # np.einsum's reverse rule, which generated gradients call (its *operands keep it from being inlined)
+        Case(rules.linalg.einsum, [normal(2, 4), const(np.zeros((2, 4))), const("ij,jk->ik"), normal(2, 3),
+                                   normal(3, 4)], tape=False, generated=False),
+        Case(rules.linalg.einsum, [normal(3), const(np.zeros(3)), const("iij,j->i"), normal(3, 3, 2), normal(2)],
+             name="diagonal", tape=False, generated=False),
         # a generated gradient called inside a differentiated function: hessian blocks of _gradient_sample
         Case(gradient_at, [const(_GRADIENT_SAMPLE), normal(3), normal(3)], tape=False),
         Case(gradient_at, [const(_GRADIENTS_SAMPLE), normal(2), normal(2)], name="two", tape=False, generated=False),

@@ -69,6 +69,27 @@ def test_a_gradient_with_respect_to_two_arguments():
     np.testing.assert_allclose(gy, gradient(lambda y: both_parts(X, y), Y), rtol=1e-6)
 
 
+def mixed(x, m):
+    return np.sum(np.sin(m @ x) * x[0])
+
+
+D_MIXED = astgrad.grad(mixed, wrt=(0, 1))
+M = np.array([[0.5, -1.0, 0.2], [1.3, 0.4, -0.6]])
+
+
+def items_of_the_gradient(x, m):
+    g = D_MIXED(x, m)
+    return np.sum(g[0] ** 2) + np.sum(g[1] * m)
+
+
+def test_items_read_from_a_gradient_of_two_arguments_of_other_shapes():
+    """g[0] and g[1] of a tuple whose arrays numpy cannot stack: the adjoint of each item is that item's, not
+    a row of an array (numpy raised on the tuple's shape)."""
+    gx, gm = astgrad.grad(items_of_the_gradient, wrt=(0, 1))(X, M)
+    np.testing.assert_allclose(gx, gradient(lambda x: items_of_the_gradient(x, M), X), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(gm, gradient(lambda m: items_of_the_gradient(X, m), M), rtol=1e-6, atol=1e-8)
+
+
 def loop_gradient_norm(x):
     g = DLOOP(x, 4)
     return np.sum(g * g)
@@ -119,3 +140,22 @@ def test_a_third_derivative_through_the_call_is_refused_not_guessed():
     first = astgrad.grad(lambda x: DF(x)[1])
     with pytest.raises(NoRuleTransformError, match="helper of astgrad's own"):
         astgrad.grad(lambda x: first(x)[0])(X)
+
+
+def of_a_pair(x, pair):
+    return np.sum(np.sin(x) * pair[0][:3]) + np.sum(x ** 2) * np.sum(pair[1])
+
+
+D_PAIR = astgrad.grad(of_a_pair)
+
+
+def calls_with_a_pair(x, pair):
+    return np.sum(D_PAIR(x, pair) ** 2)
+
+
+def test_a_tuple_argument_of_arrays_of_other_shapes_is_not_read_as_one_array():
+    """The complex-argument check read every argument with np.iscomplexobj, which raised on a tuple numpy
+    cannot stack; a container gets no block, so it is not checked there."""
+    pair = (np.array([0.5, 1.5, -0.3, 2.0]), np.array([1.0, 2.0]))
+    found = astgrad.grad(calls_with_a_pair)(X, pair)
+    np.testing.assert_allclose(found, gradient(lambda x: calls_with_a_pair(x, pair), X), rtol=1e-6, atol=1e-8)

@@ -127,3 +127,19 @@ def test_a_third_derivative_through_loops_or_callees_is_refused_not_zero(f):
         with pytest.raises(TypeError, match="use the tape"):
             third()
     assert astgrad.jvp(second)(1.5, 1.0)[1] == pytest.approx(20 * 1.5 ** 3 * (1 if f is fifth_power else 2))
+
+
+def test_a_tuple_wrt_of_one_argument_gives_its_whole_gradient_and_tangent():
+    """grad(f, wrt=(0,)) returns (g,) where its code returns g: jvp and vjp of it read g whole (the jvp's value
+    and tangent were g's first row, broadcast)."""
+    x, y, u = RNG.standard_normal((3, 4)), RNG.uniform(0.5, 1.5, (3, 4)), RNG.standard_normal((3, 4))
+
+    def f(x, y):
+        return np.sum(np.sin(x) * y)
+
+    g = astgrad.grad(f, wrt=(0,))
+    (value,), (tangent,) = astgrad.jvp(g, wrt=(0,))(x, y, (u,))
+    np.testing.assert_allclose(value, np.cos(x) * y, rtol=1e-12)
+    np.testing.assert_allclose(tangent, -np.sin(x) * y * u, rtol=1e-12)
+    (pulled,) = astgrad.vjp(g, wrt=(0,))(x, y, (u,))
+    np.testing.assert_allclose(pulled, -np.sin(x) * y * u, rtol=1e-12)

@@ -283,3 +283,28 @@ def test_a_vjp_seed_of_the_wrong_shape_is_refused_not_broadcast():
     with pytest.raises(ValueError, match="seed has shape \\(2,\\)"):
         astgrad.vjp(grad(power))(1.5, np.ones(2))
     assert astgrad.vjp(grad(power))(1.5, 2.0) == pytest.approx(2 * 20 * 1.5 ** 3)
+
+
+def looped_pair(a, b):
+    s = 0.0
+    for _ in range(2):
+        s = s + np.sum(np.sin(a * b) * b)
+    return s
+
+
+def test_vjp_of_a_looped_gradient_of_two_arguments_takes_a_tuple_seed():
+    """The gradient of (a, b) is a tuple: its vjp's seed is a tuple of two arrays (refused before), and the
+    result is H u by forward mode over the gradient's code, as jvp gives it (H is symmetric)."""
+    rng = np.random.default_rng(5)
+    a, b, u, v = (rng.standard_normal(3) for _ in range(4))
+    g = grad(looped_pair, wrt=(0, 1))
+    pulled = astgrad.vjp(g, wrt=(0, 1))(a, b, (u, v))
+    pushed = astgrad.jvp(g, wrt=(0, 1))(a, b, (u, v))[1]
+    for p, q in zip(pulled, pushed):
+        np.testing.assert_allclose(p, q, rtol=1e-10, atol=1e-12)
+    eps = 1e-6
+    along = [(p - m) / (2 * eps) for p, m in zip(g(a + eps * u, b + eps * v), g(a - eps * u, b - eps * v))]
+    for p, n in zip(pulled, along):
+        np.testing.assert_allclose(p, n, rtol=1e-5, atol=1e-7)
+    with pytest.raises(ValueError, match="tuple of 2 arrays"):
+        astgrad.vjp(g, wrt=(0, 1))(a, b, u)

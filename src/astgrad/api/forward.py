@@ -305,10 +305,12 @@ class JvpOfGradient(GeneratedCallable):
         constants = {k: c for k, c in constants.items() if k not in defaults or defaults[k] != c}
         self._last = product = jvp(function, self._wrt, optimize=self._level)
         value, tangent = product(*primals, tangents, **kwargs, **constants)
+        if len(names) == 1:  # the gradient's code returns one array, also for a tuple wrt of one name (wrt=(0,))
+            value, tangent = (value,), (tangent,)
         if isinstance(self._gradient._wrt, (tuple, list)):
             return (tuple(_finish(v, o) for v, o in zip(value, originals)),
                     tuple(_finish(t, o) for t, o in zip(tangent, originals)))
-        return _finish(value, originals[0]), _finish(tangent, originals[0])
+        return _finish(value[0], originals[0]), _finish(tangent[0], originals[0])
 
     @property
     def source(self) -> str:

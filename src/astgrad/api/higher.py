@@ -154,6 +154,10 @@ class HigherGradient(GeneratedCallable):
         return last[3]
 
     def __call__(self, *args, **kwargs):
+        inner_wrt = getattr(self._inner, "_wrt", None)
+        if self._mode == "vjp" and args and isinstance(inner_wrt, (tuple, list)) and len(inner_wrt) == 1 \
+                and isinstance(args[-1], (tuple, list)) and len(args[-1]) == 1:
+            args = (*args[:-1], args[-1][0])  # grad(f, wrt=(0,)) returns (g,); its code returns g: seed it so
         outer, code = self._route()
         if outer is not None:
             f = _user_function(self._inner)
@@ -175,10 +179,13 @@ class HigherGradient(GeneratedCallable):
             if not args:
                 raise TypeError(f"a vjp is called as f_vjp(*args, seed): {self!r} was given no seed")
             *args, seed = args
-            if isinstance(seed, (tuple, list, dict)):
-                raise ValueError(f"vjp: the seed is a {type(seed).__name__}, but the gradient of {what} is taken "
-                                 f"here as one array; give the seed as an array of its shape")
-        by_seed = seed is not None and np.ndim(seed) != 0  # a vjp of an array output: seed . (each column of J)
+            several = isinstance(getattr(self._inner, "_wrt", None), (tuple, list)) and len(self._inner._wrt) > 1
+            if isinstance(seed, dict) or isinstance(seed, (tuple, list)) != several \
+                    or several and len(seed) != len(self._inner._wrt):
+                raise ValueError(f"vjp: the seed is a {type(seed).__name__}, but the gradient of {what} is "
+                                 f"{f'a tuple of {len(self._inner._wrt)} arrays' if several else 'one array'}; "
+                                 f"give the seed {'as a tuple of arrays of their shapes' if several else 'as an array of its shape'}")
+        by_seed = seed is not None and (isinstance(seed, (tuple, list)) or np.ndim(seed) != 0)  # seed . (columns of J)
         self._tangents(code)
         assert self._forward is not None, "_tangents builds the forward route"
         function, names, generated = self._forward[:3]
@@ -214,7 +221,10 @@ class HigherGradient(GeneratedCallable):
                     add_location(generated, exc, f"the generated jvp of {what}")
                     raise
                 out, tangent = _picked(out, code.pick), _picked(tangent, code.pick)
-                if by_seed:
+                if by_seed and isinstance(seed, (tuple, list)):  # the gradient of several arguments, a tuple
+                    value = tuple(_seeded(o, s, what) for o, s in zip(out, seed))
+                    partials[index] = sum(np.sum(np.asarray(s) * t) for s, t in zip(seed, tangent))
+                elif by_seed:
                     value = _seeded(out, seed, what)
                     partials[index] = np.sum(np.asarray(seed) * tangent)
                 else:
@@ -223,7 +233,8 @@ class HigherGradient(GeneratedCallable):
             found.append(partials if isinstance(x, np.ndarray) else float(partials))
         if value is None:  # no element to vary: the value is still f's
             out = _picked(generated.run(*bound.args, *zeros, **bound.kwargs)[0], code.pick)
-            value = _seeded(out, seed, what) if by_seed else _scalar(out, self._mode, what)
+            value = (tuple(_seeded(o, s, what) for o, s in zip(out, seed)) if by_seed and isinstance(seed, (tuple, list))
+                     else _seeded(out, seed, what) if by_seed else _scalar(out, self._mode, what))
         if seed is not None and not by_seed:
             found = [np.multiply(seed, g) if isinstance(g, np.ndarray) else seed * g for g in found]
         gradient = tuple(found) if isinstance(self._wrt, (tuple, list)) else found[0]

@@ -20,7 +20,7 @@ import weakref
 import numpy as np
 
 from . import compose as _compose, gradient
-from ..rules import defbatch, defjvp, defvjp
+from ..rules import defbatch, defjvp, defvjp, maybe_sequence_outputs
 from ..rules.batching import Unbatchable
 
 #: gradient object -> {(row, column): hessian block as v -> H[row, column] v}
@@ -73,7 +73,8 @@ def _parameters(gradient):
 def _real(gradient, args):
     """Refuse complex arguments: the blocks are those of the hessian of a real function of real arguments."""
     for name, value in zip(_parameters(gradient), args):
-        if np.iscomplexobj(value):
+        if isinstance(value, (complex, np.complexfloating)) or isinstance(value, np.ndarray) and \
+                np.iscomplexobj(value):  # a list or tuple argument gets no block (_varies): not read here
             raise ValueError(f"astgrad: the derivative of {gradient!r} called inside a differentiated function is a "
                              f"hessian block, which is for real arguments; {name} is complex. Pass the real and "
                              "imaginary parts as two real arguments")
@@ -112,6 +113,7 @@ def gradient_at_jvp(t, ans, gradient, *args, argnum):
 
 
 defjvp(gradient_at, None, rest=gradient_at_jvp)
+maybe_sequence_outputs.add(gradient_at)  # a tuple for a tuple wrt: g[0] in the caller is an item of a tuple
 
 
 @defbatch(gradient_at)

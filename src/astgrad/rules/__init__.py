@@ -19,6 +19,7 @@ from ._registry import (
     is_shipped,
     library_function,
     lookup,
+    maybe_sequence_outputs,
     primitive,
     qualified_name,
     raw,

@@ -209,6 +209,9 @@ _TABLE: dict[Any, Rule] = {}
 #: primitives of a library whose result is a tuple of arrays (``scipy.linalg.cho_factor``): their gradient
 #: and tangent are tuples too (numpy's such functions are listed in transform.primitives)
 sequence_outputs: set = set()
+#: primitives whose result is a tuple or an array by what they are given (a generated gradient called inside a
+#: differentiated function, with a tuple wrt or not): the adjoint of an item read tells them apart when it runs
+maybe_sequence_outputs: set = set()
 _generation = 0
 #: replaced (never changed in place) with every change to the table: code built
 #: against the table holds the object it saw and tests ``_registry.version is

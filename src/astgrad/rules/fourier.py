@@ -39,15 +39,17 @@ def fitted(x, lengths, axes):
     return x
 
 
-def transform_axes(a, s, axes, default):
-    """The axes an n-dimensional transform runs along (non-negative), as numpy chooses them."""
+def transform_axes(ndim, s, axes, default):
+    """The axes an n-dimensional transform of an array of ``ndim`` axes runs along (non-negative), as numpy
+    chooses them.  The helpers take numbers and shapes, not the arrays: what a function returns from an array
+    given to it counts as carrying its derivative, and a hessian differentiates these rules again."""
     if axes is None:
-        axes = default if default is not None else (range(-len(s), 0) if s is not None else range(np.ndim(a)))
-    return [axis % np.ndim(a) for axis in axes]
+        axes = default if default is not None else (range(-len(s), 0) if s is not None else range(ndim))
+    return [axis % ndim for axis in axes]
 
 
-def _lengths(a, axes):
-    return [np.shape(a)[axis] for axis in axes]
+def _lengths(shape, axes):
+    return [shape[axis] for axis in axes]
 
 
 # ---------------------------------------------------------------- complex transforms
@@ -56,37 +58,37 @@ def _lengths(a, axes):
 @defvjp(np.fft.fft)
 def fft(g, ans, a, n=None, axis=-1, norm=None, out=None):
     axes = [axis % np.ndim(a)]
-    return real_for(fitted(np.fft.fft(g, None, axis, norm), _lengths(a, axes), axes), a)
+    return real_for(fitted(np.fft.fft(g, None, axis, norm), _lengths(np.shape(a), axes), axes), a)
 
 
 @defvjp(np.fft.ifft)
 def ifft(g, ans, a, n=None, axis=-1, norm=None, out=None):
     axes = [axis % np.ndim(a)]
-    return real_for(fitted(np.fft.ifft(g, None, axis, norm), _lengths(a, axes), axes), a)
+    return real_for(fitted(np.fft.ifft(g, None, axis, norm), _lengths(np.shape(a), axes), axes), a)
 
 
 @defvjp(np.fft.fftn)
 def fftn(g, ans, a, s=None, axes=None, norm=None, out=None):
-    axes = transform_axes(a, s, axes, None)
-    return real_for(fitted(np.fft.fftn(g, None, axes, norm), _lengths(a, axes), axes), a)
+    axes = transform_axes(np.ndim(a), s, axes, None)
+    return real_for(fitted(np.fft.fftn(g, None, axes, norm), _lengths(np.shape(a), axes), axes), a)
 
 
 @defvjp(np.fft.ifftn)
 def ifftn(g, ans, a, s=None, axes=None, norm=None, out=None):
-    axes = transform_axes(a, s, axes, None)
-    return real_for(fitted(np.fft.ifftn(g, None, axes, norm), _lengths(a, axes), axes), a)
+    axes = transform_axes(np.ndim(a), s, axes, None)
+    return real_for(fitted(np.fft.ifftn(g, None, axes, norm), _lengths(np.shape(a), axes), axes), a)
 
 
 @defvjp(np.fft.fft2)
 def fft2(g, ans, a, s=None, axes=(-2, -1), norm=None, out=None):
-    axes = transform_axes(a, s, axes, (-2, -1))
-    return real_for(fitted(np.fft.fftn(g, None, axes, norm), _lengths(a, axes), axes), a)
+    axes = transform_axes(np.ndim(a), s, axes, (-2, -1))
+    return real_for(fitted(np.fft.fftn(g, None, axes, norm), _lengths(np.shape(a), axes), axes), a)
 
 
 @defvjp(np.fft.ifft2)
 def ifft2(g, ans, a, s=None, axes=(-2, -1), norm=None, out=None):
-    axes = transform_axes(a, s, axes, (-2, -1))
-    return real_for(fitted(np.fft.ifftn(g, None, axes, norm), _lengths(a, axes), axes), a)
+    axes = transform_axes(np.ndim(a), s, axes, (-2, -1))
+    return real_for(fitted(np.fft.ifftn(g, None, axes, norm), _lengths(np.shape(a), axes), axes), a)
 
 
 # ---------------------------------------------------------------- transforms of real values and to real values
@@ -100,12 +102,12 @@ def _real_input(a, name):
 def rfft_gradient(g, a, lengths, axes, norm):
     """``rfftn``'s gradient: ``fftn`` of ``g`` padded to the full lengths, real part, fitted to ``a``."""
     padded = fitted(g, lengths[-1:], axes[-1:])
-    return np.real(fitted(np.fft.fftn(padded, None, axes, norm), _lengths(a, axes), axes))
+    return np.real(fitted(np.fft.fftn(padded, None, axes, norm), _lengths(np.shape(a), axes), axes))
 
 
 def irfft_gradient(g, ans, a, axes, norm):
     """``irfftn``'s gradient: ``conj(rfftn(g))`` with the opposite norm, doubled where an entry has a mirror."""
-    lengths = _lengths(ans, axes)
+    lengths = _lengths(np.shape(ans), axes)
     spectrum = np.conj(np.fft.rfftn(np.real(g), lengths, axes, OPPOSITE_NORM[norm]))
     last, n = axes[-1], lengths[-1]
     doubled = np.full(n // 2 + 1, 2.0)
@@ -114,7 +116,7 @@ def irfft_gradient(g, ans, a, axes, norm):
         doubled[-1] = 1.0
     layout = [1] * np.ndim(ans)
     layout[last] = -1
-    return fitted(spectrum * np.reshape(doubled, layout), _lengths(a, axes), axes)
+    return fitted(spectrum * np.reshape(doubled, layout), _lengths(np.shape(a), axes), axes)
 
 
 @defvjp(np.fft.rfft)
@@ -127,15 +129,15 @@ def rfft(g, ans, a, n=None, axis=-1, norm=None, out=None):
 @defvjp(np.fft.rfftn)
 def rfftn(g, ans, a, s=None, axes=None, norm=None, out=None):
     _real_input(a, "rfftn")
-    axes = transform_axes(a, s, axes, None)
-    return rfft_gradient(g, a, _lengths(a, axes) if s is None else list(s), axes, norm)
+    axes = transform_axes(np.ndim(a), s, axes, None)
+    return rfft_gradient(g, a, _lengths(np.shape(a), axes) if s is None else list(s), axes, norm)
 
 
 @defvjp(np.fft.rfft2)
 def rfft2(g, ans, a, s=None, axes=(-2, -1), norm=None, out=None):
     _real_input(a, "rfft2")
-    axes = transform_axes(a, s, axes, (-2, -1))
-    return rfft_gradient(g, a, _lengths(a, axes) if s is None else list(s), axes, norm)
+    axes = transform_axes(np.ndim(a), s, axes, (-2, -1))
+    return rfft_gradient(g, a, _lengths(np.shape(a), axes) if s is None else list(s), axes, norm)
 
 
 @defvjp(np.fft.irfft)
@@ -145,12 +147,12 @@ def irfft(g, ans, a, n=None, axis=-1, norm=None, out=None):
 
 @defvjp(np.fft.irfftn)
 def irfftn(g, ans, a, s=None, axes=None, norm=None, out=None):
-    return irfft_gradient(g, ans, a, transform_axes(a, s, axes, None), norm)
+    return irfft_gradient(g, ans, a, transform_axes(np.ndim(a), s, axes, None), norm)
 
 
 @defvjp(np.fft.irfft2)
 def irfft2(g, ans, a, s=None, axes=(-2, -1), norm=None, out=None):
-    return irfft_gradient(g, ans, a, transform_axes(a, s, axes, (-2, -1)), norm)
+    return irfft_gradient(g, ans, a, transform_axes(np.ndim(a), s, axes, (-2, -1)), norm)
 
 
 @defvjp(np.fft.hfft)

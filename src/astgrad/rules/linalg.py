@@ -18,7 +18,7 @@ import string
 import numpy as np
 
 from ._extra import eigh_values, eigh_vectors, logabsdet, slogdet_sign
-from ._registry import defjvp, defvjp
+from ._registry import defjvp, defvjp, sequence_outputs
 from ._support import product_of_others, unbroadcast
 
 
@@ -474,6 +474,68 @@ defjvp(np.inner, inner_jvp_a, inner_jvp_b)
 defjvp(np.outer, outer_jvp_a, outer_jvp_b)
 defjvp(np.tensordot, tensordot_jvp_a, tensordot_jvp_b)
 defjvp(np.einsum, rest=einsum_jvp)
+
+
+# ------------------------------------------------------------ np.einsum's reverse rule, differentiated again
+# Generated gradients call the rule (its *operands keep it from being inlined), and a hessian differentiates
+# that code again: the rule is a table entry of its own.  Each operand's gradient is linear in g and in each
+# other operand, and does not read its own operand's values.
+
+
+def _einsum_string_form(subscripts):
+    if not isinstance(subscripts, str):
+        raise ValueError("astgrad: a second derivative through np.einsum's sublist form (operands and lists of "
+                         "axes) is not generated; write the subscripts as a string (np.einsum('ij,jk->ik', a, b))")
+
+
+def _with_operand(operands, j, value):
+    return operands[:j] + (value,) + operands[j + 1:]
+
+
+def _no_cotangent(c) -> bool:
+    return c is None or isinstance(c, float) and c == 0.0  # generated code's 0.0: no gradient yet
+
+
+def einsum_gradient_vjp(c, ans, g, value, subscripts, *operands, **kwargs):
+    """The rule's own reverse rule: ``c`` holds a cotangent per item of what it returns (None first)."""
+    _einsum_string_form(subscripts)
+    parts = list(c)[1:]
+    g_seed = np.zeros(np.shape(g), np.result_type(g))
+    grads = [None] * len(operands)
+    for i, c_i in enumerate(parts):
+        if _no_cotangent(c_i):
+            continue
+        moved = _with_operand(operands, i, c_i)
+        g_seed = g_seed + np.einsum(subscripts, *moved, **kwargs)  # <c_i, G_i(g)>: linear in g
+        for j, part in enumerate(einsum(g, value, subscripts, *moved, **kwargs)[1:]):
+            if j != i:  # <c_i, G_i> in operand j is G_j with operand i replaced by c_i
+                grads[j] = part if grads[j] is None else grads[j] + part
+    # the rule does not read np.einsum's value (its second argument): a zero gradient there
+    return (g_seed, np.zeros(np.shape(value)), None,
+            *[np.zeros(np.shape(o)) if part is None else part for o, part in zip(operands, grads)])
+
+
+def einsum_gradient_along_seed(t, ans, g, value, subscripts, *operands, **kwargs):
+    return einsum(t, value, subscripts, *operands, **kwargs)
+
+
+def einsum_gradient_along_operand(t, ans, g, value, subscripts, *operands, argnum, **kwargs):
+    """Along operand ``j``: each other operand's gradient with operand ``j`` replaced by ``t``; its own is zero."""
+    _einsum_string_form(subscripts)
+    j = argnum - 3
+    found = einsum(g, value, subscripts, *_with_operand(operands, j, t), **kwargs)
+    return tuple(part if i != j + 1 else np.zeros(np.shape(operands[j]), np.result_type(part))
+                 for i, part in enumerate(found))
+
+
+def einsum_gradient_along_value(t, ans, g, value, subscripts, *operands, **kwargs):
+    """The rule does not read np.einsum's value: a zero tangent."""
+    return (None, *[np.zeros(np.shape(o), np.result_type(g, t)) for o in operands])
+
+
+defvjp(einsum, einsum_gradient_vjp)
+defjvp(einsum, einsum_gradient_along_seed, einsum_gradient_along_value, None, rest=einsum_gradient_along_operand)
+sequence_outputs.add(einsum)
 defjvp(np.kron, kron_jvp_a, kron_jvp_b)
 defjvp(np.cross, cross_jvp_a, cross_jvp_b)
 

@@ -47,13 +47,20 @@ def _checked(a, name, method="linear", weights=None, interpolation=None, overwri
                          "overwrite_input out")
 
 
-def reduced_last(a, axis):
-    """``a`` with the reduced axes moved last and made one; the shape of the other axes; the axes' order."""
-    ndim = np.ndim(a)
+def reduced_layout(shape, axis):
+    """``(rest, order)`` for an array of ``shape`` reduced along ``axis``: the shape of the axes not reduced, and
+    the order that moves the reduced ones last.  Of the shape, not the array: what a helper returns from an
+    array counts as carrying its derivative, and a hessian differentiates these rules again."""
+    ndim = len(shape)
     reduced = list(normalize_axis(axis, ndim))
     order = [k for k in range(ndim) if k not in reduced] + reduced
-    rest = tuple(np.shape(a)[k] for k in order[:ndim - len(reduced)])
-    return np.reshape(np.transpose(a, order), rest + (-1,)), rest, order
+    return tuple([shape[k] for k in order[:ndim - len(reduced)]]), order
+
+
+def reduced_last(a, axis):
+    """``a`` with the reduced axes moved last and made one (:func:`reduced_layout`)."""
+    rest, order = reduced_layout(np.shape(a), axis)
+    return np.reshape(np.transpose(a, order), rest + (-1,))
 
 
 def placed_back(flat, shape, order):
@@ -67,7 +74,7 @@ def quantile_weights(a, q, axis, skip_nan):
 
     ``q`` is in [0, 1]; ``rest`` is the shape of the axes not reduced.
     """
-    flat, rest, _ = reduced_last(a, axis)
+    flat, rest = reduced_last(a, axis), reduced_layout(np.shape(a), axis)[0]
     q = np.asarray(q)
     values = np.sort(flat, axis=-1)  # NaNs last
     count = np.sum(~np.isnan(flat), axis=-1) if skip_nan else np.full(rest, np.shape(flat)[-1])
@@ -93,7 +100,7 @@ def quantile_gradients(g, ans, a, q, axis, skip_nan, scale):
     q_axes = tuple(range(np.ndim(q)))
     g = np.reshape(g, np.shape(slope))
     d_a = np.sum(g[..., None] * weights, axis=q_axes)
-    _, _, order = reduced_last(a, axis)
+    order = reduced_layout(np.shape(a), axis)[1]
     d_q = np.sum(g * slope, axis=tuple(range(np.ndim(q), np.ndim(slope)))) / scale
     return placed_back(d_a, np.shape(a), order), d_q
 
@@ -102,7 +109,7 @@ def quantile_tangent_a(t, ans, a, q, axis, skip_nan, scale):
     if np.size(a) == 0:
         return np.zeros(np.shape(ans))
     weights, _ = quantile_weights(a, np.asarray(q) / scale, axis, skip_nan)
-    flat, _, _ = reduced_last(t, axis)
+    flat = reduced_last(t, axis)
     return np.reshape(np.sum(weights * flat, axis=-1), np.shape(ans))
 
 

@@ -184,8 +184,11 @@ def filled_like(g, value):
 
 
 def spread(g, ans):
-    """The gradients of a tuple's outputs, each ``None`` (not read) or at its output's shape (``filled_like``)."""
-    return tuple(None if part is None else filled_like(part, value) for part, value in zip(g, ans))
+    """The gradients of a tuple's outputs, each ``None`` (not read) or at its output's shape (``filled_like``).
+
+    A list, built whole: the rules given it read its items, and a hessian differentiates them again (``tuple``
+    of a generator of arrays has no derivative)."""
+    return [None if part is None else filled_like(part, value) for part, value in zip(g, ans)]
 
 
 def lu_factor_gradient(g_lu, lu, rows):

@@ -292,8 +292,8 @@ def multivariate_normal_logpdf(g, ans, x, mean=None, cov=1, allow_singular=False
     if np.ndim(cov) != 2 or mean is None:
         raise ValueError("astgrad: the gradient of scipy.stats.multivariate_normal.logpdf needs mean= and cov= "
                          "as a vector and a matrix")
-    precision = np.linalg.inv(cov)
-    alpha = (x - mean) @ precision  # a row per point (cov is symmetric)
+    precision = np.linalg.inv(np.tril(cov) + T(np.tril(cov, -1)))  # the symmetric matrix scipy reads (see the jvp)
+    alpha = (x - mean) @ precision  # a row per point
     g_rows = np.expand_dims(g, -1)
     outer = np.sum(np.expand_dims(g_rows * alpha, -1) * np.expand_dims(alpha, -2), axis=tuple(range(np.ndim(alpha) - 1)))
     g_cov = (outer - np.sum(g) * precision) / 2
@@ -301,7 +301,9 @@ def multivariate_normal_logpdf(g, ans, x, mean=None, cov=1, allow_singular=False
 
 
 def multivariate_normal_logpdf_jvp(t, ans, x, mean=None, cov=1, allow_singular=False, *, argnum):
-    precision = np.linalg.inv(cov)
+    """Of the matrix scipy reads: ``cov``'s lower triangle and its mirror, so that the rules are the derivatives
+    of the function at any ``cov``, not only at a symmetric one (a hessian differentiates them again)."""
+    precision = np.linalg.inv(np.tril(cov) + T(np.tril(cov, -1)))
     alpha = (x - mean) @ precision
     if argnum == 0:
         return -np.sum(t * alpha, axis=-1)

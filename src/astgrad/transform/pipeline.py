@@ -41,6 +41,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from .. import rules
 from ..rules import sequences
 from . import runtime
 from .ir import compat
@@ -296,7 +297,7 @@ def analyse(ctx: Context) -> None:
             ctx.sequences.update(a.id for a in op.args if isinstance(a, gast.Name))
         elif op.kind == "prim" and _returns_sequence(op):
             ctx.sequences.update(op.targets)
-        elif op.kind == "call":
+        elif op.kind == "call" or op.kind == "prim" and op.fn in rules.maybe_sequence_outputs:
             ctx.maybe_sequences.update(op.targets)
     containers.copies_of_sequences(ctx.body, ctx.sequences, ctx.maybe_sequences)
     containers.mark(ctx, ctx.given_trees, ctx.given_tree_items, ctx.ns)  # parameters holding containers

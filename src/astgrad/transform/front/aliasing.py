@@ -817,6 +817,8 @@ def _fresh(op, defs, depth=0) -> bool:
         source = op.args[0].id if op.args and isinstance(op.args[0], gast.Name) else None
         return depth < 8 and source is not None and all(
             _fresh(d.op, defs, depth + 1) for d in defs.get(source, []))
+    if op.kind == "opaque" and (op.fn in (list, tuple) or op.fn is None and isinstance(op.expr, gast.BinOp)):
+        return True  # a new list or tuple (tuple(x), [0] * n, s + (1,)): a write into it reaches no other name
     if op.kind in ("prim", "nondiff", "opaque", "call") and op.fn is not None:  # np.ones is a Python function
         copy = op.kwargs.get("copy")  # np.array(y, copy=False) or copy=None may return y itself
         if copy is not None and not (isinstance(copy, gast.Constant) and copy.value is True):

@@ -474,11 +474,12 @@ class Normalizer:
             if op.kind == "opaque" and isinstance(self.out[-1], Raw) and not _a_check(self.static(value.func)):
                 self.may_write(op, value)
             return
-        if self.batching:  # generated code evaluates a value it does not keep for what numpy raises: batched too
-            self.atomize(value)
-            return
-        raise self.error(s, "expression statements other than calls are not supported",
-                         "Assign the value to a name or remove the statement.")
+        if isinstance(value, (gast.Yield, gast.YieldFrom, gast.Await, gast.NamedExpr)):
+            raise self.error(s, "expression statements other than calls are not supported",
+                             "Assign the value to a name or remove the statement.")
+        # evaluated for what it raises, as Python does (x[5] on a short x), its value read by nothing: the code
+        # a gradient generates keeps such statements where a value it computed went unused (unused.py)
+        self.atomize(value)
 
     def never_saved(self, test):
         """vmap of generated code: whether ``test``, ``saved is None`` of a ``pop_numbers`` batching reads as None
