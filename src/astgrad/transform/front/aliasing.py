@@ -576,6 +576,14 @@ def _check_items_owned(x, write, sites, defs, named, source):
                 stored += [(s, a) for a in op.args]
             elif name in op.targets and op.kind == "copy" and isinstance(op.expr, gast.Name):
                 todo.append(op.expr.id)
+            elif name in op.targets and _new_container(op):
+                # a new list or tuple, but its items are the operands' own ([z] * 2 holds z twice, list((z, z))
+                # too): a write through one of them reaches every other name and item holding it
+                raise _error(source, s, f"{name} holds the items of what it was made from (line {s.op.line}), and "
+                             f"{_what(write)} on line {write.op.line} changes them there too in Python; astgrad's "
+                             f"{_what(write)} writes to a copy",
+                             f"Build {name} of new values ([np.zeros(3) for _ in range(n)], not [np.zeros(3)] * n), "
+                             f"or store a copy first: {name}[i] = {name}[i].copy().")
         for s, atom in stored:
             if not _owned(atom, defs, reads, named, 0):
                 shown = atom.id if isinstance(atom, gast.Name) and atom.id in named else "a value another name sees"
@@ -817,8 +825,9 @@ def _fresh(op, defs, depth=0) -> bool:
         source = op.args[0].id if op.args and isinstance(op.args[0], gast.Name) else None
         return depth < 8 and source is not None and all(
             _fresh(d.op, defs, depth + 1) for d in defs.get(source, []))
-    if op.kind == "opaque" and (op.fn in (list, tuple) or op.fn is None and isinstance(op.expr, gast.BinOp)):
-        return True  # a new list or tuple (tuple(x), [0] * n, s + (1,)): a write into it reaches no other name
+    if _new_container(op):
+        return True  # a new list or tuple (tuple(x), [0] * n, s + (1,)): an item write into it reaches no other
+        # name; a write through one of its items may (_check_items_owned)
     if op.kind in ("prim", "nondiff", "opaque", "call") and op.fn is not None:  # np.ones is a Python function
         copy = op.kwargs.get("copy")  # np.array(y, copy=False) or copy=None may return y itself
         if copy is not None and not (isinstance(copy, gast.Constant) and copy.value is True):
@@ -827,19 +836,13 @@ def _fresh(op, defs, depth=0) -> bool:
         return op.fn in (rules.setitem, append, list, tuple) or _is_fresh_fn(op.fn)
     if op.kind in ("nondiff", "pack") and op.fn is None:
         return not isinstance(op.expr, gast.Name)
-    if op.kind == "opaque" and op.fn is None and isinstance(op.expr, gast.BinOp) and len(op.args) == 2:
-        # [1] * n, [0, 0] + [1]: a new list of numbers, which no write through an item can change
-        packs = [_numbers_pack(a, defs) for a in op.args]
-        return all(packs) if isinstance(op.expr.op, gast.Add) else isinstance(op.expr.op, gast.Mult) and any(packs)
     return False
 
 
-def _numbers_pack(atom, defs) -> bool:
-    """Whether ``atom`` names a list or tuple written out of numbers on every path (``[1]``, ``(0, k)``)."""
-    found = defs.get(atom.id, []) if isinstance(atom, gast.Name) else []
-    return bool(found) and all(d.op.kind == "pack" and isinstance(d.op.expr, (gast.List, gast.Tuple)) and all(
-        isinstance(e, gast.Constant) and type(e.value) in (int, float, bool)
-        or isinstance(e, gast.Name) and _number_name(e.id, defs, {}) for e in d.op.expr.elts) for d in found)
+def _new_container(op) -> bool:
+    """``list(x)``, ``tuple(x)``, ``a + b`` or ``a * n`` not lowered to an array operation: a new list or tuple
+    whose items are its operands' own."""
+    return op.kind == "opaque" and (op.fn in (list, tuple) or op.fn is None and isinstance(op.expr, gast.BinOp))
 
 
 def _error(source, site, message, hint):
