@@ -19,6 +19,7 @@ from astgrad.rules import find, sequences
 from astgrad.rules._extra import last_writes
 from astgrad.rules._forward import add_tangents
 from astgrad.rules._support import reduced_count, within
+from astgrad.rules.linalg import einsum as einsum_gradient
 from astgrad.rules.batching import Unbatchable
 from astgrad.transform import runtime
 from astgrad.transform.runtime import attributes, caller_state, checkpoints, checks, outputs, structural
@@ -60,6 +61,11 @@ def _same(got, want):
 #: (helper, batched arguments, bdims): each checked against a loop of the helper
 CASES = [
     (runtime.accumulate, (X, np.ones(4)), (0, None)),
+    # np.einsum's reverse rule (generated gradients call it): one example's subscripts, a loop over examples
+    (einsum_gradient, (RNG.normal(size=(N, 2, 4)), np.zeros((2, 4)), "ij,jk->ik", X[:, :, :3], RNG.normal(size=(3, 4))),
+     (0, None, None, 0, None)),
+    (einsum_gradient, (RNG.normal(size=(N, 3)), np.zeros(3), "iij,j->i", RNG.normal(size=(N, 3, 3, 2)),
+                       RNG.normal(size=(N, 2))), (0, None, None, 0, 0)),
     (runtime.accumulate, (None, X), (None, 0)),
     (runtime.accumulate, (V, 2.0), (0, None)),
     (add_tangents, (X, X[0]), (0, None)),

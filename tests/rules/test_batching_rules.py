@@ -76,10 +76,9 @@ VALUE_REFUSED = {"svd-values": "compute_uv=False returns one array where the rul
 #: (Unbatchable): what the batching sweep does not yet batch in generated code, not the entry's batching rule,
 #: which the value test checks.  Pinned both ways: a case listed must refuse, one not listed must match the loop.
 GRADIENT_REFUSED = {
-    # a helper of a reverse rule called with *args (einsum's, the losses' _per_element, meshgrid's,
-    # broadcast_arrays', np.gradient's) or taking **kwargs (pinv's, in lstsq's rule)
-    "einsum", "einsum-contract", "einsum-implicit_outer", "einsum-trace", "einsum-diagonal", "einsum-ellipsis",
-    "einsum-ellipsis_implicit", "binary_cross_entropy_with_logits", "binary_cross_entropy_with_logits-none",
+    # a helper of a reverse rule called with *args (the losses' _per_element, meshgrid's, broadcast_arrays',
+    # np.gradient's) or taking **kwargs (pinv's, in lstsq's rule)
+    "binary_cross_entropy_with_logits", "binary_cross_entropy_with_logits-none",
     "binary_cross_entropy_with_logits-weighted_sum", "huber_loss", "huber_loss-delta_none", "smooth_l1_loss",
     "smooth_l1_loss-beta_sum", "smooth_l1_loss-l1", "meshgrid", "meshgrid-ij", "meshgrid-sparse", "meshgrid-xy3",
     "broadcast_arrays", "broadcast_arrays-three", "gradient", "gradient-axis", "convolution", "lstsq", "lstsq-matrix",

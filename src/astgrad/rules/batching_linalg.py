@@ -24,6 +24,7 @@ from ._registry import defbatch
 from ._extra import eigh_values, eigh_vectors, logabsdet, slogdet_sign, vector_norm
 from .batching import aligned, batch_axis, every_axis, listed, matmul_batched, outer_batched, unbatchable
 from .batching_products import cross_batched, tensordot_batched
+from .linalg import einsum as einsum_gradient
 from .decompositions import (eig_values, eig_vectors, lstsq_residuals, lstsq_solution, qr_q, qr_r, svd_u, svd_values,
                              svd_vh)
 
@@ -106,6 +107,20 @@ def lstsq_examples(a, b, a_batched, b_batched, rcond):
     """``np.linalg.lstsq`` of each example, in a Python loop (numpy solves one matrix at a time), its four
     results each stacked; examples whose residuals differ in shape (one of full rank, one not) are refused."""
     return looped(np.linalg.lstsq, (0 if a_batched else None, 0 if b_batched else None), (a, b), {"rcond": rcond})
+
+
+@defbatch(einsum_gradient)
+def einsum_gradient_batched(bdims, g, value, subscripts, *operands, **kwargs):
+    """np.einsum's reverse rule (which generated gradients call) of each example, in a Python loop: the
+    subscripts it builds for each operand's gradient are one example's; None stays in the place of the
+    subscripts."""
+    bdims = tuple(bdims) + (None,) * (3 + len(operands) - len(bdims))
+    if bdims[2] is not None:
+        unbatchable("np.einsum's gradient with subscripts that differ from example to example")
+
+    def gradients(g, value, *operands):
+        return tuple(einsum_gradient(g, value, subscripts, *operands, **kwargs)[1:])
+    return (None, *looped(gradients, (bdims[0], bdims[1], *bdims[3:]), (g, value, *operands)))
 
 
 @defbatch(eig_values)
