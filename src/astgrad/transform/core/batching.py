@@ -905,14 +905,9 @@ def stacks_of(body, ret, generated) -> set:
                 read.update(n for a in list(s.args) + list(s.kwargs.values()) if not isinstance(a, gast.Name)
                             for n in atom_names(a))
             else:
-                read.update(op_reads(s))
-                read.update(atom_names(s.expr))
-        elif isinstance(s, (If, While)):
-            read.add(s.test)
-        elif isinstance(s, For):
-            read.update(atom_names(s.iter))
-        elif isinstance(s, Raw):
-            read.update(n.id for n in gast.walk(s.stmt) if isinstance(n, gast.Name))
+                read.update(_statement_reads(s))
+        else:
+            read.update(_statement_reads(s))
     for target, source in copies:
         if target not in lists or source not in lists:
             read.add(source)
@@ -1028,16 +1023,22 @@ def _reads_outside(body, ret, inner) -> set:
     read = set(atom_names(ret))
     for t in walk_statements(body, lambda t: () if t is inner else blocks(t)):
         if t is not inner:
-            if isinstance(t, Op):
-                read.update(op_reads(t))
-                read.update(atom_names(t.expr))
-            elif isinstance(t, (If, While)):
-                read.add(t.test)
-            elif isinstance(t, For):
-                read.update(atom_names(t.iter))
-            elif isinstance(t, Raw):
-                read.update(n.id for n in gast.walk(t.stmt) if isinstance(n, gast.Name))
+            read.update(_statement_reads(t))
     return read
+
+
+def _statement_reads(t) -> set:
+    """The names statement ``t`` reads itself (an operation's operands, a branch's or loop's test, a loop's
+    iterable, every name of a statement kept as written), not those of the statements it holds."""
+    if isinstance(t, Op):
+        return set(op_reads(t)) | set(atom_names(t.expr))
+    if isinstance(t, (If, While)):
+        return {t.test}
+    if isinstance(t, For):
+        return set(atom_names(t.iter))
+    if isinstance(t, Raw):
+        return {n.id for n in gast.walk(t.stmt) if isinstance(n, gast.Name)}
+    return set()
 
 
 def _only_computes(stmts) -> bool:
