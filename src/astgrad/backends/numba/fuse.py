@@ -32,6 +32,8 @@ from ...transform import runtime
 from ...transform.ir import compat
 from ...transform.ir.compat import gast
 from ...transform.runtime.origins import keep_origin
+from .reductions import _constant
+from .shaping import rolled
 
 _ARITHMETIC = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow)
 #: statements a temporary's read may be in (not a loop or a branch: a read there may run another number of times)
@@ -167,9 +169,20 @@ def _elementwise(node, namespace) -> bool:
     if isinstance(node, gast.UnaryOp):
         return isinstance(node.op, (gast.USub, gast.UAdd)) and _operand(node.operand, namespace)
     if isinstance(node, gast.Call):
+        if rolled_read(node, namespace):
+            return True
         return not node.keywords and isinstance(_callee(node.func, namespace), np.ufunc) and node.args \
             and all(_operand(a, namespace) for a in node.args)
     return False
+
+
+def rolled_read(node, namespace) -> bool:
+    """``rolled(x, s, k)`` of a name ``x``, a shift that is a name or an integer, a constant axis ``k``:
+    an elementwise read (``loops`` reads it at the shifted index, with no array between)."""
+    return isinstance(node, gast.Call) and _callee(node.func, namespace) is rolled and len(node.args) == 3 \
+        and not node.keywords and isinstance(node.args[0], gast.Name) \
+        and (isinstance(node.args[1], gast.Name) or type(_constant(node.args[1])) is int) \
+        and type(_constant(node.args[2])) is int
 
 
 def _operand(node, namespace) -> bool:
@@ -206,7 +219,7 @@ def _operand_of_elementwise(stmt, name, namespace) -> bool:
                 or isinstance(node, gast.UnaryOp) and name in _names(node.operand):
             return _elementwise(node, namespace)
         if isinstance(node, gast.Call) and name in _names(*node.args):
-            return _elementwise(node, namespace)
+            return not rolled_read(node, namespace) and _elementwise(node, namespace)  # not into a roll's array
     return False
 
 

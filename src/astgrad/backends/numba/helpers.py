@@ -32,7 +32,7 @@ from ...rules import _extra, _support, sequences
 from ...transform.runtime import outputs
 from ...transform import runtime
 from ...transform.runtime import attributes, structural
-from . import fuse, lower, products, reductions, shaping
+from . import fuse, loops, lower, products, reductions, shaping
 
 _registered = False
 
@@ -173,6 +173,7 @@ def register() -> None:
     reductions.register(numba, overload, types, _literal_axes, _literal_value)
     shaping.register(numba, overload, types, _literal_axes)
     products.register(overload, types, _literal_value)
+    loops.register(overload, types)
     # the numpy backend's results written into a buffer nothing reads again: computed anew here
     overload(runtime.add_into)(lambda buffer, other: lambda buffer, other: buffer + other)
     overload(runtime.subtract_into)(lambda buffer, other: lambda buffer, other: buffer - other)

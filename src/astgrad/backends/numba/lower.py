@@ -51,6 +51,7 @@ from ...transform.ir.compat import gast
 from ...transform.runtime.origins import ORIGIN, keep_origin
 from . import reductions, shaping
 from .fuse import fuse
+from .loops import stencil_loops
 
 
 def lower(functions, namespace, zeros=None, stack=None, adjoints=None) -> list:
@@ -76,6 +77,7 @@ def lower(functions, namespace, zeros=None, stack=None, adjoints=None) -> list:
         fn_def.body = _without_empty_checks(fn_def.body, namespace) or [compat.make("Pass")]
         _tuples_for_arrays(fn_def, namespace, stack)
         fuse(fn_def, namespace)
+        stencil_loops(fn_def, namespace)
         out.append(fn_def)
     if stack is not None:
         _callee_parameter_zeros(out, stack, namespace)

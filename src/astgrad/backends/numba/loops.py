@@ -1,0 +1,344 @@
+"""Stencil steps as one loop: rolled reads inside elementwise expressions, and gradients added up in one sum.
+
+Two rewrites of the Numba text, after ``fuse`` wrote single-use temporaries
+into their readers:
+
+* **Chains of additions into one name.**  The reverse sweep adds each
+  term of a gradient on a line of its own (``du = du + 2 * g``, three lines
+  later ``du = du + rolled(dt7, back, 1)``): each line is a loop and a new
+  array.  ``d = d + A`` followed later in the same block by ``d = d + B``
+  (or ``-``) becomes ``d = d + A + B`` at the second line: the same
+  operations in the same order, so the same numbers, where nothing between
+  the two reads or binds ``d``, binds a name ``A`` reads, writes an item or
+  an attribute, adds into an array in place or changes a list ``A`` reads,
+  and ``A`` calls nothing but ufuncs and the pure helpers named below.
+* **Rolled reads in a loop.**  An elementwise expression (arithmetic and
+  the ufuncs below) that reads ``rolled(x, s, k)`` (``np.roll``) becomes
+  ``elementwise('_0 + rolled(_1, _2, 1)', du, dt7, back)``: compiled, one
+  loop over the result that reads each rolled operand at its shifted index
+  (no array for the roll, nor for each step of the expression).  That loop
+  runs only where the kinds allow it (float64 arrays of one rank, real
+  numbers; every operation reads an array, so that no division of numbers
+  moves from Python's rules to numpy's) and, at run time, every array has
+  the result's shape; otherwise the expression is computed as written
+  (numpy's broadcasting and errors).
+"""
+
+from __future__ import annotations
+
+import ast
+
+import numpy as np
+
+from ...rules import _support
+from ...transform import runtime
+from ...transform.ir import compat
+from ...transform.ir.compat import gast
+from . import fuse, shaping
+from .reductions import _constant
+
+#: the ufuncs a loop computes per element (each maps a float64 to a float64 as numpy's does)
+_UFUNCS = {"exp": np.exp, "log": np.log, "sin": np.sin, "cos": np.cos, "tanh": np.tanh, "sqrt": np.sqrt,
+           "square": np.square, "negative": np.negative}
+_BY_UFUNC = {v: k for k, v in _UFUNCS.items()}
+_OPERATIONS = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow)
+
+
+def elementwise(template, *operands):
+    """The value of ``template`` (an expression of ``_0``, ``_1``, ... and ``rolled``) on ``operands``."""
+    return _evaluate(template, operands)
+
+
+def as_written(template, *operands):
+    """``elementwise`` computed as the expression is written (compiled: Python's rules for numbers)."""
+    return _evaluate(template, operands)
+
+
+def _evaluate(template, operands):
+    names = {f"_{k}": v for k, v in enumerate(operands)}
+    return eval(compile(template, "<astgrad elementwise>", "eval"), {"np": np, "rolled": shaping.rolled, **names})
+
+
+# ------------------------------------------------------------------ the rewrites of the text
+
+def stencil_loops(fn_def, namespace) -> None:
+    """Chains of additions merged, then expressions reading a roll written as ``elementwise`` calls."""
+    _merge_blocks(fn_def, namespace)
+    _Loops(namespace).visit(fn_def)
+
+
+def _merge_blocks(node, namespace) -> None:
+    for field in ("body", "orelse", "finalbody"):
+        stmts = getattr(node, field, None)
+        if isinstance(stmts, list) and stmts and isinstance(stmts[0], gast.stmt):
+            setattr(node, field, _merged(stmts, namespace))
+            for stmt in getattr(node, field):
+                _merge_blocks(stmt, namespace)
+
+
+def _added(stmt):
+    """``(d, spine)`` of ``d = d + A`` (also ``-``, and ``d = d + A - B``: ``d`` leftmost under sums and
+    differences), ``spine`` the operation whose left operand is that ``d``; else None."""
+    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)):
+        return None
+    spine, node = None, stmt.value
+    while isinstance(node, gast.BinOp) and isinstance(node.op, (gast.Add, gast.Sub)):
+        spine, node = node, node.left
+    if spine is None or not (isinstance(node, gast.Name) and node.id == stmt.targets[0].id):
+        return None
+    return stmt.targets[0].id, spine
+
+
+def _merged(stmts, namespace) -> list:
+    out = list(stmts)
+    i = 0
+    while i < len(out):
+        first = _added(out[i])
+        if first is not None and _pure(out[i].value, namespace):
+            at = _next_addition(out, i, first[0], out[i].value, namespace)
+            if at is not None:
+                _added(out[at])[1].left = out[i].value  # type: ignore[index]  # (d + A) + B: the same order
+                del out[i]
+                continue
+        i += 1
+    return out
+
+
+def _next_addition(stmts, i, d, value, namespace):
+    """The position of the next ``d = d + B`` after ``i`` where ``value`` may move; else None."""
+    read = {n.id for n in compat.walk(value) if isinstance(n, gast.Name)}
+    for at in range(i + 1, len(stmts)):
+        stmt = stmts[at]
+        names = [n for n in compat.walk(stmt) if isinstance(n, gast.Name)]
+        later = _added(stmt)
+        if later is not None and later[0] == d:  # d read again only where the sum starts
+            return at if sum(n.id == d for n in names) == 2 else None
+        if any(n.id == d for n in names):
+            return None
+        if any(n.id in read and not isinstance(n.ctx, gast.Load) for n in names) \
+                or fuse._writes(stmt, namespace) or fuse._changes_in_place(stmt, read, namespace):
+            return None
+    return None
+
+
+#: helpers a moved term may call: their value depends on their arguments only, and they change nothing
+_PURE = (runtime.unbroadcast, _support.unbroadcast, runtime.shape, fuse.held_shape, shaping.rolled)
+
+
+def _pure(node, namespace) -> bool:
+    """Whether ``node`` reads names and numbers through arithmetic, ufuncs and ``_PURE`` helpers only."""
+    if isinstance(node, (gast.Name, gast.Constant)):
+        return True
+    if isinstance(node, gast.BinOp):
+        return _pure(node.left, namespace) and _pure(node.right, namespace)
+    if isinstance(node, gast.UnaryOp):
+        return _pure(node.operand, namespace)
+    if isinstance(node, gast.Call):
+        callee = fuse._callee(node.func, namespace)
+        return not node.keywords and (isinstance(callee, np.ufunc) or any(callee is p for p in _PURE)) \
+            and all(_pure(a, namespace) for a in node.args)
+    return False
+
+
+class _Loops(gast.NodeTransformer):
+    """Each largest elementwise expression that reads a roll becomes an ``elementwise`` call."""
+
+    def __init__(self, namespace):
+        self.namespace = namespace
+
+    def visit(self, node):
+        if isinstance(node, gast.expr) and self._operation(node):
+            operands: list = []
+            template = self._template(node, operands)
+            if "rolled(" in template:
+                helper = compat.name(fuse._bound(self.namespace, elementwise))
+                return compat.call(helper, [gast.Constant(value=template, kind=None)]
+                                   + [self.visit(o) for o in operands])
+        return self.generic_visit(node)
+
+    def _roll(self, node) -> bool:
+        return isinstance(node, gast.Call) and fuse._callee(node.func, self.namespace) is shaping.rolled \
+            and len(node.args) == 3 and not node.keywords and type(_constant(node.args[2])) is int
+
+    def _operation(self, node) -> bool:
+        if isinstance(node, gast.BinOp):
+            return isinstance(node.op, _OPERATIONS)
+        if isinstance(node, gast.UnaryOp):
+            return isinstance(node.op, (gast.USub, gast.UAdd))
+        return isinstance(node, gast.Call) and not node.keywords and len(node.args) == 1 \
+            and fuse._callee(node.func, self.namespace) in _BY_UFUNC
+
+    def _template(self, node, operands):
+        """The expression's text with its operands as ``_k`` (appended to ``operands`` in reading order)."""
+        def operand(value) -> str:  # a name read twice is one operand
+            for k, known in enumerate(operands):
+                if isinstance(value, gast.Name) and isinstance(known, gast.Name) and known.id == value.id:
+                    return f"_{k}"
+            operands.append(compat.clone(value))
+            return f"_{len(operands) - 1}"
+
+        def text(n):
+            if self._operation(n):
+                if isinstance(n, gast.BinOp):
+                    return f"({text(n.left)} {_SYMBOLS[type(n.op)]} {text(n.right)})"
+                if isinstance(n, gast.UnaryOp):
+                    return f"({'-' if isinstance(n.op, gast.USub) else '+'}{text(n.operand)})"
+                return f"np.{_BY_UFUNC[fuse._callee(n.func, self.namespace)]}({text(n.args[0])})"
+            if self._roll(n):
+                return f"rolled({operand(n.args[0])}, {operand(n.args[1])}, {_constant(n.args[2])})"
+            if isinstance(n, gast.Constant) and type(n.value) in (int, float):
+                return f"({n.value!r})"
+            return operand(n)
+        return text(node)
+
+
+_SYMBOLS = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**"}
+
+
+# ------------------------------------------------------------------ compiled: the loop, or the expression as written
+
+def register(overload, types) -> None:
+    """Register ``elementwise`` (its loop, where the kinds allow it) and ``as_written`` with Numba."""
+
+    # numpy's rules for the loop's arithmetic, which reads an array at every operation (x / 0.0 is inf)
+    @overload(elementwise, prefer_literal=True, jit_options={"error_model": "numpy"})
+    def _elementwise(template, *operands):
+        if not isinstance(template, types.StringLiteral):
+            return None
+        text = _loop_text(template.literal_value, list(operands), types)
+        if text is None:  # the literal passed on as a literal (a variable holding it is not one)
+            return _function(_unpacked(len(operands)) + f"    return {_written(template.literal_value, len(operands))}\n")
+        return _function(text.replace("as_written(template, *operands)", _written(template.literal_value, len(operands))))
+
+    @overload(as_written, prefer_literal=True)
+    def _as_written(template, *operands):
+        if not isinstance(template, types.StringLiteral):
+            return None
+        return _function(_unpacked(len(operands)) + f"    return {template.literal_value}\n")
+
+
+def _written(template, count) -> str:
+    """The call of ``as_written`` with the template as a literal (Numba types a variable holding it as a str)."""
+    return f"as_written({template!r}, {', '.join(f'_{k}' for k in range(count))})"
+
+
+def _unpacked(count) -> str:
+    return "def implementation(template, *operands):\n" + "".join(
+        f"    _{k} = operands[{k}]\n" for k in range(count))
+
+
+def _function(text):
+    namespace = {"np": np, "rolled": shaping.rolled, "as_written": as_written}
+    exec(compile(text, "<astgrad numba loop>", "exec"), namespace)
+    return namespace["implementation"]
+
+
+def _loop_text(template, kinds, types):
+    """The loop computing ``template`` element by element over the broadcast shape of its arrays, or None
+    where the kinds do not allow it.  A loop reading each array at the same index where all have the
+    result's shape; else one reading index 0 along an axis of length 1 (numpy's broadcasting)."""
+    arrays = [k for k, t in enumerate(kinds) if isinstance(t, types.Array)]
+    if not arrays or any(kinds[k].dtype != types.float64 for k in arrays) \
+            or len({kinds[k].ndim for k in arrays}) != 1 or kinds[arrays[0]].ndim == 0:
+        return None
+    if not all(isinstance(t, (types.Array, types.Float, types.Integer)) for t in kinds) \
+            or any(isinstance(t, types.Boolean) for t in kinds):
+        return None
+    rank = kinds[arrays[0]].ndim
+    rolls: list = []  # (array, shift, axis) of each roll read, in reading order
+
+    def is_array(name) -> bool:
+        return isinstance(kinds[int(name[1:])], types.Array)
+
+    def reads_array(n) -> bool:
+        return any(isinstance(m, ast.Name) and m.id.startswith("_") and is_array(m.id) for m in ast.walk(n))
+
+    def number(n) -> bool:
+        """A part of numbers only: exact as Python computes it (sums and products of constants and floats)."""
+        if isinstance(n, ast.Constant):
+            return True
+        if isinstance(n, ast.Name):
+            return isinstance(kinds[int(n.id[1:])], types.Float)
+        if isinstance(n, ast.UnaryOp):
+            return number(n.operand)
+        return isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Sub, ast.Mult)) \
+            and number(n.left) and number(n.right)
+
+    def item(array, indices, spread):
+        return f"{array}[{', '.join(f'{i} * s{array}_{a}' if spread else i for a, i in enumerate(indices))}]"
+
+    def element(n, spread):
+        if not reads_array(n):
+            if isinstance(n, ast.Name) or number(n):
+                return ast.unparse(n)
+            raise _NotALoop
+        if isinstance(n, ast.Name):
+            return item(n.id, [f"i{a}" for a in range(rank)], spread)
+        if isinstance(n, ast.BinOp):
+            return f"({element(n.left, spread)} {_AST_SYMBOLS[type(n.op)]} {element(n.right, spread)})"
+        if isinstance(n, ast.UnaryOp):
+            return f"({'-' if isinstance(n.op, ast.USub) else '+'}{element(n.operand, spread)})"
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "rolled":
+            array, shift, axis = n.args[0].id, n.args[1].id, n.args[2].value  # type: ignore[attr-defined]
+            if not is_array(array) or not isinstance(kinds[int(shift[1:])], types.Integer) \
+                    or not -rank <= axis < rank:
+                raise _NotALoop
+            if not spread:
+                rolls.append((array, shift, axis % rank))
+            m = _roll_number(n, rolls_seen)
+            return item(array, [f"j{m}" if a == axis % rank else f"i{a}" for a in range(rank)], spread)
+        if isinstance(n, ast.Call):  # np.<ufunc>(x)
+            return f"{ast.unparse(n.func)}({element(n.args[0], spread)})"
+        raise _NotALoop
+
+    tree = ast.parse(template, mode="eval").body
+    rolls_seen: dict = {}
+    try:
+        direct = element(tree, False)
+        spread = element(tree, True)
+    except _NotALoop:
+        return None
+    names = sorted({f"_{k}" for k in arrays})
+    size = ", ".join(f"n{a}" for a in range(rank))
+    lines = [_unpacked(len(kinds)).rstrip("\n")] + [f"    n{a} = 1" for a in range(rank)]
+    for name in names:
+        for a in range(rank):
+            lines += [f"    if {name}.shape[{a}] != 1:",
+                      f"        if n{a} != 1 and n{a} != {name}.shape[{a}]:",
+                      "            raise ValueError('operands could not be broadcast together')",
+                      f"        n{a} = {name}.shape[{a}]"]
+    lines.append(f"    out = np.empty(({size},))")
+    for m, (array, shift, axis) in enumerate(rolls):
+        lines += [f"    w{m} = {array}.shape[{axis}]", f"    r{m} = (-{shift}) % w{m} if w{m} > 0 else 0"]
+    lines.append(f"    if {' and '.join(f'{name}.shape == out.shape' for name in names)}:")
+    lines += _nest(rank, rolls, direct, "    ")
+    lines.append("    else:")
+    lines += [f"        s{name}_{a} = 1 if {name}.shape[{a}] != 1 else 0" for name in names for a in range(rank)]
+    lines += _nest(rank, rolls, spread, "    ")
+    lines.append("    return out")
+    return "\n".join(lines) + "\n"
+
+
+def _roll_number(node, seen) -> int:
+    """The position of a roll read among the template's (the same node read twice, once per loop)."""
+    return seen.setdefault(id(node), len(seen))
+
+
+def _nest(rank, rolls, value, indent) -> list:
+    lines = []
+    for a in range(rank):
+        pad = indent + "    " * (a + 1)
+        lines.append(f"{pad}for i{a} in range(n{a}):")
+        for m, (_, _, axis) in enumerate(rolls):
+            if axis == a:
+                lines += [f"{pad}    j{m} = i{a} + r{m}", f"{pad}    if j{m} >= w{m}:", f"{pad}        j{m} -= w{m}"]
+    at = ", ".join(f"i{a}" for a in range(rank))
+    lines.append(indent + "    " * (rank + 1) + f"out[{at}] = {value}")
+    return lines
+
+
+class _NotALoop(Exception):
+    """The expression has a part the loop does not compute as numpy does: it is computed as written."""
+
+
+_AST_SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
