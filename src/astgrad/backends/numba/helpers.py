@@ -317,7 +317,13 @@ def register() -> None:
             lead = grad.ndim - rank
             fits = " and ".join([f"(cond.shape[{k}] == 1 or cond.shape[{k}] == grad.shape[{lead + k}])"
                                  for k in range(rank)]) or "True"
-        body = ("    mask = np.zeros(grad.shape, dtype=np.bool_)\n"
+        body = ""
+        if not joined and isinstance(condition, types.Array) and isinstance(condition.dtype, types.Boolean) \
+                and condition.ndim == grad.ndim and condition.layout == "C":
+            # numpy's helper's shortcut: a mask of the operand's shape is the condition (or its negation)
+            body = ("    if condition.shape == grad.shape:\n"
+                    "        return np.logical_not(condition) if taken else condition\n")
+        body += ("    mask = np.zeros(grad.shape, dtype=np.bool_)\n"
                 "    cond = np.asarray(condition)\n"
                 f"    if {fits}:\n"
                 "        mask = chosen(cond, np.logical_not(mask), mask)\n"

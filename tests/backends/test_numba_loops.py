@@ -1,0 +1,125 @@
+"""backends/numba/loops.py: np.roll read inside an elementwise expression in one loop, additions merged.
+
+The loop (``elementwise``) is compared with the expression numpy computes on
+the same operands: arrays of the result's shape (the direct loop), arrays
+that broadcast (the loop reading index 0 along an axis of length 1), shapes
+that do not broadcast (numpy's ValueError), empty arrays, shifts past the
+length, and kinds the loop leaves to the expression as written (integer
+arrays, a quotient of two numbers, which the loop would divide by numpy's rules).
+The merging of ``d = d + A ... d = d + B`` is checked on text, and both on
+gradients against the numpy backend and central differences.
+"""
+
+import numpy as np
+import pytest
+
+import _numeric
+import astgrad
+from astgrad.transform import runtime
+from astgrad.transform.ir import compat
+from astgrad.transform.ir.compat import gast
+
+numba = pytest.importorskip("numba")
+
+STENCIL = "((rolled(_0, _2, 1) * _3) + rolled(_0, _2, 0)) - (np.exp(_1) / _3)"
+QUOTIENT = "rolled(_0, _1, 0) * (_2 / _3)"
+
+
+def numpy_stencil(u, v, s, c):
+    return np.roll(u, s, 1) * c + np.roll(u, s, 0) - np.exp(v) / c
+
+
+@pytest.fixture(scope="module")
+def kernels():
+    from astgrad.backends.numba import helpers, loops
+    helpers.register()
+
+    @numba.njit
+    def stencil(u, v, s, c):
+        return loops.elementwise(STENCIL, u, v, s, c)
+
+    @numba.njit
+    def quotient(u, s, a, b):
+        return loops.elementwise(QUOTIENT, u, s, a, b)
+    return stencil, quotient
+
+
+@pytest.mark.parametrize("v_shape", [(4, 5), (1, 5), (4, 1)])
+@pytest.mark.parametrize("s", [1, -1, 7, 0])
+def test_the_loop_gives_numpys_values_where_shapes_are_equal_or_broadcast(kernels, v_shape, s):
+    rng = np.random.default_rng(0)
+    u, v = rng.standard_normal((4, 5)), rng.standard_normal(v_shape)
+    # to rounding: numpy's exp of an array is not libm's exp of each element (as in Numba's own loops)
+    np.testing.assert_allclose(kernels[0](u, v, s, 0.7), numpy_stencil(u, v, s, 0.7), rtol=1e-14, atol=0)
+    layout = np.asfortranarray(u)
+    np.testing.assert_allclose(kernels[0](layout, v, s, 0.7), numpy_stencil(u, v, s, 0.7), rtol=1e-14, atol=0)
+
+
+def test_empty_arrays_a_zero_divisor_and_shapes_that_do_not_broadcast(kernels):
+    empty = np.zeros((0, 3))
+    assert kernels[0](empty, empty, 1, 0.5).shape == (0, 3)
+    u = np.arange(6.0).reshape(2, 3)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        np.testing.assert_allclose(kernels[0](u, u, 1, 0.0), numpy_stencil(u, u, 1, 0.0), rtol=1e-14)  # inf, nan
+    with pytest.raises(ValueError):
+        kernels[0](u, np.ones((3, 3)), 1, 0.5)
+
+
+def test_integer_arrays_and_a_quotient_of_numbers_are_computed_as_written(kernels):
+    u = np.arange(12.0).reshape(3, 4)
+    np.testing.assert_array_equal(kernels[1](u, 2, 3.0, 4.0), np.roll(u, 2, 0) * 0.75)
+    ints = np.arange(12).reshape(3, 4)
+    np.testing.assert_allclose(kernels[0](ints, ints, 1, 2.0), numpy_stencil(ints, ints, 1, 2.0), rtol=1e-14)
+
+
+# ------------------------------------------------------------------ additions into one name, merged
+
+def merged(text):
+    from astgrad.backends.numba import loops
+    namespace = {"np": np, "unbroadcast": runtime.unbroadcast, "shape": runtime.shape, "f": print}
+    return "\n".join(compat.to_source(s).strip() for s in loops._merged(gast.parse(text).body, namespace))
+
+
+def test_additions_into_one_name_merge_where_nothing_between_reads_it_or_changes_their_operands():
+    assert merged("d = d + a * b\nx = y\nd = d - unbroadcast(c, shape(x))\nd = d + e") \
+        == "x = y\nd = d + a * b - unbroadcast(c, shape(x)) + e"
+
+
+@pytest.mark.parametrize("between, later", [
+    ("e = d", "d = d + c"),  # d read between
+    ("a = 2.0", "d = d + c"),  # an operand of the moved term rebound
+    ("x = y", "d = d + d * c"),  # the later line reads d past its start
+    ("z[0] = 1.0", "d = d + c"),  # an item written between
+    ("x = a.pop()", "d = d + c"),  # a list the term reads changed
+])
+def test_additions_stay_apart_where_moving_one_could_change_a_number(between, later):
+    text = f"d = d + a[0] * b\n{between}\n{later}"
+    assert merged(text) == text
+
+
+def test_a_term_calling_a_function_is_not_moved():
+    text = "d = d + f(a)\nx = y\nd = d + c"
+    assert merged(text) == text
+
+
+# ------------------------------------------------------------------ gradients
+
+def wave(c, u0, w):
+    u_prev, u = u0, u0
+    for _ in range(3):
+        lap = np.roll(u, 1, 0) + np.roll(u, -1, 0) + np.roll(u, 1, 1) + np.roll(u, -1, 1) - 4 * u
+        u_next = 2 * u - u_prev + c * lap * w
+        u_prev, u = u, u_next
+    return np.sum(u ** 2)
+
+
+@pytest.mark.parametrize("w_shape", [(4, 5), (1, 5)])
+def test_a_roll_stencils_gradient_is_numpys_and_central_differences(w_shape):
+    rng = np.random.default_rng(1)
+    args = (0.2, rng.standard_normal((4, 5)), 0.5 + rng.random(w_shape))
+    gradient = astgrad.grad(wave, wrt=(0, 1, 2), backend="numba")
+    got = gradient(*args)
+    assert "elementwise(" in gradient.source
+    for position, a, b in zip((0, 1, 2), got, astgrad.grad(wave, wrt=(0, 1, 2))(*args)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-13)
+        np.testing.assert_allclose(a, _numeric.numeric_grad(wave, args, position), rtol=1e-6, atol=1e-8)
