@@ -41,7 +41,11 @@ def kernels():
     @numba.njit
     def quotient(u, s, a, b):
         return loops.elementwise(QUOTIENT, u, s, a, b)
-    return stencil, quotient
+
+    @numba.njit
+    def summed(to, u, v, s, c):
+        return loops.summed(STENCIL, to, u, v, s, c)
+    return stencil, quotient, summed
 
 
 @pytest.mark.parametrize("v_shape", [(4, 5), (1, 5), (4, 1)])
@@ -70,6 +74,16 @@ def test_integer_arrays_and_a_quotient_of_numbers_are_computed_as_written(kernel
     np.testing.assert_array_equal(kernels[1](u, 2, 3.0, 4.0), np.roll(u, 2, 0) * 0.75)
     ints = np.arange(12).reshape(3, 4)
     np.testing.assert_allclose(kernels[0](ints, ints, 1, 2.0), numpy_stencil(ints, ints, 1, 2.0), rtol=1e-14)
+
+
+@pytest.mark.parametrize("v_shape", [(4, 5), (1, 5)])
+def test_a_sum_to_a_number_is_the_expressions_sum_and_to_a_shape_unbroadcast(kernels, v_shape):
+    rng = np.random.default_rng(2)
+    u, v = rng.standard_normal((4, 5)), rng.standard_normal(v_shape)
+    want = numpy_stencil(u, v, -1, 0.3)
+    np.testing.assert_allclose(kernels[2]((), u, v, -1, 0.3), np.sum(want), rtol=1e-13)
+    np.testing.assert_allclose(kernels[2]((1, 5), u, v, -1, 0.3), np.sum(want, axis=0, keepdims=True), rtol=1e-13)
+    assert kernels[2]((), np.zeros((0, 5)), np.zeros((1, 5)), 1, 0.3) == 0.0
 
 
 # ------------------------------------------------------------------ additions into one name, merged

@@ -1,6 +1,6 @@
 """Stencil steps as one loop: rolled reads inside elementwise expressions, and gradients added up in one sum.
 
-Two rewrites of the Numba text, after ``fuse`` wrote single-use temporaries
+Three rewrites of the Numba text, after ``fuse`` wrote single-use temporaries
 into their readers:
 
 * **Chains of additions into one name.**  The reverse sweep adds each
@@ -20,8 +20,12 @@ into their readers:
   runs only where the kinds allow it (float64 arrays of one rank, real
   numbers; every operation reads an array, so that no division of numbers
   moves from Python's rules to numpy's) and, at run time, every array has
-  the result's shape; otherwise the expression is computed as written
-  (numpy's broadcasting and errors).
+  the result's shape (or broadcasts, read at index 0 along an axis of
+  length 1); otherwise the expression is computed as written.
+* **A parameter's gradient summed in the loop.**  ``unbroadcast(E, shape(p))``
+  of an elementwise ``E`` and a parameter ``p`` becomes
+  ``summed('<E>', shape(p), ...)``: where ``p`` is a number, the same loop
+  adds the elements up instead of writing an array for ``np.sum``.
 """
 
 from __future__ import annotations
@@ -41,12 +45,19 @@ from .reductions import _constant
 _UFUNCS = {"exp": np.exp, "log": np.log, "sin": np.sin, "cos": np.cos, "tanh": np.tanh, "sqrt": np.sqrt,
            "square": np.square, "negative": np.negative}
 _BY_UFUNC = {v: k for k, v in _UFUNCS.items()}
+_UNBROADCASTS = (runtime.unbroadcast, _support.unbroadcast)
 _OPERATIONS = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow)
 
 
 def elementwise(template, *operands):
     """The value of ``template`` (an expression of ``_0``, ``_1``, ... and ``rolled``) on ``operands``."""
     return _evaluate(template, operands)
+
+
+def summed(template, to, *operands):
+    """``unbroadcast(elementwise(template, *operands), to)``: compiled, a loop adding up the elements where
+    ``to`` is the shape of a number (no array for the expression)."""
+    return runtime.unbroadcast(_evaluate(template, operands), to)
 
 
 def as_written(template, *operands):
@@ -64,7 +75,7 @@ def _evaluate(template, operands):
 def stencil_loops(fn_def, namespace) -> None:
     """Chains of additions merged, then expressions reading a roll written as ``elementwise`` calls."""
     _merge_blocks(fn_def, namespace)
-    _Loops(namespace).visit(fn_def)
+    _Loops(namespace, {a.id for a in fn_def.args.args}).visit(fn_def)
 
 
 def _merge_blocks(node, namespace) -> None:
@@ -143,18 +154,33 @@ def _pure(node, namespace) -> bool:
 class _Loops(gast.NodeTransformer):
     """Each largest elementwise expression that reads a roll becomes an ``elementwise`` call."""
 
-    def __init__(self, namespace):
+    def __init__(self, namespace, parameters):
         self.namespace = namespace
+        self.parameters = parameters
 
     def visit(self, node):
+        operands: list = []
+        if isinstance(node, gast.Call) and len(node.args) == 2 and not node.keywords \
+                and any(fuse._callee(node.func, self.namespace) is u for u in _UNBROADCASTS) \
+                and self._operation(node.args[0]) and self._parameter_shape(node.args[1]):
+            # the gradient of a parameter (a number, where the loop runs): a sum of an expression
+            template = self._template(node.args[0], operands)
+            helper = compat.name(fuse._bound(self.namespace, summed))
+            return compat.call(helper, [gast.Constant(value=template, kind=None), self.visit(node.args[1])]
+                               + [self.visit(o) for o in operands])
         if isinstance(node, gast.expr) and self._operation(node):
-            operands: list = []
             template = self._template(node, operands)
             if "rolled(" in template:
                 helper = compat.name(fuse._bound(self.namespace, elementwise))
                 return compat.call(helper, [gast.Constant(value=template, kind=None)]
                                    + [self.visit(o) for o in operands])
         return self.generic_visit(node)
+
+    def _parameter_shape(self, node) -> bool:
+        """``shape(p)`` of a parameter ``p`` (where a gradient is summed to a number; of a value the code
+        computes, it is most often an array's shape, where ``summed`` would compile the expression apart)."""
+        return isinstance(node, gast.Call) and fuse._callee(node.func, self.namespace) is runtime.shape \
+            and len(node.args) == 1 and isinstance(node.args[0], gast.Name) and node.args[0].id in self.parameters
 
     def _roll(self, node) -> bool:
         return isinstance(node, gast.Call) and fuse._callee(node.func, self.namespace) is shaping.rolled \
@@ -208,7 +234,19 @@ def register(overload, types) -> None:
         text = _loop_text(template.literal_value, list(operands), types)
         if text is None:  # the literal passed on as a literal (a variable holding it is not one)
             return _function(_unpacked(len(operands)) + f"    return {_written(template.literal_value, len(operands))}\n")
-        return _function(text.replace("as_written(template, *operands)", _written(template.literal_value, len(operands))))
+        return _function(text)
+
+    @overload(summed, prefer_literal=True, jit_options={"error_model": "numpy"})
+    def _summed(template, to, *operands):
+        if not isinstance(template, types.StringLiteral):
+            return None
+        text = None
+        if isinstance(to, types.BaseTuple) and len(to) == 0:  # summed to a number: the loop adds as it goes
+            text = _loop_text(template.literal_value, list(operands), types, summed=True)
+        if text is None:
+            written = _written(template.literal_value, len(operands))
+            return _function(_unpacked(len(operands), "to, ") + f"    return unbroadcast({written}, to)\n")
+        return _function(text.replace("(template, *operands)", "(template, to, *operands)"))
 
     @overload(as_written, prefer_literal=True)
     def _as_written(template, *operands):
@@ -222,18 +260,18 @@ def _written(template, count) -> str:
     return f"as_written({template!r}, {', '.join(f'_{k}' for k in range(count))})"
 
 
-def _unpacked(count) -> str:
-    return "def implementation(template, *operands):\n" + "".join(
+def _unpacked(count, more="") -> str:
+    return f"def implementation(template, {more}*operands):\n" + "".join(
         f"    _{k} = operands[{k}]\n" for k in range(count))
 
 
 def _function(text):
-    namespace = {"np": np, "rolled": shaping.rolled, "as_written": as_written}
+    namespace = {"np": np, "rolled": shaping.rolled, "as_written": as_written, "unbroadcast": runtime.unbroadcast}
     exec(compile(text, "<astgrad numba loop>", "exec"), namespace)
     return namespace["implementation"]
 
 
-def _loop_text(template, kinds, types):
+def _loop_text(template, kinds, types, summed=False):
     """The loop computing ``template`` element by element over the broadcast shape of its arrays, or None
     where the kinds do not allow it.  A loop reading each array at the same index where all have the
     result's shape; else one reading index 0 along an axis of length 1 (numpy's broadcasting)."""
@@ -307,15 +345,15 @@ def _loop_text(template, kinds, types):
                       f"        if n{a} != 1 and n{a} != {name}.shape[{a}]:",
                       "            raise ValueError('operands could not be broadcast together')",
                       f"        n{a} = {name}.shape[{a}]"]
-    lines.append(f"    out = np.empty(({size},))")
+    lines.append("    total = 0.0" if summed else f"    out = np.empty(({size},))")
     for m, (array, shift, axis) in enumerate(rolls):
         lines += [f"    w{m} = {array}.shape[{axis}]", f"    r{m} = (-{shift}) % w{m} if w{m} > 0 else 0"]
-    lines.append(f"    if {' and '.join(f'{name}.shape == out.shape' for name in names)}:")
-    lines += _nest(rank, rolls, direct, "    ")
+    lines.append(f"    if {' and '.join(f'{name}.shape == ({size},)' for name in names)}:")
+    lines += _nest(rank, rolls, direct, "    ", summed)
     lines.append("    else:")
     lines += [f"        s{name}_{a} = 1 if {name}.shape[{a}] != 1 else 0" for name in names for a in range(rank)]
-    lines += _nest(rank, rolls, spread, "    ")
-    lines.append("    return out")
+    lines += _nest(rank, rolls, spread, "    ", summed)
+    lines.append("    return total" if summed else "    return out")
     return "\n".join(lines) + "\n"
 
 
@@ -324,7 +362,7 @@ def _roll_number(node, seen) -> int:
     return seen.setdefault(id(node), len(seen))
 
 
-def _nest(rank, rolls, value, indent) -> list:
+def _nest(rank, rolls, value, indent, summed) -> list:
     lines = []
     for a in range(rank):
         pad = indent + "    " * (a + 1)
@@ -333,7 +371,7 @@ def _nest(rank, rolls, value, indent) -> list:
             if axis == a:
                 lines += [f"{pad}    j{m} = i{a} + r{m}", f"{pad}    if j{m} >= w{m}:", f"{pad}        j{m} -= w{m}"]
     at = ", ".join(f"i{a}" for a in range(rank))
-    lines.append(indent + "    " * (rank + 1) + f"out[{at}] = {value}")
+    lines.append(indent + "    " * (rank + 1) + (f"total += {value}" if summed else f"out[{at}] = {value}"))
     return lines
 
 
