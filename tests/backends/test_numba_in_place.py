@@ -164,3 +164,24 @@ def test_a_temporary_bound_twice_or_a_parameter_keeps_its_line():
             x = z * 2.0
             return x + 1.0
     """)
+
+
+def test_slices_with_negative_bounds_and_rolls_of_names_fuse():
+    from astgrad.backends.numba import shaping
+    fn_def = compat.parse(textwrap.dedent("""
+        def f(u, s):
+            t5 = u[2:] - 2 * u[1:-1]
+            t6 = shaping_rolled(u, s, 0)
+            u = u * 2.0
+            t7 = shaping_rolled(u, -1, 1)
+            return np.sum(t5 + u[:-2] + t7)
+    """).strip() + "\n").body[0]
+    fuse(fn_def, {"np": np, "shape": runtime.shape, "shaping_rolled": shaping.rolled})
+    assert compat.to_source(fn_def).strip() == (
+        "def f(u, s):\n    t5 = u[2:] - 2 * u[1:-1]\n    t6 = shaping_rolled(u, s, 0)\n    u = u * 2.0\n"
+        "    return np.sum(t5 + u[:-2] + shaping_rolled(u, -1, 1))")  # t5 is read after u is rebound
+    assert _fused("""
+        def f(u, z):
+            t5 = u[2:] - 2 * u[1:-1]
+            return np.sum(t5 + u[:-2] * z)
+    """) == "def f(u, z):\n    return np.sum(u[2:] - 2 * u[1:-1] + u[:-2] * z)"

@@ -190,9 +190,9 @@ def _operand(node, namespace) -> bool:
         return True
     if isinstance(node, gast.Constant):
         return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
-    if isinstance(node, gast.Subscript):  # z[:, j]: a read of names, numbers and slices
+    if isinstance(node, gast.Subscript):  # z[:, j], u[1:-1]: a read of names, numbers and slices
         return isinstance(node.value, gast.Name) and all(
-            isinstance(n, (gast.Name, gast.Constant, gast.Slice, gast.Tuple, gast.expr_context))
+            isinstance(n, (gast.Name, gast.Constant, gast.Slice, gast.Tuple, gast.expr_context, gast.UnaryOp, gast.USub))
             for n in compat.walk(node.slice))
     return _elementwise(node, namespace)
 
