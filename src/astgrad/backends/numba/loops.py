@@ -44,7 +44,6 @@ from .reductions import _constant
 #: the ufuncs a loop computes per element (each maps a float64 to a float64 as numpy's does)
 _UFUNCS = {"exp": np.exp, "log": np.log, "sin": np.sin, "cos": np.cos, "tanh": np.tanh, "sqrt": np.sqrt,
            "square": np.square, "negative": np.negative}
-_BY_UFUNC = {v: k for k, v in _UFUNCS.items()}
 _UNBROADCASTS = (runtime.unbroadcast, _support.unbroadcast)
 _OPERATIONS = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow)
 
@@ -192,7 +191,12 @@ class _Loops(gast.NodeTransformer):
         if isinstance(node, gast.UnaryOp):
             return isinstance(node.op, (gast.USub, gast.UAdd))
         return isinstance(node, gast.Call) and not node.keywords and len(node.args) == 1 \
-            and fuse._callee(node.func, self.namespace) in _BY_UFUNC
+            and self._ufunc(node) is not None
+
+    def _ufunc(self, node):
+        """The name of the ufunc of ``_UFUNCS`` ``node`` calls, or None (by identity: a global may not hash)."""
+        callee = fuse._callee(node.func, self.namespace)
+        return next((name for name, u in _UFUNCS.items() if callee is u), None)
 
     def _template(self, node, operands):
         """The expression's text with its operands as ``_k`` (appended to ``operands`` in reading order)."""
@@ -209,7 +213,7 @@ class _Loops(gast.NodeTransformer):
                     return f"({text(n.left)} {_SYMBOLS[type(n.op)]} {text(n.right)})"
                 if isinstance(n, gast.UnaryOp):
                     return f"({'-' if isinstance(n.op, gast.USub) else '+'}{text(n.operand)})"
-                return f"np.{_BY_UFUNC[fuse._callee(n.func, self.namespace)]}({text(n.args[0])})"
+                return f"np.{self._ufunc(n)}({text(n.args[0])})"
             if self._roll(n):
                 return f"rolled({operand(n.args[0])}, {operand(n.args[1])}, {_constant(n.args[2])})"
             if isinstance(n, gast.Constant) and type(n.value) in (int, float):
