@@ -200,5 +200,23 @@ def test_a_name_rebound_in_the_loop_keeps_its_shape_read_in_it():
         want = gradient(lambda x: leapfrog(*(x if j == n else a for j, a in enumerate(args))), args[n].copy())
         np.testing.assert_allclose(got[n], want, rtol=2e-6, atol=1e-8)
     loop = _reverse(g.source)
-    assert "shape(pos)" in loop[:loop.index("return")] or "pos" not in loop
+    loop = loop[:loop.index("del ")]
+    assert "shape(pos)" in loop and "shape(mass)" not in loop  # mass is never rebound: its shape is read once
+
+
+def _scaled(x, s):
+    return x * s
+
+
+def calling(log_k, c0, pairs):
+    """The reverse loop calls a function of the user's (its backward half), which could do anything."""
+    c = c0.copy()
+    for _ in range(3):
+        c = _scaled(c, np.exp(log_k[0])) + c[::-1]
+    return np.sum(c ** 2)
+
+
+def test_a_loop_calling_a_function_of_the_users_reads_shapes_in_it():
+    loop = _reverse(_check(calling, 2).source)
+    assert "shape(log_k)" in loop[:loop.index("return")]
 

@@ -125,9 +125,9 @@ class _Hoist:
             return False
         if any(fn is b for b in _BUILTINS):
             return True
+        if isinstance(fn, type):
+            return fn is runtime.Shaped
         module = getattr(fn, "__module__", None) or ""
-        if isinstance(fn, type) or not module:
-            return fn is runtime.Shaped or module.startswith("numpy") and not isinstance(fn, type)
         return module in _RUNTIME or any(module == m or module.startswith(m + ".") for m in _MODULES)
 
 

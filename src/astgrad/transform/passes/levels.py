@@ -191,14 +191,17 @@ def array_sizes(ctx: Context) -> None:
 
 
 def written_items(ctx: Context) -> None:
-    """``g[i]`` for ``written(g, i)`` where ``i`` is surely a Python int (a ``range`` loop's counter)."""
-    ctx.fn_def = read_written_items(ctx.fn_def, ctx.ns)
+    """``g[i]`` for ``written(g, i)`` where ``i`` is surely a Python int (a ``range`` loop's counter); the
+    numpy backend's (Numba compiles the call)."""
+    if ctx.module.backend is None:
+        ctx.fn_def = read_written_items(ctx.fn_def, ctx.ns)
 
 
 def written_items_halves(ctx: Context) -> None:
     """``written_items`` in each half of a callee's pair, after the in-place passes decided on the calls."""
-    for fn_def in ctx.fn_defs:
-        read_written_items(fn_def, ctx.ns)
+    if ctx.module.backend is None:
+        for fn_def in ctx.fn_defs:
+            read_written_items(fn_def, ctx.ns)
 
 
 def invariant_shapes(ctx: Context) -> None:

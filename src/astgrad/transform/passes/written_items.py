@@ -20,7 +20,8 @@ tuple of names keep the call.
 
 It runs last, on the code the other passes made, so none of them sees a
 subscript where they decided about ``written`` (the in-place passes let a
-gradient escape into it as into any call).
+gradient escape into it as into any call), and for the numpy backend only:
+Numba compiles the call.
 """
 
 from __future__ import annotations
