@@ -192,22 +192,19 @@ def array_sizes(ctx: Context) -> None:
 
 def written_items(ctx: Context) -> None:
     """``g[i]`` for ``written(g, i)`` where ``i`` is surely a Python int (a ``range`` loop's counter); the
-    numpy backend's (Numba compiles the call)."""
-    if ctx.module.backend is None:
-        ctx.fn_def = read_written_items(ctx.fn_def, ctx.ns)
-
-
-def written_items_halves(ctx: Context) -> None:
-    """``written_items`` in each half of a callee's pair, after the in-place passes decided on the calls."""
+    numpy backend's (Numba compiles the call).  In every function made (a callee's two halves, after the
+    in-place passes of each)."""
     if ctx.module.backend is None:
         for fn_def in ctx.fn_defs:
             read_written_items(fn_def, ctx.ns)
 
 
 def invariant_shapes(ctx: Context) -> None:
-    """``shape(x)`` read once before the outermost loop that cannot change it (the numpy backend's)."""
+    """``shape(x)`` read once before the outermost loop that cannot change it (the numpy backend's), in every
+    function made."""
     if ctx.module.backend is None:
-        ctx.fn_def = hoist_invariant_shapes(ctx.fn_def, ctx.ns, ctx.names, ctx.analysis.ranks.rank)
+        for fn_def in ctx.fn_defs:
+            hoist_invariant_shapes(fn_def, ctx.ns, ctx.names, ctx.analysis.ranks.rank)
 
 
 def _numbers(ctx: Context) -> list:
