@@ -23,9 +23,9 @@ Proven, never guessed, on the generated function:
   ``range``, ``reversed`` and the stack's ``append`` and ``pop``: nothing
   that could reshape an array in place through another name.
 
-Otherwise the call stays in the loop.  The Numba backend compiles the loop
-and keeps ``shape(x)`` where its own passes look for it: this runs for the
-numpy backend only.
+Otherwise the call stays in the loop.  It runs last (in a callee, in each
+half of its pair), and for the numpy backend only: the Numba backend
+compiles the loop and keeps ``shape(x)`` where its own passes look for it.
 """
 
 from __future__ import annotations
