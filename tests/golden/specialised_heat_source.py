@@ -23,20 +23,25 @@ def dheat_source(kappa, u0, source, *, dresult=1.0):
     # grad of line 141: for _ in range(10):
     dkappa = 0.0
     dsource = 0.0
+    t14 = shape(t1)
+    t15 = shape(t2)
+    t16 = shape(source)
+    t17 = shape(kappa)
+    t18 = shape(u)
     for _ in reversed(range(10)):
         # grad of line 142: u[1:-1] = u[1:-1] + kappa * (u[2:] - 2 * u[1:-1] + u[:-2]) + source
         dt11 = du0
         du0 = setitem(dt11, np.s_[1:-1], 0)
-        dt1 = unbroadcast(written(dt11, np.s_[1:-1]), shape(t1))
-        dt2 = unbroadcast(dt1, shape(t2))
-        dsource = dsource + unbroadcast(dt1, shape(source))
-        dkappa = dkappa + unbroadcast(dt2 * t5, shape(kappa))
+        dt1 = unbroadcast(dt11[np.s_[1:-1]], t14)
+        dt2 = unbroadcast(dt1, t15)
+        dsource = dsource + unbroadcast(dt1, t16)
+        dkappa = dkappa + unbroadcast(dt2 * t5, t17)
         dt5 = dt2 * kappa
         t5 = _stack.pop()
-        du0 = add_at(du0, dt5, shape(u), np.s_[:-2])
+        du0 = add_at(du0, dt5, t18, np.s_[:-2])
         dt9 = -2 * dt5
-        du0 = add_at(du0, dt9, shape(u), np.s_[1:-1])
-        du0 = add_at(du0, dt5, shape(u), np.s_[2:])
-        du0 = add_at(du0, dt2, shape(u), np.s_[1:-1])
+        du0 = add_at(du0, dt9, t18, np.s_[1:-1])
+        du0 = add_at(du0, dt5, t18, np.s_[2:])
+        du0 = add_at(du0, dt2, t18, np.s_[1:-1])
     # grad of line 140: u = u0.copy()
     return dkappa, du0, dsource
