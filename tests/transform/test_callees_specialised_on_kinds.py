@@ -99,6 +99,32 @@ def rows_or_none(x, n):
     return np.sum(mix(m, x[0])) + np.sum(mix(x[1], x) * x)
 
 
+def push_outer(lst, x):
+    lst.append(np.outer(x, x))
+    return 0.0
+
+
+def list_to_callee(x):
+    items = [x[0]]
+    push_outer(items, x)
+    total = 0.0
+    for i in range(2):
+        total = total + np.sum(items[i] * x)
+    return total
+
+
+def constant(n):
+    return 2.0
+
+
+def inactive_call(x, n):
+    c = constant(n)
+    s = 0.0
+    for _ in range(2):
+        s = s + np.sum(x * c * x[0])
+    return s
+
+
 def outer_or_double(x, flag):
     if flag:
         return np.outer(x, x)
@@ -199,3 +225,17 @@ def test_a_function_taking_f_is_specialised_on_its_arguments_ranks():
     y = RNG.standard_normal((3, 2))  # other ranks: another module, its callee for rows
     np.testing.assert_allclose(grad(mix, y), numeric_grad(apply_to_numbers, (mix, y), 1), rtol=1e-5, atol=1e-6)
     assert "for a 2-d float x" in grad.source
+
+
+def test_a_list_a_callee_appends_to_is_followed_no_more():
+    with pytest.raises(astgrad.TransformError, match="may change it"):
+        astgrad.grad(list_to_callee)(RNG.standard_normal(3))
+
+
+def test_a_callee_rebound_after_its_result_rank_was_read(monkeypatch):
+    """The rank a call returns is read from the callee's code: the gradient is made again when it changes."""
+    x = RNG.standard_normal(3)
+    grad = astgrad.grad(inactive_call)
+    np.testing.assert_allclose(grad(x, 3), numeric_grad(inactive_call, (x, 3), 0), rtol=1e-5, atol=1e-6)
+    monkeypatch.setitem(globals(), "constant", lambda n: np.array([1.0, 2.0, 3.0]))
+    np.testing.assert_allclose(grad(x, 3), numeric_grad(inactive_call, (x, 3), 0), rtol=1e-5, atol=1e-6)
