@@ -511,10 +511,11 @@ class Reverser:
         bound = bound_arguments(op, self.plan.source)
         active = tuple(p for p, atom in bound.items() if isinstance(atom, gast.Name)
                        and (atom.id in self.an.adjoint or atom.id in self.an.active))
+        ranks = tuple((p, rank) for p, atom in bound.items() if (rank := self.an.ranks.of_argument(atom)) is not None)
         return self.builder.variant(op.fn, active, containers.passed(self.plan, bound, active),
                                     passed_functions(self.plan, bound),
                                     deferrable=id(op) in conditional_ops(self.plan.body),
-                                    kept=caller_state.passed_down(self.plan, op, bound))
+                                    kept=caller_state.passed_down(self.plan, op, bound), ranks=ranks)
 
     def kept_checks(self, op, names):
         """Before a call whose callee writes into the dict passed down (``names``: its variant), the check of
