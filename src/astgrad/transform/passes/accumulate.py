@@ -327,4 +327,4 @@ def _jumps(stmts) -> bool:
 #: calls whose result is a new array whatever their arguments (``setitem`` copies; ``added_at``, ``copied`` too)
 _NEW = (_extra.setitem, runtime.added_at, runtime.copied)
 #: calls whose result is their first argument itself or a new array (never a view of it)
-_SAME_OR_NEW = (runtime.unbroadcast, _support.unbroadcast, runtime.add_at)
+_SAME_OR_NEW = (runtime.unbroadcast, _support.unbroadcast, runtime.summed, runtime.add_at)
