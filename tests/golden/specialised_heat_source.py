@@ -4,7 +4,7 @@ def dheat_source(kappa, u0, source, *, dresult=1.0):
     t1 = None
     t2 = None
     t5 = None
-    u = u0
+    u = copied(u0)
     for _ in range(10):
         t3 = u[1:-1]
         t7 = u[2:]
@@ -15,7 +15,7 @@ def dheat_source(kappa, u0, source, *, dresult=1.0):
         t4 = kappa * t5
         t2 = t3 + t4
         t1 = t2 + source
-        t11 = setitem(u, np.s_[1:-1], t1)
+        t11 = setitem_into(u, np.s_[1:-1], t1)
         u = t11
     checked(reduced_shape(shape(u), None, False) if floats(u) else np.sum(u ** 2))
     # grad of line 143: return np.sum(u ** 2)

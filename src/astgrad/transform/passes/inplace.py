@@ -57,7 +57,7 @@ _KEEP_WHOLE = {runtime.unbroadcast, _support.unbroadcast, runtime.summed, runtim
 _FRESH = {np.sum, np.mean, np.max, np.min, np.prod, np.dot, np.matmul, np.outer, np.where, np.zeros_like,
           np.ones_like, np.linalg.norm, _extra.scatter, _extra.scatter_along_axis, runtime.shape, runtime.size,
           runtime.only_shape, _support.reduced_count, np.shape, np.ndim, np.size, len, runtime.added_at,
-          runtime.copied}
+          runtime.copied, runtime.floats}
 
 _META = {"shape", "ndim", "size", "dtype"}
 
