@@ -138,11 +138,14 @@ class _Walk:
         if not (len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)):
             return None
         parent = _parents(stmt)
-        passed = {n.id for n in compat.walk(stmt.value) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
-                  and _fate(n, parent, self.ns) == "passed"}
+        fates = [(n.id, _fate(n, parent, self.ns)) for n in compat.walk(stmt.value)
+                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)]
+        passed = {name for name, fate in fates if fate == "passed"}
         if len(passed) != 1:
             return None
         name = passed.pop()
+        if any(other == name and fate == "kept" for other, fate in fates):
+            return None  # also passed where it may be kept (written(d, g(d))): it escapes
         if name in owned:
             return name
         return next((v[1] for v in owned if type(v) is tuple and v[0] == name), None)
