@@ -126,11 +126,16 @@ class Ranks:
         ``setitem(g, index, 0)`` has g's shape, the result's, which is a's (the
         write made a copy of a); v's, ``g[index]``, is v's where both are
         numbers (an element, written with a number).
+        ``in_place(new, kind, op)`` (``x op= v``): the result is ``new`` itself,
+        or ``new`` cast to ``x``'s dtype where it has ``x``'s shape (numpy raises
+        otherwise): ``new``'s gradient is the result's, whatever the ranks.
         """
         if op.fn is np.matmul and len(op.args) == 2 and not op.kwargs:
             ranks = [(self._atom(a) or UNKNOWN)[0] for a in op.args]
             self.asked |= self.specialisable and None in ranks
             return all(r in (1, 2) for r in ranks)
+        if op.fn is in_place and len(op.args) == 3 and not op.kwargs:
+            return i == 0  # x op= v: x op v (new) is the result, or cast to x's shape and dtype, or numpy raises
         if op.fn is rules.setitem and len(op.args) == 3 and not op.kwargs:
             if i != 2:
                 return i == 0

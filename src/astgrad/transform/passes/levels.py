@@ -27,6 +27,7 @@ from .recurrences import solve_linear_loops
 from .unused import drop_arrays, shapes_on_stack as _shapes_on_stack, shapes_only, unbind
 from .saves import overwritten_on_stack
 from .static_shapes import static_shapes as _static_shapes
+from .where_products import select_products
 from .write_in_place import write_items_in_place
 from .written_items import read_written_items
 from .invariant_shapes import hoist_invariant_shapes
@@ -98,6 +99,12 @@ def compute_only_shapes(ctx: Context) -> None:
 def item_updates(ctx: Context) -> bool:
     """The adjoint of ``a[i] = a[i] + v`` passes a's gradient through: no ``setitem(g, i, 0)`` added back to."""
     return pass_items_through(ctx.fn_def, ctx.ns)
+
+
+def where_products(ctx: Context) -> bool:
+    """``cleaned(unselected(w, c, ...), w * x)`` of ``w = np.where(c, g, 0)``, with ``x`` of ``c``'s shape, is
+    ``np.where(c, g * x, 0)``: no mask, no cleaning."""
+    return select_products(ctx.fn_def, ctx.analysis.shapes, ctx.ns)
 
 
 def read_through_copies(ctx: Context) -> None:
