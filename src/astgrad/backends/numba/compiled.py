@@ -104,7 +104,8 @@ def _numba_module(ctx, generated, strict):
     for position, name in enumerate(names):  # callees compiled apart, or inlined into the entry (one list each)
         inline = "always" if position and (not apart or calls.get(name, 0) == 1) else "never"
         cache = on_disk is not None and not position
-        compiled_namespace[name] = numba.njit(boundscheck=True, inline=inline, cache=cache)(  # type: ignore[call-overload]
+        wrappers = {} if not position else {"no_cpython_wrapper": True, "no_cfunc_wrapper": True}  # called from code
+        compiled_namespace[name] = numba.njit(boundscheck=True, inline=inline, cache=cache, **wrappers)(  # type: ignore[call-overload]
             compiled_namespace[name])
     saves = diskcache.held(compiled_namespace[names[0]]) if on_disk is not None else None
     result = Generated(source, None, filename, compiled_namespace, generated.dependencies,
