@@ -41,7 +41,8 @@ from ...transform.ir.nodes import assigned
 from ...transform.pipeline import Generated
 from ...transform.runtime.origins import add_location, origins, user_line
 from . import diskcache, helpers, shaping
-from .callees import callee_stacks_per_name, own_stacks, returned_saves, stacks_per_name, unread_parameters
+from .callees import (callee_stacks_per_name, own_stacks, returned_saves, saves_per_step, stacks_per_name,
+                      unread_parameters)
 from .lower import lower
 
 _ADVICE = "use backend='numpy', or backend='auto' to fall back to it with a warning"
@@ -86,6 +87,7 @@ def _numba_module(ctx, generated, strict):
     stacks_per_name(functions[0], module.ns.stack)
     callee_stacks_per_name(functions, module.ns.stack)
     apart = returned_saves(functions, module.ns.stack, pairs, stack_of, extra)  # else inlined into the entry
+    saves_per_step(functions)
     header = [line[2:] for line in generated.source.splitlines() if line.startswith("# ")][:1]
     header.append("Compiled by Numba (nopython mode) at the first call with each kind of arguments.")
     source = render(functions, module.comments, header)
@@ -433,10 +435,9 @@ def _dotted(node) -> str:
 def _refuse_recursion(functions, module) -> None:
     """Refuse a module whose callees call themselves (directly or round a cycle), at the recursive call.
 
-    A callee's forward and backward functions are inlined into the entry,
-    so that Numba types the stack they share as the entry's one list (it
-    cannot type a list made in one function and filled in another); a
-    recursive function cannot be inlined.
+    A callee's forward and backward functions are inlined into the entry or
+    compiled apart and called (``callees.returned_saves``); either way Numba
+    types them from the calls it sees, which a recursive function cannot be.
     """
     if len(functions) == 1:
         return
@@ -458,8 +459,8 @@ def _refuse_recursion(functions, module) -> None:
         if called:
             filename, line, text, _ = origin
             raise TransformError(f"backend='numba' does not compile gradients through recursive calls (here "
-                                 f"`{called[0].split('_', 1)[1]}`): the called functions are inlined into the "
-                                 f"gradient, and a recursive one cannot be", filename, line,
+                                 f"`{called[0].split('_', 1)[1]}`): the called functions are compiled with the "
+                                 f"gradient, typed from their calls, and a recursive one cannot be", filename, line,
                                  len(text) - len(text.lstrip()), text,
                                  hint=f"write the recursion as a loop, or {_ADVICE}")
     raise TransformError("backend='numba' does not compile gradients through recursive calls", hint=_ADVICE)
