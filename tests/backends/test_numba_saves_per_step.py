@@ -1,4 +1,4 @@
-"""backend="numba": the values a loop saves once a step travel as one tuple a step (callees.saves_per_step).
+"""backend="numba": the values a loop saves once a step travel as one tuple a step (steps.saves_per_step).
 
 Each saved variable had its own list; merged, the k-th tuple popped holds
 what the k-th pushes from the end saved, which holds only where every list
@@ -68,7 +68,7 @@ def f(x, n):
 
 def _steps(text):
     """The text after saves_per_step, as Python (which runs it without Numba)."""
-    from astgrad.backends.numba.callees import saves_per_step
+    from astgrad.backends.numba.steps import saves_per_step
     from astgrad.transform.ir import compat
     tree = compat.parse(text)
     saves_per_step(tree.body)

@@ -41,8 +41,9 @@ from ...transform.ir.nodes import assigned
 from ...transform.pipeline import Generated
 from ...transform.runtime.origins import add_location, origins, user_line
 from . import diskcache, helpers, shaping
-from .callees import (callee_stacks_per_name, own_stacks, returned_saves, saves_per_step, stacks_per_name,
+from .callees import (call_counts, callee_stacks_per_name, own_stacks, returned_saves, stacks_per_name,
                       unread_parameters)
+from .steps import saves_per_step
 from .lower import lower
 
 _ADVICE = "use backend='numpy', or backend='auto' to fall back to it with a warning"
@@ -102,7 +103,7 @@ def _numba_module(ctx, generated, strict):
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         exec(compile(source, filename, "exec"), compiled_namespace)
     names = [f.name for f in functions]
-    calls = _call_counts(functions)
+    calls = call_counts(functions)
     for position, name in enumerate(names):  # callees compiled apart, or inlined into the entry (one list each)
         inline = "always" if position and (not apart or calls.get(name, 0) == 1) else "never"
         cache = on_disk is not None and not position
@@ -121,17 +122,6 @@ def _numba_module(ctx, generated, strict):
                               saves)
     drop_lines_with(result, filename)
     return result
-
-
-def _call_counts(functions) -> dict:
-    """How many calls of each generated function the module writes (a callee written once is inlined where it is
-    called: typed and optimised once either way, and not again inside its caller's machine code)."""
-    names = {f.name for f in functions}
-    counts: dict = {}
-    for node in (n for f in functions for n in gast.walk(f)):
-        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.func.id in names:
-            counts[node.func.id] = counts.get(node.func.id, 0) + 1
-    return counts
 
 
 def _allocation_type():
