@@ -26,11 +26,28 @@ Proven, never guessed, on the generated function:
 Otherwise the call stays in the loop.  It runs last (in a callee, in each
 half of its pair), and for the numpy backend only: the Numba backend
 compiles the loop and keeps ``shape(x)`` where its own passes look for it.
+
+The same proof hoists arithmetic on numbers out of a ``for`` loop over a
+``range``: the reverse sweep of ``omega = omega - dt * (... + damping *
+omega)`` multiplies by ``1 - damping * dt`` on every trip.  A subexpression
+is computed once before the loop, exactly as the loop evaluates it (the
+same operands in the same order: never reassociated, which would change the
+last bits), when
+
+* it is made of ``+``, ``-``, ``*`` and unary ``-`` over number literals
+  and names of rank 0 that the loop never binds nor deletes and that are
+  bound where it starts (the conditions above), with at least one name;
+* it sits in a statement every trip runs: one of the plain statements
+  (assignments, expressions) the loop's body begins with, outside a
+  conditional expression, ``and``/``or``, a lambda or a comprehension;
+* it is computed under ``if range(...):``, the loop's own range: a loop of
+  no trip computes nothing, as before.
 """
 
 from __future__ import annotations
 
 import builtins
+import copy
 
 from ..ir import compat
 from ..ir.compat import gast
@@ -65,9 +82,13 @@ class _Hoist:
             stmt = stmts[k]
             if isinstance(stmt, (gast.For, gast.While)):
                 hoisted = self.loop(stmt, bound)
+                computed = self.arithmetic(stmt, bound) if hoisted is not None else []
+                hoisted = hoisted or []
+                if computed:  # under the loop's own range: computed only where a trip runs
+                    hoisted = hoisted + [compat.if_stmt(copy.deepcopy(self.range_of(stmt)), computed)]
                 stmts[k:k] = hoisted
                 k += len(hoisted)
-                bound = bound | {h.targets[0].id for h in hoisted}
+                bound = bound | {h.targets[0].id for h in hoisted if isinstance(h, gast.Assign)}
             inner = bound - _unbound(stmt)
             for field in ("body", "orelse"):
                 inside = getattr(stmt, field, None)
@@ -80,10 +101,8 @@ class _Hoist:
         """The assignments ``t = shape(x)`` to put before ``loop``, its reads replaced by ``t``."""
         trips = loop.body + ([loop.test] if isinstance(loop, gast.While) else [])
         if not all(self.safe(node) for part in trips for node in compat.walk(part)):
-            return []
-        changed = set().union(*(_stored(s) for s in loop.body)) if loop.body else set()
-        if isinstance(loop, gast.For):
-            changed |= {n.id for n in compat.walk(loop.target) if isinstance(n, gast.Name)}
+            return None
+        changed = self.changed(loop)
         reads: dict = {}
         for part in trips:
             for node in compat.walk(part):
@@ -101,6 +120,64 @@ class _Hoist:
             loop.test = rewrite(loop.test, replace)
         return [compat.assign(t, compat.call(compat.name(self.ns.helper(runtime.shape)), [compat.name(x)]))
                 for x, t in reads.items()]
+
+    @staticmethod
+    def changed(loop) -> set:
+        """The names ``loop`` (its body and its target) binds or deletes."""
+        changed = set().union(*(_stored(s) for s in loop.body)) if loop.body else set()
+        if isinstance(loop, gast.For):
+            changed |= {n.id for n in compat.walk(loop.target) if isinstance(n, gast.Name)}
+        return changed
+
+    def range_of(self, loop):
+        """The ``range(...)`` call a ``for`` loop runs over (or over ``reversed`` of), of names and literals; else
+        None."""
+        if not isinstance(loop, gast.For):
+            return None
+        iter_ = loop.iter
+        if isinstance(iter_, gast.Call) and len(iter_.args) == 1 and not iter_.keywords \
+                and _callee(iter_.func, self.ns) is builtins.reversed:
+            iter_ = iter_.args[0]
+        if isinstance(iter_, gast.Call) and not iter_.keywords and _callee(iter_.func, self.ns) is builtins.range \
+                and all(isinstance(a, (gast.Name, gast.Constant)) for a in iter_.args):
+            return iter_
+        return None
+
+    def arithmetic(self, loop, bound) -> list:
+        """The assignments ``t = 1 - damping * dt`` to run before ``loop`` (a ``for`` over a range) where a trip
+        runs, their subexpressions in the loop replaced by ``t`` (see the module's doc); the loop is safe."""
+        if self.range_of(loop) is None:
+            return []
+        changed = self.changed(loop)
+
+        def operand(node) -> bool:
+            if isinstance(node, gast.Name):
+                return node.id in bound and node.id not in changed and self.rank(node.id) == 0
+            return isinstance(node, gast.Constant) and type(node.value) in (int, float)
+
+        def hoistable(node) -> bool:
+            if isinstance(node, gast.BinOp) and isinstance(node.op, (gast.Add, gast.Sub, gast.Mult)):
+                return (operand(node.left) or hoistable(node.left)) and (operand(node.right) or hoistable(node.right))
+            if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+                return operand(node.operand) or hoistable(node.operand)
+            return False
+
+        found: dict = {}  # gast.dump of the subexpression -> (its temporary, the subexpression)
+
+        def replace(node):
+            if isinstance(node, _CONDITIONAL):
+                return node  # not evaluated on every trip: left as it is, nothing inside it hoisted
+            if hoistable(node) and any(isinstance(n, gast.Name) for n in compat.walk(node)):
+                key = gast.dump(node)
+                if key not in found:
+                    found[key] = (self.names.temp(), node)
+                return compat.name(found[key][0])
+            return None
+        for i, stmt in enumerate(loop.body):
+            if not isinstance(stmt, (gast.Assign, gast.Expr)):
+                break  # a statement after a branch or a loop may not run on the first trip
+            loop.body[i] = rewrite(stmt, replace)
+        return [compat.assign(t, node) for t, node in found.values()]
 
     def shape_of(self, node):
         """``x`` where ``node`` is ``shape(x)`` of a name; else None."""
@@ -129,6 +206,10 @@ class _Hoist:
             return fn is runtime.Shaped
         module = getattr(fn, "__module__", None) or ""
         return module in _RUNTIME or any(module == m or module.startswith(m + ".") for m in _MODULES)
+
+
+#: expressions whose parts may not all run: nothing inside them is hoisted
+_CONDITIONAL = (gast.IfExp, gast.BoolOp, gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
 
 
 def _stored(stmt) -> set:
