@@ -76,9 +76,9 @@ _REFUSED_BY_CAUSE: dict = {
         "astgrad.rules.losses.smooth_l1_loss-l1:forward,nested",),
     "ValueError: setting an array element with a sequence. The requested array has an inhomogeneous shape after 1 dimensions. The detec": (
         "astgrad.rules.sequences.append:reverse", "divmod:reverse", "divmod-bcast_negative:reverse", "modf:reverse",
-        "scipy.linalg.cho_factor:reverse", "scipy.linalg.cho_factor-lower:reverse", "scipy.linalg.lu:reverse",
-        "scipy.linalg.lu-permute_l:reverse", "scipy.linalg.lu_factor:reverse", "unstack:reverse",
-        "unstack-axis1:reverse",),
+        "scipy.linalg.lu:reverse", "scipy.linalg.lu-permute_l:reverse", "unstack:reverse", "unstack-axis1:reverse",),
+    "RuntimeError: the rule for astgrad.transform.runtime.sequence_gradient returned no gradient for argument 1, which req": (
+        "scipy.linalg.cho_factor:reverse", "scipy.linalg.cho_factor-lower:reverse", "scipy.linalg.lu_factor:reverse",),
     "NoRuleTransformError: numpy.take has no forward rule for its argument 1, which has a tangent here": (
         "bincount-called", "unique:forward,nested", "unique-axis0:forward,nested", "unique-counts",),
     "UnsupportedSyntaxError: meshgrid receives a value that carries a tangent through its parameter xi (*args or **kwargs), which cannot be differe": (
