@@ -222,10 +222,10 @@ class VmapOfGradient(VmapFunction):
 
         def finish(box):  # each example's gradient as grad(f) gives it: its argument's dtype and shape
             value = box.pop()
-            grads = list(value) if len(names) > 1 else [value]
+            taken = list(value) if len(names) > 1 else [value]
             del value
             grads = tuple(finish_examples(g, bound.arguments[name], name in batched, size, sole)
-                          for (g, sole), name in zip(handed_over(grads), names))
+                          for (g, sole), name in zip(handed_over(taken), names))
             return grads if len(names) > 1 or not self._gradient._single else grads[0]
         return self._run(generated, bound, finish)  # grad(f, wrt=(0,)) gives a tuple of one: so does its vmap
 
