@@ -244,17 +244,23 @@ def _moved(flat, wrt, v, s):
     return moved
 
 
-def curvature(index, module, h=1e-3):
-    """``v . H v`` by the second difference of the loss along ``v``: a reference independent of the generated
-    gradient, which tells a gradient right only where its rule assumes (a matrix it reads one triangle of) from
-    the derivative of the function."""
-    losses, _ = module
+def _point(index):
+    """Case ``index``'s arguments flattened, the positions differentiated, a direction ``v`` along them and the
+    output's weights."""
     case = CASES[index]
     args, diff = draw(case)
     weights = weights_for(outputs(case.function(*args, **case.kwargs)), case)
     flat, wrt = _flat(args, diff)
     v = _flat(directions(args, diff), diff)[0]
-    v = tuple(v[k] for k in wrt)
+    return flat, wrt, tuple(v[k] for k in wrt), weights
+
+
+def curvature(index, module, h=1e-3):
+    """``v . H v`` by the second difference of the loss along ``v``: a reference independent of the generated
+    gradient, which tells a gradient right only where its rule assumes (a matrix it reads one triangle of) from
+    the derivative of the function."""
+    losses, _ = module
+    flat, wrt, v, weights = _point(index)
     loss = getattr(losses, f"case_{index}")
 
     def second_difference(h):
@@ -267,12 +273,7 @@ def curvature(index, module, h=1e-3):
 def second_derivative(index, mode, module, eps=1e-5):
     """``(H v by the mode, H v by central differences of the generated gradient)``, one array per argument."""
     losses, nested = module
-    case = CASES[index]
-    args, diff = draw(case)
-    weights = weights_for(outputs(case.function(*args, **case.kwargs)), case)
-    flat, wrt = _flat(args, diff)
-    v = _flat(directions(args, diff), diff)[0]
-    v = tuple(v[k] for k in wrt)
+    flat, wrt, v, weights = _point(index)
     gradient = _gradient(module, index)
     numeric = [(np.asarray(p, dtype=np.float64) - np.asarray(m, dtype=np.float64)) / (2 * eps)
                for p, m in zip(gradient(*_moved(flat, wrt, v, eps), *weights),
