@@ -32,7 +32,7 @@ from ...rules import _extra, _support, sequences
 from ...transform.runtime import outputs
 from ...transform import runtime
 from ...transform.runtime import attributes, structural
-from . import fuse, loops, lower, products, reductions, shaping
+from . import exponential, fuse, loops, lower, products, reductions, shaping
 
 _registered = False
 
@@ -173,7 +173,6 @@ def register() -> None:
     reductions.register(numba, overload, types, _literal_axes, _literal_value)
     shaping.register(numba, overload, types, _literal_axes)
     products.register(overload, types, _literal_value)
-    loops.register(overload, types)
     # the numpy backend's results written into a buffer nothing reads again: computed anew here
     overload(runtime.add_into)(lambda buffer, other: lambda buffer, other: buffer + other)
     overload(runtime.subtract_into)(lambda buffer, other: lambda buffer, other: buffer - other)
@@ -301,6 +300,9 @@ def register() -> None:
         def codegen(context, builder, signature, args):  # the argument is borrowed: the result is a new reference
             return impl_ret_borrowed(context, builder, value.type, context.cast(builder, args[0], value, value.type))
         return value.type(value), codegen
+
+    loops.register(overload, types, unwrapped)
+    exponential.register(numba, overload, types)
 
     # structural zeros (transform/runtime/structural.py): an all-False mask where numpy's helper gives None.
     # Written with shaping.chosen's loops: numpy's broadcast_shapes, broadcast_to and where compile for

@@ -38,7 +38,7 @@ from ...rules import _support
 from ...transform import runtime
 from ...transform.ir import compat
 from ...transform.ir.compat import gast
-from . import fuse, shaping
+from . import exponential, fuse, shaping
 from .reductions import _constant
 
 #: the ufuncs a loop computes per element (each maps a float64 to a float64 as numpy's does)
@@ -72,9 +72,14 @@ def _evaluate(template, operands):
 # ------------------------------------------------------------------ the rewrites of the text
 
 def stencil_loops(fn_def, namespace) -> None:
-    """Chains of additions merged, then expressions reading a roll written as ``elementwise`` calls."""
+    """Chains of additions merged, then expressions reading a roll written as ``elementwise`` calls, then
+    ``np.exp`` left outside them as ``exp_of`` (exponential.py: a loop the compiler vectorises)."""
     _merge_blocks(fn_def, namespace)
     _Loops(namespace, {a.id for a in fn_def.args.args}).visit(fn_def)
+    for node in compat.walk(fn_def):
+        if isinstance(node, gast.Call) and len(node.args) == 1 and not node.keywords \
+                and not isinstance(node.args[0], gast.Starred) and fuse._callee(node.func, namespace) is np.exp:
+            node.func = compat.name(fuse._bound(namespace, exponential.exp_of))
 
 
 def _merge_blocks(node, namespace) -> None:
@@ -183,10 +188,14 @@ class _Loops(gast.NodeTransformer):
         return self.generic_visit(node)
 
     def _parameter_shape(self, node) -> bool:
-        """``shape(p)`` of a parameter ``p`` (where a gradient is summed to a number; of a value the code
-        computes, it is most often an array's shape, where ``elementwise_sum`` would compile the expression apart)."""
-        return isinstance(node, gast.Call) and fuse._callee(node.func, self.namespace) is runtime.shape \
-            and len(node.args) == 1 and isinstance(node.args[0], gast.Name) and node.args[0].id in self.parameters
+        """``shape(p)`` of a parameter ``p``, or ``held_shape(t)`` of a fused temporary (the shape its operands
+        broadcast to: of numbers, where the gradient of a number they computed is summed); where a gradient is
+        summed to a number.  Of a value the code computes, ``shape`` is most often an array's, where
+        ``elementwise_sum`` would compile the expression apart."""
+        if not (isinstance(node, gast.Call) and len(node.args) == 1 and isinstance(node.args[0], gast.Name)):
+            return False
+        callee = fuse._callee(node.func, self.namespace)
+        return (callee is runtime.shape and node.args[0].id in self.parameters) or callee is fuse.held_shape
 
     def _roll(self, node) -> bool:
         return isinstance(node, gast.Call) and fuse._callee(node.func, self.namespace) is shaping.rolled \
@@ -234,29 +243,41 @@ _SYMBOLS = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Po
 
 # ------------------------------------------------------------------ compiled: the loop, or the expression as written
 
-def register(overload, types) -> None:
-    """Register ``elementwise`` (its loop, where the kinds allow it) and ``as_written`` with Numba."""
+def register(overload, types, unwrapped) -> None:
+    """Register ``elementwise`` (its loop, where the kinds allow it) and ``as_written`` with Numba.
+
+    An operand Numba types as "None or an array" (a name a loop binds after ``t = None``: the reverse sweep
+    reads it back from the stack, never None there) is read as the array (``unwrapped``), so that the loop
+    runs for it as for an array."""
+    _HELPERS["unwrapped"] = unwrapped
+
+    def unwrapping(operands):
+        optional = {k for k, t in enumerate(operands) if isinstance(t, types.Optional)}
+        return [t.type if k in optional else t for k, t in enumerate(operands)], optional
 
     # numpy's rules for the loop's arithmetic, which reads an array at every operation (x / 0.0 is inf)
     @overload(elementwise, prefer_literal=True, jit_options={"error_model": "numpy"})
     def _elementwise(template, *operands):
         if not isinstance(template, types.StringLiteral):
             return None
-        text = _loop_text(template.literal_value, list(operands), types)
+        kinds, optional = unwrapping(operands)
+        text = _loop_text(template.literal_value, kinds, types, optional=optional)
         if text is None:  # the literal passed on as a literal (a variable holding it is not one)
-            return _function(_unpacked(len(operands)) + f"    return {_written(template.literal_value, len(operands))}\n")
+            return _function(_unpacked(len(operands), optional=optional)
+                             + f"    return {_written(template.literal_value, len(operands))}\n")
         return _function(text)
 
     @overload(elementwise_sum, prefer_literal=True, jit_options={"error_model": "numpy"})
     def _summed(template, to, *operands):
         if not isinstance(template, types.StringLiteral):
             return None
+        kinds, optional = unwrapping(operands)
         text = None
         if isinstance(to, types.BaseTuple) and len(to) == 0:  # summed to a number: the loop adds as it goes
-            text = _loop_text(template.literal_value, list(operands), types, summed=True)
+            text = _loop_text(template.literal_value, kinds, types, summed=True, optional=optional)
         if text is None:
             written = _written(template.literal_value, len(operands))
-            return _function(_unpacked(len(operands), "to, ") + f"    return unbroadcast({written}, to)\n")
+            return _function(_unpacked(len(operands), "to, ", optional) + f"    return unbroadcast({written}, to)\n")
         return _function(text.replace("(template, *operands)", "(template, to, *operands)"))
 
     @overload(as_written, prefer_literal=True)
@@ -271,18 +292,24 @@ def _written(template, count) -> str:
     return f"as_written({template!r}, {', '.join(f'_{k}' for k in range(count))})"
 
 
-def _unpacked(count, more="") -> str:
+def _unpacked(count, more="", optional=()) -> str:
     return f"def implementation(template, {more}*operands):\n" + "".join(
-        f"    _{k} = operands[{k}]\n" for k in range(count))
+        f"    _{k} = unwrapped(operands[{k}])\n" if k in optional else f"    _{k} = operands[{k}]\n"
+        for k in range(count))
+
+
+#: the compiled helpers the loops' text calls beside numpy's (set by ``register``)
+_HELPERS: dict = {}
 
 
 def _function(text):
-    namespace = {"np": np, "rolled": shaping.rolled, "as_written": as_written, "unbroadcast": runtime.unbroadcast}
+    namespace = {"np": np, "rolled": shaping.rolled, "as_written": as_written, "unbroadcast": runtime.unbroadcast,
+                 **_HELPERS}
     exec(compile(text, "<astgrad numba loop>", "exec"), namespace)
     return namespace["implementation"]
 
 
-def _loop_text(template, kinds, types, summed=False):
+def _loop_text(template, kinds, types, summed=False, optional=()):
     """The loop computing ``template`` element by element over the broadcast shape of its arrays, or None
     where the kinds do not allow it.  A loop reading each array at the same index where all have the
     result's shape; else one reading index 0 along an axis of length 1 (numpy's broadcasting)."""
@@ -349,7 +376,7 @@ def _loop_text(template, kinds, types, summed=False):
         return None
     names = sorted({f"_{k}" for k in arrays})
     size = ", ".join(f"n{a}" for a in range(rank))
-    lines = [_unpacked(len(kinds)).rstrip("\n")] + [f"    n{a} = 1" for a in range(rank)]
+    lines = [_unpacked(len(kinds), optional=optional).rstrip("\n")] + [f"    n{a} = 1" for a in range(rank)]
     for name in names:
         for a in range(rank):
             lines += [f"    if {name}.shape[{a}] != 1:",
