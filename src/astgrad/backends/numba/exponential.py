@@ -67,12 +67,14 @@ def register(numba, overload, types) -> None:
         if not (isinstance(x, types.Array) and x.dtype == types.float64 and x.ndim > 0):
             return lambda x: np.exp(x)
 
+        if x.ndim > 1:  # its elements in C order, through the loop below (a copy where x is a view)
+            return lambda x: exp_of(np.ascontiguousarray(x).reshape(x.size)).reshape(x.shape)
+
         def implementation(x):
-            out = np.empty(x.shape)
-            values, flat = np.ascontiguousarray(x).reshape(x.size), out.reshape(x.size)
+            out = np.empty(x.shape[0])
             outside = False
-            for i in range(values.shape[0]):
-                v = values[i]
+            for i in range(x.shape[0]):
+                v = x[i]
                 near = abs(v) <= _REACH  # False for NaN
                 k = np.floor(v * _LOG2_E + 0.5) if near else 0.0
                 high = v - k * _LN2_HIGH
@@ -80,12 +82,11 @@ def register(numba, overload, types) -> None:
                 r = high - low
                 t = r * r
                 c = r - t * (_P1 + t * (_P2 + t * (_P3 + t * (_P4 + t * _P5))))
-                y = 1.0 - ((low - (r * c) / (2.0 - c)) - high)
-                flat[i] = y * from_bits((np.int64(k) + 1023) << 52)
+                out[i] = (1.0 - ((low - (r * c) / (2.0 - c)) - high)) * from_bits((np.int64(k) + 1023) << 52)
                 outside |= not near
             if outside:  # the elements past the reach, by the C library's exp
-                for i in range(values.shape[0]):
-                    if not abs(values[i]) <= _REACH:
-                        flat[i] = np.exp(values[i])
+                for i in range(x.shape[0]):
+                    if not abs(x[i]) <= _REACH:
+                        out[i] = np.exp(x[i])
             return out
         return implementation
