@@ -216,7 +216,7 @@ def invariant_shapes(ctx: Context) -> None:
     function made."""
     if ctx.module.backend is None:
         for fn_def in ctx.fn_defs:
-            hoist_invariant_shapes(fn_def, ctx.ns, ctx.names, ctx.analysis.ranks.rank)
+            hoist_invariant_shapes(fn_def, ctx.ns, ctx.names, ctx.analysis.ranks.rank, callee=not ctx.entry)
 
 
 def _numbers(ctx: Context) -> list:
