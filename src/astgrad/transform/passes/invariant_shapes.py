@@ -120,12 +120,12 @@ class _Hoist:
                 stored.setdefault(x, []).append(i)
         unsafe = [i for i, stmt in enumerate(body) if not all(self.safe(node) for node in compat.walk(stmt))]
         after = {}  # x -> the index of the first statement after its binding
-        for x, at in stored.items():
+        for x, at in sorted(stored.items()):  # sorted: the temporaries' names the same in every process
             if len(at) == 1 and x not in params and isinstance(body[at[0]], gast.Assign) and x in _binds(body[at[0]]):
                 after[x] = at[0] + 1
-        after.update((x, 0) for x in params if x not in stored)
+        after.update((x, 0) for x in sorted(params) if x not in stored)
         reads: dict = {}
-        for x, start in after.items():
+        for x, start in sorted(after.items()):
             count = sum(self.shape_of(node) == x for stmt in body[start:] for node in compat.walk(stmt))
             if count >= 2 and self.rank(x) is not None and not any(i >= start for i in unsafe):
                 reads[x] = (start, self.names.temp())
