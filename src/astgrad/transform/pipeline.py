@@ -80,6 +80,7 @@ from .core.linearize import NotCut, cut
 from .core.remat import rematerializable
 from .core.reverse import Reverser
 from .passes.levels import (array_sizes, compute_only_shapes, dead_code, drop_unread_saves, fixed_shapes, float_casts,
+                            number_items,
                             in_place, invariant_saves, item_updates, items_in_place,
                             inline_temporaries, keep_only_shapes, linear_recurrences, number_unbroadcasts,
                             overwritten_saves,
@@ -584,6 +585,7 @@ ENTRY = FRONT + (
     Pass("reverse", reverse),
     Pass("dead_code", dead_code, 1, reads=frozenset({"floats"})),
     Pass("number_unbroadcasts", number_unbroadcasts, 1, reads=frozenset({"ranks"})),
+    Pass("number_items", number_items, 2, reads=frozenset({"ranks"})),
     Pass("float_casts", float_casts, 1, reads=frozenset({"floats"})),
     Pass("static_shapes", static_shapes, 2, tidy=True),
     Pass("inline_temporaries", inline_temporaries, 1),

@@ -23,6 +23,7 @@ from .inplace import reuse_buffers
 from .invariant_saves import drop_invariant_saves
 from .item_updates import pass_items_through
 from .number_unbroadcasts import drop_number_unbroadcasts
+from .number_items import cut_number_items
 from .recurrences import solve_linear_loops
 from .unused import drop_arrays, shapes_on_stack as _shapes_on_stack, shapes_only, unbind
 from .saves import overwritten_on_stack
@@ -44,6 +45,14 @@ def dead_code(ctx: Context) -> None:
 def number_unbroadcasts(ctx: Context) -> bool:
     """``unbroadcast(g, shape(x))`` is ``g`` where x and g are surely numbers (ranks 0)."""
     return drop_number_unbroadcasts(ctx.fn_def, ctx.analysis.ranks, ctx.adjoints, ctx.ns)
+
+
+def number_items(ctx: Context) -> bool:
+    """``number_items(g, k)`` for ``_like(g, lst)`` of a list of ``k`` numbers (``np.array([a, b])``'s gradient),
+    the numpy backend's."""
+    if ctx.module.backend is not None:
+        return False
+    return cut_number_items(ctx.fn_def, ctx.body, set(ctx.params), ctx.analysis.ranks, ctx.ns)
 
 
 def float_casts(ctx: Context) -> bool:
