@@ -279,6 +279,51 @@ def burgers_adjoint(nu, u0, dx, dt, steps):
     return dnu, du
 
 
+def lotka_volterra_vjp(y, p, g):
+    """The vector-Jacobian products of Lotka-Volterra's right-hand side at y: (g J_y, g J_p)."""
+    y0, y1, g0, g1 = y[0], y[1], g[0], g[1]
+    dy = np.array([g0 * (p[0] - p[1] * y1) + g1 * p[2] * y1, g1 * (p[2] * y0 - p[3]) - g0 * p[1] * y0])
+    return dy, np.array([g0 * y0, -g0 * y0 * y1, g1 * y0 * y1, -g1 * y1])
+
+
+#: a right-hand side's vector-Jacobian products written by hand, by the function's name (S2 takes f)
+RHS_VJPS = {"lotka_volterra": lotka_volterra_vjp}
+
+
+def ode_fit_adjoint(p, f, t, observed):
+    """S2's gradient in p: RK4 forward saving each step's four stage states, each step reversed through f's VJP."""
+    vjp = RHS_VJPS[f.__name__]
+    y = np.array([1.0, 0.5])
+    ys = np.empty((len(t), len(y)))
+    stages = np.empty((len(t) - 1, 4, len(y)))
+    ys[0] = y
+    for i in range(len(t) - 1):
+        h = t[i + 1] - t[i]
+        k1 = f(t[i], y, p)
+        stages[i, 0] = y
+        stages[i, 1] = y + h / 2 * k1
+        k2 = f(t[i] + h / 2, stages[i, 1], p)
+        stages[i, 2] = y + h / 2 * k2
+        k3 = f(t[i] + h / 2, stages[i, 2], p)
+        stages[i, 3] = y + h * k3
+        k4 = f(t[i] + h, stages[i, 3], p)
+        y = y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+        ys[i + 1] = y
+    dys = 2 * (ys - observed)
+    dy, dp = dys[-1], np.zeros(len(p))
+    for i in range(len(t) - 2, -1, -1):
+        h = t[i + 1] - t[i]
+        # y_next = y + h / 6 (k1 + 2 k2 + 2 k3 + k4); k4 = f(y + h k3), k3 = f(y + h/2 k2), k2 = f(y + h/2 k1)
+        g4, d4 = vjp(stages[i, 3], p, h / 6 * dy)
+        g3, d3 = vjp(stages[i, 2], p, h / 3 * dy + h * g4)
+        g2, d2 = vjp(stages[i, 1], p, h / 3 * dy + h / 2 * g3)
+        g1, d1 = vjp(stages[i, 0], p, h / 6 * dy + h / 2 * g2)
+        dp += d4 + d3 + d2 + d1
+        dy = dy + g4 + g3 + g2 + g1 + dys[i]
+    return (dp,)  # one gradient: wrt is (p,)
+
+
 #: the hand-written adjoint of each program that has one, by the program's function name
 ADJOINTS = {"heat": heat_adjoint, "verlet": verlet_adjoint, "wave": wave_adjoint,
-            "reaction_network": reaction_adjoint, "pendulum": pendulum_adjoint, "burgers": burgers_adjoint}
+            "reaction_network": reaction_adjoint, "pendulum": pendulum_adjoint, "burgers": burgers_adjoint,
+            "ode_fit": ode_fit_adjoint}

@@ -42,6 +42,8 @@ import os
 from dataclasses import dataclass
 from typing import Any, Callable
 
+import numpy as np
+
 from .. import rules
 from ..rules import sequences
 from . import runtime
@@ -49,7 +51,7 @@ from .ir import compat
 from .ir.compat import gast
 from .ir.errors import Refusal, TransformError, UnsupportedSyntaxError
 from .ir.forks import fork
-from .ir.nodes import assigned, first_bindings, walk_ops
+from .ir.nodes import Op, assigned, binding_sites, first_bindings, walk_ops
 from .ir.tagged import returns, uses_stack
 from .ir.trees import arguments, function_def, marker
 from .runtime import checks, net
@@ -78,6 +80,7 @@ from .core.linearize import NotCut, cut
 from .core.remat import rematerializable
 from .core.reverse import Reverser
 from .passes.levels import (array_sizes, compute_only_shapes, dead_code, drop_unread_saves, fixed_shapes, float_casts,
+                            number_items,
                             in_place, invariant_saves, item_updates, items_in_place,
                             inline_temporaries, keep_only_shapes, linear_recurrences, number_unbroadcasts,
                             overwritten_saves,
@@ -582,6 +585,7 @@ ENTRY = FRONT + (
     Pass("reverse", reverse),
     Pass("dead_code", dead_code, 1, reads=frozenset({"floats"})),
     Pass("number_unbroadcasts", number_unbroadcasts, 1, reads=frozenset({"ranks"})),
+    Pass("number_items", number_items, 2, reads=frozenset({"ranks"})),
     Pass("float_casts", float_casts, 1, reads=frozenset({"floats"})),
     Pass("static_shapes", static_shapes, 2, tidy=True),
     Pass("inline_temporaries", inline_temporaries, 1),
@@ -788,6 +792,7 @@ class ModuleBuilder:
         self.refused: dict = {}  # variant key -> the refusal deferred to where a branch calls it
         self.kept_params: dict = {}  # a callee variant's names -> its parameters writing into the caller's dict
         self.returned_ranks: dict = {}  # what returned_rank found, by callee, argument ranks and functions passed
+        self.callee_ranks: dict = {}  # the same key -> (normalised body, returned atom, Ranks) returned_rank made
         self.callee_ranks_asked = False  # a callee's variant asked a rank its callers' known ranks could answer
         self.building: dict = {}  # a function -> how many of its forward/backward variants are being made now
         self.tangent_names: dict = {}  # a jvp_ variant's name -> the names of the tangents in it (core/linearize.py)
@@ -922,7 +927,32 @@ class ModuleBuilder:
             self.returned_rank, _Caller(dict(callables), self.ns)))
         found = ranks.of_argument(ret) if isinstance(ret, gast.Name) and ret.id in ranks.locals else None
         self.returned_ranks[key] = found = found or UNKNOWN_RANK
+        self.callee_ranks[key] = (body, ret, ranks, params)
         return found
+
+    def returned_shape(self, ctx, op, rank_of):
+        """The one shape (a tuple of ints) of every value the call ``op`` of a user function returns, or None.
+
+        Proven for a callee whose returned name is bound once, by
+        ``np.array(items)`` of a list literal that nothing else binds or
+        reads, each item of rank 0 by the arguments' ranks (``rank_of``, as
+        ``returned_rank`` finds them): numbers and 0-d arrays make an array
+        of shape ``(len(items),)`` (RK4's ``k1 = f(t, y, p)`` of a
+        right-hand side ``np.array([a, b])``).  Any other callee, one being
+        made (recursion) or refused: None.
+        """
+        if self.returned_rank(ctx, op, rank_of) is None:
+            return None
+        bound = own_signature(op.fn).bind(*op.args, **op.kwargs).arguments
+        given = {}
+        for param, atom in bound.items():
+            if isinstance(atom, (gast.Name, gast.Constant, gast.UnaryOp)) and (rank := rank_of(atom))[0] is not None:
+                given[param] = rank
+        callables = passed_functions(ctx, bound)
+        found = self.callee_ranks.get((op.fn, tuple(sorted(given.items())), tuple((p, id(f)) for p, f in callables)))
+        if found is None:
+            return None
+        return _array_of_numbers_shape(*found)
 
     def _refused_when_called(self, names, error):
         """Functions named ``names`` that raise ``error`` (anew, with its message and location) when called:
@@ -994,6 +1024,32 @@ class ModuleBuilder:
         self.kept_params[name] = ctx.kept_dicts
         self.tangent_names[name] = frozenset(ctx.adjoints.table.values())
         return name
+
+
+def _array_of_numbers_shape(body, ret, ranks, params):
+    """``(n,)`` where ``ret`` is bound once, by ``np.array(items)`` (no other argument) of a list literal of ``n``
+    items of rank 0 (``ranks``), not a parameter, bound once and read by nothing else, no statement kept as
+    written reading either; else None."""
+    if not isinstance(ret, gast.Name):
+        return None
+    sites, exposed = binding_sites(body)
+    made = sites.get(ret.id, [])
+    if ret.id in exposed or len(made) != 1 or not isinstance(made[0], Op):
+        return None
+    array = made[0]
+    if array.kind != "prim" or array.fn is not np.array or len(array.args) != 1 or array.kwargs \
+            or not isinstance(array.args[0], gast.Name):
+        return None
+    items = array.args[0].id
+    packed = sites.get(items, [])
+    if items in exposed or items in params or len(packed) != 1 or not isinstance(packed[0], Op) \
+            or packed[0].kind != "pack" or not packed[0].sequence:
+        return None
+    readers = [op for op in walk_ops(body) if any(isinstance(n, gast.Name) and n.id == items
+                                                  for a in (*op.args, *op.kwargs.values()) for n in gast.walk(a))]
+    if readers != [array] or any(ranks.atom_rank(a) is None or ranks.atom_rank(a)[0] != 0 for a in packed[0].args):
+        return None
+    return (len(packed[0].args),)
 
 
 @dataclass(frozen=True)

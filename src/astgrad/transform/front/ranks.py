@@ -116,6 +116,11 @@ class Ranks:
         found = self._atom(atom) if isinstance(atom, (gast.Name, gast.Constant, gast.UnaryOp)) else None
         return found if found is not None and found[0] is not None else None
 
+    def atom_rank(self, atom):
+        """``(rank, holds integers)`` of an atom (a name, a literal) as the analysis found it: UNKNOWN where it has
+        no one rank, None for a name it has not met."""
+        return self._atom(atom)
+
     def keeps_shape(self, op, i) -> bool:
         """Whether the rule of ``op`` surely gives argument ``i`` a gradient of that argument's shape.
 

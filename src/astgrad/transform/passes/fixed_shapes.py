@@ -24,6 +24,10 @@ shape.  That is proven from the normal form, never guessed (FixedShapes):
   ``np.roll(u, 1)``, ``np.where(c, a, b)`` of one shape,
   ``acc = -pos / mass`` before the loop and in it (the broadcast of the
   same two shapes each time);
+* a call of a user function that returns one shape whatever it is given
+  (pipeline ``returned_shape``: ``np.array([a, b])`` of numbers), as
+  ``k1 = f(t, y, p)`` in RK4: that shape, a constant in the broadcasts
+  that read it (``y + h * k1``);
 * ``x op= v`` (``in_place``) gives the shape of ``x op v``: the same as
   ``x``'s where ``x`` is surely a numpy array (numpy writes into it, or
   raises), which a parameter of rank 1 or more holding real floats is (its
@@ -74,8 +78,8 @@ class FixedShapes:
     proves parameters numpy arrays for ``x op= v``.
     """
 
-    def __init__(self, body, params, analysis, ns, floats=None):
-        self.ranks, self.ns, self.floats = analysis.ranks, ns, floats
+    def __init__(self, body, params, analysis, ns, floats=None, returned_shape=None):
+        self.ranks, self.ns, self.floats, self.returned_shape = analysis.ranks, ns, floats, returned_shape
         sites, exposed = binding_sites(body)
         self.exposed, params = exposed, set(params)
         self.sites, self.params, self._arrays = sites, params, None
@@ -116,6 +120,9 @@ class FixedShapes:
             return fixed if fixed is None else frozenset({name}) if fixed and alone else VARIES
         if op.kind == "copy":
             return self._of(args[0]) if len(args) == 1 else VARIES
+        if op.kind == "call":  # a callee proven to return one shape whatever it is given: that shape, a constant
+            shape = self.returned_shape(op) if self.returned_shape is not None else None
+            return VARIES if shape is None else frozenset({_constant(shape)})
         if op.kind == "nondiff" and not args:
             if _number(op.expr):
                 return SCALAR
@@ -323,6 +330,11 @@ def _passes_shape(site) -> bool:
     """Whether ``site`` gives its name the shape of a value already bound (a copy, an item write, ``x op= v``),
     never a new shape of its own: a name with one other site has that site's shape (FixedShapes ``alone``)."""
     return isinstance(site, Op) and (site.kind == "copy" or site.fn is rules.setitem or site.fn is runtime.in_place)
+
+
+def _constant(shape) -> str:
+    """A root's member standing for the shape ``shape`` itself (no name is spelt with parentheses)."""
+    return repr(tuple(shape))
 
 
 def _range(iter_, ns) -> bool:

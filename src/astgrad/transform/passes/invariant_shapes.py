@@ -23,6 +23,14 @@ Proven, never guessed, on the generated function:
   ``range``, ``reversed`` and the stack's ``append`` and ``pop``: nothing
   that could reshape an array in place through another name.
 
+A callee's half reads shapes outside its loops the same way: ``backward_f`` of a
+callee adds each item's gradient with ``add_at(dy, g, shape(y), i)`` ten
+times, ``y`` popped once at its start.  Where a name is bound by one plain
+assignment at the function's top level (or is a parameter never bound)
+and the statements after it bind nor delete it and are safe as a loop's
+trips must be, two reads or more of ``shape(x)`` after it become one,
+read right after that assignment (a rank known: it cannot raise).
+
 Otherwise the call stays in the loop.  It runs last (in a callee, in each
 half of its pair), and for the numpy backend only: the Numba backend
 compiles the loop and keeps ``shape(x)`` where its own passes look for it.
@@ -61,13 +69,17 @@ _MODULES = ("numpy", "astgrad.rules")
 _RUNTIME = ("astgrad.transform.runtime", "astgrad.transform.runtime.structural")
 
 
-def hoist_invariant_shapes(fn_def, ns, names, rank):
+def hoist_invariant_shapes(fn_def, ns, names, rank, callee=False):
     """``fn_def`` with each loop-invariant ``shape(x)`` read once before its loop (in place).
 
-    ``names``: the function's name pool (``temp()``); ``rank(x)``: x's rank or None.
+    ``names``: the function's name pool (``temp()``); ``rank(x)``: x's rank or None.  ``callee``: ``fn_def``
+    is a half of a callee's pair, whose reads outside loops are read once too (``_Hoist.function``).
     """
     params = {a.id for a in fn_def.args.posonlyargs + fn_def.args.args + fn_def.args.kwonlyargs}
-    _Hoist(ns, names, rank).block(fn_def.body, frozenset(params))
+    hoist = _Hoist(ns, names, rank)
+    hoist.block(fn_def.body, frozenset(params))
+    if callee:
+        hoist.function(fn_def.body, params)
     return fn_def
 
 
@@ -96,6 +108,33 @@ class _Hoist:
                     self.block(inside, inner)
             bound = (bound - _unbound(stmt)) | _binds(stmt)
             k += 1
+
+    def function(self, body, params):
+        """Read ``shape(x)`` once where the function reads it twice or more after the one statement binding ``x``
+        (a parameter: its start; a callee's backward half: the pop of what its forward half saved), a plain
+        assignment at the function's top level after which nothing binds nor deletes ``x`` and every statement
+        is ``safe`` (the conditions of a loop's, the rest of the function standing for the loop's trips)."""
+        stored: dict = {}
+        for i, stmt in enumerate(body):
+            for x in _stored(stmt):
+                stored.setdefault(x, []).append(i)
+        unsafe = [i for i, stmt in enumerate(body) if not all(self.safe(node) for node in compat.walk(stmt))]
+        after = {}  # x -> the index of the first statement after its binding
+        for x, at in sorted(stored.items()):  # sorted: the temporaries' names the same in every process
+            if len(at) == 1 and x not in params and isinstance(body[at[0]], gast.Assign) and x in _binds(body[at[0]]):
+                after[x] = at[0] + 1
+        after.update((x, 0) for x in sorted(params) if x not in stored)
+        reads: dict = {}
+        for x, start in sorted(after.items()):
+            count = sum(self.shape_of(node) == x for stmt in body[start:] for node in compat.walk(stmt))
+            if count >= 2 and self.rank(x) is not None and not any(i >= start for i in unsafe):
+                reads[x] = (start, self.names.temp())
+        for x, (start, t) in sorted(reads.items(), key=lambda item: -item[1][0]):
+            def replace(node, x=x, t=t):
+                return compat.name(t) if self.shape_of(node) == x else None
+            body[start:] = [rewrite(stmt, replace) for stmt in body[start:]]
+            body.insert(start, compat.assign(t, compat.call(compat.name(self.ns.helper(runtime.shape)),
+                                                            [compat.name(x)])))
 
     def loop(self, loop, bound):
         """The assignments ``t = shape(x)`` to put before ``loop``, its reads replaced by ``t``."""

@@ -23,6 +23,7 @@ from .inplace import reuse_buffers
 from .invariant_saves import drop_invariant_saves
 from .item_updates import pass_items_through
 from .number_unbroadcasts import drop_number_unbroadcasts
+from .number_items import cut_number_items
 from .recurrences import solve_linear_loops
 from .unused import drop_arrays, shapes_on_stack as _shapes_on_stack, shapes_only, unbind
 from .saves import overwritten_on_stack
@@ -44,6 +45,14 @@ def dead_code(ctx: Context) -> None:
 def number_unbroadcasts(ctx: Context) -> bool:
     """``unbroadcast(g, shape(x))`` is ``g`` where x and g are surely numbers (ranks 0)."""
     return drop_number_unbroadcasts(ctx.fn_def, ctx.analysis.ranks, ctx.adjoints, ctx.ns)
+
+
+def number_items(ctx: Context) -> bool:
+    """``number_items(g, k)`` for ``_like(g, lst)`` of a list of ``k`` numbers (``np.array([a, b])``'s gradient),
+    the numpy backend's."""
+    if ctx.module.backend is not None:
+        return False
+    return cut_number_items(ctx.fn_def, ctx.body, set(ctx.params), ctx.analysis.ranks, ctx.ns)
 
 
 def float_casts(ctx: Context) -> bool:
@@ -74,8 +83,13 @@ def drop_unread_saves(ctx: Context) -> None:
 def fixed_shapes(ctx: Context) -> bool:
     """Stop saving, in a loop, a value the adjoint reads only for a shape that is the same on every trip."""
     body = ctx.fn_def.body
+    returned = None
+    if ctx.mode in ("grad", "vjp", "pullback") and ctx.module.backend is None:  # as the ranks read callees' (analyse)
+        def returned(op):
+            return ctx.module.returned_shape(ctx, op, ctx.analysis.ranks.atom_rank)
     ctx.fn_def = drop_fixed_shape_saves(ctx.fn_def, ctx.adjoint, lambda: FixedShapes(ctx.body, ctx.params, ctx.analysis,
-                                                                                       ctx.ns, ctx.given_floats), ctx.ns)
+                                                                                       ctx.ns, ctx.given_floats,
+                                                                                       returned), ctx.ns)
     return ctx.fn_def.body is not body
 
 
@@ -211,7 +225,7 @@ def invariant_shapes(ctx: Context) -> None:
     function made."""
     if ctx.module.backend is None:
         for fn_def in ctx.fn_defs:
-            hoist_invariant_shapes(fn_def, ctx.ns, ctx.names, ctx.analysis.ranks.rank)
+            hoist_invariant_shapes(fn_def, ctx.ns, ctx.names, ctx.analysis.ranks.rank, callee=not ctx.entry)
 
 
 def _numbers(ctx: Context) -> list:

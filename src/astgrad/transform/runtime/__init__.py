@@ -31,7 +31,7 @@ __all__ = ["append", "grow", "split_last", "add_item", "is_zero", "as_column", "
            "shape", "size", "ndim", "unbroadcast", "T", "only_shape",
            "add_into", "subtract_into", "multiply_into", "divide_into", "broadcast_shape", "reduced_shape", "floats", "stand_in", "checked",
            "check_seed", "check_seeds", "matmul_shape",
-           "added_at", "add_at", "copied", "pop_numbers", "shifted", "linear_recurrence", "set_item_gradients", "put"]
+           "added_at", "add_at", "number_items", "copied", "pop_numbers", "shifted", "linear_recurrence", "set_item_gradients", "put"]
 
 
 def is_zero(g) -> bool:
@@ -561,6 +561,14 @@ def restored(current, saved):
     out = np.array(current, copy=True)
     out[saved.index] = saved.values
     return out
+
+
+def number_items(g, count):
+    """``_like(g, items)`` for a list of ``count`` numbers (passes/number_items.py): ``np.reshape(g[i], ())`` of
+    each, which is ``g[i].reshape(())`` (the method ``np.reshape`` calls) for an array ``g``."""
+    if type(g) is np.ndarray:
+        return [g[i].reshape(()) for i in range(count)]
+    return [np.reshape(g[i], ()) for i in range(count)]
 
 
 def only_shape(value):
