@@ -309,8 +309,10 @@ def analyse(ctx: Context) -> None:
     ranks = (ctx.module.ranks or {}) if ctx.entry else ctx.given_ranks
     returned = functools.partial(ctx.module.returned_rank, ctx) \
         if ctx.mode in ("grad", "vjp", "pullback") and ctx.module.backend is None else None
-    trips = None  # a reverse sweep's trips: what their writes prove of shapes (passes/trip_shapes.py), from level 1
-    if ctx.entry and ctx.level >= 1 and ctx.mode in ("grad", "vjp", "pullback"):
+    # a reverse sweep's trips: what their writes prove of shapes (passes/trip_shapes.py), from level 1; the numpy
+    # backend's (Numba types a gradient that starts as 0.0 by the unbroadcast the proof drops)
+    trips = None
+    if ctx.entry and ctx.level >= 1 and ctx.mode in ("grad", "vjp", "pullback") and ctx.module.backend is None:
         floats = ctx.given_floats
 
         def trips(analysis):
