@@ -61,6 +61,16 @@ def breaking(x0, a, n):
     return s + np.sum(x ** 2)
 
 
+def two_sources(a, b, c):
+    if c > 0:
+        x = a.copy()
+    else:
+        x = b.copy()  # x holds a's kind or b's: its array_kind is read on every trip
+    for _ in range(3):
+        x += np.sin(x) * 0.5
+    return np.sum(x ** 2)
+
+
 def rows(vel0, pos0, mass):
     return verlet(vel0, pos0, mass, 0.1, 4)
 
@@ -96,6 +106,10 @@ def test_verlet_gradient_is_the_derivative(level):
     loop = _reverse_loop(g.source.split("\n\n\n")[0])
     if level >= 1:  # mass's gradient is summed back (it may broadcast); vel's and pos's are not
         assert loop.count("unbroadcast(") == 1 and "mass" in re.search(r".*unbroadcast\(.*", loop).group()
+        # the kinds the three += keep are read once, from the parameters vel and pos copy
+        forward = g.source[:g.source.index("for _ in reversed(")]
+        assert forward.count("array_kind(") == 2 and "array_kind(vel0)" in forward and "array_kind(pos0)" in forward
+        assert "array_kind(" not in forward[forward.index("for _ in range("):]
 
 
 @pytest.mark.parametrize("level", LEVELS)
@@ -145,6 +159,19 @@ def test_integer_positions_raise_numpys_error(level):
     with pytest.raises(TypeError) as got:
         astgrad.grad(verlet, wrt=(0,), optimize=level)(*args)
     assert str(got.value) == str(expected.value)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_a_name_of_two_parameters_reads_its_kind_on_every_trip(level):
+    a, b = RNG.normal(size=4).astype(np.float32), RNG.normal(size=1)  # two dtypes, two shapes
+    for c in (1.0, -1.0):
+        g = astgrad.grad(two_sources, wrt=(0, 1), optimize=level)
+        got = g(a, b, c)
+        for value, i in zip(got, (0, 1)):
+            np.testing.assert_allclose(value, numeric_grad(two_sources, (a, b, c), i, eps=1e-3), rtol=2e-3, atol=2e-3)
+        loop = g.source[g.source.index("for _ in range("):g.source.index("for _ in reversed(")]
+        assert "array_kind(x)" in loop
+        assert got[0].dtype == np.float32
 
 
 @pytest.mark.parametrize("level", LEVELS)

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import functools
 import os
+import types
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -85,6 +86,8 @@ from .passes.levels import (array_sizes, compute_only_shapes, dead_code, drop_un
                             static_shapes, written_items, invariant_shapes, where_products)
 from .passes.number_updates import rebind_number_updates
 from .passes.trip_shapes import TripShapes
+from .passes.kinds_once import read_kinds_once
+from .passes.fixed_shapes import FixedShapes
 from .passes.split import split as split_pair
 from .passes.unused import GivenFloats, optimize, specialise_callees
 from .back.emit import compile_source, drop_lines_with, printable, render
@@ -314,6 +317,12 @@ def analyse(ctx: Context) -> None:
     trips = None
     if ctx.entry and ctx.level >= 1 and ctx.mode in ("grad", "vjp", "pullback") and ctx.module.backend is None:
         floats = ctx.given_floats
+        if floats is not None:  # a loop's array_kind(x) read once, from the parameter x copies (passes/kinds_once.py)
+            probe = Ranks(ctx.body, ctx.params, ranks, ctx.locals)
+            ctx.body = read_kinds_once(ctx.body, ctx.params, FixedShapes(ctx.body, ctx.params, types.SimpleNamespace(ranks=probe),
+                                                                          ctx.ns, floats))
+            if probe.asked and not (ctx.update_ranks is not None and ctx.update_ranks.asked):
+                ctx.update_ranks = probe  # what it asked counts at emit (the entry's rank_dependent)
 
         def trips(analysis):
             return TripShapes(ctx.body, ctx.params, analysis, ctx.ns, floats)
