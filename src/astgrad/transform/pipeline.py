@@ -319,8 +319,8 @@ def analyse(ctx: Context) -> None:
         floats = ctx.given_floats
         if floats is not None:  # a loop's array_kind(x) read once, from the parameter x copies (passes/kinds_once.py)
             probe = Ranks(ctx.body, ctx.params, ranks, ctx.locals)
-            ctx.body = read_kinds_once(ctx.body, ctx.params, FixedShapes(ctx.body, ctx.params, types.SimpleNamespace(ranks=probe),
-                                                                          ctx.ns, floats))
+            ctx.body = read_kinds_once(ctx.body, ctx.params, lambda: FixedShapes(
+                ctx.body, ctx.params, types.SimpleNamespace(ranks=probe), ctx.ns, floats))
             if probe.asked and not (ctx.update_ranks is not None and ctx.update_ranks.asked):
                 ctx.update_ranks = probe  # what it asked counts at emit (the entry's rank_dependent)
 

@@ -32,13 +32,15 @@ from ..ir.compat import gast
 from ..ir.nodes import For, If, Op, While, binding_sites, walk_ops
 
 
-def read_kinds_once(body, params, fixed) -> list:
+def read_kinds_once(body, params, analyse) -> list:
     """``body`` (the normal form) with each loop's provably invariant ``array_kind`` read once (see the module's
-    doc); ``fixed``: the FixedShapes of ``body``, which proves names numpy arrays.  The body itself where none."""
+    doc); ``analyse()``: the FixedShapes of ``body``, which proves names numpy arrays, made only where a loop reads
+    a kind (it asks ranks and floats, which makes the gradient specialise on them).  The body itself where none."""
     kinds = [op for op in _in_loops(body) if op.kind == "nondiff" and op.fn is runtime.array_kind
              and len(op.args) == 1 and not op.kwargs and isinstance(op.args[0], gast.Name) and len(op.targets) == 1]
     if not kinds:
         return body
+    fixed = analyse()
     sites, exposed = binding_sites(body)
     readers: dict = {}
     for op in walk_ops(body):
