@@ -216,3 +216,30 @@ def test_a_function_without_loop_writes_asks_no_ranks():
     g = astgrad.grad(log_ratio, wrt=(0, 1))
     g(RNG.uniform(1, 2, size=3), 0.3)
     assert "1-d" not in g.source.splitlines()[0]  # the proofs ask nothing where no loop writes x op= v
+
+
+def states(vel0, pos0, mass):
+    pos, vel = pos0.copy(), vel0.copy()
+    acc = -pos / mass
+    for _ in range(4):
+        vel += 0.05 * acc
+        pos += 0.1 * vel
+        acc = -pos / mass
+        vel += 0.05 * acc
+    return pos * vel + np.sin(pos)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_vjps_and_pullbacks_of_the_steps(level):
+    vel, pos, mass = RNG.normal(size=(3, 2)), RNG.normal(size=(3, 2)), RNG.uniform(1, 2, size=(3, 1))
+    seeds = [RNG.normal(size=(3, 2)) for _ in range(2)]
+    _, pullback = astgrad.vjp(states, vel, pos, mass, optimize=level)
+    for seed in seeds:
+        def weighted(v, p, m):
+            return np.sum(states(v, p, m) * seed)
+        expected = [numeric_grad(weighted, (vel, pos, mass), i) for i in range(3)]
+        got = astgrad.vjp(states, wrt=(0, 1, 2), optimize=level)(vel, pos, mass, seed)
+        for value, want in zip(got, expected):
+            np.testing.assert_allclose(value, want, rtol=1e-5, atol=1e-6)
+        for value, want in zip(pullback(seed), expected):
+            np.testing.assert_allclose(value, want, rtol=1e-5, atol=1e-6)
