@@ -11,6 +11,8 @@ meeting float64, an int array, a view argument. Each is checked against
 central differences at every level.
 """
 
+import re
+
 import numpy as np
 import pytest
 
@@ -111,4 +113,5 @@ def test_an_int_array_takes_a_float_as_numpy_does(level):
 def test_the_verlet_adjoint_un_broadcasts_no_augmented_value():
     g = astgrad.grad(verlet, wrt=(0, 1))
     g(V.copy(), P.copy())
-    assert "unbroadcast(dvel0, shape(" not in g.source and "unbroadcast(dpos0, shape(" not in g.source
+    # the gradient of x after x op= v is that of x op v, whole (v's part, dvel0 of 0.05 * vel, may be summed)
+    assert not re.search(r"unbroadcast\(d(vel|pos)0, shape\(t\d+\)\)", g.source)

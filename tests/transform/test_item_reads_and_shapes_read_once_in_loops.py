@@ -184,13 +184,15 @@ def test_an_index_that_may_name_a_place_twice_keeps_the_call(f):
 
 
 def test_a_name_rebound_in_the_loop_keeps_its_shape_read_in_it():
-    """``pos`` is popped on every trip of leapfrog's reverse loop: ``shape(pos)`` stays in it."""
+    """``pos`` is popped on every trip of leapfrog's reverse loop: ``shape(pos)`` stays in it.  (Rebound by
+    ``pos = pos + ...``: ``pos += ...`` on an array would prove the step's shapes one, passes/trip_shapes.py,
+    and leave no ``shape(pos)`` to read.)"""
     def leapfrog(vel0, pos0, mass):
         pos, vel = pos0.copy(), vel0.copy()
         acc = -pos / mass
         for _ in range(4):
-            vel += 0.05 * acc
-            pos += 0.1 * vel
+            vel = vel + 0.05 * acc
+            pos = pos + 0.1 * vel
             acc = -pos / mass
         return np.sum(pos * vel) + np.sum(pos ** 3)
     args = (RNG.standard_normal(3), RNG.standard_normal(3), RNG.uniform(1, 2, 3))

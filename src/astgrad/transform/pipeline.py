@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import functools
 import os
+import types
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -87,6 +88,9 @@ from .passes.levels import (array_sizes, compute_only_shapes, dead_code, drop_un
                             in_place_halves, read_through_copies, release_arrays, saves_in_locals, shapes_on_stack,
                             static_shapes, written_items, invariant_shapes, where_products)
 from .passes.number_updates import rebind_number_updates
+from .passes.trip_shapes import TripShapes
+from .passes.kinds_once import read_kinds_once
+from .passes.fixed_shapes import FixedShapes
 from .passes.split import split as split_pair
 from .passes.unused import GivenFloats, optimize, specialise_callees
 from .back.emit import compile_source, drop_lines_with, printable, render
@@ -311,8 +315,22 @@ def analyse(ctx: Context) -> None:
     ranks = (ctx.module.ranks or {}) if ctx.entry else ctx.given_ranks
     returned = functools.partial(ctx.module.returned_rank, ctx) \
         if ctx.mode in ("grad", "vjp", "pullback") and ctx.module.backend is None else None
+    # a reverse sweep's trips: what their writes prove of shapes (passes/trip_shapes.py), from level 1; the numpy
+    # backend's (Numba types a gradient that starts as 0.0 by the unbroadcast the proof drops)
+    trips = None
+    if ctx.entry and ctx.level >= 1 and ctx.mode in ("grad", "vjp", "pullback") and ctx.module.backend is None:
+        floats = ctx.given_floats
+        if floats is not None:  # a loop's array_kind(x) read once, from the parameter x copies (passes/kinds_once.py)
+            probe = Ranks(ctx.body, ctx.params, ranks, ctx.locals)
+            ctx.body = read_kinds_once(ctx.body, ctx.params, lambda: FixedShapes(
+                ctx.body, ctx.params, types.SimpleNamespace(ranks=probe), ctx.ns, floats))
+            if probe.asked and not (ctx.update_ranks is not None and ctx.update_ranks.asked):
+                ctx.update_ranks = probe  # what it asked counts at emit (the entry's rank_dependent)
+
+        def trips(analysis):
+            return TripShapes(ctx.body, ctx.params, analysis, ctx.ns, floats)
     ctx.analysis = Analysis(ctx.body, results_and_stack(ctx), ctx.wrt, ctx.params, ctx.locals, ctx.source, ranks,
-                            returned)
+                            returned, trips)
     check_calls_for_effect(ctx.body, ctx.analysis, ctx.source, ignore=ctx.forward_stack)
     ctx.body = check_untransformed_calls(ctx.body, ctx.analysis, ctx.source, ctx.ns, ctx.locals)
     ctx.adjoints = Adjoints(ctx.names)
@@ -577,7 +595,7 @@ FRONT = (
 ENTRY = FRONT + (
     Pass("unpack_aux", unpack_aux),
     Pass("number_updates", number_updates, 1, reads=frozenset({"ranks"})),
-    Pass("analyse", analyse, reads=frozenset({"ranks"})),
+    Pass("analyse", analyse, reads=frozenset({"ranks", "floats"})),
     Pass("check_output", check_output),
     Pass("fusion", fusion, 1),
     Pass("scalar_seeds", scalar_seeds, 1),

@@ -499,7 +499,7 @@ def adjoint(ops, analysis, sweep, live):
         counts[key] = counts.get(key, 0) + 1
     exprs = {v: algebra.gradient_times(g, p) for v, p in derivatives.items()}
     reads = {n.id for e in exprs.values() for n in compat.walk(e) if isinstance(n, gast.Name)}
-    reads |= {v for v in derivatives if not shapes.holds_shape_of(v, r)}  # read for shape(v)
+    reads |= {v for v in derivatives if not analysis.same_shape(root, v, r)}  # read for shape(v)
     old_root = r in leaf_names and r in reads
     if old_root and r not in sweep.saved_targets(root):
         sweep.names.restore(state)
@@ -530,7 +530,7 @@ def adjoint(ops, analysis, sweep, live):
     for v in sorted(exprs, key=lambda v: v == r):  # the root's own name last: its adjoint is g
         expr = exprs[v]
         c, rest, key = primitive[v]
-        summed = shapes.holds_shape_of(v, r)
+        summed = analysis.same_shape(root, v, r)
         if counts[key] > 1:
             if key not in bound:
                 value = algebra.gradient_times(g, rest)

@@ -26,7 +26,7 @@ FLOWING = ("prim", "copy", "pack", "unpack", "call", "opaque")
 
 
 class Analysis:
-    def __init__(self, body, ret, wrt, params, locals_, source, ranks=None, returned=None):
+    def __init__(self, body, ret, wrt, params, locals_, source, ranks=None, returned=None, trips=None):
         self.locals = set(locals_)
         self.ret_names = [n for n in atom_names(ret) if n in self.locals]
         self.active = set(wrt)
@@ -48,12 +48,20 @@ class Analysis:
         # ranks: parameter -> (rank, holds an int); returned: the rank a call of a user function returns
         self.ranks = Ranks(body, params, ranks, self.locals, returned)
         self.shapes = Shapes(body, params, self.counts, self.locals | set(params), self.ranks)
+        # what the trips a reverse sweep reverses prove of shapes (passes/trip_shapes.py TripShapes), or None
+        self.trips = trips(self) if trips is not None else None
         self.reads = self._adjoint_reads(body)
         self.saved = {v for v in self.reads if self.counts.get(v, 0) > 1}
 
     def keeps_shape(self, op, i) -> bool:
         """Whether argument ``i`` of ``op`` surely gets a gradient of its shape: no un-broadcasting."""
-        return self.shapes.same(op, i) or self.ranks.keeps_shape(op, i)
+        return self.shapes.same(op, i) or self.ranks.keeps_shape(op, i) \
+            or self.trips is not None and self.trips.keeps(op, i)
+
+    def same_shape(self, op, name, result) -> bool:
+        """Whether un-broadcasting a gradient of ``result``'s shape into ``name`` is surely the identity where
+        ``op``'s adjoint runs."""
+        return self.shapes.holds_shape_of(name, result) or self.trips is not None and self.trips.same(op, name, result)
 
     def reads_of(self, op) -> set[str]:
         names = set(atom_names(op.expr))
