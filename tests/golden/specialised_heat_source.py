@@ -39,8 +39,7 @@ def dheat_source(kappa, u0, source, *, dresult=1.0):
         t5 = _stack.pop()
         du0 = add_at(du0, dt5, t17, np.s_[:-2])
         dt9 = -2 * dt5
-        du0 = add_at(du0, dt9, t17, np.s_[1:-1])
         du0 = add_at(du0, dt5, t17, np.s_[2:])
-        du0 = add_at(du0, dt2, t17, np.s_[1:-1])
+        du0 = add_at(du0, dt9 + dt2, t17, np.s_[1:-1])
     # grad of line 140: u = u0.copy()
     return dkappa, du0, dsource

@@ -82,7 +82,7 @@ from .passes.levels import (array_sizes, compute_only_shapes, dead_code, drop_un
                             inline_temporaries, keep_only_shapes, linear_recurrences, number_unbroadcasts,
                             overwritten_saves,
                             in_place_halves, read_through_copies, release_arrays, saves_in_locals, shapes_on_stack,
-                            static_shapes, written_items, invariant_shapes, where_products)
+                            static_shapes, written_items, invariant_shapes, where_products, scatter_sums)
 from .passes.number_updates import rebind_number_updates
 from .passes.split import split as split_pair
 from .passes.unused import GivenFloats, optimize, specialise_callees
@@ -594,6 +594,7 @@ ENTRY = FRONT + (
     Pass("read_through_copies", read_through_copies, 1),
     Pass("item_updates", item_updates, 1, tidy=True),
     Pass("where_products", where_products, 1, tidy=True),
+    Pass("scatter_sums", scatter_sums, 1, tidy=True),
     Pass("saves_in_locals", saves_in_locals, 2, tidy=True, needs=frozenset({"stack"})),
     Pass("overwritten_saves", overwritten_saves, 2, needs=frozenset({"stack"})),
     Pass("release_arrays", release_arrays, 2),

@@ -28,6 +28,7 @@ from .unused import drop_arrays, shapes_on_stack as _shapes_on_stack, shapes_onl
 from .saves import overwritten_on_stack
 from .static_shapes import static_shapes as _static_shapes
 from .where_products import select_products
+from .scatter_sums import sum_scatters
 from .write_in_place import write_items_in_place
 from .written_items import read_written_items
 from .invariant_shapes import hoist_invariant_shapes
@@ -105,6 +106,12 @@ def where_products(ctx: Context) -> bool:
     """``cleaned(unselected(w, c, ...), w * x)`` of ``w = np.where(c, g, 0)``, with ``x`` of ``c``'s shape, is
     ``np.where(c, g * x, 0)``: no mask, no cleaning."""
     return select_products(ctx.fn_def, ctx.analysis.shapes, ctx.ns)
+
+
+def scatter_sums(ctx: Context) -> bool:
+    """Two ``du = du + scatter(g, s, i)`` of one gradient, shape and index add ``g_1 + g_2`` once: a slice
+    read several times adds its summed gradients in one call."""
+    return sum_scatters(ctx.fn_def, ctx.ns)
 
 
 def read_through_copies(ctx: Context) -> None:
