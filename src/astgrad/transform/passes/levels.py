@@ -29,6 +29,7 @@ from .saves import overwritten_on_stack
 from .static_shapes import static_shapes as _static_shapes
 from .where_products import select_products
 from .scatter_sums import sum_scatters
+from .slice_constants import bind_slices
 from .write_in_place import write_items_in_place
 from .written_items import read_written_items
 from .invariant_shapes import hoist_invariant_shapes
@@ -219,6 +220,14 @@ def invariant_shapes(ctx: Context) -> None:
     if ctx.module.backend is None:
         for fn_def in ctx.fn_defs:
             hoist_invariant_shapes(fn_def, ctx.ns, ctx.names, ctx.analysis.ranks.rank)
+
+
+def slice_constants(ctx: Context) -> None:
+    """``np.s_[1:-1]`` of literal slices and ints read from a constant the module binds once (the numpy
+    backend's), in every function made; last, so no pass that reads ``np.s_`` sees a name."""
+    if ctx.module.backend is None:
+        for fn_def in ctx.fn_defs:
+            bind_slices(fn_def, ctx.ns)
 
 
 def _numbers(ctx: Context) -> list:
