@@ -135,3 +135,44 @@ def test_burgers_adds_into_u_s_middle_once_a_step():
 
 def test_a_write_between_the_reads_keeps_two_adds():
     assert _adds_into_the_middle(_source(written_between, U.copy())) >= 2
+
+
+# ---- one view for a slice read again (passes/slice_views.py)
+
+def written_in_place_between(x):
+    u = x.copy()
+    a = u[1:-1] * u[1:-1]
+    u[2:4] = u[2:4] * 3.0  # u's memory written between its reads of u[1:-1]
+    b = u[1:-1] * u[1:-1]
+    return np.sum(a * b)
+
+
+def rebound_between(x):
+    u = x * 1.0
+    a = u[1:-1] * u[1:-1]
+    u = u * u
+    b = u[1:-1] * u[1:-1] + a
+    return np.sum(a * b)
+
+
+class Marked(np.ndarray):
+    pass
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("f", [written_in_place_between, rebound_between], ids=lambda f: f.__name__)
+def test_a_write_or_rebinding_between_two_reads(f, level):
+    got = astgrad.grad(f, optimize=level)(U.copy())
+    np.testing.assert_allclose(got, gradient(f, U.copy()), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_a_subclass_of_ndarray(level):
+    got_nu, got_u = astgrad.grad(burgers, wrt=(0, 1), optimize=level)(0.7, U.copy().view(Marked))
+    np.testing.assert_allclose(got_u, gradient(lambda u: burgers(0.7, u), U.copy()), rtol=1e-6, atol=1e-7)
+
+
+def test_burgers_makes_one_view_of_u_s_middle_a_step():
+    source = _source(burgers, 0.7, U.copy(), wrt=(0, 1))
+    forward = source.split("for _ in range(")[1].split("reversed(")[0]
+    assert forward.count("u[1:-1]") == 1

@@ -83,7 +83,7 @@ from .passes.levels import (array_sizes, compute_only_shapes, dead_code, drop_un
                             overwritten_saves,
                             in_place_halves, read_through_copies, release_arrays, saves_in_locals, shapes_on_stack,
                             static_shapes, written_items, invariant_shapes, where_products, scatter_sums,
-                            slice_constants)
+                            slice_constants, slice_views)
 from .passes.number_updates import rebind_number_updates
 from .passes.split import split as split_pair
 from .passes.unused import GivenFloats, optimize, specialise_callees
@@ -596,6 +596,7 @@ ENTRY = FRONT + (
     Pass("item_updates", item_updates, 1, tidy=True),
     Pass("where_products", where_products, 1, tidy=True),
     Pass("scatter_sums", scatter_sums, 1, tidy=True),
+    Pass("slice_views", slice_views, 1),
     Pass("saves_in_locals", saves_in_locals, 2, tidy=True, needs=frozenset({"stack"})),
     Pass("overwritten_saves", overwritten_saves, 2, needs=frozenset({"stack"})),
     Pass("release_arrays", release_arrays, 2),

@@ -30,6 +30,7 @@ from .static_shapes import static_shapes as _static_shapes
 from .where_products import select_products
 from .scatter_sums import sum_scatters
 from .slice_constants import bind_slices
+from .slice_views import share_slice_views
 from .write_in_place import write_items_in_place
 from .written_items import read_written_items
 from .invariant_shapes import hoist_invariant_shapes
@@ -113,6 +114,12 @@ def scatter_sums(ctx: Context) -> bool:
     """Two ``du = du + scatter(g, s, i)`` of one gradient, shape and index add ``g_1 + g_2`` once: a slice
     read several times adds its summed gradients in one call."""
     return sum_scatters(ctx.fn_def, ctx.ns)
+
+
+def slice_views(ctx: Context) -> bool:
+    """``t4 = u[1:-1]`` read again with nothing between that rebinds ``u`` or writes into an array is
+    ``t4 = t1`` of the view ``t1 = u[1:-1]`` made first (read through where ``t4`` is not saved)."""
+    return share_slice_views(ctx.fn_def, ctx.ns, ctx.names.temps)
 
 
 def read_through_copies(ctx: Context) -> None:
