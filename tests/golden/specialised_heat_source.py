@@ -15,7 +15,7 @@ def dheat_source(kappa, u0, source, *, dresult=1.0):
         t4 = kappa * t5
         t2 = t3 + t4
         t1 = t2 + source
-        t11 = setitem_into(u, np.s_[1:-1], t1)
+        t11 = setitem_into(u, s_1_to_m1, t1)
         u = t11
     checked(reduced_shape(shape(u), None, False) if floats(u) else np.sum(u ** 2))
     # grad of line 143: return np.sum(u ** 2)
@@ -30,17 +30,16 @@ def dheat_source(kappa, u0, source, *, dresult=1.0):
     for _ in reversed(range(10)):
         # grad of line 142: u[1:-1] = u[1:-1] + kappa * (u[2:] - 2 * u[1:-1] + u[:-2]) + source
         dt11 = du0
-        du0 = setitem(dt11, np.s_[1:-1], 0)
-        dt1 = unbroadcast(dt11[np.s_[1:-1]], t14)
+        du0 = setitem(dt11, s_1_to_m1, 0)
+        dt1 = unbroadcast(dt11[s_1_to_m1], t14)
         dt2 = unbroadcast(dt1, t15)
         dsource = dsource + unbroadcast(dt1, t16)
         dkappa = dkappa + summed(dt2 * t5)
         dt5 = dt2 * kappa
         t5 = _stack.pop()
-        du0 = add_at(du0, dt5, t17, np.s_[:-2])
+        du0 = add_at(du0, dt5, t17, s_to_m2)
         dt9 = -2 * dt5
-        du0 = add_at(du0, dt9, t17, np.s_[1:-1])
-        du0 = add_at(du0, dt5, t17, np.s_[2:])
-        du0 = add_at(du0, dt2, t17, np.s_[1:-1])
+        du0 = add_at(du0, dt5, t17, s_2_on)
+        du0 = add_at(du0, dt9 + dt2, t17, s_1_to_m1)
     # grad of line 140: u = u0.copy()
     return dkappa, du0, dsource

@@ -86,7 +86,8 @@ from .passes.levels import (array_sizes, compute_only_shapes, dead_code, drop_un
                             inline_temporaries, keep_only_shapes, linear_recurrences, number_unbroadcasts,
                             overwritten_saves,
                             in_place_halves, read_through_copies, release_arrays, saves_in_locals, shapes_on_stack,
-                            static_shapes, written_items, invariant_shapes, where_products)
+                            static_shapes, written_items, invariant_shapes, where_products, scatter_sums,
+                            slice_constants, slice_views)
 from .passes.number_updates import rebind_number_updates
 from .passes.trip_shapes import TripShapes
 from .passes.kinds_once import read_kinds_once
@@ -616,6 +617,8 @@ ENTRY = FRONT + (
     Pass("read_through_copies", read_through_copies, 1),
     Pass("item_updates", item_updates, 1, tidy=True),
     Pass("where_products", where_products, 1, tidy=True),
+    Pass("scatter_sums", scatter_sums, 1, tidy=True),
+    Pass("slice_views", slice_views, 1),
     Pass("saves_in_locals", saves_in_locals, 2, tidy=True, needs=frozenset({"stack"})),
     Pass("overwritten_saves", overwritten_saves, 2, needs=frozenset({"stack"})),
     Pass("release_arrays", release_arrays, 2),
@@ -625,6 +628,7 @@ ENTRY = FRONT + (
     Pass("array_sizes", array_sizes, 2, reads=frozenset({"ranks"})),
     Pass("written_items", written_items, 1),
     Pass("invariant_shapes", invariant_shapes, 1, reads=frozenset({"ranks"})),
+    Pass("slice_constants", slice_constants, 1),
     Pass("emit", emit, reads=frozenset({"ranks", "floats"})),
 )
 
@@ -636,11 +640,12 @@ CALLEE = FRONT + (
     Pass("remat", remat, 2),
     Pass("reverse", reverse_callee),
 ) + tuple(p for p in ENTRY[ENTRY.index(next(p for p in ENTRY if p.name == "reverse")) + 1:]
-          if p.name not in ("in_place", "written_items", "invariant_shapes", "emit")) + (
+          if p.name not in ("in_place", "written_items", "invariant_shapes", "slice_constants", "emit")) + (
     Pass("split", split, reads=frozenset({"floats"})),
     Pass("in_place", in_place_halves, 2),
     Pass("written_items", written_items, 1),
     Pass("invariant_shapes", invariant_shapes, 1, reads=frozenset({"ranks"})),
+    Pass("slice_constants", slice_constants, 1),
 )
 
 

@@ -29,6 +29,9 @@ from .unused import drop_arrays, shapes_on_stack as _shapes_on_stack, shapes_onl
 from .saves import overwritten_on_stack
 from .static_shapes import static_shapes as _static_shapes
 from .where_products import select_products
+from .scatter_sums import sum_scatters
+from .slice_constants import bind_slices
+from .slice_views import share_slice_views
 from .write_in_place import write_items_in_place
 from .written_items import read_written_items
 from .invariant_shapes import hoist_invariant_shapes
@@ -119,6 +122,18 @@ def where_products(ctx: Context) -> bool:
     """``cleaned(unselected(w, c, ...), w * x)`` of ``w = np.where(c, g, 0)``, with ``x`` of ``c``'s shape, is
     ``np.where(c, g * x, 0)``: no mask, no cleaning."""
     return select_products(ctx.fn_def, ctx.analysis.shapes, ctx.ns)
+
+
+def scatter_sums(ctx: Context) -> bool:
+    """Two ``du = du + scatter(g, s, i)`` of one gradient, shape and index add ``g_1 + g_2`` once: a slice
+    read several times adds its summed gradients in one call."""
+    return sum_scatters(ctx.fn_def, ctx.ns)
+
+
+def slice_views(ctx: Context) -> bool:
+    """``t4 = u[1:-1]`` read again with nothing between that rebinds ``u`` or writes into an array is
+    ``t4 = t1`` of the view ``t1 = u[1:-1]`` made first (read through where ``t4`` is not saved)."""
+    return share_slice_views(ctx.fn_def, ctx.ns, ctx.names.temps)
 
 
 def read_through_copies(ctx: Context) -> None:
@@ -226,6 +241,14 @@ def invariant_shapes(ctx: Context) -> None:
     if ctx.module.backend is None:
         for fn_def in ctx.fn_defs:
             hoist_invariant_shapes(fn_def, ctx.ns, ctx.names, ctx.analysis.ranks.rank, callee=not ctx.entry)
+
+
+def slice_constants(ctx: Context) -> None:
+    """``np.s_[1:-1]`` of literal slices and ints read from a constant the module binds once (the numpy
+    backend's), in every function made; last, so no pass that reads ``np.s_`` sees a name."""
+    if ctx.module.backend is None:
+        for fn_def in ctx.fn_defs:
+            bind_slices(fn_def, ctx.ns)
 
 
 def _numbers(ctx: Context) -> list:
