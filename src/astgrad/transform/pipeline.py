@@ -82,7 +82,7 @@ from .passes.levels import (array_sizes, compute_only_shapes, dead_code, drop_un
                             inline_temporaries, keep_only_shapes, linear_recurrences, number_unbroadcasts,
                             overwritten_saves,
                             in_place_halves, read_through_copies, release_arrays, saves_in_locals, shapes_on_stack,
-                            static_shapes, written_items, invariant_shapes, where_products)
+                            static_shapes, written_items, invariant_shapes, where_products, item_adds)
 from .passes.number_updates import rebind_number_updates
 from .passes.split import split as split_pair
 from .passes.unused import GivenFloats, optimize, specialise_callees
@@ -603,6 +603,7 @@ ENTRY = FRONT + (
     Pass("array_sizes", array_sizes, 2, reads=frozenset({"ranks"})),
     Pass("written_items", written_items, 1),
     Pass("invariant_shapes", invariant_shapes, 1, reads=frozenset({"ranks"})),
+    Pass("item_adds", item_adds, 2, reads=frozenset({"ranks"})),
     Pass("emit", emit, reads=frozenset({"ranks", "floats"})),
 )
 
@@ -614,11 +615,12 @@ CALLEE = FRONT + (
     Pass("remat", remat, 2),
     Pass("reverse", reverse_callee),
 ) + tuple(p for p in ENTRY[ENTRY.index(next(p for p in ENTRY if p.name == "reverse")) + 1:]
-          if p.name not in ("in_place", "written_items", "invariant_shapes", "emit")) + (
+          if p.name not in ("in_place", "written_items", "invariant_shapes", "item_adds", "emit")) + (
     Pass("split", split, reads=frozenset({"floats"})),
     Pass("in_place", in_place_halves, 2),
     Pass("written_items", written_items, 1),
     Pass("invariant_shapes", invariant_shapes, 1, reads=frozenset({"ranks"})),
+    Pass("item_adds", item_adds, 2, reads=frozenset({"ranks"})),
 )
 
 
