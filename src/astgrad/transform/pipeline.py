@@ -547,6 +547,8 @@ def emit(ctx: Context) -> None:
                          f"{code.co_firstlineno}>")
     namespace = module.ns.globals
     namespace[STACK_MARK] = module.ns.stack  # a transformation of this code again knows its stack (forward.py)
+    if not namespace.live:  # nothing read live: a plain dict, whose global reads CPython caches (not a subclass's)
+        namespace = dict(namespace)
     filename = compile_source(module.source, filename, namespace)
     dependencies = module.dependencies
     for used in module.sources:
