@@ -44,7 +44,7 @@ def _through_the_table(fn):
     old = fn.__globals__
     new = LiveGlobals()
     new.update(old)
-    new.live = dict(old.live)
+    new.live = dict(getattr(old, "live", {}))  # a plain dict where the module reads nothing live
 
     def dispatching(helper):
         def wrapper(*args, **kwargs):

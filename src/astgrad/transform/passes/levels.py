@@ -35,6 +35,7 @@ from .slice_views import share_slice_views
 from .write_in_place import write_items_in_place
 from .written_items import read_written_items
 from .invariant_shapes import hoist_invariant_shapes
+from .item_adds import add_items_in_place
 
 if TYPE_CHECKING:  # the passes' one argument; pipeline.py imports this module
     from ..pipeline import Context
@@ -249,6 +250,16 @@ def slice_constants(ctx: Context) -> None:
     if ctx.module.backend is None:
         for fn_def in ctx.fn_defs:
             bind_slices(fn_def, ctx.ns)
+
+
+def item_adds(ctx: Context) -> None:
+    """``d = add_at(d, g, s, i)`` in a loop written ``d[i] += g`` behind one test of ``d`` before the loop and
+    one of ``g``'s type a trip, where ``i`` is surely an integer (the numpy backend's), in every function made."""
+    if ctx.module.backend is None:
+        ranks = ctx.analysis.ranks
+        for fn_def in ctx.fn_defs:
+            add_items_in_place(fn_def, ctx.ns, ctx.names,
+                               lambda name: ranks.value.get(name) if ranks.rank(name) is not None else None)
 
 
 def _numbers(ctx: Context) -> list:

@@ -675,6 +675,12 @@ def add_at(total, g, shape, index):
 _FLOAT64 = np.dtype(np.float64)
 
 
+def adds_items(total, shape) -> bool:
+    """Whether ``add_at(total, g, shape, i)`` of a numpy float64 ``g`` at an integer ``i`` is ``total[i] += g``: ``total``
+    a writeable float64 array of that shape (passes/item_adds.py tests it once before a loop)."""
+    return type(total) is np.ndarray and total.dtype is _FLOAT64 and total.shape == shape and total.flags.writeable
+
+
 def setitem_into(a, index, value):
     """``setitem(a, index, value)`` written into ``a`` itself where it is a writeable numpy array.
 

@@ -56,7 +56,8 @@ def plan(functions, namespace, generated, wrt=()):
     """The function that runs ``generated`` under the net, or None when its code calls no door.
 
     ``functions``: the module's gast function definitions; ``namespace``:
-    its globals (a ``LiveGlobals``); ``wrt``: the differentiated parameters.
+    its globals (a ``LiveGlobals``, or a plain dict where nothing is read live); ``wrt``: the differentiated
+    parameters.
     The entry's other parameters handed by name to a call run for its effect
     are left writeable: the static checks let that call write into them
     (they carry no gradient and nothing read them before it).  Rebinds, in
@@ -77,7 +78,7 @@ def plan(functions, namespace, generated, wrt=()):
                 foreseen.update(a.id for a in stmt.value.args
                                 if isinstance(a, gast.Name) and a.id in entry_params and a.id not in wrt)
     bound = [value for name, value in dict.items(namespace) if not name.startswith("__") and _data(value)]
-    live = list(namespace.live.values())
+    live = list(getattr(namespace, "live", {}).values())  # a plain dict where nothing is read live
     return _guard(generated, [i for i, p in enumerate(entry_params) if p not in foreseen], foreseen, bound, live)
 
 
