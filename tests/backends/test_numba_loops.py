@@ -45,7 +45,23 @@ def kernels():
     @numba.njit
     def summed(to, u, v, s, c):
         return loops.summed(STENCIL, to, u, v, s, c)
-    return stencil, quotient, summed
+    @numba.njit
+    def adding(total, shape, index, a, b):  # add_at(total, a * 2.0 - np.exp(b), shape, index)
+        return loops.add_elementwise(ADDED, total, shape, index, a, b)
+
+    @numba.njit
+    def added(total, shape, index, a, b):
+        return loops.added_elementwise(ADDED, total, shape, index, a, b)
+    return stencil, quotient, summed, adding, added
+
+
+ADDED = "((_0 * 2.0) - np.exp(_1))"
+
+
+def numpy_added(total, a, b, index):
+    out = np.array(total, dtype=float)
+    out[index] += a * 2.0 - np.exp(b)
+    return out
 
 
 @pytest.mark.parametrize("v_shape", [(4, 5), (1, 5), (4, 1)])
@@ -84,6 +100,55 @@ def test_a_sum_to_a_number_is_the_expressions_sum_and_to_a_shape_unbroadcast(ker
     np.testing.assert_allclose(kernels[2]((), u, v, -1, 0.3), np.sum(want), rtol=1e-13)
     np.testing.assert_allclose(kernels[2]((1, 5), u, v, -1, 0.3), np.sum(want, axis=0, keepdims=True), rtol=1e-13)
     assert kernels[2]((), np.zeros((0, 5)), np.zeros((1, 5)), 1, 0.3) == 0.0
+
+
+# ------------------------------------------------------------------ an expression added at a slice
+
+@pytest.mark.parametrize("index", [slice(1, -1), slice(None, -2), slice(2, None), slice(None, None, -1),
+                                   slice(0, 6, 2)])
+def test_an_expression_added_at_a_slice_is_numpys_in_place_and_into_a_copy(kernels, index):
+    rng = np.random.default_rng(3)
+    total = rng.standard_normal(7)
+    part = total[index].shape
+    a, b = rng.standard_normal(part), rng.standard_normal(part)
+    want = numpy_added(total, a, b, index)
+    copy = total.copy()
+    np.testing.assert_allclose(kernels[4](copy, (7,), index, a, b), want, rtol=1e-14, atol=1e-15)
+    assert np.array_equal(copy, total)  # added_at: a copy
+    got = kernels[3](copy, (7,), index, a, b)
+    assert got is copy or np.shares_memory(got, copy)  # add_at: into total itself
+    np.testing.assert_allclose(got, want, rtol=1e-14, atol=1e-15)
+
+
+def test_an_operand_that_is_a_view_of_the_total_is_computed_first():
+    """The loop adding into ``total`` would read elements it had written (``total[:-2]`` shifted two
+    places): the addresses overlap, so the value is computed as an array first, as numpy does."""
+    from astgrad.backends.numba import helpers, loops
+    helpers.register()
+
+    @numba.njit
+    def shifted(total):
+        return loops.add_elementwise("(_0 * 2.0)", total, total.shape, slice(2, None), total[:-2])
+
+    @numba.njit
+    def reversed_view(total):
+        return loops.add_elementwise("(_0 + 1.0)", total, total.shape, slice(None, None, 1), total[::-1])
+    total = np.arange(6.0)
+    want = total.copy()
+    want[2:] += total[:-2] * 2.0
+    np.testing.assert_array_equal(shifted(total.copy()), want)
+    np.testing.assert_array_equal(reversed_view(total.copy()), np.arange(6.0) + np.arange(6.0)[::-1] + 1.0)
+
+
+def test_added_values_that_broadcast_or_do_not_fit_are_added_as_written(kernels):
+    total = np.arange(7.0)
+    a, b = np.array([0.5]), np.linspace(0.0, 1.0, 5)  # a broadcasts
+    np.testing.assert_allclose(kernels[3](total.copy(), (7,), slice(1, -1), a, b),
+                               numpy_added(total, a, b, slice(1, -1)), rtol=1e-14)
+    with pytest.raises(ValueError):  # 4 values into 5 places
+        kernels[3](total.copy(), (7,), slice(1, -1), np.ones(4), np.ones(4))
+    ints = np.arange(7)  # not float64: add_at's own rules (the sum as written)
+    np.testing.assert_allclose(kernels[4](ints, (7,), slice(1, -1), a, b), numpy_added(ints, a, b, slice(1, -1)))
 
 
 # ------------------------------------------------------------------ additions into one name, merged
@@ -137,3 +202,34 @@ def test_a_roll_stencils_gradient_is_numpys_and_central_differences(w_shape):
     for position, a, b in zip((0, 1, 2), got, astgrad.grad(wave, wrt=(0, 1, 2))(*args)):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-13)
         np.testing.assert_allclose(a, _numeric.numeric_grad(wave, args, position), rtol=1e-6, atol=1e-8)
+
+
+def heat(kappa, u0, w):
+    u = u0.copy()
+    for _ in range(3):
+        u[1:-1] = u[1:-1] + kappa * w * (u[2:] - 2 * u[1:-1] + u[:-2])
+    return np.sum(u ** 2)
+
+
+def burgers(nu, u0):
+    u = u0.copy()
+    for _ in range(3):
+        back = u[1:-1] - u[:-2]
+        ahead = u[2:] - u[1:-1]
+        advect = np.where(u[1:-1] > 0, u[1:-1] * back, u[1:-1] * ahead)
+        u[1:-1] = u[1:-1] - 0.1 * advect + nu * (ahead - back)
+    return np.sum(u ** 2)
+
+
+@pytest.mark.parametrize("fn, args", [
+    (heat, (0.2, np.sin(np.linspace(0.0, 3.0, 8)), 1.5)),
+    (heat, (0.2, np.sin(np.linspace(0.0, 3.0, 8)), np.linspace(0.5, 1.5, 6))),  # a weight array per point
+    (burgers, (0.05, np.sin(np.linspace(0.0, 6.0, 9)) + 0.3)),
+])
+def test_gradients_adding_an_expression_at_a_slice_are_numpys_and_central_differences(fn, args):
+    gradient = astgrad.grad(fn, wrt=(0, 1), backend="numba")
+    got = gradient(*args)
+    assert "add_elementwise(" in gradient.source
+    for position, a, b in zip((0, 1), got, astgrad.grad(fn, wrt=(0, 1))(*args)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-13)
+        np.testing.assert_allclose(a, _numeric.numeric_grad(fn, args, position), rtol=1e-6, atol=1e-8)

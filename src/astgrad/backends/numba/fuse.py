@@ -12,7 +12,9 @@ gives the same values:
   that declares it) by arithmetic (``+ - * / **``, unary minus) or a numpy
   ufunc on names, numbers, items or slices of names (``z[:, j]``) and such
   expressions, and read once, later in
-  the same block, as an operand of arithmetic or of a ufunc;
+  the same block, as an operand of arithmetic or of a ufunc, or as the
+  value ``add_at``/``added_at`` adds at a slice (loops.py adds it element by
+  element, or computes it first);
 * between the two, no statement binds a name the expression reads, writes
   into an item or an attribute, adds into an array in place (``add_at``),
   or changes a list the expression reads an item of (a method call on it,
@@ -219,6 +221,8 @@ def _operand_of_elementwise(stmt, name, namespace) -> bool:
                 or isinstance(node, gast.UnaryOp) and name in _names(node.operand):
             return _elementwise(node, namespace)
         if isinstance(node, gast.Call) and name in _names(*node.args):
+            if _callee(node.func, namespace) in _ADDS_AT:  # the added value: loops.py adds it element by element
+                return len(node.args) == 4 and not node.keywords and _names(node.args[1]) == {name}
             return not rolled_read(node, namespace) and _elementwise(node, namespace)  # not into a roll's array
     return False
 
@@ -261,6 +265,9 @@ def _changes_in_place(stmt, read, namespace) -> bool:
             return True
     return False
 
+
+#: the gradient of a read of a slice added at it (``add_at(total, g, shape, index)``), in place or into a copy
+_ADDS_AT = (runtime.add_at, runtime.added_at)
 
 #: helpers that change a list given to them in place
 _LIST_CHANGERS = (sequences.grow, sequences.split_last, runtime.add_item)

@@ -1,6 +1,6 @@
-"""Stencil steps as one loop: rolled reads inside elementwise expressions, and gradients added up in one sum.
+"""Stencil steps as one loop: rolled reads inside elementwise expressions, gradients added up in one sum.
 
-Three rewrites of the Numba text, after ``fuse`` wrote single-use temporaries
+Four rewrites of the Numba text, after ``fuse`` wrote single-use temporaries
 into their readers:
 
 * **Chains of additions into one name.**  The reverse sweep adds each
@@ -26,6 +26,13 @@ into their readers:
   of an elementwise ``E`` and a parameter ``p`` becomes
   ``summed('<E>', shape(p), ...)``: where ``p`` is a number, the same loop
   adds the elements up instead of writing an array for ``np.sum``.
+* **A value added at a slice in the loop.**  ``add_at(d, E, shape, index)``
+  (and ``added_at``, into a copy) of an elementwise ``E`` becomes
+  ``add_elementwise('<E>', d, shape, index, ...)``: each element of ``E``
+  added into ``d[index]`` as it is computed, where ``d`` is a 1-d float64
+  array of ``shape``, every array ``E`` reads has the slice's length, and no
+  such array shares memory with ``d`` (a view of ``d`` could read an element
+  already added to); otherwise ``E`` is computed first, as written.
 """
 
 from __future__ import annotations
@@ -57,6 +64,17 @@ def summed(template, to, *operands):
     """``unbroadcast(elementwise(template, *operands), to)``: compiled, a loop adding up the elements where
     ``to`` is the shape of a number (no array for the expression)."""
     return runtime.unbroadcast(_evaluate(template, operands), to)
+
+
+def add_elementwise(template, total, shape, index, *operands):
+    """``add_at(total, elementwise(template, *operands), shape, index)``: compiled, one loop adding each
+    element into ``total[index]`` (no array for the value) where that is proven to give the same numbers."""
+    return runtime.add_at(total, _evaluate(template, operands), shape, index)
+
+
+def added_elementwise(template, total, shape, index, *operands):
+    """``add_elementwise`` into a copy of ``total`` (``added_at``'s)."""
+    return runtime.added_at(total, _evaluate(template, operands), shape, index)
 
 
 def as_written(template, *operands):
@@ -167,6 +185,17 @@ class _Loops(gast.NodeTransformer):
             helper = compat.name(fuse._bound(self.namespace, summed))
             return compat.call(helper, [gast.Constant(value=template, kind=None), self.visit(node.args[1])]
                                + [self.visit(o) for o in operands])
+        adding = self._adding(node.func) if isinstance(node, gast.Call) and len(node.args) == 4 \
+            and not node.keywords else None
+        if adding is not None and self._operation(node.args[1]):
+            # the value added at a slice: each element added as it is computed, no array for the value
+            template = self._template(node.args[1], operands)
+            if "rolled(" not in template:
+                helper = compat.name(fuse._bound(self.namespace, adding))
+                return compat.call(helper, [gast.Constant(value=template, kind=None)]
+                                   + [self.visit(a) for a in (node.args[0], node.args[2], node.args[3])]
+                                   + [self.visit(o) for o in operands])
+            operands = []
         if isinstance(node, gast.expr) and self._operation(node):
             template = self._template(node, operands)
             if "rolled(" in template:
@@ -174,6 +203,13 @@ class _Loops(gast.NodeTransformer):
                 return compat.call(helper, [gast.Constant(value=template, kind=None)]
                                    + [self.visit(o) for o in operands])
         return self.generic_visit(node)
+
+    def _adding(self, func):
+        """The helper adding an expression element by element for ``add_at`` or ``added_at``; else None."""
+        callee = fuse._callee(func, self.namespace)
+        if callee is runtime.add_at:
+            return add_elementwise
+        return added_elementwise if callee is runtime.added_at else None
 
     def _parameter_shape(self, node) -> bool:
         """``shape(p)`` of a parameter ``p`` (where a gradient is summed to a number; of a value the code
@@ -252,11 +288,32 @@ def register(overload, types) -> None:
             return _function(_unpacked(len(operands), "to, ") + f"    return unbroadcast({written}, to)\n")
         return _function(text.replace("(template, *operands)", "(template, to, *operands)"))
 
+    for helper, copy in ((add_elementwise, False), (added_elementwise, True)):
+        _register_adding(overload, types, helper, copy)
+
     @overload(as_written, prefer_literal=True)
     def _as_written(template, *operands):
         if not isinstance(template, types.StringLiteral):
             return None
         return _function(_unpacked(len(operands)) + f"    return {template.literal_value}\n")
+
+
+def _register_adding(overload, types, helper, copy) -> None:
+    """``add_elementwise`` (``added_elementwise`` where ``copy``): its loop where the kinds allow it."""
+    adding = runtime.added_at if copy else runtime.add_at
+
+    @overload(helper, prefer_literal=True, jit_options={"error_model": "numpy"})
+    def _adding(template, total, shape, index, *operands):
+        if not isinstance(template, types.StringLiteral):
+            return None
+        text = None
+        if isinstance(total, types.Array) and total.mutable and total.ndim == 1 and total.dtype == types.float64 \
+                and isinstance(index, types.SliceType) and isinstance(shape, types.BaseTuple) and len(shape) == 1:
+            text = _loop_text(template.literal_value, list(operands), types, into=copy)
+        if text is None:
+            written = _written(template.literal_value, len(operands))
+            text = _unpacked(len(operands), "total, shape, index, ") + f"    return adding(total, {written}, shape, index)\n"
+        return _function(text, adding=adding)
 
 
 def _written(template, count) -> str:
@@ -269,13 +326,14 @@ def _unpacked(count, more="") -> str:
         f"    _{k} = operands[{k}]\n" for k in range(count))
 
 
-def _function(text):
-    namespace = {"np": np, "rolled": shaping.rolled, "as_written": as_written, "unbroadcast": runtime.unbroadcast}
+def _function(text, **names):
+    namespace = {"np": np, "rolled": shaping.rolled, "as_written": as_written, "unbroadcast": runtime.unbroadcast,
+                 **names}
     exec(compile(text, "<astgrad numba loop>", "exec"), namespace)
     return namespace["implementation"]
 
 
-def _loop_text(template, kinds, types, summed=False):
+def _loop_text(template, kinds, types, summed=False, into=None):
     """The loop computing ``template`` element by element over the broadcast shape of its arrays, or None
     where the kinds do not allow it.  A loop reading each array at the same index where all have the
     result's shape; else one reading index 0 along an axis of length 1 (numpy's broadcasting)."""
@@ -341,6 +399,8 @@ def _loop_text(template, kinds, types, summed=False):
     except _NotALoop:
         return None
     names = sorted({f"_{k}" for k in arrays})
+    if into is not None:
+        return _adding_text(template, len(kinds), names, direct, rolls, rank, into)
     size = ", ".join(f"n{a}" for a in range(rank))
     lines = [_unpacked(len(kinds)).rstrip("\n")] + [f"    n{a} = 1" for a in range(rank)]
     for name in names:
@@ -358,6 +418,30 @@ def _loop_text(template, kinds, types, summed=False):
     lines += [f"        s{name}_{a} = 1 if {name}.shape[{a}] != 1 else 0" for name in names for a in range(rank)]
     lines += _nest(rank, rolls, spread, "    ", summed)
     lines.append("    return total" if summed else "    return out")
+    return "\n".join(lines) + "\n"
+
+
+def _adding_text(template, count, names, direct, rolls, rank, copy):
+    """``add_at(total, <template>, shape, index)`` (``added_at`` where ``copy``) as one loop adding each element
+    into ``total[index]``, a 1-d slice of a 1-d float64 ``total``; or None.  The loop runs where ``total`` has
+    the shape ``shape`` and every array operand the slice's (no broadcasting) and, adding into ``total``
+    itself, no operand shares memory with ``total`` (a view of it may read an element the loop has written);
+    otherwise the value is computed as written and added as ``add_at`` adds it."""
+    if rank != 1 or rolls:
+        return None
+    fallback = f"        return adding(total, {_written(template, count)}, shape, index)"
+    lines = [_unpacked(count, "total, shape, index, ").rstrip("\n"), "    if total.shape != shape:", fallback,
+             "    n0 = total[index].shape[0]",
+             f"    if not ({' and '.join(f'{name}.shape[0] == n0' for name in names)}):", fallback]
+    if not copy:  # the addresses each array spans, first byte to last
+        lines += ["    a = np.intp(total.ctypes.data)", "    b = a + (total.shape[0] - 1) * total.strides[0]",
+                  "    low, high = min(a, b), max(a, b) + 8"]
+        for name in names:
+            lines += [f"    a = np.intp({name}.ctypes.data)", f"    b = a + ({name}.shape[0] - 1) * {name}.strides[0]",
+                      f"    if {name}.shape[0] > 0 and total.shape[0] > 0 and min(a, b) < high and low < max(a, b) + 8:",
+                      fallback]
+    lines += ["    out = total.copy()" if copy else "    out = total", "    part = out[index]",
+              "    for i0 in range(n0):", f"        part[i0] += {direct}", "    return out"]
     return "\n".join(lines) + "\n"
 
 
