@@ -151,6 +151,47 @@ def test_added_values_that_broadcast_or_do_not_fit_are_added_as_written(kernels)
     np.testing.assert_allclose(kernels[4](ints, (7,), slice(1, -1), a, b), numpy_added(ints, a, b, slice(1, -1)))
 
 
+# ------------------------------------------------------------------ unbroadcast inside an expression
+
+NO_OP = "(_0 + unbroadcast((_1 * _2), _3))"
+
+
+@pytest.fixture(scope="module")
+def no_op():
+    from astgrad.backends.numba import helpers, loops
+    helpers.register()
+
+    @numba.njit
+    def kernel(a, b, c, to):
+        return loops.elementwise(NO_OP, a, b, c, to)
+    return kernel
+
+
+@pytest.mark.parametrize("a_shape, b_shape, to", [
+    ((4, 5), (4, 5), (4, 5)),  # one shape: the loop, unbroadcast a no-op
+    ((4, 5), (1, 5), (1, 5)),  # b broadcasts: as written
+    ((1, 5), (4, 5), (1, 5)),  # to is not b's shape: b * c summed over the rows, as written
+    ((2, 5), (3, 5), (1, 5)),  # a and b do not broadcast, but a and the sum of b's rows do
+    ((0, 5), (0, 5), (0, 5)),
+])
+def test_an_unbroadcast_inside_an_expression_is_dropped_only_where_it_is_proven_a_no_op(no_op, a_shape, b_shape, to):
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_normal(a_shape), rng.standard_normal(b_shape)
+    want = a + runtime.unbroadcast(b * 0.3, to)
+    np.testing.assert_allclose(no_op(a, b, 0.3, to), want, rtol=1e-14, atol=1e-15)
+
+
+def test_an_unbroadcast_of_a_number_inside_an_expression_is_computed_as_written():
+    from astgrad.backends.numba import helpers, loops
+    helpers.register()
+
+    @numba.njit
+    def kernel(a, b, to):
+        return loops.elementwise("(_0 * unbroadcast(_1, _2))", a, b, to)
+    a = np.arange(4.0)
+    np.testing.assert_array_equal(kernel(a, 2.5, (4,)), a * 2.5)
+
+
 # ------------------------------------------------------------------ additions into one name, merged
 
 def merged(text):
@@ -233,3 +274,26 @@ def test_gradients_adding_an_expression_at_a_slice_are_numpys_and_central_differ
     for position, a, b in zip((0, 1), got, astgrad.grad(fn, wrt=(0, 1))(*args)):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-13)
         np.testing.assert_allclose(a, _numeric.numeric_grad(fn, args, position), rtol=1e-6, atol=1e-8)
+
+
+def verlet(vel0, pos0, mass, dt, steps):  # dt a constant instead: refused today (dacc a number, then an array)
+    pos, vel = pos0.copy(), vel0.copy()
+    acc = -pos / mass
+    for _ in range(steps):
+        vel += 0.5 * dt * acc
+        pos += dt * vel
+        acc = -pos / mass
+        vel += 0.5 * dt * acc
+    return np.sum(pos * vel) + np.sum(vel ** 2)
+
+
+@pytest.mark.parametrize("mass", [np.linspace(0.5, 1.5, 5), np.array([1.3])])  # one shape, and a mass broadcast
+def test_a_gradient_through_unbroadcasts_that_do_nothing_is_numpys_and_central_differences(mass):
+    rng = np.random.default_rng(5)
+    args = (rng.standard_normal(5), rng.standard_normal(5), mass, 0.2, 3)
+    gradient = astgrad.grad(verlet, wrt=(0, 1), backend="numba")
+    got = gradient(*args)
+    assert "unbroadcast((" in gradient.source
+    for position, a, b in zip((0, 1), got, astgrad.grad(verlet, wrt=(0, 1))(*args)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-13)
+        np.testing.assert_allclose(a, _numeric.numeric_grad(verlet, args, position), rtol=1e-6, atol=1e-8)

@@ -33,6 +33,10 @@ into their readers:
   array of ``shape``, every array ``E`` reads has the slice's length, and no
   such array shares memory with ``d`` (a view of ``d`` could read an element
   already added to); otherwise ``E`` is computed first, as written.
+
+An ``unbroadcast(E, shape(x))`` inside such an expression does not split
+it: its loop runs where every array has one shape and every such shape is
+that one (``unbroadcast`` then returns ``E``), else the expression as written.
 """
 
 from __future__ import annotations
@@ -84,7 +88,8 @@ def as_written(template, *operands):
 
 def _evaluate(template, operands):
     names = {f"_{k}": v for k, v in enumerate(operands)}
-    return eval(compile(template, "<astgrad elementwise>", "eval"), {"np": np, "rolled": shaping.rolled, **names})
+    return eval(compile(template, "<astgrad elementwise>", "eval"),
+                {"np": np, "rolled": shaping.rolled, "unbroadcast": runtime.unbroadcast, **names})
 
 
 # ------------------------------------------------------------------ the rewrites of the text
@@ -198,7 +203,7 @@ class _Loops(gast.NodeTransformer):
             operands = []
         if isinstance(node, gast.expr) and self._operation(node):
             template = self._template(node, operands)
-            if "rolled(" in template:
+            if "rolled(" in template or "unbroadcast(" in template:
                 helper = compat.name(fuse._bound(self.namespace, elementwise))
                 return compat.call(helper, [gast.Constant(value=template, kind=None)]
                                    + [self.visit(o) for o in operands])
@@ -216,6 +221,10 @@ class _Loops(gast.NodeTransformer):
         computes, it is most often an array's shape, where ``summed`` would compile the expression apart)."""
         return isinstance(node, gast.Call) and fuse._callee(node.func, self.namespace) is runtime.shape \
             and len(node.args) == 1 and isinstance(node.args[0], gast.Name) and node.args[0].id in self.parameters
+
+    def _unbroadcast(self, node) -> bool:
+        return isinstance(node, gast.Call) and len(node.args) == 2 and not node.keywords \
+            and any(fuse._callee(node.func, self.namespace) is u for u in _UNBROADCASTS)
 
     def _roll(self, node) -> bool:
         return isinstance(node, gast.Call) and fuse._callee(node.func, self.namespace) is shaping.rolled \
@@ -250,6 +259,8 @@ class _Loops(gast.NodeTransformer):
                 if isinstance(n, gast.UnaryOp):
                     return f"({'-' if isinstance(n.op, gast.USub) else '+'}{text(n.operand)})"
                 return f"np.{self._ufunc(n)}({text(n.args[0])})"
+            if self._unbroadcast(n):
+                return f"unbroadcast({text(n.args[0])}, {operand(n.args[1])})"
             if self._roll(n):
                 return f"rolled({operand(n.args[0])}, {operand(n.args[1])}, {_constant(n.args[2])})"
             if isinstance(n, gast.Constant) and type(n.value) in (int, float):
@@ -337,6 +348,13 @@ def _loop_text(template, kinds, types, summed=False, into=None):
     """The loop computing ``template`` element by element over the broadcast shape of its arrays, or None
     where the kinds do not allow it.  A loop reading each array at the same index where all have the
     result's shape; else one reading index 0 along an axis of length 1 (numpy's broadcasting)."""
+    tree = ast.parse(template, mode="eval").body
+    # the shapes unbroadcast reads: no-ops where the loop runs (each the result's shape, checked at run time)
+    shapes = sorted({int(n.args[1].id[1:]) for n in ast.walk(tree) if _unbroadcast_of(n)})  # type: ignore[attr-defined]
+    if any(not (isinstance(kinds[k], types.BaseTuple) and all(isinstance(t, types.Integer) for t in kinds[k]))
+           for k in shapes):
+        return None
+    original, kinds = kinds, [types.float64 if k in shapes else t for k, t in enumerate(kinds)]  # not read as numbers below
     arrays = [k for k, t in enumerate(kinds) if isinstance(t, types.Array)]
     if not arrays or any(kinds[k].dtype != types.float64 for k in arrays) \
             or len({kinds[k].ndim for k in arrays}) != 1 or kinds[arrays[0]].ndim == 0:
@@ -345,6 +363,9 @@ def _loop_text(template, kinds, types, summed=False, into=None):
             or any(isinstance(t, types.Boolean) for t in kinds):
         return None
     rank = kinds[arrays[0]].ndim
+    if shapes and (into is not None or any(len(kinds_of_shapes) != rank for kinds_of_shapes in
+                                           (original[k] for k in shapes))):
+        return None
     rolls: list = []  # (array, shift, axis) of each roll read, in reading order
 
     def is_array(name) -> bool:
@@ -378,6 +399,10 @@ def _loop_text(template, kinds, types, summed=False, into=None):
             return f"({element(n.left, spread)} {_AST_SYMBOLS[type(n.op)]} {element(n.right, spread)})"
         if isinstance(n, ast.UnaryOp):
             return f"({'-' if isinstance(n.op, ast.USub) else '+'}{element(n.operand, spread)})"
+        if _unbroadcast_of(n):  # of an expression of arrays of the result's shape (so itself of it): a no-op
+            if spread:
+                raise _Spread
+            return element(n.args[0], spread)  # type: ignore[attr-defined]
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "rolled":
             array, shift, axis = n.args[0].id, n.args[1].id, n.args[2].value  # type: ignore[attr-defined]
             if not is_array(array) or not isinstance(kinds[int(shift[1:])], types.Integer) \
@@ -391,17 +416,20 @@ def _loop_text(template, kinds, types, summed=False, into=None):
             return f"{ast.unparse(n.func)}({element(n.args[0], spread)})"
         raise _NotALoop
 
-    tree = ast.parse(template, mode="eval").body
     rolls_seen: dict = {}
     try:
         direct = element(tree, False)
         spread = element(tree, True)
+    except _Spread:  # arrays that broadcast: the expression as written (unbroadcast then may not be a no-op)
+        spread = None
     except _NotALoop:
         return None
     names = sorted({f"_{k}" for k in arrays})
     if into is not None:
         return _adding_text(template, len(kinds), names, direct, rolls, rank, into)
     size = ", ".join(f"n{a}" for a in range(rank))
+    if spread is None:
+        return _no_op_text(template, len(kinds), names, [f"_{k}" for k in shapes], direct, rolls, rank, summed)
     lines = [_unpacked(len(kinds)).rstrip("\n")] + [f"    n{a} = 1" for a in range(rank)]
     for name in names:
         for a in range(rank):
@@ -417,6 +445,25 @@ def _loop_text(template, kinds, types, summed=False, into=None):
     lines.append("    else:")
     lines += [f"        s{name}_{a} = 1 if {name}.shape[{a}] != 1 else 0" for name in names for a in range(rank)]
     lines += _nest(rank, rolls, spread, "    ", summed)
+    lines.append("    return total" if summed else "    return out")
+    return "\n".join(lines) + "\n"
+
+
+def _no_op_text(template, count, names, shapes, direct, rolls, rank, summed):
+    """The loop of an expression reading ``unbroadcast(E, to)``: where every array has the first's shape and
+    every ``to`` is that shape, ``E``'s shape is ``to`` (``unbroadcast`` gives ``E`` itself) and the loop
+    computes the expression without it; otherwise the expression as written."""
+    first = names[0]
+    written = _written(template, count)
+    lines = [_unpacked(count).rstrip("\n")] + [f"    n{a} = {first}.shape[{a}]" for a in range(rank)]
+    size = ", ".join(f"n{a}" for a in range(rank))
+    same = [f"{name}.shape == {first}.shape" for name in names[1:]] + [f"{to} == {first}.shape" for to in shapes]
+    lines.append(f"    if not ({' and '.join(same)}):")
+    lines.append(f"        return unbroadcast({written}, to)" if summed else f"        return {written}")
+    lines.append("    total = 0.0" if summed else f"    out = np.empty(({size},))")
+    for m, (array, shift, axis) in enumerate(rolls):
+        lines += [f"    w{m} = {array}.shape[{axis}]", f"    r{m} = (-{shift}) % w{m} if w{m} > 0 else 0"]
+    lines += _nest(rank, rolls, direct, "", summed)
     lines.append("    return total" if summed else "    return out")
     return "\n".join(lines) + "\n"
 
@@ -461,6 +508,16 @@ def _nest(rank, rolls, value, indent, summed) -> list:
     at = ", ".join(f"i{a}" for a in range(rank))
     lines.append(indent + "    " * (rank + 1) + (f"total += {value}" if summed else f"out[{at}] = {value}"))
     return lines
+
+
+def _unbroadcast_of(n) -> bool:
+    """``unbroadcast(E, _k)`` in a template (``_k`` the shape)."""
+    return isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "unbroadcast" \
+        and len(n.args) == 2 and isinstance(n.args[1], ast.Name)
+
+
+class _Spread(Exception):
+    """The expression reads ``unbroadcast``: its loop runs where the arrays have one shape, not where they broadcast."""
 
 
 class _NotALoop(Exception):
