@@ -297,3 +297,15 @@ def test_a_gradient_through_unbroadcasts_that_do_nothing_is_numpys_and_central_d
     for position, a, b in zip((0, 1), got, astgrad.grad(verlet, wrt=(0, 1))(*args)):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-13)
         np.testing.assert_allclose(a, _numeric.numeric_grad(verlet, args, position), rtol=1e-6, atol=1e-8)
+
+
+def test_a_shape_also_read_as_a_value_leaves_the_expression_as_written():
+    from numba import types
+
+    from astgrad.backends.numba import loops
+    vector, shape = types.Array(types.float64, 1, "C"), types.UniTuple(types.intp, 1)
+    kinds = [vector, vector, types.float64, shape]
+    assert loops._loop_text("(_0 + unbroadcast((_1 * _2), _3))", kinds, types) is not None
+    assert loops._loop_text("(_3 + unbroadcast((_1 * _2), _3))", kinds, types) is None
+    assert loops._loop_text("(_0 + unbroadcast((_1 * _2), _3))", kinds[:3] + [types.UniTuple(types.intp, 2)],
+                            types) is None  # a shape of another rank

@@ -354,6 +354,9 @@ def _loop_text(template, kinds, types, summed=False, into=None):
     if any(not (isinstance(kinds[k], types.BaseTuple) and all(isinstance(t, types.Integer) for t in kinds[k]))
            for k in shapes):
         return None
+    reads = [n.id for n in ast.walk(tree) if isinstance(n, ast.Name)]
+    if sum(reads.count(f"_{k}") for k in shapes) != sum(_unbroadcast_of(n) for n in ast.walk(tree)):
+        return None  # a shape also read as a value: as written
     original, kinds = kinds, [types.float64 if k in shapes else t for k, t in enumerate(kinds)]  # not read as numbers below
     arrays = [k for k, t in enumerate(kinds) if isinstance(t, types.Array)]
     if not arrays or any(kinds[k].dtype != types.float64 for k in arrays) \
