@@ -20,7 +20,7 @@ reason, not timed.  The systems beside the primal and ``astgrad.grad``:
   reported with its message.  Numba's own start-up is paid before the first
   program.
 * ``hand-written``: a reverse sweep written by hand in numpy
-  (simulations.py ``ADJOINTS``: S1, S3, S4, S11, S14).
+  (simulations.py ``ADJOINTS``: S1, S3, S4, S11, S12, S14).
 * ``jax.jit``: ``jax.jit(jax.grad(port))`` with x64 enabled, the program
   ported to ``jax.numpy``/``jax.scipy``; the first call (trace and compile)
   is reported apart.  ``jax_loops`` says per program whether its loop is a

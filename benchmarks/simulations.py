@@ -226,6 +226,31 @@ def reaction_adjoint(log_k, c0, reactants, stoich, dt, steps):
     return dk * k, dc
 
 
+def pendulum_adjoint(length, theta0, damping, dt, T):
+    """S12's gradient in (length, theta0, damping): each step's angle, sine and velocity saved forward, the steps reversed."""
+    t = 0.0
+    theta, omega = theta0, 0.0
+    thetas, sines, omegas = [], [], []
+    while t < T:
+        sine = np.sin(theta)
+        thetas.append(theta)
+        sines.append(sine)
+        omegas.append(omega)
+        omega = omega - dt * (9.81 / length * sine + damping * omega)
+        theta = theta + dt * omega
+        t = t + dt
+    dtheta, domega = 2 * theta, 0.2 * omega
+    dlength = ddamping = 0.0
+    pull, decay = dt * 9.81 / length, 1 - dt * damping
+    for theta, sine, omega in zip(reversed(thetas), reversed(sines), reversed(omegas)):
+        domega += dt * dtheta  # theta = theta + dt * omega, omega the new one
+        dlength += sine * domega
+        dtheta -= pull * np.cos(theta) * domega
+        ddamping += omega * domega
+        domega *= decay
+    return pull / length * dlength, dtheta, -dt * ddamping
+
+
 def burgers_adjoint(nu, u0, dx, dt, steps):
     """S14's gradient in (nu, u0): the states saved forward; each step's upwind branch, as the sign chose it, reversed."""
     states = np.empty((steps, len(u0)))
@@ -256,4 +281,4 @@ def burgers_adjoint(nu, u0, dx, dt, steps):
 
 #: the hand-written adjoint of each program that has one, by the program's function name
 ADJOINTS = {"heat": heat_adjoint, "verlet": verlet_adjoint, "wave": wave_adjoint,
-            "reaction_network": reaction_adjoint, "burgers": burgers_adjoint}
+            "reaction_network": reaction_adjoint, "pendulum": pendulum_adjoint, "burgers": burgers_adjoint}

@@ -44,7 +44,8 @@ def kernels():
 
     @numba.njit
     def summed(to, u, v, s, c):
-        return loops.summed(STENCIL, to, u, v, s, c)
+        return loops.elementwise_sum(STENCIL, to, u, v, s, c)
+
     @numba.njit
     def adding(total, shape, index, a, b):  # add_at(total, a * 2.0 - np.exp(b), shape, index)
         return loops.add_elementwise(ADDED, total, shape, index, a, b)
@@ -240,6 +241,8 @@ def test_a_roll_stencils_gradient_is_numpys_and_central_differences(w_shape):
     gradient = astgrad.grad(wave, wrt=(0, 1, 2), backend="numba")
     got = gradient(*args)
     assert "elementwise(" in gradient.source
+    # c's gradient, a number: summed in the loop, whether the text reads unbroadcast(E, shape(c)) or summed(E)
+    assert "dc = dc + elementwise_sum(" in gradient.source
     for position, a, b in zip((0, 1, 2), got, astgrad.grad(wave, wrt=(0, 1, 2))(*args)):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-13)
         np.testing.assert_allclose(a, _numeric.numeric_grad(wave, args, position), rtol=1e-6, atol=1e-8)

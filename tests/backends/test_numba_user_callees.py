@@ -1,9 +1,9 @@
 """backend="numba" through calls of the user's own functions: the numpy backend's numbers, or a located refusal.
 
-The callees' forward and backward functions are inlined into the compiled
-entry (Numba types the stack they share as the entry's list); recursion
-cannot be inlined and is refused at the recursive call.  Every value is
-compared with the numpy backend's gradient of the same call.
+A callee called at two places or more is compiled once, apart, and called
+(its forward returns what it saved, its backward takes it); a callee called
+once is inlined into its caller.  Recursion is refused at the recursive
+call.  Every value is compared with the numpy backend's gradient of the same call.
 """
 
 import numpy as np
@@ -112,3 +112,34 @@ def test_a_callee_saving_values_of_different_kinds_at_two_calls_is_refused_locat
     with pytest.warns(RuntimeWarning, match="backend='auto' runs the numpy backend"):
         got = astgrad.grad(mixed_kinds, backend="auto")(x)
     np.testing.assert_allclose(got, astgrad.grad(mixed_kinds)(x), rtol=1e-14)
+
+
+def test_a_callee_called_twice_is_compiled_once_apart_and_called():
+    """Its saves travel by its return value and its backward's argument, on a list of its caller's."""
+    x, y = np.linspace(0.0, 1.0, 3), np.linspace(1.0, 2.0, 3)
+    gradient = astgrad.grad(calls_inner, wrt=(0, 1), backend="numba")
+    got = gradient(x, y)
+    text = gradient.source
+    assert "_saves_forward_inner.append(" in text and "backward_inner(_saves_forward_inner.pop()" in text
+    callees = gradient._generated.function.callees
+    assert [c.py_func.__name__ for c in callees] == ["forward_inner", "backward_inner"]
+    assert all(len(c.overloads) == 1 for c in callees)  # one specialisation, called at both places
+    _same(got, astgrad.grad(calls_inner, wrt=(0, 1))(x, y))
+
+
+def cubed_count(x, n):
+    return x * (n * n * n)
+
+
+def counts_twice(x, n):
+    return np.sum(cubed_count(x, n) + cubed_count(2.0 * x, n))
+
+
+def test_an_integer_product_in_a_callee_compiled_apart_is_refused_at_its_line():
+    """2**66 is 0 in 64 bits: the check of integer products reads the callees' typed code too."""
+    assert astgrad.grad(counts_twice)(np.ones(2), 2 ** 22)[0] == 3.0 * 2.0 ** 66
+    gradient = astgrad.grad(counts_twice, backend="numba")
+    for _ in range(2):
+        with pytest.raises(astgrad.TransformError, match="multiplies integers") as info:
+            gradient(np.ones(2), 2 ** 22)
+        assert "return x * (n * n * n)" in str(info.value)

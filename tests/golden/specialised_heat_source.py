@@ -4,7 +4,7 @@ def dheat_source(kappa, u0, source, *, dresult=1.0):
     t1 = None
     t2 = None
     t5 = None
-    u = u0
+    u = copied(u0)
     for _ in range(10):
         t3 = u[1:-1]
         t7 = u[2:]
@@ -15,7 +15,7 @@ def dheat_source(kappa, u0, source, *, dresult=1.0):
         t4 = kappa * t5
         t2 = t3 + t4
         t1 = t2 + source
-        t11 = setitem(u, np.s_[1:-1], t1)
+        t11 = setitem_into(u, np.s_[1:-1], t1)
         u = t11
     checked(reduced_shape(shape(u), None, False) if floats(u) else np.sum(u ** 2))
     # grad of line 143: return np.sum(u ** 2)
@@ -23,20 +23,24 @@ def dheat_source(kappa, u0, source, *, dresult=1.0):
     # grad of line 141: for _ in range(10):
     dkappa = 0.0
     dsource = 0.0
+    t14 = shape(t1)
+    t15 = shape(t2)
+    t16 = shape(source)
+    t17 = shape(u)
     for _ in reversed(range(10)):
         # grad of line 142: u[1:-1] = u[1:-1] + kappa * (u[2:] - 2 * u[1:-1] + u[:-2]) + source
         dt11 = du0
         du0 = setitem(dt11, np.s_[1:-1], 0)
-        dt1 = unbroadcast(written(dt11, np.s_[1:-1]), shape(t1))
-        dt2 = unbroadcast(dt1, shape(t2))
-        dsource = dsource + unbroadcast(dt1, shape(source))
-        dkappa = dkappa + unbroadcast(dt2 * t5, shape(kappa))
+        dt1 = unbroadcast(dt11[np.s_[1:-1]], t14)
+        dt2 = unbroadcast(dt1, t15)
+        dsource = dsource + unbroadcast(dt1, t16)
+        dkappa = dkappa + summed(dt2 * t5)
         dt5 = dt2 * kappa
         t5 = _stack.pop()
-        du0 = add_at(du0, dt5, shape(u), np.s_[:-2])
+        du0 = add_at(du0, dt5, t17, np.s_[:-2])
         dt9 = -2 * dt5
-        du0 = add_at(du0, dt9, shape(u), np.s_[1:-1])
-        du0 = add_at(du0, dt5, shape(u), np.s_[2:])
-        du0 = add_at(du0, dt2, shape(u), np.s_[1:-1])
+        du0 = add_at(du0, dt9, t17, np.s_[1:-1])
+        du0 = add_at(du0, dt5, t17, np.s_[2:])
+        du0 = add_at(du0, dt2, t17, np.s_[1:-1])
     # grad of line 140: u = u0.copy()
     return dkappa, du0, dsource

@@ -2,11 +2,8 @@
 def dleapfrog(vel0, pos0, mass, *, dresult=1.0):
     _stack = []
     t12 = None
-    t13 = None
     t5 = None
-    t6 = None
     t8 = None
-    t9 = None
     t1 = pos0
     t2 = vel0
     pos = t1
@@ -38,26 +35,30 @@ def dleapfrog(vel0, pos0, mass, *, dresult=1.0):
     # grad of line 131: for _ in range(10):
     dacc = 0.0
     dmass = 0.0
+    t16 = shape(vel)
+    t17 = shape(t12)
+    t18 = shape(mass)
+    t19 = shape(t5)
     for _ in reversed(range(10)):
         # grad of line 135: vel += 0.05 * acc
-        dt13 = unbroadcast(dvel0, shape(t13))
-        dvel0 = unbroadcast(dt13, shape(vel))
-        dt12 = unbroadcast(dt13, shape(t12))
+        dt13 = dvel0
+        dvel0 = unbroadcast(dt13, t16)
+        dt12 = unbroadcast(dt13, t17)
         dacc = dacc + dt12 * 0.05
         # grad of line 134: acc = -pos / mass
         dpos0 = dpos0 + unbroadcast(-dacc / mass, shape(pos))
-        dmass = dmass + unbroadcast(dacc * pos / mass / mass, shape(mass))
+        dmass = dmass + unbroadcast(dacc * pos / mass / mass, t18)
         # grad of line 133: pos += 0.1 * vel
-        dt9 = unbroadcast(dpos0, shape(t9))
         pos = _stack.pop()
-        dpos0 = unbroadcast(dt9, shape(pos))
-        dvel0 = dvel0 + 0.1 * unbroadcast(dt9, shape(vel))
+        dt15 = dpos0
+        dpos0 = unbroadcast(dt15, shape(pos))
+        dvel0 = dvel0 + 0.1 * unbroadcast(dt15, t16)
         # grad of line 132: vel += 0.05 * acc
-        dt6 = unbroadcast(dvel0, shape(t6))
-        dvel0 = unbroadcast(dt6, shape(vel))
-        dt5 = unbroadcast(dt6, shape(t5))
+        dt6 = dvel0
+        dvel0 = unbroadcast(dt6, t16)
+        dt5 = unbroadcast(dt6, t19)
         dacc = dt5 * 0.05
-    del pos, t12, t13, t5, t6, t9, vel
+    del pos, t12, t5, vel
     # grad of line 130: acc = -pos / mass
     if is_zero(dacc):
         dt3 = 0.0

@@ -26,12 +26,14 @@ def drnn(Wx, Wh, b, xs, h0, *, dresult=1.0):
     dWh = 0.0
     dWx = 0.0
     db = 0.0
+    t10 = shape(t5)
+    t11 = shape(b)
     for t in reversed(range(t1)):
         # grad of line 108: h = np.tanh(xs[t] @ Wx + h @ Wh + b)
         dt9 = dh * (1 - h * h)
-        dt5 = unbroadcast(dt9, shape(t5))
+        dt5 = unbroadcast(dt9, t10)
         dt7 = unbroadcast(dt9, shape(t7))
-        db = db + unbroadcast(dt9, shape(b))
+        db = db + unbroadcast(dt9, t11)
         h = _stack.pop()
         dh = dt7 @ T(Wh)
         dWh = dWh + T(h) @ dt7

@@ -568,6 +568,7 @@ def _cases():
         Case(runtime.unbroadcast, [normal(4, 3), const((3,))], name="runtime"),
         Case(runtime.unbroadcast, [normal(2, 3), const((2, 1))], name="runtime_keep"),
         Case(runtime.unbroadcast, [normal(3), const((4, 3))], name="runtime_lower_rank"),
+        Case(runtime.summed, [normal(4, 3)]), Case(runtime.summed, [scalar()], name="number"),
         Case(rules.unbroadcast, [normal(2, 4, 3), const((4, 1))]),
         Case(rules.unbroadcast, [normal(3), const((2, 3))], name="lower_rank"),
         Case(rules.expand_reduced, [normal(3), const((3, 4)), const(1)]),

@@ -20,7 +20,12 @@ from astgrad.rules._extra import last_writes
 from astgrad.rules._forward import add_tangents
 from astgrad.rules._support import reduced_count, within
 from astgrad.rules.linalg import einsum as einsum_gradient
-from astgrad.rules.batching import Unbatchable
+from astgrad.rules.batching import HELPER_RULES, Unbatchable, helper_rule
+from astgrad.rules.grids import meshgrid as meshgrid_gradient
+from astgrad.rules.losses import _per_element
+from astgrad.rules.selection import gradient as selection_gradient
+from astgrad.rules.sequences import builtin_max, builtin_min
+from astgrad.rules.shapes import broadcast_arrays as broadcast_arrays_gradient
 from astgrad.transform import runtime
 from astgrad.transform.runtime import attributes, caller_state, checkpoints, checks, outputs, structural
 from astgrad.transform.runtime.tangents import jvp_tangent
@@ -332,3 +337,46 @@ def _sum_of_a_grown_list(x):
 def test_the_builtins_take_a_list_grown_of_batched_values():
     xs = RNG.normal(size=(N, 3))
     _same(astgrad.vmap(_sum_of_a_grown_list)(xs), [_sum_of_a_grown_list(x) for x in xs])
+
+
+# -- the reverse rules' helpers that take *args (rules/batching_rule_helpers.py) ------------------------------
+
+W = RNG.normal(size=(N, 3))
+U = RNG.normal(size=(N, 4))
+GRID = RNG.normal(size=(N, 4, 3))  # the grid of a vector of 3 and one of 4 ("xy"), or of 4 and 3 ("ij")
+#: (helper, arguments, bdims, keywords): the batching rule against the helper called on each example
+RULE_HELPER_CASES = [
+    (_per_element, (G, "mean", G, G[0], None), (0, None, 0, None, None), {}),
+    (_per_element, (2.0, "mean", V, None), (None, None, 0, None), {}),
+    (_per_element, (V, "sum", V, V), (0, None, 0, 0), {}),
+    (_per_element, (1.5, "none", V[0], V), (None, None, None, 0), {}),
+    (meshgrid_gradient, ([GRID, GRID * 2.0], [GRID, GRID], W, U), (0, 0, 0, 0), {}),
+    (meshgrid_gradient, ([GRID, None], [GRID, GRID], U, W), (0, 0, 0, 0), {"indexing": "ij"}),
+    (meshgrid_gradient, ([GRID[0], GRID[0]], [GRID, GRID], W[0], U), (None, 0, None, 0), {}),
+    (broadcast_arrays_gradient, ([X, None], [X, X], X, V[:, :1]), (0, 0, 0, 0), {}),
+    (broadcast_arrays_gradient, ([X[0], X[0]], [X, X], X[0], V[:, 1]), (None, 0, None, 0), {}),
+    (selection_gradient, (X, X, X), (0, 0, 0), {"axis": 1}),
+    (selection_gradient, (X, X, X, 0.5), (0, 0, 0, None), {"axis": 1, "edge_order": 2}),
+    (selection_gradient, (X[0], X, X), (None, 0, 0), {"axis": -1}),
+    (builtin_max, (V[:, 0], np.max(V, axis=1), V), (0, 0, 0), {}),
+    (builtin_min, (V[:, 0], np.minimum(V[:, 1], V[:, 2]), V[:, 1], V[:, 2]), (0, 0, 0, 0), {}),
+    (builtin_max, (1.0, np.maximum(V[:, 0], V[:, 3]), [V[:, 0], V[:, 3]]), (None, 0, 0), {}),
+]
+
+
+def _items_example(args, bdims, k):
+    """Example ``k`` of the arguments, a list's items each (a None item stays None)."""
+    return [a if b is None else type(a)(None if x is None else x[k] for x in a) if isinstance(a, list) else a[k]
+            for a, b in zip(args, bdims)]
+
+
+@pytest.mark.parametrize("case", RULE_HELPER_CASES, ids=[f"{c[0].__name__}-{i}" for i, c in enumerate(RULE_HELPER_CASES)])
+def test_a_reverse_rules_helper_taking_args_batches_as_a_loop(case):
+    fn, args, bdims, kwargs = case
+    rule = helper_rule(fn)
+    loop = [fn(*_items_example(args, bdims, k), **kwargs) for k in range(N)]
+    _same(rule(bdims, *args, **kwargs), loop)
+
+
+def test_every_helper_batching_rule_has_a_case():
+    assert set(HELPER_RULES) == {c[0] for c in RULE_HELPER_CASES}

@@ -76,23 +76,16 @@ VALUE_REFUSED = {"svd-values": "compute_uv=False returns one array where the rul
 #: (Unbatchable): what the batching sweep does not yet batch in generated code, not the entry's batching rule,
 #: which the value test checks.  Pinned both ways: a case listed must refuse, one not listed must match the loop.
 GRADIENT_REFUSED = {
-    # a helper of a reverse rule called with *args (the losses' _per_element, meshgrid's, broadcast_arrays',
-    # np.gradient's) or taking **kwargs (pinv's, in lstsq's rule)
-    "binary_cross_entropy_with_logits", "binary_cross_entropy_with_logits-none",
-    "binary_cross_entropy_with_logits-weighted_sum", "huber_loss", "huber_loss-delta_none", "smooth_l1_loss",
-    "smooth_l1_loss-beta_sum", "smooth_l1_loss-l1", "meshgrid", "meshgrid-ij", "meshgrid-sparse", "meshgrid-xy3",
-    "broadcast_arrays", "broadcast_arrays-three", "gradient", "gradient-axis", "convolution", "lstsq", "lstsq-matrix",
-    "lstsq-wide", "lstsq_solution", "lstsq_residuals",
     # a list of lists of batched arrays (np.block, np.array of a nested list), a list of batched arrays given to a
     # function that reads it as one array (matrix_power's powers, corrcoef's), a tuple of batched parts read by
     # gradient_tuple (select) or unpacked_gradient (slogdet), np.gradient's list of gradients
     "block", "block-promoted", "block-two_by_two", "module.array", "module.array-copy", "module.array-numbers",
     "module.asarray", "matrix_power", "matrix_power-inverse", "matrix_power-batch", "corrcoef", "corrcoef-columns_y",
     "select", "slogdet", "gradient-2d", "gradient-spacings",
-    # no batching rule or no gradient in the reverse rule's code: np.linalg.cond (eig's), np.searchsorted in
+    # no batching rule or no gradient in the reverse rule's code: np.searchsorted in
     # batched points (interp), np.take at batched indices (bincount), argpartition, ldexp; the forms the value
     # test refuses; the stack given to a callee that reads it other than by its pops (fftshift)
-    "eig", "eigvals", "eig_values", "eig_vectors", "interp", "interp-left_right", "interp-number", "bincount-called",
+    "interp", "interp-left_right", "interp-number", "bincount-called",
     "partition", "partition-axis0", "frexp", "frexp_mantissa", "svd-values", "qr-r", "fftshift",
 }
 # scipy's entries (rules/batching_scipy_*.py): tuple() of a generator in the decompositions' reverse rules, an
@@ -104,12 +97,12 @@ GRADIENT_REFUSED |= {f"scipy:{name}" for name in (
     "lu-upper_only", "lu_factor", "lu_solve-through_factor", "lu_solve-through_factor_transposed", "cho_factor",
     "cho_factor-lower", "cho_solve-through_factor", "cho_solve-through_lower_factor", "sqrtm", "logm",
     "dirichlet.logpdf", "dirichlet.logpdf-alpha", "dirichlet.pdf", "expm", "eigh-values", "svd-values")}
-# Python's own and the selection entries (rules/batching_python.py, batching_selection.py): the builtins' reverse
-# rules take their items through *args and test isinstance (a list of numbers; a list of arrays batches); np.unique's
+# Python's own and the selection entries (rules/batching_python.py, batching_selection.py): the gradient of a
+# list given to max or min is a list of batched gradients, which the batched code would read as one array (max
+# of an array, or of several items, batches), sum's rule takes the shape of a list of numbers; np.unique's
 # value is refused (VALUE_REFUSED); np.histogram's gradient reads np.histogram_bin_edges, which has no rule, and
 # searchsorted in each example's own edges
-GRADIENT_REFUSED |= {"module.sum-builtin", "module.max-builtin",
-                     "module.max-builtin_array", "module.min-builtin", "module.min-builtin_array", "unique",
+GRADIENT_REFUSED |= {"module.sum-builtin", "module.max-builtin", "module.min-builtin", "unique",
                      "unique-axis0", "unique-counts", "histogram", "histogram-density", "histogram-edges",
                      "histogram_counts", "histogram_edges"}
 # the helpers' entries with a sample case: grad(f) of them is refused before vmap sees it (their reverse rules call

@@ -118,3 +118,28 @@ def test_vjp_of_the_gradient_takes_a_seed_of_its_shape():
     np.testing.assert_allclose(astgrad.vjp(astgrad.grad(f))(X.copy(), V), expected, rtol=1e-5, atol=1e-5)
     with pytest.raises(ValueError, match=r"the seed has shape \(3,\) but the gradient of .* has shape \(4,\)"):
         astgrad.vjp(astgrad.grad(f))(X.copy(), V[:3])
+
+
+# -- np.array of a nested list: its gradient is a list of lists, whose rows the gradient's code adds up ---------
+# Reverse mode over that code added the rows' gradients with +, which raised (0.0 + a list) or, for two lists,
+# would join them: a wrong length, never a sum.
+
+
+def nested_array(x):
+    m = np.array([[x[0], x[1]], [x[1] * x[0], 2.0 * x[2]]])
+    return np.sum(m * m) + np.sum(np.sin(m) * x[3])
+
+
+def nested_rows_shared(x):
+    row = [x[0] * x[1], x[2]]
+    m = np.array([row, [x[3], x[0]], row])
+    return np.sum(m ** 3)
+
+
+@pytest.mark.parametrize("f", [nested_array, nested_rows_shared], ids=lambda f: f.__name__)
+def test_reverse_over_reverse_of_a_nested_list_matches_differences_of_the_gradient(f):
+    expected = _differences_of_the_gradient(f)
+    np.testing.assert_allclose(astgrad.jacrev(astgrad.grad(f))(X.copy()), expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(astgrad.jacobian(astgrad.grad(f))(X.copy()), expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(astgrad.vjp(astgrad.grad(f), wrt=0)(X.copy(), V), V @ expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(astgrad.hessian(f)(X.copy()), expected, rtol=1e-5, atol=1e-5)

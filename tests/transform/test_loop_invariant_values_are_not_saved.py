@@ -63,7 +63,37 @@ def rebound_parameter(nu, u0):
     return np.sum(u ** 2)
 
 
-CASES = [invariant, rebound, counted, of_the_state, rebound_parameter]
+def from_the_shape(nu, u0):
+    """``dt = 1 / n`` of ``n, = u0.shape`` read once before the loop: ``np.sqrt(dt)`` and ``nu * dt`` invariant."""
+    (n,) = u0.shape
+    dt = 1.0 / n
+    u = u0.copy()
+    for _ in range(4):
+        u = u * np.exp(-nu * dt + nu * np.sqrt(dt))
+    return np.sum(u ** 2)
+
+
+def shape_in_the_loop(nu, u0):
+    """``n, = u.shape`` of an array the loop shortens: ``nu / n`` differs from trip to trip."""
+    u = u0.copy()
+    for _ in range(3):
+        (n,) = u.shape
+        u = u[1:] * np.exp(-nu / n)
+    return np.sum(u ** 2)
+
+
+def shape_rebound(nu, u0):
+    """``n`` bound from the shape, then again in the loop."""
+    (n,) = u0.shape
+    u = u0.copy()
+    for _ in range(3):
+        u = u * np.exp(-nu / n)
+        n = n + 1
+    return np.sum(u ** 2)
+
+
+CASES = [invariant, rebound, counted, of_the_state, rebound_parameter, from_the_shape, shape_in_the_loop,
+         shape_rebound]
 
 
 def _check(f, level):
@@ -87,7 +117,14 @@ def test_the_invariant_values_are_not_pushed():
     assert loop.count("_stack.append(") == 1, loop  # the stencil's sum, not nu * 0.1 nor dx ** 2
 
 
-@pytest.mark.parametrize("f", [rebound, counted, of_the_state, rebound_parameter], ids=lambda f: f.__name__)
+def test_values_of_a_shape_read_before_the_loop_are_not_pushed():
+    source = _check(from_the_shape, 1)
+    loop = source[source.index("for _ in range"):source.index("for _ in reversed")]
+    assert loop.count("_stack.append(") == 1, loop  # u's, not nu * dt nor np.sqrt(dt)
+
+
+@pytest.mark.parametrize("f", [rebound, counted, of_the_state, rebound_parameter, shape_in_the_loop, shape_rebound],
+                         ids=lambda f: f.__name__)
 def test_a_value_that_changes_stays_saved(f):
     source = _check(f, 1)
     assert "_stack.pop()" in source[source.index("for _ in reversed") if "for _ in reversed" in source

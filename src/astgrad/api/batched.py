@@ -24,7 +24,7 @@ from .higher import HigherGradient
 from ..transform.front.locate import bind_now, own_signature
 from ..transform.pipeline import build, build_batched
 from ..rules.batching import broadcast_batch
-from ..values.returned import finish_examples
+from ..values.returned import finish_examples, handed_over
 from ..transform.runtime.origins import add_location
 
 __all__ = ["vmap"]
@@ -77,8 +77,10 @@ class VmapFunction(GeneratedCallable):
         except Exception as exc:
             add_location(generated, exc, f"the generated vmap of {self.__astgrad_function__.__qualname__}")
             raise
-        if finish is not None:
-            value = finish(value)
+        if finish is not None:  # the result handed over whole: finish may return the arrays nothing else holds
+            box = [value]
+            del value
+            value = finish(box)
         out_axes = self._out_axes
         several = generated.returns_items or finish is not None and isinstance(value, tuple)
         if isinstance(out_axes, (tuple, dict)):  # one per item of the result
@@ -218,10 +220,12 @@ class VmapOfGradient(VmapFunction):
         names = self._gradient.wrt
         size = len(bound.arguments[batched[0]])
 
-        def finish(value):  # each example's gradient as grad(f) gives it: its argument's dtype and shape
-            grads = value if len(names) > 1 else (value,)
-            grads = tuple(finish_examples(g, bound.arguments[name], name in batched, size)
-                          for g, name in zip(grads, names))
+        def finish(box):  # each example's gradient as grad(f) gives it: its argument's dtype and shape
+            value = box.pop()
+            taken = list(value) if len(names) > 1 else [value]
+            del value
+            grads = tuple(finish_examples(g, bound.arguments[name], name in batched, size, sole)
+                          for (g, sole), name in zip(handed_over(taken), names))
             return grads if len(names) > 1 or not self._gradient._single else grads[0]
         return self._run(generated, bound, finish)  # grad(f, wrt=(0,)) gives a tuple of one: so does its vmap
 

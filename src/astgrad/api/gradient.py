@@ -125,9 +125,31 @@ class GradientFunction(GeneratedCallable):
         call (transformed as a callee), so it is made per function, at the
         first call with it, and kept (with the function, so its ``id`` stays
         its own) for the next; the oldest goes past ``_MAX_SIGNATURES``.
+
+        Without containers it is then specialised as ``_specialised`` does the
+        general adjoint: for the ranks and real floats of this call's arguments,
+        where knowing them changes the code, one module per kinds, kept beside
+        the one for any kinds (``Generated.by_kinds``).
         """
         generated = function_variant(self, arguments, trees, lambda functions: self._build(
-            trees=tuple(sorted(trees)), callables=functions))
+            trees=tuple(sorted(trees)), callables=functions, keep=not trees))
+        if not trees and (generated.rank_dependent or generated.float_dependent):
+            called: tuple[str, ...] = self._called
+            held = tuple((param, arguments[param]) for param in called if param in arguments
+                         and callable(arguments[param]) and not isinstance(arguments[param], type))
+            key, ranks, floats = _kinds_of(generated, {param: _unwrap(value) for param, value in arguments.items()
+                                                       if param in self._signature.parameters})
+            if key is not None:
+                found = generated.by_kinds.get(key)
+                if found is None or not found.current():
+                    if len(generated.by_kinds) >= _MAX_SIGNATURES:
+                        self._generated = generated
+                        return generated
+                    found = generated.by_kinds[key] = self._build(
+                        ranks if generated.rank_dependent else None, trees=(), callables=held,
+                        floats=floats if floats is not None else frozenset(),
+                        kept=generated.kept if generated.current() else None)
+                generated = found
         self._generated = generated  # the one .source shows
         return generated
 
@@ -337,6 +359,16 @@ def parameters_called(fn, signature, wrt) -> tuple:
             names.update(a.id for a in [node.func, *node.args, *(k.value for k in node.keywords)]
                          if isinstance(a, ast.Name))
     return tuple(p for p in signature.parameters if p not in wrt and p in names)
+
+
+def _kinds_of(general, arguments):
+    """``(key, ranks, floats)`` of the arguments, for the variant of ``general`` (a Generated) specialised on them
+    (``GradientFunction._for_functions``): the key is None where nothing it would specialise on is known."""
+    ranks = {name: rank for name, value in arguments.items() if (rank := _rank(value)) is not None}
+    floats = frozenset(name for name in ranks if _floats(arguments[name])) if general.float_dependent else None
+    if not ranks:
+        return None, ranks, floats
+    return (tuple(ranks.items()) if general.rank_dependent else (), floats), ranks, floats
 
 
 def _rank(value):

@@ -285,6 +285,10 @@ def copied(value):
 
 def _cotangent(cotangent, out, f):
     """``cotangent``, refused unless it has the structure and shapes of ``f``'s output (numpy would broadcast)."""
+    if type(cotangent) in (list, tuple) and not is_tree(out):
+        raise TypeError(f"astgrad.vjp: the cotangent is a {type(cotangent).__name__} where "
+                        f"{getattr(f, '__qualname__', f)} returns an array (or a number); pass the cotangent as an "
+                        f"array of the output's shape, np.asarray(cotangent)")
     if is_tree(out) or is_tree(cotangent):
         ours, theirs = list(_trees.leaves(out)), list(_trees.leaves(cotangent)) if is_tree(cotangent) else None
         if theirs is None or [p for p, _ in ours] != [p for p, _ in theirs]:

@@ -36,6 +36,7 @@ from . import batching, batching_products, batching_shared  # noqa: F401  (regis
 from . import batching_elementwise, batching_shapes, batching_reductions, batching_sequences, batching_layers  # noqa: F401
 from . import batching_fourier, batching_linalg  # noqa: F401  (numpy.linalg's and numpy.fft's batching rules)
 from . import batching_python, batching_selection  # noqa: F401  (math's and the builtins'; np.unique's refusals)
+from . import batching_rule_helpers  # noqa: F401  (the reverse rules' helpers that take *args)
 from .losses import (
     binary_cross_entropy, binary_cross_entropy_with_logits, embedding, huber_loss, layer_norm, leaky_relu, linear, nll_loss,
     smooth_l1_loss,

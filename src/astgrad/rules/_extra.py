@@ -94,8 +94,8 @@ def written(g, index):
     last write and the earlier one is lost: its value moves nothing, so it gets no gradient.  A number
     ``g`` (the seed of a 0-d result written with ``out=``) is read as the 0-d array it stands for.
     """
-    if type(g) is np.ndarray and type(index) is int:  # y[i] = v in a loop: as cheap as getitem
-        return g[index]
+    if type(g) is np.ndarray and (type(index) is int or type(index) is slice):  # y[i], u[1:-1] = v in a loop
+        return g[index]  # an integer or a slice names each element once: as cheap as getitem
     part = np.asarray(g)[index] if isinstance(g, (int, float, complex)) else g[index]
     if not may_repeat(index):
         return part

@@ -151,6 +151,31 @@ def listed(rule):
     return rule
 
 
+#: the batching rules of functions without a table entry that the reverse rules call with ``*args``
+#: (rules/batching_rule_helpers.py): the sweep calls the rule where it would make the function's variant
+HELPER_RULES: dict = {}
+
+
+def defbatch_helper(fn, items=False):
+    """Register the decorated ``rule(bdims, *args, **kwargs)`` as the batched form of ``fn``, a helper of the
+    reverse rules transformed as a user function.  ``items``: whether it returns a list or tuple of batched
+    arrays, or a function of the kinds of the call's positional arguments (``"array"``, ``"items"``, None
+    for a value every example shares) saying so."""
+    def register(rule):
+        rule.items = items
+        HELPER_RULES[fn] = rule
+        return rule
+    return register
+
+
+def helper_rule(fn):
+    """The batching rule :func:`defbatch_helper` registered for ``fn``, or None."""
+    try:
+        return HELPER_RULES.get(fn)
+    except TypeError:  # an unhashable callable
+        return None
+
+
 def unbroadcast_examples(g, shape):
     """``unbroadcast`` of each example of the batched ``g`` to ``shape`` (never summing over the batch axis)."""
     shape = tuple(shape)

@@ -58,21 +58,27 @@ def joined(bdims, x1, x2):
 
 def looped(fn, bdims, args, kwargs=None):
     """``fn(*args, **kwargs)`` of each example, in a Python loop, its results stacked (item by item, for a
-    tuple): the batched form of a function that takes one example only.  ``bdims`` says which of ``args`` are
-    batched (a tuple's items each, where it is); examples whose results differ in shape are refused."""
+    tuple or list, which it stays): the batched form of a function that takes one example only.  ``bdims`` says
+    which of ``args`` are batched (a tuple's or list's items each, where it is; a ``None`` item stays ``None``);
+    an item of the results that is ``None`` for every example stays ``None``; examples whose results differ in
+    shape, or are ``None`` for some examples only, are refused."""
     bdims = tuple(bdims) + (None,) * (len(args) - len(bdims))  # arguments left to their defaults: shared
-    size = next((np.shape(a[0] if isinstance(a, (tuple, list)) else a)[0] for a, b in zip(args, bdims)
-                 if b is not None), None)
+    arrays = [x for a, b in zip(args, bdims) if b is not None for x in (a if isinstance(a, (tuple, list)) else [a])]
+    size = next((np.shape(x)[0] for x in arrays if x is not None), None)
     if size is None:  # the batch axis is on a flag or an option the loop passes on as it is
         unbatchable(f"{getattr(fn, '__name__', fn)} given a batch axis on an argument other than its arrays")
-    results = [fn(*[a if b is None else type(a)(x[k] for x in a) if isinstance(a, (tuple, list)) else a[k]
-                    for a, b in zip(args, bdims)], **(kwargs or {})) for k in range(size)]
-    several = isinstance(results[0], tuple)
+
+    def example(a, b, k):
+        if b is None:
+            return a
+        return type(a)(None if x is None else x[k] for x in a) if isinstance(a, (tuple, list)) else a[k]
+    results = [fn(*[example(a, b, k) for a, b in zip(args, bdims)], **(kwargs or {})) for k in range(size)]
+    several = isinstance(results[0], (tuple, list))
     parts = [[r[i] for r in results] for i in range(len(results[0]))] if several else [results]
-    if any(len({np.shape(x) for x in part}) > 1 for part in parts):
+    if any(len({np.shape(x) for x in part}) > 1 or len({x is None for x in part}) > 1 for part in parts):
         unbatchable(f"{getattr(fn, '__name__', fn)} of examples whose results differ in shape")
-    stacked = tuple(np.stack([np.asarray(x) for x in part]) for part in parts)
-    return stacked if several else stacked[0]
+    stacked = [None if part[0] is None else np.stack([np.asarray(x) for x in part]) for part in parts]
+    return (tuple(stacked) if isinstance(results[0], tuple) else stacked) if several else stacked[0]
 
 
 # -- decompositions: the call, on a stack ------------------------------------------------------------

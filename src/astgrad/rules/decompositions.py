@@ -383,7 +383,7 @@ def matrix_norm_jvp(t, ans, x, ord, axis=None, keepdims=False):
 # ------------------------------------------------------ general eigenproblem
 
 
-def _complex_vectors(a, v) -> bool:
+def _complex_vectors(a, v):
     """Whether eig's unit eigenvectors are complex numbers, whose phase is arbitrary.
 
     numpy 2.5 returns eig's results as complex arrays always: a real matrix's
@@ -391,7 +391,7 @@ def _complex_vectors(a, v) -> bool:
     differentiated as before (with complex arithmetic; a real ``a`` takes the
     real part).  A complex matrix's vectors are complex whatever their values.
     """
-    return bool(np.iscomplexobj(a) or np.any(np.imag(v)))
+    return np.iscomplexobj(a) or np.any(np.imag(v))
 
 
 def _eig_gradient(a, w, v, g_w, g_v):
@@ -407,7 +407,8 @@ def _eig_gradient(a, w, v, g_w, g_v):
     gaps = np.expand_dims(w, -2) - np.expand_dims(w, -1)  # gaps[i, j] = w_j - w_i
     tol = np.finfo(np.result_type(a, np.float32)).eps * 64 * np.max(np.abs(w), initial=1.0)
     tied = (np.abs(gaps) <= tol) & ~diagonal
-    if np.linalg.cond(v) * np.finfo(np.result_type(a, np.float32)).eps > 1e-2:
+    values = np.linalg.svdvals(v)  # np.linalg.cond(v) = largest / smallest, compared without the division
+    if np.any(values[..., 0] * np.finfo(np.result_type(a, np.float32)).eps > 1e-2 * values[..., -1]):
         raise ValueError("astgrad: no gradient for numpy.linalg.eig of a matrix that is not diagonalizable "
                          "(its eigenvectors are dependent)")
     inner = 0

@@ -230,6 +230,17 @@ def _along(t, ans, axis):
     return np.expand_dims(t * np.ones(np.delete(np.shape(ans), axis % np.ndim(ans))), axis)
 
 
+def _padded(x, rank):
+    """``x`` with leading axes of length 1 up to ``rank`` (numpy's ``ndmin``)."""
+    return np.reshape(x, (1,) * (rank - np.ndim(x)) + np.shape(x))
+
+
+def _base_along(base, ans, axis):
+    """logspace's ``base`` (or a value of its shape) as numpy lays it over the grid ``ans``: padded to the rank
+    of the ends and base broadcast together, with a new axis at ``axis``."""
+    return np.expand_dims(_padded(base, np.ndim(ans) - 1), axis)
+
+
 def _real_ends(name, *values):
     if any(np.iscomplexobj(v) for v in values):
         raise ValueError(f"astgrad: no gradient for numpy.{name} of complex numbers; write the exponential of a "
@@ -256,15 +267,19 @@ def logspace(g, ans, start, stop, num=50, endpoint=True, base=10.0, dtype=None, 
 
 
 def logspace_jvp_start(t, ans, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
-    return ans * np.log(base) * (1 - _fractions(ans, num, endpoint, axis)) * _along(t, ans, axis)
+    log_base = np.log(_base_along(base, ans, axis))
+    return ans * log_base * (1 - _fractions(ans, num, endpoint, axis)) * _along(t, ans, axis)
 
 
 def logspace_jvp_stop(t, ans, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
-    return ans * np.log(base) * _fractions(ans, num, endpoint, axis) * _along(t, ans, axis)
+    return ans * np.log(_base_along(base, ans, axis)) * _fractions(ans, num, endpoint, axis) * _along(t, ans, axis)
 
 
 def logspace_jvp_base(t, ans, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
-    return ans * np.linspace(start, stop, num, endpoint, axis=axis) * t / base
+    """``ans = base ** u``, ``u`` the linspace of the ends padded to the rank numpy pads them to."""
+    rank = np.ndim(ans) - 1
+    exponents = np.linspace(_padded(start, rank), _padded(stop, rank), num, endpoint, axis=axis)
+    return ans * exponents * _base_along(t / base, ans, axis)
 
 
 defjvp(np.logspace, logspace_jvp_start, logspace_jvp_stop, None, None, logspace_jvp_base)

@@ -383,7 +383,7 @@ def eigh(g, ans, a, UPLO="L"):
 
 
 @defvjp(np.linalg.pinv)
-def pinv(g, ans, a, rcond=None, hermitian=False, **kwargs):
+def pinv(g, ans, a, rcond=None, hermitian=False, *, rtol=None):
     if hermitian:  # numpy reads the lower triangle as a symmetric matrix
         return one_triangle(pinv(g, ans, np.tril(a) + T(np.tril(a, -1))), "L")
     p = ans
@@ -633,7 +633,7 @@ def eigh_jvp(t, ans, a, UPLO="L"):
 
 
 @defjvp(np.linalg.pinv)
-def pinv_jvp(t, ans, a, rcond=None, hermitian=False, **kwargs):
+def pinv_jvp(t, ans, a, rcond=None, hermitian=False, *, rtol=None):
     """``dP = -P dA P + P P^H dA^H (I - A P) + (I - P A) dA^H P^H P`` (Golub and Pereyra; ``^H`` conjugates)."""
     if hermitian:  # numpy reads the lower triangle as a symmetric matrix
         return pinv_jvp(symmetric_read(t, "L"), ans, np.tril(a) + T(np.tril(a, -1)))

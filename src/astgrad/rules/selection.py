@@ -354,12 +354,14 @@ def nan_to_num_jvp(t, ans, x, copy=True, nan=0.0, posinf=None, neginf=None):
 
 
 def linspace_jvp_start(t, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
-    """Linear in the end points: the grid from ``t`` to 0 (from 0 to ``t`` for ``stop``)."""
+    """Linear in the end points: the grid from ``t`` to 0 (from 0 to ``t`` for ``stop``), ``t`` first given the
+    shape numpy broadcasts the two ends to (a number beside an array of ends is laid like them)."""
     if retstep:
         raise ValueError("astgrad: no tangent for numpy.linspace(retstep=True); compute the step as "
                          "(stop - start) / (num - 1)")
     if dtype is not None and integral(ans.dtype):
         return np.zeros(np.shape(ans))
+    t = np.broadcast_to(t, np.broadcast_shapes(np.shape(start), np.shape(stop)))
     return np.linspace(t, np.zeros(np.shape(t)), num, endpoint=endpoint, axis=axis)
 
 
@@ -369,6 +371,7 @@ def linspace_jvp_stop(t, ans, start, stop, num=50, endpoint=True, retstep=False,
                          "(stop - start) / (num - 1)")
     if dtype is not None and integral(ans.dtype):
         return np.zeros(np.shape(ans))
+    t = np.broadcast_to(t, np.broadcast_shapes(np.shape(start), np.shape(stop)))
     return np.linspace(np.zeros(np.shape(t)), t, num, endpoint=endpoint, axis=axis)
 
 

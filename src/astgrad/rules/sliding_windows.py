@@ -232,7 +232,7 @@ def max_pool(input, kernel, stride, padding, dilation, ceil_mode=False):
 def convolution_vjp(g, ans, input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return (convolution_input_gradient(g, weight, np.shape(input), stride, padding, dilation, groups),
             convolution_weight_gradient(g, input, np.shape(weight), stride, padding, dilation, groups),
-            None if bias is None else np.sum(g, axis=(0, *range(2, np.ndim(g)))))
+            None if bias is None else np.sum(g, axis=(0,) + tuple(range(2, np.ndim(g)))))
 
 
 @defvjp(convolution_input_gradient)

@@ -37,6 +37,7 @@ callees and forward functions: one page that names every pass in order.
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -61,12 +62,12 @@ from .front.analyse import Analysis
 from .front.callee_writes import check_untransformed_calls
 from .front.effects import check_calls_for_effect
 from .front.lists import grow_in_place
-from .front.locate import in_wrapper
+from .front.locate import in_wrapper, own_signature, passed_functions
 from .front.naming import Adjoints, Names, UserNames, user_names_of
 from .front.normalize import Normalizer, local_names, param_names
 from .front.parse import Dependencies, FunctionSource
 from .front.primitives import returns_sequence
-from .front.ranks import Ranks
+from .front.ranks import UNKNOWN as UNKNOWN_RANK, Ranks
 from .front.returns import scalar_checks, unpack_aux as _unpack_aux
 from .front.syntax import check_function
 from .core.batching import batched_function
@@ -81,7 +82,7 @@ from .passes.levels import (array_sizes, compute_only_shapes, dead_code, drop_un
                             inline_temporaries, keep_only_shapes, linear_recurrences, number_unbroadcasts,
                             overwritten_saves,
                             in_place_halves, read_through_copies, release_arrays, saves_in_locals, shapes_on_stack,
-                            static_shapes)
+                            static_shapes, written_items, invariant_shapes, where_products)
 from .passes.number_updates import rebind_number_updates
 from .passes.split import split as split_pair
 from .passes.unused import GivenFloats, optimize, specialise_callees
@@ -122,7 +123,7 @@ class Context:
     """
 
     def __init__(self, module, fn, wrt, *, entry=False, mode="grad", preserve_result=False, has_aux=False,
-                 trees=(), maybe_trees=(), callables=(), batched_items=()):
+                 trees=(), maybe_trees=(), callables=(), batched_items=(), ranks=None):
         # -- given ---------------------------------------------------------------
         self.module = module  # the ModuleBuilder of the generated module this function joins
         self.ns: Namespace = module.ns
@@ -135,6 +136,8 @@ class Context:
         self.has_aux = has_aux
         self.given_trees, self.given_tree_items = trees, maybe_trees  # parameters holding dicts, lists, tuples
         self.callables = dict(callables)  # parameter -> the function it holds in the calls served (specialised)
+        # a callee's parameters whose (rank, holds integers) every call it serves proves (ModuleBuilder.variant)
+        self.given_ranks: dict | None = None if ranks is None else dict(ranks)
         self.batched_items = frozenset(batched_items)  # vmap: the wrt parameters given lists of batched arrays
         self.batch_stacks: frozenset = frozenset()  # vmap: the lists the code only pushes on and pops (batch)
         # the parameters that may write into the caller's dict (None: the entry's, all of them), and for
@@ -301,8 +304,12 @@ def analyse(ctx: Context) -> None:
             ctx.maybe_sequences.update(op.targets)
     containers.copies_of_sequences(ctx.body, ctx.sequences, ctx.maybe_sequences)
     containers.mark(ctx, ctx.given_trees, ctx.given_tree_items, ctx.ns)  # parameters holding containers
-    ranks = (ctx.module.ranks or {}) if ctx.entry else None  # a callee's adjoint serves every caller
-    ctx.analysis = Analysis(ctx.body, results_and_stack(ctx), ctx.wrt, ctx.params, ctx.locals, ctx.source, ranks)
+    # a callee's variant serves the calls whose arguments have the ranks it was made for (ModuleBuilder.variant)
+    ranks = (ctx.module.ranks or {}) if ctx.entry else ctx.given_ranks
+    returned = functools.partial(ctx.module.returned_rank, ctx) \
+        if ctx.mode in ("grad", "vjp", "pullback") and ctx.module.backend is None else None
+    ctx.analysis = Analysis(ctx.body, results_and_stack(ctx), ctx.wrt, ctx.params, ctx.locals, ctx.source, ranks,
+                            returned)
     check_calls_for_effect(ctx.body, ctx.analysis, ctx.source, ignore=ctx.forward_stack)
     ctx.body = check_untransformed_calls(ctx.body, ctx.analysis, ctx.source, ctx.ns, ctx.locals)
     ctx.adjoints = Adjoints(ctx.names)
@@ -510,7 +517,8 @@ def emit(ctx: Context) -> None:
     module = ctx.module
     if not module.user.covers(module.met):
         raise _NamesMet
-    module.rank_dependent = ctx.analysis.ranks.asked or ctx.update_ranks is not None and ctx.update_ranks.asked
+    module.rank_dependent = ctx.analysis.ranks.asked or ctx.update_ranks is not None and ctx.update_ranks.asked \
+        or module.callee_ranks_asked
     module.functions[:0] = ctx.fn_defs  # the entry first (a pullback's: with its forward/backward pair)
     if ctx.level >= 1 and ctx.given_floats is not None:
         specialise_callees(ctx.fn_def, module.functions, ctx.ns, ctx.given_floats)
@@ -585,6 +593,7 @@ ENTRY = FRONT + (
     Pass("compute_only_shapes", compute_only_shapes, 2, reads=frozenset({"floats"})),
     Pass("read_through_copies", read_through_copies, 1),
     Pass("item_updates", item_updates, 1, tidy=True),
+    Pass("where_products", where_products, 1, tidy=True),
     Pass("saves_in_locals", saves_in_locals, 2, tidy=True, needs=frozenset({"stack"})),
     Pass("overwritten_saves", overwritten_saves, 2, needs=frozenset({"stack"})),
     Pass("release_arrays", release_arrays, 2),
@@ -592,6 +601,8 @@ ENTRY = FRONT + (
     Pass("items_in_place", items_in_place, 2, reads=frozenset({"ranks"})),
     Pass("linear_recurrences", linear_recurrences, 1, needs=frozenset({"loop"}), reads=frozenset({"floats"})),
     Pass("array_sizes", array_sizes, 2, reads=frozenset({"ranks"})),
+    Pass("written_items", written_items, 1),
+    Pass("invariant_shapes", invariant_shapes, 1, reads=frozenset({"ranks"})),
     Pass("emit", emit, reads=frozenset({"ranks", "floats"})),
 )
 
@@ -603,9 +614,11 @@ CALLEE = FRONT + (
     Pass("remat", remat, 2),
     Pass("reverse", reverse_callee),
 ) + tuple(p for p in ENTRY[ENTRY.index(next(p for p in ENTRY if p.name == "reverse")) + 1:]
-          if p.name not in ("in_place", "emit")) + (
+          if p.name not in ("in_place", "written_items", "invariant_shapes", "emit")) + (
     Pass("split", split, reads=frozenset({"floats"})),
     Pass("in_place", in_place_halves, 2),
+    Pass("written_items", written_items, 1),
+    Pass("invariant_shapes", invariant_shapes, 1, reads=frozenset({"ranks"})),
 )
 
 
@@ -774,6 +787,9 @@ class ModuleBuilder:
         self.variants: dict = {}
         self.refused: dict = {}  # variant key -> the refusal deferred to where a branch calls it
         self.kept_params: dict = {}  # a callee variant's names -> its parameters writing into the caller's dict
+        self.returned_ranks: dict = {}  # what returned_rank found, by callee, argument ranks and functions passed
+        self.callee_ranks_asked = False  # a callee's variant asked a rank its callers' known ranks could answer
+        self.building: dict = {}  # a function -> how many of its forward/backward variants are being made now
         self.tangent_names: dict = {}  # a jvp_ variant's name -> the names of the tangents in it (core/linearize.py)
         self.batch_items: dict = {}  # a vmap_ variant's name -> whether it returns a tuple or list of batched values
         self.batch_read: dict = {}  # vmap_ variants called while being made (recursion)
@@ -815,7 +831,7 @@ class ModuleBuilder:
         del self.comments[mark:]
         del self.comment_origins[mark:]
 
-    def variant(self, fn, active, trees=((), ()), callables=(), deferrable=False, kept=(frozenset(), {})):
+    def variant(self, fn, active, trees=((), ()), callables=(), deferrable=False, kept=(frozenset(), {}), ranks=()):
         """The names of ``fn``'s forward/backward pair for the ``active`` parameters, made once.
 
         ``trees``: the parameters that hold containers, and those that may (containers.passed).
@@ -824,8 +840,16 @@ class ModuleBuilder:
         where the call runs instead of now (``_refused_when_called``).
         ``kept``: the parameters that may write into the dict the caller passes down, and why the others
         may not (front/caller_state.passed_down); ``kept_params[names]`` is those that do.
+        ``ranks``: ``(parameter, (rank, holds integers))`` pairs the call's arguments surely have (the caller's
+        ranks, front/ranks.py): the pair is made for them, as the entry is for the ranks given at call time, and
+        serves only calls that prove the same.  A call made while ``fn``'s pair is being made (recursion) gets
+        the pair for no known ranks, so that ranks growing with the depth cannot make pairs without end.
+        A backend's module (Numba) gets the pair for any ranks, as before: its lowering reads the shapes
+        of the zeros a skipped rule starts from in the ``unbroadcast`` calls the ranks would drop.
         """
-        key = (fn, tuple(active), trees, tuple((p, id(f)) for p, f in callables), kept[0])
+        if self.building.get(fn) or self.backend is not None:
+            ranks = ()
+        key = (fn, tuple(active), trees, tuple((p, id(f)) for p, f in callables), kept[0], tuple(ranks))
         if not deferrable and key in self.refused:  # met first in a branch, now on every path
             raise self.refused[key]
         if key in self.variants:
@@ -833,9 +857,11 @@ class ModuleBuilder:
         base = _ident(fn)
         names = (self.names.fresh(f"forward_{base}"), self.names.fresh(f"backward_{base}"), tuple(active))
         self.variants[key] = names  # before its passes run: a recursive call finds it
-        ctx = Context(self, fn, active, trees=trees[0], maybe_trees=trees[1], callables=callables)
+        ctx = Context(self, fn, active, trees=trees[0], maybe_trees=trees[1], callables=callables,
+                      ranks=ranks if self.backend is None else None)
         ctx.name = names
         ctx.kept_allowed, ctx.kept_reasons = kept
+        self.building[fn] = self.building.get(fn, 0) + 1
         try:
             run(CALLEE, ctx)
         except TransformError as error:
@@ -845,11 +871,58 @@ class ModuleBuilder:
             self.refused[key] = error
             self.functions += self._refused_when_called(names[:2], error)
             return names
+        finally:
+            self.building[fn] -= 1
+        self.callee_ranks_asked |= ctx.analysis.ranks.asked  # False where the ranks were not given (None)
         self.functions += ctx.fn_defs
         if self._floats is not None:  # not a read of them: every variant has the callees (Kept.resume)
             self._floats.callees[names[0]] = ctx.fn_defs[0]  # its forward function (passes/unused.specialise_callees)
         self.kept_params[names] = ctx.kept_dicts
         return names
+
+    def returned_rank(self, ctx, op, rank_of):
+        """``(rank, holds integers)`` of what the call ``op`` of a user function (in ``ctx``'s function) returns,
+        UNKNOWN when it has no one rank, None while an argument's rank is not known yet (``rank_of``).
+
+        The callee is normalised on its own and its ranks found from the
+        arguments' (front/ranks.py), as its variant will be (``variant``,
+        from the same call's ranks); a call met again while its rank is
+        being found (recursion), and a callee the transform refuses, return
+        no rank.  Kept per callee, argument ranks and functions passed.
+        """
+        try:
+            bound = own_signature(op.fn).bind(*op.args, **op.kwargs).arguments
+        except (TypeError, ValueError):
+            return UNKNOWN_RANK
+        given = {}
+        for param, atom in bound.items():
+            if not isinstance(atom, (gast.Name, gast.Constant, gast.UnaryOp)):
+                continue
+            rank = rank_of(atom)
+            if rank is None:
+                return None
+            if rank[0] is not None:
+                given[param] = rank
+        callables = passed_functions(ctx, bound)
+        key = (op.fn, tuple(sorted(given.items())), tuple((p, id(f)) for p, f in callables))
+        if key in self.returned_ranks:
+            return self.returned_ranks[key]
+        self.returned_ranks[key] = UNKNOWN_RANK  # met again while found: recursion
+        try:
+            source = FunctionSource(op.fn)
+            check_function(source)
+            normalizer = Normalizer(source, self.names.child(), self.ns)
+            normalizer.callables = dict(callables)
+            body, ret = normalizer.function()
+        except TransformError:
+            return UNKNOWN_RANK
+        self.dependencies.update(source.dependencies)  # the caller's code holds what it found: a change rebuilds it
+        params = param_names(source.tree)
+        ranks = Ranks(body, params, given, set(normalizer.locals) | assigned(body), functools.partial(
+            self.returned_rank, _Caller(dict(callables), self.ns)))
+        found = ranks.of_argument(ret) if isinstance(ret, gast.Name) and ret.id in ranks.locals else None
+        self.returned_ranks[key] = found = found or UNKNOWN_RANK
+        return found
 
     def _refused_when_called(self, names, error):
         """Functions named ``names`` that raise ``error`` (anew, with its message and location) when called:
@@ -923,6 +996,14 @@ class ModuleBuilder:
         return name
 
 
+@dataclass(frozen=True)
+class _Caller:
+    """What ``passed_functions`` reads of the function making a call: the functions its parameters hold, and
+    the module's namespace."""
+    callables: dict
+    ns: Namespace
+
+
 class Generated:
     """The result of a transformation: module source and entry function."""
 
@@ -934,6 +1015,15 @@ class Generated:
     kept_dicts: frozenset = frozenset()  # parameters whose dicts the code writes into, in place (caller_state)
     returns_items = False  # vmap: the value is a tuple or list of batched arrays (build_batched)
     kept: Kept | None = None  # the transform's state for specialised variants (build's keep)
+
+    @property
+    def by_kinds(self) -> dict:
+        """The variants specialised on their arguments' ranks and real floats, by those (api/gradient.py
+        ``_for_functions``), made on first asking."""
+        found = self.__dict__.get("_by_kinds")
+        if found is None:
+            found = self.__dict__["_by_kinds"] = {}
+        return found
 
     def __init__(self, source, function, filename, namespace, dependencies=None, origins=()):
         self.source = source

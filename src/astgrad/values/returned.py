@@ -7,6 +7,8 @@ structure, a lazy Dask array for a Dask argument or a Dask gradient).
 
 from __future__ import annotations
 
+from sys import getrefcount
+
 import numpy as np
 
 from . import dask as _dask, trees as _trees
@@ -115,18 +117,55 @@ def _leaf(grad, original):
     return _finish(grad, original)
 
 
-def finish_examples(grad, original, batched, size):
+def finish_examples(grad, original, batched, size, sole=False):
     """The gradient of every example, batch axis first, with the dtype and shape of the argument's example
     (``values.returned._finish`` one example at a time): a real argument's is the real part, floats for
-    integers and numbers, spread over the argument's shape where the code gave a number."""
+    integers and numbers, spread over the argument's shape where the code gave a number.
+
+    ``sole``: nothing but the caller holds ``grad`` (``handed_over``), so an array already of that shape and
+    dtype is returned as it is, not copied (a per-example weight gradient can be hundreds of megabytes)."""
     if isinstance(grad, (dict, list, tuple)):
         return grad
     shape = (size,) + (np.shape(original)[1:] if batched else np.shape(original))
     kind = np.result_type(original)
     dtype = kind if np.issubdtype(kind, np.inexact) and type(original) not in (float, int) else np.float64
+    if sole and type(grad) is np.ndarray and grad.shape == shape and grad.dtype == dtype:
+        return grad
     if grad is None:
         grad = 0.0
     if np.iscomplexobj(grad) and np.dtype(dtype).kind != "c":
         grad = np.real(grad)  # a real argument's gradient is the real part (docs/rules.md)
     out = np.array(grad, dtype=dtype, copy=True)  # never an array the generated code holds
     return out if out.shape == shape else np.array(np.broadcast_to(out, shape), dtype=dtype)
+
+
+def handed_over(results: list) -> list:
+    """``results`` (a list only the caller holds) as pairs ``(value, sole)``, each item taken out of the list as
+    it is read: ``sole`` where nothing else refers to the value, an array that owns its memory and may be
+    written, so that returning it gives the caller nothing anybody else holds or sees (no argument, global,
+    saved value, other result, nor view of one: a view holds its base, and so counts)."""
+    out = []
+    for k in range(len(results)):
+        value = results[k]
+        results[k] = None
+        sole = type(value) is np.ndarray and value.base is None and value.flags.writeable and _count(value) == _SOLE
+        out.append((value, sole))
+        del value
+    return out
+
+
+def _count(value) -> int:
+    return getrefcount(value)  # the caller's local, this parameter, getrefcount's own argument (as _probe reads it)
+
+
+def _probe() -> int:
+    """``_count`` of an array that only ``handed_over``'s loop holds, read as ``handed_over`` reads it."""
+    results: list = [np.empty(1)]
+    for k in range(len(results)):
+        value = results[k]
+        results[k] = None
+        return _count(value)
+    raise AssertionError("unreachable")
+
+
+_SOLE = _probe()

@@ -8,7 +8,9 @@ pair are popped only by that pair, last in first out, so the subsequence of
 one pair's pushes and pops is last in first out on its own: each pair gets
 its own list, made by the entry and passed to every function (the
 callees are inlined into the entry, see ``compiled``, so Numba types each
-list from the pushes it sees there).
+list from the pushes it sees there).  ``returned_saves`` then rewrites that
+form, where it can, so that no list is passed between functions: each
+callee may then be compiled once, apart, and called.
 """
 
 from __future__ import annotations
@@ -16,14 +18,19 @@ from __future__ import annotations
 from ...transform.ir import compat
 from ...transform.ir.compat import gast
 from ...transform.ir.trees import is_marker
+from ...transform.runtime.origins import keep_origin
 
 
-def own_stacks(functions, stack, pairs) -> None:
-    """Rewrite ``functions`` (the entry first) so each (forward, backward) name pair has its own stack list."""
+def own_stacks(functions, stack, pairs) -> tuple[dict, list]:
+    """Rewrite ``functions`` (the entry first) so each (forward, backward) name pair has its own stack list.
+
+    Returns each pair's function names to its list's name (None: the pair saves nothing), and the lists'
+    names in the order every callee of a pair that saves takes them after its own stack.
+    """
     present = {f.name: f for f in functions}
     pairs = [(forward, backward) for forward, backward in pairs if forward in present or backward in present]
     if not pairs:
-        return
+        return {}, []
     taken = {n.id for f in functions for n in gast.walk(f) if isinstance(n, gast.Name)} | set(present)
     stack_of: dict = {}
     extra: list = []
@@ -54,6 +61,7 @@ def own_stacks(functions, stack, pairs) -> None:
         entry.body = [s for s in entry.body if not (isinstance(s, gast.Assign) and len(s.targets) == 1
                                                     and isinstance(s.targets[0], gast.Name)
                                                     and s.targets[0].id == stack)]
+    return stack_of, extra
 
 
 def _pushes(fn_def, stack) -> bool:
@@ -246,3 +254,172 @@ def unread_parameters(functions) -> set:
     entry = functions[0]
     return {k for k, p in enumerate(params[entry.name]) if (entry.name, p) in unread and p != "dresult"
             and k < len(entry.args.args) - len(entry.args.defaults)}
+
+
+def returned_saves(functions, stack, pairs, stack_of, extra) -> bool:
+    """Rewrite the callees so each can be compiled once, as a function of its own, and called; False (nothing
+    changed) where the module is not of the form this needs, and the callees stay inlined into the entry.
+
+    Inlined, a callee is typed, lowered and optimised again at each call:
+    RK4's right-hand side four times a step, its gradient four times more,
+    which was most of that gradient's compile.  What kept it inlined is the
+    stack a pair shares (``own_stacks``): a list Numba types only from the
+    pushes it sees in the function that made it.  Here the forward function
+    returns what it saved beside its result, ``return result, (a, b)``, and
+    its caller pushes that on a list of its own, one per callee pair and
+    calling function (``t, s = forward_f(x); _saves_forward_f.append(s)``);
+    the backward function takes it as its first argument
+    (``backward_f(_saves_forward_f.pop(), g)``) in place of its pop.  A
+    forward function's own lists of callee saves go into the tuple it
+    returns, as its other lists do (``callee_stacks_per_name``), so its
+    backward function pops from the same lists.
+
+    The order of the values is the stack's: a pair's pushes and pops are
+    last in first out on their own, and so are those made by one call of
+    one function, which are all the list of that call holds.
+    """
+    if len(functions) < 2 or not stack_of or any(f.name not in stack_of for f in functions[1:]):
+        return False
+    forward_of = {}  # a pair's function name -> its forward function's name
+    pair_of = {}  # forward name -> backward name
+    for forward, backward in pairs:
+        if forward in stack_of:
+            forward_of[forward] = forward_of[backward] = forward
+            pair_of[forward] = backward
+    if any(name not in forward_of for name in stack_of):
+        return False
+    new = compat.clone(list(functions))
+    present = {f.name: f for f in new}
+    taken = {n.id for f in new for n in gast.walk(f) if isinstance(n, gast.Name)} | set(present)
+    saves = _unique("_saves", taken)  # what a call of a forward function saved
+    argument = _unique("_saved", taken)  # a backward function's parameter: what its forward's call saved
+
+    def list_name(caller, forward) -> str:
+        """The list holding what ``forward``'s calls in ``caller`` (or in its forward function) saved."""
+        key = (forward_of.get(caller, caller), forward)
+        if key not in lists:
+            lists[key] = _unique(f"_saves_{forward}", taken)
+        return lists[key]
+    lists: dict = {}
+    made: dict = {}  # function name -> the lists it makes (pushes on)
+    popped: dict = {}  # function name -> the lists it pops from
+    for fn_def in new:
+        counter = [0]
+        if not _calls_to_returned_saves(fn_def, fn_def.body, present, stack_of, extra, forward_of, saves,
+                                        counter, lambda f, c=fn_def.name: list_name(c, f), made, popped):
+            return False
+    # the callees' own stacks: the forward's last push becomes its return, the backward's first pop its argument
+    for fn_def in new[1:]:
+        own = stack_of[fn_def.name]
+        fn_def.args.args = fn_def.args.args[1 + (len(extra) if own is not None else 0):]
+        if own is None:
+            if made.get(fn_def.name) or popped.get(fn_def.name):
+                return False  # a pair that saves nothing of its own around calls of one that does
+            continue
+        if fn_def.name in pair_of:
+            push, ret = fn_def.body[-2], fn_def.body[-1]
+            if sum(isinstance(n, gast.Return) for n in gast.walk(fn_def)) != 1 or not (isinstance(push, gast.Expr) and _is_method(push.value, stack, "append")
+                    and len(push.value.args) == 1 and isinstance(push.value.args[0], gast.Tuple)
+                    and isinstance(ret, gast.Return) and ret.value is not None):
+                return False
+            saved = push.value.args[0]
+            saved.elts += [compat.name(n) for n in made.get(fn_def.name, [])]
+            fn_def.body[-2:] = [keep_origin(ret, compat.ret(compat.tuple_([ret.value, saved])))]
+            fn_def.body[:0] = [compat.assign(n, compat.make("List", elts=[], ctx=gast.Load()))
+                               for n in made.get(fn_def.name, [])]
+        else:
+            pop = fn_def.body[0] if fn_def.body else None
+            if not (isinstance(pop, gast.Assign) and len(pop.targets) == 1 and isinstance(pop.targets[0], gast.Tuple)
+                    and _is_method(pop.value, stack, "pop") and not pop.value.args):
+                return False
+            forward = forward_of[fn_def.name]
+            pop.targets[0].elts += [compat.name(n, store=True) for n in made.get(forward, [])]
+            pop.value = compat.name(argument)
+            fn_def.args.args.insert(0, compat.make("Name", id=argument, ctx=gast.Param(), annotation=None,
+                                                   type_comment=None))
+            if made.get(fn_def.name) or set(popped.get(fn_def.name, ())) - set(made.get(forward, ())):
+                return False  # calls a forward function (a recomputation), or pops what its forward did not save
+    entry = new[0]
+    if set(popped.get(entry.name, ())) - set(made.get(entry.name, ())):
+        return False
+    entry.body = [s for s in entry.body if not (isinstance(s, gast.Assign) and len(s.targets) == 1
+                                                and isinstance(s.targets[0], gast.Name) and s.targets[0].id in extra)]
+    entry.body[:0] = [compat.assign(n, compat.make("List", elts=[], ctx=gast.Load())) for n in made.get(entry.name, [])]
+    gone = set(extra)
+    for fn_def in new:
+        names = {n.id for n in gast.walk(fn_def) if isinstance(n, gast.Name)}
+        if names & gone or (fn_def is not entry and stack in names):
+            return False  # a list still shared between functions
+    functions[:] = new
+    return True
+
+
+def _calls_to_returned_saves(fn_def, block, present, stack_of, extra, forward_of, saves, counter, list_name,
+                             made, popped) -> bool:
+    """``returned_saves``'s rewrite of the calls of generated functions in ``block`` (and the blocks in it)."""
+    at = 0
+    while at < len(block):
+        stmt = block[at]
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, field, None)
+            if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt) and not \
+                    _calls_to_returned_saves(fn_def, inner, present, stack_of, extra, forward_of, saves,
+                                             counter, list_name, made, popped):
+                return False
+        calls = [n for n in gast.walk(stmt) if isinstance(n, gast.Call) and isinstance(n.func, gast.Name)
+                 and n.func.id in present and n.func.id in stack_of]
+        calls = [c for c in calls if not any(c is n for field in ("body", "orelse", "finalbody")
+                                             for s in (getattr(stmt, field, None) or []) if isinstance(s, gast.AST)
+                                             for n in gast.walk(s))]
+        if not calls:
+            at += 1
+            continue
+        if len(calls) != 1 or not isinstance(stmt, gast.Assign) or stmt.value is not calls[0] or len(stmt.targets) != 1:
+            return False
+        call = calls[0]
+        callee = call.func.id
+        own = stack_of[callee]
+        call.args = call.args[1 + (len(extra) if own is not None else 0):]
+        if own is None:
+            at += 1
+            continue
+        forward = forward_of[callee]
+        held = list_name(forward)
+        if callee == forward:
+            if not isinstance(stmt.targets[0], gast.Name):
+                return False
+            counter[0] += 1
+            name = saves if counter[0] == 1 else f"{saves}_{counter[0]}"
+            stmt.targets[0] = compat.make("Tuple", elts=[stmt.targets[0], compat.name(name, store=True)],
+                                          ctx=gast.Store())
+            push = keep_origin(stmt, compat.expr_stmt(compat.call(compat.attr(compat.name(held), "append"),
+                                                                  [compat.name(name)])))
+            block.insert(at + 1, push)
+            made.setdefault(fn_def.name, [])
+            if held not in made[fn_def.name]:
+                made[fn_def.name].append(held)
+            at += 2
+            continue
+        call.args.insert(0, compat.call(compat.attr(compat.name(held), "pop")))
+        popped.setdefault(fn_def.name, []).append(held)
+        at += 1
+    return True
+
+
+def _unique(name, taken) -> str:
+    while name in taken:
+        name += "_"
+    taken.add(name)
+    return name
+
+
+
+def call_counts(functions) -> dict:
+    """How many calls of each generated function the module writes (a callee written once is inlined where it is
+    called: typed and optimised once either way, and not again inside its caller's machine code)."""
+    names = {f.name for f in functions}
+    counts: dict = {}
+    for node in (n for f in functions for n in gast.walk(f)):
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.func.id in names:
+            counts[node.func.id] = counts.get(node.func.id, 0) + 1
+    return counts

@@ -41,7 +41,9 @@ from ...transform.ir.nodes import assigned
 from ...transform.pipeline import Generated
 from ...transform.runtime.origins import add_location, origins, user_line
 from . import diskcache, helpers, shaping
-from .callees import callee_stacks_per_name, own_stacks, stacks_per_name, unread_parameters
+from .callees import (call_counts, callee_stacks_per_name, own_stacks, returned_saves, stacks_per_name,
+                      unread_parameters)
+from .steps import saves_per_step
 from .lower import lower
 
 _ADVICE = "use backend='numpy', or backend='auto' to fall back to it with a warning"
@@ -81,9 +83,12 @@ def _numba_module(ctx, generated, strict):
     _refuse_squeeze_without_axis(functions, module, namespace)
     _refuse_foreign_calls(functions, module, namespace)
     _refuse_recursion(functions, module)
-    own_stacks(functions, module.ns.stack, [v[:2] for v in module.variants.values() if isinstance(v, tuple)])
+    pairs = [v[:2] for v in module.variants.values() if isinstance(v, tuple)]
+    stack_of, extra = own_stacks(functions, module.ns.stack, pairs)
     stacks_per_name(functions[0], module.ns.stack)
     callee_stacks_per_name(functions, module.ns.stack)
+    apart = returned_saves(functions, module.ns.stack, pairs, stack_of, extra)  # else inlined into the entry
+    saves_per_step(functions)
     header = [line[2:] for line in generated.source.splitlines() if line.startswith("# ")][:1]
     header.append("Compiled by Numba (nopython mode) at the first call with each kind of arguments.")
     source = render(functions, module.comments, header)
@@ -98,20 +103,23 @@ def _numba_module(ctx, generated, strict):
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         exec(compile(source, filename, "exec"), compiled_namespace)
     names = [f.name for f in functions]
-    for position, name in enumerate(names):  # callees inlined into the entry: the stack they share is its list
-        inline = "always" if position else "never"
+    calls = call_counts(functions)
+    for position, name in enumerate(names):  # callees compiled apart, or inlined into the entry (one list each)
+        inline = "always" if position and (not apart or calls.get(name, 0) == 1) else "never"
         cache = on_disk is not None and not position
-        compiled_namespace[name] = numba.njit(boundscheck=True, inline=inline, cache=cache)(  # type: ignore[call-overload]
+        wrappers = {} if not position else {"no_cpython_wrapper": True, "no_cfunc_wrapper": True}  # called from code
+        compiled_namespace[name] = numba.njit(boundscheck=True, inline=inline, cache=cache, **wrappers)(  # type: ignore[call-overload]
             compiled_namespace[name])
-        if cache:
-            diskcache.quiet(compiled_namespace[name])
+    saves = diskcache.held(compiled_namespace[names[0]]) if on_disk is not None else None
     result = Generated(source, None, filename, compiled_namespace, generated.dependencies,
                        origins(functions, module.comment_origins))
     result.rank_dependent = generated.rank_dependent
     result.float_dependent = generated.float_dependent
     result.numpy = generated  # type: ignore[attr-defined]  # the same adjoint in numpy: it reports errors, and backend="auto" falls back to it
     result.allocator = _allocation_type()
-    result.function = _Runner(compiled_namespace[names[0]], result, ctx.fn, strict, unread_parameters(functions))
+    result.function = _Runner(compiled_namespace[names[0]], result, ctx.fn, strict, unread_parameters(functions),
+                              [compiled_namespace[name] for name in names[1:] if calls.get(name, 0) != 1 and apart],
+                              saves)
     drop_lines_with(result, filename)
     return result
 
@@ -142,10 +150,12 @@ def _parameter_gradients(ctx) -> dict:
 class _Runner:
     """Calls the compiled entry; turns Numba's refusal into a located error (or the fallback)."""
 
-    def __init__(self, compiled, generated, fn, strict, unread=()):
+    def __init__(self, compiled, generated, fn, strict, unread=(), callees=(), saves=None):
         from numba.core.errors import NumbaError
         self.refused = NumbaError  # what Numba raises when it cannot compile
         self.compiled = compiled
+        self.callees = list(callees)  # the callees compiled apart (the others are inlined into the entry)
+        self.saves = saves  # writes the entry's machine code to the disk cache, once the checks passed
         self.overloads = compiled.overloads  # Numba's dict of what it compiled, added to in place
         self.generated = generated
         self.fn = fn
@@ -174,10 +184,13 @@ class _Runner:
             result = compiled(*given, **named) if kwargs else compiled(*given)  # an empty ** costs Numba 0.15 us
             if len(overloads) != known:  # compiled just now (or read from the disk cache), for new argument types
                 try:
-                    _check_integer_arithmetic(compiled, self.generated, self.fn)
+                    for dispatcher in [compiled, *self.callees]:
+                        _check_integer_arithmetic(dispatcher, self.generated, self.fn)
                 except TransformError as refused:
                     self.refusal = refused if self.strict else None
                     raise
+                if self.saves is not None:  # the callees passed the check: a read of the cache need not see them
+                    self.saves()
             return result  # Numba's arrays: the entry keeps those only they hold (api._KEEP_NUMBA)
         except (self.refused, TransformError) as exc:  # compiling for these argument types failed
             error = exc if isinstance(exc, TransformError) else _compile_error(exc, self.generated, self.fn)
@@ -219,14 +232,13 @@ def _check_integer_arithmetic(compiled, generated, fn) -> None:
     from numba.core import ir, types
     for overload in compiled.overloads.values():
         annotation = overload.type_annotation
-        if isinstance(annotation, str):  # loaded from Numba's cache, which keeps the typed code as text
-            lines = _growing_lines(annotation)
-        else:
-            lines = [stmt.loc.line for block in annotation.blocks.values() for stmt in block.body
-                     if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr)
-                     and stmt.value.op in ("binop", "inplace_binop")
-                     and getattr(stmt.value.fn, "__name__", "") in _GROWING
-                     and isinstance(annotation.typemap.get(stmt.target.name), types.Integer)]
+        if isinstance(annotation, str):  # read from the disk cache, written only once this check passed (held)
+            continue
+        lines = [stmt.loc.line for block in annotation.blocks.values() for stmt in block.body
+                 if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr)
+                 and stmt.value.op in ("binop", "inplace_binop")
+                 and getattr(stmt.value.fn, "__name__", "") in _GROWING
+                 and isinstance(annotation.typemap.get(stmt.target.name), types.Integer)]
         for lineno in lines:
             origin = user_line(generated, lineno)
             filename, line, text = origin[:3] if origin else (*_where(fn)[:2], "")
@@ -234,25 +246,6 @@ def _check_integer_arithmetic(compiled, generated, fn) -> None:
                                  "which compiled code does in 64 bits where Python's integers do not "
                                  "overflow", filename, line, len(text) - len(text.lstrip()), text,
                                  hint=f"write float(n) for an integer that only scales a value, or {_ADVICE}")
-
-
-#: in Numba's text of typed code: ``#   $t = a * b  :: int64`` (also ``**``, ``<<``) or an in-place one
-_TYPED_GROWING = re.compile(r"^#\s+\S+ = (?:\S+ (?:\*\*?|<<) \S+|inplace_binop\(fn=<built-in function "
-                            r"(?:imul|ipow|ilshift)>.*)\s+:: u?int\d+$")
-_TYPED_LINE = re.compile(r"^# --- LINE (\d+) ---$")
-
-
-def _growing_lines(annotation: str) -> list:
-    """The generated lines whose typed code (Numba's text of it) multiplies, raises or shifts integers."""
-    found, line = [], 0
-    for text in annotation.splitlines():
-        text = text.strip()
-        marker = _TYPED_LINE.match(text)
-        if marker:
-            line = int(marker.group(1))
-        elif _TYPED_GROWING.match(text):
-            found.append(line)
-    return found
 
 
 def _fall_back(error) -> None:
@@ -432,10 +425,9 @@ def _dotted(node) -> str:
 def _refuse_recursion(functions, module) -> None:
     """Refuse a module whose callees call themselves (directly or round a cycle), at the recursive call.
 
-    A callee's forward and backward functions are inlined into the entry,
-    so that Numba types the stack they share as the entry's one list (it
-    cannot type a list made in one function and filled in another); a
-    recursive function cannot be inlined.
+    A callee's forward and backward functions are inlined into the entry or
+    compiled apart and called (``callees.returned_saves``); either way Numba
+    types them from the calls it sees, which a recursive function cannot be.
     """
     if len(functions) == 1:
         return
@@ -457,8 +449,8 @@ def _refuse_recursion(functions, module) -> None:
         if called:
             filename, line, text, _ = origin
             raise TransformError(f"backend='numba' does not compile gradients through recursive calls (here "
-                                 f"`{called[0].split('_', 1)[1]}`): the called functions are inlined into the "
-                                 f"gradient, and a recursive one cannot be", filename, line,
+                                 f"`{called[0].split('_', 1)[1]}`): the called functions are compiled with the "
+                                 f"gradient, typed from their calls, and a recursive one cannot be", filename, line,
                                  len(text) - len(text.lstrip()), text,
                                  hint=f"write the recursion as a loop, or {_ADVICE}")
     raise TransformError("backend='numba' does not compile gradients through recursive calls", hint=_ADVICE)

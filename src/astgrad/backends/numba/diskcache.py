@@ -127,23 +127,32 @@ def _environment() -> str:
             f"astgrad {digest.hexdigest()}")
 
 
-def quiet(dispatcher) -> None:
-    """Silence Numba's warning that it cannot cache ``dispatcher``'s code (it then runs it, as without a cache).
+def held(dispatcher):
+    """Keep back Numba's writes of ``dispatcher``'s machine code to the cache; returns the function that makes them.
 
-    Numba does not cache code that holds the address of a Python object (a
-    Numba function a helper calls, where LLVM's optimisations are off, as the
-    tests run them).  The warning is raised while Numba saves the code, under
-    its compiler lock: silenced there, so no filter of the caller's (an
-    ``error`` filter, pytest's) sees it.
+    The compiled code is checked after Numba compiled it (``compiled``'s
+    refusal of integer products), in the entry and in the callees compiled
+    apart from it; code read back from the cache brings the entry's typed
+    text, not the callees', so it is written only once every check passed.
+    The writes are quiet: Numba does not cache code that holds the address
+    of a Python object (a Numba function a helper calls, where LLVM's
+    optimisations are off, as the tests run them) and warns, under its
+    compiler lock, where no filter of the caller's (an ``error`` filter,
+    pytest's) should see it.
     """
     from numba.core.errors import NumbaWarning
     cache: Any = getattr(dispatcher, "_cache", None)
     save = getattr(cache, "save_overload", None)
+    pending: list = []
     if save is None:
-        return
+        return lambda: None
+    cache.save_overload = lambda sig, data: pending.append((sig, data))
 
-    def save_quietly(sig, data):
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message="Cannot cache compiled function", category=NumbaWarning)
-            save(sig, data)
-    cache.save_overload = save_quietly
+    def write():
+        from numba.core.compiler_lock import global_compiler_lock
+        while pending:
+            sig, data = pending.pop(0)
+            with global_compiler_lock, warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message="Cannot cache compiled function", category=NumbaWarning)
+                save(sig, data)
+    return write

@@ -502,10 +502,12 @@ def _list_overloads(overload, types) -> None:
                     raise ValueError("need at least one array to stack")
                 first = items[0]
                 out = np.empty((len(items),) + first.shape, first.dtype)
-                for k in range(len(items)):
+                rows = out.reshape((len(items), first.size))  # each item copied element by element: an
+                for k in range(len(items)):  # assignment of arrays compiles Numba's broadcasting and its message
                     if items[k].shape != first.shape:
                         raise ValueError("all input arrays must have the same shape")
-                    out[k] = items[k]
+                    for j, value in enumerate(items[k].flat):
+                        rows[k, j] = value
                 return out
             return stack if rank >= 1 else None
         return lambda items: np.stack(items)
@@ -727,6 +729,15 @@ def _unbroadcast_overloads(overload, types, number):
 
     overload(runtime.unbroadcast)(implementation)
     overload(_support.unbroadcast)(implementation)
+
+    @overload(runtime.summed)
+    def summed(g):  # unbroadcast(g, ()): a number as it is, an array's entries added up
+        if number(g):
+            return lambda g: g
+        if isinstance(g, types.Array):
+            return lambda g: g.sum()
+        return None
+
     if rules.unbroadcast is not _support.unbroadcast:
         overload(rules.unbroadcast)(implementation)
 

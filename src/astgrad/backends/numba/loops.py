@@ -24,7 +24,7 @@ into their readers:
   length 1); otherwise the expression is computed as written.
 * **A parameter's gradient summed in the loop.**  ``unbroadcast(E, shape(p))``
   of an elementwise ``E`` and a parameter ``p`` becomes
-  ``summed('<E>', shape(p), ...)``: where ``p`` is a number, the same loop
+  ``elementwise_sum('<E>', shape(p), ...)``: where ``p`` is a number, the same loop
   adds the elements up instead of writing an array for ``np.sum``.
 * **A value added at a slice in the loop.**  ``add_at(d, E, shape, index)``
   (and ``added_at``, into a copy) of an elementwise ``E`` becomes
@@ -64,7 +64,7 @@ def elementwise(template, *operands):
     return _evaluate(template, operands)
 
 
-def summed(template, to, *operands):
+def elementwise_sum(template, to, *operands):
     """``unbroadcast(elementwise(template, *operands), to)``: compiled, a loop adding up the elements where
     ``to`` is the shape of a number (no array for the expression)."""
     return runtime.unbroadcast(_evaluate(template, operands), to)
@@ -187,8 +187,15 @@ class _Loops(gast.NodeTransformer):
                 and self._operation(node.args[0]) and self._parameter_shape(node.args[1]):
             # the gradient of a parameter (a number, where the loop runs): a sum of an expression
             template = self._template(node.args[0], operands)
-            helper = compat.name(fuse._bound(self.namespace, summed))
+            helper = compat.name(fuse._bound(self.namespace, elementwise_sum))
             return compat.call(helper, [gast.Constant(value=template, kind=None), self.visit(node.args[1])]
+                               + [self.visit(o) for o in operands])
+        if isinstance(node, gast.Call) and len(node.args) == 1 and not node.keywords \
+                and fuse._callee(node.func, self.namespace) is runtime.summed and self._operation(node.args[0]):
+            # summed(E), the gradient of a name proven a number (passes/number_unbroadcasts.py): the same sum
+            template = self._template(node.args[0], operands)
+            helper = compat.name(fuse._bound(self.namespace, elementwise_sum))
+            return compat.call(helper, [gast.Constant(value=template, kind=None), gast.Tuple(elts=[], ctx=gast.Load())]
                                + [self.visit(o) for o in operands])
         adding = self._adding(node.func) if isinstance(node, gast.Call) and len(node.args) == 4 \
             and not node.keywords else None
@@ -218,7 +225,7 @@ class _Loops(gast.NodeTransformer):
 
     def _parameter_shape(self, node) -> bool:
         """``shape(p)`` of a parameter ``p`` (where a gradient is summed to a number; of a value the code
-        computes, it is most often an array's shape, where ``summed`` would compile the expression apart)."""
+        computes, it is most often an array's shape, where ``elementwise_sum`` would compile the expression apart)."""
         return isinstance(node, gast.Call) and fuse._callee(node.func, self.namespace) is runtime.shape \
             and len(node.args) == 1 and isinstance(node.args[0], gast.Name) and node.args[0].id in self.parameters
 
@@ -287,7 +294,7 @@ def register(overload, types) -> None:
             return _function(_unpacked(len(operands)) + f"    return {_written(template.literal_value, len(operands))}\n")
         return _function(text)
 
-    @overload(summed, prefer_literal=True, jit_options={"error_model": "numpy"})
+    @overload(elementwise_sum, prefer_literal=True, jit_options={"error_model": "numpy"})
     def _summed(template, to, *operands):
         if not isinstance(template, types.StringLiteral):
             return None

@@ -72,6 +72,7 @@ def lower(functions, namespace, zeros=None, stack=None, adjoints=None) -> list:
         _fold_constant_tests(fn_def, namespace)
         _Slices(namespace).visit(fn_def)
         _KnownTypes(namespace).visit(fn_def)
+        _RowsInPlace(namespace).visit(fn_def)
         _MathDomains(namespace).visit(fn_def)
         _Reductions(namespace).visit(fn_def)
         fn_def.body = _without_empty_checks(fn_def.body, namespace) or [compat.make("Pass")]
@@ -227,6 +228,31 @@ class _KnownTypes(gast.NodeTransformer):
             if self._builtin(node, kind):
                 return kind
         return None
+
+
+class _RowsInPlace(gast.NodeTransformer):
+    """``list(g)`` for ``list(np.moveaxis(g, 0, 0))`` (``np.stack``'s gradient along axis 0, cut into rows).
+
+    Moving axis 0 to 0 is no move; numpy raises for a 0-d ``g`` and so does
+    Numba's ``list`` (it cannot iterate it).  Numba's ``np.moveaxis`` sorts
+    its axes with a list sort it compiles per type: seconds of a first
+    compile (RK4's ``np.stack(ys)``) for no work.
+    """
+
+    def __init__(self, namespace):
+        self.namespace = namespace
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if not (isinstance(node.func, gast.Name) and self.namespace.get(node.func.id, builtins.list) is builtins.list
+                and node.func.id == "list" and len(node.args) == 1 and not node.keywords):
+            return node
+        moved = node.args[0]
+        if isinstance(moved, gast.Call) and isinstance(moved.func, gast.Attribute) and moved.func.attr == "moveaxis" \
+                and _is(moved.func.value, self.namespace, np) and len(moved.args) == 3 and not moved.keywords \
+                and all(reductions._constant(a) == 0 and type(reductions._constant(a)) is int for a in moved.args[1:]):
+            node.args = [moved.args[0]]
+        return node
 
 
 #: math functions that raise ValueError outside their domain, where Numba's return nan: the test of the domain

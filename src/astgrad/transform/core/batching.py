@@ -453,6 +453,9 @@ class Batcher(StateSweep):
         if _only_checks(op.fn) and isinstance(op.expr, gast.Call) and not any(
                 state.get(n) for v in op.kwargs.values() for n in atom_names(v)):
             return self.checked_per_example(op, state)
+        rule = batching.helper_rule(op.fn)
+        if rule is not None:  # a reverse rule's helper taking *args, with a batching rule of its own
+            return self.by_helper_rule(op, rule, state)
         bound = bound_arguments(op, self.source)
         for p, atoms in bound.items():  # *args or **kwargs: a tuple or dict of atoms
             gathered = atoms.values() if isinstance(atoms, dict) else atoms if isinstance(atoms, tuple) else ()
@@ -713,6 +716,41 @@ class Batcher(StateSweep):
         state[op.targets[0]] = False if getattr(rule, "shared", False) else ITEMS if getattr(rule, "items", False) \
             else ARRAY  # items: the rule returns a tuple of batched values (a rule's gradients, one per argument)
         return [self.tag(s, op) for s in code] + [self.tag(compat.assign(op.targets[0], expr), op)]
+
+    def by_helper_rule(self, op, rule, state):
+        """A call of a reverse rule's helper that has a batching rule (``batching.defbatch_helper``): a tuple of
+        batched and shared arrays given to it gets the batch axis on every item first; whether it returns a
+        list or tuple follows from the kinds of its arguments (``rule.items``)."""
+        if any(state.get(n) for v in op.kwargs.values() for n in atom_names(v)):
+            raise self.refuse(op.node, f"a keyword argument of {op.fn.__name__} has a batch axis", "Pass it by position.")
+        out = []
+        for a in op.args:
+            kind = state.get(getattr(a, "id", None))
+            if _nested(kind) and not _flat(kind):
+                raise self.refuse(op.node, f"{op.fn.__name__} is given {a.id}, a tuple holding a list or tuple of "
+                                  "arrays with a batch axis", "Give it the items one by one.")
+            if _nested(kind):
+                self.size_used = True
+                flags = compat.tuple_([compat.const(bool(k)) for k in kind])
+                state[a.id] = ITEMS
+                call = compat.call(compat.name(self.ns.helper(batched_items.every_item_batched)),
+                                   [compat.name(a.id), compat.name(self.size), flags])
+                out.append(self.tag(compat.assign(a.id, call), op))
+        kinds = tuple(state.get(getattr(a, "id", None)) or None for a in op.args)
+        items = rule.items(kinds) if callable(rule.items) else rule.items
+        name = self.ns.bind(rule, getattr(rule, "__name__", "batched"))
+        self.ns.pure.add(name)
+        bdims = compat.tuple_([compat.const(None if k is None else 0) for k in kinds])
+        expr = compat.call(compat.name(name), [bdims] + [compat.clone(a) for a in op.args],
+                           {k: compat.clone(v) for k, v in op.kwargs.items()})
+        if len(op.targets) > 1:
+            if not items:
+                raise self.refuse(op.node, f"unpacking what {op.fn.__name__} returns, an array with a batch axis, "
+                                  "takes its examples apart")
+            state.update((t, ARRAY) for t in op.targets)
+            return out + [self.tag(compat.assign(op.targets, expr), op)]
+        state[op.targets[0]] = ITEMS if items else ARRAY
+        return out + [self.tag(compat.assign(op.targets[0], expr), op)]
 
     def unbatchable(self, expr):
         """The reason of ``unbatchable(reason)`` when ``expr`` is that call (the rule refused this case), else None."""

@@ -287,7 +287,7 @@ def _array_helper(fn) -> bool:
     """An astgrad helper that returns one array (``filled``, ``unbroadcast``), never a tuple."""
     global _ARRAY_HELPERS
     if _ARRAY_HELPERS is None:
-        _ARRAY_HELPERS = {runtime.filled, runtime.unbroadcast, runtime.T, linalg.T, _support.unbroadcast,
+        _ARRAY_HELPERS = {runtime.filled, runtime.unbroadcast, runtime.summed, runtime.T, linalg.T, _support.unbroadcast,
                           _support.expand_reduced, _support.filled, _extra.scatter, _extra.scatter_along_axis,
                           _support.reverse_cumsum}
         _ARRAY_HELPERS |= {getattr(np, name) for name in _NUMPY_ARRAY_FUNCTIONS}

@@ -36,6 +36,10 @@ from ..ir.nodes import For, Op, Raw, blocks, breaks, conditional_ops, dispatch, 
 from .remat import recompute
 from .scalar_seeds import ScalarSeeds
 
+#: the runtime's helpers that hand a list's gradient on (Reverser.gradient_lists)
+_GRADIENT_LISTS = (runtime.gradient_tuple, runtime.part, runtime.getitem_gradient, runtime.sequence_gradient,
+                   runtime.unpacked_gradient)
+
 
 class Reverser:
     def __init__(self, builder, plan):
@@ -46,6 +50,11 @@ class Reverser:
         self.adj = plan.adjoints
         self.ns = builder.ns
         self.sequences = plan.sequences
+        # what generated code (a gradient differentiated again) binds to a list's gradient as it hands it on, a
+        # list of lists where the list held lists (np.array of a nested list), and the items of those: their
+        # adjoints are added item by item (runtime.accumulate), never joined by +
+        handed_on = {t for op in walk_ops(plan.body) if op.fn in _GRADIENT_LISTS for t in op.targets}
+        self.gradient_lists = handed_on | containers.items_of(plan.body, handed_on)
         self.first = first_bindings(plan.body, plan.params)
         once = {t for names in self.first.values() for t in names if self.an.counts.get(t) == 1}
         self.available = set(plan.params) | once  # bound whenever the adjoint runs
@@ -369,7 +378,7 @@ class Reverser:
         return compat.call(self.helper(runtime.unbroadcast), [grad, shape])
 
     def may_be_sequence(self, name) -> bool:
-        return name in self.sequences or name in self.plan.maybe_sequences
+        return name in self.sequences or name in self.plan.maybe_sequences or name in self.gradient_lists
 
     def restorable(self, name) -> bool:
         """Whether ``name`` is bound where the adjoint runs and holds the value the primal read there."""
@@ -511,10 +520,11 @@ class Reverser:
         bound = bound_arguments(op, self.plan.source)
         active = tuple(p for p, atom in bound.items() if isinstance(atom, gast.Name)
                        and (atom.id in self.an.adjoint or atom.id in self.an.active))
+        ranks = tuple((p, rank) for p, atom in bound.items() if (rank := self.an.ranks.of_argument(atom)) is not None)
         return self.builder.variant(op.fn, active, containers.passed(self.plan, bound, active),
                                     passed_functions(self.plan, bound),
                                     deferrable=id(op) in conditional_ops(self.plan.body),
-                                    kept=caller_state.passed_down(self.plan, op, bound))
+                                    kept=caller_state.passed_down(self.plan, op, bound), ranks=ranks)
 
     def kept_checks(self, op, names):
         """Before a call whose callee writes into the dict passed down (``names``: its variant), the check of

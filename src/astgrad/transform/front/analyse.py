@@ -26,7 +26,7 @@ FLOWING = ("prim", "copy", "pack", "unpack", "call", "opaque")
 
 
 class Analysis:
-    def __init__(self, body, ret, wrt, params, locals_, source, ranks=None):
+    def __init__(self, body, ret, wrt, params, locals_, source, ranks=None, returned=None):
         self.locals = set(locals_)
         self.ret_names = [n for n in atom_names(ret) if n in self.locals]
         self.active = set(wrt)
@@ -45,7 +45,8 @@ class Analysis:
                 node, message, hint = s.guard  # kept as written, out of the adjoint's sight (a global's item)
                 raise source.error(node, message, hint, NoRuleTransformError)
         self.counts = self._assignment_counts(body, params)
-        self.ranks = Ranks(body, params, ranks, self.locals)  # ranks: parameter -> (rank, holds an int)
+        # ranks: parameter -> (rank, holds an int); returned: the rank a call of a user function returns
+        self.ranks = Ranks(body, params, ranks, self.locals, returned)
         self.shapes = Shapes(body, params, self.counts, self.locals | set(params), self.ranks)
         self.reads = self._adjoint_reads(body)
         self.saved = {v for v in self.reads if self.counts.get(v, 0) > 1}

@@ -29,8 +29,9 @@ from __future__ import annotations
 import numpy as np
 
 from ... import rules
+from ...rules import sequences
 from ..ir.compat import gast
-from ..ir.nodes import For, Raw, walk_ops, walk_statements
+from ..ir.nodes import For, Op, Raw, walk_ops, walk_statements
 from ..runtime import in_place
 
 #: a name whose values differ in rank, or whose rank is not known
@@ -50,11 +51,15 @@ _MAKERS = (np.zeros, np.ones, np.empty)
 class Ranks:
     """``rank(name)``: the number of axes every value of ``name`` has, or None."""
 
-    def __init__(self, body, params, given, locals_):
+    def __init__(self, body, params, given, locals_, returned=None):
         """``given``: parameter -> (rank, holds integers), for the parameters whose rank is known.
 
-        None: the function is not specialised (a function the entry calls).
+        None: the function is not specialised.  ``returned(op, rank_of)``: the
+        (rank, int) a call ``op`` of a user function returns, its arguments'
+        ranks told by ``rank_of(atom)`` (None while one is not known yet);
+        without it such a call has no rank.
         """
+        self.returned = returned
         self.specialisable = given is not None
         self.asked = False  # a question ranks given at call time could answer: see ModuleBuilder.rank_dependent
         self.locals = set(locals_) | set(params)
@@ -71,6 +76,8 @@ class Ranks:
         for op in ops:
             for target in op.targets:
                 binders.setdefault(target, []).append(op)
+        self.groups = _private_lists(ops, body, params, binders)  # list name -> its group (lists sharing items)
+        self.items: dict = {}  # group -> (rank, int) every item of its lists has; absent while not known yet
         #: names only ever bound to ``x.shape``: a tuple of Python ints
         self.shapes = {name for name, found in binders.items() if name in self.locals and all(
             op.kind == "nondiff" and len(op.targets) == 1 and isinstance(op.expr, gast.Attribute)
@@ -79,6 +86,14 @@ class Ranks:
         while changed:
             changed = False
             for op in ops:
+                added = self._added_items(op)
+                if added is not None:
+                    group = self.groups[op.targets[0]]
+                    old = self.items.get(group)
+                    new = _join(old, added)
+                    if new != old:
+                        self.items[group] = new
+                        changed = True
                 result = self._result(op)
                 if result is None:
                     continue
@@ -95,6 +110,12 @@ class Ranks:
         self.asked |= rank is None and self.specialisable and name in self.locals
         return rank
 
+    def of_argument(self, atom):
+        """``(rank, holds integers)`` of an argument passed to a user function, when every value of it has one
+        rank; else None.  Not a question ranks given at call time could answer (a callee asks its own)."""
+        found = self._atom(atom) if isinstance(atom, (gast.Name, gast.Constant, gast.UnaryOp)) else None
+        return found if found is not None and found[0] is not None else None
+
     def keeps_shape(self, op, i) -> bool:
         """Whether the rule of ``op`` surely gives argument ``i`` a gradient of that argument's shape.
 
@@ -105,11 +126,16 @@ class Ranks:
         ``setitem(g, index, 0)`` has g's shape, the result's, which is a's (the
         write made a copy of a); v's, ``g[index]``, is v's where both are
         numbers (an element, written with a number).
+        ``in_place(new, kind, op)`` (``x op= v``): the result is ``new`` itself,
+        or ``new`` cast to ``x``'s dtype where it has ``x``'s shape (numpy raises
+        otherwise): ``new``'s gradient is the result's, whatever the ranks.
         """
         if op.fn is np.matmul and len(op.args) == 2 and not op.kwargs:
             ranks = [(self._atom(a) or UNKNOWN)[0] for a in op.args]
             self.asked |= self.specialisable and None in ranks
             return all(r in (1, 2) for r in ranks)
+        if op.fn is in_place and len(op.args) == 3 and not op.kwargs:
+            return i == 0  # x op= v: x op v (new) is the result, or cast to x's shape and dtype, or numpy raises
         if op.fn is rules.setitem and len(op.args) == 3 and not op.kwargs:
             if i != 2:
                 return i == 0
@@ -118,6 +144,38 @@ class Ranks:
             self.asked |= self.specialisable and not known
             return known and item[0] == 0 and value[0] == 0
         return False
+
+    def _added_items(self, op):
+        """(rank, int) of the items ``op`` puts into a private list it binds (``[a, b]``, ``append(lst, v)``), the
+        join of theirs; None for any other op, or while one is not known yet."""
+        if len(op.targets) != 1 or op.targets[0] not in self.groups:
+            return None
+        if op.kind == "pack":
+            found = [self._atom(a) for a in op.args]
+        elif op.kind == "prim" and op.fn in (sequences.append, sequences.grow):
+            found = [self._atom(op.args[1])]
+        elif op.kind == "prim" and op.fn is rules.setitem:
+            found = [self._atom(op.args[2])]
+        else:
+            return None  # a copy: the same group
+        if None in found:
+            return None
+        joined = None
+        for item in found:
+            joined = _join(joined, item)
+        return joined
+
+    def _list_item(self, array, index):
+        """(rank, int) of ``lst[i]`` for a private list (``_private_lists``) and an integer ``i``; UNKNOWN where
+        ``array`` is no such list, None while not known yet."""
+        if not isinstance(array, gast.Name) or array.id not in self.groups:
+            return UNKNOWN
+        at = self._atom(index)
+        if at is None:
+            return None
+        if at != (0, True):
+            return UNKNOWN  # a slice: a list; anything else: a TypeError when it runs
+        return self.items.get(self.groups[array.id])
 
     def _atom(self, atom):
         if isinstance(atom, gast.Constant):
@@ -143,6 +201,8 @@ class Ranks:
         made = next((keywords for fn, keywords in _MADE.items() if op.fn is fn), None)
         if made is not None and set(op.kwargs) <= made:
             return self._made(op)
+        if op.kind == "call" and self.returned is not None and len(op.targets) == 1:
+            return self.returned(op, self._atom)
         if op.kind != "prim":
             return UNKNOWN
         fn = op.fn
@@ -150,8 +210,19 @@ class Ranks:
                 and op.args[0].id in self.shapes and isinstance(op.args[1], gast.Constant) \
                 and type(op.args[1].value) is int:
             return (0, True)  # a length: x.shape[0]
+        if fn is rules.getitem and len(op.args) == 2 and not op.kwargs and isinstance(op.args[0], gast.Name) \
+                and op.args[0].id in self.groups:
+            return self._list_item(*op.args)
         if fn is rules.getitem and len(op.args) == 2 and not op.kwargs:
             return self._item(*op.args)
+        if fn in (np.array, np.stack) and len(op.args) == 1 and not op.kwargs and isinstance(op.args[0], gast.Name) \
+                and op.args[0].id in self.groups:
+            # one more axis, or numpy raises (shapes differ; np.stack of no arrays); np.array of an empty list
+            # has one axis whatever its items would have been: only numbers are followed there
+            items = self.items.get(self.groups[op.args[0].id])
+            if items is None:
+                return None
+            return UNKNOWN if items[0] is None or fn is np.array and items[0] != 0 else (items[0] + 1, False)
         if fn is rules.setitem and len(op.args) == 3 and not op.kwargs:  # a copy of a with a[i] = v
             return _not_int(self._atom(op.args[0]))
         if fn is in_place and len(op.args) == 3 and not op.kwargs:  # x op= v: new, cast to x's dtype, or raises
@@ -227,6 +298,69 @@ class Ranks:
         if value is not None and value[0] == 0 and value[1]:
             return 1
         return None
+
+
+#: the ops that may read a private list (``_private_lists``) without changing it or letting another name see it
+_READS_OF_LISTS = (rules.getitem, np.array, np.stack, len)
+
+
+def _private_lists(ops, body, params, binders) -> dict:
+    """``name -> group`` for the lists whose items ``Ranks`` follows: each name of a group is bound only by a
+    list or tuple literal, an append to or item write of the group (``lst.append(v)``: ``t = append(lst, v);
+    lst = t``, or ``grow`` in place) or a copy of one of its names, and read only where nothing else can
+    see or change the list: the first argument of those binders, ``lst[i]``, ``np.array(lst)``,
+    ``np.stack(lst)`` and ``len(lst)``.  A parameter, a name a statement kept as written mentions, a
+    list put into another container or passed to a user function is in no group.  The names a copy or
+    an append joins are one group (one list object may be behind all of them)."""
+    parent: dict = {}
+
+    def find(name):
+        while parent.setdefault(name, name) != name:
+            name = parent[name]
+        return name
+
+    def joins(op) -> bool:
+        """Whether ``op`` is a binder of a list of the group of its first argument (or a literal)."""
+        if op.kind == "pack":
+            return isinstance(op.expr, (gast.List, gast.Tuple))
+        if op.kind == "copy":
+            return len(op.args) == 1 and isinstance(op.args[0], gast.Name)
+        return op.kind == "prim" and op.fn in (sequences.append, sequences.grow, rules.setitem) and len(op.args) \
+            == (3 if op.fn is rules.setitem else 2) and not op.kwargs and isinstance(op.args[0], gast.Name)
+
+    candidates = {name for name, found in binders.items() if all(len(op.targets) == 1 and joins(op) for op in found)}
+    for name in candidates:
+        for op in binders[name]:
+            if op.kind != "pack":
+                parent[find(name)] = find(op.args[0].id)
+    shut = set(params)
+    for op in ops:
+        first = op.args[0].id if op.args and isinstance(op.args[0], gast.Name) else None
+        binds = op.kind == "copy" or op.kind == "prim" and op.fn in (sequences.append, sequences.grow, rules.setitem)
+        if first is not None and not op.kwargs and (binds and op.targets and op.targets[0] in candidates or op.kind
+                                                   != "call" and op.fn in _READS_OF_LISTS and len(op.args) ==
+                                                   (2 if op.fn is rules.getitem else 1)):
+            others = op.args[1:]  # the list read where nothing else sees it; the other operands as anywhere
+        else:
+            others = [*op.args, *op.kwargs.values(), op.expr]
+        shut.update(n.id for a in others for n in gast.walk(a) if isinstance(n, gast.Name))
+    for s in walk_statements(body):
+        if isinstance(s, Raw):
+            shut.update(n.id for n in gast.walk(s.stmt) if isinstance(n, gast.Name))
+        elif not isinstance(s, Op):
+            for field in ("test", "iter", "target"):
+                value = getattr(s, field, None)
+                if isinstance(value, str):
+                    shut.add(value)
+                elif value is not None:
+                    shut.update(n.id for n in gast.walk(value) if isinstance(n, gast.Name))
+    groups: dict = {}
+    for name in list(parent):
+        groups.setdefault(find(name), set()).add(name)
+    for name in candidates - set(parent):
+        groups[name] = {name}
+    return {name: root for root, names in groups.items()
+            if names <= candidates and not names & shut for name in names}
 
 
 def _not_int(value):

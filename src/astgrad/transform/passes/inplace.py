@@ -46,18 +46,18 @@ _WRITERS = {gast.Add: ("either", runtime.add_into), gast.Mult: ("either", runtim
 _INTO = {fn for _, fn in _WRITERS.values()}
 
 #: calls whose result may be (a view of) their first argument, and that keep no reference to it
-_PASS_FIRST = {runtime.unbroadcast, _support.unbroadcast, runtime.filled, _support.expand_reduced,
+_PASS_FIRST = {runtime.unbroadcast, _support.unbroadcast, runtime.summed, runtime.filled, _support.expand_reduced,
                runtime.T, linalg.T, np.reshape, np.transpose, np.squeeze, np.expand_dims, np.broadcast_to,
-               np.asarray, np.ravel, runtime.add_at} | _INTO
+               np.asarray, np.ravel, runtime.add_at, _extra.written} | _INTO
 
 #: of those, the ones that return the array itself or a new one, never a view
-_KEEP_WHOLE = {runtime.unbroadcast, _support.unbroadcast, runtime.add_at}
+_KEEP_WHOLE = {runtime.unbroadcast, _support.unbroadcast, runtime.summed, runtime.add_at}
 
 #: calls that return a new array (or a number, a shape) and keep no reference to their arguments
 _FRESH = {np.sum, np.mean, np.max, np.min, np.prod, np.dot, np.matmul, np.outer, np.where, np.zeros_like,
           np.ones_like, np.linalg.norm, _extra.scatter, _extra.scatter_along_axis, runtime.shape, runtime.size,
           runtime.only_shape, _support.reduced_count, np.shape, np.ndim, np.size, len, runtime.added_at,
-          runtime.copied}
+          runtime.copied, runtime.floats}
 
 _META = {"shape", "ndim", "size", "dtype"}
 

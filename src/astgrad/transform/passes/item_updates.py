@@ -23,9 +23,10 @@ value's gradient as the rule gives it (a write into an array of integers
 keeps ``through_cast``, and does not match).  Before the level-2 passes,
 which write gradients in place: the adjoint here binds new values only.
 After it ``da`` is ``g``'s array, and ``w`` may be a view of it (a slice);
-those passes write into an array only where no other name reaches it, and
-``written(g, i)``, a call they do not know, lets it escape (inplace.py,
-accumulate.py), so neither adds into ``da`` while ``w`` may read it.
+those passes write into an array only where no other name reaches it:
+``written(g, i)`` passes ``g`` on (inplace.py), and accumulate.py adds into
+``da`` in place only where no such view is live, so neither adds into
+``da`` while ``w`` may read it.
 """
 
 from __future__ import annotations

@@ -27,7 +27,10 @@ from .recurrences import solve_linear_loops
 from .unused import drop_arrays, shapes_on_stack as _shapes_on_stack, shapes_only, unbind
 from .saves import overwritten_on_stack
 from .static_shapes import static_shapes as _static_shapes
+from .where_products import select_products
 from .write_in_place import write_items_in_place
+from .written_items import read_written_items
+from .invariant_shapes import hoist_invariant_shapes
 
 if TYPE_CHECKING:  # the passes' one argument; pipeline.py imports this module
     from ..pipeline import Context
@@ -96,6 +99,12 @@ def compute_only_shapes(ctx: Context) -> None:
 def item_updates(ctx: Context) -> bool:
     """The adjoint of ``a[i] = a[i] + v`` passes a's gradient through: no ``setitem(g, i, 0)`` added back to."""
     return pass_items_through(ctx.fn_def, ctx.ns)
+
+
+def where_products(ctx: Context) -> bool:
+    """``cleaned(unselected(w, c, ...), w * x)`` of ``w = np.where(c, g, 0)``, with ``x`` of ``c``'s shape, is
+    ``np.where(c, g * x, 0)``: no mask, no cleaning."""
+    return select_products(ctx.fn_def, ctx.analysis.shapes, ctx.ns)
 
 
 def read_through_copies(ctx: Context) -> None:
@@ -186,6 +195,23 @@ def array_sizes(ctx: Context) -> None:
                 return compat.attr(compat.name(name), "size")
         return None
     fn_def.body = [rewrite(stmt, replace) for stmt in fn_def.body]
+
+
+def written_items(ctx: Context) -> None:
+    """``g[i]`` for ``written(g, i)`` where ``i`` is surely a Python int (a ``range`` loop's counter); the
+    numpy backend's (Numba compiles the call).  In every function made (a callee's two halves, after the
+    in-place passes of each)."""
+    if ctx.module.backend is None:
+        for fn_def in ctx.fn_defs:
+            read_written_items(fn_def, ctx.ns)
+
+
+def invariant_shapes(ctx: Context) -> None:
+    """``shape(x)`` read once before the outermost loop that cannot change it (the numpy backend's), in every
+    function made."""
+    if ctx.module.backend is None:
+        for fn_def in ctx.fn_defs:
+            hoist_invariant_shapes(fn_def, ctx.ns, ctx.names, ctx.analysis.ranks.rank)
 
 
 def _numbers(ctx: Context) -> list:

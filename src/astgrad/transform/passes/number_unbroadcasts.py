@@ -10,7 +10,10 @@ thousand times) pays two calls per operand for nothing.
 What proves the gradient's shape: its names are values of rank 0 or the
 adjoints of such values (an adjoint holds its value's shape, or a number),
 combined by arithmetic, comparisons and numpy's elementwise ufuncs.
-Anything else (a helper's result, a value of unknown rank) keeps the call.
+Anything else (a helper's result, a value of unknown rank) keeps the call,
+as ``summed(g)`` where the argument alone is proven a number (``kappa`` in
+``kappa * (u[2:] - ...)``): every entry of ``g`` added up, without
+``shape(kappa)`` and ``unbroadcast``'s tests of it.
 Only a call in a loop asks the ranks (which makes the gradient specialise
 on them); one outside any loop goes where they are known already.
 """
@@ -20,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import runtime
+from ..ir import compat
 from ..ir.compat import gast
 from ..ir.trees import rewrite
 from ... import rules
@@ -60,14 +64,24 @@ def drop_number_unbroadcasts(fn_def, ranks, adjoints, ns) -> bool:
                 and len(expr.args) == fn.nin and all(numbers(a) for a in expr.args)
         return False
 
-    chosen = set()
+    chosen: set[int] = set()
+    summed: set[int] = set()
     for n in calls:
         ask[0] = id(n) in in_loops  # paid on every trip: worth a gradient specialised on the ranks
-        if number(_unbroadcast_of_shape(n, ns)) and numbers(n.args[0]):
-            chosen.add(id(n))
-    if not chosen:
+        if number(_unbroadcast_of_shape(n, ns)):
+            (chosen if numbers(n.args[0]) else summed).add(id(n))
+    if not chosen and not summed:
         return False
-    fn_def.body = [rewrite(stmt, lambda node: node.args[0] if id(node) in chosen else None) for stmt in fn_def.body]
+    helper = ns.helper(runtime.summed) if summed else ""
+
+    def rewritten(node):
+        if id(node) in chosen:
+            return node.args[0]
+        if id(node) in summed:
+            return compat.call(compat.name(helper), [node.args[0]])
+        return None
+
+    fn_def.body = [rewrite(stmt, rewritten) for stmt in fn_def.body]
     return True
 
 

@@ -22,6 +22,16 @@ runs (``owns``):
 
 The value written is computed before the write, so reading ``a`` in it
 (``rates[i] + v``) sees the old entries either way.
+
+Two more cases prove it (a stencil, ``u = u0.copy()`` then
+``u[1:-1] = u[1:-1] + kappa * (u[2:] - 2 * u[1:-1] + u[:-2])`` in a loop):
+
+* ``t = a[s]`` (a view, maybe) where ``t`` is read for its values alone
+  and is dead at every write (read again only after it is bound anew: the
+  liveness of passes/accumulate.py); the write's own value may read it;
+* ``a = p``, one binding outside any loop, of a name ``p`` (the parameter
+  ``u0``, whose copy the optimiser reads through): it becomes
+  ``a = copied(p)``, one copy a call where each write in the loop made one.
 """
 
 from __future__ import annotations
@@ -32,6 +42,7 @@ from .. import runtime
 from ..ir import compat
 from ..ir.compat import gast
 from ...rules import _extra
+from .accumulate import _Liveness
 from .inplace import _callee, _fate, _parents
 
 _MAKERS = (np.zeros, np.ones, np.empty, np.full)
@@ -43,13 +54,17 @@ def write_items_in_place(fn_def, ns, ranks):
     if not pairs:
         return fn_def
     parent = _parents(fn_def)
+    live = _Liveness(fn_def)
     into = None
     for array, writes in pairs.items():
-        if not _owns(fn_def, array, writes, parent, ns, ranks):
+        copy = _owns(fn_def, array, writes, parent, ns, ranks, live)
+        if copy is False:
             continue
         into = into or ns.bind(runtime.setitem_into, "setitem_into")
         for call in writes:
             call.func = compat.name(into)
+        if copy is not None:
+            copy.value = compat.call(compat.name(ns.helper(runtime.copied)), [copy.value])
     return fn_def
 
 
@@ -85,23 +100,57 @@ def _setitem_call(stmt, ns):
     return None
 
 
-def _owns(fn_def, array, writes, parent, ns, ranks) -> bool:
+def _owns(fn_def, array, writes, parent, ns, ranks, live):
+    """False where the writes into ``array`` may not go in place; else the statement ``a = p`` to copy, or None."""
     params = {a.id for a in fn_def.args.posonlyargs + fn_def.args.args + fn_def.args.kwonlyargs}
     if array in params or array not in ranks.locals:
         return False
     written = {id(call.args[0]) for call in writes}
-    pair_stores = {id(parent[id(call)].targets[0]) for call in writes}  # t of t = setitem(a, ...)
+    write_stmts = [parent[id(call)] for call in writes]
+    pair_stores = {id(stmt.targets[0]) for stmt in write_stmts}  # t of t = setitem(a, ...)
+    in_loops = {id(n) for loop in compat.walk(fn_def) if isinstance(loop, (gast.For, gast.While))
+                for n in compat.walk(loop)}
+    copy = None
     for n in compat.walk(fn_def):
         if not isinstance(n, gast.Name) or n.id != array:
             continue
         if isinstance(n.ctx, gast.Del):
             continue
         if isinstance(n.ctx, gast.Store):
-            if not _made_or_paired(n, parent, ns, pair_stores):
+            if _made_or_paired(n, parent, ns, pair_stores):
+                continue
+            stmt = parent.get(id(n))
+            if copy is not None or id(n) in in_loops or not _bound_to_a_name(stmt, n):
                 return False
-        elif id(n) not in written and not _reads_values(n, parent, ns, ranks):
+            copy = stmt  # a = p: copied once, before the writes
+        elif id(n) not in written and not _reads_values(n, parent, ns, ranks) \
+                and not _dead_view(n, parent, ns, live, write_stmts):
             return False
-    return True
+    if copy is not None and not any(id(stmt) in in_loops for stmt in write_stmts):
+        return False  # a write outside loops copies once either way
+    return copy
+
+
+def _bound_to_a_name(stmt, store) -> bool:
+    return isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and stmt.targets[0] is store \
+        and isinstance(stmt.value, gast.Name)
+
+
+def _dead_view(name, parent, ns, live, write_stmts) -> bool:
+    """``t = a[s]``: ``t``, maybe a view of ``a``, read for its values alone and dead after every write of ``a``."""
+    up = parent.get(id(name))
+    stmt = parent.get(id(up))
+    if not (isinstance(up, gast.Subscript) and up.value is name and isinstance(stmt, gast.Assign)
+            and stmt.value is up and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)):
+        return False
+    view = stmt.targets[0].id
+    if any(view in live.after(write) for write in write_stmts):
+        return False
+    root = stmt
+    while parent.get(id(root)) is not None:
+        root = parent[id(root)]
+    return all(_fate(n, parent, ns) == "used" for n in compat.walk(root)
+               if isinstance(n, gast.Name) and n.id == view and isinstance(n.ctx, gast.Load))
 
 
 def _made_or_paired(store, parent, ns, pair_stores) -> bool:
@@ -130,8 +179,8 @@ def _made_or_paired(store, parent, ns, pair_stores) -> bool:
 def _reads_values(name, parent, ns, ranks) -> bool:
     """Whether this read of the array takes values from it only, never a reference that may outlive it."""
     up = parent.get(id(name))
-    if isinstance(up, gast.Subscript) and up.value is name:
-        return _scalar_index(up.slice, name.id, ranks)
+    if isinstance(up, gast.Subscript) and up.value is name:  # a number, or a slice read for its values
+        return _scalar_index(up.slice, name.id, ranks) or _fate(up, parent, ns) == "used"
     return _fate(name, parent, ns) == "used"
 
 

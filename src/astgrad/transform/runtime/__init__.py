@@ -271,13 +271,18 @@ def shape(value):
         return chunked_shape(value)
     if kind is tuple or kind is list:
         try:
-            return np.shape(value)
+            return ItemsShape(np.shape(value))
         except ValueError:  # parts numpy cannot stack: a vjp's output (v * 2, np.sum(v)) and its seed
             return Parts(shape(part) for part in value)
     return np.shape(value)
 
 
-class Parts(tuple):
+class ItemsShape(tuple):
+    """``np.shape`` of a tuple or list, equal to the shape of the array numpy would make of it, and marked as a
+    sequence's: a vjp tells a list seed given for an array output from one for a list output (``check_seed``)."""
+
+
+class Parts(ItemsShape):
     """The shapes of a tuple's or list's parts, where numpy cannot stack them into one array.
 
     A vjp compares its seed's with its output's (``check_seed``); anything that
@@ -322,6 +327,14 @@ def unbroadcast(g, to):
     elif shape(g) == to:
         return g
     return rules.unbroadcast(g, to)
+
+
+def summed(g):
+    """``unbroadcast(g, shape(x))`` for an ``x`` of shape ``()`` (passes/number_unbroadcasts.py): every entry of
+    an array ``g`` added up, as ``unbroadcast`` adds them; anything else as ``unbroadcast(g, ())`` gives it."""
+    if type(g) is np.ndarray and g.shape:
+        return np.add.reduce(g, axis=None)
+    return unbroadcast(g, ())
 
 
 def T(x):
@@ -437,7 +450,12 @@ def reduced_shape(shape, axis=None, keepdims=False, identity=None):
 
 
 def check_seed(seed, out_shape, name):
-    """Refuse a vjp seed whose shape is not the output's: numpy would broadcast it, silently."""
+    """Refuse a vjp seed whose shape is not the output's: numpy would broadcast it, silently; and a list or tuple
+    seed where the output is an array or a number, which the code would read as a Python list (``[1.0] * -1`` is
+    ``[]``)."""
+    if type(seed) in (list, tuple) and not isinstance(out_shape, ItemsShape):
+        raise TypeError(f"vjp: the seed is a {type(seed).__name__} where {name} returns an array (or a number); "
+                        f"pass the seed as an array of the output's shape, np.asarray(seed)")
     seed_shape = shape(seed)
     if seed_shape != out_shape:
         raise ValueError(f"vjp: the seed has shape {seed_shape} but {name}'s output has shape {out_shape}; "

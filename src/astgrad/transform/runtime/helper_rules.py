@@ -71,6 +71,19 @@ for _helper in (runtime.unbroadcast, _support.unbroadcast):
     defjvp(_helper, _unbroadcast_jvp)
 
 
+def _summed_vjp(g, ans, g_in):
+    """``summed(g_in)`` is ``unbroadcast(g_in, ())``: ``g`` spread back over ``g_in``'s shape."""
+    return filled(g, broadcast_shape(shape(g), shape(g_in)))
+
+
+def _summed_jvp(t, ans, g_in):
+    return runtime.summed(t)
+
+
+defvjp(runtime.summed, _summed_vjp)
+defjvp(runtime.summed, _summed_jvp)
+
+
 @defvjp(_support.expand_reduced)
 def expand_reduced_vjp(g, ans, g_in, shape, axis=None, keepdims=False):
     if not len(shape):
@@ -133,6 +146,11 @@ def zero_tangent_batched(bdims, value):
 
 for _helper in (runtime.unbroadcast, _support.unbroadcast):
     defbatch(_helper, batching.unbroadcast_batched)
+
+
+@defbatch(runtime.summed)
+def summed_batched(bdims, g):
+    return batching.unbroadcast_batched((bdims[0], None), g, ())
 defbatch(_support.filled, batching.filled_batched)
 defbatch(_support.within, batching.within_batched)
 defbatch(_support.expand_reduced, batching.expand_reduced_batched)
