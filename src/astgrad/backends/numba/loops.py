@@ -26,17 +26,28 @@ into their readers:
   of an elementwise ``E`` and a parameter ``p`` becomes
   ``elementwise_sum('<E>', shape(p), ...)``: where ``p`` is a number, the same loop
   adds the elements up instead of writing an array for ``np.sum``.
-* **A value added at a slice in the loop.**  ``add_at(d, E, shape, index)``
+* **A value added at a slice in the loop.**  ``d = add_at(t, E, shape, index)``
   (and ``added_at``, into a copy) of an elementwise ``E`` becomes
-  ``add_elementwise('<E>', d, shape, index, ...)``: each element of ``E``
-  added into ``d[index]`` as it is computed, where ``d`` is a 1-d float64
-  array of ``shape``, every array ``E`` reads has the slice's length, and no
-  such array shares memory with ``d`` (a view of ``d`` could read an element
-  already added to); otherwise ``E`` is computed first, as written.
+  ``_loop1, _done1 = add_elementwise('<E>', t, shape, index, ...)``: each
+  element of ``E`` added into ``t[index]`` as it is computed, where ``t`` is
+  a 1-d float64 array of ``shape``, every array ``E`` reads has the slice's
+  length, and no such array shares memory with ``t`` (a view of ``t`` could
+  read an element already added to); otherwise ``_done1`` is False, ``t``
+  untouched, and the statement as written runs (``if _done1: d = _loop1``
+  ``else: d = add_at(t, E, shape, index)``).
+* **An unbroadcast that does nothing, inside an expression.**  ``d = E`` of an
+  elementwise ``E`` reading ``unbroadcast(F, shape(x))`` becomes
+  ``_loop1, _done1 = elementwise_tried('<E>', ...)`` and the same ``if``:
+  its loop runs where every array has one shape and every such shape is that
+  one (``unbroadcast`` then returns ``F``), else the statement as written.
 
-An ``unbroadcast(E, shape(x))`` inside such an expression does not split
-it: its loop runs where every array has one shape and every such shape is
-that one (``unbroadcast`` then returns ``E``), else the expression as written.
+The statement as written stays in the caller (these two rewrites take
+statements whose operands are names, numbers, shapes and slices, read again
+there): compiled inside the helper, as it first was, its calls (``add_at``,
+``unbroadcast``) were compiled a second time, for the helper's flags, where
+the caller's own calls of the same kinds already were (Numba keys a
+helper's compiled code by its caller's flags); S1's, S3's and S14's first
+compile took about a second more.
 """
 
 from __future__ import annotations
@@ -70,15 +81,22 @@ def elementwise_sum(template, to, *operands):
     return runtime.unbroadcast(_evaluate(template, operands), to)
 
 
+def elementwise_tried(template, *operands):
+    """``(elementwise(template, *operands), True)``; compiled, ``done`` is False (and the value unread) where
+    the loop's proof failed at run time: the caller then computes the expression as written."""
+    return _evaluate(template, operands), True
+
+
 def add_elementwise(template, total, shape, index, *operands):
-    """``add_at(total, elementwise(template, *operands), shape, index)``: compiled, one loop adding each
-    element into ``total[index]`` (no array for the value) where that is proven to give the same numbers."""
-    return runtime.add_at(total, _evaluate(template, operands), shape, index)
+    """``(add_at(total, elementwise(template, *operands), shape, index), True)``: compiled, one loop adding
+    each element into ``total[index]`` (no array for the value) where that is proven to give the same
+    numbers, else ``(total, False)``, ``total`` unchanged, for the caller to add as written."""
+    return runtime.add_at(total, _evaluate(template, operands), shape, index), True
 
 
 def added_elementwise(template, total, shape, index, *operands):
     """``add_elementwise`` into a copy of ``total`` (``added_at``'s)."""
-    return runtime.added_at(total, _evaluate(template, operands), shape, index)
+    return runtime.added_at(total, _evaluate(template, operands), shape, index), True
 
 
 def as_written(template, *operands):
@@ -179,8 +197,13 @@ class _Loops(gast.NodeTransformer):
     def __init__(self, namespace, parameters):
         self.namespace = namespace
         self.parameters = parameters
+        self.count = 0  # the statements whose loop is tried first (each its own names)
 
     def visit(self, node):
+        if isinstance(node, gast.Assign):
+            tried = self._tried(node)
+            if tried is not None:
+                return tried
         operands: list = []
         if isinstance(node, gast.Call) and len(node.args) == 2 and not node.keywords \
                 and any(fuse._callee(node.func, self.namespace) is u for u in _UNBROADCASTS) \
@@ -197,24 +220,67 @@ class _Loops(gast.NodeTransformer):
             helper = compat.name(fuse._bound(self.namespace, elementwise_sum))
             return compat.call(helper, [gast.Constant(value=template, kind=None), gast.Tuple(elts=[], ctx=gast.Load())]
                                + [self.visit(o) for o in operands])
-        adding = self._adding(node.func) if isinstance(node, gast.Call) and len(node.args) == 4 \
-            and not node.keywords else None
-        if adding is not None and self._operation(node.args[1]):
-            # the value added at a slice: each element added as it is computed, no array for the value
-            template = self._template(node.args[1], operands)
-            if "rolled(" not in template:
-                helper = compat.name(fuse._bound(self.namespace, adding))
-                return compat.call(helper, [gast.Constant(value=template, kind=None)]
-                                   + [self.visit(a) for a in (node.args[0], node.args[2], node.args[3])]
-                                   + [self.visit(o) for o in operands])
-            operands = []
         if isinstance(node, gast.expr) and self._operation(node):
             template = self._template(node, operands)
-            if "rolled(" in template or "unbroadcast(" in template:
+            if "rolled(" in template:
                 helper = compat.name(fuse._bound(self.namespace, elementwise))
                 return compat.call(helper, [gast.Constant(value=template, kind=None)]
                                    + [self.visit(o) for o in operands])
         return self.generic_visit(node)
+
+    def _tried(self, stmt):
+        """``d = add_at(t, E, shape, index)`` (``added_at``) of an elementwise ``E``, or ``d = E`` of an
+        elementwise ``E`` reading ``unbroadcast`` (no roll in either), its operands names, numbers and
+        shapes of names: the loop tried first, the statement as written where it did not run::
+
+            _loop1, _done1 = add_elementwise('<E>', t, shape, index, ...)
+            if _done1:
+                d = _loop1
+            else:
+                d = add_at(t, E, shape, index)
+
+        The statement as written is compiled in the gradient's own function, beside its other helpers'
+        calls of the same kinds (a helper compiled inside another compiled function is compiled again
+        there, for that function's flags: the written path inside the loop's helper doubled its cost);
+        None for any other statement."""
+        if not (len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)):
+            return None
+        value = stmt.value
+        operands: list = []
+        adding = self._adding(value.func) if isinstance(value, gast.Call) and len(value.args) == 4 \
+            and not value.keywords else None
+        if adding is not None and self._operation(value.args[1]):
+            # the value added at a slice: each element added as it is computed, no array for the value
+            template = self._template(value.args[1], operands)
+            leading = [compat.clone(a) for a in (value.args[0], value.args[2], value.args[3])]
+        elif self._operation(value):
+            # an unbroadcast inside an elementwise expression: its loop where it is proven a no-op
+            template = self._template(value, operands)
+            if "unbroadcast(" not in template:
+                return None
+            adding, leading = elementwise_tried, []
+        else:
+            return None
+        if "rolled(" in template or not all(self._plain(o) for o in operands + leading):
+            return None
+        self.count += 1
+        loop, done = f"_loop{self.count}", f"_done{self.count}"
+        helper = compat.name(fuse._bound(self.namespace, adding))
+        tried = compat.assign([loop, done], compat.call(helper, [gast.Constant(value=template, kind=None)]
+                                                          + leading + [compat.clone(o) for o in operands]))
+        kept = compat.assign(stmt.targets[0].id, compat.name(loop))
+        return [tried, compat.if_stmt(compat.name(done), [kept], [stmt])]
+
+    def _plain(self, node) -> bool:
+        """A name, a number, or ``shape``/``slice`` of them: read twice, where the loop did not run, as once."""
+        if isinstance(node, (gast.Name, gast.Constant)):
+            return True
+        if isinstance(node, gast.UnaryOp):  # slice(1, -1)
+            return isinstance(node.operand, gast.Constant)
+        return isinstance(node, gast.Call) and not node.keywords and all(self._plain(a) for a in node.args) \
+            and (fuse._callee(node.func, self.namespace) is runtime.shape
+                 or isinstance(node.func, gast.Name) and node.func.id == "slice"
+                 and self.namespace.get("slice", slice) is slice)
 
     def _adding(self, func):
         """The helper adding an expression element by element for ``add_at`` or ``added_at``; else None."""
@@ -294,6 +360,16 @@ def register(overload, types) -> None:
             return _function(_unpacked(len(operands)) + f"    return {_written(template.literal_value, len(operands))}\n")
         return _function(text)
 
+    @overload(elementwise_tried, prefer_literal=True, jit_options={"error_model": "numpy"})
+    def _tried(template, *operands):
+        if not isinstance(template, types.StringLiteral):
+            return None
+        text = _loop_text(template.literal_value, list(operands), types, tried=True)
+        if text is None:  # the kinds do not allow the loop: the expression as written, here
+            return _function(_unpacked(len(operands))
+                             + f"    return {_written(template.literal_value, len(operands))}, True\n")
+        return _function(text)
+
     @overload(elementwise_sum, prefer_literal=True, jit_options={"error_model": "numpy"})
     def _summed(template, to, *operands):
         if not isinstance(template, types.StringLiteral):
@@ -328,9 +404,10 @@ def _register_adding(overload, types, helper, copy) -> None:
         if isinstance(total, types.Array) and total.mutable and total.ndim == 1 and total.dtype == types.float64 \
                 and isinstance(index, types.SliceType) and isinstance(shape, types.BaseTuple) and len(shape) == 1:
             text = _loop_text(template.literal_value, list(operands), types, into=copy)
-        if text is None:
+        if text is None:  # the kinds do not allow the loop: the value computed and added as written, here
             written = _written(template.literal_value, len(operands))
-            text = _unpacked(len(operands), "total, shape, index, ") + f"    return adding(total, {written}, shape, index)\n"
+            text = _unpacked(len(operands), "total, shape, index, ") \
+                + f"    return adding(total, {written}, shape, index), True\n"
         return _function(text, adding=adding)
 
 
@@ -351,7 +428,7 @@ def _function(text, **names):
     return namespace["implementation"]
 
 
-def _loop_text(template, kinds, types, summed=False, into=None):
+def _loop_text(template, kinds, types, summed=False, into=None, tried=False):
     """The loop computing ``template`` element by element over the broadcast shape of its arrays, or None
     where the kinds do not allow it.  A loop reading each array at the same index where all have the
     result's shape; else one reading index 0 along an axis of length 1 (numpy's broadcasting)."""
@@ -439,7 +516,8 @@ def _loop_text(template, kinds, types, summed=False, into=None):
         return _adding_text(template, len(kinds), names, direct, rolls, rank, into)
     size = ", ".join(f"n{a}" for a in range(rank))
     if spread is None:
-        return _no_op_text(template, len(kinds), names, [f"_{k}" for k in shapes], direct, rolls, rank, summed)
+        return _no_op_text(template, len(kinds), names, [f"_{k}" for k in shapes], direct, rolls, rank, summed,
+                           tried)
     lines = [_unpacked(len(kinds)).rstrip("\n")] + [f"    n{a} = 1" for a in range(rank)]
     for name in names:
         for a in range(rank):
@@ -459,22 +537,26 @@ def _loop_text(template, kinds, types, summed=False, into=None):
     return "\n".join(lines) + "\n"
 
 
-def _no_op_text(template, count, names, shapes, direct, rolls, rank, summed):
+def _no_op_text(template, count, names, shapes, direct, rolls, rank, summed, tried=False):
     """The loop of an expression reading ``unbroadcast(E, to)``: where every array has the first's shape and
     every ``to`` is that shape, ``E``'s shape is ``to`` (``unbroadcast`` gives ``E`` itself) and the loop
-    computes the expression without it; otherwise the expression as written."""
+    computes the expression without it; otherwise the expression as written (``tried``: ``(out, done)``,
+    no value and False there, for the caller to compute it as written)."""
     first = names[0]
     written = _written(template, count)
     lines = [_unpacked(count).rstrip("\n")] + [f"    n{a} = {first}.shape[{a}]" for a in range(rank)]
     size = ", ".join(f"n{a}" for a in range(rank))
     same = [f"{name}.shape == {first}.shape" for name in names[1:]] + [f"{to} == {first}.shape" for to in shapes]
     lines.append(f"    if not ({' and '.join(same)}):")
-    lines.append(f"        return unbroadcast({written}, to)" if summed else f"        return {written}")
+    if tried:
+        lines.append(f"        return np.empty(({', '.join(['0'] * rank)},)), False")
+    else:
+        lines.append(f"        return unbroadcast({written}, to)" if summed else f"        return {written}")
     lines.append("    total = 0.0" if summed else f"    out = np.empty(({size},))")
     for m, (array, shift, axis) in enumerate(rolls):
         lines += [f"    w{m} = {array}.shape[{axis}]", f"    r{m} = (-{shift}) % w{m} if w{m} > 0 else 0"]
     lines += _nest(rank, rolls, direct, "", summed)
-    lines.append("    return total" if summed else "    return out")
+    lines.append("    return total" if summed else "    return out, True" if tried else "    return out")
     return "\n".join(lines) + "\n"
 
 
@@ -483,10 +565,10 @@ def _adding_text(template, count, names, direct, rolls, rank, copy):
     into ``total[index]``, a 1-d slice of a 1-d float64 ``total``; or None.  The loop runs where ``total`` has
     the shape ``shape`` and every array operand the slice's (no broadcasting) and, adding into ``total``
     itself, no operand shares memory with ``total`` (a view of it may read an element the loop has written);
-    otherwise the value is computed as written and added as ``add_at`` adds it."""
+    otherwise ``(total, False)``, ``total`` unchanged, for the caller to add the value as written."""
     if rank != 1 or rolls:
         return None
-    fallback = f"        return adding(total, {_written(template, count)}, shape, index)"
+    fallback = "        return total, False"
     lines = [_unpacked(count, "total, shape, index, ").rstrip("\n"), "    if total.shape != shape:", fallback,
              "    n0 = total[index].shape[0]",
              f"    if not ({' and '.join(f'{name}.shape[0] == n0' for name in names)}):", fallback]
@@ -498,7 +580,7 @@ def _adding_text(template, count, names, direct, rolls, rank, copy):
                       f"    if {name}.shape[0] > 0 and total.shape[0] > 0 and min(a, b) < high and low < max(a, b) + 8:",
                       fallback]
     lines += ["    out = total.copy()" if copy else "    out = total", "    part = out[index]",
-              "    for i0 in range(n0):", f"        part[i0] += {direct}", "    return out"]
+              "    for i0 in range(n0):", f"        part[i0] += {direct}", "    return out, True"]
     return "\n".join(lines) + "\n"
 
 
