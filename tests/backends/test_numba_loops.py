@@ -329,3 +329,115 @@ def test_a_shape_also_read_as_a_value_leaves_the_expression_as_written():
     assert loops._loop_text("(_3 + unbroadcast((_1 * _2), _3))", kinds, types) is None
     assert loops._loop_text("(_0 + unbroadcast((_1 * _2), _3))", kinds[:3] + [types.UniTuple(types.intp, 2)],
                             types) is None  # a shape of another rank
+
+
+# ------------------------------------------------------------------ np.where's choice inside the loop
+
+CHOICE = "(_0 + chosen(_1, (0), (_2 * _3)))"
+
+
+@pytest.fixture(scope="module")
+def choice():
+    from astgrad.backends.numba import helpers, loops
+    helpers.register()
+
+    @numba.njit
+    def kernel(a, c, b, d):
+        return loops.elementwise(CHOICE, a, c, b, d)
+
+    @numba.njit
+    def adding(total, c, b, d):  # add_at(total, np.where(c, b * d, 0), ...) as generated: as written where not done
+        out, done = loops.add_elementwise("chosen(_0, (_1 * _2), (0))", total, total.shape, slice(1, -1), c, b, d)
+        if done:
+            return out, done
+        return runtime.add_at(total, np.where(c, b * d, 0), total.shape, slice(1, -1)), done
+    return kernel, adding
+
+
+
+@pytest.mark.parametrize("c_shape, b_shape", [((6,), (6,)), ((1,), (6,)), ((6,), (1,))])
+def test_a_choice_in_the_loop_is_numpys_where_also_where_the_branch_not_taken_is_nan(choice, c_shape, b_shape):
+    rng = np.random.default_rng(6)
+    a, c = rng.standard_normal(6), rng.standard_normal(c_shape) > 0
+    b = rng.standard_normal(b_shape)
+    b[0] = np.nan  # read only where not chosen (or everywhere, if chosen): numpy's where drops it
+    d = np.full(b_shape, np.inf)
+    with np.errstate(invalid="ignore"):
+        want = a + np.where(c, 0, b * d)
+    np.testing.assert_array_equal(choice[0](a, c, b, d), want)
+
+
+@pytest.mark.parametrize("kind", ["float32", "int", "float condition"])
+def test_a_choice_of_other_kinds_is_computed_as_written(choice, kind):
+    a, b, d = np.arange(6.0), np.linspace(-1.0, 1.0, 6), np.full(6, 2.0)
+    c = b > 0
+    if kind == "float32":
+        b = b.astype(np.float32)
+    elif kind == "int":
+        a = np.arange(6)
+    else:
+        c = b.copy()  # a number array as the condition: not a boolean mask, numpy's truth of each
+    got = choice[0](a, c, b, d)
+    want = a + np.where(c, 0, b * d)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+def test_a_choice_added_at_a_slice_is_numpys_and_left_to_the_caller_where_an_operand_is_a_view_of_the_total(choice):
+    rng = np.random.default_rng(7)
+    total, b, d = rng.standard_normal(8), rng.standard_normal(6), rng.standard_normal(6)
+    c = b > 0
+    want = total.copy()
+    want[1:-1] += np.where(c, b * d, 0)
+    got, done = choice[1](total.copy(), c, b, d)
+    assert done
+    np.testing.assert_array_equal(got, want)
+    view = total.copy()
+    want = view.copy()
+    want[1:-1] += np.where(c, view[2:] * d, 0)
+    got, done = choice[1](view, c, view[2:], d)  # overlapping: as written
+    assert not done
+    np.testing.assert_array_equal(got, want)
+
+
+def test_a_quotient_of_numbers_is_computed_once_before_the_loop_and_zero_raises_as_the_caller_would():
+    from astgrad.backends.numba import helpers, loops
+    helpers.register()
+
+    @numba.njit
+    def kernel(a, x, y):
+        return loops.elementwise("(_0 * (_1 / _2))", a, x, y)
+    a = np.linspace(0.0, 1.0, 5)
+    np.testing.assert_array_equal(kernel(a, 3.0, 7.0), a * (3.0 / 7.0))
+    with pytest.raises(ZeroDivisionError):
+        kernel(a, 3.0, 0.0)
+
+
+def upwind(nu, u0, w):
+    u = u0.copy()
+    for _ in range(3):
+        back = u[1:-1] - u[:-2]
+        ahead = u[2:] - u[1:-1]
+        advect = np.where(w * u[1:-1] > 0, u[1:-1] * back, u[1:-1] * ahead) / 0.5
+        u[1:-1] = u[1:-1] - 0.1 * advect + nu * 0.2 / 0.3 * (ahead - back)
+    return np.sum(u ** 2)
+
+
+@pytest.mark.parametrize("case", ["float64", "float32 state", "condition broadcast", "view argument"])
+def test_an_upwind_gradient_with_choices_in_loops_is_numpys_and_central_differences(case):
+    u0 = np.sin(np.linspace(0.0, 6.0, 9)) + 0.3
+    w = np.linspace(0.5, 1.5, 7)
+    if case == "float32 state":
+        u0 = u0.astype(np.float32)
+    elif case == "condition broadcast":
+        w = np.array([-1.0])
+    elif case == "view argument":
+        u0 = np.repeat(u0, 2)[::2]
+    args = (0.05, u0, w)
+    gradient = astgrad.grad(upwind, wrt=(0, 1), backend="numba")
+    got = gradient(*args)
+    assert "chosen(" in gradient.source and "elementwise(" in gradient.source
+    for position, a, b in zip((0, 1), got, astgrad.grad(upwind, wrt=(0, 1))(*args)):
+        np.testing.assert_allclose(a, b, rtol=1e-5 if case == "float32 state" else 1e-12, atol=1e-6)
+        if case != "float32 state":
+            np.testing.assert_allclose(a, _numeric.numeric_grad(upwind, args, position), rtol=1e-6, atol=1e-8)

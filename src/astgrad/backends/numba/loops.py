@@ -41,6 +41,22 @@ into their readers:
   its loop runs where every array has one shape and every such shape is that
   one (``unbroadcast`` then returns ``F``), else the statement as written.
 
+* **np.where inside the loop.**  ``chosen(c, A, B)`` (``np.where``) of a
+  boolean array ``c`` read only as a condition, a branch reading an array, is
+  part of the elementwise expression: the loop computes the branch chosen at
+  each element (``(A if c[i] else B)``), which is what numpy's ``where`` keeps;
+  the other branch's value, NaN or not, is never read.  S14's forward step
+  and the four ``np.where`` gradients of its reverse step.  Such an
+  expression is looped as ``elementwise`` (or added at a slice, above).
+* **Quotients of numbers.**  A part of an expression of numbers only with a
+  division (``nu * dt / dx ** 2`` read as ``_8 / _9``) is computed once
+  before the loop, each divisor tested first: zero raises ZeroDivisionError,
+  as the caller's line does (Numba divides numbers by Python's rules there).
+
+Operands named ``t = None`` at the function's start (a loop joins the names
+to their values: Numba types them "None or an array", which the loops
+refuse) are passed as ``saved_value(t)``, unwrapped in the caller.
+
 The statement as written stays in the caller (these two rewrites take
 statements whose operands are names, numbers, shapes and slices, read again
 there): compiled inside the helper, as it first was, its calls (``add_at``,
@@ -107,7 +123,8 @@ def as_written(template, *operands):
 def _evaluate(template, operands):
     names = {f"_{k}": v for k, v in enumerate(operands)}
     return eval(compile(template, "<astgrad elementwise>", "eval"),
-                {"np": np, "rolled": shaping.rolled, "unbroadcast": runtime.unbroadcast, **names})
+                {"np": np, "rolled": shaping.rolled, "unbroadcast": runtime.unbroadcast, "chosen": shaping.chosen,
+                 **names})
 
 
 # ------------------------------------------------------------------ the rewrites of the text
@@ -115,7 +132,8 @@ def _evaluate(template, operands):
 def stencil_loops(fn_def, namespace) -> None:
     """Chains of additions merged, then expressions reading a roll written as ``elementwise`` calls."""
     _merge_blocks(fn_def, namespace)
-    _Loops(namespace, {a.id for a in fn_def.args.args}).visit(fn_def)
+    declared = {s.targets[0].id for s in fn_def.body if fuse._declaration(s)}  # t = None: "None or a value"
+    _Loops(namespace, {a.id for a in fn_def.args.args}, declared).visit(fn_def)
 
 
 def _merge_blocks(node, namespace) -> None:
@@ -194,9 +212,10 @@ def _pure(node, namespace) -> bool:
 class _Loops(gast.NodeTransformer):
     """Each largest elementwise expression that reads a roll becomes an ``elementwise`` call."""
 
-    def __init__(self, namespace, parameters):
+    def __init__(self, namespace, parameters, declared=frozenset()):
         self.namespace = namespace
         self.parameters = parameters
+        self.declared = declared
         self.count = 0  # the statements whose loop is tried first (each its own names)
 
     def visit(self, node):
@@ -212,20 +231,20 @@ class _Loops(gast.NodeTransformer):
             template = self._template(node.args[0], operands)
             helper = compat.name(fuse._bound(self.namespace, elementwise_sum))
             return compat.call(helper, [gast.Constant(value=template, kind=None), self.visit(node.args[1])]
-                               + [self.visit(o) for o in operands])
+                               + self._operands([self.visit(o) for o in operands]))
         if isinstance(node, gast.Call) and len(node.args) == 1 and not node.keywords \
                 and fuse._callee(node.func, self.namespace) is runtime.summed and self._operation(node.args[0]):
             # summed(E), the gradient of a name proven a number (passes/number_unbroadcasts.py): the same sum
             template = self._template(node.args[0], operands)
             helper = compat.name(fuse._bound(self.namespace, elementwise_sum))
             return compat.call(helper, [gast.Constant(value=template, kind=None), gast.Tuple(elts=[], ctx=gast.Load())]
-                               + [self.visit(o) for o in operands])
+                               + self._operands([self.visit(o) for o in operands]))
         if isinstance(node, gast.expr) and self._operation(node):
             template = self._template(node, operands)
-            if "rolled(" in template:
+            if "rolled(" in template or "chosen(" in template and "unbroadcast(" not in template:
                 helper = compat.name(fuse._bound(self.namespace, elementwise))
                 return compat.call(helper, [gast.Constant(value=template, kind=None)]
-                                   + [self.visit(o) for o in operands])
+                                   + self._operands([self.visit(o) for o in operands]))
         return self.generic_visit(node)
 
     def _tried(self, stmt):
@@ -267,9 +286,17 @@ class _Loops(gast.NodeTransformer):
         loop, done = f"_loop{self.count}", f"_done{self.count}"
         helper = compat.name(fuse._bound(self.namespace, adding))
         tried = compat.assign([loop, done], compat.call(helper, [gast.Constant(value=template, kind=None)]
-                                                          + leading + [compat.clone(o) for o in operands]))
+                                                          + leading + self._operands([compat.clone(o) for o in operands])))
         kept = compat.assign(stmt.targets[0].id, compat.name(loop))
         return [tried, compat.if_stmt(compat.name(done), [kept], [stmt])]
+
+    def _operands(self, operands) -> list:
+        """The operands passed to a loop's helper: a name declared ``t = None`` as ``saved_value(t)`` (Numba
+        types it "None or an array" where a loop joins the two, which the loop's kinds refuse; unwrapped
+        here, in the caller, where its other reads unwrapped it already)."""
+        saved = _saved_value()
+        return [compat.call(compat.name(fuse._bound(self.namespace, saved)), [o])
+                if isinstance(o, gast.Name) and o.id in self.declared else o for o in operands]
 
     def _plain(self, node) -> bool:
         """A name, a number, or ``shape``/``slice`` of them: read twice, where the loop did not run, as once."""
@@ -278,7 +305,7 @@ class _Loops(gast.NodeTransformer):
         if isinstance(node, gast.UnaryOp):  # slice(1, -1)
             return isinstance(node.operand, gast.Constant)
         return isinstance(node, gast.Call) and not node.keywords and all(self._plain(a) for a in node.args) \
-            and (fuse._callee(node.func, self.namespace) is runtime.shape
+            and (fuse._callee(node.func, self.namespace) in (runtime.shape, _saved_value())
                  or isinstance(node.func, gast.Name) and node.func.id == "slice"
                  and self.namespace.get("slice", slice) is slice)
 
@@ -309,7 +336,13 @@ class _Loops(gast.NodeTransformer):
         if isinstance(node, gast.UnaryOp):
             return isinstance(node.op, (gast.USub, gast.UAdd))
         return isinstance(node, gast.Call) and not node.keywords and len(node.args) == 1 \
-            and self._ufunc(node) is not None
+            and self._ufunc(node) is not None or self._chosen(node)
+
+    def _chosen(self, node) -> bool:
+        """``chosen(c, a, b)`` (``np.where``), a branch reading an operation: an elementwise choice."""
+        return isinstance(node, gast.Call) and not node.keywords and len(node.args) == 3 \
+            and fuse._callee(node.func, self.namespace) is shaping.chosen \
+            and any(self._operation(a) for a in node.args[1:])
 
     def _ufunc(self, node):
         """The name of the ufunc of ``_UFUNCS`` ``node`` calls, or None (by identity: a global may not hash)."""
@@ -331,6 +364,8 @@ class _Loops(gast.NodeTransformer):
                     return f"({text(n.left)} {_SYMBOLS[type(n.op)]} {text(n.right)})"
                 if isinstance(n, gast.UnaryOp):
                     return f"({'-' if isinstance(n.op, gast.USub) else '+'}{text(n.operand)})"
+                if self._chosen(n):
+                    return f"chosen({operand(n.args[0])}, {text(n.args[1])}, {text(n.args[2])})"
                 return f"np.{self._ufunc(n)}({text(n.args[0])})"
             if self._unbroadcast(n):
                 return f"unbroadcast({text(n.args[0])}, {operand(n.args[1])})"
@@ -340,6 +375,12 @@ class _Loops(gast.NodeTransformer):
                 return f"({n.value!r})"
             return operand(n)
         return text(node)
+
+
+def _saved_value():
+    """``lower.saved_value`` (lower.py imports this module)."""
+    from .lower import saved_value
+    return saved_value
 
 
 _SYMBOLS = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**"}
@@ -423,7 +464,7 @@ def _unpacked(count, more="") -> str:
 
 def _function(text, **names):
     namespace = {"np": np, "rolled": shaping.rolled, "as_written": as_written, "unbroadcast": runtime.unbroadcast,
-                 **names}
+                 "chosen": shaping.chosen, **names}
     exec(compile(text, "<astgrad numba loop>", "exec"), namespace)
     return namespace["implementation"]
 
@@ -443,7 +484,16 @@ def _loop_text(template, kinds, types, summed=False, into=None, tried=False):
         return None  # a shape also read as a value: as written
     original, kinds = kinds, [types.float64 if k in shapes else t for k, t in enumerate(kinds)]  # not read as numbers below
     arrays = [k for k, t in enumerate(kinds) if isinstance(t, types.Array)]
-    if not arrays or any(kinds[k].dtype != types.float64 for k in arrays) \
+    # np.where's conditions: boolean arrays read as conditions only, each choice with an array in a branch
+    # (numpy's where then gives float64, as the loop does; of two numbers, it may give integers)
+    choices = [n for n in ast.walk(tree) if _chosen_of(n)]
+    conditions = {int(n.args[0].id[1:]) for n in choices}  # type: ignore[attr-defined]
+    if sum(reads.count(f"_{k}") for k in conditions) != len(choices) \
+            or any(not (isinstance(kinds[k], types.Array) and kinds[k].dtype == types.boolean) for k in conditions) \
+            or any(not any(isinstance(m, ast.Name) and isinstance(kinds[int(m.id[1:])], types.Array)
+                           for b in n.args[1:] for m in ast.walk(b)) for n in choices):  # type: ignore[attr-defined]
+        return None
+    if not arrays or any(kinds[k].dtype != types.float64 for k in arrays if k not in conditions) \
             or len({kinds[k].ndim for k in arrays}) != 1 or kinds[arrays[0]].ndim == 0:
         return None
     if not all(isinstance(t, (types.Array, types.Float, types.Integer)) for t in kinds) \
@@ -472,6 +522,23 @@ def _loop_text(template, kinds, types, summed=False, into=None, tried=False):
         return isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Sub, ast.Mult)) \
             and number(n.left) and number(n.right)
 
+    def quotient(n) -> bool:
+        """Numbers only, with a division (``nu * dt / dx ** 2`` read as ``_8 / _9``): computed once before the
+        loop, each divisor tested first, so that zero raises ZeroDivisionError as the caller's line does."""
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div):
+            return (number(n.left) or quotient(n.left)) and (number(n.right) or quotient(n.right))
+        if isinstance(n, ast.UnaryOp):
+            return quotient(n.operand)
+        return isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Sub, ast.Mult)) \
+            and (number(n.left) or quotient(n.left)) and (number(n.right) or quotient(n.right)) \
+            and (quotient(n.left) or quotient(n.right))
+
+    def hoisted(n) -> str:
+        if id(n) not in quotients:
+            divisors = [ast.unparse(m.right) for m in ast.walk(n) if isinstance(m, ast.BinOp) and isinstance(m.op, ast.Div)]
+            quotients[id(n)] = (f"q{len(quotients)}", ast.unparse(n), divisors)
+        return quotients[id(n)][0]
+
     def item(array, indices, spread):
         return f"{array}[{', '.join(f'{i} * s{array}_{a}' if spread else i for a, i in enumerate(indices))}]"
 
@@ -479,6 +546,8 @@ def _loop_text(template, kinds, types, summed=False, into=None, tried=False):
         if not reads_array(n):
             if isinstance(n, ast.Name) or number(n):
                 return ast.unparse(n)
+            if quotient(n):
+                return hoisted(n)
             raise _NotALoop
         if isinstance(n, ast.Name):
             return item(n.id, [f"i{a}" for a in range(rank)], spread)
@@ -490,6 +559,9 @@ def _loop_text(template, kinds, types, summed=False, into=None, tried=False):
             if spread:
                 raise _Spread
             return element(n.args[0], spread)  # type: ignore[attr-defined]
+        if _chosen_of(n):  # np.where: the branch chosen, computed alone (the other's value is not read)
+            condition = item(n.args[0].id, [f"i{a}" for a in range(rank)], spread)  # type: ignore[attr-defined]
+            return f"({element(n.args[1], spread)} if {condition} else {element(n.args[2], spread)})"  # type: ignore[attr-defined]
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "rolled":
             array, shift, axis = n.args[0].id, n.args[1].id, n.args[2].value  # type: ignore[attr-defined]
             if not is_array(array) or not isinstance(kinds[int(shift[1:])], types.Integer) \
@@ -504,6 +576,7 @@ def _loop_text(template, kinds, types, summed=False, into=None, tried=False):
         raise _NotALoop
 
     rolls_seen: dict = {}
+    quotients: dict = {}  # id of a part of numbers with a division -> (its name, its text, its divisors' texts)
     try:
         direct = element(tree, False)
         spread = element(tree, True)
@@ -511,6 +584,20 @@ def _loop_text(template, kinds, types, summed=False, into=None, tried=False):
         spread = None
     except _NotALoop:
         return None
+    text = _loop_body(template, kinds, types, tree, arrays, shapes, rolls, rank, direct, spread, summed, into, tried)
+    if text is None or not quotients:
+        return text
+    prelude = []
+    for name, value, divisors in quotients.values():
+        prelude += [f"    if {d} == 0:\n        raise ZeroDivisionError('division by zero')" for d in divisors]
+        prelude.append(f"    {name} = {value}")
+    lines = text.split("\n")
+    last = max(i for i, line in enumerate(lines) if line.startswith("    _") and "= operands[" in line)
+    return "\n".join(lines[:last + 1] + prelude + lines[last + 1:])
+
+
+def _loop_body(template, kinds, types, tree, arrays, shapes, rolls, rank, direct, spread, summed, into, tried):
+    """The implementation's text of ``_loop_text`` once its element is written."""
     names = sorted({f"_{k}" for k in arrays})
     if into is not None:
         return _adding_text(template, len(kinds), names, direct, rolls, rank, into)
@@ -574,10 +661,11 @@ def _adding_text(template, count, names, direct, rolls, rank, copy):
              f"    if not ({' and '.join(f'{name}.shape[0] == n0' for name in names)}):", fallback]
     if not copy:  # the addresses each array spans, first byte to last
         lines += ["    a = np.intp(total.ctypes.data)", "    b = a + (total.shape[0] - 1) * total.strides[0]",
-                  "    low, high = min(a, b), max(a, b) + 8"]
+                  "    low, high = min(a, b), max(a, b) + total.itemsize"]
         for name in names:
             lines += [f"    a = np.intp({name}.ctypes.data)", f"    b = a + ({name}.shape[0] - 1) * {name}.strides[0]",
-                      f"    if {name}.shape[0] > 0 and total.shape[0] > 0 and min(a, b) < high and low < max(a, b) + 8:",
+                      f"    if {name}.shape[0] > 0 and total.shape[0] > 0 and min(a, b) < high"
+                      f" and low < max(a, b) + {name}.itemsize:",
                       fallback]
     lines += ["    out = total.copy()" if copy else "    out = total", "    part = out[index]",
               "    for i0 in range(n0):", f"        part[i0] += {direct}", "    return out, True"]
@@ -600,6 +688,12 @@ def _nest(rank, rolls, value, indent, summed) -> list:
     at = ", ".join(f"i{a}" for a in range(rank))
     lines.append(indent + "    " * (rank + 1) + (f"total += {value}" if summed else f"out[{at}] = {value}"))
     return lines
+
+
+def _chosen_of(n) -> bool:
+    """``chosen(_k, a, b)`` in a template (``_k`` the condition)."""
+    return isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "chosen" \
+        and len(n.args) == 3 and isinstance(n.args[0], ast.Name)
 
 
 def _unbroadcast_of(n) -> bool:
