@@ -47,7 +47,10 @@ into their readers:
   each element (``(A if c[i] else B)``), which is what numpy's ``where`` keeps;
   the other branch's value, NaN or not, is never read.  S14's forward step
   and the four ``np.where`` gradients of its reverse step.  Such an
-  expression is looped as ``elementwise`` (or added at a slice, above).
+  expression, the value of a line ``d = E`` or the value a line writes
+  (``d = setitem(u, i, E)``, ``setitem_into``), is tried as an unbroadcast's
+  is (below: ``elementwise_tried``, its loop where every array has one
+  shape, else the line as written); added at a slice, as above.
 * **Quotients of numbers.**  A part of an expression of numbers only with a
   division (``nu * dt / dx ** 2`` read as ``_8 / _9``) is computed once
   before the loop, each divisor tested first: zero raises ZeroDivisionError,
@@ -72,7 +75,7 @@ import ast
 
 import numpy as np
 
-from ...rules import _support
+from ...rules import _extra, _support
 from ...transform import runtime
 from ...transform.ir import compat
 from ...transform.ir.compat import gast
@@ -241,16 +244,17 @@ class _Loops(gast.NodeTransformer):
                                + self._operands([self.visit(o) for o in operands]))
         if isinstance(node, gast.expr) and self._operation(node):
             template = self._template(node, operands)
-            if "rolled(" in template or "chosen(" in template and "unbroadcast(" not in template:
+            if "rolled(" in template:
                 helper = compat.name(fuse._bound(self.namespace, elementwise))
                 return compat.call(helper, [gast.Constant(value=template, kind=None)]
                                    + self._operands([self.visit(o) for o in operands]))
         return self.generic_visit(node)
 
     def _tried(self, stmt):
-        """``d = add_at(t, E, shape, index)`` (``added_at``) of an elementwise ``E``, or ``d = E`` of an
-        elementwise ``E`` reading ``unbroadcast`` (no roll in either), its operands names, numbers and
-        shapes of names: the loop tried first, the statement as written where it did not run::
+        """``d = add_at(t, E, shape, index)`` (``added_at``) of an elementwise ``E``, or ``d = E`` (also
+        ``d = setitem(u, i, E)``, ``setitem_into``) of an elementwise ``E`` reading ``unbroadcast`` or
+        ``chosen`` (no roll in either), its operands names, numbers, shapes and slices: the loop tried
+        first, the statement as written where it did not run::
 
             _loop1, _done1 = add_elementwise('<E>', t, shape, index, ...)
             if _done1:
@@ -272,14 +276,18 @@ class _Loops(gast.NodeTransformer):
             # the value added at a slice: each element added as it is computed, no array for the value
             template = self._template(value.args[1], operands)
             leading = [compat.clone(a) for a in (value.args[0], value.args[2], value.args[3])]
-        elif self._operation(value):
-            # an unbroadcast inside an elementwise expression: its loop where it is proven a no-op
-            template = self._template(value, operands)
-            if "unbroadcast(" not in template:
+        else:
+            # an expression reading unbroadcast or np.where, alone or the value written (setitem(u, i, E))
+            written = isinstance(value, gast.Call) and len(value.args) == 3 and not value.keywords \
+                and fuse._callee(value.func, self.namespace) in (_extra.setitem, runtime.setitem_into) \
+                and self._plain(value.args[0]) and self._plain(value.args[1])
+            expression = value.args[2] if written else value
+            if not self._operation(expression):
+                return None
+            template = self._template(expression, operands)
+            if "unbroadcast(" not in template and "chosen(" not in template:
                 return None
             adding, leading = elementwise_tried, []
-        else:
-            return None
         if "rolled(" in template or not all(self._plain(o) for o in operands + leading):
             return None
         self.count += 1
@@ -287,7 +295,11 @@ class _Loops(gast.NodeTransformer):
         helper = compat.name(fuse._bound(self.namespace, adding))
         tried = compat.assign([loop, done], compat.call(helper, [gast.Constant(value=template, kind=None)]
                                                           + leading + self._operands([compat.clone(o) for o in operands])))
-        kept = compat.assign(stmt.targets[0].id, compat.name(loop))
+        if adding is elementwise_tried and value is not expression:  # setitem(u, i, _loop1)
+            kept = compat.assign(stmt.targets[0].id, compat.call(compat.clone(value.func), [
+                compat.clone(value.args[0]), compat.clone(value.args[1]), compat.name(loop)]))
+        else:
+            kept = compat.assign(stmt.targets[0].id, compat.name(loop))
         return [tried, compat.if_stmt(compat.name(done), [kept], [stmt])]
 
     def _operands(self, operands) -> list:
@@ -605,6 +617,8 @@ def _loop_body(template, kinds, types, tree, arrays, shapes, rolls, rank, direct
     if spread is None:
         return _no_op_text(template, len(kinds), names, [f"_{k}" for k in shapes], direct, rolls, rank, summed,
                            tried)
+    if tried:  # the direct loop where every array has the first's shape; else the caller's line as written
+        return _no_op_text(template, len(kinds), names, [], direct, rolls, rank, summed, tried)
     lines = [_unpacked(len(kinds)).rstrip("\n")] + [f"    n{a} = 1" for a in range(rank)]
     for name in names:
         for a in range(rank):
@@ -634,7 +648,7 @@ def _no_op_text(template, count, names, shapes, direct, rolls, rank, summed, tri
     lines = [_unpacked(count).rstrip("\n")] + [f"    n{a} = {first}.shape[{a}]" for a in range(rank)]
     size = ", ".join(f"n{a}" for a in range(rank))
     same = [f"{name}.shape == {first}.shape" for name in names[1:]] + [f"{to} == {first}.shape" for to in shapes]
-    lines.append(f"    if not ({' and '.join(same)}):")
+    lines.append(f"    if not ({' and '.join(same) or 'True'}):")
     if tried:
         lines.append(f"        return np.empty(({', '.join(['0'] * rank)},)), False")
     else:
