@@ -240,6 +240,23 @@ def test_a_term_calling_a_function_is_not_moved():
     assert merged(text) == text
 
 
+def test_only_names_the_transformer_declared_none_reach_a_loop_as_saved_values():
+    # t = None with no source origin is the transformer's (a loop binds it; never None where it is read
+    # back); the user's best = None keeps its None, so Numba's own reads raise TypeError for it
+    from astgrad.backends.numba import loops
+    from astgrad.backends.numba.lower import saved_value
+    from astgrad.transform.runtime.origins import ORIGIN
+    fn_def = gast.parse("def f(u):\n    t = None\n    best = None\n    for i in range(3):\n        s = None\n"
+                        "    return t, best, s").body[0]
+    setattr(fn_def.body[1], ORIGIN, ("f.py", 3, "best = None", False))
+    assert loops._declared_none(fn_def) == {"t", "s"}
+    namespace = {"np": np, "unbroadcast": runtime.unbroadcast, "shape": runtime.shape}
+    call = loops._Loops(namespace, {"u"}, {"t"})._operands([gast.Name(id=n, ctx=gast.Load(), annotation=None,
+                                                                          type_comment=None) for n in ("t", "best")])
+    assert [compat.to_source(c).strip() for c in call][1] == "best"
+    assert namespace[compat.to_source(call[0]).strip().split("(")[0]] is saved_value
+
+
 # ------------------------------------------------------------------ gradients
 
 def wave(c, u0, w):

@@ -56,9 +56,12 @@ into their readers:
   before the loop, each divisor tested first: zero raises ZeroDivisionError,
   as the caller's line does (Numba divides numbers by Python's rules there).
 
-Operands named ``t = None`` at the function's start (a loop joins the names
-to their values: Numba types them "None or an array", which the loops
-refuse) are passed as ``saved_value(t)``, unwrapped in the caller.
+Operands the transformer declared ``t = None`` (a loop joins the names to
+their values: Numba types them "None or an array", which the loops refuse;
+the reverse sweep reads them back from its stack, never None there) are
+passed as ``saved_value(t)``, unwrapped in the caller: every helper above
+gets the array.  A ``best = None`` the user wrote is left alone (the code
+may read its None).
 
 The statement as written stays in the caller (these two rewrites take
 statements whose operands are names, numbers, shapes and slices, read again
