@@ -185,3 +185,65 @@ def test_slices_with_negative_bounds_and_rolls_of_names_fuse():
             t5 = u[2:] - 2 * u[1:-1]
             return np.sum(t5 + u[:-2] * z)
     """) == "def f(u, z):\n    return np.sum(u[2:] - 2 * u[1:-1] + u[:-2] * z)"
+
+
+# ------------------------------------------------------------------ setitem_into: the write in place
+
+def test_a_write_the_transformer_proved_alone_is_made_in_place_unless_the_value_reaches_the_array():
+    """``setitem_into`` writes into a writeable array itself; a value that is a view of it (overlapping,
+    so that the loop would read what it wrote), a read-only array and an array index go through
+    ``setitem``'s copy: numpy's numbers in each case."""
+    numba = pytest.importorskip("numba")
+    from astgrad.backends.numba import helpers
+    helpers.register()
+
+    @numba.njit
+    def written(a, v):
+        b = a.copy()
+        return runtime.setitem_into(b, slice(1, -1), v), b
+
+    @numba.njit
+    def shifted(a, back):
+        b = a.copy()
+        return runtime.setitem_into(b, slice(1, None), b[:-1] if back else b[::-1][1:]), b
+
+    @numba.njit
+    def into(a, v):
+        return runtime.setitem_into(a, slice(1, -1), v)
+
+    a = np.arange(6.0)
+    out, b = written(a, np.ones(4))
+    assert np.shares_memory(out, b) and np.array_equal(out, [0, 1, 1, 1, 1, 5])
+    out, b = written(a, 2.5)  # a number
+    assert np.shares_memory(out, b) and np.array_equal(out, [0, 2.5, 2.5, 2.5, 2.5, 5])
+    for back in (True, False):
+        out, b = shifted(a, back)  # overlapping: a copy, the value read before any write
+        want = a.copy()
+        want[1:] = want[:-1] if back else want[::-1][1:]
+        assert not np.shares_memory(out, b) and np.array_equal(out, want)
+    frozen = np.arange(6.0)
+    frozen.flags.writeable = False  # typed read-only: a copy
+    out = into(frozen, np.ones(4))
+    assert np.array_equal(out, [0, 1, 1, 1, 1, 5]) and np.array_equal(frozen, np.arange(6.0))
+    with pytest.raises(ValueError):  # 3 values into 4 places: numpy's error
+        written(a, np.ones(3))
+
+
+def heat_steps(kappa, u0):
+    u = u0.copy()
+    for _ in range(3):
+        u[1:-1] = u[1:-1] + kappa * (u[2:] - 2 * u[1:-1] + u[:-2])
+        u[1:] = u[:-1] * 0.5 + u[1:]  # the value reads u shifted (a view overlapping the part written)
+    return np.sum(u ** 2)
+
+
+@pytest.mark.parametrize("u0", [np.sin(np.linspace(0.0, 3.0, 8)), np.sin(np.linspace(0.0, 3.0, 16))[::2]],
+                         ids=["array", "view argument"])
+def test_writes_in_place_in_a_loop_give_numpys_gradient_and_central_differences(u0):
+    args = (0.2, u0)
+    gradient = astgrad.grad(heat_steps, wrt=(0, 1), backend="numba")
+    got = gradient(*args)
+    assert "setitem_into(" in gradient.source
+    for position, a, b in zip((0, 1), got, astgrad.grad(heat_steps, wrt=(0, 1))(*args)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-13)
+        np.testing.assert_allclose(a, _numeric.numeric_grad(heat_steps, args, position), rtol=1e-6, atol=1e-8)

@@ -12,7 +12,12 @@ gives the same values:
   that declares it) by arithmetic (``+ - * / **``, unary minus) or a numpy
   ufunc on names, numbers, items or slices of names (``z[:, j]``) and such
   expressions, and read once, later in
-  the same block, as an operand of arithmetic or of a ufunc;
+  the same block, as an operand of arithmetic or of a ufunc, or as the
+  value ``add_at``/``added_at`` adds at a slice (loops.py adds it element by
+  element, or computes it first); ``chosen(c, a, b)`` (``np.where``) of a
+  condition that is a name (or ``saved_value`` of one) counts as such an
+  operation of its branches, never of its condition (loops.py computes the
+  branch chosen at each element);
 * between the two, no statement binds a name the expression reads, writes
   into an item or an attribute, adds into an array in place (``add_at``),
   or changes a list the expression reads an item of (a method call on it,
@@ -33,7 +38,7 @@ from ...transform.ir import compat
 from ...transform.ir.compat import gast
 from ...transform.runtime.origins import keep_origin
 from .reductions import _constant
-from .shaping import rolled
+from .shaping import chosen, rolled
 
 _ARITHMETIC = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow)
 #: statements a temporary's read may be in (not a loop or a branch: a read there may run another number of times)
@@ -171,9 +176,24 @@ def _elementwise(node, namespace) -> bool:
     if isinstance(node, gast.Call):
         if rolled_read(node, namespace):
             return True
+        if _choice(node, namespace):
+            return _operand(node.args[1], namespace) and _operand(node.args[2], namespace)
         return not node.keywords and isinstance(_callee(node.func, namespace), np.ufunc) and node.args \
             and all(_operand(a, namespace) for a in node.args)
     return False
+
+
+def _choice(node, namespace) -> bool:
+    """``chosen(c, a, b)`` (``np.where``) of a condition ``c`` that is a name or ``saved_value`` of one:
+    elementwise in its branches (``loops`` computes the branch chosen at each element)."""
+    if not (isinstance(node, gast.Call) and _callee(node.func, namespace) is chosen and len(node.args) == 3
+            and not node.keywords):
+        return False
+    condition = node.args[0]
+    if isinstance(condition, gast.Call) and len(condition.args) == 1 and not condition.keywords:
+        from .lower import saved_value  # lower imports this module
+        condition = condition.args[0] if _callee(condition.func, namespace) is saved_value else condition
+    return isinstance(condition, gast.Name)
 
 
 def rolled_read(node, namespace) -> bool:
@@ -219,6 +239,10 @@ def _operand_of_elementwise(stmt, name, namespace) -> bool:
                 or isinstance(node, gast.UnaryOp) and name in _names(node.operand):
             return _elementwise(node, namespace)
         if isinstance(node, gast.Call) and name in _names(*node.args):
+            if _callee(node.func, namespace) in _ADDS_AT:  # the added value: loops.py adds it element by element
+                return len(node.args) == 4 and not node.keywords and _names(node.args[1]) == {name}
+            if _choice(node, namespace) and name in _names(node.args[0]):
+                return False  # not into the condition
             return not rolled_read(node, namespace) and _elementwise(node, namespace)  # not into a roll's array
     return False
 
@@ -261,6 +285,9 @@ def _changes_in_place(stmt, read, namespace) -> bool:
             return True
     return False
 
+
+#: the gradient of a read of a slice added at it (``add_at(total, g, shape, index)``), in place or into a copy
+_ADDS_AT = (runtime.add_at, runtime.added_at)
 
 #: helpers that change a list given to them in place
 _LIST_CHANGERS = (sequences.grow, sequences.split_last, runtime.add_item)

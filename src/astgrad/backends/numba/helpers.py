@@ -180,7 +180,6 @@ def register() -> None:
     overload(runtime.divide_into)(lambda buffer, other: lambda buffer, other: buffer / other)
     _accumulation_overloads(overload, types)
     # an item write the numpy backend proved into an array no other name reaches: the copy, as written
-    overload(runtime.setitem_into)(lambda a, index, value: lambda a, index, value: _extra.setitem(a, index, value))
 
     @overload(runtime.reduced_shape, prefer_literal=True)
     def _reduced_shape(shape, axis=None, keepdims=False, identity=None):
@@ -301,7 +300,7 @@ def register() -> None:
             return impl_ret_borrowed(context, builder, value.type, context.cast(builder, args[0], value, value.type))
         return value.type(value), codegen
 
-    loops.register(overload, types, unwrapped)
+    loops.register(overload, types)
     exponential.register(numba, overload, types)
 
     # structural zeros (transform/runtime/structural.py): an all-False mask where numpy's helper gives None.
@@ -610,6 +609,26 @@ def _write_overloads(overload, types) -> None:
             return None
         return _checked(index, types, "a", f"out = a.copy()\n{assign}    return out", "a, index, value")
 
+    @overload(runtime.setitem_into)
+    def _setitem_into(a, index, value):
+        """Written into ``a`` itself (the transformer proved no other name reaches it) where Numba typed it
+        writeable (a read-only argument or a broadcast is typed read-only) and, at run time, the value is no
+        view reaching ``a``'s memory (the loop below would read an element it had written); else ``setitem``'s
+        copy, as numpy's ``setitem_into`` does for an array it may not write."""
+        written = lambda a, index, value: _extra.setitem(a, index, value)  # noqa: E731
+        if not (isinstance(a, types.Array) and a.mutable and _basic(index, types) and fits(a, value)):
+            return written
+        assign = _assignment(a.ndim, index, value, types, "out", "value")
+        if assign is None:
+            return written
+        check = ""
+        if isinstance(value, types.Array):
+            check = ("if a.size > 0 and value.size > 0 and low_a < high_value and low_value < high_a:\n"
+                     "        return setitem(a, index, value)\n    ")
+            check = _spans("a", a.ndim) + _spans("value", value.ndim) + check
+        return _checked(index, types, "a", f"{check}out = a\n{assign}    return out", "a, index, value",
+                        setitem=_extra.setitem)
+
     @overload(_extra.through_cast)
     def _through_cast(g, into):  # into a float or complex target the value's gradient passes as it is
         kind = into.dtype if isinstance(into, types.Array) else into
@@ -648,6 +667,16 @@ def _write_overloads(overload, types) -> None:
         if isinstance(before, types.Array) and before.ndim == grad.ndim:
             body += "    if before.shape == mask.shape:\n        return np.logical_or(mask, before)\n"
         return _checked(index, types, "grad", body + "    return mask", "grad, index, before=None")
+
+
+def _spans(name, rank) -> str:
+    """Lines (the first unindented, the rest indented once) binding ``low_<name>`` and ``high_<name>``, the
+    first byte ``name`` reads and one past its last, whatever the signs of its strides."""
+    lines = [f"low_{name} = np.intp({name}.ctypes.data)", f"high_{name} = low_{name} + {name}.itemsize"]
+    for axis in range(rank):
+        lines += [f"extent = ({name}.shape[{axis}] - 1) * {name}.strides[{axis}]",
+                  f"if extent < 0:\n        low_{name} += extent\n    else:\n        high_{name} += extent"]
+    return "\n    ".join(lines) + "\n    "
 
 
 def _checked(index, types, array, body, parameters, **names):

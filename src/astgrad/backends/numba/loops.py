@@ -1,6 +1,6 @@
-"""Stencil steps as one loop: rolled reads inside elementwise expressions, and gradients added up in one sum.
+"""Stencil steps as one loop: rolled reads inside elementwise expressions, gradients added up in one sum.
 
-Three rewrites of the Numba text, after ``fuse`` wrote single-use temporaries
+Four rewrites of the Numba text, after ``fuse`` wrote single-use temporaries
 into their readers:
 
 * **Chains of additions into one name.**  The reverse sweep adds each
@@ -26,6 +26,50 @@ into their readers:
   of an elementwise ``E`` and a parameter ``p`` becomes
   ``elementwise_sum('<E>', shape(p), ...)``: where ``p`` is a number, the same loop
   adds the elements up instead of writing an array for ``np.sum``.
+* **A value added at a slice in the loop.**  ``d = add_at(t, E, shape, index)``
+  (and ``added_at``, into a copy) of an elementwise ``E`` becomes
+  ``_loop1, _done1 = add_elementwise('<E>', t, shape, index, ...)``: each
+  element of ``E`` added into ``t[index]`` as it is computed, where ``t`` is
+  a 1-d float64 array of ``shape``, every array ``E`` reads has the slice's
+  length, and no such array shares memory with ``t`` (a view of ``t`` could
+  read an element already added to); otherwise ``_done1`` is False, ``t``
+  untouched, and the statement as written runs (``if _done1: d = _loop1``
+  ``else: d = add_at(t, E, shape, index)``).
+* **An unbroadcast that does nothing, inside an expression.**  ``d = E`` of an
+  elementwise ``E`` reading ``unbroadcast(F, shape(x))`` becomes
+  ``_loop1, _done1 = elementwise_tried('<E>', ...)`` and the same ``if``:
+  its loop runs where every array has one shape and every such shape is that
+  one (``unbroadcast`` then returns ``F``), else the statement as written.
+
+* **np.where inside the loop.**  ``chosen(c, A, B)`` (``np.where``) of a
+  boolean array ``c`` read only as a condition, a branch reading an array, is
+  part of the elementwise expression: the loop computes the branch chosen at
+  each element (``(A if c[i] else B)``), which is what numpy's ``where`` keeps;
+  the other branch's value, NaN or not, is never read.  S14's forward step
+  and the four ``np.where`` gradients of its reverse step.  Such an
+  expression, the value of a line ``d = E`` or the value a line writes
+  (``d = setitem(u, i, E)``, ``setitem_into``), is tried as an unbroadcast's
+  is (below: ``elementwise_tried``, its loop where every array has one
+  shape, else the line as written); added at a slice, as above.
+* **Quotients of numbers.**  A part of an expression of numbers only with a
+  division (``nu * dt / dx ** 2`` read as ``_8 / _9``) is computed once
+  before the loop, each divisor tested first: zero raises ZeroDivisionError,
+  as the caller's line does (Numba divides numbers by Python's rules there).
+
+Operands the transformer declared ``t = None`` (a loop joins the names to
+their values: Numba types them "None or an array", which the loops refuse;
+the reverse sweep reads them back from its stack, never None there) are
+passed as ``saved_value(t)``, unwrapped in the caller: every helper above
+gets the array.  A ``best = None`` the user wrote is left alone (the code
+may read its None).
+
+The statement as written stays in the caller (these two rewrites take
+statements whose operands are names, numbers, shapes and slices, read again
+there): compiled inside the helper, as it first was, its calls (``add_at``,
+``unbroadcast``) were compiled a second time, for the helper's flags, where
+the caller's own calls of the same kinds already were (Numba keys a
+helper's compiled code by its caller's flags); S1's, S3's and S14's first
+compile took about a second more.
 """
 
 from __future__ import annotations
@@ -34,10 +78,11 @@ import ast
 
 import numpy as np
 
-from ...rules import _support
+from ...rules import _extra, _support
 from ...transform import runtime
 from ...transform.ir import compat
 from ...transform.ir.compat import gast
+from ...transform.runtime.origins import ORIGIN
 from . import exponential, fuse, shaping
 from .reductions import _constant
 
@@ -59,6 +104,24 @@ def elementwise_sum(template, to, *operands):
     return runtime.unbroadcast(_evaluate(template, operands), to)
 
 
+def elementwise_tried(template, *operands):
+    """``(elementwise(template, *operands), True)``; compiled, ``done`` is False (and the value unread) where
+    the loop's proof failed at run time: the caller then computes the expression as written."""
+    return _evaluate(template, operands), True
+
+
+def add_elementwise(template, total, shape, index, *operands):
+    """``(add_at(total, elementwise(template, *operands), shape, index), True)``: compiled, one loop adding
+    each element into ``total[index]`` (no array for the value) where that is proven to give the same
+    numbers, else ``(total, False)``, ``total`` unchanged, for the caller to add as written."""
+    return runtime.add_at(total, _evaluate(template, operands), shape, index), True
+
+
+def added_elementwise(template, total, shape, index, *operands):
+    """``add_elementwise`` into a copy of ``total`` (``added_at``'s)."""
+    return runtime.added_at(total, _evaluate(template, operands), shape, index), True
+
+
 def as_written(template, *operands):
     """``elementwise`` computed as the expression is written (compiled: Python's rules for numbers)."""
     return _evaluate(template, operands)
@@ -66,7 +129,9 @@ def as_written(template, *operands):
 
 def _evaluate(template, operands):
     names = {f"_{k}": v for k, v in enumerate(operands)}
-    return eval(compile(template, "<astgrad elementwise>", "eval"), {"np": np, "rolled": shaping.rolled, **names})
+    return eval(compile(template, "<astgrad elementwise>", "eval"),
+                {"np": np, "rolled": shaping.rolled, "unbroadcast": runtime.unbroadcast, "chosen": shaping.chosen,
+                 **names})
 
 
 # ------------------------------------------------------------------ the rewrites of the text
@@ -75,11 +140,17 @@ def stencil_loops(fn_def, namespace) -> None:
     """Chains of additions merged, then expressions reading a roll written as ``elementwise`` calls, then
     ``np.exp`` left outside them as ``exp_of`` (exponential.py: a loop the compiler vectorises)."""
     _merge_blocks(fn_def, namespace)
-    _Loops(namespace, {a.id for a in fn_def.args.args}).visit(fn_def)
+    _Loops(namespace, {a.id for a in fn_def.args.args}, _declared_none(fn_def)).visit(fn_def)
     for node in compat.walk(fn_def):
         if isinstance(node, gast.Call) and len(node.args) == 1 and not node.keywords \
                 and not isinstance(node.args[0], gast.Starred) and fuse._callee(node.func, namespace) is np.exp:
             node.func = compat.name(fuse._bound(namespace, exponential.exp_of))
+
+
+def _declared_none(fn_def) -> set:
+    """The names the transformer declares ``t = None`` (a loop binds them: Numba types them "None or a
+    value"); not the user's ``best = None``, whose None the code may read (lower.py's ``_pushes_of_none``)."""
+    return {s.targets[0].id for s in compat.walk(fn_def) if fuse._declaration(s) and getattr(s, ORIGIN, None) is None}
 
 
 def _merge_blocks(node, namespace) -> None:
@@ -158,11 +229,17 @@ def _pure(node, namespace) -> bool:
 class _Loops(gast.NodeTransformer):
     """Each largest elementwise expression that reads a roll becomes an ``elementwise`` call."""
 
-    def __init__(self, namespace, parameters):
+    def __init__(self, namespace, parameters, declared=frozenset()):
         self.namespace = namespace
         self.parameters = parameters
+        self.declared = declared
+        self.count = 0  # the statements whose loop is tried first (each its own names)
 
     def visit(self, node):
+        if isinstance(node, gast.Assign):
+            tried = self._tried(node)
+            if tried is not None:
+                return tried
         operands: list = []
         if isinstance(node, gast.Call) and len(node.args) == 2 and not node.keywords \
                 and any(fuse._callee(node.func, self.namespace) is u for u in _UNBROADCASTS) \
@@ -171,21 +248,99 @@ class _Loops(gast.NodeTransformer):
             template = self._template(node.args[0], operands)
             helper = compat.name(fuse._bound(self.namespace, elementwise_sum))
             return compat.call(helper, [gast.Constant(value=template, kind=None), self.visit(node.args[1])]
-                               + [self.visit(o) for o in operands])
+                               + self._operands([self.visit(o) for o in operands]))
         if isinstance(node, gast.Call) and len(node.args) == 1 and not node.keywords \
                 and fuse._callee(node.func, self.namespace) is runtime.summed and self._operation(node.args[0]):
             # summed(E), the gradient of a name proven a number (passes/number_unbroadcasts.py): the same sum
             template = self._template(node.args[0], operands)
             helper = compat.name(fuse._bound(self.namespace, elementwise_sum))
             return compat.call(helper, [gast.Constant(value=template, kind=None), gast.Tuple(elts=[], ctx=gast.Load())]
-                               + [self.visit(o) for o in operands])
+                               + self._operands([self.visit(o) for o in operands]))
         if isinstance(node, gast.expr) and self._operation(node):
             template = self._template(node, operands)
             if "rolled(" in template:
                 helper = compat.name(fuse._bound(self.namespace, elementwise))
                 return compat.call(helper, [gast.Constant(value=template, kind=None)]
-                                   + [self.visit(o) for o in operands])
+                                   + self._operands([self.visit(o) for o in operands]))
         return self.generic_visit(node)
+
+    def _tried(self, stmt):
+        """``d = add_at(t, E, shape, index)`` (``added_at``) of an elementwise ``E``, or ``d = E`` (also
+        ``d = setitem(u, i, E)``, ``setitem_into``) of an elementwise ``E`` reading ``unbroadcast`` or
+        ``chosen`` (no roll in either), its operands names, numbers, shapes and slices: the loop tried
+        first, the statement as written where it did not run::
+
+            _loop1, _done1 = add_elementwise('<E>', t, shape, index, ...)
+            if _done1:
+                d = _loop1
+            else:
+                d = add_at(t, E, shape, index)
+
+        The statement as written is compiled in the gradient's own function, beside its other helpers'
+        calls of the same kinds (a helper compiled inside another compiled function is compiled again
+        there, for that function's flags: the written path inside the loop's helper doubled its cost);
+        None for any other statement."""
+        if not (len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)):
+            return None
+        value = stmt.value
+        operands: list = []
+        adding = self._adding(value.func) if isinstance(value, gast.Call) and len(value.args) == 4 \
+            and not value.keywords else None
+        if adding is not None and self._operation(value.args[1]):
+            # the value added at a slice: each element added as it is computed, no array for the value
+            template = self._template(value.args[1], operands)
+            leading = [compat.clone(a) for a in (value.args[0], value.args[2], value.args[3])]
+        else:
+            # an expression reading unbroadcast or np.where, alone or the value written (setitem(u, i, E))
+            written = isinstance(value, gast.Call) and len(value.args) == 3 and not value.keywords \
+                and fuse._callee(value.func, self.namespace) in (_extra.setitem, runtime.setitem_into) \
+                and self._plain(value.args[0]) and self._plain(value.args[1])
+            expression = value.args[2] if written else value
+            if not self._operation(expression):
+                return None
+            template = self._template(expression, operands)
+            if "unbroadcast(" not in template and "chosen(" not in template:
+                return None
+            adding, leading = elementwise_tried, []
+        if "rolled(" in template or not all(self._plain(o) for o in operands + leading):
+            return None
+        self.count += 1
+        loop, done = f"_loop{self.count}", f"_done{self.count}"
+        helper = compat.name(fuse._bound(self.namespace, adding))
+        tried = compat.assign([loop, done], compat.call(helper, [gast.Constant(value=template, kind=None)]
+                                                          + leading + self._operands([compat.clone(o) for o in operands])))
+        if adding is elementwise_tried and value is not expression:  # setitem(u, i, _loop1)
+            kept = compat.assign(stmt.targets[0].id, compat.call(compat.clone(value.func), [
+                compat.clone(value.args[0]), compat.clone(value.args[1]), compat.name(loop)]))
+        else:
+            kept = compat.assign(stmt.targets[0].id, compat.name(loop))
+        return [tried, compat.if_stmt(compat.name(done), [kept], [stmt])]
+
+    def _operands(self, operands) -> list:
+        """The operands passed to a loop's helper: a name declared ``t = None`` as ``saved_value(t)`` (Numba
+        types it "None or an array" where a loop joins the two, which the loop's kinds refuse; unwrapped
+        here, in the caller, where its other reads unwrapped it already)."""
+        saved = _saved_value()
+        return [compat.call(compat.name(fuse._bound(self.namespace, saved)), [o])
+                if isinstance(o, gast.Name) and o.id in self.declared else o for o in operands]
+
+    def _plain(self, node) -> bool:
+        """A name, a number, or ``shape``/``slice`` of them: read twice, where the loop did not run, as once."""
+        if isinstance(node, (gast.Name, gast.Constant)):
+            return True
+        if isinstance(node, gast.UnaryOp):  # slice(1, -1)
+            return isinstance(node.operand, gast.Constant)
+        return isinstance(node, gast.Call) and not node.keywords and all(self._plain(a) for a in node.args) \
+            and (fuse._callee(node.func, self.namespace) in (runtime.shape, _saved_value())
+                 or isinstance(node.func, gast.Name) and node.func.id == "slice"
+                 and self.namespace.get("slice", slice) is slice)
+
+    def _adding(self, func):
+        """The helper adding an expression element by element for ``add_at`` or ``added_at``; else None."""
+        callee = fuse._callee(func, self.namespace)
+        if callee is runtime.add_at:
+            return add_elementwise
+        return added_elementwise if callee is runtime.added_at else None
 
     def _parameter_shape(self, node) -> bool:
         """``shape(p)`` of a parameter ``p``, or ``held_shape(t)`` of a fused temporary (the shape its operands
@@ -197,6 +352,10 @@ class _Loops(gast.NodeTransformer):
         callee = fuse._callee(node.func, self.namespace)
         return (callee is runtime.shape and node.args[0].id in self.parameters) or callee is fuse.held_shape
 
+    def _unbroadcast(self, node) -> bool:
+        return isinstance(node, gast.Call) and len(node.args) == 2 and not node.keywords \
+            and any(fuse._callee(node.func, self.namespace) is u for u in _UNBROADCASTS)
+
     def _roll(self, node) -> bool:
         return isinstance(node, gast.Call) and fuse._callee(node.func, self.namespace) is shaping.rolled \
             and len(node.args) == 3 and not node.keywords and type(_constant(node.args[2])) is int
@@ -207,7 +366,13 @@ class _Loops(gast.NodeTransformer):
         if isinstance(node, gast.UnaryOp):
             return isinstance(node.op, (gast.USub, gast.UAdd))
         return isinstance(node, gast.Call) and not node.keywords and len(node.args) == 1 \
-            and self._ufunc(node) is not None
+            and self._ufunc(node) is not None or self._chosen(node)
+
+    def _chosen(self, node) -> bool:
+        """``chosen(c, a, b)`` (``np.where``), a branch reading an operation: an elementwise choice."""
+        return isinstance(node, gast.Call) and not node.keywords and len(node.args) == 3 \
+            and fuse._callee(node.func, self.namespace) is shaping.chosen \
+            and any(self._operation(a) for a in node.args[1:])
 
     def _ufunc(self, node):
         """The name of the ufunc of ``_UFUNCS`` ``node`` calls, or None (by identity: a global may not hash)."""
@@ -229,7 +394,11 @@ class _Loops(gast.NodeTransformer):
                     return f"({text(n.left)} {_SYMBOLS[type(n.op)]} {text(n.right)})"
                 if isinstance(n, gast.UnaryOp):
                     return f"({'-' if isinstance(n.op, gast.USub) else '+'}{text(n.operand)})"
+                if self._chosen(n):
+                    return f"chosen({operand(n.args[0])}, {text(n.args[1])}, {text(n.args[2])})"
                 return f"np.{self._ufunc(n)}({text(n.args[0])})"
+            if self._unbroadcast(n):
+                return f"unbroadcast({text(n.args[0])}, {operand(n.args[1])})"
             if self._roll(n):
                 return f"rolled({operand(n.args[0])}, {operand(n.args[1])}, {_constant(n.args[2])})"
             if isinstance(n, gast.Constant) and type(n.value) in (int, float):
@@ -238,47 +407,54 @@ class _Loops(gast.NodeTransformer):
         return text(node)
 
 
+def _saved_value():
+    """``lower.saved_value`` (lower.py imports this module)."""
+    from .lower import saved_value
+    return saved_value
+
+
 _SYMBOLS = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**"}
 
 
 # ------------------------------------------------------------------ compiled: the loop, or the expression as written
 
-def register(overload, types, unwrapped) -> None:
-    """Register ``elementwise`` (its loop, where the kinds allow it) and ``as_written`` with Numba.
-
-    An operand Numba types as "None or an array" (a name a loop binds after ``t = None``: the reverse sweep
-    reads it back from the stack, never None there) is read as the array (``unwrapped``), so that the loop
-    runs for it as for an array."""
-    _HELPERS["unwrapped"] = unwrapped
-
-    def unwrapping(operands):
-        optional = {k for k, t in enumerate(operands) if isinstance(t, types.Optional)}
-        return [t.type if k in optional else t for k, t in enumerate(operands)], optional
+def register(overload, types) -> None:
+    """Register ``elementwise`` (its loop, where the kinds allow it) and ``as_written`` with Numba."""
 
     # numpy's rules for the loop's arithmetic, which reads an array at every operation (x / 0.0 is inf)
     @overload(elementwise, prefer_literal=True, jit_options={"error_model": "numpy"})
     def _elementwise(template, *operands):
         if not isinstance(template, types.StringLiteral):
             return None
-        kinds, optional = unwrapping(operands)
-        text = _loop_text(template.literal_value, kinds, types, optional=optional)
+        text = _loop_text(template.literal_value, list(operands), types)
         if text is None:  # the literal passed on as a literal (a variable holding it is not one)
-            return _function(_unpacked(len(operands), optional=optional)
-                             + f"    return {_written(template.literal_value, len(operands))}\n")
+            return _function(_unpacked(len(operands)) + f"    return {_written(template.literal_value, len(operands))}\n")
+        return _function(text)
+
+    @overload(elementwise_tried, prefer_literal=True, jit_options={"error_model": "numpy"})
+    def _tried(template, *operands):
+        if not isinstance(template, types.StringLiteral):
+            return None
+        text = _loop_text(template.literal_value, list(operands), types, tried=True)
+        if text is None:  # the kinds do not allow the loop: the expression as written, here
+            return _function(_unpacked(len(operands))
+                             + f"    return {_written(template.literal_value, len(operands))}, True\n")
         return _function(text)
 
     @overload(elementwise_sum, prefer_literal=True, jit_options={"error_model": "numpy"})
     def _summed(template, to, *operands):
         if not isinstance(template, types.StringLiteral):
             return None
-        kinds, optional = unwrapping(operands)
         text = None
         if isinstance(to, types.BaseTuple) and len(to) == 0:  # summed to a number: the loop adds as it goes
-            text = _loop_text(template.literal_value, kinds, types, summed=True, optional=optional)
+            text = _loop_text(template.literal_value, list(operands), types, summed=True)
         if text is None:
             written = _written(template.literal_value, len(operands))
-            return _function(_unpacked(len(operands), "to, ", optional) + f"    return unbroadcast({written}, to)\n")
+            return _function(_unpacked(len(operands), "to, ") + f"    return unbroadcast({written}, to)\n")
         return _function(text.replace("(template, *operands)", "(template, to, *operands)"))
+
+    for helper, copy in ((add_elementwise, False), (added_elementwise, True)):
+        _register_adding(overload, types, helper, copy)
 
     @overload(as_written, prefer_literal=True)
     def _as_written(template, *operands):
@@ -287,40 +463,76 @@ def register(overload, types, unwrapped) -> None:
         return _function(_unpacked(len(operands)) + f"    return {template.literal_value}\n")
 
 
+def _register_adding(overload, types, helper, copy) -> None:
+    """``add_elementwise`` (``added_elementwise`` where ``copy``): its loop where the kinds allow it."""
+    adding = runtime.added_at if copy else runtime.add_at
+
+    @overload(helper, prefer_literal=True, jit_options={"error_model": "numpy"})
+    def _adding(template, total, shape, index, *operands):
+        if not isinstance(template, types.StringLiteral):
+            return None
+        text = None
+        if isinstance(total, types.Array) and total.mutable and total.ndim == 1 and total.dtype == types.float64 \
+                and isinstance(index, types.SliceType) and isinstance(shape, types.BaseTuple) and len(shape) == 1:
+            text = _loop_text(template.literal_value, list(operands), types, into=copy)
+        if text is None:  # the kinds do not allow the loop: the value computed and added as written, here
+            written = _written(template.literal_value, len(operands))
+            text = _unpacked(len(operands), "total, shape, index, ") \
+                + f"    return adding(total, {written}, shape, index), True\n"
+        return _function(text, adding=adding)
+
+
 def _written(template, count) -> str:
     """The call of ``as_written`` with the template as a literal (Numba types a variable holding it as a str)."""
     return f"as_written({template!r}, {', '.join(f'_{k}' for k in range(count))})"
 
 
-def _unpacked(count, more="", optional=()) -> str:
+def _unpacked(count, more="") -> str:
     return f"def implementation(template, {more}*operands):\n" + "".join(
-        f"    _{k} = unwrapped(operands[{k}])\n" if k in optional else f"    _{k} = operands[{k}]\n"
-        for k in range(count))
+        f"    _{k} = operands[{k}]\n" for k in range(count))
 
 
-#: the compiled helpers the loops' text calls beside numpy's (set by ``register``)
-_HELPERS: dict = {}
-
-
-def _function(text):
+def _function(text, **names):
     namespace = {"np": np, "rolled": shaping.rolled, "as_written": as_written, "unbroadcast": runtime.unbroadcast,
-                 **_HELPERS}
+                 "chosen": shaping.chosen, **names}
     exec(compile(text, "<astgrad numba loop>", "exec"), namespace)
     return namespace["implementation"]
 
 
-def _loop_text(template, kinds, types, summed=False, optional=()):
+def _loop_text(template, kinds, types, summed=False, into=None, tried=False):
     """The loop computing ``template`` element by element over the broadcast shape of its arrays, or None
     where the kinds do not allow it.  A loop reading each array at the same index where all have the
     result's shape; else one reading index 0 along an axis of length 1 (numpy's broadcasting)."""
+    tree = ast.parse(template, mode="eval").body
+    # the shapes unbroadcast reads: no-ops where the loop runs (each the result's shape, checked at run time)
+    shapes = sorted({int(n.args[1].id[1:]) for n in ast.walk(tree) if _unbroadcast_of(n)})  # type: ignore[attr-defined]
+    if any(not (isinstance(kinds[k], types.BaseTuple) and all(isinstance(t, types.Integer) for t in kinds[k]))
+           for k in shapes):
+        return None
+    reads = [n.id for n in ast.walk(tree) if isinstance(n, ast.Name)]
+    if sum(reads.count(f"_{k}") for k in shapes) != sum(_unbroadcast_of(n) for n in ast.walk(tree)):
+        return None  # a shape also read as a value: as written
+    original, kinds = kinds, [types.float64 if k in shapes else t for k, t in enumerate(kinds)]  # not read as numbers below
     arrays = [k for k, t in enumerate(kinds) if isinstance(t, types.Array)]
-    if not arrays or any(kinds[k].dtype != types.float64 for k in arrays) \
+    # np.where's conditions: boolean arrays read as conditions only, each choice with an array in a branch
+    # (numpy's where then gives float64, as the loop does; of two numbers, it may give integers)
+    choices = [n for n in ast.walk(tree) if _chosen_of(n)]
+    conditions = {int(n.args[0].id[1:]) for n in choices}  # type: ignore[attr-defined]
+    if sum(reads.count(f"_{k}") for k in conditions) != len(choices) \
+            or any(not (isinstance(kinds[k], types.Array) and kinds[k].dtype == types.boolean) for k in conditions) \
+            or any(not any(isinstance(m, ast.Name) and isinstance(kinds[int(m.id[1:])], types.Array)
+                           for b in n.args[1:] for m in ast.walk(b)) for n in choices):  # type: ignore[attr-defined]
+        return None
+    if not arrays or any(kinds[k].dtype != types.float64 for k in arrays if k not in conditions) \
             or len({kinds[k].ndim for k in arrays}) != 1 or kinds[arrays[0]].ndim == 0:
         return None
     if not all(isinstance(t, (types.Array, types.Float, types.Integer)) for t in kinds) \
             or any(isinstance(t, types.Boolean) for t in kinds):
         return None
     rank = kinds[arrays[0]].ndim
+    if shapes and (into is not None or any(len(kinds_of_shapes) != rank for kinds_of_shapes in
+                                           (original[k] for k in shapes))):
+        return None
     rolls: list = []  # (array, shift, axis) of each roll read, in reading order
 
     def is_array(name) -> bool:
@@ -340,6 +552,23 @@ def _loop_text(template, kinds, types, summed=False, optional=()):
         return isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Sub, ast.Mult)) \
             and number(n.left) and number(n.right)
 
+    def quotient(n) -> bool:
+        """Numbers only, with a division (``nu * dt / dx ** 2`` read as ``_8 / _9``): computed once before the
+        loop, each divisor tested first, so that zero raises ZeroDivisionError as the caller's line does."""
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div):
+            return (number(n.left) or quotient(n.left)) and (number(n.right) or quotient(n.right))
+        if isinstance(n, ast.UnaryOp):
+            return quotient(n.operand)
+        return isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Sub, ast.Mult)) \
+            and (number(n.left) or quotient(n.left)) and (number(n.right) or quotient(n.right)) \
+            and (quotient(n.left) or quotient(n.right))
+
+    def hoisted(n) -> str:
+        if id(n) not in quotients:
+            divisors = [ast.unparse(m.right) for m in ast.walk(n) if isinstance(m, ast.BinOp) and isinstance(m.op, ast.Div)]
+            quotients[id(n)] = (f"q{len(quotients)}", ast.unparse(n), divisors)
+        return quotients[id(n)][0]
+
     def item(array, indices, spread):
         return f"{array}[{', '.join(f'{i} * s{array}_{a}' if spread else i for a, i in enumerate(indices))}]"
 
@@ -347,6 +576,8 @@ def _loop_text(template, kinds, types, summed=False, optional=()):
         if not reads_array(n):
             if isinstance(n, ast.Name) or number(n):
                 return ast.unparse(n)
+            if quotient(n):
+                return hoisted(n)
             raise _NotALoop
         if isinstance(n, ast.Name):
             return item(n.id, [f"i{a}" for a in range(rank)], spread)
@@ -354,6 +585,13 @@ def _loop_text(template, kinds, types, summed=False, optional=()):
             return f"({element(n.left, spread)} {_AST_SYMBOLS[type(n.op)]} {element(n.right, spread)})"
         if isinstance(n, ast.UnaryOp):
             return f"({'-' if isinstance(n.op, ast.USub) else '+'}{element(n.operand, spread)})"
+        if _unbroadcast_of(n):  # of an expression of arrays of the result's shape (so itself of it): a no-op
+            if spread:
+                raise _Spread
+            return element(n.args[0], spread)  # type: ignore[attr-defined]
+        if _chosen_of(n):  # np.where: the branch chosen, computed alone (the other's value is not read)
+            condition = item(n.args[0].id, [f"i{a}" for a in range(rank)], spread)  # type: ignore[attr-defined]
+            return f"({element(n.args[1], spread)} if {condition} else {element(n.args[2], spread)})"  # type: ignore[attr-defined]
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "rolled":
             array, shift, axis = n.args[0].id, n.args[1].id, n.args[2].value  # type: ignore[attr-defined]
             if not is_array(array) or not isinstance(kinds[int(shift[1:])], types.Integer) \
@@ -367,16 +605,39 @@ def _loop_text(template, kinds, types, summed=False, optional=()):
             return f"{ast.unparse(n.func)}({element(n.args[0], spread)})"
         raise _NotALoop
 
-    tree = ast.parse(template, mode="eval").body
     rolls_seen: dict = {}
+    quotients: dict = {}  # id of a part of numbers with a division -> (its name, its text, its divisors' texts)
     try:
         direct = element(tree, False)
         spread = element(tree, True)
+    except _Spread:  # arrays that broadcast: the expression as written (unbroadcast then may not be a no-op)
+        spread = None
     except _NotALoop:
         return None
+    text = _loop_body(template, kinds, types, tree, arrays, shapes, rolls, rank, direct, spread, summed, into, tried)
+    if text is None or not quotients:
+        return text
+    prelude = []
+    for name, value, divisors in quotients.values():
+        prelude += [f"    if {d} == 0:\n        raise ZeroDivisionError('division by zero')" for d in divisors]
+        prelude.append(f"    {name} = {value}")
+    lines = text.split("\n")
+    last = max(i for i, line in enumerate(lines) if line.startswith("    _") and "= operands[" in line)
+    return "\n".join(lines[:last + 1] + prelude + lines[last + 1:])
+
+
+def _loop_body(template, kinds, types, tree, arrays, shapes, rolls, rank, direct, spread, summed, into, tried):
+    """The implementation's text of ``_loop_text`` once its element is written."""
     names = sorted({f"_{k}" for k in arrays})
+    if into is not None:
+        return _adding_text(template, len(kinds), names, direct, rolls, rank, into)
     size = ", ".join(f"n{a}" for a in range(rank))
-    lines = [_unpacked(len(kinds), optional=optional).rstrip("\n")] + [f"    n{a} = 1" for a in range(rank)]
+    if spread is None:
+        return _no_op_text(template, len(kinds), names, [f"_{k}" for k in shapes], direct, rolls, rank, summed,
+                           tried)
+    if tried:  # the direct loop where every array has the first's shape; else the caller's line as written
+        return _no_op_text(template, len(kinds), names, [], direct, rolls, rank, summed, tried)
+    lines = [_unpacked(len(kinds)).rstrip("\n")] + [f"    n{a} = 1" for a in range(rank)]
     for name in names:
         for a in range(rank):
             lines += [f"    if {name}.shape[{a}] != 1:",
@@ -392,6 +653,54 @@ def _loop_text(template, kinds, types, summed=False, optional=()):
     lines += [f"        s{name}_{a} = 1 if {name}.shape[{a}] != 1 else 0" for name in names for a in range(rank)]
     lines += _nest(rank, rolls, spread, "    ", summed)
     lines.append("    return total" if summed else "    return out")
+    return "\n".join(lines) + "\n"
+
+
+def _no_op_text(template, count, names, shapes, direct, rolls, rank, summed, tried=False):
+    """The loop of an expression reading ``unbroadcast(E, to)``: where every array has the first's shape and
+    every ``to`` is that shape, ``E``'s shape is ``to`` (``unbroadcast`` gives ``E`` itself) and the loop
+    computes the expression without it; otherwise the expression as written (``tried``: ``(out, done)``,
+    no value and False there, for the caller to compute it as written)."""
+    first = names[0]
+    written = _written(template, count)
+    lines = [_unpacked(count).rstrip("\n")] + [f"    n{a} = {first}.shape[{a}]" for a in range(rank)]
+    size = ", ".join(f"n{a}" for a in range(rank))
+    same = [f"{name}.shape == {first}.shape" for name in names[1:]] + [f"{to} == {first}.shape" for to in shapes]
+    lines.append(f"    if not ({' and '.join(same) or 'True'}):")
+    if tried:
+        lines.append(f"        return np.empty(({', '.join(['0'] * rank)},)), False")
+    else:
+        lines.append(f"        return unbroadcast({written}, to)" if summed else f"        return {written}")
+    lines.append("    total = 0.0" if summed else f"    out = np.empty(({size},))")
+    for m, (array, shift, axis) in enumerate(rolls):
+        lines += [f"    w{m} = {array}.shape[{axis}]", f"    r{m} = (-{shift}) % w{m} if w{m} > 0 else 0"]
+    lines += _nest(rank, rolls, direct, "", summed)
+    lines.append("    return total" if summed else "    return out, True" if tried else "    return out")
+    return "\n".join(lines) + "\n"
+
+
+def _adding_text(template, count, names, direct, rolls, rank, copy):
+    """``add_at(total, <template>, shape, index)`` (``added_at`` where ``copy``) as one loop adding each element
+    into ``total[index]``, a 1-d slice of a 1-d float64 ``total``; or None.  The loop runs where ``total`` has
+    the shape ``shape`` and every array operand the slice's (no broadcasting) and, adding into ``total``
+    itself, no operand shares memory with ``total`` (a view of it may read an element the loop has written);
+    otherwise ``(total, False)``, ``total`` unchanged, for the caller to add the value as written."""
+    if rank != 1 or rolls:
+        return None
+    fallback = "        return total, False"
+    lines = [_unpacked(count, "total, shape, index, ").rstrip("\n"), "    if total.shape != shape:", fallback,
+             "    n0 = total[index].shape[0]",
+             f"    if not ({' and '.join(f'{name}.shape[0] == n0' for name in names)}):", fallback]
+    if not copy:  # the addresses each array spans, first byte to last
+        lines += ["    a = np.intp(total.ctypes.data)", "    b = a + (total.shape[0] - 1) * total.strides[0]",
+                  "    low, high = min(a, b), max(a, b) + total.itemsize"]
+        for name in names:
+            lines += [f"    a = np.intp({name}.ctypes.data)", f"    b = a + ({name}.shape[0] - 1) * {name}.strides[0]",
+                      f"    if {name}.shape[0] > 0 and total.shape[0] > 0 and min(a, b) < high"
+                      f" and low < max(a, b) + {name}.itemsize:",
+                      fallback]
+    lines += ["    out = total.copy()" if copy else "    out = total", "    part = out[index]",
+              "    for i0 in range(n0):", f"        part[i0] += {direct}", "    return out, True"]
     return "\n".join(lines) + "\n"
 
 
@@ -411,6 +720,22 @@ def _nest(rank, rolls, value, indent, summed) -> list:
     at = ", ".join(f"i{a}" for a in range(rank))
     lines.append(indent + "    " * (rank + 1) + (f"total += {value}" if summed else f"out[{at}] = {value}"))
     return lines
+
+
+def _chosen_of(n) -> bool:
+    """``chosen(_k, a, b)`` in a template (``_k`` the condition)."""
+    return isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "chosen" \
+        and len(n.args) == 3 and isinstance(n.args[0], ast.Name)
+
+
+def _unbroadcast_of(n) -> bool:
+    """``unbroadcast(E, _k)`` in a template (``_k`` the shape)."""
+    return isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "unbroadcast" \
+        and len(n.args) == 2 and isinstance(n.args[1], ast.Name)
+
+
+class _Spread(Exception):
+    """The expression reads ``unbroadcast``: its loop runs where the arrays have one shape, not where they broadcast."""
 
 
 class _NotALoop(Exception):
