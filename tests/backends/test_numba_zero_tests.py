@@ -7,8 +7,9 @@ and the gradient of a local its loop rebinds starts as zeros of it
 ``dt`` was refused ("Cannot unify").  Where the proof fails (the seed a
 number that may be 0.0, float32 meeting float64, int arrays, a view, a
 subclass) the gradient is still numpy's, compiled or, refused, through
-backend="auto".  Each gradient compiles once: small sizes, the sweep over
-kinds and levels marked slow.
+backend="auto".  Last, a stencil's ``lap``, declared None, read as its array
+by the loop that sums ``c``'s gradient.  Each gradient compiles once: small
+sizes, the sweep over kinds and levels marked slow.
 """
 
 import warnings
@@ -112,3 +113,27 @@ def test_the_literal_dt_at_the_other_levels(optimize):
     got = astgrad.grad(drift, wrt=(0, 1), backend="numba", optimize=optimize)(*args)
     for a, b in zip(got, _numpys(drift, args, optimize)):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
+
+
+def wave(c, u0, steps):
+    """S4's step: ``lap`` is declared None before the loop, and read by the reverse loop's sum for ``c``."""
+    u_prev = u0
+    u = u0
+    for _ in range(steps):
+        lap = np.roll(u, 1, 0) + np.roll(u, -1, 0) + np.roll(u, 1, 1) + np.roll(u, -1, 1) - 4 * u
+        u_next = 2 * u - u_prev + c * lap
+        u_prev = u
+        u = u_next
+    return np.sum(u ** 2)
+
+
+def test_a_value_declared_none_is_read_as_its_array_by_the_summing_loop():
+    rng = np.random.default_rng(2)
+    gradient = astgrad.grad(wave, wrt=(0, 1), backend="numba")
+    for steps in (3, 0):
+        args = (0.2, rng.standard_normal((4, 5)), steps)
+        got = gradient(*args)
+        for position, a, b in zip((0, 1), got, astgrad.grad(wave, wrt=(0, 1))(*args)):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-13)
+            np.testing.assert_allclose(a, _numeric.numeric_grad(wave, args, position), rtol=1e-6, atol=1e-8)
+    assert "elementwise_sum('(_0 * _1)', (), du_next, saved_value(lap))" in gradient.source
