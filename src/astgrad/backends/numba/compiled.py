@@ -105,12 +105,13 @@ def _numba_module(ctx, generated, strict):
         exec(compile(source, filename, "exec"), compiled_namespace)
     names = [f.name for f in functions]
     calls = call_counts(functions)
+    pipeline = pruning.compiler() if pruning.needed(functions, compiled_namespace) else None
     for position, name in enumerate(names):  # callees compiled apart, or inlined into the entry (one list each)
         inline = "always" if position and (not apart or calls.get(name, 0) == 1) else "never"
         cache = on_disk is not None and not position
         wrappers = {} if not position else {"no_cpython_wrapper": True, "no_cfunc_wrapper": True}  # called from code
         compiled_namespace[name] = numba.njit(boundscheck=True, inline=inline, cache=cache,  # type: ignore[call-overload]
-                                              pipeline_class=pruning.compiler(), **wrappers)(compiled_namespace[name])
+                                              pipeline_class=pipeline, **wrappers)(compiled_namespace[name])
     saves = diskcache.held(compiled_namespace[names[0]]) if on_disk is not None else None
     result = Generated(source, None, filename, compiled_namespace, generated.dependencies,
                        origins(functions, module.comment_origins))
