@@ -819,6 +819,7 @@ class ModuleBuilder:
         self.variants: dict = {}
         self.refused: dict = {}  # variant key -> the refusal deferred to where a branch calls it
         self.kept_params: dict = {}  # a callee variant's names -> its parameters writing into the caller's dict
+        self.callee_adjoints: dict = {}  # a backward function's name -> (its forward's, {adjoint name: value's name})
         self.returned_ranks: dict = {}  # what returned_rank found, by callee, argument ranks and functions passed
         self.callee_ranks: dict = {}  # the same key -> (normalised body, returned atom, Ranks) returned_rank made
         self.callee_ranks_asked = False  # a callee's variant asked a rank its callers' known ranks could answer
@@ -911,6 +912,7 @@ class ModuleBuilder:
         if self._floats is not None:  # not a read of them: every variant has the callees (Kept.resume)
             self._floats.callees[names[0]] = ctx.fn_defs[0]  # its forward function (passes/unused.specialise_callees)
         self.kept_params[names] = ctx.kept_dicts
+        self.callee_adjoints[names[1]] = (names[0], {adjoint: name for name, adjoint in ctx.adjoints.table.items()})
         return names
 
     def returned_rank(self, ctx, op, rank_of):

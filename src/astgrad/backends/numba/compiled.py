@@ -40,7 +40,7 @@ from ...transform.ir.errors import TransformError
 from ...transform.ir.nodes import assigned
 from ...transform.pipeline import Generated
 from ...transform.runtime.origins import add_location, origins, user_line
-from . import diskcache, helpers, shaping
+from . import diskcache, helpers, pruning, shaping
 from .callees import (call_counts, callee_stacks_per_name, own_stacks, returned_saves, stacks_per_name,
                       unread_parameters)
 from .steps import saves_per_step
@@ -77,7 +77,8 @@ def _numba_module(ctx, generated, strict):
     helpers.register()
     module = ctx.module
     namespace = module.ns.globals
-    functions = lower(module.functions, namespace, _parameter_gradients(ctx), module.ns.stack, _adjoints(ctx))
+    functions = lower(module.functions, namespace, _parameter_gradients(ctx), module.ns.stack, _adjoints(ctx),
+                      module.callee_adjoints)
     constants = _numeric_constants(namespace, generated.dependencies)
     _refuse_live_globals(functions, module, {k: v for k, v in namespace.live.items() if k not in constants})
     _refuse_squeeze_without_axis(functions, module, namespace)
@@ -104,12 +105,13 @@ def _numba_module(ctx, generated, strict):
         exec(compile(source, filename, "exec"), compiled_namespace)
     names = [f.name for f in functions]
     calls = call_counts(functions)
+    pipeline = pruning.compiler() if pruning.needed(functions, compiled_namespace) else None
     for position, name in enumerate(names):  # callees compiled apart, or inlined into the entry (one list each)
         inline = "always" if position and (not apart or calls.get(name, 0) == 1) else "never"
         cache = on_disk is not None and not position
         wrappers = {} if not position else {"no_cpython_wrapper": True, "no_cfunc_wrapper": True}  # called from code
-        compiled_namespace[name] = numba.njit(boundscheck=True, inline=inline, cache=cache, **wrappers)(  # type: ignore[call-overload]
-            compiled_namespace[name])
+        compiled_namespace[name] = numba.njit(boundscheck=True, inline=inline, cache=cache,  # type: ignore[call-overload]
+                                              pipeline_class=pipeline, **wrappers)(compiled_namespace[name])
     saves = diskcache.held(compiled_namespace[names[0]]) if on_disk is not None else None
     result = Generated(source, None, filename, compiled_namespace, generated.dependencies,
                        origins(functions, module.comment_origins))

@@ -51,15 +51,16 @@ from ...transform.ir.compat import gast
 from ...transform.runtime.origins import ORIGIN, keep_origin
 from . import reductions, shaping
 from .fuse import fuse
-from .loops import stencil_loops
+from .loops import elementwise, elementwise_sum, stencil_loops
 
 
-def lower(functions, namespace, zeros=None, stack=None, adjoints=None) -> list:
+def lower(functions, namespace, zeros=None, stack=None, adjoints=None, callee_adjoints=None) -> list:
     """Copies of the module's FunctionDefs, rewritten for Numba; ``namespace`` maps global names to objects.
 
     ``zeros`` maps the entry's adjoint names to parameters of their shape (see ``_zeros_shaped``);
     ``stack`` is the name of the stack generated functions push on; ``adjoints`` maps all the entry's
-    adjoint names to their values' names (a local's gradient starts as zeros of it where its value is fixed).
+    adjoint names to their values' names (a local's gradient starts as zeros of it where its value is fixed);
+    ``callee_adjoints`` maps each callee's backward function's name to its forward function's and its table.
     """
     out: list = []
     for fn_def in compat.clone(list(functions)):
@@ -79,9 +80,11 @@ def lower(functions, namespace, zeros=None, stack=None, adjoints=None) -> list:
         _tuples_for_arrays(fn_def, namespace, stack)
         fuse(fn_def, namespace)
         stencil_loops(fn_def, namespace)
+        _loop_operands_saved(fn_def, namespace)
         out.append(fn_def)
     if stack is not None:
         _callee_parameter_zeros(out, stack, namespace)
+        _callee_local_zeros(out, stack, namespace, callee_adjoints or {})
     return out
 
 
@@ -136,16 +139,10 @@ def _callee_parameter_zeros(functions, stack, namespace) -> None:
         if not backward.name.startswith("backward_") or "forward_" + backward.name[9:] not in present:
             continue
         forward = present["forward_" + backward.name[9:]]
-        push = forward.body[-2] if len(forward.body) >= 2 else None
-        pop = backward.body[0] if backward.body else None
-        if not (isinstance(push, gast.Expr) and isinstance(push.value, gast.Call)
-                and isinstance(push.value.func, gast.Attribute) and push.value.func.attr == "append"
-                and isinstance(push.value.func.value, gast.Name) and push.value.func.value.id == stack
-                and len(push.value.args) == 1 and isinstance(push.value.args[0], gast.Tuple)
-                and isinstance(pop, gast.Assign) and len(pop.targets) == 1 and isinstance(pop.targets[0], gast.Tuple)
-                and isinstance(pop.value, gast.Call) and isinstance(pop.value.func, gast.Attribute)
-                and pop.value.func.attr == "pop" and isinstance(forward.body[-1], gast.Return)):
+        pair = _callee_pair(forward, backward, stack)
+        if pair is None:
             continue
+        push, pop = pair
         popped = {t.id for t in pop.targets[0].elts if isinstance(t, gast.Name)}
         params = [a.id for a in forward.args.args]
         rebound = {n.id for n in gast.walk(forward) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
@@ -163,6 +160,56 @@ def _callee_parameter_zeros(functions, stack, namespace) -> None:
             push.value.args[0].elts.append(compat.name(name))
             pop.targets[0].elts.append(compat.name(name, store=True))
         _zeros_shaped(backward.body, zeros, namespace)
+
+
+def _callee_pair(forward, backward, stack) -> tuple | None:
+    """``(push, pop)``: the forward function's last push (``_stack.append((...))`` before its return) and the
+    backward function's first pop (``a, b = _stack.pop()``), the two statements that pass the forward's values
+    on; None where the pair is not of that form."""
+    push = forward.body[-2] if len(forward.body) >= 2 else None
+    pop = backward.body[0] if backward.body else None
+    if not (isinstance(push, gast.Expr) and isinstance(push.value, gast.Call)
+            and isinstance(push.value.func, gast.Attribute) and push.value.func.attr == "append"
+            and isinstance(push.value.func.value, gast.Name) and push.value.func.value.id == stack
+            and len(push.value.args) == 1 and isinstance(push.value.args[0], gast.Tuple)
+            and isinstance(pop, gast.Assign) and len(pop.targets) == 1 and isinstance(pop.targets[0], gast.Tuple)
+            and isinstance(pop.value, gast.Call) and isinstance(pop.value.func, gast.Attribute)
+            and pop.value.func.attr == "pop" and isinstance(forward.body[-1], gast.Return)):
+        return None
+    return push, pop
+
+
+def _callee_local_zeros(functions, stack, namespace, callee_adjoints) -> None:
+    """``dacc = zeros_like_gradient(acc)`` for ``dacc = 0.0`` before a callee's reverse loop, ``acc`` a local of
+    its forward function that holds the value its one loop left (``_holds_its_loops_last_value``).
+
+    The entry's rewrite (``_zeros_shaped_in_order``) for a callee's pair:
+    the forward function's body, up to its last push, followed by the
+    backward function's, after its first pop, is the entry's body in one
+    function, where the pop binds each name to the value the push took
+    (the push names ``acc`` itself, at the pop's position of ``acc``).  A
+    velocity Verlet step called from another function (``verlet(v, x, m,
+    0.01, 5)``) is such a callee: its ``dacc`` started as 0.0 and became an
+    array in the loop, which Numba refuses.
+    """
+    present = {f.name: f for f in functions}
+    for backward in functions[1:]:
+        forward_name, adjoints = callee_adjoints.get(backward.name, (None, {}))
+        forward = present.get(forward_name)
+        pair = _callee_pair(forward, backward, stack) if adjoints and forward is not None else None
+        if pair is None or forward is None:
+            continue
+        push, pop = pair
+        passed = {t.id for t, v in zip(pop.targets[0].elts, push.value.args[0].elts)
+                  if isinstance(t, gast.Name) and isinstance(v, gast.Name) and v.id == t.id}
+        body = forward.body[:-2] + backward.body[1:]
+        helper = None
+        for position in range(len(forward.body) - 2, len(body)):
+            stmt = body[position]
+            name = adjoints.get(stmt.targets[0].id) if _is_zero_start(stmt) else None
+            if name is not None and name in passed and _holds_its_loops_last_value(body, position, name):
+                helper = helper or _bound(namespace, zeros_like_gradient)
+                stmt.value = compat.call(compat.name(helper), [compat.name(name)])
 
 
 class _Slices(gast.NodeTransformer):
@@ -589,8 +636,9 @@ def _zeros_when_skipped(stmt, namespace, adjoints) -> None:
 
 
 _UNBROADCASTS = (runtime.unbroadcast, rules.unbroadcast, _support.unbroadcast)
-#: helpers whose result has the shape their second argument gives (``scatter(g, shape(y), i)``: a gradient of y)
-_SHAPED = _UNBROADCASTS + (_extra.scatter,)
+#: helpers whose result has the shape their second argument gives (``scatter(g, shape(y), i)``: a gradient of y;
+#: ``filled(g, shape(t))``, a sum's gradient spread over its operand)
+_SHAPED = _UNBROADCASTS + (_extra.scatter, _support.filled)
 
 
 def zeros_like_gradient(x):
@@ -611,10 +659,7 @@ def _pushes_of_none(fn_def, stack, namespace) -> None:
     value is None, and the value itself elsewhere.  A None the user wrote
     is left alone: the code may read it back.
     """
-    starts_none = {t.id for node in gast.walk(fn_def) if isinstance(node, gast.Assign)
-                   and isinstance(node.value, gast.Constant) and node.value.value is None
-                   and getattr(node, ORIGIN, None) is None  # the transformer's, not the user's `best = None`
-                   for t in node.targets if isinstance(t, gast.Name)}
+    starts_none = _declared_none(fn_def)
     if not starts_none:
         return
     helper = _bound(namespace, saved_value)
@@ -627,6 +672,36 @@ def _pushes_of_none(fn_def, stack, namespace) -> None:
         elif _of_numpy(node.func, namespace):  # Numba types the name "None or an array"; numpy takes no such
             node.args = [compat.call(compat.name(helper), [arg]) if isinstance(arg, gast.Name) and arg.id in starts_none
                          and isinstance(arg.ctx, gast.Load) else arg for arg in node.args]
+
+
+def _declared_none(fn_def) -> set:
+    """The names ``fn_def`` declares ``t = None``: the transformer's declarations, not the user's ``best = None``."""
+    return {t.id for node in gast.walk(fn_def) if isinstance(node, gast.Assign)
+            and isinstance(node.value, gast.Constant) and node.value.value is None
+            and getattr(node, ORIGIN, None) is None
+            for t in node.targets if isinstance(t, gast.Name)}
+
+
+def _loop_operands_saved(fn_def, namespace) -> None:
+    """``elementwise_sum('(_0 * _1)', (), du_next, saved_value(lap))`` for an operand ``lap`` declared None.
+
+    As for numpy's functions (``_pushes_of_none``): the stencil's ``lap``,
+    bound in the forward loop and read in the reverse one, is "None or an
+    array" to Numba where the declaration joins the loop's value, and the
+    elementwise loop (loops.py) takes arrays and numbers only, so the
+    expression was computed as written (an array a step) and compiled for
+    the optional type, a fifth of the wave's first compile.  ``saved_value``
+    gives the array; the code never reads the None.
+    """
+    declared = _declared_none(fn_def)
+    helper = None
+    for node in gast.walk(fn_def) if declared else ():
+        if isinstance(node, gast.Call) and (_is(node.func, namespace, elementwise)
+                                            or _is(node.func, namespace, elementwise_sum)):
+            for at, arg in enumerate(node.args):
+                if isinstance(arg, gast.Name) and isinstance(arg.ctx, gast.Load) and arg.id in declared:
+                    helper = helper or _bound(namespace, saved_value)
+                    node.args[at] = compat.call(compat.name(helper), [arg])
 
 
 def _of_numpy(func, namespace) -> bool:

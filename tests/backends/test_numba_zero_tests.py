@@ -1,0 +1,139 @@
+"""backend="numba": zero tests decided on Numba's types, and a velocity Verlet step called from another function.
+
+A callee's backward function guards its rules with ``if is_zero(g):``;
+compiled, the test is decided where ``g`` is typed an array (pruning.py),
+and the gradient of a local its loop rebinds starts as zeros of it
+(lower._callee_local_zeros).  Before, a Verlet step called with a literal
+``dt`` was refused ("Cannot unify").  Where the proof fails (the seed a
+number that may be 0.0, float32 meeting float64, int arrays, a view, a
+subclass) the gradient is still numpy's, compiled or, refused, through
+backend="auto".  Last, a stencil's ``lap``, declared None, read as its array
+by the loop that sums ``c``'s gradient.  Each gradient compiles once: small
+sizes, the sweep over kinds and levels marked slow.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import _numeric
+import astgrad
+
+pytest.importorskip("numba")
+
+
+def total_energy(pos, vel, mass):
+    return 0.5 * np.sum(mass * vel ** 2) + 0.5 * np.sum(pos ** 2)
+
+
+def verlet(vel0, pos0, mass, dt, steps):
+    pos, vel = pos0.copy(), vel0.copy()
+    e0 = total_energy(pos, vel, mass)
+    acc = -pos / mass
+    for _ in range(steps):
+        vel += 0.5 * dt * acc
+        pos += dt * vel
+        acc = -pos / mass
+        vel += 0.5 * dt * acc
+    return (total_energy(pos, vel, mass) - e0) ** 2 + np.sum(pos * vel)
+
+
+def drift(vel0, pos0, mass):
+    """The step dt a literal: the callee's pair is made for it."""
+    return verlet(vel0, pos0, mass, 0.01, 5)
+
+
+def drift_unread(vel0, pos0, mass):
+    """The callee's seed the number 0.0 (its result times zero): its zero test is decided when it runs."""
+    return 0.0 * verlet(vel0, pos0, mass, 0.1, 3) + np.sum(pos0 * vel0)
+
+
+def _inputs(dtype=np.float64):
+    vel = np.array([0.3, -0.2, 0.5, 0.1], dtype=dtype)
+    pos = np.array([1.0, 0.4, -0.7, 0.2], dtype=dtype)
+    return vel, pos, np.array([1.0, 2.0, 0.5, 1.5])
+
+
+def _numpys(fn, args, optimize=None):
+    return astgrad.grad(fn, wrt=(0, 1), optimize=optimize)(*args)
+
+
+def test_a_verlet_step_called_with_a_literal_dt_compiles_and_gives_numpys_gradient():
+    args = _inputs()
+    got = astgrad.grad(drift, wrt=(0, 1), backend="numba")(*args)
+    for position, a, b in zip((0, 1), got, _numpys(drift, args)):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(a, _numeric.numeric_grad(drift, args, position), rtol=1e-6, atol=1e-9)
+
+
+def test_a_seed_that_is_the_number_zero_keeps_its_test_and_numpys_numbers():
+    args = _inputs()
+    got = astgrad.grad(drift_unread, wrt=(0, 1), backend="numba")(*args)
+    for a, b in zip(got, _numpys(drift_unread, args)):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(got[0], args[1])  # d sum(pos0 * vel0) / d vel0
+
+
+class Tagged(np.ndarray):
+    """A subclass of ndarray."""
+
+
+def _kinds():
+    vel, pos, mass = _inputs()
+    wide = np.zeros(8)
+    wide[::2] = pos
+    return {
+        "float32": _inputs(np.float32),
+        "int masses": (vel, pos, np.array([1, 2, 1, 3])),
+        "a view": (vel, wide[::2], mass),
+        "a subclass": (vel.view(Tagged), pos, mass),
+    }
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("optimize", [0, 1, 2])
+@pytest.mark.parametrize("kind", sorted(_kinds()))
+def test_where_the_kinds_differ_the_gradient_is_numpys_at_every_level(kind, optimize):
+    args = _kinds()[kind]
+    want = _numpys(drift, args, optimize)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a refusal falls back to numpy, with its warning
+        got = astgrad.grad(drift, wrt=(0, 1), backend="auto", optimize=optimize)(*args)
+    for a, b in zip(got, want):
+        assert np.asarray(a).dtype == np.asarray(b).dtype
+        np.testing.assert_allclose(a, b, rtol=1e-5 if kind == "float32" else 1e-12, atol=1e-6)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("optimize", [0, 1])
+def test_the_literal_dt_at_the_other_levels(optimize):
+    args = _inputs()
+    got = astgrad.grad(drift, wrt=(0, 1), backend="numba", optimize=optimize)(*args)
+    for a, b in zip(got, _numpys(drift, args, optimize)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
+
+
+def wave(c, u0, steps):
+    """S4's step: ``lap`` is declared None before the loop, and read by the reverse loop's sum for ``c``."""
+    u_prev = u0
+    u = u0
+    for _ in range(steps):
+        lap = np.roll(u, 1, 0) + np.roll(u, -1, 0) + np.roll(u, 1, 1) + np.roll(u, -1, 1) - 4 * u
+        u_next = 2 * u - u_prev + c * lap
+        u_prev = u
+        u = u_next
+    return np.sum(u ** 2)
+
+
+def test_a_value_declared_none_is_read_as_its_array_by_the_summing_loop():
+    rng = np.random.default_rng(2)
+    gradient = astgrad.grad(wave, wrt=(0, 1), backend="numba")
+    for steps in (3, 0):
+        args = (0.2, rng.standard_normal((4, 5)), steps)
+        got = gradient(*args)
+        for position, a, b in zip((0, 1), got, astgrad.grad(wave, wrt=(0, 1))(*args)):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-13)
+            np.testing.assert_allclose(a, _numeric.numeric_grad(wave, args, position), rtol=1e-6, atol=1e-8)
+    assert "elementwise_sum('(_0 * _1)', (), du_next, saved_value(lap))" in gradient.source
