@@ -48,10 +48,10 @@ from ...transform.ir import compat
 from ...transform import runtime
 from ...transform.runtime import checks
 from ...transform.ir.compat import gast
-from ...transform.runtime.origins import ORIGIN, keep_origin
+from ...transform.runtime.origins import keep_origin
 from . import reductions, shaping
 from .fuse import fuse
-from .loops import elementwise, elementwise_sum, stencil_loops
+from .loops import _declared_none, stencil_loops
 
 
 def lower(functions, namespace, zeros=None, stack=None, adjoints=None, callee_adjoints=None) -> list:
@@ -80,7 +80,6 @@ def lower(functions, namespace, zeros=None, stack=None, adjoints=None, callee_ad
         _tuples_for_arrays(fn_def, namespace, stack)
         fuse(fn_def, namespace)
         stencil_loops(fn_def, namespace)
-        _loop_operands_saved(fn_def, namespace)
         out.append(fn_def)
     if stack is not None:
         _callee_parameter_zeros(out, stack, namespace)
@@ -672,36 +671,6 @@ def _pushes_of_none(fn_def, stack, namespace) -> None:
         elif _of_numpy(node.func, namespace):  # Numba types the name "None or an array"; numpy takes no such
             node.args = [compat.call(compat.name(helper), [arg]) if isinstance(arg, gast.Name) and arg.id in starts_none
                          and isinstance(arg.ctx, gast.Load) else arg for arg in node.args]
-
-
-def _declared_none(fn_def) -> set:
-    """The names ``fn_def`` declares ``t = None``: the transformer's declarations, not the user's ``best = None``."""
-    return {t.id for node in gast.walk(fn_def) if isinstance(node, gast.Assign)
-            and isinstance(node.value, gast.Constant) and node.value.value is None
-            and getattr(node, ORIGIN, None) is None
-            for t in node.targets if isinstance(t, gast.Name)}
-
-
-def _loop_operands_saved(fn_def, namespace) -> None:
-    """``elementwise_sum('(_0 * _1)', (), du_next, saved_value(lap))`` for an operand ``lap`` declared None.
-
-    As for numpy's functions (``_pushes_of_none``): the stencil's ``lap``,
-    bound in the forward loop and read in the reverse one, is "None or an
-    array" to Numba where the declaration joins the loop's value, and the
-    elementwise loop (loops.py) takes arrays and numbers only, so the
-    expression was computed as written (an array a step) and compiled for
-    the optional type, a fifth of the wave's first compile.  ``saved_value``
-    gives the array; the code never reads the None.
-    """
-    declared = _declared_none(fn_def)
-    helper = None
-    for node in gast.walk(fn_def) if declared else ():
-        if isinstance(node, gast.Call) and (_is(node.func, namespace, elementwise)
-                                            or _is(node.func, namespace, elementwise_sum)):
-            for at, arg in enumerate(node.args):
-                if isinstance(arg, gast.Name) and isinstance(arg.ctx, gast.Load) and arg.id in declared:
-                    helper = helper or _bound(namespace, saved_value)
-                    node.args[at] = compat.call(compat.name(helper), [arg])
 
 
 def _of_numpy(func, namespace) -> bool:
