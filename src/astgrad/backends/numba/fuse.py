@@ -38,6 +38,7 @@ from ...transform.ir import compat
 from ...transform.ir.compat import gast
 from ...transform.runtime.origins import keep_origin
 from .reductions import _constant
+from .saved import saved_value
 from .shaping import chosen, rolled
 
 _ARITHMETIC = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow)
@@ -191,7 +192,6 @@ def _choice(node, namespace) -> bool:
         return False
     condition = node.args[0]
     if isinstance(condition, gast.Call) and len(condition.args) == 1 and not condition.keywords:
-        from .lower import saved_value  # lower imports this module
         condition = condition.args[0] if _callee(condition.func, namespace) is saved_value else condition
     return isinstance(condition, gast.Name)
 

@@ -70,6 +70,11 @@ there): compiled inside the helper, as it first was, its calls (``add_at``,
 the caller's own calls of the same kinds already were (Numba keys a
 helper's compiled code by its caller's flags); S1's, S3's and S14's first
 compile took about a second more.
+
+Long: the rewrites above share one model of an elementwise expression (its
+template, operands and kinds), the proof of when its loop gives numpy's
+numbers, and the loop text written from it; each rewrite is a few lines
+over that model, and split apart they would each import all of it.
 """
 
 from __future__ import annotations
@@ -85,6 +90,7 @@ from ...transform.ir.compat import gast
 from ...transform.runtime.origins import ORIGIN
 from . import exponential, fuse, shaping
 from .reductions import _constant
+from .saved import saved_value
 
 #: the ufuncs a loop computes per element (each maps a float64 to a float64 as numpy's does)
 _UFUNCS = {"exp": np.exp, "log": np.log, "sin": np.sin, "cos": np.cos, "tanh": np.tanh, "sqrt": np.sqrt,
@@ -320,7 +326,7 @@ class _Loops(gast.NodeTransformer):
         """The operands passed to a loop's helper: a name declared ``t = None`` as ``saved_value(t)`` (Numba
         types it "None or an array" where a loop joins the two, which the loop's kinds refuse; unwrapped
         here, in the caller, where its other reads unwrapped it already)."""
-        saved = _saved_value()
+        saved = saved_value
         return [compat.call(compat.name(fuse._bound(self.namespace, saved)), [o])
                 if isinstance(o, gast.Name) and o.id in self.declared else o for o in operands]
 
@@ -331,7 +337,7 @@ class _Loops(gast.NodeTransformer):
         if isinstance(node, gast.UnaryOp):  # slice(1, -1)
             return isinstance(node.operand, gast.Constant)
         return isinstance(node, gast.Call) and not node.keywords and all(self._plain(a) for a in node.args) \
-            and (fuse._callee(node.func, self.namespace) in (runtime.shape, _saved_value())
+            and (fuse._callee(node.func, self.namespace) in (runtime.shape, saved_value)
                  or isinstance(node.func, gast.Name) and node.func.id == "slice"
                  and self.namespace.get("slice", slice) is slice)
 
@@ -405,12 +411,6 @@ class _Loops(gast.NodeTransformer):
                 return f"({n.value!r})"
             return operand(n)
         return text(node)
-
-
-def _saved_value():
-    """``lower.saved_value`` (lower.py imports this module)."""
-    from .lower import saved_value
-    return saved_value
 
 
 _SYMBOLS = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**"}

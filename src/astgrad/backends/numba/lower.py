@@ -52,6 +52,7 @@ from ...transform.runtime.origins import keep_origin
 from . import reductions, shaping
 from .fuse import fuse
 from .loops import _declared_none, stencil_loops
+from .saved import saved_value
 
 
 def lower(functions, namespace, zeros=None, stack=None, adjoints=None, callee_adjoints=None) -> list:
@@ -691,16 +692,6 @@ class _NoneSaved(gast.NodeTransformer):
         if node.id in self.names and isinstance(node.ctx, gast.Load):
             return compat.call(compat.name(self.helper), [node])
         return node
-
-
-def saved_value(value):
-    """``value``; compiled, a placeholder of its type where it is None (see ``_pushes_of_none``).
-
-    Also wraps the reads of such a name given to a numpy function (``np.where(t2, g, 0)``): Numba types the
-    name as "None or an array" where a loop joins it, numpy's functions take no such argument (the helpers
-    do: Numba tries them with the array), and the code reads it only once it holds a value.
-    """
-    return value
 
 
 def _positional(args) -> None:
