@@ -326,8 +326,7 @@ class _Loops(gast.NodeTransformer):
         """The operands passed to a loop's helper: a name declared ``t = None`` as ``saved_value(t)`` (Numba
         types it "None or an array" where a loop joins the two, which the loop's kinds refuse; unwrapped
         here, in the caller, where its other reads unwrapped it already)."""
-        saved = saved_value
-        return [compat.call(compat.name(fuse._bound(self.namespace, saved)), [o])
+        return [compat.call(compat.name(fuse._bound(self.namespace, saved_value)), [o])
                 if isinstance(o, gast.Name) and o.id in self.declared else o for o in operands]
 
     def _plain(self, node) -> bool:
