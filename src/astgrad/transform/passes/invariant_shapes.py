@@ -77,37 +77,45 @@ def hoist_invariant_shapes(fn_def, ns, names, rank, callee=False):
     """
     params = {a.id for a in fn_def.args.posonlyargs + fn_def.args.args + fn_def.args.kwonlyargs}
     hoist = _Hoist(ns, names, rank)
-    hoist.block(fn_def.body, frozenset(params))
+    before_loops(fn_def.body, frozenset(params), hoist.hoisted)
     if callee:
         hoist.function(fn_def.body, params)
     return fn_def
+
+
+def before_loops(stmts, bound, inserted) -> None:
+    """Put ``inserted(loop, bound)`` before each loop of ``stmts`` and of the blocks nested in them (the lists
+    changed in place); ``bound``: the names surely bound where ``stmts`` starts, kept through each statement
+    (a name an inserted assignment binds counts from there on)."""
+    k = 0
+    while k < len(stmts):
+        stmt = stmts[k]
+        if isinstance(stmt, (gast.For, gast.While)):
+            added = inserted(stmt, bound)
+            stmts[k:k] = added
+            k += len(added)
+            bound = bound | {a.targets[0].id for a in added if isinstance(a, gast.Assign)}
+        inner = bound - _unbound(stmt)
+        for field in ("body", "orelse"):
+            inside = getattr(stmt, field, None)
+            if isinstance(inside, list) and inside and isinstance(inside[0], gast.stmt):
+                before_loops(inside, inner, inserted)
+        bound = (bound - _unbound(stmt)) | _binds(stmt)
+        k += 1
 
 
 class _Hoist:
     def __init__(self, ns, names, rank):
         self.ns, self.names, self.rank = ns, names, rank
 
-    def block(self, stmts, bound):
-        """Hoist out of the loops of ``stmts`` (a list, changed in place); ``bound``: names surely bound before it."""
-        k = 0
-        while k < len(stmts):
-            stmt = stmts[k]
-            if isinstance(stmt, (gast.For, gast.While)):
-                hoisted = self.loop(stmt, bound)
-                computed = self.arithmetic(stmt, bound) if hoisted is not None else []
-                hoisted = hoisted or []
-                if computed:  # under the loop's own range: computed only where a trip runs
-                    hoisted = hoisted + [compat.if_stmt(copy.deepcopy(self.range_of(stmt)), computed)]
-                stmts[k:k] = hoisted
-                k += len(hoisted)
-                bound = bound | {h.targets[0].id for h in hoisted if isinstance(h, gast.Assign)}
-            inner = bound - _unbound(stmt)
-            for field in ("body", "orelse"):
-                inside = getattr(stmt, field, None)
-                if isinstance(inside, list) and inside and isinstance(inside[0], gast.stmt):
-                    self.block(inside, inner)
-            bound = (bound - _unbound(stmt)) | _binds(stmt)
-            k += 1
+    def hoisted(self, loop, bound) -> list:
+        """The statements to put before ``loop``: its reads of shapes, then its invariant arithmetic."""
+        hoisted = self.loop(loop, bound)
+        computed = self.arithmetic(loop, bound) if hoisted is not None else []
+        hoisted = hoisted or []
+        if computed:  # under the loop's own range: computed only where a trip runs
+            hoisted = hoisted + [compat.if_stmt(copy.deepcopy(self.range_of(loop)), computed)]
+        return hoisted
 
     def function(self, body, params):
         """Read ``shape(x)`` once where the function reads it twice or more after the one statement binding ``x``

@@ -52,37 +52,20 @@ from ..ir import compat
 from ..ir.compat import gast
 from ..runtime.origins import keep_origin
 from .inplace import _callee
-from .invariant_shapes import _binds, _unbound
+from .invariant_shapes import before_loops
 
 
 def add_items_in_place(fn_def, ns, names, value_of):
     """``fn_def`` with the ``add_at`` statements of its loops proven to add at one place into a float64 array
     written ``d[i] += g`` behind one test a loop (in place).  ``value_of(name)``: ``(rank, integers)`` or None."""
     params = {a.id for a in fn_def.args.posonlyargs + fn_def.args.args + fn_def.args.kwonlyargs}
-    _Walk(ns, names, value_of).block(fn_def.body, frozenset(params))
+    before_loops(fn_def.body, frozenset(params), _Walk(ns, names, value_of).loop)
     return fn_def
 
 
 class _Walk:
     def __init__(self, ns, names, value_of):
         self.ns, self.names, self.value_of = ns, names, value_of
-
-    def block(self, stmts, bound):
-        k = 0
-        while k < len(stmts):
-            stmt = stmts[k]
-            if isinstance(stmt, (gast.For, gast.While)):
-                checks = self.loop(stmt, bound)
-                stmts[k:k] = checks
-                k += len(checks)
-                bound = bound | {c.targets[0].id for c in checks}
-            inner = bound - _unbound(stmt)
-            for field in ("body", "orelse"):
-                inside = getattr(stmt, field, None)
-                if isinstance(inside, list) and inside and isinstance(inside[0], gast.stmt):
-                    self.block(inside, inner)
-            bound = (bound - _unbound(stmt)) | _binds(stmt)
-            k += 1
 
     def loop(self, loop, bound):
         """The flags ``t = adds_items(d, s)`` to put before ``loop``, its ``add_at`` statements rewritten."""

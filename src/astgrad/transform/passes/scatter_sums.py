@@ -43,6 +43,7 @@ from ..ir import compat
 from ..ir.compat import gast
 from .accumulate import _scatter_added
 from .inplace import _callee
+from .item_updates import _names
 
 
 def sum_scatters(fn_def, ns) -> bool:
@@ -173,13 +174,3 @@ def _rebound(names, stmts, start, stop) -> bool:
 
 def _loads(node) -> set:
     return {n.id for n in compat.walk(node) if isinstance(n, gast.Name)}
-
-
-def _names(stmt):
-    """The names ``stmt`` (nested statements too) binds, and those it reads."""
-    stored: set[str] = set()
-    loaded: set[str] = set()
-    for n in compat.walk(stmt):
-        if isinstance(n, gast.Name):
-            (loaded if isinstance(n.ctx, gast.Load) else stored).add(n.id)
-    return stored, loaded

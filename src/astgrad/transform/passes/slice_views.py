@@ -33,6 +33,7 @@ import numpy as np
 from ..ir import compat
 from ..ir.compat import gast
 from .inplace import _callee
+from .written_items import _literal_places
 
 
 def share_slice_views(fn_def, ns, temps) -> bool:
@@ -102,21 +103,9 @@ def _slice_read(stmt, temps):
             and stmt.targets[0].id in temps):
         return None
     value = stmt.value
-    if not (isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name) and _literal(value.slice)):
+    if not (isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name) and _literal_places(value.slice)):
         return None
     return stmt.targets[0].id, value.value.id, gast.dump(value)
-
-
-def _literal(index) -> bool:
-    parts = index.elts if isinstance(index, gast.Tuple) else [index]
-    return all(isinstance(p, gast.Slice) and all(b is None or _int(b) for b in (p.lower, p.upper, p.step))
-               or _int(p) for p in parts)
-
-
-def _int(node) -> bool:
-    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
-        node = node.operand
-    return isinstance(node, gast.Constant) and type(node.value) is int
 
 
 def _writes_nothing(stmt, ns) -> bool:

@@ -124,7 +124,12 @@ def _slices(index, ns) -> bool:
     if not (isinstance(index, gast.Subscript) and isinstance(index.value, gast.Attribute) and index.value.attr == "s_"
             and _callee(index.value.value, ns) is np):
         return False
-    parts = index.slice.elts if isinstance(index.slice, gast.Tuple) else [index.slice]
+    return _literal_places(index.slice)
+
+
+def _literal_places(index) -> bool:
+    """Whether the index ``index`` (what ``[...]`` holds) is slices of literal ints and literal ints, per axis."""
+    parts = index.elts if isinstance(index, gast.Tuple) else [index]
     return all(isinstance(p, gast.Slice) and all(b is None or _literal_int(b) for b in (p.lower, p.upper, p.step))
                or _literal_int(p) for p in parts)
 
