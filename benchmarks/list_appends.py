@@ -76,9 +76,9 @@ def main(argv=None):
         want = appends_grad(x, steps)
         if not np.allclose(got, want, rtol=1e-10, atol=1e-12):
             sys.exit(f"generated gradient differs from the hand-written one at {steps} steps: {got} != {want}")
-        generated, _ = _best(lambda: grad(x, steps), options.repeat)
+        generated, _ = _best(lambda steps=steps: grad(x, steps), options.repeat)
 
-        def taped():
+        def taped(steps=steps):
             t = astgrad.tensor(x, requires_grad=True)
             appends(t, steps).backward()
         tape, _ = _best(taped, options.repeat)

@@ -332,7 +332,7 @@ def report(results, keys):
         first, again = extra.get("transform", (None, None))
         hand = extra.get("peak_hand")
 
-        def peak(name):
+        def peak(name, extra=extra, hand=hand):
             value = extra.get(f"peak_{name}")
             if value is None:
                 return "-"
