@@ -36,36 +36,25 @@ def forward_stencil(_stack, u):
     t1 = t2 + t3
     t2 = only_shape(t2)
     t3 = only_shape(t3)
-    t4 = 2 * u
-    result = t1 - t4
-    t1 = only_shape(t1)
-    t4 = only_shape(t4)
-    _stack.append((t1, t2, t3, t4))
+    result = subtract_into(t1, 2 * u)
+    del t1
+    _stack.append((t2, t3, u))
     return result
 
 
 def backward_stencil(_stack, dresult):
-    t1, t2, t3, t4 = _stack.pop()
-    # grad of line 119: return np.roll(u, 1) + np.roll(u, -1) - 2 * u
+    t2, t3, u = _stack.pop()
     if is_zero(dresult):
-        dt1 = 0.0
-        dt4 = 0.0
-    else:
-        dt1 = unbroadcast(dresult, shape(t1))
-        dt4 = unbroadcast(-dresult, shape(t4))
-    del t1, t4
-    du = dt4 * 2
-    if is_zero(dt1):
-        dt2 = 0.0
-        dt3 = 0.0
-    else:
-        dt2 = unbroadcast(dt1, shape(t2))
-        dt3 = unbroadcast(dt1, shape(t3))
-    del t2, t3
-    if not is_zero(dt3):
-        back = tuple(-s for s in -1) if isinstance(-1, (tuple, list)) else 1
-        du = du + np.roll(dt3, back, None)
-    if not is_zero(dt2):
-        back_2 = tuple(-s_2 for s_2 in 1) if isinstance(1, (tuple, list)) else -1
-        du = du + np.roll(dt2, back_2, None)
+        return 0.0
+    # grad of line 119: return np.roll(u, 1) + np.roll(u, -1) - 2 * u
+    dt2 = unbroadcast(dresult, shape(t2))
+    del t2
+    dt3 = unbroadcast(dresult, shape(t3))
+    del t3
+    du = -2 * unbroadcast(dresult, shape(u))
+    back = tuple(-s for s in -1) if isinstance(-1, (tuple, list)) else 1
+    du = add_into(du, np.roll(dt3, back, None))
+    del back, dt3
+    back_2 = tuple(-s_2 for s_2 in 1) if isinstance(1, (tuple, list)) else -1
+    du = add_into(du, np.roll(dt2, back_2, None))
     return du

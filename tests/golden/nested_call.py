@@ -26,18 +26,15 @@ def dnested_call(x, y, *, dresult=1.0):
 def forward_inner(_stack, a, b):
     t1 = np.exp(b)
     result = a * t1
-    _stack.append((a, t1))
+    _stack.append((a, b, t1))
     return result
 
 
 def backward_inner(_stack, dresult):
-    a, t1 = _stack.pop()
-    # grad of line 52: return a * np.exp(b)
+    a, b, t1 = _stack.pop()
     if is_zero(dresult):
-        da = 0.0
-        dt1 = 0.0
-    else:
-        da = unbroadcast(dresult * t1, shape(a))
-        dt1 = unbroadcast(dresult * a, shape(t1))
-    db = dt1 * t1
+        return 0.0, 0.0
+    # grad of line 52: return a * np.exp(b)
+    da = unbroadcast(dresult * t1, shape(a))
+    db = unbroadcast(dresult * t1 * a, shape(b))
     return da, db

@@ -87,8 +87,9 @@ from .passes.levels import (array_sizes, compute_only_shapes, dead_code, drop_un
                             overwritten_saves,
                             in_place_halves, read_through_copies, release_arrays, saves_in_locals, shapes_on_stack,
                             static_shapes, written_items, invariant_shapes, where_products, scatter_sums,
-                            slice_constants, slice_views, item_adds)
+                            slice_constants, slice_views, item_adds, chained_adds)
 from .passes.number_updates import rebind_number_updates
+from .passes.computed_seeds import insert_seed_guard, item_complete_lists
 from .passes.trip_shapes import TripShapes
 from .passes.kinds_once import read_kinds_once
 from .passes.fixed_shapes import FixedShapes
@@ -188,6 +189,8 @@ class Context:
         self.rev: Reverser = _NOT_YET  # the reverse sweep, kept for the passes that ask what it saved
         self.name: Any = None  # the entry function's name; a callee's (forward, backward, active)
         self.seed: str | None = None  # the name of the output's adjoint parameter
+        # a callee whose seed its backward half tests once at its start: how many gradients it returns
+        self.seed_guard: int | None = None
         self.backward: str | None = None  # a pullback's backward function, a linearization's tangent function
         self.fn_defs: list = []  # the generated FunctionDefs the later passes rewrite
         self.primal: list = []  # the statements of each sweep in the entry's fn_def
@@ -428,7 +431,14 @@ def reverse_callee(ctx: Context) -> None:
     live = {ret.id} if isinstance(ret, gast.Name) and ret.id in an.adjoint else set()
     seed = ctx.adjoints(ret.id) if live else ctx.names.fresh("dresult")
     if not ctx.entry:
-        rev.maybe_zero.update(live)  # a caller without a gradient for the result passes 0.0
+        proven = _proven_computed(ctx)
+        if proven and live and not uses_stack(primal, ns.stack) and not ctx.given_trees \
+                and not any(rev.may_be_sequence(n) for n in (ret.id, *active)):
+            ctx.seed_guard = len(active)  # tested once at the backward half's start (computed_seeds.py)
+        else:
+            rev.maybe_zero.update(live)  # a caller without a gradient for the result passes 0.0
+        if proven:
+            rev.item_complete = item_complete_lists(ctx.body, set(ctx.params), ret.id if live else None)
     adjoint, live = rev.adjoint(ctx.body, live)
     adjoint += rev.seeds.materialize(live)
     grads = [compat.name(ctx.adjoints(p)) if p in live else compat.const(0.0) for p in active]
@@ -439,11 +449,19 @@ def reverse_callee(ctx: Context) -> None:
     ctx.fn_defs = [function_def(ctx.name[1], arguments(ctx.source.tree, ns, fn, first=[ns.stack], seed=seed), body)]
 
 
+def _proven_computed(ctx: Context) -> bool:
+    """Whether the reverse sweep may drop ``is_zero`` tests proven needless (passes/computed_seeds.py): the numpy
+    backend's, at optimize=2, in the modes that reverse."""
+    return ctx.level >= 2 and ctx.module.backend is None and ctx.mode in ("grad", "vjp", "pullback")
+
+
 def split(ctx: Context) -> None:
     """A callee's function cut where it returns: ``forward_f(_stack, ...)``, ``backward_f(_stack, dresult)``."""
     tidy = (lambda f: optimize(f, ctx.ns, given=ctx.given_floats)) if ctx.level >= 1 else (lambda f: f)  # dead code, from level 1
-    ctx.fn_defs = list(split_pair(ctx.fn_def, ctx.name[0], ctx.name[1], ctx.ns.stack, ctx.seed, tidy)) \
-        + ctx.fn_defs[1:]
+    forward, backward = split_pair(ctx.fn_def, ctx.name[0], ctx.name[1], ctx.ns.stack, ctx.seed, tidy)
+    if ctx.seed_guard is not None:
+        insert_seed_guard(backward, ctx.ns.stack, ctx.seed, ctx.seed_guard, ctx.ns.helper(runtime.is_zero))
+    ctx.fn_defs = [forward, backward] + ctx.fn_defs[1:]
 
 
 def pullback(ctx: Context) -> None:
@@ -631,6 +649,7 @@ ENTRY = FRONT + (
     Pass("written_items", written_items, 1),
     Pass("invariant_shapes", invariant_shapes, 1, reads=frozenset({"ranks"})),
     Pass("item_adds", item_adds, 2, reads=frozenset({"ranks"})),
+    Pass("chained_adds", chained_adds, 2, reads=frozenset({"ranks"})),
     Pass("slice_constants", slice_constants, 1),
     Pass("emit", emit, reads=frozenset({"ranks", "floats"})),
 )
@@ -643,13 +662,15 @@ CALLEE = FRONT + (
     Pass("remat", remat, 2),
     Pass("reverse", reverse_callee),
 ) + tuple(p for p in ENTRY[ENTRY.index(next(p for p in ENTRY if p.name == "reverse")) + 1:]
-          if p.name not in ("in_place", "written_items", "invariant_shapes", "item_adds", "slice_constants",
+          if p.name not in ("in_place", "written_items", "invariant_shapes", "item_adds", "chained_adds",
+                            "slice_constants",
                             "emit")) + (
     Pass("split", split, reads=frozenset({"floats"})),
     Pass("in_place", in_place_halves, 2),
     Pass("written_items", written_items, 1),
     Pass("invariant_shapes", invariant_shapes, 1, reads=frozenset({"ranks"})),
     Pass("item_adds", item_adds, 2, reads=frozenset({"ranks"})),
+    Pass("chained_adds", chained_adds, 2, reads=frozenset({"ranks"})),
     Pass("slice_constants", slice_constants, 1),
 )
 

@@ -74,6 +74,8 @@ class Reverser:
         self.remat = plan.remat  # name -> op: recomputed, not saved (the remat pass chose them)
         self.read_counts = fusion.read_counts(plan.body)
         self.bound_first: set = set()  # names a checkpointed loop keeps that may be unbound there: None first
+        # lists whose gradient's items are all computed where the gradient is (passes/computed_seeds.py)
+        self.item_complete: set = set()
 
     # -- primal --------------------------------------------------------
 
@@ -234,7 +236,8 @@ class Reverser:
                         if self.is_input(a) and (a.id in positions or a.id not in live):
                             positions.setdefault(a.id, []).append(compat.const(i))
                         item = compat.call(self.helper(runtime.part), [g, containers.pack_index(op, i)])
-                        self.accumulate(a, item, live, out, may_zero=True)
+                        complete = op.targets[0] in self.item_complete and op.targets[0] not in self.maybe_zero
+                        self.accumulate(a, item, live, out, may_zero=not complete)
                     for name, at in positions.items():  # zero where no position took from it ([s, s] too)
                         if masks is not None and not isinstance(op.expr, gast.Dict):
                             self.noted(name, compat.call(self.helper(structural.nth), [compat.name(masks), *at]), out)

@@ -107,17 +107,22 @@ class _Walk:
                 body.append(stmt)
                 continue
             flag, s = chosen[d]
-            g, i = stmt.value.args[1], stmt.value.args[3]
-            test = compat.make("BoolOp", op=gast.And(), values=[compat.name(flag), compat.make(
-                "Compare", left=compat.call(compat.name(self.ns.bind(builtins.type, "type")), [compat.name(g.id)]),
-                ops=[gast.Is()], comparators=[compat.name(self.ns.bind(np.float64, "float64"))])])
-            item = compat.make("Subscript", value=compat.name(d), slice=compat.clone(i), ctx=gast.Store())
-            added = keep_origin(stmt, compat.make("AugAssign", target=item, op=gast.Add(), value=compat.name(g.id)))
-            again = keep_origin(stmt, compat.assign(flag, compat.call(checker, [compat.name(d), compat.name(s)])))
-            body.append(keep_origin(stmt, compat.if_stmt(test, [added], [stmt, again])))
+            body.append(self.in_place(stmt, d, stmt.value.args[1].id, stmt.value.args[3], flag, s, checker))
         loop.body = body
         return [compat.assign(flag, compat.call(compat.clone(checker), [compat.name(d), compat.name(s)]))
                 for d, (flag, s) in chosen.items()]
+
+    def in_place(self, stmt, d, g, i, flag, s, checker):
+        """``if flag and type(g) is float64: d[i] += g``, else ``stmt`` (``d = add_at(d, g, s, i)``) and
+        ``flag = adds_items(d, s)`` again."""
+        test = compat.make("BoolOp", op=gast.And(), values=[compat.name(flag), compat.make(
+            "Compare", left=compat.call(compat.name(self.ns.bind(builtins.type, "type")), [compat.name(g)]),
+            ops=[gast.Is()], comparators=[compat.name(self.ns.bind(np.float64, "float64"))])])
+        item = compat.make("Subscript", value=compat.name(d), slice=compat.clone(i), ctx=gast.Store())
+        added = keep_origin(stmt, compat.make("AugAssign", target=item, op=gast.Add(), value=compat.name(g)))
+        again = keep_origin(stmt, compat.assign(flag, compat.call(compat.clone(checker),
+                                                                  [compat.name(d), compat.name(s)])))
+        return keep_origin(stmt, compat.if_stmt(test, [added], [stmt, again]))
 
     def add_at(self, stmt):
         """``(d, g, s, i)`` of ``d = add_at(d, g, s, i)`` with ``g`` and ``s`` names; else None."""

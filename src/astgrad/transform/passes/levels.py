@@ -36,6 +36,7 @@ from .write_in_place import write_items_in_place
 from .written_items import read_written_items
 from .invariant_shapes import hoist_invariant_shapes
 from .item_adds import add_items_in_place
+from .chained_adds import chain_item_adds
 
 if TYPE_CHECKING:  # the passes' one argument; pipeline.py imports this module
     from ..pipeline import Context
@@ -260,6 +261,17 @@ def item_adds(ctx: Context) -> None:
         for fn_def in ctx.fn_defs:
             add_items_in_place(fn_def, ctx.ns, ctx.names,
                                lambda name: ranks.value.get(name) if ranks.rank(name) is not None else None)
+
+
+def chained_adds(ctx: Context) -> None:
+    """A run of ``d = add_at(d, g, s, i)`` in one block (a callee's ``dy`` built item by item) written ``d[i] +=
+    g`` behind one test of ``d`` after the statement binding it, where ``i`` is surely an integer (the numpy
+    backend's), in every function made."""
+    if ctx.module.backend is None:
+        ranks = ctx.analysis.ranks
+        for fn_def in ctx.fn_defs:
+            chain_item_adds(fn_def, ctx.ns, ctx.names,
+                            lambda name: ranks.value.get(name) if ranks.rank(name) is not None else None)
 
 
 def _numbers(ctx: Context) -> list:

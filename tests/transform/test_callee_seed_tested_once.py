@@ -1,0 +1,210 @@
+"""A callee's seed tested once, its items from ``np.array`` computed, its item adds in place.
+
+``backward_f`` of a right-hand side ``np.array([p[0] * y[0] - ..., ...])``
+tested every gradient it derived from its seed with ``is_zero`` (sixteen
+tests a call) and built ``dy`` and ``dp`` by ten ``scatter``/``add_at``
+calls.  At optimize=2 (numpy backend) the seed is tested once, after the
+pop, where the forward half pushes nothing else (passes/computed_seeds.py),
+every gradient derived from it runs without a test, and a run of adds into
+one array is ``d[i] += g`` behind one test of ``d`` (passes/chained_adds.py).
+Each case against central differences at every level: float32 meeting
+float64, an int array, a strided view, a subclass, a longer parameter; the
+cases where the proof fails (the forward half pushes in a loop, a tuple
+result, a list parameter) keep their tests and give the same numbers.  A
+computed zero meeting an infinity now gives PyTorch's NaN; the placeholder
+of a branch not taken, an unused result or a loop of no trip still gives
+exactly 0.
+"""
+
+import numpy as np
+import pytest
+
+import astgrad
+from _numeric import numeric_grad
+
+LEVELS = (0, 1, 2)
+
+
+def rhs(y, p):
+    return np.array([p[0] * y[0] - p[1] * y[0] * y[1], p[2] * y[0] * y[1] - p[3] * y[1]])
+
+
+def looping(y, p):
+    total = p[0] * y[0]
+    for i in range(2):
+        total = total * y[i] + p[i + 1]
+    return np.array([total, p[3] * y[1]])
+
+
+def pair(y, p):
+    return p[0] * y[0] * y[1], p[2] * y[1] - p[3] * y[0]
+
+
+def rk4_like(f):
+    def program(p, y):
+        k1 = f(y, p)
+        k2 = f(y + 0.5 * k1, p)
+        return np.sum(f(y + 0.25 * k2, p) * k1 + k2)
+    return program
+
+
+def through_pair(p, y):
+    a, b = pair(y, p)
+    c, d = pair(y * a, p)
+    return a * c + b * d
+
+
+def summed(items, p):
+    return p[0] * items[0] * items[1] + p[1] * items[1]
+
+
+def through_list(p, y):
+    return summed([y[0], y[1] * p[2]], p) * summed([y[1], p[3]], p)
+
+
+class Marked(np.ndarray):
+    pass
+
+
+STATES = {
+    "float64": np.array([1.0, 0.5]),
+    "float32": np.array([1.0, 0.5], dtype=np.float32),
+    "int": np.array([2, 1]),
+    "view": np.array([1.0, 7.0, 0.5, 7.0])[::2],
+    "subclass": np.array([1.0, 0.5]).view(Marked),
+}
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("f", [rhs, looping])
+@pytest.mark.parametrize("state", sorted(STATES))
+def test_callee_gradients_against_central_differences(level, f, state):
+    y = STATES[state]
+    p = np.array([1.1, 0.4, 0.3, 0.9])
+    program = rk4_like(f)
+    got = astgrad.grad(program, wrt=(0, 1), optimize=level)(p, y)
+    wide = np.asarray(y, dtype=np.float64)
+    for i, g in enumerate(got):
+        want = numeric_grad(program, (p, wide), i)
+        np.testing.assert_allclose(g, want, rtol=1e-3 if y.dtype == np.float32 else 1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_a_longer_parameter_than_the_callee_reads(level):
+    p, y = np.array([1.1, 0.4, 0.3, 0.9, 5.0, -2.0]), np.array([1.0, 0.5])
+    program = rk4_like(rhs)
+    got = astgrad.grad(program, wrt=(0, 1), optimize=level)(p, y)
+    for i, g in enumerate(got):
+        np.testing.assert_allclose(g, numeric_grad(program, (p, y), i), rtol=1e-6, atol=1e-6)
+    assert got[0][4] == 0.0 and got[0][5] == 0.0
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("program", [through_pair, through_list])
+def test_where_the_proof_fails_the_numbers_stay(level, program):
+    p, y = np.array([1.1, 0.4, 0.3, 0.9]), np.array([1.0, 0.5])
+    got = astgrad.grad(program, wrt=(0, 1), optimize=level)(p, y)
+    for i, g in enumerate(got):
+        np.testing.assert_allclose(g, numeric_grad(program, (p, y), i), rtol=1e-6, atol=1e-6)
+
+
+def _backward(gradient, name):
+    source = gradient.source
+    start = source.index(f"def backward_{name}")
+    end = source.find("\ndef ", start + 1)
+    return source[start:end if end > 0 else None]
+
+
+def test_the_seed_is_tested_once_and_the_items_added_in_place():
+    p, y = np.array([1.1, 0.4, 0.3, 0.9]), np.array([1.0, 0.5])
+    gradient = astgrad.grad(rk4_like(rhs), wrt=(0, 1))
+    gradient(p, y)
+    backward = _backward(gradient, "rhs")
+    assert backward.count("is_zero(") == 1 and "return 0.0, 0.0" in backward, backward
+    assert backward.count("add_at(") == backward.count("adds_items(") - 2 and "dp[0] +=" in backward, backward
+    for level in (0, 1):  # below 2: every gradient tested, as before
+        gradient = astgrad.grad(rk4_like(rhs), wrt=(0, 1), optimize=level)
+        gradient(p, y)
+        assert _backward(gradient, "rhs").count("is_zero(") > 1
+
+
+def test_where_the_forward_half_pushes_in_a_loop_or_the_result_is_a_tuple_every_test_stays():
+    p, y = np.array([1.1, 0.4, 0.3, 0.9]), np.array([1.0, 0.5])
+    gradient = astgrad.grad(rk4_like(looping), wrt=(0, 1))
+    gradient(p, y)
+    assert "return 0.0" not in _backward(gradient, "looping")
+    gradient = astgrad.grad(through_pair, wrt=(0, 1))
+    gradient(p, y)
+    assert "return 0.0" not in _backward(gradient, "pair")
+
+
+def second_item(x):
+    h = np.array([x[0] * x[1] * x[2], x[1]])
+    return h[1]
+
+
+def entry_of_second_item(x):
+    return second_item(x)
+
+
+def test_a_computed_zero_meeting_an_infinity_gives_pytorch_s_nan():
+    torch = pytest.importorskip("torch")
+    x = np.array([1.0, 2.0, np.inf])
+    got = astgrad.grad(entry_of_second_item)(x)
+    t = torch.tensor(x, requires_grad=True)
+    h = torch.stack([t[0] * t[1] * t[2], t[1]])
+    h[1].backward()
+    np.testing.assert_array_equal(got, t.grad.numpy())
+    assert np.isnan(got[0]) and np.isnan(got[1])
+
+
+def test_a_computed_zero_meeting_an_infinity_on_the_tape():
+    x = np.array([1.0, 2.0, np.inf])
+    got = astgrad.grad(entry_of_second_item)(x)
+    t = astgrad.tensor(x, requires_grad=True)
+    np.stack([t[0] * t[1] * t[2], t[1]])[1].backward()  # the tape's np.array refuses Tensors: np.stack
+    np.testing.assert_array_equal(got, np.asarray(t.grad))
+
+
+def branch(x, flag):
+    h = rhs(x, x)
+    if flag:
+        s = h[0]
+    else:
+        s = x[0]
+    return s
+
+
+def unused(x):
+    rhs(x, x)
+    return x[0] * 2.0
+
+
+def no_trip(x, n):
+    h = rhs(x, x)
+    total = x[0]
+    for _ in range(n):
+        total = total + h[0]
+    return total
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_the_placeholder_still_contributes_exactly_zero(level):
+    x = np.array([3.0, np.inf, 1.0, 2.0])
+    want = np.array([1.0, 0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(astgrad.grad(branch, optimize=level)(x, False), want)
+    np.testing.assert_array_equal(astgrad.grad(unused, optimize=level)(x), 2.0 * want)
+    np.testing.assert_array_equal(astgrad.grad(no_trip, optimize=level)(x, 0), want)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_a_pullback_with_a_zero_cotangent(level):
+    p, y = np.array([1.1, 0.4, 0.3, 0.9]), np.array([1.0, 0.5])
+    out, pullback = astgrad.vjp(rhs, y, p, optimize=level)
+    np.testing.assert_allclose(out, rhs(y, p))
+    for seed in (np.zeros(2), np.array([1.0, -2.0])):
+        dy, dp = pullback(seed)
+        want_y = numeric_grad(lambda y, p: np.sum(rhs(y, p) * seed), (y, p), 0)
+        want_p = numeric_grad(lambda y, p: np.sum(rhs(y, p) * seed), (y, p), 1)
+        np.testing.assert_allclose(dy, want_y, atol=1e-6)
+        np.testing.assert_allclose(dp, want_p, atol=1e-6)
