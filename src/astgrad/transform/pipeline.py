@@ -87,7 +87,8 @@ from .passes.levels import (array_sizes, compute_only_shapes, dead_code, drop_un
                             overwritten_saves,
                             in_place_halves, read_through_copies, release_arrays, saves_in_locals, shapes_on_stack,
                             static_shapes, written_items, invariant_shapes, where_products, scatter_sums,
-                            slice_constants, slice_views, item_adds, chained_adds)
+                            slice_constants, slice_views, item_adds, chained_adds,
+                            number_item_parts)
 from .passes.number_updates import rebind_number_updates
 from .passes.computed_seeds import insert_seed_guard, item_complete_lists
 from .passes.trip_shapes import TripShapes
@@ -650,6 +651,7 @@ ENTRY = FRONT + (
     Pass("invariant_shapes", invariant_shapes, 1, reads=frozenset({"ranks"})),
     Pass("item_adds", item_adds, 2, reads=frozenset({"ranks"})),
     Pass("chained_adds", chained_adds, 2, reads=frozenset({"ranks"})),
+    Pass("number_item_parts", number_item_parts, 2),
     Pass("slice_constants", slice_constants, 1),
     Pass("emit", emit, reads=frozenset({"ranks", "floats"})),
 )
@@ -663,7 +665,7 @@ CALLEE = FRONT + (
     Pass("reverse", reverse_callee),
 ) + tuple(p for p in ENTRY[ENTRY.index(next(p for p in ENTRY if p.name == "reverse")) + 1:]
           if p.name not in ("in_place", "written_items", "invariant_shapes", "item_adds", "chained_adds",
-                            "slice_constants",
+                            "number_item_parts", "slice_constants",
                             "emit")) + (
     Pass("split", split, reads=frozenset({"floats"})),
     Pass("in_place", in_place_halves, 2),
@@ -671,6 +673,7 @@ CALLEE = FRONT + (
     Pass("invariant_shapes", invariant_shapes, 1, reads=frozenset({"ranks"})),
     Pass("item_adds", item_adds, 2, reads=frozenset({"ranks"})),
     Pass("chained_adds", chained_adds, 2, reads=frozenset({"ranks"})),
+    Pass("number_item_parts", number_item_parts, 2),
     Pass("slice_constants", slice_constants, 1),
 )
 

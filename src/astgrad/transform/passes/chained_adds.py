@@ -37,6 +37,14 @@ Proven on the generated function, never guessed:
   otherwise, so nothing else reaches ``d``'s array while the flag stands
   for it, and the in-place add keeps its dtype, shape and flags.
 
+Where the statement binding ``d`` is ``d = scatter(g, s, i)`` (``g`` a name,
+``i`` a literal int), it becomes ``if type(g) is float64 and type(s) is
+tuple: d = zeros(s); d[i] = g; flag = True``, else the call and the test as
+above: ``scatter`` of a numpy float64 into a tuple shape at an int makes
+exactly those float64 zeros with that one write (``adds_items`` holds of
+them), and its wrapper's search for taped values finds none among a numpy
+float64, a tuple and an int.
+
 So ``flag`` is ``adds_items(d, s)`` wherever it is read: the add runs the
 line ``add_at`` would run, and the other way runs ``add_at`` itself and
 tests again (it may make a new array: a ``g`` of another dtype, a ``d``
@@ -48,6 +56,11 @@ for its loop is no longer a call.
 
 from __future__ import annotations
 
+import builtins
+
+import numpy as np
+
+from ... import rules
 from .. import runtime
 from ..ir import compat
 from ..ir.compat import gast
@@ -114,9 +127,44 @@ class _Runs(_Walk):
                 stmt.body = self.rewritten(stmt.body[0], flag, s, checker)
             else:
                 stmts[j:j + 1] = self.rewritten(stmt, flag, s, checker)
-        stmts.insert(head + 1, compat.assign(flag, compat.call(compat.clone(checker), [compat.name(d), compat.name(s)])))
+        test = compat.assign(flag, compat.call(compat.clone(checker), [compat.name(d), compat.name(s)]))
+        made = self.scattered(stmts[head], d, s)
+        if made is not None:  # d = scatter(g, s, i) of a numpy float64 at an int: zeros, one write, the flag True
+            g, i = made
+            float64 = compat.name(self.ns.bind(np.float64, "float64"))
+            kind = compat.name(self.ns.bind(builtins.type, "type"))
+            fresh = [compat.assign(d, compat.call(compat.name(self.ns.bind(np.zeros, "zeros")), [compat.name(s)])),
+                     compat.make("Assign", targets=[compat.make("Subscript", value=compat.name(d),
+                                                                slice=compat.clone(i), ctx=gast.Store())],
+                                 value=compat.name(g), type_comment=None),
+                     compat.assign(flag, compat.const(True))]
+            known = compat.make("BoolOp", op=gast.And(), values=[
+                compat.make("Compare", left=compat.call(kind, [compat.name(g)]), ops=[gast.Is()],
+                            comparators=[float64]),
+                compat.make("Compare", left=compat.call(compat.clone(kind), [compat.name(s)]), ops=[gast.Is()],
+                            comparators=[compat.name(self.ns.bind(builtins.tuple, "tuple"))])])
+            stmts[head] = keep_origin(stmts[head], compat.if_stmt(known, [keep_origin(stmts[head], x) for x in fresh],
+                                                                  [stmts[head], test]))
+            self.changed = True
+            return 0
+        stmts.insert(head + 1, test)
         self.changed = True
         return 1
+
+    def scattered(self, stmt, d, s):
+        """``(g, i)`` where ``stmt`` is ``d = scatter(g, s, i)``, ``g`` a name, ``i`` a literal int; else None.
+
+        ``scatter`` of a numpy float64 into a tuple shape at an int is ``zeros(s)`` with ``g`` written at ``i``
+        (a float64 array: ``adds_items`` holds of it), without the search of its wrapper for taped values."""
+        if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)
+                and stmt.targets[0].id == d and isinstance(stmt.value, gast.Call) and not stmt.value.keywords
+                and len(stmt.value.args) == 3 and _callee(stmt.value.func, self.ns) is rules.scatter):
+            return None
+        g, shape, i = stmt.value.args
+        if not (isinstance(g, gast.Name) and g.id != d and isinstance(shape, gast.Name) and shape.id == s
+                and isinstance(i, gast.Constant) and type(i.value) is int):
+            return None
+        return g.id, i
 
     def member(self, stmt, d):
         """``(d, g, s, i)`` where ``stmt`` is an add of the run into ``d`` (alone or under an ``if``); else None."""

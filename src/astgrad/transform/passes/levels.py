@@ -37,6 +37,7 @@ from .written_items import read_written_items
 from .invariant_shapes import hoist_invariant_shapes
 from .item_adds import add_items_in_place
 from .chained_adds import chain_item_adds
+from .number_items import unpack_number_items
 
 if TYPE_CHECKING:  # the passes' one argument; pipeline.py imports this module
     from ..pipeline import Context
@@ -272,6 +273,14 @@ def chained_adds(ctx: Context) -> None:
         for fn_def in ctx.fn_defs:
             chain_item_adds(fn_def, ctx.ns, ctx.names,
                             lambda name: ranks.value.get(name) if ranks.rank(name) is not None else None)
+
+
+def number_item_parts(ctx: Context) -> None:
+    """``x0, x1 = number_items(g, 2)`` where ``number_items``' list is read only by ``part`` of each item, just after
+    it (the numpy backend's), in every function made."""
+    if ctx.module.backend is None:
+        for fn_def in ctx.fn_defs:
+            unpack_number_items(fn_def, ctx.ns)
 
 
 def _numbers(ctx: Context) -> list:

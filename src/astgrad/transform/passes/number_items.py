@@ -72,3 +72,102 @@ def _like_of(node, ns):
             and isinstance(node.args[1], gast.Name):
         return node.args[1].id
     return None
+
+
+def unpack_number_items(fn_def, ns) -> bool:
+    """``x0, x1 = number_items(g, 2)`` for ``t, = gradient_tuple(number_items(g, 2), 1, (0,), r)`` followed by
+    ``x0 = part(t, 0)`` and ``x1 = part(t, 1)`` (in place, in every block), where ``t`` is read nowhere else.
+
+    ``gradient_tuple`` of a list is the 1-tuple of it, and ``part`` of a list item that is not None is the item:
+    ``number_items`` gives ``k`` arrays, so the unpacking binds the same values, without three calls a cut.
+    Where the function tests nothing with ``is_zero`` but its seed at its start (passes/computed_seeds.py), the
+    items are numpy numbers (``number_scalars``): the same values, whose arithmetic skips the array machinery
+    (``is_zero``, which the items never reach, is the one reader that tells a zero number from a 0-d array).
+    """
+    params = {a.id for a in fn_def.args.args}
+    tests = [n for n in gast.walk(fn_def) if _calls(n, ns, runtime.is_zero)]
+    seeded = [s.test for s in fn_def.body if isinstance(s, gast.If) and len(s.body) == 1 and not s.orelse
+              and isinstance(s.body[0], gast.Return) and s.test in tests and len(s.test.args) == 1
+              and isinstance(s.test.args[0], gast.Name) and s.test.args[0].id in params]
+    helper = runtime.number_scalars if len(tests) == len(seeded) else None
+    uses: dict = {}
+    for n in gast.walk(fn_def):
+        if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Del):
+            uses[n.id] = uses.get(n.id, 0) + 1
+    cut: set = set()
+
+    def block(stmts):
+        k = 0
+        while k < len(stmts):
+            stmt = stmts[k]
+            for field in ("body", "orelse"):
+                inside = getattr(stmt, field, None)
+                if isinstance(inside, list) and inside and isinstance(inside[0], gast.stmt):
+                    block(inside)
+            found = _cut(stmt, ns)
+            if found is not None:
+                t, g, count = found
+                parts = [_part_of(s, t, ns) for s in stmts[k + 1:k + 1 + count]]
+                targets = [p[0] for p in parts if p is not None]
+                if len(targets) == count and len(set(targets)) == count and t not in targets \
+                        and sorted(p[1] for p in parts) == list(range(count)) and uses.get(t) == 1 + count:
+                    ordered = [name for name, _ in sorted(parts, key=lambda p: p[1])]
+                    items = stmt.value.args[0]
+                    if helper is not None:
+                        items.func = compat.name(ns.helper(helper))
+                    stmts[k:k + 1 + count] = [compat.assign(ordered, items)]
+                    cut.add(t)
+            k += 1
+
+    block(fn_def.body)
+    if cut:
+        for n in gast.walk(fn_def):
+            if isinstance(n, gast.Delete):
+                n.targets = [x for x in n.targets if not (isinstance(x, gast.Name) and x.id in cut)]
+        fn_def.body = _without_empty_deletes(fn_def.body)
+    return bool(cut)
+
+
+def _cut(stmt, ns):
+    """``(t, g, k)`` of ``t, = gradient_tuple(number_items(g, k), 1, (0,), rule)``; else None."""
+    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Tuple)
+            and len(stmt.targets[0].elts) == 1 and isinstance(stmt.targets[0].elts[0], gast.Name)):
+        return None
+    call = stmt.value
+    if not (_calls(call, ns, runtime.gradient_tuple) and len(call.args) == 4 and not call.keywords):
+        return None
+    items, count, needed = call.args[0], call.args[1], call.args[2]
+    if not (_calls(items, ns, runtime.number_items) and len(items.args) == 2 and not items.keywords
+            and isinstance(items.args[1], gast.Constant) and type(items.args[1].value) is int
+            and isinstance(count, gast.Constant) and count.value == 1 and isinstance(needed, gast.Tuple)):
+        return None
+    return stmt.targets[0].elts[0].id, items.args[0], items.args[1].value
+
+
+def _part_of(stmt, t, ns):
+    """``(x, i)`` of ``x = part(t, i)`` with ``i`` a literal int; else None."""
+    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)):
+        return None
+    call = stmt.value
+    if not (_calls(call, ns, sequences.part) and len(call.args) == 2 and not call.keywords
+            and isinstance(call.args[0], gast.Name) and call.args[0].id == t
+            and isinstance(call.args[1], gast.Constant) and type(call.args[1].value) is int):
+        return None
+    return stmt.targets[0].id, call.args[1].value
+
+
+def _calls(node, ns, fn) -> bool:
+    return isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and ns.globals.get(node.func.id) is fn
+
+
+def _without_empty_deletes(stmts):
+    out = []
+    for stmt in stmts:
+        if isinstance(stmt, gast.Delete) and not stmt.targets:
+            continue
+        for field in ("body", "orelse"):
+            inside = getattr(stmt, field, None)
+            if isinstance(inside, list) and inside and isinstance(inside[0], gast.stmt):
+                setattr(stmt, field, _without_empty_deletes(inside) or [compat.make("Pass")])
+        out.append(stmt)
+    return out
