@@ -25,7 +25,7 @@ def ddiffusion(c, u, steps, *, dresult=1.0):
         dc = dc + unbroadcast(dt1 * t2, shape(c))
         dt2 = unbroadcast(dt1 * c, shape(t2))
         t1 = _stack.pop()
-        du = du + backward_stencil(_stack, dt2)
+        du = du + backward_stencil(_stack, dt2, True)
         t2 = _stack.pop()
     return dc, du
 
@@ -42,9 +42,9 @@ def forward_stencil(_stack, u):
     return result
 
 
-def backward_stencil(_stack, dresult):
+def backward_stencil(_stack, dresult, computed=False):
     t2, t3, u = _stack.pop()
-    if is_zero(dresult):
+    if not computed and is_zero(dresult):
         return 0.0
     # grad of line 119: return np.roll(u, 1) + np.roll(u, -1) - 2 * u
     dt2 = unbroadcast(dresult, shape(t2))

@@ -11,11 +11,11 @@ def dnested_call(x, y, *, dresult=1.0):
     del t1
     dt2 = unbroadcast(dz, shape(t2))
     del dz, t2
-    t3, t4 = backward_inner(_stack, dt2)
+    t3, t4 = backward_inner(_stack, dt2, True)
     del dt2
     dy = t3
     dx = t4
-    t5, t6 = backward_inner(_stack, dt1)
+    t5, t6 = backward_inner(_stack, dt1, True)
     del dt1
     dx = dx + t5
     del t5
@@ -30,9 +30,9 @@ def forward_inner(_stack, a, b):
     return result
 
 
-def backward_inner(_stack, dresult):
+def backward_inner(_stack, dresult, computed=False):
     a, b, t1 = _stack.pop()
-    if is_zero(dresult):
+    if not computed and is_zero(dresult):
         return 0.0, 0.0
     # grad of line 52: return a * np.exp(b)
     da = unbroadcast(dresult * t1, shape(a))

@@ -132,6 +132,7 @@ def test_the_seed_is_tested_once_and_the_items_added_in_place():
     gradient(p, y)
     backward = _backward(gradient, "rhs")
     assert backward.count("is_zero(") == 1 and "return 0.0, 0.0" in backward, backward
+    assert "backward_rhs(_stack, dt" in gradient.source and ", True)" in gradient.source  # computed seeds said so
     assert "dp[0] +=" in backward and "dy = zeros(" in backward and "number_scalars(dresult, 2)" in backward, backward
     for level in (0, 1):  # below 2: every gradient tested, as before
         gradient = astgrad.grad(rk4_like(rhs), wrt=(0, 1), optimize=level)
@@ -175,6 +176,27 @@ def test_a_computed_zero_meeting_an_infinity_on_the_tape():
     t = astgrad.tensor(x, requires_grad=True)
     np.stack([t[0] * t[1] * t[2], t[1]])[1].backward()  # the tape's np.array refuses Tensors: np.stack
     np.testing.assert_array_equal(got, np.asarray(t.grad))
+
+
+def inner(a, b):
+    return a * np.exp(b)
+
+
+def zero_times_callee(x):
+    return 0.0 * inner(x, x) + x * x
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_a_computed_zero_seed_runs_the_callee_s_rules(level):
+    """0.0 * inner(x, x): the callee's seed is a computed zero, which the caller says is computed (not the
+    placeholder), so exp(800) = inf meets it in NaN, as on PyTorch."""
+    torch = pytest.importorskip("torch")
+    t = torch.tensor(800.0, dtype=torch.float64, requires_grad=True)
+    (0.0 * (t * torch.exp(t)) + t * t).backward()
+    with np.errstate(over="ignore", invalid="ignore"):
+        got = astgrad.grad(zero_times_callee, optimize=level)(800.0)
+        assert astgrad.grad(zero_times_callee, optimize=level)(1.5) == 3.0
+    assert np.isnan(got) and np.isnan(t.grad.item())
 
 
 def branch(x, flag):

@@ -190,8 +190,9 @@ class Context:
         self.rev: Reverser = _NOT_YET  # the reverse sweep, kept for the passes that ask what it saved
         self.name: Any = None  # the entry function's name; a callee's (forward, backward, active)
         self.seed: str | None = None  # the name of the output's adjoint parameter
-        # a callee whose seed its backward half tests once at its start: how many gradients it returns
-        self.seed_guard: int | None = None
+        # a callee whose seed its backward half tests once at its start: how many gradients it returns, and the
+        # name of the parameter by which a caller says its seed is computed
+        self.seed_guard: tuple | None = None
         self.backward: str | None = None  # a pullback's backward function, a linearization's tangent function
         self.fn_defs: list = []  # the generated FunctionDefs the later passes rewrite
         self.primal: list = []  # the statements of each sweep in the entry's fn_def
@@ -435,7 +436,8 @@ def reverse_callee(ctx: Context) -> None:
         proven = _proven_computed(ctx)
         if proven and live and not uses_stack(primal, ns.stack) and not ctx.given_trees \
                 and not any(rev.may_be_sequence(n) for n in (ret.id, *active)):
-            ctx.seed_guard = len(active)  # tested once at the backward half's start (computed_seeds.py)
+            # tested once at the backward half's start, unless a caller says it is computed (computed_seeds.py)
+            ctx.seed_guard = (len(active), ctx.names.fresh("computed"))
         else:
             rev.maybe_zero.update(live)  # a caller without a gradient for the result passes 0.0
         if proven:
@@ -461,7 +463,7 @@ def split(ctx: Context) -> None:
     tidy = (lambda f: optimize(f, ctx.ns, given=ctx.given_floats)) if ctx.level >= 1 else (lambda f: f)  # dead code, from level 1
     forward, backward = split_pair(ctx.fn_def, ctx.name[0], ctx.name[1], ctx.ns.stack, ctx.seed, tidy)
     if ctx.seed_guard is not None:
-        insert_seed_guard(backward, ctx.ns.stack, ctx.seed, ctx.seed_guard, ctx.ns.helper(runtime.is_zero))
+        insert_seed_guard(backward, ctx.ns.stack, ctx.seed, *ctx.seed_guard, ctx.ns.helper(runtime.is_zero))
     ctx.fn_defs = [forward, backward] + ctx.fn_defs[1:]
 
 
@@ -844,6 +846,8 @@ class ModuleBuilder:
         self.refused: dict = {}  # variant key -> the refusal deferred to where a branch calls it
         self.kept_params: dict = {}  # a callee variant's names -> its parameters writing into the caller's dict
         self.callee_adjoints: dict = {}  # a backward function's name -> (its forward's, {adjoint name: value's name})
+        # a backward function whose seed it tests once at its start -> its parameter saying the seed is computed
+        self.seed_tested: dict = {}
         self.returned_ranks: dict = {}  # what returned_rank found, by callee, argument ranks and functions passed
         self.callee_ranks: dict = {}  # the same key -> (normalised body, returned atom, Ranks) returned_rank made
         self.callee_ranks_asked = False  # a callee's variant asked a rank its callers' known ranks could answer
@@ -937,6 +941,8 @@ class ModuleBuilder:
             self._floats.callees[names[0]] = ctx.fn_defs[0]  # its forward function (passes/unused.specialise_callees)
         self.kept_params[names] = ctx.kept_dicts
         self.callee_adjoints[names[1]] = (names[0], {adjoint: name for name, adjoint in ctx.adjoints.table.items()})
+        if ctx.seed_guard is not None:
+            self.seed_tested[names[1]] = ctx.seed_guard[1]
         return names
 
     def returned_rank(self, ctx, op, rank_of):

@@ -401,7 +401,10 @@ class Reverser:
             out.append(compat.expr_stmt(compat.call(
                 compat.name(forward), [compat.name(stack)] + [compat.name(a) for a in args],
                 {k: compat.name(v) for k, v in kwargs.items()})))
-        value = compat.call(compat.name(backward), [compat.name(stack), seed])
+        args = [compat.name(stack), seed]
+        if target in live and target not in self.maybe_zero and backward in self.builder.seed_tested:
+            args.append(compat.const(True))  # the seed is computed: even a zero runs the rules (computed_seeds.py)
+        value = compat.call(compat.name(backward), args)
         atoms = [bound_arguments(op, self.plan.source)[p] for p in active]
         if len(atoms) == 1:
             self.accumulate(atoms[0], value, live, out, may_zero=True)

@@ -12,10 +12,14 @@ pass the placeholder for its result.  Proven on the function, never guessed:
 * **A callee's seed tested once.**  Where the callee's forward half pushes
   nothing but the one tuple its backward half pops first (its primal sweep
   uses no stack: no save in a loop or branch, no callee's forward half
-  called), ``if is_zero(dresult): return 0.0, ...`` right after that pop
-  returns the placeholders, the stack balanced.  After it the seed is a
-  computed value, and so is everything the sweep derives from it alone
-  (``Reverser.maybe_zero`` no longer holds it).  Not where the result or a
+  called), ``if not computed and is_zero(dresult): return 0.0, ...`` right
+  after that pop returns the placeholders, the stack balanced.  After it
+  the seed is a computed value, and so is everything the sweep derives from
+  it alone (``Reverser.maybe_zero`` no longer holds it).  ``computed`` is a
+  parameter (False by default) a caller sets where its own sweep proves the
+  seed it passes computed (live and not in its ``maybe_zero``): a computed
+  zero (``0.0 * f(x)``) then runs the rules as any other number does, and
+  meets an infinity as PyTorch's does, in NaN.  Not where the result or a
   differentiated parameter may be a list, tuple or dict (a gradient of parts,
   some of which may be the placeholder), nor for the Numba backend (which
   types each half from its ``if is_zero`` arms), nor below optimize=2 (a
@@ -77,16 +81,21 @@ def _array_of(s, name) -> bool:
         and not s.kwargs and isinstance(s.args[0], gast.Name) and s.args[0].id == name
 
 
-def insert_seed_guard(backward, stack, seed, count, is_zero_name):
-    """Put the guard right after ``backward``'s pop of what its forward half saved (its first statement, if it
-    pops): the half must read the stack nowhere else, or the early return would leave it unbalanced."""
-    pops = [n for s in backward.body for n in compat.walk(s) if isinstance(n, gast.Name) and n.id == stack]
+def insert_seed_guard(backward, stack, seed, count, computed, is_zero_name):
+    """``if not computed and is_zero(seed): return 0.0, ...`` right after ``backward``'s pop of what its forward
+    half saved (its first statement, if it pops), ``computed=False`` a parameter after the seed: the half must
+    read the stack nowhere else, or the early return would leave it unbalanced."""
+    uses = [n for s in backward.body for n in compat.walk(s) if isinstance(n, gast.Name) and n.id == stack]
     first = backward.body[0] if backward.body else None
     popped_first = first is not None and any(isinstance(n, gast.Name) and n.id == stack for n in compat.walk(first))
-    if len(pops) > (1 if popped_first else 0):
+    if len(uses) > (1 if popped_first else 0):
         raise AssertionError(f"astgrad internal error: {backward.name} reads its stack after its first statement, "
                              "where its seed was proven to be tested once at its start")
     zeros = [compat.const(0.0) for _ in range(count)]
     value = zeros[0] if count == 1 else compat.tuple_(zeros)
-    guard = compat.if_stmt(compat.call(compat.name(is_zero_name), [compat.name(seed)]), [compat.ret(value)])
-    backward.body.insert(1 if popped_first else 0, guard)
+    test = compat.make("BoolOp", op=gast.And(), values=[
+        compat.make("UnaryOp", op=gast.Not(), operand=compat.name(computed)),
+        compat.call(compat.name(is_zero_name), [compat.name(seed)])])
+    backward.body.insert(1 if popped_first else 0, compat.if_stmt(test, [compat.ret(value)]))
+    backward.args.args.append(compat.make("Name", id=computed, ctx=gast.Param()))
+    backward.args.defaults.append(compat.const(False))

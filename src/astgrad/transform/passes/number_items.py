@@ -86,9 +86,9 @@ def unpack_number_items(fn_def, ns) -> bool:
     """
     params = {a.id for a in fn_def.args.args}
     tests = [n for n in gast.walk(fn_def) if _calls(n, ns, runtime.is_zero)]
-    seeded = [s.test for s in fn_def.body if isinstance(s, gast.If) and len(s.body) == 1 and not s.orelse
-              and isinstance(s.body[0], gast.Return) and s.test in tests and len(s.test.args) == 1
-              and isinstance(s.test.args[0], gast.Name) and s.test.args[0].id in params]
+    seeded = [n for s in fn_def.body if isinstance(s, gast.If) and len(s.body) == 1 and not s.orelse
+              and isinstance(s.body[0], gast.Return) for n in gast.walk(s.test) if n in tests
+              and len(n.args) == 1 and isinstance(n.args[0], gast.Name) and n.args[0].id in params]
     helper = runtime.number_scalars if len(tests) == len(seeded) else None
     uses: dict = {}
     for n in gast.walk(fn_def):
