@@ -463,7 +463,8 @@ def split(ctx: Context) -> None:
     tidy = (lambda f: optimize(f, ctx.ns, given=ctx.given_floats)) if ctx.level >= 1 else (lambda f: f)  # dead code, from level 1
     forward, backward = split_pair(ctx.fn_def, ctx.name[0], ctx.name[1], ctx.ns.stack, ctx.seed, tidy)
     if ctx.seed_guard is not None:
-        insert_seed_guard(backward, ctx.ns.stack, ctx.seed, *ctx.seed_guard, ctx.ns.helper(runtime.is_zero))
+        count, computed = ctx.seed_guard
+        insert_seed_guard(backward, ctx.ns.stack, ctx.seed, count, computed, ctx.ns.helper(runtime.is_zero))
     ctx.fn_defs = [forward, backward] + ctx.fn_defs[1:]
 
 
