@@ -241,3 +241,80 @@ def test_a_pullback_with_a_zero_cotangent(level):
         want_p = numeric_grad(lambda y, p: np.sum(rhs(y, p) * seed), (y, p), 1)
         np.testing.assert_allclose(dy, want_y, atol=1e-6)
         np.testing.assert_allclose(dp, want_p, atol=1e-6)
+
+
+class _Names:
+    def __init__(self):
+        self.count = 0
+
+    def temp(self):
+        self.count += 1
+        return f"t{self.count}"
+
+
+class _Namespace:
+    def __init__(self):
+        from astgrad import rules
+        from astgrad.transform import runtime
+        self.globals = {"add_at": runtime.add_at, "scatter": rules.scatter, "other": tuple}
+
+    def helper(self, fn):
+        self.globals[fn.__name__] = fn
+        return fn.__name__
+
+    def bind(self, obj, name):
+        self.globals[name] = obj
+        return name
+
+
+RUNS = {
+    "plain": """
+def f(s, g, h):
+    d = scatter(g, s, 1)
+    d = add_at(d, g, s, 0)
+    d = add_at(d, h + g, s, 1)
+    return d
+""",
+    "shape_bound_again": """
+def f(s, g, h):
+    d = scatter(g, s, 1)
+    s = other(s)
+    d = add_at(d, g, s, 0)
+    d = add_at(d, h, s, 2)
+    return d
+""",
+    "read_between": """
+def f(s, g, h):
+    d = scatter(g, s, 1)
+    d = add_at(d, g, s, 0)
+    e = d
+    d = add_at(d, h, s, 1)
+    return d + e
+""",
+}
+
+
+def _run_pass(source):
+    import gast
+    from astgrad.transform.ir import compat
+    from astgrad.transform.passes.chained_adds import chain_item_adds
+    tree = gast.parse(source)
+    ns = _Namespace()
+    changed = chain_item_adds(tree.body[0], ns, _Names(), lambda name: None)
+    code = compat.to_source(tree)
+    namespace = dict(ns.globals)
+    exec(compile(code, "<chained>", "exec"), namespace)
+    original = dict(ns.globals)
+    exec(compile(source, "<original>", "exec"), original)
+    return changed, code, namespace["f"], original["f"]
+
+
+@pytest.mark.parametrize("name", sorted(RUNS))
+@pytest.mark.parametrize("g", [np.float64(1.5), np.float32(1.5), 1.5, np.float64(0.0)], ids=str)
+def test_a_run_of_adds_gives_add_at_s_numbers_and_dtypes(name, g):
+    changed, code, rewritten, original = _run_pass(RUNS[name])
+    assert changed == (name == "plain"), code
+    want = original((3,), g, np.float64(2.0))
+    got = rewritten((3,), g, np.float64(2.0))
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)

@@ -119,6 +119,8 @@ class _Runs(_Walk):
             members.append(j)
         if len(members) < _SHORTEST or s is None or s not in bound or s == d:
             return 0
+        if any(s in _stored(stmt) for stmt in stmts[head + 1:members[-1] + 1]):
+            return 0  # s bound again before the first add: the flag would read another shape than the adds
         flag = self.names.temp()
         checker = compat.name(self.ns.helper(runtime.adds_items))
         for j in reversed(members):  # from the last: a rewritten add may be two statements
