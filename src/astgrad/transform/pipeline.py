@@ -316,10 +316,11 @@ def analyse(ctx: Context) -> None:
     ranks = (ctx.module.ranks or {}) if ctx.entry else ctx.given_ranks
     returned = functools.partial(ctx.module.returned_rank, ctx) \
         if ctx.mode in ("grad", "vjp", "pullback") and ctx.module.backend is None else None
-    # a reverse sweep's trips: what their writes prove of shapes (passes/trip_shapes.py), from level 1; the numpy
-    # backend's (Numba types a gradient that starts as 0.0 by the unbroadcast the proof drops)
+    # a reverse sweep's trips: what their writes and the shapes fixed across them prove (passes/trip_shapes.py),
+    # from level 1, in an entry and a callee; the numpy backend's (Numba types a gradient that starts as 0.0 by the
+    # unbroadcast the proof drops)
     trips = None
-    if ctx.entry and ctx.level >= 1 and ctx.mode in ("grad", "vjp", "pullback") and ctx.module.backend is None:
+    if ctx.level >= 1 and ctx.mode in ("grad", "vjp", "pullback") and ctx.module.backend is None:
         floats = ctx.given_floats
         if floats is not None:  # a loop's array_kind(x) read once, from the parameter x copies (passes/kinds_once.py)
             probe = Ranks(ctx.body, ctx.params, ranks, ctx.locals)
@@ -329,7 +330,9 @@ def analyse(ctx: Context) -> None:
                 ctx.update_ranks = probe  # what it asked counts at emit (the entry's rank_dependent)
 
         def trips(analysis):
-            return TripShapes(ctx.body, ctx.params, analysis, ctx.ns, floats)
+            def returned_shape(op):  # a callee's one returned shape (ModuleBuilder.returned_shape), as fixed_shapes
+                return ctx.module.returned_shape(ctx, op, analysis.ranks.atom_rank)
+            return TripShapes(ctx.body, ctx.params, analysis, ctx.ns, floats, returned_shape)
     ctx.analysis = Analysis(ctx.body, results_and_stack(ctx), ctx.wrt, ctx.params, ctx.locals, ctx.source, ranks,
                             returned, trips)
     check_calls_for_effect(ctx.body, ctx.analysis, ctx.source, ignore=ctx.forward_stack)
