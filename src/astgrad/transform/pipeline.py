@@ -366,7 +366,7 @@ def scalar_seeds(ctx: Context) -> None:
 
 def remat(ctx: Context) -> None:
     """Cheap values the adjoint reads are computed again there instead of saved."""
-    ctx.remat = rematerializable(ctx.body, ctx.analysis, ctx.params)
+    ctx.remat = rematerializable(ctx.body, ctx.analysis, ctx.params, ctx.ns)
     ctx.analysis.saved -= set(ctx.remat)
     ctx.choices.append("recomputed in the adjoint instead of saved: " + (", ".join(sorted(ctx.remat)) or "nothing"))
 

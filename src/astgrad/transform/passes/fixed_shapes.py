@@ -27,7 +27,13 @@ shape.  That is proven from the normal form, never guessed (FixedShapes):
 * a call of a user function that returns one shape whatever it is given
   (pipeline ``returned_shape``: ``np.array([a, b])`` of numbers), as
   ``k1 = f(t, y, p)`` in RK4: that shape, a constant in the broadcasts
-  that read it (``y + h * k1``);
+  that read it (``y + h * k1``); a constant ``c`` with no axis of length 1
+  broadcast with operands of at most ``len(c)`` axes (the ranks) is ``c``,
+  whatever their shapes, or numpy raises;
+* an item ``lst[i]`` (an integer ``i``) of a private list (front/ranks.py's
+  groups: no other name, call or container sees it), where the list's
+  literal items and every value appended or written into it have one root:
+  ``ys = [y0]`` and ``ys.append(y * c)`` of ``y = ys[i]``;
 * ``x op= v`` (``in_place``) gives the shape of ``x op v``: the same as
   ``x``'s where ``x`` is surely a numpy array (numpy writes into it, or
   raises), which a parameter of rank 1 or more holding real floats is (its

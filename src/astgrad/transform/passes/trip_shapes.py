@@ -30,6 +30,13 @@ Proven on the normal form, never guessed (``after_trips``):
   a fact, broadcasts into a set that does; an operand of an elementwise
   ufunc has the result's shape where each broadcasts into the other.
 
+Without any fact, FixedShapes' roots alone prove an operand of an
+elementwise operation in a loop (of an entry or a callee) of its result's
+shape where the two roots are equal: RK4's ``k1 + 2 * k2`` of a callee's
+``np.array([a, b])``, ``y + h * k3`` (``(2,)`` broadcast with a ``y`` of
+rank 1 is ``(2,)`` or numpy raises), ``ys[i]`` of a list whose items are
+one shape.  FixedShapes is then made at the first question (it asks ranks).
+
 Only the reverse sweeps (``grad``, ``vjp``, a pullback) ask: a forward
 sweep computes a trip's tangents before its writes ran.  Asking proves
 parameters arrays of real floats, and makes the gradient specialise on
