@@ -335,6 +335,11 @@ def analyse(ctx: Context) -> None:
             return TripShapes(ctx.body, ctx.params, analysis, ctx.ns, floats, returned_shape)
     ctx.analysis = Analysis(ctx.body, results_and_stack(ctx), ctx.wrt, ctx.params, ctx.locals, ctx.source, ranks,
                             returned, trips)
+    # a user function's result of a rank the ranks prove (the callee's returned value, by the call's arguments') is
+    # an array or a number, never a list or tuple: its gradient adds with +, not accumulate
+    ctx.maybe_sequences -= {t for op in walk_ops(ctx.body) if op.kind == "call" and len(op.targets) == 1
+                            for t in op.targets if t in ctx.locals and t not in ctx.sequences
+                            and ctx.analysis.ranks.value.get(t, (None,))[0] is not None}
     check_calls_for_effect(ctx.body, ctx.analysis, ctx.source, ignore=ctx.forward_stack)
     ctx.body = check_untransformed_calls(ctx.body, ctx.analysis, ctx.source, ctx.ns, ctx.locals)
     ctx.adjoints = Adjoints(ctx.names)
