@@ -321,10 +321,11 @@ def analyse(ctx: Context) -> None:
     ranks = (ctx.module.ranks or {}) if ctx.entry else ctx.given_ranks
     returned = functools.partial(ctx.module.returned_rank, ctx) \
         if ctx.mode in ("grad", "vjp", "pullback") and ctx.module.backend is None else None
-    # a reverse sweep's trips: what their writes prove of shapes (passes/trip_shapes.py), from level 1; the numpy
-    # backend's (Numba types a gradient that starts as 0.0 by the unbroadcast the proof drops)
+    # a reverse sweep's trips: what their writes and the shapes fixed across them prove (passes/trip_shapes.py),
+    # from level 1, in an entry and a callee; the numpy backend's (Numba types a gradient that starts as 0.0 by the
+    # unbroadcast the proof drops)
     trips = None
-    if ctx.entry and ctx.level >= 1 and ctx.mode in ("grad", "vjp", "pullback") and ctx.module.backend is None:
+    if ctx.level >= 1 and ctx.mode in ("grad", "vjp", "pullback") and ctx.module.backend is None:
         floats = ctx.given_floats
         if floats is not None:  # a loop's array_kind(x) read once, from the parameter x copies (passes/kinds_once.py)
             probe = Ranks(ctx.body, ctx.params, ranks, ctx.locals)
@@ -334,9 +335,16 @@ def analyse(ctx: Context) -> None:
                 ctx.update_ranks = probe  # what it asked counts at emit (the entry's rank_dependent)
 
         def trips(analysis):
-            return TripShapes(ctx.body, ctx.params, analysis, ctx.ns, floats)
+            def returned_shape(op):  # a callee's one returned shape (ModuleBuilder.returned_shape), as fixed_shapes
+                return ctx.module.returned_shape(ctx, op, analysis.ranks.atom_rank)
+            return TripShapes(ctx.body, ctx.params, analysis, ctx.ns, floats, returned_shape)
     ctx.analysis = Analysis(ctx.body, results_and_stack(ctx), ctx.wrt, ctx.params, ctx.locals, ctx.source, ranks,
                             returned, trips)
+    # a user function's result of a rank the ranks prove (the callee's returned value, by the call's arguments') is
+    # an array or a number, never a list or tuple: its gradient adds with +, not accumulate
+    ctx.maybe_sequences -= {t for op in walk_ops(ctx.body) if op.kind == "call" and len(op.targets) == 1
+                            for t in op.targets if t in ctx.locals and t not in ctx.sequences
+                            and ctx.analysis.ranks.value.get(t, (None,))[0] is not None}
     check_calls_for_effect(ctx.body, ctx.analysis, ctx.source, ignore=ctx.forward_stack)
     ctx.body = check_untransformed_calls(ctx.body, ctx.analysis, ctx.source, ctx.ns, ctx.locals)
     ctx.adjoints = Adjoints(ctx.names)
@@ -368,7 +376,7 @@ def scalar_seeds(ctx: Context) -> None:
 
 def remat(ctx: Context) -> None:
     """Cheap values the adjoint reads are computed again there instead of saved."""
-    ctx.remat = rematerializable(ctx.body, ctx.analysis, ctx.params)
+    ctx.remat = rematerializable(ctx.body, ctx.analysis, ctx.params, ctx.ns)
     ctx.analysis.saved -= set(ctx.remat)
     ctx.choices.append("recomputed in the adjoint instead of saved: " + (", ".join(sorted(ctx.remat)) or "nothing"))
 

@@ -27,7 +27,13 @@ shape.  That is proven from the normal form, never guessed (FixedShapes):
 * a call of a user function that returns one shape whatever it is given
   (pipeline ``returned_shape``: ``np.array([a, b])`` of numbers), as
   ``k1 = f(t, y, p)`` in RK4: that shape, a constant in the broadcasts
-  that read it (``y + h * k1``);
+  that read it (``y + h * k1``); a constant ``c`` with no axis of length 1
+  broadcast with operands of at most ``len(c)`` axes (the ranks) is ``c``,
+  whatever their shapes, or numpy raises;
+* an item ``lst[i]`` (an integer ``i``) of a private list (front/ranks.py's
+  groups: no other name, call or container sees it), where the list's
+  literal items and every value appended or written into it have one root:
+  ``ys = [y0]`` and ``ys.append(y * c)`` of ``y = ys[i]``;
 * ``x op= v`` (``in_place``) gives the shape of ``x op v``: the same as
   ``x``'s where ``x`` is surely a numpy array (numpy writes into it, or
   raises), which a parameter of rank 1 or more holding real floats is (its
@@ -47,6 +53,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import rules
+from ...rules import sequences
 from .. import runtime
 from ..front import ranks as _ranks
 from ..ir import compat
@@ -86,10 +93,23 @@ class FixedShapes:
         self.root: dict = {p: VARIES if p in exposed or self.ranks.rank(p) is None else frozenset({p})
                            for p in params}
         self.root.update((name, VARIES) for name in exposed)
+        # a private list's items (front/ranks.py's groups: lists nothing else sees or changes): group -> the root of
+        # every item it is given (literal, append, item write), None while not known
+        self.groups = getattr(self.ranks, "groups", {})
+        self.items: dict = {}
         changed = True
         while changed:
             changed = False
             for name, bound in sites.items():
+                group = self.groups.get(name)
+                if group is not None:
+                    for site in bound:
+                        new = self._added_items(site)
+                        old = self.items.get(group)
+                        joined = new if old is None else old if new is None or new == old else VARIES
+                        if joined != old:
+                            self.items[group] = joined
+                            changed = True
                 if self.root.get(name) is VARIES:
                     continue
                 alone = name not in params and sum(not _passes_shape(site) for site in bound) == 1
@@ -136,6 +156,9 @@ class FixedShapes:
             if fn.signature is None:
                 return self._broadcast(args, name, alone)
             return self._own(args, name, alone)  # np.matmul: its shape follows from its operands'
+        if fn is rules.getitem and len(args) == 2 and not kwargs and isinstance(args[0], gast.Name) \
+                and args[0].id in self.groups:
+            return self._item_of(args[0].id, args[1])
         if fn is rules.getitem and len(args) == 2 and not kwargs and self._index(args[1]):
             return self._own(args[:1], name, alone)
         if fn is rules.setitem and len(args) == 3 and not kwargs:
@@ -164,6 +187,48 @@ class FixedShapes:
             return SCALAR if self._scalar(atom.id) else self.root.get(atom.id)  # None: not known yet
         return VARIES
 
+    def _added_items(self, site):
+        """The root of the items ``site`` puts into a private list it binds (``[a, b]``, ``append(lst, v)``,
+        ``lst[i] = v``), the join of theirs; None for a copy (the same list) or while one is not known yet."""
+        if not isinstance(site, Op) or len(site.targets) != 1:
+            return VARIES
+        if site.kind == "copy":
+            return None
+        if site.kind == "pack":
+            elts = getattr(site.expr, "elts", None)
+            added = list(site.args) if elts is not None and len(elts) == len(site.args) \
+                and not any(isinstance(e, gast.Starred) for e in elts) else None
+        elif site.kind == "prim" and site.fn in (sequences.append, sequences.grow) and len(site.args) == 2:
+            added = site.args[1:]
+        elif site.kind == "prim" and site.fn is rules.setitem and len(site.args) == 3:
+            added = site.args[2:] if self._integer_index(site.args[1]) else None  # a slice writes a list's items
+        else:
+            added = None
+        if added is None:
+            return VARIES
+        joined = None
+        for atom in added:
+            root = self._of(atom)
+            if root is None:
+                return None
+            joined = root if joined is None or joined == root else VARIES
+        return joined  # None for an empty list: no item yet
+
+    def _item_of(self, lst, index):
+        """The root of ``lst[index]`` for a private list and an integer ``index``: its items' (the list's shape
+        is no array's: a slice of it gives none)."""
+        if not self._integer_index(index):
+            return VARIES
+        return self.items.get(self.groups[lst])  # None while not known
+
+    def _integer_index(self, index) -> bool:
+        if _integer(index):
+            return True
+        if isinstance(index, gast.Name) and index.id not in self.exposed:
+            self.ranks.rank(index.id)  # asked: ranks given at call time may prove it an int
+            return self.ranks.value.get(index.id) == (0, True)
+        return False
+
     def _own(self, operands, name, alone):
         """A result whose shape follows from its operands' alone: its own root, when only it binds ``name``."""
         roots = [self._of(a) for a in operands]
@@ -174,7 +239,17 @@ class FixedShapes:
         return frozenset({name}) if alone else VARIES
 
     def _broadcast(self, operands, name, alone):
-        """A broadcast: the union of its operands' roots (a number, rank 0 given at call time too, adds none)."""
+        """A broadcast: the union of its operands' roots (a number, rank 0 given at call time too, adds none).
+
+        Where an operand has a constant shape ``c`` with no axis of length 1
+        (a callee's ``np.array([a, b])``) and every other operand has at
+        most ``len(c)`` axes (the ranks), the broadcast is ``c`` or numpy
+        raises, whatever the others' shapes: ``y + h * k1`` has ``k1``'s
+        shape ``(2,)`` for any ``y`` of rank 1.
+        """
+        constant = self._constant_broadcast(operands)
+        if constant is not None:
+            return constant
         roots: set = set()
         unknown = False
         for a in operands:
@@ -186,6 +261,26 @@ class FixedShapes:
             else:
                 roots |= root
         return None if unknown else frozenset(roots)
+
+    def _constant_broadcast(self, operands):
+        """``{c}`` where an operand's root is the constant shape ``c`` alone, ``c`` has no axis of length 1 and
+        every operand has at most ``len(c)`` axes; else None."""
+        for atom in operands:
+            root = self._of(atom)
+            shape = _shape_of(next(iter(root))) if root not in (None, VARIES) and len(root) == 1 else None
+            if shape is None or 1 in shape:
+                continue
+            if all(b is atom or self._rank_at_most(b, len(shape)) for b in operands):
+                return root
+        return None
+
+    def _rank_at_most(self, atom, rank) -> bool:
+        if _number(atom):
+            return True
+        if not isinstance(atom, gast.Name) or atom.id in self.exposed:
+            return False
+        found = self.ranks.rank(atom.id) if atom.id in self.ranks.locals else None
+        return found is not None and found <= rank
 
     def _fixed_value(self, atom):
         """Whether ``atom`` is an integer with one value in a call: a literal, a parameter never rebound, ``len(x)``
@@ -335,6 +430,13 @@ def _passes_shape(site) -> bool:
 def _constant(shape) -> str:
     """A root's member standing for the shape ``shape`` itself (no name is spelt with parentheses)."""
     return repr(tuple(shape))
+
+
+def _shape_of(member):
+    """The shape a root's member stands for where it is a constant (``_constant``), else None."""
+    if not member.startswith("("):
+        return None
+    return tuple(int(n) for n in member.strip("(),").split(",") if n.strip())
 
 
 def _range(iter_, ns) -> bool:

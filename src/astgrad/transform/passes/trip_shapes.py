@@ -30,6 +30,13 @@ Proven on the normal form, never guessed (``after_trips``):
   a fact, broadcasts into a set that does; an operand of an elementwise
   ufunc has the result's shape where each broadcasts into the other.
 
+Without any fact, FixedShapes' roots alone prove an operand of an
+elementwise operation in a loop (of an entry or a callee) of its result's
+shape where the two roots are equal: RK4's ``k1 + 2 * k2`` of a callee's
+``np.array([a, b])``, ``y + h * k3`` (``(2,)`` broadcast with a ``y`` of
+rank 1 is ``(2,)`` or numpy raises), ``ys[i]`` of a list whose items are
+one shape.  FixedShapes is then made at the first question (it asks ranks).
+
 Only the reverse sweeps (``grad``, ``vjp``, a pullback) ask: a forward
 sweep computes a trip's tangents before its writes ran.  Asking proves
 parameters arrays of real floats, and makes the gradient specialise on
@@ -55,25 +62,33 @@ class TripShapes:
     ``op``'s adjoint runs.  ``floats``: the entry's GivenFloats.
     """
 
-    def __init__(self, body, params, analysis, ns, floats):
+    def __init__(self, body, params, analysis, ns, floats, returned_shape=None):
         self.facts: dict = {}  # id(op) -> the facts that hold where its adjoint runs (a name, the root it fits)
-        self.fixed = None
+        self._fixed = None
+        self._make = lambda: FixedShapes(body, params, analysis, ns, floats, returned_shape)
         if floats is not None and any(_writes(s) for s in _loop_bodies(body)):
-            self.fixed = FixedShapes(body, params, analysis, ns, floats)
-            _block(body, (), self.fixed, self.facts)
+            self._fixed = self._make()
+        _block(body, (), self._fixed, self.facts, False)
+
+    @property
+    def fixed(self):
+        """FixedShapes, made at the first question about an operation in a loop (it asks ranks)."""
+        if self._fixed is None:
+            self._fixed = self._make()
+        return self._fixed
 
     def keeps(self, op, i) -> bool:
         facts = self.facts.get(id(op))
         fn = op.fn
-        if not facts or not (op.kind == "prim" and isinstance(fn, np.ufunc) and fn.signature is None
-                             and fn.nout == 1 and len(op.args) == fn.nin >= 2 and not op.kwargs
-                             and len(op.targets) == 1):
+        if facts is None or not (op.kind == "prim" and isinstance(fn, np.ufunc) and fn.signature is None
+                                 and fn.nout == 1 and len(op.args) == fn.nin >= 2 and not op.kwargs
+                                 and len(op.targets) == 1):
             return False
         return self._one(_root(self.fixed, compat.name(op.targets[0])), _root(self.fixed, op.args[i]), facts)
 
     def same(self, op, a, b) -> bool:
         facts = self.facts.get(id(op))
-        if not facts:
+        if facts is None:
             return False
         return self._one(_root(self.fixed, compat.name(a)), _root(self.fixed, compat.name(b)), facts)
 
@@ -103,28 +118,29 @@ def _blocks(s):
     return []
 
 
-def _block(stmts, facts, fixed, found):
+def _block(stmts, facts, fixed, found, looped):
     """Note in ``found`` (id(op) -> facts) the ``facts`` (pairs: a name, the root it broadcasts into) that hold
-    where the adjoints of the operations of ``stmts`` run."""
+    where the adjoints of the operations of ``stmts`` run, for each operation in a loop (``looped``), which
+    FixedShapes' roots alone may prove too; ``fixed`` None: no loop writes, no facts."""
     for s in stmts:
         if isinstance(s, Op):
-            if facts:
+            if looped:
                 found[id(s)] = facts
         elif isinstance(s, If):
-            _block(s.body, facts, fixed, found)
-            _block(s.orelse, facts, fixed, found)
+            _block(s.body, facts, fixed, found, looped)
+            _block(s.orelse, facts, fixed, found, looped)
         elif isinstance(s, While):
-            _block(s.cond, facts, fixed, found)  # the test runs after the last trip too: the outer facts only
-            _block(s.body, facts + _facts(s.body, fixed), fixed, found)
+            _block(s.cond, facts, fixed, found, looped)  # the test runs after the last trip too: the outer facts
+            _block(s.body, facts + _facts(s.body, fixed), fixed, found, True)
         elif isinstance(s, For):
             whole = not s.counted and s.every is None and s.snapshots is None
-            _block(s.body, facts + (_facts(s.body, fixed) if whole else ()), fixed, found)
+            _block(s.body, facts + (_facts(s.body, fixed) if whole else ()), fixed, found, True)
 
 
 def _facts(body, fixed) -> tuple:
     """What a trip of a loop with this ``body`` proves: ``(name, root)`` pairs, the name's shape broadcasting
     into the root's; none where the loop may ``break`` (a trip cut short)."""
-    if breaks(body):
+    if fixed is None or breaks(body):
         return ()
     facts: list = []
     for s in body:
