@@ -423,3 +423,57 @@ def call_counts(functions) -> dict:
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.func.id in names:
             counts[node.func.id] = counts.get(node.func.id, 0) + 1
     return counts
+
+
+def single_saves(functions) -> None:
+    """``backward_f(_saves, g)`` for ``backward_f(_saves_forward_f.pop(), g)`` where the list holds one call's saves.
+
+    ``returned_saves`` gives each calling function a list per callee pair:
+    ``_saves_forward_f = []`` first, ``_saves_forward_f.append(_saves)``
+    after each call of the forward function, a pop at each call of the
+    backward one.  Where the function's own body (outside its loops and
+    branches, so each runs once, in order) appends once and pops once after
+    it, and names the list nowhere else, the pop returns what was appended:
+    ``_saves`` itself, bound once in the function.  Compiled, the list of a
+    tuple of saves cost Numba a list type, its append and pop (RK4's
+    entry: a tuple of 25 values, over 2,000 lines of unoptimised LLVM text).
+    """
+    for fn_def in functions:
+        body = fn_def.body
+        made = {s.targets[0].id: s for s in body if isinstance(s, gast.Assign) and len(s.targets) == 1
+                and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.List) and not s.value.elts}
+        for name, made_at in made.items():
+            uses = [n for n in gast.walk(fn_def) if isinstance(n, gast.Name) and n.id == name]
+            appends = [s for s in body if isinstance(s, gast.Expr) and _is_method(s.value, name, "append")
+                       and len(s.value.args) == 1 and not s.value.keywords and isinstance(s.value.args[0], gast.Name)]
+            pops = [(s, n) for s in body for n in gast.walk(s) if _is_method(n, name, "pop") and not n.args
+                    and not n.keywords]
+            if len(uses) != 3 or len(appends) != 1 or len(pops) != 1 or isinstance(pops[0][0], _NESTED):
+                continue
+            append, (popping, pop) = appends[0], pops[0]
+            if not body.index(made_at) < body.index(append) < body.index(popping):
+                continue
+            saved = append.value.args[0].id
+            stores = [n for n in gast.walk(fn_def) if isinstance(n, gast.Name) and n.id == saved
+                      and not isinstance(n.ctx, gast.Load)]
+            if len(stores) != 1:
+                continue
+            _replace(popping, pop, compat.name(saved))
+            body.remove(made_at)
+            body.remove(append)
+
+
+_NESTED = (gast.For, gast.While, gast.If, gast.With, gast.Try, gast.FunctionDef)
+
+
+def _replace(stmt, old, new) -> None:
+    """Put ``new`` where ``old`` (a node inside ``stmt``) is."""
+    for node in gast.walk(stmt):
+        for field, value in gast.iter_fields(node):
+            if value is old:
+                setattr(node, field, new)
+                return
+            if isinstance(value, list) and any(v is old for v in value):
+                value[[i for i, v in enumerate(value) if v is old][0]] = new
+                return
+    raise AssertionError("the pop is not inside its statement")

@@ -41,8 +41,8 @@ from ...transform.ir.nodes import assigned
 from ...transform.pipeline import Generated
 from ...transform.runtime.origins import add_location, origins, user_line
 from . import diskcache, helpers, pruning, shaping
-from .callees import (call_counts, callee_stacks_per_name, own_stacks, returned_saves, stacks_per_name,
-                      unread_parameters)
+from .callees import (call_counts, callee_stacks_per_name, own_stacks, returned_saves, single_saves,
+                      stacks_per_name, unread_parameters)
 from .steps import saves_per_step
 from .lower import lower
 
@@ -89,6 +89,8 @@ def _numba_module(ctx, generated, strict):
     stacks_per_name(functions[0], module.ns.stack)
     callee_stacks_per_name(functions, module.ns.stack)
     apart = returned_saves(functions, module.ns.stack, pairs, stack_of, extra)  # else inlined into the entry
+    if apart:
+        single_saves(functions)
     saves_per_step(functions)
     header = [line[2:] for line in generated.source.splitlines() if line.startswith("# ")][:1]
     header.append("Compiled by Numba (nopython mode) at the first call with each kind of arguments.")

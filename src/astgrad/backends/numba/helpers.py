@@ -471,6 +471,17 @@ def _list_overloads(overload, types) -> None:
     def a_list(g):
         return isinstance(g, types.List) or isinstance(g, types.Optional) and isinstance(g.type, types.List)
 
+    @overload(lower.rows)
+    def _rows(g):  # list(g); a C-contiguous array's rows as C-contiguous arrays (Numba's list(g) types them "A")
+        if isinstance(g, types.Array) and g.ndim >= 2 and g.layout == "C":
+            def rows(g):
+                out = []
+                for k in range(g.shape[0]):
+                    out.append(g[k])
+                return out
+            return rows
+        return lambda g: list(g)
+
     @overload(sequences.split_last)
     def _split_last(g):
         if isinstance(g, types.Array) and g.ndim >= 1:

@@ -40,6 +40,9 @@ into their readers:
   ``_loop1, _done1 = elementwise_tried('<E>', ...)`` and the same ``if``:
   its loop runs where every array has one shape and every such shape is that
   one (``unbroadcast`` then returns ``F``), else the statement as written.
+  Only where some ``F`` is an expression: ``unbroadcast`` of a name gives
+  the array itself, and the line as written is then the same one loop
+  (``dy + unbroadcast(t33, shape(y))``), with no helper to compile.
 
 * **np.where inside the loop.**  ``chosen(c, A, B)`` (``np.where``) of a
   boolean array ``c`` read only as a condition, a branch reading an array, is
@@ -307,6 +310,9 @@ class _Loops(gast.NodeTransformer):
             template = self._template(expression, operands)
             if "unbroadcast(" not in template and "chosen(" not in template:
                 return None
+            if "chosen(" not in template and all(isinstance(n.args[0], ast.Name)  # type: ignore[attr-defined]
+                                                 for n in ast.walk(ast.parse(template)) if _unbroadcast_of(n)):
+                return None  # unbroadcast of a name gives the array itself: as written, the same one loop
             adding, leading = elementwise_tried, []
         if "rolled(" in template or not all(self._plain(o) for o in operands + leading):
             return None

@@ -277,8 +277,19 @@ class _KnownTypes(gast.NodeTransformer):
         return None
 
 
+def rows(g):
+    """``list(g)``: the rows of ``g`` (``np.stack``'s gradient cut into its items).
+
+    Compiled, the rows of a C-contiguous array are C-contiguous arrays
+    (helpers.py), where Numba's ``list(g)`` types them as of any layout: every
+    helper the items' gradients reach (``unbroadcast``, ``add_item``, ...)
+    was compiled a second time for that layout.
+    """
+    return list(g)
+
+
 class _RowsInPlace(gast.NodeTransformer):
-    """``list(g)`` for ``list(np.moveaxis(g, 0, 0))`` (``np.stack``'s gradient along axis 0, cut into rows).
+    """``rows(g)`` for ``list(np.moveaxis(g, 0, 0))`` (``np.stack``'s gradient along axis 0, cut into rows).
 
     Moving axis 0 to 0 is no move; numpy raises for a 0-d ``g`` and so does
     Numba's ``list`` (it cannot iterate it).  Numba's ``np.moveaxis`` sorts
@@ -298,6 +309,7 @@ class _RowsInPlace(gast.NodeTransformer):
         if isinstance(moved, gast.Call) and isinstance(moved.func, gast.Attribute) and moved.func.attr == "moveaxis" \
                 and _is(moved.func.value, self.namespace, np) and len(moved.args) == 3 and not moved.keywords \
                 and all(reductions._constant(a) == 0 and type(reductions._constant(a)) is int for a in moved.args[1:]):
+            node.func = compat.name(_bound(self.namespace, rows))
             node.args = [moved.args[0]]
         return node
 
