@@ -143,3 +143,43 @@ def test_a_failure_only_the_compiled_code_has_is_said_and_auto_runs_numpy():
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # said once
             assert auto(zero) == expected
+
+
+def scaled_sines(x):
+    y = np.sin(x) * 3.0  # the line whose adjoint Numba's compiler is made to fail on below
+    return np.sum(y * y)
+
+
+def _compiler_fails_at(monkeypatch, name):
+    """Numba's type inference raising a bare AssertionError (as it does on some lists of loop counters) while
+    typing the variable ``name`` of the generated code."""
+    from numba.core import typeinfer
+    real = typeinfer.TypeInferer.add_type
+
+    def add_type(self, var, tp, loc, unless_locked=False):
+        if var == name:
+            assert False  # noqa: B011  (a bare AssertionError, with no message, as Numba's own)
+        return real(self, var, tp, loc, unless_locked)
+    monkeypatch.setattr(typeinfer.TypeInferer, "add_type", add_type)
+
+
+def test_an_assertion_inside_numbas_compiler_is_a_located_refusal(monkeypatch):
+    pytest.importorskip("numba")
+    gradient = astgrad.grad(scaled_sines, backend="numba")
+    _compiler_fails_at(monkeypatch, "dx")  # the gradient's name, bound under the user's line 2 (its adjoint)
+    with pytest.raises(astgrad.TransformError) as info:
+        gradient(np.linspace(0.1, 1.0, 4))
+    message = str(info.value)
+    assert "Numba cannot compile the gradient of this line: AssertionError inside Numba's compiler" in message
+    assert "y = np.sin(x) * 3.0" in message and "test_numba_refusals.py:149" in message and "backend='numpy'" in message
+    assert "raised by the Numba-compiled gradient" not in message
+
+
+def test_auto_runs_numpy_where_numbas_compiler_raises(monkeypatch):
+    pytest.importorskip("numba")
+    gradient = astgrad.grad(scaled_sines, backend="auto")
+    _compiler_fails_at(monkeypatch, "dx")
+    x = np.linspace(0.1, 1.0, 4)
+    with pytest.warns(RuntimeWarning, match="AssertionError inside Numba's compiler"):
+        got = gradient(x)
+    np.testing.assert_allclose(got, 18.0 * np.sin(x) * np.cos(x), rtol=1e-13)

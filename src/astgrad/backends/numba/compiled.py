@@ -204,6 +204,13 @@ class _Runner:
             self.fallen_back = True
             return self.generated.numpy.run(*args, **kwargs)
         except Exception as exc:
+            if _in_compiler(exc):  # Numba failed inside its own compiler (an internal assertion): a refusal
+                error = _compile_error(exc, self.generated, self.fn, _compiler_line(exc, self.generated), True)
+                if self.strict:
+                    raise error from None
+                _fall_back(error)
+                self.fallen_back = True
+                return self.generated.numpy.run(*args, **kwargs)
             result = self._numpy_result(args, kwargs)  # raises what numpy raises, at the user's line
             if self.strict:
                 add_note(exc, "astgrad: raised by the Numba-compiled gradient; the numpy backend does not raise here")
@@ -259,13 +266,43 @@ def _fall_back(error) -> None:
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
-def _compile_error(exc, generated, fn) -> TransformError:
-    """Numba's compile error as a TransformError at the user's line the failing generated line came from."""
+def _in_compiler(exc) -> bool:
+    """Whether ``exc`` was raised while Numba compiled (its dispatcher's compile on the traceback), not by the
+    compiled code running: machine code raises at the call, with no compiler frame between."""
+    tb = exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_name == "_compile_for_args" and code.co_filename.endswith(os.path.join("numba", "core",
+                                                                                             "dispatcher.py")):
+            return True
+        tb = tb.tb_next
+    return False
+
+
+def _compiler_line(exc, generated):
+    """The generated line Numba's compiler was at when it raised ``exc`` (the innermost frame holding a ``loc``
+    in the generated file), or None."""
+    found, tb = None, exc.__traceback__
+    while tb is not None:
+        loc = tb.tb_frame.f_locals.get("loc")
+        filename, line = getattr(loc, "filename", None), getattr(loc, "line", None)
+        if isinstance(line, int) and isinstance(filename, str) and (filename == generated.filename or os.path.isabs(
+                generated.filename) and os.path.abspath(filename) == generated.filename):
+            found = line
+        tb = tb.tb_next
+    return found
+
+
+def _compile_error(exc, generated, fn, lineno=None, internal=False) -> TransformError:
+    """Numba's compile error as a TransformError at the user's line the failing generated line came from
+    (``lineno``, the generated line, where the error's text does not name it; ``internal``, an exception of
+    Numba's compiler that is not one of its errors, named by its type)."""
     text = _ANSI.sub("", str(exc))
+    if internal:
+        text = f"{type(exc).__name__} inside Numba's compiler" + (f": {text}" if text else "")
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     reason = next((line for line in lines if not line.startswith(("Failed in", "During:", "File "))), "")
-    lineno = None
-    for match in re.finditer(r'File "([^"]*)", line (\d+)', text):
+    for match in re.finditer(r'File "([^"]*)", line (\d+)', text) if lineno is None else ():
         if match.group(1) == generated.filename or os.path.isabs(generated.filename) \
                 and os.path.abspath(match.group(1)) == generated.filename:  # a cached file: Numba writes it relative
             lineno = int(match.group(2))
