@@ -36,6 +36,8 @@ from .write_in_place import write_items_in_place
 from .written_items import read_written_items
 from .invariant_shapes import hoist_invariant_shapes
 from .item_adds import add_items_in_place
+from .shared_products import share_products
+from .negations import fold_negations
 
 if TYPE_CHECKING:  # the passes' one argument; pipeline.py imports this module
     from ..pipeline import Context
@@ -260,6 +262,22 @@ def item_adds(ctx: Context) -> None:
         for fn_def in ctx.fn_defs:
             add_items_in_place(fn_def, ctx.ns, ctx.names,
                                lambda name: ranks.value.get(name) if ranks.rank(name) is not None else None)
+
+
+def shared_products(ctx: Context) -> None:
+    """``a * b`` computed again from the same operands in a later statement of the block, nothing between able to
+    change them, computed once before the first (the numpy backend's), in every function made."""
+    if ctx.module.backend is None:
+        for fn_def in ctx.fn_defs:
+            share_products(fn_def, ctx.ns, ctx.names)
+
+
+def negations(ctx: Context) -> None:
+    """``a + -x * y`` is ``a - x * y``, and ``a + n`` of ``n = -x`` read there alone is ``a - x``, where every
+    value of ``x`` is surely of floats (the numpy backend's), in every function made."""
+    if ctx.module.backend is None:
+        for fn_def in ctx.fn_defs:
+            fold_negations(fn_def, ctx.ns)
 
 
 def _numbers(ctx: Context) -> list:
