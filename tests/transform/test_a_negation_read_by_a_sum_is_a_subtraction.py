@@ -175,3 +175,28 @@ def test_an_unsigned_parameter_keeps_its_wrapping_negation():
     b = np.arange(4, dtype=np.uint8)
     assert not changed
     np.testing.assert_array_equal(_run(out, ns, 0.0, b), 0.0 + (-b) * 2.0)  # as numpy computes it: wrapped
+
+
+ADDED = "def f(a, b):\n    z = a * 1.0\n    sl = SLICE\n    g = b / 3.0\n    n = -g\n    z = add_at(z, n, (6,), sl)\n    return z\n"
+
+
+@pytest.mark.parametrize("index", ["slice(1, None)", "slice(None, None, 2)", "2", "[0, 0, 1]"])
+def test_a_negation_added_at_an_index_is_subtracted_there(index):
+    source = ADDED.replace("SLICE", index)
+    g_len = {"slice(1, None)": 5, "slice(None, None, 2)": 3, "2": 1, "[0, 0, 1]": 3}[index]
+    changed, out, ns = _rewritten(source)
+    assert changed and "subtract_at(z, g," in out and "-g" not in out, out
+    b = B[:g_len] if index != "2" else B[3]
+    with np.errstate(all="ignore"):
+        got, expected = _run(out, ns, A.copy(), b), _run(source, ns, A.copy(), b)
+    assert np.array_equal(np.signbit(got), np.signbit(expected)) and np.array_equal(got, expected, equal_nan=True)
+
+
+def test_subtract_at_where_the_dtypes_differ_adds_the_negation():
+    from astgrad.transform.runtime import add_at, subtract_at
+    total = np.array([1.0, -0.0, 2.0], dtype=np.float32)
+    g = np.array([0.5, 0.0], dtype=np.float64)  # float64 into float32: add_at's general path, upcast
+    got = subtract_at(total.copy(), g, (3,), slice(1, None))
+    expected = add_at(total.copy(), -g, (3,), slice(1, None))
+    assert got.dtype == expected.dtype and np.array_equal(np.signbit(got), np.signbit(expected))
+    assert np.array_equal(got, expected)

@@ -10,7 +10,10 @@ dback``.  IEEE arithmetic rounds symmetrically, so ``(-x) * y`` is
 * ``a + (-x) op y op z ...`` (``op`` ``*`` or ``/``, grouped left to right
   as Python groups them) as ``a - x op y op z ...``;
 * ``a + n``, where ``n = -x`` is bound in the same block, read there alone
-  (no other read, no save), as ``a - x``, the negation dropped; every
+  (no other read, no save), as ``a - x``, the negation dropped, and
+  ``add_at(d, n, s, i)`` so read as ``subtract_at(d, x, s, i)`` (a slice
+  of the same shape written ``d[i] -= x`` in place; else ``add_at`` of
+  ``-x``, the negation made where it is needed); every
   statement between surely writes into no array that ``x`` names: the
   value ``x`` holds there was made fresh in the block (an operator, a
   ufunc, ``np.where``), which the statements up to the read pass on only
@@ -107,14 +110,26 @@ def _block(stmts, fn_def, floats, ns) -> bool:
                 if total is not None and _passes_on(later, x, ns, reading=True):
                     total.op = gast.Sub()
                     total.right = compat.name(x)
-                    del stmts[k]
-                    changed = True
-                    k -= 1
+                elif _added_at(later, read, ns) and _passes_on(later, x, ns, reading=True):
+                    later.value.func = compat.name(ns.helper(runtime.subtract_at))
+                    later.value.args[1] = compat.name(x)
+                else:
+                    break
+                del stmts[k]
+                changed = True
+                k -= 1
                 break
             if not _passes_on(later, x, ns):
                 break
         k += 1
     return changed
+
+
+def _added_at(stmt, read, ns) -> bool:
+    """Whether ``stmt`` is ``d = add_at(d2, n, s, i)``, ``n`` the name ``read``."""
+    return isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Call) and not stmt.value.keywords \
+        and len(stmt.value.args) == 4 and stmt.value.args[1] is read \
+        and _callee(stmt.value.func, ns) is runtime.add_at
 
 
 def _negation(stmt, floats, ns):
