@@ -130,6 +130,8 @@ FOLDED = {
     "chain": "def f(a, b):\n    g = b * 0.5\n    s = a + -g * b / 3.0\n    return s\n",
     "name read once": ("def f(a, b):\n    z = np.zeros(6)\n    sl = slice(None)\n    g = b / 3.0\n    n = -g\n    c = np.exp(b) * g\n"
                        "    d = add_at(z, g, (6,), sl)\n    s = a + n\n    return s, c, d\n"),
+    "accumulated, a copy between": ("def f(a, b):\n    g = b / 3.0\n    h = g\n    n = -g\n    h = h + a\n"
+                                    "    n = n + a * 2.0\n    return n, h\n"),
 }
 
 
@@ -152,12 +154,18 @@ def test_a_negation_of_floats_is_folded(source):
     "def f(a, b):\n    g = b / 3.0\n    n = -g\n    g = add_at(g, b, (6,), slice(None))\n    return a + n\n",
     "def f(a, b):\n    g = b / 3.0\n    n = -g\n    h = unbroadcast(g, shape(g))\n    h = add_at(h, b, (6,), slice(None))\n"
     "    return a + n\n",
+    # a copy of the negated value written into (add_at into it)
+    "def f(a, b):\n    sl = slice(None)\n    g = b / 3.0\n    h = g\n    n = -g\n    h = add_at(h, a, (6,), sl)\n"
+    "    s = a + n\n    return s, h\n",
+    # added to itself, or to the operand written between
+    "def f(a, b):\n    g = b / 3.0\n    n = -g\n    n = n + n * 2.0\n    return n\n",
     # read twice, or after the sum itself
     "def f(a, b):\n    g = b / 3.0\n    n = -g\n    return a + n, n\n",
     "def f(a, b):\n    g = b / 3.0\n    n = -g\n    return n + a\n",
     # not made in the block: a copy of a parameter's product is, but the copy's name came from outside
     "def f(a, b, c):\n    g = c\n    n = -g\n    return a + n\n",
-], ids=["parameter chain", "parameter name", "pop", "add_at into it", "alias written", "read twice", "left operand",
+], ids=["parameter chain", "parameter name", "pop", "add_at into it", "alias written", "copy written",
+        "added to itself", "read twice", "left operand",
         "copied parameter"])
 def test_where_the_proof_fails_the_code_stays(source):
     changed, out, ns = _rewritten(source)

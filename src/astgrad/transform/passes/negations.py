@@ -13,7 +13,9 @@ dback``.  IEEE arithmetic rounds symmetrically, so ``(-x) * y`` is
   (no other read, no save), as ``a - x``, the negation dropped, and
   ``add_at(d, n, s, i)`` so read as ``subtract_at(d, x, s, i)`` (a slice
   of the same shape written ``d[i] -= x`` in place; else ``add_at`` of
-  ``-x``, the negation made where it is needed); every
+  ``-x``, the negation made where it is needed), and ``n = n + w``, the
+  next statement to mention ``n``, as ``n = w - x`` (IEEE addition
+  commutes); every
   statement between surely writes into no array that ``x`` names: the
   value ``x`` holds there was made fresh in the block (an operator, a
   ufunc, ``np.where``), which the statements up to the read pass on only
@@ -98,7 +100,15 @@ def _block(stmts, fn_def, floats, ns) -> bool:
         n, x = found
         loads = [m for m in compat.walk(fn_def) if isinstance(m, gast.Name) and m.id == n]
         reads = [m for m in loads if isinstance(m.ctx, gast.Load)]
-        if len(reads) != 1 or len(loads) != 2 or not _fresh_before(stmts, k, x, ns):
+        window = _fresh_before(stmts, k, x, ns)
+        if window is None:
+            k += 1
+            continue
+        if len(reads) != 1 or len(loads) != 2:
+            if _accumulated(stmts, k, n, x, window):
+                del stmts[k]
+                changed = True
+                continue
             k += 1
             continue
         read = reads[0]
@@ -107,10 +117,10 @@ def _block(stmts, fn_def, floats, ns) -> bool:
             if any(m is read for m in compat.walk(later)):
                 total = next((m for m in compat.walk(later)
                               if isinstance(m, gast.BinOp) and isinstance(m.op, gast.Add) and m.right is read), None)
-                if total is not None and _passes_on(later, x, ns, reading=True):
+                if total is not None and window.step(later):
                     total.op = gast.Sub()
                     total.right = compat.name(x)
-                elif _added_at(later, read, ns) and _passes_on(later, x, ns, reading=True):
+                elif _added_at(later, read, ns) and window.step(later):
                     later.value.func = compat.name(ns.helper(runtime.subtract_at))
                     later.value.args[1] = compat.name(x)
                 else:
@@ -119,10 +129,33 @@ def _block(stmts, fn_def, floats, ns) -> bool:
                 changed = True
                 k -= 1
                 break
-            if not _passes_on(later, x, ns):
+            if not window.step(later):
                 break
         k += 1
     return changed
+
+
+def _accumulated(stmts, k, n, x, window) -> bool:
+    """Rewrite ``n = n + w``, the first statement after ``stmts[k]`` (``n = -x``) in the block to mention ``n``, as
+    ``n = w - x`` (``(-x) + w`` is ``w + (-x)``, which is ``w - x``), the statements between passing ``x`` on; whether
+    it was."""
+    for later in stmts[k + 1:]:
+        if not any(isinstance(m, gast.Name) and m.id == n for m in compat.walk(later)):
+            if not window.step(later):
+                return False
+            continue
+        if not isinstance(later, gast.Assign):
+            return False
+        value = later.value
+        if not (len(later.targets) == 1 and isinstance(later.targets[0], gast.Name) and later.targets[0].id == n
+                and isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add)
+                and isinstance(value.left, gast.Name) and value.left.id == n
+                and not any(isinstance(m, gast.Name) and m.id == n for m in compat.walk(value.right))
+                and window.step(later)):
+            return False
+        later.value = gast.BinOp(left=value.right, op=gast.Sub(), right=compat.name(x))
+        return True
+    return False
 
 
 def _added_at(stmt, read, ns) -> bool:
@@ -142,19 +175,19 @@ def _negation(stmt, floats, ns):
     return None
 
 
-def _fresh_before(stmts, k, x, ns) -> bool:
-    """Whether the last statement before ``stmts[k]`` in the block that mentions ``x`` binds it to a fresh value
-    (an operator, a ufunc, ``np.where``), the statements from there passing it on only as an operand."""
+def _fresh_before(stmts, k, x, ns):
+    """The window (``_Window``) over ``x`` from the last statement before ``stmts[k]`` binding it, which must bind it
+    to a fresh value (an operator, a ufunc, ``np.where``), through ``stmts[k]``; None where a statement fails it."""
     for i in range(k - 1, -1, -1):
         stmt = stmts[i]
-        if not any(isinstance(m, gast.Name) and m.id == x for m in compat.walk(stmt)):
+        if x not in _stored(stmt):
             continue
-        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) \
-                and stmt.targets[0].id == x and _made(stmt.value, ns) \
-                and all(_passes_on(s, x, ns) for s in stmts[i + 1:k]):
-            return True
-        return False
-    return False
+        if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)
+                and _made(stmt.value, ns)):
+            return None
+        window = _Window(x, ns)
+        return window if all(window.step(s) for s in stmts[i + 1:k + 1]) else None
+    return None
 
 
 def _made(expr, ns) -> bool:
@@ -166,20 +199,38 @@ def _made(expr, ns) -> bool:
     return False
 
 
-def _passes_on(stmt, x, ns, reading=False) -> bool:
-    """Whether ``stmt`` binds nor writes into ``x`` nor lets another name reach it: it writes into no array, or it is
-    a pop from the stack or an ``add_at`` into another name; ``x`` read only as an operand (``reading``: ``stmt`` is
-    the one reading ``n``, whose own read is the operand of the sum)."""
-    if x in {m.id for m in compat.walk(stmt) if isinstance(m, gast.Name) and not isinstance(m.ctx, gast.Load)}:
-        return False
-    if not (_writes_nothing(stmt, ns) or _pop(stmt, ns) or _add_at(stmt, x, ns)):
-        return False
-    for m in compat.walk(stmt):
-        for value in m.__dict__.values():
-            for v in value if isinstance(value, list) else [value]:
-                if isinstance(v, gast.Name) and v.id == x and not _operand_place(m, v, ns):
-                    return False
-    return True
+def _stored(stmt) -> set:
+    return {m.id for m in compat.walk(stmt) if isinstance(m, gast.Name) and not isinstance(m.ctx, gast.Load)}
+
+
+class _Window:
+    """The statements after ``x`` was made fresh, stepped through in order: none binds ``x`` nor writes into an array,
+    but by a pop from the stack or an ``add_at`` into a name not reaching ``x``'s value; the names reaching it (``x``,
+    and a copy ``y = x`` until ``y`` is bound anew) are read only as operands (of an operator, of a ufunc or
+    ``np.where``, or the gradient ``add_at`` adds, which it reads)."""
+
+    def __init__(self, x, ns):
+        self.x, self.ns = x, ns
+        self.aliases = {x}
+
+    def step(self, stmt) -> bool:
+        stored = _stored(stmt)
+        if self.x in stored:
+            return False
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) \
+                and isinstance(stmt.value, gast.Name) and stmt.value.id in self.aliases:
+            self.aliases.add(stmt.targets[0].id)  # a copy: one more name reaching the value
+            return True
+        if not (_writes_nothing(stmt, self.ns) or _pop(stmt, self.ns) or _add_at(stmt, self.aliases, self.ns)):
+            return False
+        for m in compat.walk(stmt):
+            for value in m.__dict__.values():
+                for v in value if isinstance(value, list) else [value]:
+                    if isinstance(v, gast.Name) and v.id in self.aliases and isinstance(v.ctx, gast.Load) \
+                            and not _operand_place(m, v, self.ns):
+                        return False
+        self.aliases -= stored  # bound anew: reaching another value from here
+        return True
 
 
 def _operand_place(parent, name, ns) -> bool:
@@ -202,14 +253,14 @@ def _pop(stmt, ns) -> bool:
         and isinstance(stmt.value.func.value, gast.Name) and stmt.value.func.value.id == ns.stack
 
 
-def _add_at(stmt, x, ns) -> bool:
-    """``d = add_at(d2, g, s, i)`` of names and reads, writing into ``d2`` (not ``x``) alone."""
+def _add_at(stmt, aliases, ns) -> bool:
+    """``d = add_at(d2, g, s, i)`` of names and reads, writing into ``d2`` (none of ``aliases``) alone."""
     if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)):
         return False
     call = stmt.value
     if not (isinstance(call, gast.Call) and not call.keywords and len(call.args) == 4
             and _callee(call.func, ns) is runtime.add_at and isinstance(call.args[0], gast.Name)
-            and call.args[0].id != x):
+            and call.args[0].id not in aliases):
         return False
     probe = compat.assign("_", gast.Tuple(elts=list(call.args[1:]), ctx=gast.Load()))
     return _writes_nothing(probe, ns)
