@@ -88,7 +88,7 @@ from .passes.levels import (array_sizes, compute_only_shapes, dead_code, drop_un
                             in_place_halves, read_through_copies, release_arrays, saves_in_locals, shapes_on_stack,
                             static_shapes, written_items, invariant_shapes, where_products, scatter_sums,
                             slice_constants, slice_views, item_adds, chained_adds,
-                            number_item_parts)
+                            number_item_parts, shared_products, negations)
 from .passes.number_updates import rebind_number_updates
 from .passes.computed_seeds import insert_seed_guard, item_complete_lists
 from .passes.trip_shapes import TripShapes
@@ -661,6 +661,8 @@ ENTRY = FRONT + (
     Pass("written_items", written_items, 1),
     Pass("invariant_shapes", invariant_shapes, 1, reads=frozenset({"ranks"})),
     Pass("item_adds", item_adds, 2, reads=frozenset({"ranks"})),
+    Pass("shared_products", shared_products, 1),
+    Pass("negations", negations, 1),
     Pass("chained_adds", chained_adds, 2, reads=frozenset({"ranks"})),
     Pass("number_item_parts", number_item_parts, 2),
     Pass("slice_constants", slice_constants, 1),
@@ -675,14 +677,16 @@ CALLEE = FRONT + (
     Pass("remat", remat, 2),
     Pass("reverse", reverse_callee),
 ) + tuple(p for p in ENTRY[ENTRY.index(next(p for p in ENTRY if p.name == "reverse")) + 1:]
-          if p.name not in ("in_place", "written_items", "invariant_shapes", "item_adds", "chained_adds",
-                            "number_item_parts", "slice_constants",
+          if p.name not in ("in_place", "written_items", "invariant_shapes", "item_adds", "shared_products",
+                            "negations", "chained_adds", "number_item_parts", "slice_constants",
                             "emit")) + (
     Pass("split", split, reads=frozenset({"floats"})),
     Pass("in_place", in_place_halves, 2),
     Pass("written_items", written_items, 1),
     Pass("invariant_shapes", invariant_shapes, 1, reads=frozenset({"ranks"})),
     Pass("item_adds", item_adds, 2, reads=frozenset({"ranks"})),
+    Pass("shared_products", shared_products, 1),
+    Pass("negations", negations, 1),
     Pass("chained_adds", chained_adds, 2, reads=frozenset({"ranks"})),
     Pass("number_item_parts", number_item_parts, 2),
     Pass("slice_constants", slice_constants, 1),

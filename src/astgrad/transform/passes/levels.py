@@ -38,6 +38,8 @@ from .invariant_shapes import hoist_invariant_shapes
 from .item_adds import add_items_in_place
 from .chained_adds import chain_item_adds
 from .number_items import unpack_number_items
+from .shared_products import share_products
+from .negations import fold_negations
 
 if TYPE_CHECKING:  # the passes' one argument; pipeline.py imports this module
     from ..pipeline import Context
@@ -281,6 +283,22 @@ def number_item_parts(ctx: Context) -> None:
     if ctx.module.backend is None:
         for fn_def in ctx.fn_defs:
             unpack_number_items(fn_def, ctx.ns)
+
+
+def shared_products(ctx: Context) -> None:
+    """``a * b`` computed again from the same operands in a later statement of the block, nothing between able to
+    change them, computed once before the first (the numpy backend's), in every function made."""
+    if ctx.module.backend is None:
+        for fn_def in ctx.fn_defs:
+            share_products(fn_def, ctx.ns, ctx.names)
+
+
+def negations(ctx: Context) -> None:
+    """``a + -x * y`` is ``a - x * y``, and ``a + n`` of ``n = -x`` read there alone is ``a - x``, where every
+    value of ``x`` is surely of floats (the numpy backend's), in every function made."""
+    if ctx.module.backend is None:
+        for fn_def in ctx.fn_defs:
+            fold_negations(fn_def, ctx.ns)
 
 
 def _numbers(ctx: Context) -> list:

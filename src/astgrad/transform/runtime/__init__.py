@@ -681,6 +681,23 @@ def add_at(total, g, shape, index):
     return total + rules.scatter(g, shape, index)
 
 
+def subtract_at(total, g, shape, index):
+    """``add_at(total, -g, shape, index)``, where ``-g`` is exact (``g`` of floats, passes/negations.py).
+
+    A stencil's slice (``total[1:-1]``, ``g`` of its shape and dtype) is
+    written ``np.subtract(selected, g, out=selected)``: ``a - g`` is
+    ``a + (-g)`` by IEEE's definition, element by element, and no array
+    ``-g`` is made.  Everything else goes through ``add_at`` with ``-g``.
+    """
+    if type(index) is slice and type(g) is np.ndarray and type(total) is np.ndarray and g.dtype is total.dtype \
+            and total.dtype.kind in "fc" and total.shape == shape and total.flags.writeable:
+        selected = total[index]
+        if selected.shape == g.shape:
+            np.subtract(selected, g, out=selected)
+            return total
+    return add_at(total, -g, shape, index)
+
+
 _FLOAT64 = np.dtype(np.float64)
 
 
