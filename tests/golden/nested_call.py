@@ -35,6 +35,7 @@ def backward_inner(_stack, dresult, computed=False):
     if not computed and is_zero(dresult):
         return 0.0, 0.0
     # grad of line 52: return a * np.exp(b)
-    da = unbroadcast(dresult * t1, shape(a))
-    db = unbroadcast(dresult * t1 * a, shape(b))
+    t2 = dresult * t1
+    da = unbroadcast(t2, shape(a))
+    db = unbroadcast(t2 * a, shape(b))
     return da, db
