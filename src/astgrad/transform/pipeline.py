@@ -319,13 +319,12 @@ def analyse(ctx: Context) -> None:
     containers.mark(ctx, ctx.given_trees, ctx.given_tree_items, ctx.ns)  # parameters holding containers
     # a callee's variant serves the calls whose arguments have the ranks it was made for (ModuleBuilder.variant)
     ranks = (ctx.module.ranks or {}) if ctx.entry else ctx.given_ranks
-    returned = functools.partial(ctx.module.returned_rank, ctx) \
-        if ctx.mode in ("grad", "vjp", "pullback") and ctx.module.backend is None else None
+    returned = functools.partial(ctx.module.returned_rank, ctx) if ctx.mode in ("grad", "vjp", "pullback") else None
     # a reverse sweep's trips: what their writes and the shapes fixed across them prove (passes/trip_shapes.py),
-    # from level 1, in an entry and a callee; the numpy backend's (Numba types a gradient that starts as 0.0 by the
-    # unbroadcast the proof drops)
+    # from level 1, in an entry and a callee; under Numba too (its lowering starts a gradient the proof leaves
+    # as 0.0 beside ``dx = e`` as zeros of ``e``, one type per variable: backends/numba/lower.py)
     trips = None
-    if ctx.level >= 1 and ctx.mode in ("grad", "vjp", "pullback") and ctx.module.backend is None:
+    if ctx.level >= 1 and ctx.mode in ("grad", "vjp", "pullback"):
         floats = ctx.given_floats
         if floats is not None:  # a loop's array_kind(x) read once, from the parameter x copies (passes/kinds_once.py)
             probe = Ranks(ctx.body, ctx.params, ranks, ctx.locals)
@@ -919,10 +918,10 @@ class ModuleBuilder:
         ranks, front/ranks.py): the pair is made for them, as the entry is for the ranks given at call time, and
         serves only calls that prove the same.  A call made while ``fn``'s pair is being made (recursion) gets
         the pair for no known ranks, so that ranks growing with the depth cannot make pairs without end.
-        A backend's module (Numba) gets the pair for any ranks, as before: its lowering reads the shapes
-        of the zeros a skipped rule starts from in the ``unbroadcast`` calls the ranks would drop.
+        A backend's module (Numba) gets the pairs for the ranks too: its lowering starts a skipped rule's
+        gradient as zeros of the expression the other arm binds where the ranks dropped the ``unbroadcast``.
         """
-        if self.building.get(fn) or self.backend is not None:
+        if self.building.get(fn):
             ranks = ()
         key = (fn, tuple(active), trees, tuple((p, id(f)) for p, f in callables), kept[0], tuple(ranks))
         if not deferrable and key in self.refused:  # met first in a branch, now on every path
@@ -933,7 +932,7 @@ class ModuleBuilder:
         names = (self.names.fresh(f"forward_{base}"), self.names.fresh(f"backward_{base}"), tuple(active))
         self.variants[key] = names  # before its passes run: a recursive call finds it
         ctx = Context(self, fn, active, trees=trees[0], maybe_trees=trees[1], callables=callables,
-                      ranks=ranks if self.backend is None else None)
+                      ranks=ranks)
         ctx.name = names
         ctx.kept_allowed, ctx.kept_reasons = kept
         self.building[fn] = self.building.get(fn, 0) + 1

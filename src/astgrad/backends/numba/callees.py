@@ -128,7 +128,7 @@ def callee_stacks_per_name(functions, stack) -> None:
         pushes = [(call, key) for call, key in pushes if call is not push.value]
         pops = [(call, key) for call, key in pops + more_pops if call is not pop.value]
         taken = {n.id for f in (forward, backward) for n in gast.walk(f) if isinstance(n, gast.Name)}
-        own = _split(pushes, pops, uses + more_uses == len(pushes) + len(pops) + 4, taken, stack)
+        own = _split(pushes, pops, uses + more_uses == len(pushes) + len(pops) + 4, taken, stack, least=1)
         if not own:
             continue
         forward.body[:0] = [compat.assign(compat.name(name, store=True), compat.make("List", elts=[], ctx=gast.Load()))
@@ -137,11 +137,12 @@ def callee_stacks_per_name(functions, stack) -> None:
         pop.targets[0].elts += [compat.name(name, store=True) for name in own.values()]
 
 
-def _split(pushes, pops, only_these, taken, stack) -> dict:
-    """Each saved variable's own list name (key -> name), the pushes and pops renamed; {} where not split."""
+def _split(pushes, pops, only_these, taken, stack, least=2) -> dict:
+    """Each saved variable's own list name (key -> name), the pushes and pops renamed; {} where not split (fewer
+    than ``least`` variables: the entry's one variable keeps the stack it has)."""
     pushed = {key for _, key in pushes}
     popped = {key for _, key in pops}
-    if not only_these or None in pushed or None in popped or pushed != popped or len(pushed) < 2:
+    if not only_these or None in pushed or None in popped or pushed != popped or len(pushed) < least:
         return {}
     counts = {key: [0, 0] for key in pushed}
     for _, key in pushes:

@@ -572,15 +572,18 @@ def _holds_its_loops_last_value(body, position, name) -> bool:
     there when every statement before that stores it is either a statement of the body's top level before
     the loop (so it is bound when the loop runs no iteration) or the loop itself, nothing after the loop
     rebinding it, and the statements between the ``0.0`` and the reverse loop leave it alone.  The reverse
-    loop restores the local's earlier values, or reads only the last one where every value has its shape.
+    loop restores the local's earlier values, reads only the last one where every value has its shape, or
+    does not read it.
     """
     after = position + 1
     while after < len(body) and isinstance(body[after], (gast.Assign, gast.AugAssign)) \
             and not _stores(body[after], name):
         after += 1
-    if after == len(body) or not isinstance(body[after], (gast.For, gast.While)) \
-            or not any(isinstance(n, gast.Name) and n.id == name for n in gast.walk(body[after])):
-        return False  # the reverse loop restores the local, or reads it alone (its shape fixed: passes/fixed_shapes.py)
+    if after == len(body) or not isinstance(body[after], (gast.For, gast.While)):
+        return False
+    # the reverse loop restores the local, reads it alone (its shape fixed: passes/fixed_shapes.py), or names it
+    # no more where a proof of its trips' shapes dropped the unbroadcast that read it (passes/trip_shapes.py):
+    # either way the local holds the forward loop's last value here
     loops = [at for at, stmt in enumerate(body[:position]) if _stores(stmt, name)
              and isinstance(stmt, (gast.For, gast.While, gast.If, gast.With, gast.Try))]
     if len(loops) != 1 or not isinstance(body[loops[0]], (gast.For, gast.While)):
@@ -645,6 +648,55 @@ def _zeros_when_skipped(stmt, namespace, adjoints) -> None:
                 and type(zero.value.value) is float and zero.value.value == 0.0:
             helper = helper or _bound(namespace, zeros_like_gradient)
             zero.value = compat.call(compat.name(helper), [compat.name(shaped[zero.targets[0].id])])
+    _zeros_of_arithmetic(stmt, namespace)
+
+
+def _zeros_of_arithmetic(stmt, namespace) -> None:
+    """``da = zeros_like_gradient(g * s)`` for ``da = 0.0`` in ``if is_zero(g): ... else: da = g * s``.
+
+    Where a proof of the reverse sweep's shapes dropped the ``unbroadcast``
+    (passes/trip_shapes.py: ``e`` has ``a``'s shape on every trip), the
+    other arm binds the gradient to an expression of names and numbers.
+    Zeros of that expression's value are of its type (Numba needs one type
+    per variable) and, where the zero arm runs (``g`` the number 0), of the
+    shape the expression would have: the same start as 0.0 for what
+    follows, and no ``a`` to save for its shape.  Only where the expression
+    is arithmetic (``+ - * /``, negation) on names the other arm does not
+    bind and numbers: it reads what is bound before the test, and raises
+    nothing there that it would not raise in the other arm.  An arm that
+    Numba types dead (``g`` an array) is never run.
+    """
+    stored = {n.id for other in stmt.orelse for n in gast.walk(other)
+              if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    values: dict = {}
+    for other in stmt.orelse:
+        if isinstance(other, gast.Assign) and len(other.targets) == 1 and isinstance(other.targets[0], gast.Name) \
+                and _arithmetic(other.value, stored):
+            values.setdefault(other.targets[0].id, []).append(other.value)
+    helper = None
+    for zero in stmt.body:
+        if isinstance(zero, gast.Assign) and len(zero.targets) == 1 and isinstance(zero.targets[0], gast.Name) \
+                and len(values.get(zero.targets[0].id, ())) == 1 and isinstance(zero.value, gast.Constant) \
+                and type(zero.value.value) is float and zero.value.value == 0.0:
+            helper = helper or _bound(namespace, zeros_like_gradient)
+            zero.value = compat.call(compat.name(helper), [compat.clone(values[zero.targets[0].id][0])])
+
+
+def _arithmetic(node, stored) -> bool:
+    """Whether ``node`` is ``+ - * /`` and negation of names not in ``stored`` and numbers, one name at least."""
+    names = 0
+    for n in gast.walk(node):
+        if isinstance(n, gast.Name):
+            if n.id in stored:
+                return False
+            names += 1
+        elif isinstance(n, gast.Constant):
+            if type(n.value) not in (int, float):
+                return False
+        elif not isinstance(n, (gast.BinOp, gast.UnaryOp, gast.Add, gast.Sub, gast.Mult, gast.Div, gast.USub,
+                                gast.Load)):
+            return False
+    return names > 0
 
 
 _UNBROADCASTS = (runtime.unbroadcast, rules.unbroadcast, _support.unbroadcast)

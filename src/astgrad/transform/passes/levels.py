@@ -92,7 +92,7 @@ def fixed_shapes(ctx: Context) -> bool:
     """Stop saving, in a loop, a value the adjoint reads only for a shape that is the same on every trip."""
     body = ctx.fn_def.body
     returned = None
-    if ctx.mode in ("grad", "vjp", "pullback") and ctx.module.backend is None:  # as the ranks read callees' (analyse)
+    if ctx.mode in ("grad", "vjp", "pullback"):  # as the ranks read callees' (analyse)
         def returned(op):
             return ctx.module.returned_shape(ctx, op, ctx.analysis.ranks.atom_rank)
     ctx.fn_def = drop_fixed_shape_saves(ctx.fn_def, ctx.adjoint, lambda: FixedShapes(ctx.body, ctx.params, ctx.analysis,
