@@ -43,9 +43,9 @@ from .callees import (call_counts, callee_stacks_per_name, own_stacks, returned_
                       stacks_per_name, unread_parameters)
 from .steps import saves_per_step
 from .lower import lower
-from .refusals import (_ADVICE, _check_integer_arithmetic, _compile_error, _compiler_line, _in_compiler,
-                       _refuse_foreign_calls, _refuse_live_globals, _refuse_recursion, _refuse_squeeze_without_axis,
-                       _where)
+from .refusals import (ADVICE, check_integer_arithmetic, compile_error, compiler_line, in_compiler,
+                       refuse_foreign_calls, refuse_live_globals, refuse_recursion, refuse_squeeze_without_axis,
+                       def_location)
 
 
 def available() -> bool:
@@ -71,7 +71,7 @@ def attach(ctx, generated, strict=True):
 def _numba_module(ctx, generated, strict):
     if not available():
         raise TransformError("backend='numba' needs Numba, which is not installed: pip install 'astgrad[numba]'",
-                             *_where(ctx.fn), "", _ADVICE)
+                             *def_location(ctx.fn), "", ADVICE)
     import numba  # the optional dependency, imported only when a numba gradient is built
     helpers.register()
     module = ctx.module
@@ -79,10 +79,10 @@ def _numba_module(ctx, generated, strict):
     functions = lower(module.functions, namespace, _parameter_gradients(ctx), module.ns.stack, _adjoints(ctx),
                       module.callee_adjoints)
     constants = _numeric_constants(namespace, generated.dependencies)
-    _refuse_live_globals(functions, module, {k: v for k, v in namespace.live.items() if k not in constants})
-    _refuse_squeeze_without_axis(functions, module, namespace)
-    _refuse_foreign_calls(functions, module, namespace)
-    _refuse_recursion(functions, module)
+    refuse_live_globals(functions, module, {k: v for k, v in namespace.live.items() if k not in constants})
+    refuse_squeeze_without_axis(functions, module, namespace)
+    refuse_foreign_calls(functions, module, namespace)
+    refuse_recursion(functions, module)
     pairs = [v[:2] for v in module.variants.values() if isinstance(v, tuple)]
     stack_of, extra = own_stacks(functions, module.ns.stack, pairs)
     stacks_per_name(functions[0], module.ns.stack)
@@ -188,7 +188,7 @@ class _Runner:
             if len(overloads) != known:  # compiled just now (or read from the disk cache), for new argument types
                 try:
                     for dispatcher in [compiled, *self.callees]:
-                        _check_integer_arithmetic(dispatcher, self.generated, self.fn)
+                        check_integer_arithmetic(dispatcher, self.generated, self.fn)
                 except TransformError as refused:
                     self.refusal = refused if self.strict else None
                     raise
@@ -196,15 +196,15 @@ class _Runner:
                     self.saves()
             return result  # Numba's arrays: the entry keeps those only they hold (api._KEEP_NUMBA)
         except (self.refused, TransformError) as exc:  # compiling for these argument types failed
-            error = exc if isinstance(exc, TransformError) else _compile_error(exc, self.generated, self.fn)
+            error = exc if isinstance(exc, TransformError) else compile_error(exc, self.generated, self.fn)
             if self.strict:
                 raise error from None
             _fall_back(error)
             self.fallen_back = True
             return self.generated.numpy.run(*args, **kwargs)
         except Exception as exc:
-            if _in_compiler(exc):  # Numba failed inside its own compiler (an internal assertion): a refusal
-                error = _compile_error(exc, self.generated, self.fn, _compiler_line(exc, self.generated), True)
+            if in_compiler(exc):  # Numba failed inside its own compiler (an internal assertion): a refusal
+                error = compile_error(exc, self.generated, self.fn, compiler_line(exc, self.generated), True)
                 if self.strict:
                     raise error from None
                 _fall_back(error)
@@ -241,7 +241,7 @@ def _numeric_constants(namespace, dependencies) -> dict:
     callables it binds are): rebinding it (``ALPHA = 0.3``) makes the
     gradient transform again, and compile for the new value, at its next
     call.  An array (a weight a training loop updates in place) is not a
-    number: refused (``_refuse_live_globals``).
+    number: refused (``refuse_live_globals``).
     """
     import types
 

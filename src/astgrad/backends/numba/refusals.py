@@ -20,14 +20,14 @@ from ...transform.ir.trees import is_marker
 from ...transform.runtime.origins import origins, user_line
 from . import shaping
 
-_ADVICE = "use backend='numpy', or backend='auto' to fall back to it with a warning"
+ADVICE = "use backend='numpy', or backend='auto' to fall back to it with a warning"
 
 
 #: integer operations whose result can pass 2**63 from small operands (sums need operands near it)
 _GROWING = {"mul", "pow", "lshift", "imul", "ipow", "ilshift"}
 
 
-def _check_integer_arithmetic(compiled, generated, fn) -> None:
+def check_integer_arithmetic(compiled, generated, fn) -> None:
     """Refuse compiled code that multiplies, raises to a power or shifts integers.
 
     Python's integers never overflow and Numba's are 64 bits: ``x * (n * n *
@@ -46,17 +46,17 @@ def _check_integer_arithmetic(compiled, generated, fn) -> None:
                  and isinstance(annotation.typemap.get(stmt.target.name), types.Integer)]
         for lineno in lines:
             origin = user_line(generated, lineno)
-            filename, line, text = origin[:3] if origin else (*_where(fn)[:2], "")
+            filename, line, text = origin[:3] if origin else (*def_location(fn)[:2], "")
             raise TransformError("backend='numba': this line multiplies integers (or raises them to a power), "
                                  "which compiled code does in 64 bits where Python's integers do not "
                                  "overflow", filename, line, len(text) - len(text.lstrip()), text,
-                                 hint=f"write float(n) for an integer that only scales a value, or {_ADVICE}")
+                                 hint=f"write float(n) for an integer that only scales a value, or {ADVICE}")
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
-def _in_compiler(exc) -> bool:
+def in_compiler(exc) -> bool:
     """Whether ``exc`` was raised while Numba compiled (its dispatcher's compile on the traceback), not by the
     compiled code running: machine code raises at the call, with no compiler frame between."""
     tb = exc.__traceback__
@@ -69,7 +69,7 @@ def _in_compiler(exc) -> bool:
     return False
 
 
-def _compiler_line(exc, generated):
+def compiler_line(exc, generated):
     """The generated line Numba's compiler was at when it raised ``exc`` (the innermost frame holding a ``loc``
     in the generated file), or None."""
     found, tb = None, exc.__traceback__
@@ -83,7 +83,7 @@ def _compiler_line(exc, generated):
     return found
 
 
-def _compile_error(exc, generated, fn, lineno=None, internal=False) -> TransformError:
+def compile_error(exc, generated, fn, lineno=None, internal=False) -> TransformError:
     """Numba's compile error as a TransformError at the user's line the failing generated line came from
     (``lineno``, the generated line, where the error's text does not name it; ``internal``, an exception of
     Numba's compiler that is not one of its errors, named by its type)."""
@@ -108,15 +108,15 @@ def _compile_error(exc, generated, fn, lineno=None, internal=False) -> Transform
         message += (" (the values saved on one stack are of different kinds, a number in one loop iteration or call "
                     "and an array in another; Numba's list holds one type)")
     hint = (f"(generated line {lineno}: {generated_line}; the whole module is the gradient's .source)\n"
-            if generated_line else "") + _ADVICE
+            if generated_line else "") + ADVICE
     if origin is None:
-        return TransformError(message, *_where(fn), "", hint)
+        return TransformError(message, *def_location(fn), "", hint)
     filename, line, source_text, _ = origin
     return TransformError(message, filename, line, len(source_text) - len(source_text.lstrip()), source_text,
                           hint=hint)
 
 
-def _refuse_live_globals(functions, module, live) -> None:
+def refuse_live_globals(functions, module, live) -> None:
     """Refuse a module that reads a global's (or closure cell's) value at each call: Numba would freeze it."""
     if not live:
         return
@@ -132,16 +132,16 @@ def _refuse_live_globals(functions, module, live) -> None:
             raise TransformError(f"backend='numba': the gradient reads the global `{user}` when it runs; Numba "
                                  f"would compile in the value it has now and miss later changes", filename, line,
                                  len(text) - len(text.lstrip()), text,
-                                 hint=f"pass `{user}` as an argument of the function, or {_ADVICE}")
+                                 hint=f"pass `{user}` as an argument of the function, or {ADVICE}")
     user = live[sorted(live)[0]][1]
     raise TransformError(f"backend='numba': the gradient reads the global `{user}` when it runs; Numba would "
-                         f"compile in the value it has now", hint=_ADVICE)
+                         f"compile in the value it has now", hint=ADVICE)
 
 
 _BLOCKS = ("body", "orelse", "finalbody", "handlers")
 
 
-def _refuse_squeeze_without_axis(functions, module, namespace) -> None:
+def refuse_squeeze_without_axis(functions, module, namespace) -> None:
     """Refuse ``np.squeeze(x)`` without an axis where it is written: its result's rank depends on ``x``'s lengths.
 
     Numba types every variable with a rank when it compiles, from the
@@ -163,7 +163,7 @@ def _refuse_squeeze_without_axis(functions, module, namespace) -> None:
         raise TransformError("backend='numba' does not compile np.squeeze without an axis: the rank of its result "
                              "depends on which axes have length 1, and Numba fixes every rank when it compiles",
                              filename, line, len(text) - len(text.lstrip()), text,
-                             hint=f"name the axes, as in np.squeeze(x, axis=1) (or write x[:, 0]), or {_ADVICE}")
+                             hint=f"name the axes, as in np.squeeze(x, axis=1) (or write x[:, 0]), or {ADVICE}")
 
 
 #: the packages whose functions compiled code may call: Numba implements numpy's and math's, astgrad's helpers
@@ -171,7 +171,7 @@ def _refuse_squeeze_without_axis(functions, module, namespace) -> None:
 _COMPILED_PACKAGES = frozenset({"numpy", "math", "cmath", "builtins", "astgrad", "numba", "operator"})
 
 
-def _refuse_foreign_calls(functions, module, namespace) -> None:
+def refuse_foreign_calls(functions, module, namespace) -> None:
     """Refuse, at the user's line, a call Numba cannot make from compiled code: a function of a package it
     does not implement (scipy's ``gammaln``, ``norm.cdf``, ``logsumexp``, ``cho_factor``), or a call the
     gradient runs as written (``rng.standard_normal(n)``, a function of the user's it does not differentiate),
@@ -199,11 +199,11 @@ def _refuse_foreign_calls(functions, module, namespace) -> None:
         if reason is None:
             continue
         if origin is None:
-            raise TransformError(f"backend='numba' cannot compile this gradient: {reason[0]}", hint=_ADVICE)
+            raise TransformError(f"backend='numba' cannot compile this gradient: {reason[0]}", hint=ADVICE)
         filename, line, text, _ = origin
         raise TransformError(f"backend='numba' cannot compile the gradient of this line: {reason[0]}", filename,
                              line, len(text) - len(text.lstrip()), text,
-                             hint=f"{reason[1]}, or {_ADVICE}" if reason[1] else _ADVICE)
+                             hint=f"{reason[1]}, or {ADVICE}" if reason[1] else ADVICE)
 
 
 def _package(obj):
@@ -224,7 +224,7 @@ def _dotted(node) -> str:
     return node.id if isinstance(node, gast.Name) else "the function"
 
 
-def _refuse_recursion(functions, module) -> None:
+def refuse_recursion(functions, module) -> None:
     """Refuse a module whose callees call themselves (directly or round a cycle), at the recursive call.
 
     A callee's forward and backward functions are inlined into the entry or
@@ -254,8 +254,8 @@ def _refuse_recursion(functions, module) -> None:
                                  f"`{called[0].split('_', 1)[1]}`): the called functions are compiled with the "
                                  f"gradient, typed from their calls, and a recursive one cannot be", filename, line,
                                  len(text) - len(text.lstrip()), text,
-                                 hint=f"write the recursion as a loop, or {_ADVICE}")
-    raise TransformError("backend='numba' does not compile gradients through recursive calls", hint=_ADVICE)
+                                 hint=f"write the recursion as a loop, or {ADVICE}")
+    raise TransformError("backend='numba' does not compile gradients through recursive calls", hint=ADVICE)
 
 
 def _reachable(calls, start) -> set:
@@ -288,7 +288,7 @@ def _statements(functions) -> list:
     return out
 
 
-def _where(fn) -> tuple[str, int, int]:
+def def_location(fn) -> tuple[str, int, int]:
     """File, first line and column 0 of ``fn``'s ``def``."""
     code = fn.__code__
     return code.co_filename, code.co_firstlineno, 0
