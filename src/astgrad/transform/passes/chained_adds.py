@@ -182,17 +182,6 @@ class _Runs(_Walk):
             return None
         return add
 
-    def added(self, stmt):
-        """``(d, g, s, i)`` of ``d = add_at(d, g, s, i)`` with ``s`` a name, ``g`` any expression; else None."""
-        if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)
-                and isinstance(stmt.value, gast.Call) and not stmt.value.keywords and len(stmt.value.args) == 4
-                and _callee(stmt.value.func, self.ns) is runtime.add_at):
-            return None
-        d, (total, g, s, i) = stmt.targets[0].id, stmt.value.args
-        if not (isinstance(total, gast.Name) and total.id == d and isinstance(s, gast.Name)):
-            return None
-        return d, g, s.id, i
-
     def rewritten(self, stmt, flag, s, checker) -> list:
         """``if flag and type(g) is float64: d[i] += g`` else ``stmt`` and the flag tested again (``g`` bound to a
         name first where it is an expression, ``dt16 + dt10``, so it is computed once, as before)."""

@@ -126,15 +126,23 @@ class _Walk:
 
     def add_at(self, stmt):
         """``(d, g, s, i)`` of ``d = add_at(d, g, s, i)`` with ``g`` and ``s`` names; else None."""
+        parts = self.added(stmt)
+        if parts is None or not isinstance(parts[1], gast.Name):
+            return None
+        d, g, s, i = parts
+        return d, g.id, s, i
+
+    def added(self, stmt):
+        """``(d, g, s, i)`` of ``d = add_at(d, g, s, i)`` with ``s`` a name, ``g`` any expression (its node);
+        else None."""
         if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)
                 and isinstance(stmt.value, gast.Call) and not stmt.value.keywords and len(stmt.value.args) == 4
                 and _callee(stmt.value.func, self.ns) is runtime.add_at):
             return None
         d, (total, g, s, i) = stmt.targets[0].id, stmt.value.args
-        if not (isinstance(total, gast.Name) and total.id == d and isinstance(g, gast.Name)
-                and isinstance(s, gast.Name)):
+        if not (isinstance(total, gast.Name) and total.id == d and isinstance(s, gast.Name)):
             return None
-        return d, g.id, s.id, i
+        return d, g, s.id, i
 
     def one_place(self, index, d) -> bool:
         """Whether ``index`` is surely an integer: a literal int or a name of rank 0 holding integers."""
