@@ -434,9 +434,8 @@ def _without(stmts, ids) -> list:
     for stmt in stmts:
         if id(stmt) in ids:
             continue
-        for field in ("body", "orelse"):
-            if isinstance(getattr(stmt, field, None), list) and getattr(stmt, field):
-                setattr(stmt, field, _filled(_without(getattr(stmt, field), ids)))
+        for _, field, inside in compat.own_blocks(stmt):
+            setattr(stmt, field, _filled(_without(inside, ids)))
         out.append(stmt)
     return out
 

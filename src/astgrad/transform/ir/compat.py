@@ -126,6 +126,27 @@ def walk(node):
 _AST = gast.AST
 
 
+def statement_blocks(tree):
+    """``(node, field, statements)`` for each non-empty statement list in ``tree``, a ``body`` or an ``orelse``
+    (not a Lambda's or an IfExp's expression), outermost first.
+
+    Each list is read when its turn comes, so a caller may replace one
+    (``setattr(node, field, new)``) or rewrite the statements of an outer
+    block before an inner block is reached: the nodes are those of the
+    tree as it was at the start.
+    """
+    for node in walk(tree):
+        yield from own_blocks(node)
+
+
+def own_blocks(node):
+    """``(node, field, statements)`` for each non-empty statement list of ``node`` itself: its body, its orelse."""
+    for field in ("body", "orelse"):
+        stmts = getattr(node, field, None)
+        if stmts.__class__ is list and stmts and isinstance(stmts[0], gast.stmt):
+            yield node, field, stmts
+
+
 def clone(node):
     """A deep copy of a tree (nodes and lists; leaves such as names and constants are immutable)."""
     if isinstance(node, list):

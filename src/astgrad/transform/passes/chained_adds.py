@@ -91,10 +91,8 @@ class _Runs(_Walk):
         while k < len(stmts):
             stmt = stmts[k]
             inner = bound - _unbound(stmt)
-            for field in ("body", "orelse"):
-                inside = getattr(stmt, field, None)
-                if isinstance(inside, list) and inside and isinstance(inside[0], gast.stmt):
-                    self.block(inside, inner | _loop_target(stmt, field))
+            for _, field, inside in compat.own_blocks(stmt):
+                self.block(inside, inner | _loop_target(stmt, field))
             bound = (bound - _unbound(stmt)) | _binds(stmt)
             for d in sorted(_surely_bound(stmt)):
                 k += self.run(stmts, k, d, bound)

@@ -56,9 +56,8 @@ def drop_saves_of(fn_def, names):
         for s in stmts:
             if not keep(s):
                 continue
-            for field in ("body", "orelse"):
-                if isinstance(getattr(s, field, None), list) and getattr(s, field):
-                    setattr(s, field, sweep(getattr(s, field)) or [compat.make("Pass")])
+            for _, field, inside in compat.own_blocks(s):
+                setattr(s, field, sweep(inside) or [compat.make("Pass")])
             out.append(s)
         return out
     fn_def.body = sweep(fn_def.body)
@@ -203,9 +202,8 @@ def propagate_copies(fn_def, candidates):
         i = 0
         while i < len(out):
             s = out[i]
-            for field in ("body", "orelse"):
-                if isinstance(getattr(s, field, None), list) and getattr(s, field):
-                    setattr(s, field, block(getattr(s, field)))
+            for _, field, inside in compat.own_blocks(s):
+                setattr(s, field, block(inside))
             copy = _copy_of(s)
             if copy is not None and copy[0] in candidates and stores.get(copy[0]) == 2 and copy[0] != copy[1] \
                     and (moved := _rebinds_from(out[i + 1:i + 2], *copy)):  # a = b; a = f(a) becomes a = f(b)

@@ -96,10 +96,8 @@ def before_loops(stmts, bound, inserted) -> None:
             k += len(added)
             bound = bound | {a.targets[0].id for a in added if isinstance(a, gast.Assign)}
         inner = bound - _unbound(stmt)
-        for field in ("body", "orelse"):
-            inside = getattr(stmt, field, None)
-            if isinstance(inside, list) and inside and isinstance(inside[0], gast.stmt):
-                before_loops(inside, inner, inserted)
+        for _, _, inside in compat.own_blocks(stmt):
+            before_loops(inside, inner, inserted)
         bound = (bound - _unbound(stmt)) | _binds(stmt)
         k += 1
 

@@ -46,13 +46,10 @@ def pass_items_through(fn_def, ns) -> bool:
     first statement goes too, and ``g`` is read through (cleanup.propagate_copies).
     """
     copies: set[str] = set()
-    for node in list(compat.walk(fn_def)):
-        for field in ("body", "orelse"):
-            stmts = getattr(node, field, None)
-            if isinstance(stmts, list) and stmts and isinstance(stmts[0], gast.stmt):
-                kept = _through(stmts, ns, copies)
-                if kept is not stmts:
-                    setattr(node, field, kept)
+    for node, field, stmts in compat.statement_blocks(fn_def):
+        kept = _through(stmts, ns, copies)
+        if kept is not stmts:
+            setattr(node, field, kept)
     if copies:
         propagate_copies(fn_def, copies)
     return bool(copies)

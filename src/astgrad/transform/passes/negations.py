@@ -71,11 +71,8 @@ def fold_negations(fn_def, ns) -> bool:
                     inner.left = negated.operand
                 node.op = gast.Sub()
                 changed = True
-    for node in list(compat.walk(fn_def)):
-        for field in ("body", "orelse"):
-            stmts = getattr(node, field, None)
-            if isinstance(stmts, list) and stmts and isinstance(stmts[0], gast.stmt):
-                changed |= _block(stmts, fn_def, floats, ns)
+    for _, _, stmts in compat.statement_blocks(fn_def):
+        changed |= _block(stmts, fn_def, floats, ns)
     return changed
 
 

@@ -100,10 +100,8 @@ def unpack_number_items(fn_def, ns) -> bool:
         k = 0
         while k < len(stmts):
             stmt = stmts[k]
-            for field in ("body", "orelse"):
-                inside = getattr(stmt, field, None)
-                if isinstance(inside, list) and inside and isinstance(inside[0], gast.stmt):
-                    block(inside)
+            for _, _, inside in compat.own_blocks(stmt):
+                block(inside)
             found = _cut(stmt, ns)
             if found is not None:
                 t, g, count = found
@@ -165,9 +163,7 @@ def _without_empty_deletes(stmts):
     for stmt in stmts:
         if isinstance(stmt, gast.Delete) and not stmt.targets:
             continue
-        for field in ("body", "orelse"):
-            inside = getattr(stmt, field, None)
-            if isinstance(inside, list) and inside and isinstance(inside[0], gast.stmt):
-                setattr(stmt, field, _without_empty_deletes(inside) or [compat.make("Pass")])
+        for _, field, inside in compat.own_blocks(stmt):
+            setattr(stmt, field, _without_empty_deletes(inside) or [compat.make("Pass")])
         out.append(stmt)
     return out

@@ -49,13 +49,10 @@ from .item_updates import _names
 def sum_scatters(fn_def, ns) -> bool:
     """Merge every such pair in ``fn_def``'s blocks; whether any was."""
     merged: list = []  # (block, the merged statement) for each merge
-    for node in list(compat.walk(fn_def)):
-        for field in ("body", "orelse"):
-            stmts = getattr(node, field, None)
-            if isinstance(stmts, list) and stmts and isinstance(stmts[0], gast.stmt):
-                kept = _block(stmts, ns, merged)
-                if kept is not stmts:
-                    setattr(node, field, kept)
+    for node, field, stmts in compat.statement_blocks(fn_def):
+        kept = _block(stmts, ns, merged)
+        if kept is not stmts:
+            setattr(node, field, kept)
     if not merged:
         return False
     reads = Counter(n.id for n in compat.walk(fn_def) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load))

@@ -51,11 +51,8 @@ _READERS = (runtime.shape, runtime.unbroadcast, runtime.summed)
 def share_products(fn_def, ns, names) -> bool:
     """Compute each such product once in ``fn_def``'s blocks (in place); whether any was."""
     changed = False
-    for node in list(compat.walk(fn_def)):
-        for field in ("body", "orelse"):
-            stmts = getattr(node, field, None)
-            if isinstance(stmts, list) and stmts and isinstance(stmts[0], gast.stmt):
-                changed |= _block(stmts, ns, names)
+    for _, _, stmts in compat.statement_blocks(fn_def):
+        changed |= _block(stmts, ns, names)
     return changed
 
 

@@ -39,11 +39,8 @@ from .written_items import _literal_places
 def share_slice_views(fn_def, ns, temps) -> bool:
     """Rewrite every such read in ``fn_def``'s blocks; whether any was."""
     shared: list = []  # (block, t4 = t1) for each read rewritten
-    for node in list(compat.walk(fn_def)):
-        for field in ("body", "orelse"):
-            stmts = getattr(node, field, None)
-            if isinstance(stmts, list) and stmts and isinstance(stmts[0], gast.stmt):
-                _block(stmts, ns, temps, shared)
+    for _, _, stmts in compat.statement_blocks(fn_def):
+        _block(stmts, ns, temps, shared)
     if not shared:
         return False
     stores: Counter = Counter()

@@ -281,9 +281,8 @@ def _folded_guards(stmts, kinds, ns):
     out = []
     for s in stmts:
         known = kinds.get(id(s))
-        for field in ("body", "orelse"):
-            if isinstance(getattr(s, field, None), list) and getattr(s, field):
-                setattr(s, field, _folded_guards(getattr(s, field), kinds, ns) or [compat.make("Pass")])
+        for _, field, inside in compat.own_blocks(s):
+            setattr(s, field, _folded_guards(inside, kinds, ns) or [compat.make("Pass")])
         if known is None or not isinstance(s, (gast.Assign, gast.Expr)):
             out.append(s)
             continue

@@ -40,11 +40,8 @@ def select_products(fn_def, shapes, ns) -> bool:
     """
     made: dict = {}  # id(m = unselected(...)) -> (m, (id(w = np.where(...)), w)), for every mask matched
     changed = False
-    for node in list(compat.walk(fn_def)):
-        for field in ("body", "orelse"):
-            stmts = getattr(node, field, None)
-            if isinstance(stmts, list) and stmts and isinstance(stmts[0], gast.stmt):
-                changed |= _block(stmts, shapes, ns, made)
+    for _, _, stmts in compat.statement_blocks(fn_def):
+        changed |= _block(stmts, shapes, ns, made)
     if not changed:
         return False
     unread = _unread(fn_def, {key: m for key, (m, _) in made.items()})
@@ -60,11 +57,9 @@ def _unread(fn_def, made) -> set:
 
 
 def _drop(fn_def, unread) -> None:
-    for node in list(compat.walk(fn_def)):
-        for field in ("body", "orelse"):
-            stmts = getattr(node, field, None)
-            if isinstance(stmts, list) and any(id(s) in unread for s in stmts):
-                setattr(node, field, [s for s in stmts if id(s) not in unread] or [compat.make("Pass")])
+    for node, field, stmts in compat.statement_blocks(fn_def):
+        if any(id(s) in unread for s in stmts):
+            setattr(node, field, [s for s in stmts if id(s) not in unread] or [compat.make("Pass")])
 
 
 def _block(stmts, shapes, ns, made) -> bool:

@@ -75,20 +75,16 @@ def _pairs(fn_def, ns) -> dict:
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
             loads[n.id] = loads.get(n.id, 0) + 1
     found: dict = {}
-    for node in compat.walk(fn_def):
-        for field in ("body", "orelse"):
-            stmts = getattr(node, field, None)
-            if not isinstance(stmts, list):
+    for _, _, stmts in compat.statement_blocks(fn_def):
+        for first, second in zip(stmts, stmts[1:]):
+            call = _setitem_call(first, ns)
+            if call is None or not (isinstance(second, gast.Assign) and len(second.targets) == 1
+                                    and isinstance(second.targets[0], gast.Name)
+                                    and isinstance(second.value, gast.Name)):
                 continue
-            for first, second in zip(stmts, stmts[1:]):
-                call = _setitem_call(first, ns)
-                if call is None or not (isinstance(second, gast.Assign) and len(second.targets) == 1
-                                        and isinstance(second.targets[0], gast.Name)
-                                        and isinstance(second.value, gast.Name)):
-                    continue
-                target, array = first.targets[0].id, call.args[0].id
-                if second.value.id == target and second.targets[0].id == array and loads.get(target) == 1:
-                    found.setdefault(array, []).append(call)
+            target, array = first.targets[0].id, call.args[0].id
+            if second.value.id == target and second.targets[0].id == array and loads.get(target) == 1:
+                found.setdefault(array, []).append(call)
     return found
 
 
