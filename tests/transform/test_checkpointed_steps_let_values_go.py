@@ -98,6 +98,24 @@ def read_by_a_closure_plain(x, p, n, s):
     return np.sum(x * x) + np.sum(twice() * x)
 
 
+def called_later_in_the_step(x, p, n, s):
+    for _ in astgrad.checkpointed(range(n), snapshots=s):
+        z = np.tanh(x * p)
+        scaled = lambda w: w * z  # noqa: E731  (reads z when called, after z's last read by name)
+        y = x * 0.5
+        x = x + 0.1 * scaled(y)
+    return np.sum(x * x)
+
+
+def called_later_in_the_step_plain(x, p, n, s):
+    for _ in range(n):
+        z = np.tanh(x * p)
+        scaled = lambda w: w * z  # noqa: E731
+        y = x * 0.5
+        x = x + 0.1 * scaled(y)
+    return np.sum(x * x)
+
+
 def unneeded_loop(x, p, n, s):
     c = 0.0
     for i in astgrad.checkpointed(range(n), snapshots=s):  # nothing of it reaches the gradient: run as written
@@ -132,13 +150,58 @@ def read_before_plain(x, p, n, s):
     return np.sum(x * x) + np.sum(w * w)
 
 
+def shape_read(x, p, n, s):
+    y = np.sin(x)
+    w = y * p  # its adjoint reads the y of before the loop
+    for _ in astgrad.checkpointed(range(n), snapshots=s):
+        y = x[:, None] * 0.9  # each step's adjoint reads only its shape (y + p broadcasts): its saves, shapes
+        x = x + 0.1 * np.sum(np.tanh(y + p), axis=1)
+    return np.sum(x * x) + np.sum(w * w)
+
+
+def shape_read_segments(x, p, n, s):
+    y = np.sin(x)
+    w = y * p
+    for _ in astgrad.checkpointed(range(n)):
+        y = x[:, None] * 0.9
+        x = x + 0.1 * np.sum(np.tanh(y + p), axis=1)
+    return np.sum(x * x) + np.sum(w * w)
+
+
+def shape_read_plain(x, p, n, s):
+    y = np.sin(x)
+    w = y * p
+    for _ in range(n):
+        y = x[:, None] * 0.9
+        x = x + 0.1 * np.sum(np.tanh(y + p), axis=1)
+    return np.sum(x * x) + np.sum(w * w)
+
+
+def state_read_before(x, p, n, s):
+    w = np.sin(x) * p  # its adjoint reads the x of before the loop, the loop's state, popped last
+    for _ in astgrad.checkpointed(range(n)):
+        x = x + 0.1 * np.tanh(x * p)
+    return np.sum(x * x) + np.sum(w * w)
+
+
+def state_read_before_plain(x, p, n, s):
+    w = np.sin(x) * p
+    for _ in range(n):
+        x = x + 0.1 * np.tanh(x * p)
+    return np.sum(x * x) + np.sum(w * w)
+
+
 PAIRS = [(read_after, read_after_plain), (read_after_segments, read_after_plain),
-         (read_by_a_closure, read_by_a_closure_plain), (unneeded_loop, unneeded_loop_plain),
-         (read_before, read_before_plain)]
+         (read_by_a_closure, read_by_a_closure_plain), (called_later_in_the_step, called_later_in_the_step_plain),
+         (unneeded_loop, unneeded_loop_plain),
+         (read_before, read_before_plain), (shape_read, shape_read_plain), (shape_read_segments, shape_read_plain),
+         (state_read_before, state_read_before_plain)]
 
 
 @pytest.mark.parametrize("marked, plain", PAIRS, ids=[m.__name__ for m, _ in PAIRS])
 def test_a_value_read_after_the_step_is_kept(marked, plain):
+    """And a step's saves keep what its adjoint reads: a value read only for its shape keeps its shape, and the
+    value from before the loop comes back whole for the adjoint of the code before it."""
     got, want = astgrad.grad(marked, wrt=(0, 1)), astgrad.grad(plain, wrt=(0, 1))
     for n, s in ((1, 2), (7, 2), (13, 3)):
         for g, w in zip(got(X.copy(), P.copy(), n, s), want(X.copy(), P.copy(), n, s)):

@@ -47,7 +47,8 @@ from ..front import primitives
 from ..ir import compat
 from ..ir.compat import gast
 from ..ir.nodes import Break, For, If, Op, Raw, While, atom_names, op_reads, walk_ops, walk_statements
-from ..ir.tagged import pop, push, pushed
+from ..ir.tagged import pop, popped_into, push, pushed, shape_of
+from .. import runtime
 from ..runtime import caller_state, checkpoints, reruns
 from ..runtime.origins import ORIGIN, with_origin
 
@@ -93,7 +94,8 @@ def adjoint(rev, s, live):
     before, body = rev.loop_body(s.body, live)
     parts, states, part, k = (names.fresh(n) for n in ("_segments", "_states", "_segment", "_k"))
     inner = dataclasses.replace(s, iter=compat.name(part), every=None)
-    rerun = _released_steps(rev.primal_for(inner), _written(rev, s, state) - _names_in(body))
+    rerun, body = _saves_read(rev, rev.primal_for(inner), body, state, s.target)
+    rerun = _released_steps(rerun, _releasable(rev, s, state) - _names_in(body))
     steps = compat.call(compat.name(ns.bind(reversed, "reversed")), [compat.name(part)])
     back = [compat.for_stmt(s.target, steps, body)]
     if s.target in rev.an.saved:
@@ -128,13 +130,14 @@ def binomial_adjoint(rev, s, live):
     task = forget + [compat.assign(list(state), restore) if state else compat.expr_stmt(restore)]
     store = compat.expr_stmt(compat.call(compat.attr(compat.name(states), "append"),
                                          [rev.kept([compat.name(v) for v in state])]))
-    advance = compat.for_stmt(s.target, compat.name(run), released(plain(rev, s.body), _written(rev, s, state))
+    advance = compat.for_stmt(s.target, compat.name(run), released(plain(rev, s.body), _releasable(rev, s, state))
                               or [compat.make("Pass")])
     task.append(_for_each((run, keep), compat.name(runs), [advance, compat.if_stmt(compat.name(keep), [store])]))
     task.append(compat.assign(part, compat.make("List", elts=[compat.name(step)], ctx=gast.Load())))
-    unread = _written(rev, s, state) - _names_in(body)  # what the step computes that its adjoint does not read
-    task += _released_steps(rev.primal_for(dataclasses.replace(s, iter=compat.name(part), every=None,
-                                                               snapshots=None)), unread)
+    rerun, body = _saves_read(rev, rev.primal_for(dataclasses.replace(s, iter=compat.name(part), every=None,
+                                                                       snapshots=None)), body, state, s.target)
+    # what the step computes that its adjoint does not read: let go as the step passes it
+    task += _released_steps(rerun, _releasable(rev, s, state) - _names_in(body))
     # the step's adjoint's own names too (dt1 = ...: held, dead, from the last step's adjoint through the runs)
     dead = _set_first(body) - _names_in(task) - set(state) - {s.target}
     steps = compat.call(compat.name(ns.bind(reversed, "reversed")), [compat.name(part)])
@@ -188,23 +191,31 @@ def _written(rev, s, state) -> set:
     return written & rev.an.locals - set(state) - {s.target}
 
 
+def _releasable(rev, s, state) -> set:
+    """The names ``_written`` gives that no closure or generator reads (a lambda made in the step may be called
+    after the step's last read of a name it reads) and no statement kept as written names: a step may let
+    them go once it has read them (``released``) if nothing after the step reads them."""
+    captured = set()
+    for x in _walk(rev.plan.body):
+        if isinstance(x, Op):
+            deferred = [n for n in compat.walk(x.expr) if isinstance(n, _DEFERRED)]
+            captured |= {n.id for d in deferred for n in compat.walk(d) if isinstance(n, gast.Name)}
+        elif isinstance(x, Raw):
+            captured |= _names_in([x.stmt] + ([x.adjoint] if x.adjoint is not None else []))
+    return _written(rev, s, state) - captured
+
+
 def _dead_after_steps(rev, s) -> set:
-    """The names ``_written`` gives that nothing outside the loop names (the code after it, its adjoint, the
-    value returned) and no closure, generator or statement kept as written reads: the forward sweep's values
-    of them are dead once the step that made them has read them."""
+    """The names ``_releasable`` gives that nothing outside the loop names (the code after it, its adjoint, the
+    value returned): the forward sweep's values of them are dead once the step that made them has read them."""
     state, _ = loop_state(rev, s)
     inside = {id(x) for x in _walk(s.body)}
     named = set(atom_names(rev.plan.ret)) | set(atom_names(rev.plan.pair))
     for x in _walk(rev.plan.body):
-        if isinstance(x, Op):
-            deferred = [n for n in compat.walk(x.expr) if isinstance(n, _DEFERRED)]
-            named |= {n.id for d in deferred for n in compat.walk(d) if isinstance(n, gast.Name)}
-        if isinstance(x, Raw):
-            named |= _names_in([x.stmt] + ([x.adjoint] if x.adjoint is not None else []))
-        elif id(x) not in inside and x is not s:
+        if id(x) not in inside and x is not s:
             named |= _statement_names(x)
     named |= set(atom_names(s.iter)) | set(atom_names(s.every)) | set(atom_names(s.snapshots))
-    return _written(rev, s, state) - named
+    return _releasable(rev, s, state) - named
 
 
 #: expressions whose names are read later than where they stand, or in a scope of their own
@@ -245,6 +256,54 @@ def released(stmts, names) -> list:
             out += _cleared(pending)
             pending = set()
     return out + _cleared(pending)
+
+
+def _saves_read(rev, stmts, body, state, target) -> tuple[list, list]:
+    """``stmts`` (a step run again with its saves) and its adjoint ``body`` saving only what ``body`` reads:
+    no push nor pop of a name ``body`` pops but never reads, ``only_shape(t)`` pushed for a name it reads
+    only as ``shape(t)``.  passes/cleanup.py's drop_unread_saves and passes/unused.py's shapes_on_stack do
+    so for a loop's saves, but they read the step run again as adjoint code, which reads ``t`` whole.  Not
+    for the loop's state (the name popped last holds the value from before the loop, which the adjoint of
+    the code before it may read) nor its ``target``: the other names the body writes come back from before
+    the loop (``entry``), and until then a popped ``t`` is read only as its shape, pushed again or bound
+    anew."""
+    shape_fn = rev.ns.helper(runtime.shape)
+    as_shape: set = set()
+    whole: set = set()
+    popped: set = set()
+    for st in body:
+        inside = {id(n.args[0]) for n in compat.walk(st) if isinstance(n, gast.Call) and isinstance(n.func, gast.Name)
+                  and n.func.id == shape_fn and len(n.args) == 1 and not n.keywords
+                  and isinstance(n.args[0], gast.Name)}
+        for n in compat.walk(st):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+                (as_shape if id(n) in inside else whole).add(n.id)
+            popped.add(popped_into(n))
+    mine = set(state) | {target, None}
+    unread = popped - as_shape - whole - mine
+    only = as_shape - whole - mine
+    keep = rev.ns.helper(runtime.only_shape)
+    for st in stmts:
+        for n in compat.walk(st):
+            value = pushed(n)
+            if isinstance(value, gast.Name) and value.id in only:
+                n.value.args = [shape_of(keep, value)]
+    return _without_saves(stmts, unread), _without_saves(body, unread)
+
+
+def _without_saves(stmts, names) -> list:
+    """``stmts`` without the pushes of ``names`` and the pops into them, in every block."""
+    out = []
+    for st in stmts:
+        value = pushed(st)
+        if popped_into(st) in names or isinstance(value, gast.Name) and value.id in names:
+            continue
+        for field in ("body", "orelse"):
+            inner = getattr(st, field, None)
+            if isinstance(inner, list) and inner:
+                setattr(st, field, _without_saves(inner, names) or [compat.make("Pass")])
+        out.append(st)
+    return out
 
 
 def _views(stmts) -> set:
