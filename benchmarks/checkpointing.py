@@ -28,7 +28,7 @@ source: the primal's peak, the unmarked gradient's and the marked one's
 for each s, each over the primal's, and each gradient's time over the
 unmarked gradient's, side by side in the same rounds.
 
-    python benchmarks/checkpointing.py --stencils --snapshots 2 3 4 --repeat 5
+    python benchmarks/checkpointing.py --stencils --snapshots 2 3 4 --repeat 5 --cpu-time
 """
 
 from __future__ import annotations
@@ -122,26 +122,45 @@ def burgers_checkpointed(nu, u0, dx, dt, steps, s):
 STENCILS = {"S1": heat_checkpointed, "S4": wave_checkpointed, "S14": burgers_checkpointed}
 
 
+def stencil_calls(key, snapshots, size="full", programs=None):
+    """``{"primal": ..., "gradient": ..., "snapshots=s": ...}``: calls of the stencil ``key`` (scientific.py's
+    inputs of ``size``; ``programs``: its PROGRAMS, imported when None), each marked gradient checked against
+    the unmarked one (rtol 1e-12) first."""
+    if programs is None:
+        sys.path.insert(0, str(HERE))
+        import scientific
+        programs = scientific.PROGRAMS
+    program = programs[key]
+    args = program.make_inputs(size)
+    plain = astgrad.grad(program.fn, wrt=program.wrt)
+    calls = {"primal": functools.partial(program.fn, *args), "gradient": functools.partial(plain, *args)}
+    want = plain(*args)
+    for s in snapshots:
+        g = astgrad.grad(STENCILS[key], wrt=program.wrt)
+        call = calls[f"snapshots={s}"] = functools.partial(g, *args, s)
+        for a, b in zip(call(), want):
+            if not np.allclose(a, b, rtol=1e-12, atol=0):
+                sys.exit(f"{key} with snapshots={s} differs from the unmarked gradient")
+    for call in calls.values():  # warm: a second call may make a variant specialised on what the first saw
+        call()
+    return calls
+
+
+def stencil_peaks(key, snapshots, size="full", programs=None):
+    """The peak memory of each of ``stencil_calls`` (bytes, as scientific.py measures: run.peak_memory)."""
+    sys.path.insert(0, str(HERE))
+    import run
+    return {name: run.peak_memory(call) for name, call in stencil_calls(key, snapshots, size, programs).items()}
+
+
 def measure_stencils(snapshots=(2, 3, 4), repeat=3):
     """``[(key, system, peak / primal's, seconds / the unmarked gradient's)]``; each marked gradient checked
     against the unmarked one (rtol 1e-12) first."""
     sys.path.insert(0, str(HERE))
     import run
-    import scientific
     out = []
-    for key, marked in STENCILS.items():
-        program = scientific.PROGRAMS[key]
-        args = program.make_inputs("full")
-        plain = astgrad.grad(program.fn, wrt=program.wrt)
-        calls = {"primal": functools.partial(program.fn, *args), "gradient": functools.partial(plain, *args)}
-        want = plain(*args)
-        for s in snapshots:
-            g = astgrad.grad(marked, wrt=program.wrt)
-            call = calls[f"snapshots={s}"] = functools.partial(g, *args, s)
-            for a, b in zip(call(), want):
-                if not np.allclose(a, b, rtol=1e-12, atol=0):
-                    sys.exit(f"{key} with snapshots={s} differs from the unmarked gradient")
-        calls["primal"]()
+    for key in STENCILS:
+        calls = stencil_calls(key, snapshots)
         peaks = {name: run.peak_memory(call) for name, call in calls.items()}  # as scientific.py measures
         best = {name: math.inf for name in calls}
         for _ in range(repeat):
@@ -175,12 +194,16 @@ def peak_bytes(run) -> int:
     return peak - before
 
 
+#: the clock of every timed call: wall time, or with --cpu-time the process's CPU time
+_clock = time.perf_counter
+
+
 def best_seconds(run, repeat) -> float:
     times = []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start = _clock()
         run()
-        times.append(time.perf_counter() - start)
+        times.append(_clock() - start)
     return min(times)
 
 
@@ -219,7 +242,11 @@ def main(argv=None):
     parser.add_argument("--only", nargs="+", help="the systems to measure (by name); saved twins are added")
     parser.add_argument("--stencils", action="store_true", help="S1, S4 and S14 marked with snapshots=s instead")
     parser.add_argument("--snapshots", type=int, nargs="+", default=[2, 3, 4], help="the s of --stencils")
+    parser.add_argument("--cpu-time", action="store_true", help="time by the process's CPU time, not wall time "
+                        "(on a machine others load)")
     options = parser.parse_args(argv)
+    global _clock
+    _clock = time.process_time if options.cpu_time else time.perf_counter
     if options.stencils:
         print("| program | system | peak / primal's | time / unmarked gradient's |")
         print("|---|---|---|---|")

@@ -35,9 +35,13 @@ reason, not timed.  The systems beside the primal and ``astgrad.grad``:
 
 After the times, the peak memory of one call of each system (tracemalloc;
 jax.jit's buffers are XLA's, not Python's, and are not measured) and issue
-32's targets, each met or not with its numbers.
+32's targets, each met or not with its numbers.  With ``--snapshots 2 3 4``,
+also the stencils' (S1, S4, S14) peak memory with their loop marked
+``astgrad.checkpointed(range(steps), snapshots=s)`` (checkpointing.py's
+copies, each gradient checked against the unmarked one) beside the unmarked
+gradient's, and the memory target for each s.
 
-Usage: ``python benchmarks/scientific.py [--quick] [--repeat 9] [--cpu-time] [--only S1,S11] [--no-fresh]``
+Usage: ``python benchmarks/scientific.py [--quick] [--repeat 9] [--cpu-time] [--only S1,S11] [--no-fresh] [--snapshots 2]``
 or ``python benchmarks/run.py --scientific``.
 """
 
@@ -747,6 +751,9 @@ def main(argv=None):
     parser.add_argument("--no-fresh", action="store_true",
                         help="report the Numba first calls made in this process, not each in a new process")
     parser.add_argument("--first-call", metavar="KEY", help=argparse.SUPPRESS)  # the new process's part
+    parser.add_argument("--snapshots", type=int, nargs="*", default=[],
+                        help="also the stencils' gradient memory with the loop marked checkpointed(range(steps), "
+                             "snapshots=s), for each s given (checkpointing.py's copies)")
     options = parser.parse_args(argv)
     size = "test" if options.quick else "full"
     if options.first_call:
@@ -815,8 +822,35 @@ def main(argv=None):
                                                                 f" ({_ratio(peak[name] / max(peak['primal'], 1))})")
             for name in memory_columns) + " |")
     print("\njax.jit's memory is not comparable: XLA's buffers are not Python allocations, tracemalloc sees none.\n")
-    for line in targets(results, keys):
+    marked = _marked_memory(keys, options.snapshots, size)
+    for line in targets(results, keys) + marked:
         print(line)
+
+
+def _marked_memory(keys, snapshots, size) -> list:
+    """The stencils' peak memory with the loop marked ``checkpointed(range(steps), snapshots=s)`` beside the
+    unmarked gradient's, printed as a table; the lines of the target it meets or not (none without
+    ``snapshots``)."""
+    stencils = [k for k in STENCILS if k in keys]
+    if not snapshots or not stencils:
+        return []
+    import checkpointing  # its marked copies of S1, S4 and S14, each checked against the unmarked gradient
+    names = ["gradient"] + [f"snapshots={s}" for s in snapshots]
+    print("## The stencils' peak memory with the loop marked `astgrad.checkpointed(range(steps), snapshots=s)` "
+          "(ratio to the primal)\n")
+    print("| program | primal | unmarked gradient | " + " | ".join(names[1:]) + " |")
+    print("|---" * (len(names) + 2) + "|")
+    worst = {s: {} for s in snapshots}
+    for key in stencils:
+        peak = checkpointing.stencil_peaks(key, snapshots, size, PROGRAMS)
+        print(f"| {key} | {_bytes(peak['primal'])} | " + " | ".join(
+            f"{_bytes(peak[n])} ({_ratio(peak[n] / max(peak['primal'], 1))})" for n in names) + " |")
+        for s in snapshots:
+            worst[s][key] = peak[f"snapshots={s}"] / max(peak["primal"], 1)
+    print()
+    return [f"* peak memory of one gradient <= 4x the primal's on the stencils, loop marked with snapshots={s}: "
+            + ", ".join(f"{k} {r:.2f}x" for k, r in by_key.items())
+            + (": met" if all(r <= 4 for r in by_key.values()) else ": not met") for s, by_key in worst.items()]
 
 
 if __name__ == "__main__":

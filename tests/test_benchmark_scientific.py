@@ -138,6 +138,18 @@ def test_a_first_call_is_measured_in_a_new_process():
     times = scientific.fresh_first_call("S12", "test")
     assert isinstance(times, tuple) and len(times) == 2 and all(t > 0 for t in times), times
 
+def test_the_stencils_memory_with_the_loop_marked_is_reported_beside_the_unmarked(capsys):
+    """``--snapshots 2``: checkpointing.py's marked copies, checked against the unmarked gradient, measured as
+    the suite measures (S1 and S14 at the test sizes: about 2.6x and 3.4x the primal's peak)."""
+    lines = scientific._marked_memory(["S1", "S2", "S14"], [2], "test")
+    table = capsys.readouterr().out
+    assert "| program | primal | unmarked gradient | snapshots=2 |" in table
+    assert "| S1 |" in table and "| S14 |" in table and "| S2 |" not in table
+    assert len(lines) == 1 and lines[0].startswith("* peak memory of one gradient <= 4x the primal's on the "
+                                                   "stencils, loop marked with snapshots=2: S1 ")
+    assert lines[0].endswith(": met"), lines[0]
+    assert scientific._marked_memory(["S1"], [], "test") == []
+
 
 def test_a_peer_off_in_the_seventh_digit_is_not_timed(monkeypatch):
     def wrong(program, args, _):

@@ -210,6 +210,12 @@ def _split(length: int, c: int, t: int) -> int:
     return max(1, min(_beta(c, t - 1), length - _beta(c - 1, t - 1)))
 
 
+def backward(schedule: Binomial):
+    """``schedule.backward()``, called as a function of astgrad's own: generated code calling a method of an
+    object would run under the run-time net (net.py), which holds the arguments' arrays for nothing here."""
+    return schedule.backward()
+
+
 def binomial(iterable, every, snapshots):
     """The schedule of a loop marked ``checkpointed(iterable, snapshots=s)`` (``every`` must be None)."""
     _check_every(every, snapshots)
