@@ -137,3 +137,38 @@ def test_a_proof_that_failed_after_all_is_an_error_not_a_wrong_number(compiled):
         proven(np.array([True, False, True]), np.array([2.0]), np.array([4.0, 5.0, 6.0]))
     with pytest.raises(ValueError, match="proven one shape"):
         added(np.zeros(4), np.array([1.0, 2.0]), (3,))
+
+
+@pytest.fixture(scope="module")
+def writes():
+    from astgrad.rules import _extra
+    from astgrad.transform import runtime
+    helpers.register()
+    return numba.njit(lambda a, i, v: _extra.setitem(a, i, v)), numba.njit(lambda t, g, s, i: runtime.add_at(t, g, s, i))
+
+
+BROADCASTS = [(np.s_[1:3], (2, 3)), (np.s_[1:3], (1, 3)), (np.s_[1:3], (3,)), (np.s_[1:3], (2, 1)), (np.s_[0:0], (1, 3)),
+              (np.s_[1:3], (1, 1)), (np.s_[1:3], ()), (np.s_[1:3], (1,))]
+
+
+def test_a_write_and_an_add_at_a_slice_broadcast_the_value_as_numpy_does(writes):
+    """The loops of a write (and of an add) into a part broadcast the value themselves (no np.broadcast_to)."""
+    setitem, add_at = writes
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(4, 3))
+    for index, shape in BROADCASTS:
+        v = rng.normal(size=shape)
+        want = a.copy()
+        want[index] = v
+        np.testing.assert_array_equal(setitem(a, index, v), want)
+        want = a.copy()
+        want[index] += v
+        np.testing.assert_array_equal(add_at(a.copy(), v, a.shape, index), want)
+    for index, shape in [(np.s_[1:3], (3, 3)), (np.s_[1:3], (2,)), (np.s_[0:0], (2, 3))]:
+        v = rng.normal(size=shape)
+        with pytest.raises(ValueError):
+            a.copy()[index] = v
+        with pytest.raises(ValueError):
+            setitem(a, index, v)
+        with pytest.raises(ValueError):
+            add_at(a.copy(), v, a.shape, index)

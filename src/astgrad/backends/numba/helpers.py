@@ -712,9 +712,9 @@ def _assignment(rank, index, value, types, target, source, op="="):
     Numba's own assignment of an array into a slice compiles, for its error
     message, a formatter of shapes that takes longer than the rest of a
     small gradient (a second or more at each new rank): written as loops it
-    compiles in a fraction of that.  ``np.broadcast_to`` raises where the
-    value does not broadcast to the part written, as numpy's assignment
-    does; a value of higher rank than the part (numpy drops its leading 1s)
+    compiles in a fraction of that.  The loops broadcast the value to the
+    part written and raise where it does not broadcast, as numpy's
+    assignment does; a value of higher rank than the part (numpy drops its leading 1s)
     is left to numpy, refused at the user's line.
     """
     parts = list(index) if isinstance(index, types.BaseTuple) else [index]
@@ -726,12 +726,31 @@ def _assignment(rank, index, value, types, target, source, op="="):
         return f"    {target}[index] {op} {source}{'[()]' if array else ''}\n"
     at = ", ".join(f"i{axis}" for axis in range(kept))
     lines = [f"    part = {target}[index]"]
-    if array:
-        lines.append(f"    whole = np.broadcast_to({source}, part.shape)")
-    for axis in range(kept):
-        lines.append("    " * axis + f"    for i{axis} in range(part.shape[{axis}]):")
-    lines.append("    " * kept + f"    part[{at}] {op} " + (f"whole[{at}]" if array else source))
+    if not array:
+        return "\n".join(lines + _nested(kept, "    ", f"part[{at}] {op} {source}")) + "\n"
+    # numpy's broadcasting of the value to the part, written out: each axis of the value (the part's last
+    # ones) of the part's length or 1, read at index 0 where it is 1 (np.broadcast_to compiled Numba's own,
+    # 0.1 s of a first call); the same loop reading each element where every length is the part's
+    offset = kept - value.ndim
+    lines.append("    same = True")
+    for axis in range(value.ndim):
+        lines += [f"    if {source}.shape[{axis}] != part.shape[{axis + offset}]:",
+                  f"        if {source}.shape[{axis}] != 1:",
+                  "            raise ValueError('could not broadcast the value to the part written')",
+                  "        same = False"]
+    read = ", ".join(f"i{axis + offset}" for axis in range(value.ndim))
+    spread = ", ".join(f"0 if {source}.shape[{axis}] == 1 else i{axis + offset}" for axis in range(value.ndim))
+    lines.append("    if same:")
+    lines += _nested(kept, "        ", f"part[{at}] {op} {source}[{read}]" if value.ndim else f"part[{at}] {op} {source}[()]")
+    lines.append("    else:")
+    lines += _nested(kept, "        ", f"part[{at}] {op} {source}[{spread}]" if value.ndim else f"part[{at}] {op} {source}[()]")
     return "\n".join(lines) + "\n"
+
+
+def _nested(rank, indent, statement) -> list:
+    """``statement`` inside loops over the axes of ``part``, ``i0`` outermost."""
+    lines = [indent + "    " * axis + f"for i{axis} in range(part.shape[{axis}]):" for axis in range(rank)]
+    return lines + [indent + "    " * rank + statement]
 
 
 def _unbroadcast_overloads(overload, types, number):
