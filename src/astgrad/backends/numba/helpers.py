@@ -268,8 +268,9 @@ def register() -> None:
         kind = value.type
         names: dict = {}
         if isinstance(kind, types.Array) and kind.layout in "CAF":  # "F": a transpose (t = F.T in a loop)
-            names.update(empty=(0,) * kind.ndim, dtype=kind.dtype)
-            placeholder = "np.empty(empty, dtype)" + (".T" if kind.layout == "F" else "")
+            names.update(empty=(0,) * kind.ndim, dtype=kind.dtype)  # float64's np.empty is the loops' (loops.py)
+            placeholder = ("np.empty(empty)" if kind.dtype == types.float64 else "np.empty(empty, dtype)") \
+                + (".T" if kind.layout == "F" else "")
         elif isinstance(kind, (types.Float, types.Integer, types.Boolean, types.Complex)):
             names.update(zero=kind.cast_python_value(0))
             placeholder = "zero"
