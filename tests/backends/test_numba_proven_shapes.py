@@ -109,6 +109,29 @@ def test_where_the_proof_fails_the_lines_as_written_stay_and_give_numpys_gradien
     assert source.count("elementwise_tried(") == 4 and source.count("if _done") == 6
 
 
+def upwind_state(nu, u0, dx, dt, steps):
+    u = u0.copy()
+    for _ in range(steps):
+        back = u[1:-1] - u[:-2]
+        ahead = u[2:] - u[1:-1]
+        advect = np.where(u[1:-1] > 0, u[1:-1] * back, u[1:-1] * ahead) / dx
+        u[1:-1] = u[1:-1] - dt * advect + nu * dt / dx ** 2 * (ahead - back)
+    return u * 2.0
+
+
+def test_a_vjp_seeds_the_proof_with_its_outputs_shape_and_gives_numpys_values():
+    """The proof reads a gradient as of its value's shape; the seed of a vjp is refused at another shape."""
+    seed = np.linspace(-1.0, 1.0, U0.size)
+    pullback = astgrad.vjp(upwind_state, wrt=(0, 1), backend="numba")
+    got = pullback(0.05, U0, 0.1, 0.01, 3, seed)
+    want = astgrad.vjp(upwind_state, wrt=(0, 1))(0.05, U0, 0.1, 0.01, 3, seed)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    assert pullback.source.count("elementwise_proven(") == 4
+    with pytest.raises(ValueError, match="seed has shape"):
+        pullback(0.05, U0, 0.1, 0.01, 3, np.array([1.0]))
+
+
 @pytest.fixture(scope="module")
 def compiled():
     helpers.register()
