@@ -74,8 +74,8 @@ def broadcast_chain(x, y):
 
 
 CASES = {
-    "items_in_a_loop": (items_in_a_loop, (np.linspace(0.1, 1.2, 7), 5), {"add_at("}),
-    "written_then_viewed": (written_then_viewed, (np.linspace(0.1, 1.2, 7), 5), {"add_at(", "setitem("}),
+    "items_in_a_loop": (items_in_a_loop, (np.linspace(0.1, 1.2, 7), 5), {"add_at"}),
+    "written_then_viewed": (written_then_viewed, (np.linspace(0.1, 1.2, 7), 5), {"add_at", "setitem("}),
     "rebound_in_a_loop": (rebound_in_a_loop, (np.linspace(0.1, 1.2, 7), 3), {"added_at("}),
     "chained": (chained, (np.linspace(0.5, 1.5, 4), np.linspace(-1.0, 1.0, 12).reshape(4, 3)),
                 {"= exp_of(0.1 - 0.02 * x ** 2 + 0.3 * z[:, j])"}),

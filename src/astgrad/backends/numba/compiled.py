@@ -42,6 +42,7 @@ from . import diskcache, helpers, pruning
 from .callees import (call_counts, callee_stacks_per_name, own_stacks, returned_saves, single_saves,
                       stacks_per_name, unread_parameters)
 from .steps import saves_per_step
+from .loops import proven_adds, proven_loops
 from .lower import lower
 from .refusals import (ADVICE, check_integer_arithmetic, compile_error, compiler_line, in_compiler,
                        refuse_foreign_calls, refuse_live_globals, refuse_recursion, refuse_squeeze_without_axis,
@@ -78,6 +79,10 @@ def _numba_module(ctx, generated, strict):
     namespace = module.ns.globals
     functions = lower(module.functions, namespace, _parameter_gradients(ctx), module.ns.stack, _adjoints(ctx),
                       module.callee_adjoints)
+    one_shape = _one_shape(ctx)
+    if one_shape is not None:
+        proven_loops(functions[0], namespace, one_shape)
+        proven_adds(functions[0], namespace, one_shape)
     constants = _numeric_constants(namespace, generated.dependencies)
     refuse_live_globals(functions, module, {k: v for k, v in namespace.live.items() if k not in constants})
     refuse_squeeze_without_axis(functions, module, namespace)
@@ -142,6 +147,33 @@ def _allocation_type():
 def _adjoints(ctx) -> dict:
     """The entry's adjoint names, to the names of the values they are the gradients of."""
     return {adjoint: name for name, adjoint in ctx.adjoints.table.items()}
+
+
+def _one_shape(ctx):
+    """Whether the entry's names (a gradient's name standing for its value's) surely hold one shape, every array
+    among them: each, unless its every value is of rank 0 (a number: no array the loop's test compares), has
+    the symbol ``("of", X)`` of one ``X`` (front/same_shapes.py: every value it holds has X's shape).  A
+    gradient has its value's shape, or a number (the adjoint un-broadcasts every term it adds to its value's
+    shape, or proved that a no-op); names the analysis does not know prove nothing.  None without the
+    analysis."""
+    analysis = getattr(ctx, "analysis", None)
+    shapes, ranks = getattr(analysis, "shapes", None), getattr(analysis, "ranks", None)
+    if shapes is None or ranks is None:
+        return None
+    value_of = _adjoints(ctx)
+
+    def one_shape(names) -> bool:
+        found = set()
+        for name in names:
+            value = value_of.get(name, name)
+            if ranks.value.get(value, (None,))[0] == 0:
+                continue
+            symbol = shapes.symbol.get(value)
+            if symbol is None or symbol[0] != "of":
+                return False
+            found.add(symbol)
+        return len(found) == 1
+    return one_shape
 
 
 def _parameter_gradients(ctx) -> dict:

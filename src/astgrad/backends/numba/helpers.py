@@ -23,7 +23,6 @@ larger families (reductions, shaping, products) live in modules of their own.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
@@ -267,28 +266,23 @@ def register() -> None:
         if not isinstance(value, types.Optional):
             return lambda value: value
         kind = value.type
-        if isinstance(kind, types.Array) and kind.layout in "CA":
-            empty, dtype = (0,) * kind.ndim, kind.dtype
-            placeholder: Any = lambda: np.empty(empty, dtype)  # noqa: E731
-        elif isinstance(kind, types.Array) and kind.layout == "F":  # a transpose (t = F.T in a loop)
-            empty, dtype = (0,) * kind.ndim, kind.dtype
-            placeholder = lambda: np.empty(empty, dtype).T  # noqa: E731
+        names: dict = {}
+        if isinstance(kind, types.Array) and kind.layout in "CAF":  # "F": a transpose (t = F.T in a loop)
+            names.update(empty=(0,) * kind.ndim, dtype=kind.dtype)  # float64's np.empty is the loops' (loops.py)
+            placeholder = ("np.empty(empty)" if kind.dtype == types.float64 else "np.empty(empty, dtype)") \
+                + (".T" if kind.layout == "F" else "")
         elif isinstance(kind, (types.Float, types.Integer, types.Boolean, types.Complex)):
-            zero = kind.cast_python_value(0)
-            placeholder = lambda: zero  # noqa: E731
+            names.update(zero=kind.cast_python_value(0))
+            placeholder = "zero"
         elif isinstance(kind, types.BaseTuple) and all(isinstance(k, (types.Float, types.Integer, types.Boolean))
                                                         for k in list(kind)):  # type: ignore[call-overload]
-            zeros = tuple(k.cast_python_value(0) for k in list(kind))  # type: ignore[call-overload]  # slogdet's
-            placeholder = lambda: zeros  # noqa: E731
+            names.update(zero=tuple(k.cast_python_value(0) for k in list(kind)))  # type: ignore[call-overload]  # slogdet's
+            placeholder = "zero"
         else:
             return None
-        placeholder = numba.njit(placeholder)
-
-        def either(value):
-            if value is None:
-                return placeholder()
-            return unwrapped(value)  # type: ignore[call-arg]
-        return either
+        # the placeholder written inline: a function of its own was one more compiled per kind (0.03-0.05 s each)
+        return _implementation("value", f"    if value is None:\n        return {placeholder}\n"
+                                        "    return unwrapped(value)\n", unwrapped=unwrapped, **names)
 
     @numba.extending.intrinsic
     def unwrapped(typingctx, value):
@@ -549,7 +543,7 @@ def _accumulation_overloads(overload, types) -> None:
             return False
         return np.result_type(as_dtype(total.dtype), as_dtype(kind)) == as_dtype(total.dtype)
 
-    def adding(total, g, shape, index, copy):
+    def adding(total, g, shape, index, copy, proven=False):
         as_written = lambda total, g, shape, index: total + _extra.scatter(g, shape, index)  # noqa: E731
         if not keeps_type(total, g, shape) or not _basic(index, types):
             return as_written
@@ -557,12 +551,13 @@ def _accumulation_overloads(overload, types) -> None:
         if add is None:
             return as_written
         start = "out = total.copy()" if copy else "out = total"
-        body = (f"if total.shape != shape:\n        return total + scatter(g, shape, index)\n"
-                f"    {start}\n{add}    return out")
+        other = f"raise ValueError({loops._UNPROVEN!r})" if proven else "return total + scatter(g, shape, index)"
+        body = f"if total.shape != shape:\n        {other}\n    {start}\n{add}    return out"
         return _checked(index, types, "total", body, "total, g, shape, index", scatter=_extra.scatter)
 
     overload(runtime.add_at)(lambda total, g, shape, index: adding(total, g, shape, index, False))
     overload(runtime.added_at)(lambda total, g, shape, index: adding(total, g, shape, index, True))
+    overload(loops.add_at_proven)(lambda total, g, shape, index: adding(total, g, shape, index, False, True))
 
     @overload(runtime.copied)
     def _copied(value):
@@ -718,9 +713,9 @@ def _assignment(rank, index, value, types, target, source, op="="):
     Numba's own assignment of an array into a slice compiles, for its error
     message, a formatter of shapes that takes longer than the rest of a
     small gradient (a second or more at each new rank): written as loops it
-    compiles in a fraction of that.  ``np.broadcast_to`` raises where the
-    value does not broadcast to the part written, as numpy's assignment
-    does; a value of higher rank than the part (numpy drops its leading 1s)
+    compiles in a fraction of that.  The loops broadcast the value to the
+    part written and raise where it does not broadcast, as numpy's
+    assignment does; a value of higher rank than the part (numpy drops its leading 1s)
     is left to numpy, refused at the user's line.
     """
     parts = list(index) if isinstance(index, types.BaseTuple) else [index]
@@ -732,12 +727,31 @@ def _assignment(rank, index, value, types, target, source, op="="):
         return f"    {target}[index] {op} {source}{'[()]' if array else ''}\n"
     at = ", ".join(f"i{axis}" for axis in range(kept))
     lines = [f"    part = {target}[index]"]
-    if array:
-        lines.append(f"    whole = np.broadcast_to({source}, part.shape)")
-    for axis in range(kept):
-        lines.append("    " * axis + f"    for i{axis} in range(part.shape[{axis}]):")
-    lines.append("    " * kept + f"    part[{at}] {op} " + (f"whole[{at}]" if array else source))
+    if not array:
+        return "\n".join(lines + _nested(kept, "    ", f"part[{at}] {op} {source}")) + "\n"
+    # numpy's broadcasting of the value to the part, written out: each axis of the value (the part's last
+    # ones) of the part's length or 1, read at index 0 where it is 1 (np.broadcast_to compiled Numba's own,
+    # 0.1 s of a first call); the same loop reading each element where every length is the part's
+    offset = kept - value.ndim
+    lines.append("    same = True")
+    for axis in range(value.ndim):
+        lines += [f"    if {source}.shape[{axis}] != part.shape[{axis + offset}]:",
+                  f"        if {source}.shape[{axis}] != 1:",
+                  "            raise ValueError('could not broadcast the value to the part written')",
+                  "        same = False"]
+    read = ", ".join(f"i{axis + offset}" for axis in range(value.ndim))
+    spread = ", ".join(f"0 if {source}.shape[{axis}] == 1 else i{axis + offset}" for axis in range(value.ndim))
+    lines.append("    if same:")
+    lines += _nested(kept, "        ", f"part[{at}] {op} {source}[{read}]" if value.ndim else f"part[{at}] {op} {source}[()]")
+    lines.append("    else:")
+    lines += _nested(kept, "        ", f"part[{at}] {op} {source}[{spread}]" if value.ndim else f"part[{at}] {op} {source}[()]")
     return "\n".join(lines) + "\n"
+
+
+def _nested(rank, indent, statement) -> list:
+    """``statement`` inside loops over the axes of ``part``, ``i0`` outermost."""
+    lines = [indent + "    " * axis + f"for i{axis} in range(part.shape[{axis}]):" for axis in range(rank)]
+    return lines + [indent + "    " * rank + statement]
 
 
 def _unbroadcast_overloads(overload, types, number):

@@ -119,6 +119,18 @@ def elementwise_tried(template, *operands):
     return _evaluate(template, operands), True
 
 
+def elementwise_proven(template, *operands):
+    """``elementwise_tried``'s value where its arrays are proven one shape (``proven_loops``): compiled, the
+    loop alone, no line as written beside it in the caller (an error where the shapes differ after all)."""
+    return _evaluate(template, operands)
+
+
+def add_at_proven(total, g, shape, index):
+    """``add_at`` where ``total`` is proven of the shape ``shape`` (``proven_adds``): compiled, no
+    ``total + scatter(g, shape, index)`` beside the add for the case it is not (an error where it is not after all)."""
+    return runtime.add_at(total, g, shape, index)
+
+
 def add_elementwise(template, total, shape, index, *operands):
     """``(add_at(total, elementwise(template, *operands), shape, index), True)``: compiled, one loop adding
     each element into ``total[index]`` (no array for the value) where that is proven to give the same
@@ -154,6 +166,96 @@ def stencil_loops(fn_def, namespace) -> None:
         if isinstance(node, gast.Call) and len(node.args) == 1 and not node.keywords \
                 and not isinstance(node.args[0], gast.Starred) and fuse._callee(node.func, namespace) is np.exp:
             node.func = compat.name(fuse._bound(namespace, exponential.exp_of))
+
+
+def proven_loops(fn_def, namespace, one_shape) -> None:
+    """``elementwise_tried`` whose arrays are proven one shape, without the line as written beside it.
+
+    ``_loop1, _done1 = elementwise_tried('<E>', ...)`` and ``if _done1: d = _loop1`` ``else: <E as written>``
+    become ``d = elementwise_proven('<E>', ...)``: the loop's test at run time (every array of the first's
+    shape) holds where ``one_shape(names)`` proves the operands' names (each name read through
+    ``saved_value`` too) one shape, so the line as written is dead; it was a third of S14's gradient
+    text as Numba lowers it, and its ``np.where`` calls three more compiled functions.  Only templates
+    without ``unbroadcast`` (whose shape operands the test also compares) and operands that are names and
+    numbers; anything else stays as it is.  The compiled loop keeps its test and raises where it fails,
+    so a wrong proof is an error, never a wrong number.
+    """
+    for node in list(compat.walk(fn_def)):
+        for field in ("body", "orelse"):
+            stmts = getattr(node, field, None)
+            if isinstance(stmts, list) and stmts and isinstance(stmts[0], gast.stmt):
+                setattr(node, field, _proven_block(stmts, namespace, one_shape))
+
+
+def proven_adds(fn_def, namespace, one_shape) -> None:
+    """``add_at(d, g, shape(x), i)`` as ``add_at_proven(d, g, shape(x), i)`` where ``one_shape([d, x])``.
+
+    ``add_at`` adds into ``d[i]`` where ``d`` has the shape ``shape(x)`` at run time, else computes
+    ``d + scatter(g, shape(x), i)``: an array of zeros of that shape, the value written at ``i``, added, a
+    helper compiled per kind of index (0.2 s of S14's first call) for a case the proof rules out.
+    """
+    for node in compat.walk(fn_def):
+        if isinstance(node, gast.Call) and len(node.args) == 4 and not node.keywords \
+                and fuse._callee(node.func, namespace) is runtime.add_at:
+            total, shape = node.args[0], node.args[2]
+            if isinstance(total, gast.Name) and isinstance(shape, gast.Call) and len(shape.args) == 1 \
+                    and not shape.keywords and fuse._callee(shape.func, namespace) is runtime.shape \
+                    and isinstance(shape.args[0], gast.Name) and one_shape([total.id, shape.args[0].id]):
+                node.func = compat.name(fuse._bound(namespace, add_at_proven))
+
+
+def _proven_block(stmts, namespace, one_shape) -> list:
+    out, i = [], 0
+    while i < len(stmts):
+        pair = _tried_pair(stmts, i, namespace)
+        if pair is not None:
+            call, loop, kept = pair
+            names = [_operand_name(o, namespace) for o in call.args[1:]]
+            if all(n is not False for n in names) and one_shape([n for n in names if n is not None]):
+                call.func = compat.name(fuse._bound(namespace, elementwise_proven))
+                for n in compat.walk(kept):
+                    if isinstance(n, gast.Call):
+                        n.args = [call if isinstance(a, gast.Name) and a.id == loop else a for a in n.args]
+                if isinstance(kept.value, gast.Name) and kept.value.id == loop:
+                    kept.value = call
+                out.append(kept)
+                i += 2
+                continue
+        out.append(stmts[i])
+        i += 1
+    return out
+
+
+def _tried_pair(stmts, i, namespace):
+    """``(call, loop name, kept statement)`` of ``_tried``'s ``elementwise_tried`` pair at ``i``; else None."""
+    first = stmts[i]
+    if not (i + 1 < len(stmts) and isinstance(first, gast.Assign) and len(first.targets) == 1
+            and isinstance(first.targets[0], gast.Tuple) and len(first.targets[0].elts) == 2
+            and all(isinstance(e, gast.Name) for e in first.targets[0].elts)
+            and isinstance(first.value, gast.Call) and not first.value.keywords and first.value.args
+            and fuse._callee(first.value.func, namespace) is elementwise_tried
+            and isinstance(first.value.args[0], gast.Constant) and isinstance(first.value.args[0].value, str)
+            and "unbroadcast(" not in first.value.args[0].value):
+        return None
+    loop, done = (e.id for e in first.targets[0].elts)
+    second = stmts[i + 1]
+    if not (isinstance(second, gast.If) and isinstance(second.test, gast.Name) and second.test.id == done
+            and len(second.body) == 1 and len(second.orelse) == 1 and isinstance(second.body[0], gast.Assign)):
+        return None
+    reads = [n for n in compat.walk(second.body[0].value) if isinstance(n, gast.Name) and n.id == loop]
+    if len(reads) != 1:
+        return None
+    return first.value, loop, second.body[0]
+
+
+def _operand_name(node, namespace):
+    """The name an operand reads (through ``saved_value``), None for a number, False for anything else."""
+    if isinstance(node, gast.Constant) and type(node.value) in (int, float):
+        return None
+    if isinstance(node, gast.Call) and len(node.args) == 1 and not node.keywords \
+            and fuse._callee(node.func, namespace) is saved_value:
+        node = node.args[0]
+    return node.id if isinstance(node, gast.Name) else False
 
 
 def _declared_none(fn_def) -> set:
@@ -446,6 +548,15 @@ def register(overload, types) -> None:
                              + f"    return {_written(template.literal_value, len(operands))}, True\n")
         return _function(text)
 
+    @overload(elementwise_proven, prefer_literal=True, jit_options={"error_model": "numpy"})
+    def _proven(template, *operands):
+        if not isinstance(template, types.StringLiteral):
+            return None
+        text = _loop_text(template.literal_value, list(operands), types, tried="proven")
+        if text is None:  # the kinds do not allow the loop: the expression as written, here
+            return _function(_unpacked(len(operands)) + f"    return {_written(template.literal_value, len(operands))}\n")
+        return _function(text)
+
     @overload(elementwise_sum, prefer_literal=True, jit_options={"error_model": "numpy"})
     def _summed(template, to, *operands):
         if not isinstance(template, types.StringLiteral):
@@ -672,7 +783,9 @@ def _no_op_text(template, count, names, shapes, direct, rolls, rank, summed, tri
     size = ", ".join(f"n{a}" for a in range(rank))
     same = [f"{name}.shape == {first}.shape" for name in names[1:]] + [f"{to} == {first}.shape" for to in shapes]
     lines.append(f"    if not ({' and '.join(same) or 'True'}):")
-    if tried:
+    if tried == "proven":  # every array proven one shape (``proven_loops``): a failed proof is an error, never a guess
+        lines.append(f"        raise ValueError({_UNPROVEN!r})")
+    elif tried:
         lines.append(f"        return np.empty(({', '.join(['0'] * rank)},)), False")
     else:
         lines.append(f"        return unbroadcast({written}, to)" if summed else f"        return {written}")
@@ -680,8 +793,11 @@ def _no_op_text(template, count, names, shapes, direct, rolls, rank, summed, tri
     for m, (array, shift, axis) in enumerate(rolls):
         lines += [f"    w{m} = {array}.shape[{axis}]", f"    r{m} = (-{shift}) % w{m} if w{m} > 0 else 0"]
     lines += _nest(rank, rolls, direct, "", summed)
-    lines.append("    return total" if summed else "    return out, True" if tried else "    return out")
+    lines.append("    return total" if summed else "    return out, True" if tried and tried != "proven" else "    return out")
     return "\n".join(lines) + "\n"
+
+
+_UNPROVEN = "astgrad: arrays proven one shape have different shapes (please report this)"
 
 
 def _adding_text(template, count, names, direct, rolls, rank, copy):
