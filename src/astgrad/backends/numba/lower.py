@@ -79,6 +79,7 @@ def lower(functions, namespace, zeros=None, stack=None, adjoints=None, callee_ad
         _Reductions(namespace).visit(fn_def)
         fn_def.body = _without_empty_checks(fn_def.body, namespace) or [compat.make("Pass")]
         _tuples_for_arrays(fn_def, namespace, stack)
+        _constant_rows(fn_def, namespace)
         fuse(fn_def, namespace)
         _items_added_in_place(fn_def.body, namespace)
         stencil_loops(fn_def, namespace)
@@ -101,8 +102,10 @@ def _seed_guard_zeros(functions, stack, namespace, callee_adjoints) -> None:
     the forward pushes last (and the backward pops first) carries it, as
     ``_callee_parameter_zeros`` does.  A returned gradient of anything else
     (a number the sweep never reached, a rebound parameter) keeps its
-    ``0.0``.  Every call that leaves ``computed`` to its default passes it
-    (``False``), so the calls with and without it compile one function.
+    ``0.0``.  Every call passes ``computed``; where some pass True and some
+    False, as ``bool(True)`` and ``bool(False)``: Numba types a constant as a
+    literal, and each literal (and the default) compiled the function again.
+    (Where every call passes True, the literal lets Numba drop the guard.)
     """
     present = {f.name: f for f in functions}
     guarded = set()
@@ -133,11 +136,21 @@ def _seed_guard_zeros(functions, stack, namespace, callee_adjoints) -> None:
                 popped.add(name)
             new.append(compat.call(compat.name(_bound(namespace, zeros_like_gradient)), [compat.name(name)]))
         guard.body[0].value = new[0] if not isinstance(early, gast.Tuple) else compat.tuple_(new)
+    calls: dict = {}  # a guarded function's name -> its calls, each passing ``computed``
     for fn_def in functions:
         for node in gast.walk(fn_def):
             if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.func.id in guarded \
-                    and len(node.args) == len(present[node.func.id].args.args) - 1 and not node.keywords:
-                node.args.append(compat.const(False))
+                    and not node.keywords:
+                count = len(present[node.func.id].args.args)
+                if len(node.args) == count - 1:
+                    node.args.append(compat.const(False))
+                if len(node.args) == count:
+                    calls.setdefault(node.func.id, []).append(node)
+    for name, made in calls.items():
+        flags = {flag.value if isinstance(flag, gast.Constant) else None for flag in (c.args[-1] for c in made)}
+        if len(flags) > 1:  # True and False: as literals, each would compile the function
+            for call in made:
+                call.args[-1] = compat.call(compat.name(_bound(namespace, builtins.bool)), [call.args[-1]])
 
 
 def _items_added_in_place(block, namespace) -> None:
@@ -239,6 +252,24 @@ def _tuples_for_arrays(fn_def, namespace, stack) -> None:
             displays.pop(node.id)
     for assign in displays.values():
         assign.value = compat.tuple_(list(assign.value.elts))
+
+
+def _constant_rows(fn_def, namespace) -> None:
+    """``np.array((1.0, 0.5))`` for ``np.array([1.0, 0.5])``: numbers written in the call, all of one type.
+
+    The same array; Numba builds no list for it, and compiles ``np.array`` of
+    a tuple of floats once where a right-hand side's ``np.array(t1)`` of such
+    a tuple compiled it already (S2's initial state beside its
+    Lotka-Volterra).  Numbers of two types (``[1, 0.5]``) stay a list, which
+    Numba makes of one type and a tuple would not.
+    """
+    for node in gast.walk(fn_def):
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and node.func.attr == "array" \
+                and _of_numpy(node.func, namespace) and node.args and isinstance(node.args[0], gast.List) \
+                and node.args[0].elts and all(isinstance(e, gast.Constant) for e in node.args[0].elts) \
+                and len({type(e.value) for e in node.args[0].elts}) == 1 \
+                and type(node.args[0].elts[0].value) in (int, float):
+            node.args[0] = compat.tuple_(list(node.args[0].elts))
 
 
 def _callee_parameter_zeros(functions, stack, namespace) -> None:
