@@ -460,9 +460,10 @@ def reverse_callee(ctx: Context) -> None:
 
 
 def _proven_computed(ctx: Context) -> bool:
-    """Whether the reverse sweep may drop ``is_zero`` tests proven needless (passes/computed_seeds.py): the numpy
-    backend's, at optimize=2, in the modes that reverse."""
-    return ctx.level >= 2 and ctx.module.backend is None and ctx.mode in ("grad", "vjp", "pullback")
+    """Whether the reverse sweep may drop ``is_zero`` tests proven needless (passes/computed_seeds.py): at
+    optimize=2, in the modes that reverse, for both backends (Numba's lowering gives the seed guard's
+    placeholders the parameters' shapes, backends/numba/lower.py)."""
+    return ctx.level >= 2 and ctx.mode in ("grad", "vjp", "pullback")
 
 
 def split(ctx: Context) -> None:

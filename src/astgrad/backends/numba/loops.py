@@ -397,7 +397,7 @@ class _Loops(gast.NodeTransformer):
         operands: list = []
         adding = self._adding(value.func) if isinstance(value, gast.Call) and len(value.args) == 4 \
             and not value.keywords else None
-        if adding is not None and self._operation(value.args[1]):
+        if adding is not None and self._operation(value.args[1]) and not _integer(value.args[3]):
             # the value added at a slice: each element added as it is computed, no array for the value
             template = self._template(value.args[1], operands)
             leading = [compat.clone(a) for a in (value.args[0], value.args[2], value.args[3])]
@@ -864,3 +864,10 @@ class _NotALoop(Exception):
 
 
 _AST_SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
+
+
+def _integer(node) -> bool:
+    """Whether an index is an integer constant (``add_at(t, E, shape, 2)``): on a 1-d total, one number added
+    at one element, nothing to loop over (the add as written; a row of a 2-d total is added as written too)."""
+    value = _constant(node)
+    return type(value) is int

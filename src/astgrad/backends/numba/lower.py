@@ -79,13 +79,144 @@ def lower(functions, namespace, zeros=None, stack=None, adjoints=None, callee_ad
         _Reductions(namespace).visit(fn_def)
         fn_def.body = _without_empty_checks(fn_def.body, namespace) or [compat.make("Pass")]
         _tuples_for_arrays(fn_def, namespace, stack)
+        _constant_rows(fn_def, namespace)
         fuse(fn_def, namespace)
+        _items_added_in_place(fn_def.body, namespace)
         stencil_loops(fn_def, namespace)
         out.append(fn_def)
     if stack is not None:
         _callee_parameter_zeros(out, stack, namespace)
         _callee_local_zeros(out, stack, namespace, callee_adjoints or {})
+        _seed_guard_zeros(out, stack, namespace, callee_adjoints or {})
     return out
+
+
+def _seed_guard_zeros(functions, stack, namespace, callee_adjoints) -> None:
+    """``return zeros_like_gradient(y), zeros_like_gradient(p)`` for a callee's seed guard's ``return 0.0, 0.0``
+    (passes/computed_seeds.py), each for a parameter of its forward function that the forward never rebinds.
+
+    Numba types a function's returns as one type: where the backward
+    function's last return gives arrays, the guard's placeholders must be
+    arrays too, and zeros of the parameter are the gradient the placeholder
+    stands for.  The backward function has no ``p`` of its own: the tuple
+    the forward pushes last (and the backward pops first) carries it, as
+    ``_callee_parameter_zeros`` does.  A returned gradient of anything else
+    (a number the sweep never reached, a rebound parameter) keeps its
+    ``0.0``.  Every call passes ``computed``; where some pass True and some
+    False, as ``bool(True)`` and ``bool(False)``: Numba types a constant as a
+    literal, and each literal (and the default) compiled the function again.
+    (Where every call passes True, the literal lets Numba drop the guard.)
+    """
+    present = {f.name: f for f in functions}
+    guarded = set()
+    for backward in functions[1:]:
+        forward_name, adjoints = callee_adjoints.get(backward.name, (None, {}))
+        forward = present.get(forward_name)
+        guard = _seed_guard(backward)
+        final = backward.body[-1] if backward.body else None
+        if forward is None or guard is None or not isinstance(final, gast.Return):
+            continue
+        guarded.add(backward.name)
+        pair = _callee_pair(forward, backward, stack)
+        early = guard.body[0].value
+        ends = final.value.elts if isinstance(final.value, gast.Tuple) else [final.value]
+        zeros = early.elts if isinstance(early, gast.Tuple) else [early]
+        params = [a.id for a in forward.args.args]
+        rebound = {n.id for n in gast.walk(forward) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        popped = {t.id for t in pair[1].targets[0].elts if isinstance(t, gast.Name)} if pair else set()
+        new = []
+        for zero, end in zip(zeros, ends):
+            name = adjoints.get(end.id) if isinstance(end, gast.Name) else None
+            if name is None or name not in params or name in rebound or (name not in popped and pair is None):
+                new.append(zero)
+                continue
+            if name not in popped and pair is not None:
+                pair[0].value.args[0].elts.append(compat.name(name))
+                pair[1].targets[0].elts.append(compat.name(name, store=True))
+                popped.add(name)
+            new.append(compat.call(compat.name(_bound(namespace, zeros_like_gradient)), [compat.name(name)]))
+        guard.body[0].value = new[0] if not isinstance(early, gast.Tuple) else compat.tuple_(new)
+    calls: dict = {}  # a guarded function's name -> its calls, each passing ``computed``
+    for fn_def in functions:
+        for node in gast.walk(fn_def):
+            if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.func.id in guarded \
+                    and not node.keywords:
+                count = len(present[node.func.id].args.args)
+                if len(node.args) == count - 1:
+                    node.args.append(compat.const(False))
+                if len(node.args) == count:
+                    calls.setdefault(node.func.id, []).append(node)
+    for name, made in calls.items():
+        flags = {flag.value if isinstance(flag, gast.Constant) else None for flag in (c.args[-1] for c in made)}
+        if len(flags) > 1:  # True and False: as literals, each would compile the function
+            for call in made:
+                call.args[-1] = compat.call(compat.name(_bound(namespace, builtins.bool)), [call.args[-1]])
+
+
+def _items_added_in_place(block, namespace) -> None:
+    """``d = added_item(d, g, shape(x), 1)`` for ``d = add_at(d, g, shape(x), 1)`` (an integer index) where ``d``
+    holds the array ``d = scatter(v, shape(x), k)`` made earlier in the same block, and no statement between
+    read ``d`` or rebound ``x`` (those adds aside): that array has ``x``'s shape and is no other name's, so adding
+    into it changes nothing else.  A right-hand side's gradient of ``np.array([...])`` of numbers
+    (``backward_lotka_volterra``: two scatters, five adds), where ``add_at`` also compiled its other path
+    (``total + scatter(...)``, for a total of another shape)."""
+    for stmt in block:
+        for field in ("body", "orelse"):
+            inner = getattr(stmt, field, None)
+            if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt):
+                _items_added_in_place(inner, namespace)
+    fresh: dict = {}  # name -> the name whose shape its array has
+    for stmt in block:
+        call = stmt.value if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 \
+            and isinstance(stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.Call) \
+            and not stmt.value.keywords else None
+        target = stmt.targets[0].id if call is not None else None
+        if call is not None and len(call.args) == 4 and _is(call.func, namespace, runtime.add_at) \
+                and _integer_index(call.args[3]) and fresh.get(target) == _shape_of(call.args[2], namespace) \
+                and isinstance(call.args[0], gast.Name) and call.args[0].id == target \
+                and not _names(call.args[1]) & {target, fresh[target]}:
+            call.func = compat.name(_bound(namespace, added_item))
+            continue
+        names = _names(stmt)
+        fresh = {d: x for d, x in fresh.items() if d not in names and x not in names}
+        if call is not None and len(call.args) == 3 and _is(call.func, namespace, _extra.scatter) \
+                and _integer_index(call.args[2]) and _shape_of(call.args[1], namespace) not in (None, target) \
+                and target not in _names(call.args[0]):
+            fresh[target] = _shape_of(call.args[1], namespace)
+
+
+def _integer_index(node) -> bool:
+    return isinstance(node, gast.Constant) and type(node.value) is int
+
+
+def _shape_of(node, namespace):
+    """``x`` for ``shape(x)``, ``x`` a name; else None."""
+    if isinstance(node, gast.Call) and _is(node.func, namespace, runtime.shape) and len(node.args) == 1 \
+            and not node.keywords and isinstance(node.args[0], gast.Name):
+        return node.args[0].id
+    return None
+
+
+def _names(node) -> set:
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+
+
+def _seed_guard(backward):
+    """The ``if not computed and is_zero(dresult): return ...`` of a backward function (its first or second
+    statement, ``computed`` its last parameter, False by default), or None."""
+    args = backward.args
+    if not args.args or len(args.defaults) != 1 or not isinstance(args.defaults[0], gast.Constant) \
+            or args.defaults[0].value is not False:
+        return None
+    computed = args.args[-1].id
+    for stmt in backward.body[:2]:
+        test = stmt.test if isinstance(stmt, gast.If) else None
+        if isinstance(test, gast.BoolOp) and isinstance(test.op, gast.And) and len(test.values) == 2 \
+                and isinstance(test.values[0], gast.UnaryOp) and isinstance(test.values[0].op, gast.Not) \
+                and isinstance(test.values[0].operand, gast.Name) and test.values[0].operand.id == computed \
+                and len(stmt.body) == 1 and isinstance(stmt.body[0], gast.Return) and not stmt.orelse:
+            return stmt
+    return None
 
 
 def _tuples_for_arrays(fn_def, namespace, stack) -> None:
@@ -121,6 +252,24 @@ def _tuples_for_arrays(fn_def, namespace, stack) -> None:
             displays.pop(node.id)
     for assign in displays.values():
         assign.value = compat.tuple_(list(assign.value.elts))
+
+
+def _constant_rows(fn_def, namespace) -> None:
+    """``np.array((1.0, 0.5))`` for ``np.array([1.0, 0.5])``: numbers written in the call, all of one type.
+
+    The same array; Numba builds no list for it, and compiles ``np.array`` of
+    a tuple of floats once where a right-hand side's ``np.array(t1)`` of such
+    a tuple compiled it already (S2's initial state beside its
+    Lotka-Volterra).  Numbers of two types (``[1, 0.5]``) stay a list, which
+    Numba makes of one type and a tuple would not.
+    """
+    for node in gast.walk(fn_def):
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and node.func.attr == "array" \
+                and _of_numpy(node.func, namespace) and node.args and isinstance(node.args[0], gast.List) \
+                and node.args[0].elts and all(isinstance(e, gast.Constant) for e in node.args[0].elts) \
+                and len({type(e.value) for e in node.args[0].elts}) == 1 \
+                and type(node.args[0].elts[0].value) in (int, float):
+            node.args[0] = compat.tuple_(list(node.args[0].elts))
 
 
 def _callee_parameter_zeros(functions, stack, namespace) -> None:
@@ -275,6 +424,12 @@ class _KnownTypes(gast.NodeTransformer):
             if self._builtin(node, kind):
                 return kind
         return None
+
+
+def added_item(total, g, shape, index):
+    """``add_at(total, g, shape, index)``, ``total`` proven an array of ``shape`` no other name holds (compiled:
+    ``total[index] += g``, helpers.py; ``_items_added_in_place``)."""
+    return runtime.add_at(total, g, shape, index)
 
 
 def rows(g):

@@ -21,9 +21,10 @@ pass the placeholder for its result.  Proven on the function, never guessed:
   zero (``0.0 * f(x)``) then runs the rules as any other number does, and
   meets an infinity as PyTorch's does, in NaN.  Not where the result or a
   differentiated parameter may be a list, tuple or dict (a gradient of parts,
-  some of which may be the placeholder), nor for the Numba backend (which
-  types each half from its ``if is_zero`` arms), nor below optimize=2 (a
-  hessian differentiates the optimize=1 adjoint).
+  some of which may be the placeholder), nor below optimize=2 (a hessian
+  differentiates the optimize=1 adjoint).  Under the Numba backend the
+  guard returns zeros of the parameters (one type for both returns), and
+  every call passes ``computed``, so its calls compile one function.
 * **A list's items from ``np.array``.**  ``np.array([a, b])``'s rule gives
   every item of the list a gradient (``_like``: ``g[i]`` reshaped), so
   ``part(dlst, i)`` is computed where ``dlst`` is, when the list is bound
