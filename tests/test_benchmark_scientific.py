@@ -11,6 +11,7 @@ message) on two programs, compiles being slow.
 """
 
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
@@ -140,14 +141,19 @@ def test_a_first_call_is_measured_in_a_new_process():
 
 def test_the_stencils_memory_with_the_loop_marked_is_reported_beside_the_unmarked(capsys):
     """``--snapshots 2``: checkpointing.py's marked copies, checked against the unmarked gradient, measured as
-    the suite measures (S1 and S14 at the test sizes: about 2.6x and 3.4x the primal's peak)."""
+    the suite measures, and the target read from the numbers.  (At the test sizes the arrays are a few hundred
+    bytes and the interpreter's own objects weigh as much, differently on each Python: S1 about 2.6x on 3.11,
+    4.7x on 3.12; the target holds at the full sizes, which tests/transform/test_checkpointed_steps_let_values_go.py
+    checks.)"""
     lines = scientific._marked_memory(["S1", "S2", "S14"], [2], "test")
     table = capsys.readouterr().out
     assert "| program | primal | unmarked gradient | snapshots=2 |" in table
     assert "| S1 |" in table and "| S14 |" in table and "| S2 |" not in table
     assert len(lines) == 1 and lines[0].startswith("* peak memory of one gradient <= 4x the primal's on the "
                                                    "stencils, loop marked with snapshots=2: S1 ")
-    assert lines[0].endswith(": met"), lines[0]
+    ratios = [float(r) for r in re.findall(r"S\d+ ([0-9.]+)x", lines[0])]
+    assert len(ratios) == 2 and all(r > 1 for r in ratios), lines[0]
+    assert lines[0].endswith(": met" if max(ratios) <= 4 else ": not met"), lines[0]
     assert scientific._marked_memory(["S1"], [], "test") == []
 
 
