@@ -161,10 +161,8 @@ def _items_added_in_place(block, namespace) -> None:
     (``backward_lotka_volterra``: two scatters, five adds), where ``add_at`` also compiled its other path
     (``total + scatter(...)``, for a total of another shape)."""
     for stmt in block:
-        for field in ("body", "orelse"):
-            inner = getattr(stmt, field, None)
-            if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt):
-                _items_added_in_place(inner, namespace)
+        for _, _, inner in compat.own_blocks(stmt):
+            _items_added_in_place(inner, namespace)
     fresh: dict = {}  # name -> the name whose shape its array has
     for stmt in block:
         call = stmt.value if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 \
@@ -588,10 +586,8 @@ def _taken(stmts, constants) -> list:
     """``stmts`` with each ``if`` whose test is a constant (or a name bound once to one) replaced by its branch."""
     out: list = []
     for stmt in stmts:
-        for field in ("body", "orelse"):
-            inner = getattr(stmt, field, None)
-            if inner:
-                setattr(stmt, field, _taken(inner, constants) or [keep_origin(stmt, compat.make("Pass"))])
+        for _, field, inner in compat.own_blocks(stmt):
+            setattr(stmt, field, _taken(inner, constants) or [keep_origin(stmt, compat.make("Pass"))])
         if isinstance(stmt, gast.If):
             test = stmt.test
             value = test.value if isinstance(test, gast.Constant) and type(test.value) is bool else \
@@ -617,10 +613,8 @@ def _without_empty_checks(stmts, namespace) -> list:
     for stmt in stmts:
         if not _empty_check(stmt, namespace):
             out.append(stmt)
-        for field in ("body", "orelse"):
-            inner = getattr(stmt, field, None)
-            if inner:
-                setattr(stmt, field, _without_empty_checks(inner, namespace) or [keep_origin(stmt, compat.make("Pass"))])
+        for _, field, inner in compat.own_blocks(stmt):
+            setattr(stmt, field, _without_empty_checks(inner, namespace) or [keep_origin(stmt, compat.make("Pass"))])
     return out
 
 
@@ -763,8 +757,8 @@ def _zeros_shaped(stmts, zeros, namespace) -> None:
                 and type(stmt.value.value) is float and stmt.value.value == 0.0:
             helper = _bound(namespace, zeros_like_gradient)
             stmt.value = compat.call(compat.name(helper), [compat.name(zeros[stmt.targets[0].id])])
-        for field in ("body", "orelse"):
-            _zeros_shaped(getattr(stmt, field, None) or [], zeros, namespace)
+        for _, _, inner in compat.own_blocks(stmt):
+            _zeros_shaped(inner, zeros, namespace)
 
 
 def _zeros_when_skipped(stmt, namespace, adjoints) -> None:
@@ -944,10 +938,8 @@ def _block(stmts, namespace, adjoints) -> list:
             stmt.test = _without_type_test(stmt.test, namespace)
         if isinstance(stmt, gast.If):
             _zeros_when_skipped(stmt, namespace, adjoints)
-        for field in ("body", "orelse"):
-            inner = getattr(stmt, field, None)
-            if inner:
-                setattr(stmt, field, _block(inner, namespace, adjoints) or [keep_origin(stmt, compat.make("Pass"))])
+        for _, field, inner in compat.own_blocks(stmt):
+            setattr(stmt, field, _block(inner, namespace, adjoints) or [keep_origin(stmt, compat.make("Pass"))])
         out.append(stmt)
     return out
 
