@@ -51,7 +51,7 @@ from ...transform.ir.compat import gast
 from ...transform.runtime.origins import keep_origin
 from . import reductions, shaping
 from .fuse import fuse
-from .loops import _declared_none, stencil_loops
+from .loops import _declared_none, _integer, stencil_loops
 from .saved import saved_value
 
 
@@ -170,7 +170,7 @@ def _items_added_in_place(block, namespace) -> None:
             and not stmt.value.keywords else None
         target = stmt.targets[0].id if call is not None else None
         if call is not None and len(call.args) == 4 and _is(call.func, namespace, runtime.add_at) \
-                and _integer_index(call.args[3]) and fresh.get(target) == _shape_of(call.args[2], namespace) \
+                and _integer(call.args[3]) and fresh.get(target) == _shape_of(call.args[2], namespace) \
                 and isinstance(call.args[0], gast.Name) and call.args[0].id == target \
                 and not _names(call.args[1]) & {target, fresh[target]}:
             call.func = compat.name(_bound(namespace, added_item))
@@ -178,13 +178,9 @@ def _items_added_in_place(block, namespace) -> None:
         names = _names(stmt)
         fresh = {d: x for d, x in fresh.items() if d not in names and x not in names}
         if call is not None and len(call.args) == 3 and _is(call.func, namespace, _extra.scatter) \
-                and _integer_index(call.args[2]) and _shape_of(call.args[1], namespace) not in (None, target) \
+                and _integer(call.args[2]) and _shape_of(call.args[1], namespace) not in (None, target) \
                 and target not in _names(call.args[0]):
             fresh[target] = _shape_of(call.args[1], namespace)
-
-
-def _integer_index(node) -> bool:
-    return isinstance(node, gast.Constant) and type(node.value) is int
 
 
 def _shape_of(node, namespace):
