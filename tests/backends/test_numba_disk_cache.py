@@ -9,6 +9,9 @@ dispatcher), and checks its numbers against central differences.
 """
 
 import linecache
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -22,7 +25,7 @@ RATE = 2.0
 
 
 def scaled(x):
-    return np.sum(np.sin(x) * RATE)
+    return np.sum(np.sin(x)) * RATE  # RATE times a number: no unbroadcast (whose object mode, below, OPT=0 cannot cache)
 
 
 @pytest.fixture
@@ -134,3 +137,34 @@ def test_no_cache_when_it_is_turned_off(tmp_path, monkeypatch):
     x = np.linspace(-1.0, 1.0, 4)
     np.testing.assert_allclose(astgrad.grad(scaled, backend="numba")(x), 2.0 * np.cos(x), rtol=1e-12)
     assert not list(tmp_path.rglob("*.py"))
+
+
+def test_a_gradient_whose_unbroadcast_may_run_numpy_in_object_mode_is_read_from_disk(tmp_path):
+    """``unbroadcast`` at a value's rank calls numpy in object mode where the shapes differ; with LLVM's
+    optimisations on (Numba's default, not the tests') the compiled code holds no Python object's address,
+    so the cache keeps it.  In a new process with ``NUMBA_OPT=3``: the second gradient is read from disk and
+    both give numpy's numbers, where the shapes broadcast and then (the same types) where they are equal."""
+    script = textwrap.dedent('''
+        import linecache, numpy as np, astgrad
+        text = "def f(w, x):\\n    return np.sum(np.sin(w * x))\\n"
+        def made():
+            linecache.cache["edited_by_the_user.py"] = (len(text), None, text.splitlines(True), "edited_by_the_user.py")
+            namespace = {"np": np}
+            exec(compile(text, "edited_by_the_user.py", "exec"), namespace)
+            return namespace["f"]
+        w, x = np.linspace(0.1, 0.9, 3).reshape(3, 1), np.linspace(-1.0, 1.0, 12).reshape(3, 4)
+        for a in (w, np.linspace(0.1, 0.9, 12).reshape(3, 4)):
+            first = astgrad.grad(made(), backend="numba")
+            want = first(a, x)
+            again = astgrad.grad(made(), backend="numba")
+            got = again(a, x)
+            hits = [sum(g._generated.function.compiled.stats.cache_hits.values()) for g in (first, again)]
+            expected = np.sum(np.cos(a * x) * x, axis=1, keepdims=True) if a.shape != x.shape else np.cos(a * x) * x
+            np.testing.assert_allclose(got, expected, rtol=1e-12)
+            np.testing.assert_array_equal(got, want)
+            print(hits)
+    ''')
+    env = dict(__import__("os").environ, NUMBA_OPT="3", ASTGRAD_NUMBA_CACHE=str(tmp_path))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["[0,", "1]", "[1,", "1]"]  # the same types the second time: all from disk

@@ -54,6 +54,27 @@ def test_unbroadcast_of_a_number_and_of_a_transposed_array(compiled):
     np.testing.assert_allclose(compiled[0](g, (4,)), _support.unbroadcast(g, (4,)), rtol=1e-13)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128, np.int64])
+@pytest.mark.parametrize("g_shape, to", [((2, 3, 4), (2, 1, 4)), ((2, 3, 4), (1, 1, 1)), ((0, 4), (1, 4)),
+                                         ((5, 1), (1, 1)), ((3, 4), (3, 4))])
+def test_unbroadcast_at_the_same_rank_keeps_the_dtype_and_numpys_sum(compiled, dtype, g_shape, to):
+    # where the shapes differ the sum is numpy's, run in object mode: the value, dtype and a C array as numpy's
+    g = (RNG.standard_normal(g_shape) * 10).astype(dtype) if dtype is not np.complex128 else \
+        RNG.standard_normal(g_shape) + 1j * RNG.standard_normal(g_shape)
+    out = compiled[0](g, to)
+    expected = _support.unbroadcast(g, to)
+    assert out.shape == to and out.dtype == g.dtype
+    np.testing.assert_allclose(out, expected, rtol=1e-6 if dtype is np.float32 else 1e-13)
+    if g.shape != to:
+        assert out.flags.c_contiguous and out is not g
+
+
+@pytest.mark.parametrize("g_shape, to", [((3, 4), (3, 2)), ((3, 1), (3, 4)), ((2, 3, 4), (2, 3, 5))])
+def test_unbroadcast_to_a_shape_it_does_not_broadcast_from_raises(compiled, g_shape, to):
+    with pytest.raises(ValueError, match="does not broadcast"):
+        compiled[0](np.ones(g_shape), to)
+
+
 @pytest.mark.parametrize("index", [2, -1, slice(1, 4), slice(None, None, -2)])
 def test_scatter_of_a_basic_index(compiled, index):
     x = RNG.standard_normal(5)

@@ -797,7 +797,15 @@ def _nested(rank, indent, statement) -> list:
 
 
 def _unbroadcast_overloads(overload, types, number):
-    """``rules.unbroadcast`` and the runtime's fast variant: ``g`` summed (or spread) to the shape ``to``."""
+    """``rules.unbroadcast`` and the runtime's fast variant: ``g`` summed (or spread) to the shape ``to``.
+
+    A gradient of its value's rank nearly always has its value's shape; where
+    it does not, the sum over the axes where the value has a 1 is numpy's, run
+    in object mode.  Compiled as loops, that sum took a quarter to a third of
+    a second of each first compile, per rank, for code that seldom runs;
+    ``objmode`` compiles in a third of that.
+    """
+    from numba import objmode
 
     def implementation(g, to):
         rank = len(to)
@@ -817,11 +825,15 @@ def _unbroadcast_overloads(overload, types, number):
             def spread(g, to):
                 return np.broadcast_to(_reduce_to(g, to[lead:]), to).copy()
             return spread
-        if g.ndim == rank:
+        if g.ndim == rank:  # the shape it has, or (seldom) 1s where g has more: that sum run by numpy
+            summed = types.Array(g.dtype, rank, "C")
+
             def same_rank(g, to):
                 if g.shape == to:
                     return g
-                return _reduce_to(g, to)
+                with objmode(out=summed):
+                    out = _summed_to(g, to)
+                return out
             return same_rank
         return lambda g, to: _reduce_to(g, to)
 
@@ -872,6 +884,15 @@ def _lambda(text):
     """A small implementation written for one rank and axis (Numba compiles it per call site's types)."""
     return eval(compile(text, "<astgrad numba helper>", "eval"),
                 {"broadcast_to": np.broadcast_to, "ascontiguousarray": np.ascontiguousarray})
+
+
+def _summed_to(g, to):
+    """``g`` summed over the axes where the shape ``to`` (of ``g``'s rank) has a 1, those kept as 1s: the check
+    and the sum of ``_reducing``'s loops, run by numpy in object mode (``same_rank`` above)."""
+    if any(want != 1 and want != have for have, want in zip(g.shape, to)):
+        raise ValueError("unbroadcast: the gradient's shape does not broadcast to the argument's")
+    axes = tuple(axis for axis, want in enumerate(to) if want == 1)
+    return np.ascontiguousarray(np.add.reduce(g, axis=axes, keepdims=True), dtype=g.dtype)
 
 
 def _reduce_to(g, to):
