@@ -45,7 +45,14 @@ def register() -> None:
     import numba.extending
     from numba.core.imputils import impl_ret_borrowed
     from numba import types
-    from numba.extending import overload
+    from numba.extending import overload as numba_overload
+
+    def overload(func, **options):
+        """``numba.extending.overload`` for an implementation only compiled code calls: without the wrappers Numba
+        writes for calls from Python and from C (the arguments boxed and unboxed, for every compiled signature),
+        which took a fifth of a second of RK4's first compile (S2) and are never run."""
+        jit_options = {**options.pop("jit_options", {}), "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+        return numba_overload(func, jit_options=jit_options, **options)
 
     overload(_reduce_to)(lambda g, to: _reducing(g.ndim, len(to)))
 
