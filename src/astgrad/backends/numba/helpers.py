@@ -23,6 +23,7 @@ larger families (reductions, shaping, products) live in modules of their own.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -31,7 +32,7 @@ from ...rules import _extra, _support, sequences
 from ...transform.runtime import outputs
 from ...transform import runtime
 from ...transform.runtime import attributes, structural
-from . import exponential, fuse, loops, lower, products, reductions, shaping
+from . import exponential, fuse, kept_helpers, loops, lower, products, reductions, shaping
 
 _registered = False
 
@@ -47,11 +48,13 @@ def register() -> None:
     from numba import types
     from numba.extending import overload as numba_overload
 
+    kept_helpers.keep_helpers()  # their machine code read from disk after the first gradient on the machine
+
     def overload(func, **options):
         """``numba.extending.overload`` for an implementation only compiled code calls: without the wrappers Numba
         writes for calls from Python and from C (the arguments boxed and unboxed, for every compiled signature),
         which took a fifth of a second of RK4's first compile (S2) and are never run."""
-        jit_options = {**options.pop("jit_options", {}), "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+        jit_options: Any = {**options.pop("jit_options", {}), "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
         return numba_overload(func, jit_options=jit_options, **options)
 
     overload(_reduce_to)(lambda g, to: _reducing(g.ndim, len(to)))
@@ -833,16 +836,23 @@ def _unbroadcast_overloads(overload, types, number):
                 return np.broadcast_to(_reduce_to(g, to[lead:]), to).copy()
             return spread
         if g.ndim == rank:  # the shape it has, or (seldom) 1s where g has more: that sum run by numpy
-            summed = types.Array(g.dtype, rank, "C")
-
             def same_rank(g, to):
                 if g.shape == to:
                     return g
+                return _summed_in_numpy(g, to)
+            return same_rank
+        return lambda g, to: _reduce_to(g, to)
+
+    @overload(_summed_in_numpy)
+    def in_numpy(g, to):  # a function of its own: code holding object mode is never kept on disk, its callers are
+        if isinstance(g, types.Array) and g.ndim == len(to):
+            summed = types.Array(g.dtype, g.ndim, "C")
+
+            def summed_in_numpy(g, to):
                 with objmode(out=summed):
                     out = _summed_to(g, to)
                 return out
-            return same_rank
-        return lambda g, to: _reduce_to(g, to)
+            return summed_in_numpy
 
     overload(runtime.unbroadcast)(implementation)
     overload(_support.unbroadcast)(implementation)
@@ -891,6 +901,11 @@ def _lambda(text):
     """A small implementation written for one rank and axis (Numba compiles it per call site's types)."""
     return eval(compile(text, "<astgrad numba helper>", "eval"),
                 {"broadcast_to": np.broadcast_to, "ascontiguousarray": np.ascontiguousarray})
+
+
+def _summed_in_numpy(g, to):
+    """``_summed_to(g, to)`` called in object mode from compiled code (``same_rank``; compiled code only)."""
+    raise NotImplementedError("compiled code only")
 
 
 def _summed_to(g, to):
