@@ -21,7 +21,10 @@ reason, not timed.  The systems beside the primal and ``astgrad.grad``:
   (``--first-call KEY``) with Numba's disk cache off, after one small
   gradient has paid Numba's start-up: what a user's first gradient of the
   program costs.  (In this process a program's helpers compiled for an
-  earlier program are compiled already.)
+  earlier program are compiled already.)  With ``--kept-helpers``, also
+  that first call once astgrad's helpers are kept on disk by an earlier
+  process and the program's own code is not: a new program's first call on a
+  machine where a gradient was compiled before.
 * ``hand-written``: a reverse sweep written by hand in numpy
   (simulations.py ``ADJOINTS``: S1, S2, S3, S4, S11, S12, S14).
 * ``jax.jit``: ``jax.jit(jax.grad(port))`` with x64 enabled, the program
@@ -41,7 +44,8 @@ also the stencils' (S1, S4, S14) peak memory with their loop marked
 copies, each gradient checked against the unmarked one) beside the unmarked
 gradient's, and the memory target for each s.
 
-Usage: ``python benchmarks/scientific.py [--quick] [--repeat 9] [--cpu-time] [--only S1,S11] [--no-fresh] [--snapshots 2]``
+Usage: ``python benchmarks/scientific.py [--quick] [--repeat 9] [--cpu-time] [--only S1,S11] [--no-fresh]
+[--kept-helpers] [--snapshots 2]``
 or ``python benchmarks/run.py --scientific``.
 """
 
@@ -55,8 +59,10 @@ os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_
 
 import argparse  # noqa: E402
 import pathlib  # noqa: E402
+import shutil  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
+import tempfile  # noqa: E402
 import time  # noqa: E402
 import types  # noqa: E402
 import warnings  # noqa: E402
@@ -479,17 +485,32 @@ def _numba_runner(program, args, first_calls):
     return lambda: gradient(*args)
 
 
-def fresh_first_call(key, size):
+def fresh_first_call(key, size, cache="0"):
     """(wall, CPU) seconds of the Numba gradient's first call of program ``key`` in a new process, or the reason
-    it has none: Numba's disk cache off and its start-up paid first, nothing else compiled before it."""
+    it has none: Numba's start-up paid first, nothing else compiled before it, the disk cache ``cache``
+    (``ASTGRAD_NUMBA_CACHE``: off by default)."""
     command = [sys.executable, str(pathlib.Path(__file__).resolve()), "--first-call", key]
     done = subprocess.run(command + (["--quick"] if size == "test" else []), capture_output=True, text=True,
-                          env=dict(os.environ, ASTGRAD_NUMBA_CACHE="0"), timeout=900)
+                          env=dict(os.environ, ASTGRAD_NUMBA_CACHE=cache), timeout=900)
     if done.returncode:
         lines = done.stderr.strip().splitlines()
         return lines[-1] if lines else f"exit status {done.returncode}"
     wall, cpu = done.stdout.split()[-2:]
     return float(wall), float(cpu)
+
+
+def kept_helpers_first_call(key, size):
+    """``fresh_first_call`` once astgrad's helpers are kept on disk and the program's own code is not: a first
+    process fills an empty cache, the program's files are removed, and a second process is measured (a new
+    program's first call on a machine where any gradient was compiled before)."""
+    with tempfile.TemporaryDirectory(prefix="astgrad-kept-") as cache:
+        first = fresh_first_call(key, size, cache)
+        if isinstance(first, str):
+            return first
+        for path in pathlib.Path(cache).iterdir():
+            if path.name != "helpers":
+                shutil.rmtree(path) if path.is_dir() else path.unlink()
+        return fresh_first_call(key, size, cache)
 
 
 def _first_call(key, size):
@@ -727,6 +748,13 @@ def targets(results, keys):
                      + ", ".join(f"{k} {cpu:.2f} s ({wall:.2f} s)" if fresh else f"{k} {wall:.2f} s ({cpu:.2f} s)"
                                  for k, (wall, cpu) in firsts.items())
                      + (f": not met ({', '.join(slow)})" if slow else ": met where it compiles"))
+    kept = {k: results[k][2]["astgrad numba kept helpers"] for k in compiled
+            if isinstance(results[k][2].get("astgrad numba kept helpers"), tuple)}
+    if kept:
+        slow = [k for k, (wall, cpu) in kept.items() if cpu >= 3]
+        lines.append("  the same with astgrad's helpers kept on disk (any gradient compiled before on the machine), "
+                     "CPU (wall): " + ", ".join(f"{k} {cpu:.2f} s ({wall:.2f} s)" for k, (wall, cpu) in kept.items())
+                     + (f": over 3 s: {', '.join(slow)}" if slow else ": all under 3 s"))
     over_hips = {k: results[k][3]["astgrad.grad"] / results[k][3]["HIPS autograd"] for k in suite
                  if "HIPS autograd" in results[k][3] and "astgrad.grad" in results[k][3]}
     if over_hips:
@@ -750,6 +778,8 @@ def main(argv=None):
     parser.add_argument("--cpu-time", action="store_true", help="time samples by the process's CPU time, all its threads (jax.jit computes on a worker thread)")
     parser.add_argument("--no-fresh", action="store_true",
                         help="report the Numba first calls made in this process, not each in a new process")
+    parser.add_argument("--kept-helpers", action="store_true",
+                        help="also each Numba first call in a new process with astgrad's helpers kept on disk")
     parser.add_argument("--first-call", metavar="KEY", help=argparse.SUPPRESS)  # the new process's part
     parser.add_argument("--snapshots", type=int, nargs="*", default=[],
                         help="also the stencils' gradient memory with the loop marked checkpointed(range(steps), "
@@ -785,6 +815,8 @@ def main(argv=None):
             peak = peaks(run, runners)
         if "astgrad numba" in runners and not options.no_fresh:
             first_calls["astgrad numba fresh"] = fresh_first_call(key, size)
+            if options.kept_helpers:
+                first_calls["astgrad numba kept helpers"] = kept_helpers_first_call(key, size)
         results[key] = (medians, notes, first_calls, peak)
         cells = []
         for name in COLUMNS:
@@ -800,16 +832,19 @@ def main(argv=None):
     print("\nFirst calls, not in the table: jax.jit's trace and XLA compile; astgrad numba's transform and Numba "
           "compile, in this process (Numba's start-up paid before the first program, each program's helpers "
           "compiled for those before it reused) and in a new process for the program alone (its disk cache off).\n")
-    print("| program | jax.jit | astgrad numba | astgrad numba, CPU time | new process | new process, CPU time |\n"
-          "|---|---|---|---|---|---|")
+    kept = options.kept_helpers and not options.no_fresh
+    print("| program | jax.jit | astgrad numba | astgrad numba, CPU time | new process | new process, CPU time |"
+          + (" helpers kept | helpers kept, CPU time |" if kept else "") + "\n|---|---|---|---|---|---|"
+          + ("---|---|" if kept else ""))
     for key in keys:
         firsts = results[key][2]
-        fresh = firsts.get("astgrad numba fresh")
         cells = [_seconds(firsts[n]) if n in firsts else "-" for n in ("jax.jit", "astgrad numba", "astgrad numba CPU")]
-        cells += [_seconds(t) for t in fresh] if isinstance(fresh, tuple) else ["-", "-"]
+        for name in ("astgrad numba fresh", "astgrad numba kept helpers") if kept else ("astgrad numba fresh",):
+            measured = firsts.get(name)
+            cells += [_seconds(t) for t in measured] if isinstance(measured, tuple) else ["-", "-"]
+            if isinstance(measured, str):
+                print(f"  ({key}'s new process failed: {measured})")
         print(f"| {key} | " + " | ".join(cells) + " |")
-        if isinstance(fresh, str):
-            print(f"  ({key}'s new process failed: {fresh})")
     print("\nJAX ports: " + "; ".join(f"{k} {PROGRAMS[k].jax_loops}" for k in keys if "jax.jit" in results[k][0]) + ".")
     memory_columns = [c for c in COLUMNS if c != "jax.jit"]
     print("\n## Peak memory of one call (tracemalloc, above what was allocated before it; ratio to the primal)\n")
