@@ -9,10 +9,12 @@ machine their machine code is read from disk (S2's first call, RK4: about
 
 Numba keeps a function's code under a key of its signature, the machine,
 the hash of its bytecode and of its closure's values, and a stamp of the
-source it came from.  For a helper the stamp is diskcache's: the hash of
-astgrad's whole source and Numba's, numpy's and Python's versions, so code
-compiled by another astgrad (another helper, another rule it inlines) is
-never read.  Two implementations with one bytecode and other constants (a
+source it came from.  For a helper the stamp is diskcache's (the hash of
+astgrad's whole source and Numba's, numpy's and Python's versions) with
+Numba's settings that change the code but not its key (``NUMBA_BOUNDSCHECK``,
+the vectorizers, the CPU asked for), so code compiled by another astgrad
+(another helper, another rule it inlines) or under other settings is never
+read.  Two implementations with one bytecode and other constants (a
 lambda written per axis, a text compiled per rank) would share Numba's key:
 each function's file is named by the hash of its whole code object, its
 constants and nested code included.
@@ -84,10 +86,20 @@ def _keep(dispatcher) -> None:
         from numba.core import config
         if getattr(config, "CACHE_LOCATOR_CLASSES", None):  # the user chose where Numba's caches go: this too
             return
-        stamp = hashlib.sha256(diskcache._environment().encode()).hexdigest()[:16]  # astgrads side by side
-        dispatcher._cache = _cache_class()(dispatcher.py_func, str(where / "helpers" / stamp))
+        dispatcher._cache = _cache_class()(dispatcher.py_func, str(where / "helpers" / _stamp()[:16]))
     except Exception:  # noqa: BLE001 (any failure leaves the helper compiled in the process, never an error)
         return
+
+
+@functools.lru_cache(maxsize=1)
+def _stamp() -> str:
+    """The hash of diskcache's stamp (astgrad's source, the versions, ``NUMBA_OPT``) and of Numba's settings that
+    change a helper's code but not Numba's key of it: bounds checked or not (an index out of range raises, or
+    reads past the array), the vectorizers, the machine Numba was told to compile for."""
+    from numba.core import config
+    settings = [getattr(config, name, None) for name in ("BOUNDSCHECK", "LOOP_VECTORIZE", "SLP_VECTORIZE", "CPU_NAME",
+                                                         "CPU_FEATURES", "ENABLE_AVX", "DEBUGINFO_DEFAULT")]
+    return hashlib.sha256(f"{diskcache._environment()}; {settings!r}".encode()).hexdigest()
 
 
 @functools.lru_cache(maxsize=1)
@@ -107,7 +119,7 @@ def _cache_class():
             return self._path
 
         def get_source_stamp(self):
-            return diskcache._environment()
+            return _stamp()
 
         def get_disambiguator(self):
             return self._code
