@@ -40,12 +40,14 @@ _SCRIPT = textwrap.dedent('''
     print(json.dumps({"helpers": helpers, "gradient": gradient.tolist()}))
 ''')
 
-_PROGRAM = "def f(w, x):\n    return np.sum(np.sin(w * x) * x)  # {}\n"
+_PROGRAM = ("def f(w, x):\n    v = np.array([w[0, 0] * x[0, 0], w[1, 0] * x[1, 1]])  # {}\n"
+            "    return np.sum(np.sin(w * x) * x) + np.sum(v * v)\n")
 
 
 def _run(cache, stamp="-", version=0):
     """One new process computing the gradient of the program (its comment ``version``: a new text, so the
-    gradient's own code is compiled again and only the helpers can come from disk)."""
+    gradient's own code is compiled again and only the helpers can come from disk).  The program calls helpers
+    written in astgrad's files and helpers compiled from text per kind of argument (np.array's gradient)."""
     env = dict(os.environ, NUMBA_OPT="3", ASTGRAD_NUMBA_CACHE=str(cache))
     done = subprocess.run([sys.executable, "-c", _SCRIPT, stamp, _PROGRAM.format(version)], capture_output=True,
                           text=True, env=env, timeout=600)
@@ -55,7 +57,10 @@ def _run(cache, stamp="-", version=0):
 
 def _expected():
     w, x = np.linspace(0.1, 0.9, 3).reshape(3, 1), np.linspace(-1.0, 1.0, 12).reshape(3, 4)
-    return np.sum(np.cos(w * x) * x * x, axis=1, keepdims=True)
+    expected = np.sum(np.cos(w * x) * x * x, axis=1, keepdims=True)
+    expected[0, 0] += 2 * w[0, 0] * x[0, 0] ** 2
+    expected[1, 0] += 2 * w[1, 0] * x[1, 1] ** 2
+    return expected
 
 
 def test_a_later_gradient_reads_the_helpers_and_another_astgrad_compiles_its_own(tmp_path):

@@ -254,7 +254,7 @@ def register() -> None:
             return None
         text = (f"def checked(name, x):\n    if {lower.MATH_DOMAINS[name]}:\n"
                 f"        raise ValueError('math domain error')\n    return math.{name}(x)\n")
-        namespace = {"math": math}
+        namespace = {"math": math, "__name__": __name__}
         exec(compile(text, "<astgrad numba math>", "exec"), namespace)
         return namespace["checked"]
 
@@ -754,7 +754,7 @@ def _checked(index, types, array, body, parameters, **names):
 def _implementation(parameters, body, **names):
     """``def implementation(<parameters>):`` with ``body`` (indented), numpy as ``np`` and ``names``."""
     text = f"def implementation({parameters}):\n{body}"
-    namespace = {"np": np, **names}
+    namespace = {"np": np, "__name__": __name__, **names}
     exec(compile(text, "<astgrad numba helper>", "exec"), namespace)
     return namespace["implementation"]
 
@@ -900,7 +900,7 @@ def _literal_axes(axis, rank, types):
 def _lambda(text):
     """A small implementation written for one rank and axis (Numba compiles it per call site's types)."""
     return eval(compile(text, "<astgrad numba helper>", "eval"),
-                {"broadcast_to": np.broadcast_to, "ascontiguousarray": np.ascontiguousarray})
+                {"broadcast_to": np.broadcast_to, "ascontiguousarray": np.ascontiguousarray, "__name__": __name__})
 
 
 def _summed_in_numpy(g, to):

@@ -37,8 +37,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import marshal
 import sys
+import types
 import warnings
 
 from . import diskcache
@@ -80,7 +80,8 @@ def keep_helpers() -> None:
 def _keep(dispatcher) -> None:
     """``dispatcher``'s compiled code read from and written to ``<directory>/helpers/...``, where caching is on."""
     where = diskcache.directory()
-    if where is None:
+    module = getattr(dispatcher.py_func, "__module__", None)
+    if where is None or not isinstance(module, str) or module not in sys.modules:  # Numba's reading needs it
         return
     try:
         from numba.core import config
@@ -89,6 +90,27 @@ def _keep(dispatcher) -> None:
         dispatcher._cache = _cache_class()(dispatcher.py_func, str(where / "helpers" / _stamp()[:16]))
     except Exception:  # noqa: BLE001 (any failure leaves the helper compiled in the process, never an error)
         return
+
+
+def _code_hash(code) -> str:
+    """A hash of everything a code object computes with: its bytecode, names and constants, nested code included.
+    Not ``marshal``'s bytes, which mark objects by how many references they have: one function's differed
+    from one process to the next, and it was never read back."""
+    digest = hashlib.sha256()
+
+    def add(code):
+        digest.update(code.co_code)
+        digest.update(repr((code.co_name, code.co_names, code.co_varnames, code.co_freevars, code.co_cellvars,
+                            code.co_argcount, code.co_kwonlyargcount, code.co_flags)).encode())
+        for constant in code.co_consts:
+            if isinstance(constant, types.CodeType):
+                add(constant)
+            elif isinstance(constant, frozenset):  # its order is the hashes' (strings': the process's seed)
+                digest.update(repr(sorted(repr(item) for item in constant)).encode())
+            else:
+                digest.update(f"{type(constant).__name__}:{constant!r};".encode())
+    add(code)
+    return digest.hexdigest()[:20]
 
 
 @functools.lru_cache(maxsize=1)
@@ -113,7 +135,7 @@ def _cache_class():
         def __init__(self, py_func, path):
             self._path = path
             self._py_file = py_func.__code__.co_filename  # Numba's warnings name it
-            self._code = hashlib.sha256(marshal.dumps(py_func.__code__)).hexdigest()[:20]
+            self._code = _code_hash(py_func.__code__)
 
         def get_cache_path(self):
             return self._path

@@ -610,7 +610,7 @@ def _unpacked(count, more="") -> str:
 
 def _function(text, **names):
     namespace = {"np": np, "rolled": shaping.rolled, "as_written": as_written, "unbroadcast": runtime.unbroadcast,
-                 "chosen": shaping.chosen, **names}
+                 "chosen": shaping.chosen, "__name__": __name__, **names}
     exec(compile(text, "<astgrad numba loop>", "exec"), namespace)
     return namespace["implementation"]
 

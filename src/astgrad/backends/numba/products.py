@@ -54,7 +54,7 @@ def register(overload, types, literal_value) -> None:
         else:
             items = ["value"] + ["None"] * (count - 1)
         text = f"lambda value, count, needed=(), rule='a rule': ({', '.join(items)},)"
-        return eval(compile(text, "<astgrad numba gradient_tuple>", "eval"), {})
+        return eval(compile(text, "<astgrad numba gradient_tuple>", "eval"), {"__name__": __name__})
 
 
 def _needed(needed, literal_value, types):

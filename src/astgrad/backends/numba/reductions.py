@@ -105,7 +105,7 @@ def _is_axis(value) -> bool:
 
 def register(numba, overload, types, literal_axes, literal_value) -> None:
     """Register each helper's Numba implementation (``helpers.register`` passes its tools)."""
-    namespace = {"np": np}
+    namespace = {"np": np, "__name__": __name__}
     namespace.update({f"_rows_{method}": _rows(numba, method) for _, method in _HELPERS.values()})
 
     def make_lambda(text):

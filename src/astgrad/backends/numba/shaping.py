@@ -261,6 +261,6 @@ def _choosing(types, condition, a, b):
 
 def _function(text, name, **names):
     """A small implementation written for one rank and its axes (Numba compiles it per call site's types)."""
-    namespace = {"np": np, **names}
+    namespace = {"np": np, "__name__": __name__, **names}
     exec(compile(text, "<astgrad numba shaping>", "exec"), namespace)
     return namespace[name]
