@@ -262,3 +262,34 @@ def test_float32_arguments_get_a_float32_gradient_that_numba_computed_in_float64
     reference = _numeric.gradient(leaky, x.astype(np.float64))
     np.testing.assert_allclose(got, reference, rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+
+
+
+def _array_of_products(w, x):
+    v = np.array([w[0] * x[0], w[1] * x[1] - w[0]])
+    return np.sum(v * v) + np.sum(np.sin(w) * x)
+
+
+def _array_of_products_in_a_list(w, x):  # the function reads the list itself too
+    items = [w[0] * x[0], w[1] * x[1]]
+    return np.sum(np.array(items) ** 2) + len(items)
+
+
+def test_np_array_of_numbers_the_entry_computes_compiles_and_gives_numpys_gradient():
+    """The entry's reverse sweep cuts ``np.array([...])``'s gradient into the display's items (``_like``): the
+    display is written as a tuple for Numba (a list of numbers was refused there); where the function reads
+    the list itself it stays a list, and the gradient is the numpy backend's or a located refusal."""
+    w, x = np.array([0.3, -0.7, 1.1]), np.array([1.5, 0.2, -0.4])
+    gradient = astgrad.grad(_array_of_products, backend="numba")
+    got = gradient(w, x)
+    v0, v1 = w[0] * x[0], w[1] * x[1] - w[0]
+    closed = np.cos(w) * x + np.array([2 * v0 * x[0] - 2 * v1, 2 * v1 * x[1], 0.0])
+    np.testing.assert_allclose(got, closed, rtol=1e-13)
+    np.testing.assert_allclose(got, astgrad.grad(_array_of_products)(w, x), rtol=1e-13)
+    assert "_like(dv, t1)" in gradient.source and "t1 = [" not in gradient.source
+    try:
+        kept = astgrad.grad(_array_of_products_in_a_list, backend="numba")(w, x)
+    except astgrad.TransformError as refused:
+        assert "test_numba_values.py" in str(refused)
+    else:
+        np.testing.assert_allclose(kept, astgrad.grad(_array_of_products_in_a_list)(w, x), rtol=1e-13)

@@ -43,7 +43,7 @@ import types
 import numpy as np
 
 from ... import rules
-from ...rules import _extra, _support
+from ...rules import _extra, _support, sequences
 from ...transform.ir import compat
 from ...transform import runtime
 from ...transform.runtime import checks
@@ -214,13 +214,16 @@ def _seed_guard(backward):
 
 
 def _tuples_for_arrays(fn_def, namespace, stack) -> None:
-    """``t = (a, b)`` for ``t = [a, b]`` where ``t`` is only read by ``np.array`` and saved on a stack.
+    """``t = (a, b)`` for ``t = [a, b]`` where ``t`` is only read by ``np.array``, saved on a stack, and read by
+    ``_like`` (which cuts the array's gradient into the display's items).
 
     ``np.array([p[0] * y[0], ...])`` in a right-hand side: a list of numbers
     in Numba is a list object that cannot be saved in the tuple of values a
     function pushes, and its gradient (``_like``) is a list; a tuple of
     numbers makes the same array, is saved as it is, and its gradient is
-    the array's (helpers.py).
+    the array's (helpers.py).  In the entry the reverse sweep reads the
+    display itself (``_like(dv, t1)``, where a callee's reads what it saved):
+    Numba's ``_like`` takes a tuple of numbers only, and refused the list.
     """
     stores: dict = {}
     for node in gast.walk(fn_def):
@@ -240,6 +243,8 @@ def _tuples_for_arrays(fn_def, namespace, stack) -> None:
                 and isinstance(node.func.value, gast.Name) and node.func.value.id == stack and node.args \
                 and isinstance(node.args[0], gast.Tuple):
             allowed.update(id(a) for a in node.args[0].elts)
+        elif isinstance(node, gast.Call) and _is(node.func, namespace, sequences._like) and len(node.args) == 2:
+            allowed.add(id(node.args[1]))
     for node in gast.walk(fn_def):
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and node.id in displays \
                 and id(node) not in allowed:
