@@ -100,6 +100,18 @@ def test_implementations_with_one_bytecode_and_other_constants_are_kept_apart(tm
 
     one, two, again = (made(f"def implementation(a):\n    return a + {k}\n") for k in (1, 2, 1))
     assert one.__code__.co_code == two.__code__.co_code
-    caches = [kept_helpers._cache_class()(f, str(tmp_path)) for f in (one, two, again)]
-    names = [cache._impl.filename_base for cache in caches]
+    names = [kept_helpers._identity(f) for f in (one, two, again)]
     assert names[0] != names[1] and names[0] == names[2]
+    # one text made with other values of the globals it reads (a dtype, a count): other names too
+    texts = [kept_helpers._identity(_made_with(dtype, count)) for dtype, count in
+             ((np.float64, 2), (np.float32, 2), (np.float64, 3), (np.float64, 2))]
+    assert len(set(texts[:3])) == 3 and texts[0] == texts[3]
+    # a global whose value the name cannot say (a Numba function): not kept at all
+    assert kept_helpers._identity(_made_with(numba.njit(lambda a: a), 2)) is None
+
+
+def _made_with(dtype, count):
+    namespace = {"np": np, "dtype": dtype, "count": count, "__name__": __name__}
+    exec(compile("def implementation(a):\n    return np.zeros(count, dtype) + a\n", "<astgrad numba helper>", "exec"),
+         namespace)
+    return namespace["implementation"]

@@ -14,10 +14,13 @@ astgrad's whole source and Numba's, numpy's and Python's versions) with
 Numba's settings that change the code but not its key (``NUMBA_BOUNDSCHECK``,
 the vectorizers, the CPU asked for), so code compiled by another astgrad
 (another helper, another rule it inlines) or under other settings is never
-read.  Two implementations with one bytecode and other constants (a
-lambda written per axis, a text compiled per rank) would share Numba's key:
-each function's file is named by the hash of its whole code object, its
-constants and nested code included.
+read.  Two implementations with one bytecode and other constants or
+other values of the globals they read (a lambda written per axis, a text
+compiled per rank with the values it needs as its globals) would share
+Numba's key: each function's file is named by the hash of its code, its
+constants and nested code, and the value of every global it names; a
+helper that names a global whose value cannot be described (a Numba
+function) is not kept.
 
 The files go to ``<directory>/helpers/<the stamp's hash>`` (``ASTGRAD_NUMBA_CACHE``,
 the directory diskcache uses; off with it), so two versions of astgrad on
@@ -40,6 +43,8 @@ import hashlib
 import sys
 import types
 import warnings
+
+import numpy as np
 
 from . import diskcache
 
@@ -87,30 +92,66 @@ def _keep(dispatcher) -> None:
         from numba.core import config
         if getattr(config, "CACHE_LOCATOR_CLASSES", None):  # the user chose where Numba's caches go: this too
             return
-        dispatcher._cache = _cache_class()(dispatcher.py_func, str(where / "helpers" / _stamp()[:16]))
+        identity = _identity(dispatcher.py_func)
+        if identity is None:  # it reads a global whose value the key cannot describe: compiled in the process
+            return
+        dispatcher._cache = _cache_class()(dispatcher.py_func, str(where / "helpers" / _stamp()[:16]), identity)
     except Exception:  # noqa: BLE001 (any failure leaves the helper compiled in the process, never an error)
         return
 
 
-def _code_hash(code) -> str:
-    """A hash of everything a code object computes with: its bytecode, names and constants, nested code included.
-    Not ``marshal``'s bytes, which mark objects by how many references they have: one function's differed
-    from one process to the next, and it was never read back."""
+def _identity(function) -> str | None:
+    """A hash of everything ``function`` computes with that Numba's key leaves out, or None where a part of it
+    cannot be described: its bytecode, names and constants, nested code included, and the value of each global
+    it names (a helper written from text reads the values it was made with as globals: two made with other
+    values have one code).  Not ``marshal``'s bytes of the code, which mark objects by how many references
+    they have: one function's differed from one process to the next, and it was never read back."""
     digest = hashlib.sha256()
+    names: set = set()
 
     def add(code):
+        names.update(code.co_names)
         digest.update(code.co_code)
         digest.update(repr((code.co_name, code.co_names, code.co_varnames, code.co_freevars, code.co_cellvars,
                             code.co_argcount, code.co_kwonlyargcount, code.co_flags)).encode())
         for constant in code.co_consts:
             if isinstance(constant, types.CodeType):
                 add(constant)
-            elif isinstance(constant, frozenset):  # its order is the hashes' (strings': the process's seed)
-                digest.update(repr(sorted(repr(item) for item in constant)).encode())
             else:
-                digest.update(f"{type(constant).__name__}:{constant!r};".encode())
-    add(code)
+                digest.update(_described(constant).encode())
+    add(function.__code__)
+    for name in sorted(names & set(function.__globals__)):
+        value = _described(function.__globals__[name])
+        if "?" in value:
+            return None
+        digest.update(f"{name}={value};".encode())
+    for cell in function.__closure__ or ():  # Numba's key pickles these: only values that pickle the same in
+        if "?" in _described(cell.cell_contents, closed=True):  # every process (an intrinsic pickles a new id)
+            return None
     return digest.hexdigest()[:20]
+
+
+def _described(value, closed=False) -> str:
+    """A text naming ``value`` by what it is (``?`` in it where that is not known): numbers, strings and their
+    tuples by value, a numpy dtype or a Numba type by name, modules and functions by diskcache's rule (a
+    function of numpy, math or astgrad by its module and name), one of astgrad's Numba intrinsics by its
+    name where it is a global (``closed``: a closure's value, which Numba's key pickles, and an intrinsic
+    pickles with an id new in each process)."""
+    if value is None or type(value) in (bool, int, float, complex, str, bytes):
+        return f"{type(value).__name__}:{value!r}"
+    if type(value) in (tuple, list):
+        return f"{type(value).__name__}({','.join(_described(v, closed) for v in value)})"
+    if type(value) is frozenset:  # its order is the hashes' (strings': the process's seed)
+        return f"frozenset({','.join(sorted(_described(v, closed) for v in value))})"
+    if isinstance(value, np.dtype):
+        return f"dtype:{value.str}"
+    if type(value).__module__.startswith("numba.core.types"):
+        return f"numba:{type(value).__name__}:{value}"
+    defn = getattr(value, "_defn", None)
+    if type(value).__name__ == "_Intrinsic" and defn is not None and str(defn.__module__).startswith("astgrad."):
+        return "?" if closed else f"intrinsic:{defn.__module__}.{defn.__qualname__}"  # its code: astgrad's source
+    described = diskcache._describe(value)
+    return described if described is not None else "?"
 
 
 @functools.lru_cache(maxsize=1)
@@ -132,10 +173,10 @@ def _cache_class():
     class _Locator(caching._CacheLocator):
         """Where and under which stamp: the helpers' directory, diskcache's stamp, the code's hash."""
 
-        def __init__(self, py_func, path):
+        def __init__(self, py_func, path, identity):
             self._path = path
             self._py_file = py_func.__code__.co_filename  # Numba's warnings name it
-            self._code = _code_hash(py_func.__code__)
+            self._code = identity
 
         def get_cache_path(self):
             return self._path
@@ -154,9 +195,9 @@ def _cache_class():
         """Numba's implementation of a function's cache, with the locator above and no warning where the
         code cannot be cached (it compiles in the process)."""
 
-        def __init__(self, py_func, path):  # Numba's, without its search of the locators
+        def __init__(self, py_func, path, identity):  # Numba's, without its search of the locators
             self._lineno = py_func.__code__.co_firstlineno
-            self._locator = _Locator(py_func, path)
+            self._locator = _Locator(py_func, path, identity)
             name = py_func.__qualname__.replace("<", "").replace(">", "")
             self._filename_base = self.get_filename_base(name, getattr(sys, "abiflags", ""))
 
@@ -168,8 +209,8 @@ def _cache_class():
     class _Cache(caching.FunctionCache):
         """A helper's cache: every failure to read or write is a miss, never an error."""
 
-        def __init__(self, py_func, path):
-            self._impl_class = functools.partial(_Implementation, path=path)  # type: ignore[assignment]
+        def __init__(self, py_func, path, identity):
+            self._impl_class = functools.partial(_Implementation, path=path, identity=identity)  # type: ignore[assignment]
             super().__init__(py_func)
 
         def load_overload(self, sig, target_context):
