@@ -89,3 +89,43 @@ def test_rows_are_lists_rows_and_keep_a_c_contiguous_arrays_layout():
     rows = cut.overloads[(item,)].signature.return_type
     assert rows.dtype.layout == "C"  # the rows of a C-contiguous array: Numba's list(g) types them "A"
     assert cut.overloads[(numba.typeof(np.asfortranarray(base)),)].signature.return_type.dtype.layout == "A"
+
+
+
+def _cube_sum(x):
+    return np.sum(x ** 3) * 0.5
+
+
+def test_the_first_compile_sets_the_collectors_objects_aside_and_puts_them_back(monkeypatch):
+    """Numba's first compile runs with the process's objects frozen (compiled._freeze), the later calls
+    without; afterwards none stays frozen, and the gradient is the closed form's."""
+    import gc
+
+    from astgrad.backends.numba import compiled
+    froze = []
+    monkeypatch.setattr(compiled, "_freeze", lambda real=compiled._freeze: froze.append(real()) or froze[-1])
+    x = np.linspace(-1.0, 2.0, 5)
+    gradient = astgrad.grad(_cube_sum, backend="numba")
+    np.testing.assert_allclose(gradient(x), 1.5 * x ** 2, rtol=1e-14)
+    np.testing.assert_allclose(gradient(2 * x), 6.0 * x ** 2, rtol=1e-14)
+    assert froze == [True] and gc.get_freeze_count() == 0 and gc.isenabled()
+
+
+def test_a_freeze_of_the_callers_and_a_disabled_collector_are_left_as_they_were():
+    import gc
+    x = np.linspace(-1.0, 2.0, 5)
+    gc.freeze()  # the caller's own (a server before it forks): not undone
+    try:
+        frozen = gc.get_freeze_count()
+        gradient = astgrad.grad(lambda y: np.sum(y ** 3) * 0.5, backend="numba")
+        np.testing.assert_allclose(gradient(x), 1.5 * x ** 2, rtol=1e-14)
+        assert 0 < gc.get_freeze_count() <= frozen  # some freed by their counts meanwhile; none put back
+    finally:
+        gc.unfreeze()
+    gc.disable()
+    try:
+        gradient = astgrad.grad(lambda z: np.sum(z ** 3) * 0.5, backend="numba")
+        np.testing.assert_allclose(gradient(x), 1.5 * x ** 2, rtol=1e-14)
+        assert not gc.isenabled() and gc.get_freeze_count() == 0
+    finally:
+        gc.enable()

@@ -69,6 +69,20 @@ def test_unbroadcast_at_the_same_rank_keeps_the_dtype_and_numpys_sum(compiled, d
         assert out.flags.c_contiguous and out is not g
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.complex128, np.int64])
+def test_unbroadcast_summed_over_leading_axes_and_scatter_keep_numpys_dtype(compiled, dtype):
+    # the zeros both start from are made from the dtype as a class (one compile of np.zeros): numpy's dtype
+    g = (RNG.standard_normal((2, 3, 4)) * 10).astype(dtype) if dtype is not np.complex128 else \
+        RNG.standard_normal((2, 3, 4)) + 1j * RNG.standard_normal((2, 3, 4))
+    for got, want in [(compiled[0](g, (3, 1)), _support.unbroadcast(g, (3, 1))),  # _reduce_to: a lower rank
+                      (compiled[0](g[0, 0], (2, 1, 4)), _support.unbroadcast(g[0, 0], (2, 1, 4))),  # spread
+                      (compiled[1](g[0, 0], (3, 4), (1, slice(None))), _extra.scatter(g[0, 0], (3, 4), (1, slice(None)))),
+                      (compiled[1](2.5, (4,), 2), _extra.scatter(2.5, (4,), 2)),
+                      (compiled[1](2.5 - 1j, (4,), -1), _extra.scatter(2.5 - 1j, (4,), -1))]:
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-6 if dtype is np.float32 else 1e-13)
+
+
 @pytest.mark.parametrize("g_shape, to", [((3, 4), (3, 2)), ((3, 1), (3, 4)), ((2, 3, 4), (2, 3, 5))])
 def test_unbroadcast_to_a_shape_it_does_not_broadcast_from_raises(compiled, g_shape, to):
     with pytest.raises(ValueError, match="does not broadcast"):

@@ -57,7 +57,7 @@ def register() -> None:
         jit_options: Any = {**options.pop("jit_options", {}), "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
         return numba_overload(func, jit_options=jit_options, **options)
 
-    overload(_reduce_to)(lambda g, to: _reducing(g.ndim, len(to)))
+    overload(_reduce_to)(lambda g, to: _reducing(g.ndim, len(to), g.dtype))
 
     def number(t) -> bool:
         return isinstance(t, (types.Number, types.Boolean))
@@ -235,15 +235,18 @@ def register() -> None:
                 all(isinstance(i, basic) for i in index)):  # type: ignore[attr-defined]
             return None  # an array index may repeat a position: np.add.at's accumulation is not written here
         if isinstance(g, types.Array):
-            dtype = "g.dtype"
+            dtype = g.dtype
         elif isinstance(g, (types.Float, types.Complex)):
-            dtype = "np.complex128" if isinstance(g, types.Complex) else "np.float64"
+            dtype = types.complex128 if isinstance(g, types.Complex) else types.float64
         else:
             return None
         add = _assignment(len(shape), index, g, types, "out", "g", "+=")  # numpy's np.add.at: 0.0 + g
         if add is None:
             return None
-        return _implementation("g, shape, index", f"    out = np.zeros(shape, dtype={dtype})\n{add}    return out\n")
+        # np.zeros(shape, <a dtype class>) as zeros_like_gradient writes it: Numba compiles np.zeros once per
+        # kind of arguments (a keyword, a dtype object, a class each apart)
+        return _implementation("g, shape, index", f"    out = np.zeros(shape, dtype)\n{add}    return out\n",
+                               dtype=dtype)
 
     _write_overloads(overload, types)
 
@@ -926,8 +929,8 @@ def _reduce_to(g, to):
     raise NotImplementedError("compiled code only")
 
 
-def _reducing(rank, kept):
-    """``_reduce_to`` for a ``g`` of ``rank`` axes and a shape of ``kept``: nested loops adding each element
+def _reducing(rank, kept, dtype):
+    """``_reduce_to`` for a ``g`` of ``rank`` axes (of Numba's ``dtype``) and a shape of ``kept``: nested loops adding each element
     of ``g`` where it came from (index 0 along an axis of length 1 in the shape), after numpy's check that
     ``g``'s shape broadcasts from it.  Written per pair of ranks: a loop nest compiles in a fraction of the
     time of one function for every rank (which cost a second or more of each first compile).
@@ -938,9 +941,9 @@ def _reducing(rank, kept):
         lines += [f"    if to[{axis}] != 1 and to[{axis}] != g.shape[{axis + extra}]:",
                   "        raise ValueError(\"unbroadcast: the gradient's shape does not broadcast to the argument's\")",
                   f"    s{axis} = 1 if to[{axis}] != 1 else 0"]
-    lines.append("    out = np.zeros(to, dtype=g.dtype)")
+    lines.append("    out = np.zeros(to, dtype)")  # written as zeros_like_gradient's: one compile of np.zeros
     for axis in range(rank):
         lines.append("    " * (axis + 1) + f"for i{axis} in range(g.shape[{axis}]):")
     at = ", ".join(f"i{axis + extra} * s{axis}" for axis in range(kept)) or "()"
     lines.append("    " * (rank + 1) + f"out[{at}] += g[{', '.join(f'i{axis}' for axis in range(rank)) or '()'}]")
-    return _implementation("g, to", "\n".join(lines[1:]) + "\n    return out\n")
+    return _implementation("g, to", "\n".join(lines[1:]) + "\n    return out\n", dtype=dtype)

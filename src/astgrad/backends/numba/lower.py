@@ -609,14 +609,82 @@ def _without_empty_checks(stmts, namespace) -> list:
     writes into nothing it is given, the check returns at once on any
     arguments, and the same function is called at every run: it goes.  The
     checks that remain are refused at the user's line (``compiled``).
+
+    So does ``checked(value)`` (a value computed only for what numpy raises:
+    the loss of ``grad``, ``checked(np.sum(u ** 2))``) where compiled code
+    provably raises nothing computing it from numbers and arrays
+    (``_unraising_check``), for ``shape(u)`` of each name it reads: Numba
+    types ``shape`` for numbers and arrays only, so a name holding anything
+    else is refused at the user's line, as computing the value was.
+    Compiling the value cost a first call a tenth to a third of a second
+    (``np.sum``'s implementation and the power's loop).
     """
     out = []
     for stmt in stmts:
-        if not _empty_check(stmt, namespace):
+        if _unraising_check(stmt, namespace):
+            out += _operand_kinds(stmt, namespace)
+        elif not _empty_check(stmt, namespace):
             out.append(stmt)
         for _, field, inner in compat.own_blocks(stmt):
             setattr(stmt, field, _without_empty_checks(inner, namespace) or [keep_origin(stmt, compat.make("Pass"))])
     return out
+
+
+def _unraising_check(stmt, namespace) -> bool:
+    """Whether ``stmt`` is ``checked(value)`` where Numba's code for ``value`` raises nothing, whatever numbers
+    and arrays its names hold: names, numbers, ``+``, ``-`` and ``*`` between a value and a number (never
+    between two values: two arrays may not broadcast), ``value ** k`` for a constant integer ``k >= 0``,
+    ``np.sum(value)`` (no axis) and ``stand_in(value)``.  Anything else (a division, which raises
+    ZeroDivisionError compiled; two arrays added; a negation, which numpy refuses for booleans; another
+    call) keeps its check."""
+    call = getattr(stmt, "value", None)
+    return isinstance(stmt, gast.Expr) and isinstance(call, gast.Call) and _is(call.func, namespace, runtime.checked) \
+        and len(call.args) == 1 and not call.keywords and _raises_nothing(call.args[0], namespace)
+
+
+def _operand_kinds(stmt, namespace) -> list:
+    """``shape(u)`` for each name ``stmt``'s checked value reads, in order: what remains of the check."""
+    names: list = []
+    todo = [stmt.value.args[0]]
+    while todo:  # _raises_nothing's expressions: a call's function (np.sum, stand_in) is not an operand
+        node = todo.pop(0)
+        if isinstance(node, gast.Name) and node.id not in names:
+            names.append(node.id)
+        elif isinstance(node, gast.BinOp):
+            todo += [node.left, node.right]
+        elif isinstance(node, gast.Call):
+            todo += node.args
+    shape = _bound(namespace, runtime.shape)
+    return [keep_origin(stmt, compat.expr_stmt(compat.call(compat.name(shape), [compat.name(n)]))) for n in names]
+
+
+def _raises_nothing(node, namespace) -> bool:
+    """``_unraising_check``'s expressions."""
+    if isinstance(node, gast.Name):
+        return True
+    if isinstance(node, gast.Constant):
+        return _number(node)
+    if isinstance(node, gast.BinOp):
+        if isinstance(node.op, gast.Pow):
+            return isinstance(node.right, gast.Constant) and type(node.right.value) is int and node.right.value >= 0 \
+                and _raises_nothing(node.left, namespace)
+        if not isinstance(node.op, (gast.Add, gast.Sub, gast.Mult)):
+            return False
+        if isinstance(node.left, gast.Constant) and _number(node.left):
+            return _raises_nothing(node.right, namespace)
+        return isinstance(node.right, gast.Constant) and _number(node.right) and _raises_nothing(node.left, namespace)
+    if isinstance(node, gast.Call) and len(node.args) == 1 and not node.keywords \
+            and not isinstance(node.args[0], gast.Starred):
+        func = node.func
+        summed = isinstance(func, gast.Attribute) and func.attr == "sum" and isinstance(func.value, gast.Name) \
+            and namespace.get(func.value.id) is np
+        return (summed or _is(func, namespace, runtime.stand_in)) and _raises_nothing(node.args[0], namespace)
+    return False
+
+
+def _number(node) -> bool:
+    """A constant int, float or bool."""
+    return type(node.value) in (int, float, bool)
 
 
 #: numpy functions that write only into the array they make and take numbers for sizes (their plans allow writes

@@ -10,7 +10,7 @@ from __future__ import annotations
 from ...transform.ir import compat
 from ...transform.ir.compat import gast
 from ...transform.runtime.origins import keep_origin
-from .callees import _is_method, _unique
+from .callees import _unique
 
 
 def saves_per_step(functions) -> None:
@@ -49,14 +49,15 @@ def _merge_steps(fn_def, backward) -> None:
     scopes = [fn_def] + ([backward] if backward is not None else [])
     uses: dict = {}
     for scope in scopes:
-        for node in gast.walk(scope):
+        for node in compat.walk(scope):
             if isinstance(node, gast.Name):
                 uses.setdefault(node.id, []).append(node)
     handed = _handed_tuples(fn_def, backward)  # the forward's saved tuple, the backward's unpacking of it
     groups: dict = {}
+    steps = _Steps(scopes)  # read once: the tree changes only below, once every list's loops are known
     for stmt in made:
         name = stmt.targets[0].id
-        found = _push_and_pop(scopes, name)
+        found = steps.push_and_pop(name)
         if found is None:
             continue
         push_loop, push, pop_loop, pop_call = found
@@ -115,34 +116,62 @@ def _handed_tuples(forward, backward) -> list:
     return [saved, first.targets[0]]
 
 
-def _push_and_pop(scopes, name):
-    """``(loop, push statement, reverse loop, pop call)`` where ``name`` is pushed once at the top of one loop's
-    body and popped once at the top of another's (no break, continue or return in either), else None."""
-    pushes, pops = [], []
-    for scope in scopes:
-        for loop in gast.walk(scope):
-            if not isinstance(loop, (gast.For, gast.While)):
+class _Steps:
+    """Every push at the top of a loop's body and every pop in a statement of one, by list, read in one walk
+    of the scopes (a walk per list cost a stencil's lowering a tenth of its time)."""
+
+    def __init__(self, scopes):
+        self.pushes: dict = {}
+        self.pops: dict = {}
+        self.exits: dict = {}
+        for scope in scopes:
+            for loop in gast.walk(scope):
+                if isinstance(loop, (gast.For, gast.While)):
+                    self._read(loop)
+
+    def _read(self, loop) -> None:
+        for stmt in loop.body:
+            pushed = None
+            call = stmt.value if isinstance(stmt, gast.Expr) else None
+            if isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and call.func.attr == "append" \
+                    and isinstance(call.func.value, gast.Name) and len(call.args) == 1 and not call.keywords:
+                pushed = call.func.value.id
+                self.pushes.setdefault(pushed, []).append((loop, stmt))
+            if isinstance(stmt, (gast.For, gast.While)):
                 continue
-            for stmt in loop.body:
-                if isinstance(stmt, gast.Expr) and _is_method(stmt.value, name, "append") \
-                        and len(stmt.value.args) == 1 and not stmt.value.keywords:
-                    pushes.append((loop, stmt))
+            for field, value in gast.iter_fields(stmt):
+                if field in ("body", "orelse", "finalbody"):
                     continue
-                if isinstance(stmt, (gast.For, gast.While)):
-                    continue
-                own = [n for field, value in gast.iter_fields(stmt) if field not in ("body", "orelse", "finalbody")
-                       for node in (value if isinstance(value, list) else [value]) if isinstance(node, gast.AST)
-                       for n in gast.walk(node)]
-                pops += [(loop, n) for n in own if _is_method(n, name, "pop") and not n.args]
-    if len(pushes) != 1 or len(pops) != 1:
-        return None
-    (push_loop, push), (pop_loop, pop_call) = pushes[0], pops[0]
-    if push_loop is pop_loop or push_loop.orelse or pop_loop.orelse:
-        return None
-    for loop in (push_loop, pop_loop):
-        if any(isinstance(n, (gast.Break, gast.Continue, gast.Return)) for s in loop.body for n in gast.walk(s)):
+                for node in (value if isinstance(value, list) else [value]):
+                    if not isinstance(node, gast.AST):
+                        continue
+                    for n in compat.walk(node):
+                        if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and n.func.attr == "pop" \
+                                and isinstance(n.func.value, gast.Name) and not n.args and n.func.value.id != pushed:
+                            self.pops.setdefault(n.func.value.id, []).append((loop, n))  # a push's own list: not
+                            # a pop of it (a push of one list may pop another)
+
+    def _exits(self, loop) -> bool:
+        """Whether ``loop``'s body has a break, continue or return (at any depth)."""
+        found = self.exits.get(id(loop))
+        if found is None:
+            found = self.exits[id(loop)] = any(isinstance(n, (gast.Break, gast.Continue, gast.Return))
+                                               for s in loop.body for n in compat.walk(s))
+        return found
+
+    def push_and_pop(self, name):
+        """``(loop, push statement, reverse loop, pop call)`` where ``name`` is pushed once at the top of one
+        loop's body and popped once at the top of another's (no break, continue or return in either), else
+        None."""
+        pushes, pops = self.pushes.get(name, []), self.pops.get(name, [])
+        if len(pushes) != 1 or len(pops) != 1:
             return None
-    return push_loop, push, pop_loop, pop_call
+        (push_loop, push), (pop_loop, pop_call) = pushes[0], pops[0]
+        if push_loop is pop_loop or push_loop.orelse or pop_loop.orelse:
+            return None
+        if self._exits(push_loop) or self._exits(pop_loop):
+            return None
+        return push_loop, push, pop_loop, pop_call
 
 
 def _replace_node(tree, old, new) -> None:
