@@ -683,8 +683,8 @@ def _raises_nothing(node, namespace) -> bool:
 
 
 def _number(node) -> bool:
-    """A constant int, float or bool."""
-    return type(node.value) in (int, float, bool)
+    """A constant int or float (not a bool: numpy refuses ``-`` between booleans)."""
+    return type(node.value) in (int, float)
 
 
 #: numpy functions that write only into the array they make and take numbers for sizes (their plans allow writes
