@@ -115,3 +115,22 @@ def _made_with(dtype, count):
     exec(compile("def implementation(a):\n    return np.zeros(count, dtype) + a\n", "<astgrad numba helper>", "exec"),
          namespace)
     return namespace["implementation"]
+
+
+def test_a_helper_compiled_for_a_caller_with_other_flags_is_kept_apart():
+    """A helper takes ``error_model`` and ``fastmath`` from the function it is compiled for, and Numba's key
+    of its code does not say so: the name covers them (a division by zero raises under "python", gives inf
+    under "numpy")."""
+    from numba.core import targetconfig
+    from numba.core.compiler import Flags
+    from astgrad.backends.numba import kept_helpers
+
+    def under(**options):
+        flags = Flags()
+        for name, value in options.items():
+            setattr(flags, name, value)
+        with targetconfig.ConfigStack().enter(flags):
+            return kept_helpers._identity(_made_with(np.float64, 2), kept_helpers._inherited())
+
+    python, numpy_model, fast = under(error_model="python"), under(error_model="numpy"), under(fastmath=True)
+    assert len({python, numpy_model, fast}) == 3 and python == under(error_model="python")

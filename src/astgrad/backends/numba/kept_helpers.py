@@ -5,14 +5,15 @@ arguments they pass, the Numba implementations of the runtime helpers they
 call (``unbroadcast``, ``shape``, the list helpers, ...: helpers.py).  The
 helpers are the same for every program, so after the first gradient on a
 machine their machine code is read from disk (S2's first call, RK4: about
-0.6 s of 3.4 s).  The gradient's own code is kept by diskcache.py.
+0.8 s of 3.2 s).  The gradient's own code is kept by diskcache.py.
 
 Numba keeps a function's code under a key of its signature, the machine,
 the hash of its bytecode and of its closure's values, and a stamp of the
 source it came from.  For a helper the stamp is diskcache's (the hash of
 astgrad's whole source and Numba's, numpy's and Python's versions) with
 Numba's settings that change the code but not its key (``NUMBA_BOUNDSCHECK``,
-the vectorizers, the CPU asked for), so code compiled by another astgrad
+the vectorizers, the CPU asked for; and, per helper, the flags it takes
+from the function it was compiled for), so code compiled by another astgrad
 (another helper, another rule it inlines) or under other settings is never
 read.  Two implementations with one bytecode and other constants or
 other values of the globals they read (a lambda written per axis, a text
@@ -92,7 +93,7 @@ def _keep(dispatcher) -> None:
         from numba.core import config
         if getattr(config, "CACHE_LOCATOR_CLASSES", None):  # the user chose where Numba's caches go: this too
             return
-        identity = _identity(dispatcher.py_func)
+        identity = _identity(dispatcher.py_func, _inherited())
         if identity is None:  # it reads a global whose value the key cannot describe: compiled in the process
             return
         dispatcher._cache = _cache_class()(dispatcher.py_func, str(where / "helpers" / _stamp()[:16]), identity)
@@ -100,13 +101,28 @@ def _keep(dispatcher) -> None:
         return
 
 
-def _identity(function) -> str | None:
+def _inherited() -> str:
+    """The flags a helper compiled now takes from the function whose compile asked for it (Numba's
+    ``ConfigStack``: ``fastmath``, ``error_model``, ``forceinline``), which Numba's key of the helper's
+    code leaves out: a helper compiled for a caller with ``error_model="numpy"`` divides by zero into inf,
+    where the same helper for the generated code (``"python"``) raises ZeroDivisionError."""
+    from numba.core import targetconfig
+    stack = targetconfig.ConfigStack()
+    if not stack:
+        return "none"
+    top = stack.top()
+    fastmath = getattr(top, "fastmath", None)
+    return repr((sorted(getattr(fastmath, "flags", None) or ()), str(getattr(top, "error_model", None)),
+                 bool(getattr(top, "forceinline", False))))
+
+
+def _identity(function, inherited="none") -> str | None:
     """A hash of everything ``function`` computes with that Numba's key leaves out, or None where a part of it
     cannot be described: its bytecode, names and constants, nested code included, and the value of each global
     it names (a helper written from text reads the values it was made with as globals: two made with other
     values have one code).  Not ``marshal``'s bytes of the code, which mark objects by how many references
     they have: one function's differed from one process to the next, and it was never read back."""
-    digest = hashlib.sha256()
+    digest = hashlib.sha256(inherited.encode())
     names: set = set()
 
     def add(code):
