@@ -98,17 +98,20 @@ def _cube_sum(x):
 
 def test_the_first_compile_sets_the_collectors_objects_aside_and_puts_them_back(monkeypatch):
     """Numba's first compile runs with the process's objects frozen (compiled._freeze), the later calls
-    without; afterwards none stays frozen, and the gradient is the closed form's."""
+    without; afterwards the frozen count is what it was, and the gradient is the closed form's.  Where
+    objects are frozen already (Python 3.12 starts with a few hundred) the compile leaves them alone."""
     import gc
 
     from astgrad.backends.numba import compiled
     froze = []
     monkeypatch.setattr(compiled, "_freeze", lambda real=compiled._freeze: froze.append(real()) or froze[-1])
+    before = gc.get_freeze_count()
     x = np.linspace(-1.0, 2.0, 5)
     gradient = astgrad.grad(_cube_sum, backend="numba")
     np.testing.assert_allclose(gradient(x), 1.5 * x ** 2, rtol=1e-14)
     np.testing.assert_allclose(gradient(2 * x), 6.0 * x ** 2, rtol=1e-14)
-    assert froze == [True] and gc.get_freeze_count() == 0 and gc.isenabled()
+    assert froze == [before == 0] and gc.isenabled()
+    assert gc.get_freeze_count() == 0 if before == 0 else 0 < gc.get_freeze_count() <= before
 
 
 def test_a_freeze_of_the_callers_and_a_disabled_collector_are_left_as_they_were():

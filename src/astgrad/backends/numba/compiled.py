@@ -268,7 +268,9 @@ class _Runner:
 
 def _freeze() -> bool:
     """Whether the objects the collector tracks were moved aside for a compile (``gc.freeze``; the caller
-    puts them back with ``gc.unfreeze``): not where the collector is off or someone else froze some.
+    puts them back with ``gc.unfreeze``): not where the collector is off or someone else froze some
+    (``gc.unfreeze`` would put theirs back too; Python 3.12 starts with a few hundred frozen, so there
+    the compile runs as before).
 
     Numba's compile makes objects by the hundred thousand, and the collector, at each of its full
     passes, walked every object the process held (Numba's own modules and types among them): a tenth of
