@@ -139,6 +139,13 @@ def test_a_first_call_is_measured_in_a_new_process():
     times = scientific.fresh_first_call("S12", "test")
     assert isinstance(times, tuple) and len(times) == 2 and all(t > 0 for t in times), times
 
+def test_a_first_call_is_the_median_of_new_processes_and_a_failure_is_reported():
+    samples = iter([(3.3, 3.2), (2.9, 2.8), (3.0, 3.1)])
+    assert scientific.median_first_call(lambda: next(samples), 3) == (3.0, 3.1)  # by CPU time
+    failing = iter([(1.0, 1.0), "exit status 1", (2.0, 2.0)])
+    assert scientific.median_first_call(lambda: next(failing), 3) == "exit status 1"
+
+
 def test_the_stencils_memory_with_the_loop_marked_is_reported_beside_the_unmarked(capsys):
     """``--snapshots 2``: checkpointing.py's marked copies, checked against the unmarked gradient, measured as
     the suite measures, and the target read from the numbers.  (At the test sizes the arrays are a few hundred
