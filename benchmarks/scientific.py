@@ -27,7 +27,12 @@ reason, not timed.  The systems beside the primal and ``astgrad.grad``:
   process and the program's own code is not: a new program's first call on a
   machine where a gradient was compiled before.
 * ``hand-written``: a reverse sweep written by hand in numpy
-  (simulations.py ``ADJOINTS``: S1, S2, S3, S4, S11, S12, S14).
+  (simulations.py ``ADJOINTS``: S1, S2, S3, S4, S11, S12, S14).  With
+  ``--hand-numba``, also each one's first call compiled by ``numba.njit``
+  as written (S2's with its right-hand side and VJP jitted), measured as
+  astgrad's Numba first call is: the compile a user writing the adjoint for
+  Numba pays on the same machine, beside astgrad's; where Numba cannot
+  compile it, its reason.
 * ``jax.jit``: ``jax.jit(jax.grad(port))`` with x64 enabled, the program
   ported to ``jax.numpy``/``jax.scipy``; the first call (trace and compile)
   is reported apart.  ``jax_loops`` says per program whether its loop is a
@@ -46,7 +51,7 @@ copies, each gradient checked against the unmarked one) beside the unmarked
 gradient's, and the memory target for each s.
 
 Usage: ``python benchmarks/scientific.py [--quick] [--repeat 9] [--cpu-time] [--only S1,S11] [--no-fresh]
-[--first-calls 3] [--kept-helpers] [--snapshots 2]``
+[--first-calls 3] [--kept-helpers] [--hand-numba] [--snapshots 2]``
 or ``python benchmarks/run.py --scientific``.
 """
 
@@ -81,8 +86,9 @@ from scipy.special import gammaln, logsumexp  # noqa: E402
 from scipy.stats import norm  # noqa: E402
 
 import astgrad  # noqa: E402
-from simulations import (ADJOINTS, asian_call, asian_inputs, burgers, burgers_inputs, jax_burgers,  # noqa: E402
-                         jax_pendulum, jax_reaction, pendulum, pendulum_inputs, reaction_inputs, reaction_network)
+from simulations import (ADJOINTS, RHS_VJPS, asian_call, asian_inputs, burgers, burgers_inputs,  # noqa: E402
+                         jax_burgers, jax_pendulum, jax_reaction, pendulum, pendulum_inputs, reaction_inputs,
+                         reaction_network, rk4_fit_adjoint)
 
 CHECK_RTOL = 1e-6
 COLUMNS = ["primal", "astgrad.grad", "astgrad numba", "hand-written", "tape", "jax.jit", "HIPS autograd"]
@@ -486,11 +492,13 @@ def _numba_runner(program, args, first_calls):
     return lambda: gradient(*args)
 
 
-def fresh_first_call(key, size, cache="0"):
+def fresh_first_call(key, size, cache="0", hand=False):
     """(wall, CPU) seconds of the Numba gradient's first call of program ``key`` in a new process, or the reason
     it has none: Numba's start-up paid first, nothing else compiled before it, the disk cache ``cache``
-    (``ASTGRAD_NUMBA_CACHE``: off by default)."""
-    command = [sys.executable, str(pathlib.Path(__file__).resolve()), "--first-call", key]
+    (``ASTGRAD_NUMBA_CACHE``: off by default).  ``hand``: the first call of its hand-written adjoint compiled by
+    Numba instead (``numba_adjoint``), the compile a user writing the adjoint for Numba pays."""
+    command = [sys.executable, str(pathlib.Path(__file__).resolve()), "--first-call-hand" if hand else "--first-call",
+               key]
     done = subprocess.run(command + (["--quick"] if size == "test" else []), capture_output=True, text=True,
                           env=dict(os.environ, ASTGRAD_NUMBA_CACHE=cache), timeout=900)
     if done.returncode:
@@ -536,6 +544,43 @@ def _first_call(key, size):
     start, cpu = time.perf_counter(), time.process_time()
     gradient(*args)
     print(time.perf_counter() - start, time.process_time() - cpu)
+
+
+def numba_adjoint(program, args):
+    """``program``'s hand-written adjoint compiled by ``numba.njit`` as written, and the arguments it takes
+    (S2's: its core, with the right-hand side and its VJP jitted); raises ``Refused`` where none is written."""
+    import numba
+    adjoint = ADJOINTS.get(program.fn.__name__)
+    if adjoint is None:
+        raise Refused(NOT_WRITTEN)
+    if program.fn is ode_fit:
+        p, f, t, observed = args
+        return numba.njit(rk4_fit_adjoint), (p, numba.njit(f), numba.njit(RHS_VJPS[f.__name__]), t, observed)
+    return numba.njit(adjoint), args
+
+
+def _first_call_hand(key, size):
+    """``--first-call-hand``: print the wall and CPU seconds of program ``key``'s hand-written adjoint's first call
+    under Numba, after the same start-up as ``_first_call``; exit with Numba's reason where it cannot compile it,
+    or where its gradient differs from astgrad's."""
+    import run
+    _warm_up(run)
+    program = PROGRAMS[key]
+    args = program.make_inputs(size)
+    compiled, compiled_args = numba_adjoint(program, args)
+    start, cpu = time.perf_counter(), time.process_time()
+    try:
+        got = compiled(*compiled_args)
+    except Exception as exc:  # Numba's typing errors: the reason is the line after "Failed in ... pipeline"
+        lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+        reason = lines[1] if len(lines) > 1 and lines[0].startswith("Failed in") else lines[0] if lines else ""
+        raise SystemExit(f"Numba cannot compile it: {reason}") from None
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    want = astgrad.grad(program.fn, wrt=program.wrt)(*args)
+    differs = _compare(got, tuple(np.asarray(w, dtype=np.float64) for w in (want if isinstance(want, tuple) else (want,))))
+    if differs:
+        raise SystemExit(f"the hand-written adjoint under Numba: {differs}")
+    print(wall, cpu)
 
 
 def _hand_runner(program, args):
@@ -761,6 +806,11 @@ def targets(results, keys):
                      + ", ".join(f"{k} {cpu:.2f} s ({wall:.2f} s)" if fresh else f"{k} {wall:.2f} s ({cpu:.2f} s)"
                                  for k, (wall, cpu) in firsts.items())
                      + (f": not met ({', '.join(slow)})" if slow else ": met where it compiles"))
+    by_hand = {k: results[k][2]["hand-written numba"] for k in compiled if "hand-written numba" in results[k][2]}
+    if by_hand and fresh:
+        lines.append("  a hand-written adjoint compiled by Numba, its first call the same way, CPU (astgrad's over it): "
+                     + ", ".join(f"{k} {t[1]:.2f} s ({firsts[k][1] / t[1]:.2f}x)" if isinstance(t, tuple) else
+                                 f"{k} none (Numba cannot compile it as written)" for k, t in by_hand.items()))
     kept = {k: results[k][2]["astgrad numba kept helpers"] for k in compiled
             if isinstance(results[k][2].get("astgrad numba kept helpers"), tuple)}
     if kept:
@@ -795,7 +845,10 @@ def main(argv=None):
                         help="each Numba first call measured in N new processes, the median reported (default 3)")
     parser.add_argument("--kept-helpers", action="store_true",
                         help="also each Numba first call in a new process with astgrad's helpers kept on disk")
+    parser.add_argument("--hand-numba", action="store_true",
+                        help="also the first call of each hand-written adjoint compiled by Numba, in new processes")
     parser.add_argument("--first-call", metavar="KEY", help=argparse.SUPPRESS)  # the new process's part
+    parser.add_argument("--first-call-hand", metavar="KEY", help=argparse.SUPPRESS)  # the same, hand-written
     parser.add_argument("--snapshots", type=int, nargs="*", default=[],
                         help="also the stencils' gradient memory with the loop marked checkpointed(range(steps), "
                              "snapshots=s), for each s given (checkpointing.py's copies)")
@@ -803,6 +856,9 @@ def main(argv=None):
     size = "test" if options.quick else "full"
     if options.first_call:
         _first_call(options.first_call, size)
+        return
+    if options.first_call_hand:
+        _first_call_hand(options.first_call_hand, size)
         return
     import run  # run.py's inner_loops, time_once, peak_memory; its clock is set here, as run.py's --cpu-time sets it
     run._clock = run.cpu_clock if options.cpu_time else time.perf_counter
@@ -834,6 +890,9 @@ def main(argv=None):
             if options.kept_helpers:
                 first_calls["astgrad numba kept helpers"] = median_first_call(
                     lambda key=key: kept_helpers_first_call(key, size), options.first_calls)
+        if options.hand_numba and notes.get("hand-written") != NOT_WRITTEN:
+            first_calls["hand-written numba"] = median_first_call(
+                lambda key=key: fresh_first_call(key, size, hand=True), options.first_calls)
         results[key] = (medians, notes, first_calls, peak)
         cells = []
         for name in COLUMNS:
@@ -849,19 +908,26 @@ def main(argv=None):
     print("\nFirst calls, not in the table: jax.jit's trace and XLA compile; astgrad numba's transform and Numba "
           "compile, in this process (Numba's start-up paid before the first program, each program's helpers "
           "compiled for those before it reused) and in a new process for the program alone (its disk cache off).\n")
-    kept = options.kept_helpers and not options.no_fresh
-    print("| program | jax.jit | astgrad numba | astgrad numba, CPU time | new process | new process, CPU time |"
-          + (" helpers kept | helpers kept, CPU time |" if kept else "") + "\n|---|---|---|---|---|---|"
-          + ("---|---|" if kept else ""))
+    fresh = [] if options.no_fresh else [("astgrad numba fresh", "new process")]
+    if options.kept_helpers and not options.no_fresh:
+        fresh.append(("astgrad numba kept helpers", "helpers kept"))
+    if options.hand_numba:
+        fresh.append(("hand-written numba", "hand-written adjoint under Numba, new process"))
+    print("| program | jax.jit | astgrad numba | astgrad numba, CPU time |"
+          + "".join(f" {title} | {title}, CPU time |" for _, title in fresh) + "\n|---|---|---|---|"
+          + "---|---|" * len(fresh))
+    failed = []
     for key in keys:
         firsts = results[key][2]
         cells = [_seconds(firsts[n]) if n in firsts else "-" for n in ("jax.jit", "astgrad numba", "astgrad numba CPU")]
-        for name in ("astgrad numba fresh", "astgrad numba kept helpers") if kept else ("astgrad numba fresh",):
+        for name, title in fresh:
             measured = firsts.get(name)
             cells += [_seconds(t) for t in measured] if isinstance(measured, tuple) else ["-", "-"]
             if isinstance(measured, str):
-                print(f"  ({key}'s new process failed: {measured})")
+                failed.append(f"{key}, {title}: {measured}")
         print(f"| {key} | " + " | ".join(cells) + " |")
+    if failed:
+        print("\nNo first call: " + "; ".join(failed) + ".")
     print("\nJAX ports: " + "; ".join(f"{k} {PROGRAMS[k].jax_loops}" for k in keys if "jax.jit" in results[k][0]) + ".")
     memory_columns = [c for c in COLUMNS if c != "jax.jit"]
     print("\n## Peak memory of one call (tracemalloc, above what was allocated before it; ratio to the primal)\n")

@@ -292,7 +292,11 @@ RHS_VJPS = {"lotka_volterra": lotka_volterra_vjp}
 
 def ode_fit_adjoint(p, f, t, observed):
     """S2's gradient in p: RK4 forward saving each step's four stage states, each step reversed through f's VJP."""
-    vjp = RHS_VJPS[f.__name__]
+    return (rk4_fit_adjoint(p, f, RHS_VJPS[f.__name__], t, observed),)  # one gradient: wrt is (p,)
+
+
+def rk4_fit_adjoint(p, f, vjp, t, observed):
+    """``ode_fit_adjoint`` with f's VJP given (no table: Numba compiles it with f and vjp jitted)."""
     y = np.array([1.0, 0.5])
     ys = np.empty((len(t), len(y)))
     stages = np.empty((len(t) - 1, 4, len(y)))
@@ -320,7 +324,7 @@ def ode_fit_adjoint(p, f, t, observed):
         g1, d1 = vjp(stages[i, 0], p, h / 6 * dy + h / 2 * g2)
         dp += d4 + d3 + d2 + d1
         dy = dy + g4 + g3 + g2 + g1 + dys[i]
-    return (dp,)  # one gradient: wrt is (p,)
+    return dp
 
 
 #: the hand-written adjoint of each program that has one, by the program's function name

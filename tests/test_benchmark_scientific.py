@@ -139,6 +139,36 @@ def test_a_first_call_is_measured_in_a_new_process():
     times = scientific.fresh_first_call("S12", "test")
     assert isinstance(times, tuple) and len(times) == 2 and all(t > 0 for t in times), times
 
+@pytest.mark.skipif(importlib.util.find_spec("numba") is None, reason="needs numba")
+def test_a_hand_written_adjoint_under_numba_agrees_and_one_numba_cannot_compile_says_why():
+    program = PROGRAMS["S3"]
+    args = program.make_inputs("test")
+    compiled, compiled_args = scientific.numba_adjoint(program, args)
+    got, want = compiled(*compiled_args), scientific.ADJOINTS[program.fn.__name__](*args)
+    assert all(np.allclose(g, w, rtol=1e-12, atol=0) for g, w in zip(got, want))
+    reason = scientific.fresh_first_call("S12", "test", hand=True)  # its adjoint reads reversed(...)
+    assert reason.startswith("Numba cannot compile it: ") and "reversed" in reason, reason
+
+
+def test_the_rk4_adjoint_takes_the_right_hand_sides_vjp():
+    program = PROGRAMS["S2"]
+    p, f, t, observed = program.make_inputs("test")
+    by_table = scientific.ADJOINTS["ode_fit"](p, f, t, observed)
+    given = scientific.rk4_fit_adjoint(p, f, scientific.RHS_VJPS[f.__name__], t, observed)
+    assert len(by_table) == 1 and np.array_equal(by_table[0], given)
+    assert np.allclose(given, _numeric(program, [p, f, t, observed])[0], rtol=1e-5, atol=1e-8)
+
+
+def test_the_compile_target_shows_the_hand_written_adjoints_first_call_beside_astgrads():
+    keys = list(scientific.ISSUE_32)
+    results = {k: ({"primal": 1.0, "astgrad.grad": 2.0, "astgrad numba": 0.5}, {},
+                   {"astgrad numba": 1.0, "astgrad numba fresh": (2.0, 2.0)}, {}) for k in keys}
+    results["S1"][2]["hand-written numba"] = (4.0, 4.0)
+    results["S12"][2]["hand-written numba"] = "Numba cannot compile it: Untyped global name 'reversed'"
+    line = next(line for line in scientific.targets(results, keys) if "hand-written adjoint compiled by Numba" in line)
+    assert "S1 4.00 s (0.50x)" in line and "S12 none (Numba cannot compile it as written)" in line
+
+
 def test_a_first_call_is_the_median_of_new_processes_and_a_failure_is_reported():
     samples = iter([(3.3, 3.2), (2.9, 2.8), (3.0, 3.1)])
     assert scientific.median_first_call(lambda: next(samples), 3) == (3.0, 3.1)  # by CPU time
