@@ -247,3 +247,30 @@ def test_writes_in_place_in_a_loop_give_numpys_gradient_and_central_differences(
     for position, a, b in zip((0, 1), got, astgrad.grad(heat_steps, wrt=(0, 1))(*args)):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-13)
         np.testing.assert_allclose(a, _numeric.numeric_grad(heat_steps, args, position), rtol=1e-6, atol=1e-8)
+
+
+# ------------------------------------------------------------------ x op= v: the kind read before, kept after
+
+def _updated_in_a_loop(x, v):
+    y = x.copy()
+    for i in range(3):
+        y += v * i
+    return np.sum(y ** 2)
+
+
+def test_an_update_in_a_loop_keeps_its_arrays_kind_or_is_refused_where_numpy_would_cast_or_raise():
+    """``array_kind(y)`` (shape and dtype) read before ``y += ...`` and ``in_place`` after: the same dtype
+    compiles and agrees; a float32 ``y`` given float64 values (numpy casts into it) and a ``v`` that would grow
+    ``y`` are refused at the user's line, never computed another way."""
+    x, v = np.array([1.0, 2.0, 3.0]), np.array([0.5, -1.0, 2.0])
+    got = astgrad.grad(_updated_in_a_loop, wrt=(0, 1), backend="numba")(x, v)
+    want = astgrad.grad(_updated_in_a_loop, wrt=(0, 1))(x, v)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-12)
+    np.testing.assert_allclose(got[1], _numeric.numeric_grad(_updated_in_a_loop, [x, v], 1), rtol=1e-6)
+    first = _updated_in_a_loop.__code__.co_firstlineno
+    for xs, vs in ((x.astype(np.float32), v), (x, np.ones((2, 3)))):
+        with pytest.raises(astgrad.TransformError, match="backend='numba': Numba cannot compile") as refused:
+            astgrad.grad(_updated_in_a_loop, wrt=(0, 1), backend="numba")(xs, vs)
+        where = str(refused.value).split(": backend=")[0]
+        assert where.startswith(__file__) and first <= int(where.split(":")[-2]) <= first + 4, where
