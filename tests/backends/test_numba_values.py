@@ -293,3 +293,23 @@ def test_np_array_of_numbers_the_entry_computes_compiles_and_gives_numpys_gradie
         assert "test_numba_values.py" in str(refused)
     else:
         np.testing.assert_allclose(kept, astgrad.grad(_array_of_products_in_a_list)(w, x), rtol=1e-13)
+
+
+def _drift(vel0, pos0, mass, dt, steps):
+    pos, vel = pos0.copy(), vel0.copy()
+    for _ in range(steps):
+        vel += -0.5 * dt * pos / mass
+        pos += dt * vel
+    return np.sum(pos ** 2) + np.sum(mass * vel ** 2)
+
+
+def test_an_update_whose_value_has_no_name_gets_zeros_of_another_operand():
+    """``pos += dt * vel`` is ``pos = in_place(pos + dt * vel, ...)``: the value added has no name of its own
+    once the passes fold it into the line, so the compiled reverse sweep's zeros for its gradient cannot be
+    zeros of it (Numba refused the program, a name not defined)."""
+    args = (np.array([0.1, -0.2, 0.3]), np.array([1.0, 0.5, -0.5]), np.array([1.0, 2.0, 3.0]), 0.1, 4)
+    got = astgrad.grad(_drift, wrt=(0, 1, 2), backend="numba")(*args)
+    want = astgrad.grad(_drift, wrt=(0, 1, 2))(*args)
+    for i, (g, w) in enumerate(zip(got, want)):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=0)
+        np.testing.assert_allclose(g, _numeric.numeric_grad(_drift, list(args), i), rtol=1e-6, atol=1e-9)

@@ -68,6 +68,9 @@ def lower(functions, namespace, zeros=None, stack=None, adjoints=None, callee_ad
         _positional(fn_def.args)
         if stack is not None:
             _pushes_of_none(fn_def, stack, namespace)
+        if not out and adjoints:  # a value a pass folded into the line reading it has no name to take zeros of
+            bound = _bound_names(fn_def)
+            adjoints = {gradient: value for gradient, value in adjoints.items() if value in bound}
         if not out and (zeros or adjoints):
             _zeros_shaped_in_order(fn_def, dict(zeros or {}), adjoints or {}, namespace)
         fn_def.body = _block(fn_def.body, namespace, {} if out else adjoints or {}) or [compat.make("Pass")]
@@ -768,6 +771,12 @@ def _zeros_shaped_in_order(fn_def, zeros, adjoints, namespace) -> None:
             name = stmt.targets[0].id
             if stores.get(name) == 1 and name in local_of and name not in {a.id for a in fn_def.args.args}:
                 zeros[local_of[name]] = name
+
+
+def _bound_names(fn_def) -> set:
+    """The names ``fn_def`` binds anywhere, its parameters included."""
+    return {a.id for a in fn_def.args.args} | {n.id for n in gast.walk(fn_def)
+                                               if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
 
 
 def _is_zero_start(stmt) -> bool:
