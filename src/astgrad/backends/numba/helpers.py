@@ -32,7 +32,7 @@ from ...rules import _extra, _support, sequences
 from ...transform.runtime import outputs
 from ...transform import runtime
 from ...transform.runtime import attributes, structural
-from . import exponential, fuse, kept_helpers, loops, lower, products, reductions, shaping
+from . import exponential, fuse, kept_helpers, loops, lower, products, reductions, shaping, shared_impls
 
 _registered = False
 
@@ -49,6 +49,7 @@ def register() -> None:
     from numba.extending import overload as numba_overload
 
     kept_helpers.keep_helpers()  # their machine code read from disk after the first gradient on the machine
+    shared_impls.share_impls()  # one implementation per kind of arguments, whether the entry or a callee calls it
 
     def overload(func, **options):
         """``numba.extending.overload`` for an implementation only compiled code calls: without the wrappers Numba
