@@ -313,3 +313,38 @@ def test_an_update_whose_value_has_no_name_gets_zeros_of_another_operand():
     for i, (g, w) in enumerate(zip(got, want)):
         np.testing.assert_allclose(g, w, rtol=1e-12, atol=0)
         np.testing.assert_allclose(g, _numeric.numeric_grad(_drift, list(args), i), rtol=1e-6, atol=1e-9)
+
+
+def _stops_early(x, y, limit):
+    for i in range(2, 11, 3):
+        x = np.cos(x) * (i * 0.25 + 1.0) + y
+        if np.sum(x) > limit:
+            break
+    return np.sum(x * y)
+
+
+@pytest.mark.parametrize("limit", [-10.0, 1.2, 10.0])  # a break at the first trip, at a later one, none
+def test_a_loop_left_by_break_is_reversed_over_the_trips_it_ran(limit):
+    """The reverse of a loop with ``break`` runs ``reversed(range(2, 11, 3)[:_trips])``, which Numba cannot
+    type (it slices no range): compiled as a range counting down from the last trip run."""
+    args = [np.array([0.3, -0.2, 0.5]), np.array([0.1, 0.4, -0.3]), limit]
+    got = astgrad.grad(_stops_early, wrt=(0, 1), backend="numba")(*args)
+    want = astgrad.grad(_stops_early, wrt=(0, 1))(*args)
+    for i, (g, w) in enumerate(zip(got, want)):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=0)
+        np.testing.assert_allclose(g, _numeric.numeric_grad(_stops_early, args, i), rtol=1e-6, atol=1e-9)
+
+
+def test_the_range_counting_down_is_the_reversed_slice_for_every_start_stop_step_and_count():
+    import itertools
+    import numba
+    from astgrad.backends.numba import helpers, lower
+    helpers.register()
+
+    @numba.njit
+    def down(a, b, s, t):
+        return [i for i in range(lower.last_of_range(a, b, s, t), a - s, -s)]
+
+    for a, b, s, t in itertools.product(range(-3, 4), range(-3, 6), (-2, -1, 1, 3), range(-4, 8)):
+        want = list(reversed(range(a, b, s)[:t]))
+        assert list(down(a, b, s, t)) == want == list(range(lower.last_of_range(a, b, s, t), a - s, -s))

@@ -263,8 +263,15 @@ def register() -> None:
         return namespace["checked"]
 
     @overload(lower.last_of_range)
-    def _last_of_range(start, stop, step):
-        return lambda start, stop, step: start + (len(range(start, stop, step)) - 1) * step
+    def _last_of_range(start, stop, step, count=None):
+        if count is None or isinstance(count, (types.NoneType, types.Omitted)):
+            return lambda start, stop, step, count=None: start + (len(range(start, stop, step)) - 1) * step
+
+        def first_items(start, stop, step, count=None):
+            items = len(range(start, stop, step))
+            taken = min(items, count) if count >= 0 else max(items + count, 0)  # range(...)[:count]'s length
+            return start + (taken - 1) * step
+        return first_items
 
     @overload(lower.zeros_like_gradient)
     def _zeros_like_gradient(x):

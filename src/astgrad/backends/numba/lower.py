@@ -1049,30 +1049,37 @@ def _is(node, namespace, obj) -> bool:
 
 
 def _counting_down(iterable, namespace):
-    """``range(last_of_range(a, b, s), a - s, -s)`` for ``reversed(range(a, b, s))``, else None."""
+    """``range(last_of_range(a, b, s), a - s, -s)`` for ``reversed(range(a, b, s))``, and
+    ``range(last_of_range(a, b, s, t), a - s, -s)`` for ``reversed(range(a, b, s)[:t])`` (the trips a loop
+    with a ``break`` ran, reversed: Numba slices no range and reverses nothing); else None."""
     if not (isinstance(iterable, gast.Call) and _is(iterable.func, namespace, builtins.reversed)
             and len(iterable.args) == 1 and not iterable.keywords):
         return None
-    inner = iterable.args[0]
+    inner, count = iterable.args[0], None
+    if isinstance(inner, gast.Subscript) and isinstance(inner.slice, gast.Slice) and inner.slice.lower is None \
+            and inner.slice.step is None and inner.slice.upper is not None:
+        inner, count = inner.value, inner.slice.upper
     if not (isinstance(inner, gast.Call) and _is(inner.func, namespace, builtins.range) and not inner.keywords
             and 1 <= len(inner.args) <= 3):
         return None
     args = list(inner.args)
-    if len(args) == 1:  # range(n): n - 1 down to 0
+    if len(args) == 1 and count is None:  # range(n): n - 1 down to 0
         stop = args[0]
         return compat.call(compat.clone(inner.func), [compat.binop(compat.clone(stop), "Sub", compat.const(1)),
                                                        compat.const(-1), compat.const(-1)])
-    start, stop = args[0], args[1]
+    start, stop = (args[0], args[1]) if len(args) > 1 else (compat.const(0), args[0])
     step = args[2] if len(args) == 3 else compat.const(1)
-    last = compat.call(compat.name(_bound(namespace, last_of_range)), [compat.clone(a) for a in (start, stop, step)])
+    parts = [compat.clone(a) for a in (start, stop, step)] + ([compat.clone(count)] if count is not None else [])
+    last = compat.call(compat.name(_bound(namespace, last_of_range)), parts)
     end = compat.binop(compat.clone(start), "Sub", compat.clone(step))
     down = compat.make("UnaryOp", op=gast.USub(), operand=compat.clone(step))
     return compat.call(compat.clone(inner.func), [last, end, down])
 
 
-def last_of_range(start, stop, step):
-    """The last item of ``range(start, stop, step)`` (``start - step`` when it is empty)."""
-    return start + (len(range(start, stop, step)) - 1) * step
+def last_of_range(start, stop, step, count=None):
+    """The last item of ``range(start, stop, step)``, or of its first ``count`` items (``[:count]``, a negative
+    count leaving that many out as a slice does); ``start - step`` when there is none."""
+    return start + (len(range(start, stop, step)[:count]) - 1) * step
 
 
 def _bound(namespace, obj) -> str:
