@@ -348,3 +348,22 @@ def test_the_range_counting_down_is_the_reversed_slice_for_every_start_stop_step
     for a, b, s, t in itertools.product(range(-3, 4), range(-3, 6), (-2, -1, 1, 3), range(-4, 8)):
         want = list(reversed(range(a, b, s)[:t]))
         assert list(down(a, b, s, t)) == want == list(range(lower.last_of_range(a, b, s, t), a - s, -s))
+
+
+def _clipped(x, y):
+    return np.sum(np.clip(x * y, a_min=-0.3, a_max=0.2) ** 2) + np.sum(np.clip(x, -0.1, None)) \
+        + np.sum(np.clip(y, None, 0.2) * x)
+
+
+def test_clip_with_number_bounds_or_none_compiles_its_mask():
+    """np.clip's gradient multiplies by ``within(a, lo, hi)`` (1 inside the bounds, inclusive): compiled for
+    bounds that are numbers or None, with a NaN (outside every bound) and points on a bound."""
+    x, y = np.array([0.3, -0.2, 0.5, np.nan, -0.1, 1.0]), np.array([0.1, 0.4, -0.3, 1.0, 2.0, 0.2])
+    got = astgrad.grad(_clipped, wrt=(0, 1), backend="numba")(x, y)
+    want = astgrad.grad(_clipped, wrt=(0, 1))(x, y)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+    finite = (x[:3], y[:3])
+    for i in range(2):
+        np.testing.assert_allclose(astgrad.grad(_clipped, wrt=(0, 1), backend="numba")(*finite)[i],
+                                   _numeric.numeric_grad(_clipped, list(finite), i), rtol=1e-6, atol=1e-9)

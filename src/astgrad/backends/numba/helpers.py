@@ -179,6 +179,23 @@ def register() -> None:
         if isinstance(g, types.Array):
             return lambda g, shape: np.broadcast_to(g, shape)
 
+    @overload(_support.within)
+    def _within(a, lo, hi):
+        """np.clip's mask: 1 where lo <= a <= hi, a bound of None unbounded (the shape a and the bounds broadcast
+        to; a comparison with NaN is False, as numpy's is)."""
+        def bound(t):
+            return isinstance(t, types.NoneType) or number(t) or isinstance(t, types.Array)
+        if not (isinstance(a, types.Array) and bound(lo) and bound(hi)):
+            return None
+        low, high = not isinstance(lo, types.NoneType), not isinstance(hi, types.NoneType)
+        if low and high:
+            return lambda a, lo, hi: (a >= lo) & (a <= hi)
+        if low:
+            return lambda a, lo, hi: a >= lo
+        if high:
+            return lambda a, lo, hi: a <= hi
+        return lambda a, lo, hi: np.ones(a.shape, dtype=np.bool_)
+
     _unbroadcast_overloads(overload, types, number)
     reductions.register(numba, overload, types, _literal_axes, _literal_value)
     shaping.register(numba, overload, types, _literal_axes)
