@@ -22,3 +22,23 @@ def test_inplace_after_read_by_constant_product(gradcheck):
     gradient, and so does the tape now."""
     report = gradcheck(inplace_after_read_by_constant_product, X, Y, wrt=(0, 1))
     assert report.skipped == {}, report.skipped["taped"]
+
+
+def _indexed_after_an_unread_test(a, b):
+    c = np.sqrt(a * a + 1.0)[0] * np.sin(a)
+    if np.sum(c) > -0.5:
+        c = c
+    return a[[2, 0, 1]] * b
+
+
+def freed_test_value_no_longer_bound(x, y):
+    y = _indexed_after_an_unread_test(x, y)
+    return np.sum(y * y) + np.sum(x * y)
+
+
+def test_freed_test_value_no_longer_bound(gradcheck):
+    """The callee's ``if`` on a value computed for nothing went, its test became a bare check, and the
+    ``del`` that freed the test's value stayed: the generated forward half raised UnboundLocalError.  A
+    release now keeps only names some statement still binds."""
+    report = gradcheck(freed_test_value_no_longer_bound, X, Y, wrt=(0, 1))
+    assert report.skipped == {}, report.skipped

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..ir import compat
 from .. import runtime
-from ..ir.tagged import POP, PUSH, kind, pushed, shape_kept, shape_of
+from ..ir.tagged import POP, PUSH, RELEASE, kind, pushed, shape_kept, shape_of
 from ..ir.compat import gast
 from ..ir.trees import is_marker
 from ..ir.trees import rewrite
@@ -43,7 +43,36 @@ def optimize(fn_def, ns, keep=(), given=None):
         changed = [False]
         fn_def.body = _sweep(fn_def.body, reads, ns, changed, names) or [compat.make("Pass")]
         if not changed[0]:
+            _releases_of_bound_names(fn_def)
             return fn_def
+
+
+def _releases_of_bound_names(fn_def) -> None:
+    """Drop from each ``del`` that frees memory (cleanup.py ``release``) the names no statement binds or reads
+    any more.
+
+    The release is written where a name is surely bound; a value computed
+    only for what it may raise is then read no more, its binding becomes a
+    bare check (``t6 = np.sum(c) > -0.5`` nothing reads: ``checked(...)``),
+    and ``del t6`` would raise UnboundLocalError.  A name read but bound
+    nowhere is kept: a backward half reads what the pop written at its
+    start (later, by ``split``) binds.
+    """
+    bound = {a.id for a in fn_def.args.args + fn_def.args.kwonlyargs + fn_def.args.posonlyargs} | {
+        n.id for n in compat.walk(fn_def) if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Load))}
+
+    def block(stmts):
+        out = []
+        for s in stmts:
+            if kind(s) == RELEASE:
+                s.targets = [t for t in s.targets if t.id in bound]
+                if not s.targets:
+                    continue
+            for _, field, inner in compat.own_blocks(s):
+                setattr(s, field, block(inner) or [compat.make("Pass")])
+            out.append(s)
+        return out
+    fn_def.body = block(fn_def.body) or [compat.make("Pass")]
 
 
 #: the keys of ``names`` under which ``optimize`` passes the results of arithmetic and the folds
