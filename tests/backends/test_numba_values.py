@@ -367,3 +367,63 @@ def test_clip_with_number_bounds_or_none_compiles_its_mask():
     for i in range(2):
         np.testing.assert_allclose(astgrad.grad(_clipped, wrt=(0, 1), backend="numba")(*finite)[i],
                                    _numeric.numeric_grad(_clipped, list(finite), i), rtol=1e-6, atol=1e-9)
+
+
+def _gathered(x, y):
+    z = x[[2, 0, 1]] * y
+    return np.sum(z ** 2) + np.sum(np.sin(x)[[0, 0, 2]] * y)
+
+
+def _rows_gathered(w, v):
+    return np.sum(w[[1, -1, 1]] ** 2 * v)
+
+
+def _gathering_helper(a, b):
+    return a[[2, 0, 2]] * b
+
+
+def _gathered_in_a_callee(x, y):
+    return np.sum(_gathering_helper(x, y) ** 2)
+
+
+def _gathered_outside(x, y):
+    return np.sum(x[[0, 5, 1]] * y)
+
+
+@pytest.mark.parametrize("fn, rows", [(_gathered, False), (_rows_gathered, True), (_gathered_in_a_callee, False)])
+def test_indexing_by_a_list_of_integers_compiles_and_adds_a_repeated_position_twice(fn, rows):
+    """``x[[2, 0, 1]]``: Numba indexes by an array of integers, so the list becomes one; its gradient adds each
+    row at its position, twice where a position is named twice (``[0, 0, 2]``, ``[1, -1, 1]``), as np.add.at."""
+    x = np.arange(12.0).reshape(4, 3) / 10 if rows else np.array([0.3, -0.2, 0.5])
+    y = np.array([0.1, 0.4, -0.3])
+    got = astgrad.grad(fn, wrt=(0, 1), backend="numba")(x, y)
+    want = astgrad.grad(fn, wrt=(0, 1))(x, y)
+    for i, (g, w) in enumerate(zip(got, want)):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=0)
+        np.testing.assert_allclose(g, _numeric.numeric_grad(fn, [x, y], i), rtol=1e-6, atol=1e-9)
+
+
+def test_a_list_index_out_of_bounds_raises_numpys_index_error():
+    with pytest.raises(IndexError, match="index 5 is out of bounds"):
+        astgrad.grad(_gathered_outside, wrt=(0, 1), backend="numba")(np.array([0.3, -0.2, 0.5]), np.ones(3))
+
+
+def test_the_scattered_rows_add_a_repeated_position_twice_and_refuse_one_out_of_bounds():
+    import numba
+    from astgrad.backends.numba import helpers
+    from astgrad.rules import _extra
+    helpers.register()
+
+    @numba.njit
+    def scatter(g, index):
+        return _extra.scatter(g, (4, 2), index)
+
+    g = np.arange(8.0).reshape(4, 2)
+    index = np.array([3, -1, 0, 3])
+    want = np.zeros((4, 2))
+    np.add.at(want, index, g)
+    np.testing.assert_array_equal(scatter(g, index), want)
+    with pytest.raises(IndexError):
+        scatter(g, np.array([0, 4, 1, 2]))
+    with pytest.raises(ValueError):
+        scatter(g[:3], index)

@@ -249,9 +249,13 @@ def register() -> None:
     @overload(_extra.scatter)
     def _scatter(g, shape, index):
         basic = (types.Integer, types.SliceType, types.NoneType)  # None: a new axis (q[:, None])
+        if isinstance(index, types.Array) and index.ndim == 1 and isinstance(index.dtype, types.Integer) \
+                and isinstance(g, types.Array) and isinstance(g.dtype, (types.Float, types.Complex)) \
+                and isinstance(shape, types.BaseTuple) and g.ndim == len(shape) >= 1:
+            return _scattered_rows(g.dtype)
         if not (isinstance(index, basic) or isinstance(index, types.BaseTuple) and
                 all(isinstance(i, basic) for i in index)):  # type: ignore[attr-defined]
-            return None  # an array index may repeat a position: np.add.at's accumulation is not written here
+            return None  # another array index (booleans, several axes): not written here
         if isinstance(g, types.Array):
             dtype = g.dtype
         elif isinstance(g, (types.Float, types.Complex)):
@@ -278,6 +282,11 @@ def register() -> None:
         namespace = {"math": math, "__name__": __name__}
         exec(compile(text, "<astgrad numba math>", "exec"), namespace)
         return namespace["checked"]
+
+    @overload(lower.index_array)
+    def _index_array(items):
+        if isinstance(items, types.List) and isinstance(items.dtype, types.Integer):
+            return lambda items: np.array(items, dtype=np.intp)
 
     @overload(lower.last_of_range)
     def _last_of_range(start, stop, step, count=None):
@@ -597,6 +606,24 @@ def _item_add_overloads(overload, types) -> None:
                 return total
             return added_item
         return lambda total, g, shape, index: runtime.add_at(total, g, shape, index)
+
+
+def _scattered_rows(dtype):
+    """``scatter(g, shape, index)`` for a 1-d array of integers indexing the first axis (``x[[2, 0, 2]]``):
+    each of ``g``'s rows added at its position, a position named twice getting both (numpy's ``np.add.at``),
+    a negative one counted from the end, one out of bounds raising numpy's IndexError."""
+    def scattered_rows(g, shape, index):
+        if g.shape[0] != index.shape[0] or g.shape[1:] != shape[1:]:
+            raise ValueError("shape mismatch: value array could not be broadcast to indexing result")
+        out = np.zeros(shape, dtype)
+        size = shape[0]
+        for k in range(index.shape[0]):
+            i = index[k]
+            if i < -size or i >= size:
+                raise IndexError("index out of bounds")
+            out[i if i >= 0 else i + size] += g[k]
+        return out
+    return scattered_rows
 
 
 def _accumulation_overloads(overload, types) -> None:

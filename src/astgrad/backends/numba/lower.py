@@ -82,6 +82,7 @@ def lower(functions, namespace, zeros=None, stack=None, adjoints=None, callee_ad
         _Reductions(namespace).visit(fn_def)
         fn_def.body = _without_empty_checks(fn_def.body, namespace) or [compat.make("Pass")]
         _tuples_for_arrays(fn_def, namespace, stack)
+        _index_lists_as_arrays(fn_def, namespace)
         _constant_rows(fn_def, namespace)
         fuse(fn_def, namespace)
         _items_added_in_place(fn_def.body, namespace)
@@ -254,6 +255,56 @@ def _tuples_for_arrays(fn_def, namespace, stack) -> None:
             displays.pop(node.id)
     for assign in displays.values():
         assign.value = compat.tuple_(list(assign.value.elts))
+
+
+def _index_lists_as_arrays(fn_def, namespace) -> None:
+    """``t = index_array([2, 0, 1])`` for ``t = [2, 0, 1]``, a list of integers that only indexes (``x[t]``, the
+    index a gradient is scattered or added at) or is carried in a tuple (a callee's saves).
+
+    ``x[[2, 0, 1]]`` is numpy's integer-array indexing; Numba indexes by an
+    array of integers, not by a list.  The array gives the same items, and
+    its gradient is added back position by position (helpers.py,
+    ``_scattered_rows``: a position named twice gets both).
+    """
+    stores: dict = {}
+    for node in gast.walk(fn_def):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            stores[node.id] = stores.get(node.id, 0) + 1
+    lists = {node.targets[0].id: node for node in gast.walk(fn_def) if isinstance(node, gast.Assign)
+             and len(node.targets) == 1 and isinstance(node.targets[0], gast.Name)
+             and stores.get(node.targets[0].id) == 1 and isinstance(node.value, gast.List) and node.value.elts
+             and all(_integer_constant(e) for e in node.value.elts)}
+    if not lists:
+        return
+    allowed: set = set()
+    at = {_extra.scatter: 2, runtime.add_at: 3, runtime.added_at: 3, added_item: 3}
+    for node in gast.walk(fn_def):
+        if isinstance(node, gast.Subscript) and isinstance(node.slice, gast.Name):
+            allowed.add(id(node.slice))
+        elif isinstance(node, gast.Tuple) and isinstance(node.ctx, gast.Load):
+            allowed.update(id(e) for e in node.elts)
+        elif isinstance(node, gast.Call):
+            for fn, position in at.items():
+                if _is(node.func, namespace, fn) and len(node.args) > position:
+                    allowed.add(id(node.args[position]))
+    for node in gast.walk(fn_def):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and node.id in lists \
+                and id(node) not in allowed:
+            lists.pop(node.id)
+    for assign in lists.values():
+        assign.value = compat.call(compat.name(_bound(namespace, index_array)), [assign.value])
+
+
+def index_array(items):
+    """The integers ``items`` as an array: an index Numba takes where it takes no list."""
+    return np.array(items, dtype=np.intp)
+
+
+def _integer_constant(node) -> bool:
+    """An ``int`` literal (not a bool), or its negation."""
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+        node = node.operand
+    return isinstance(node, gast.Constant) and type(node.value) is int
 
 
 def _constant_rows(fn_def, namespace) -> None:
