@@ -427,3 +427,25 @@ def test_the_scattered_rows_add_a_repeated_position_twice_and_refuse_one_out_of_
         scatter(g, np.array([0, 4, 1, 2]))
     with pytest.raises(ValueError):
         scatter(g[:3], index)
+
+
+def _while_in_a_branch(x, y):
+    if np.sum(x) > 0:
+        k = 0
+        while np.sum(y * y) < 5.0 and k < 4:
+            y = np.tanh(y) * 1.7 + x * 0.1
+            k = k + 1
+    return np.sum(y * y) + np.sum(x * y)
+
+
+@pytest.mark.parametrize("x", [np.array([0.3, -0.2, 0.5]), np.array([-0.3, -0.2, 0.1])])  # the loop run, or not
+def test_a_while_loops_trip_count_gets_a_list_of_its_own(x):
+    """A ``while`` in a branch pushes its trip count (a number) on the stack that holds the states it saved
+    (arrays), and its reverse pops it in the loop's header, ``range(_stack.pop())``: Numba's list holds one
+    type, so the counts go to a list of their own, as each saved variable's values do."""
+    y = np.array([0.1, 0.4, -0.3])
+    got = astgrad.grad(_while_in_a_branch, wrt=(0, 1), backend="numba")(x, y)
+    want = astgrad.grad(_while_in_a_branch, wrt=(0, 1))(x, y)
+    for i, (g, w) in enumerate(zip(got, want)):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=0)
+        np.testing.assert_allclose(g, _numeric.numeric_grad(_while_in_a_branch, [x, y], i), rtol=1e-6, atol=1e-9)

@@ -74,6 +74,7 @@ def _pushes(fn_def, stack) -> bool:
 _WRAPPERS = ("only_shape", "saved_value")
 #: the key of the branch records: ``_stack.append(t2)`` right after ``if t2:``, popped by ``if _stack.pop():``
 _BRANCHES = "<branches>"  # no variable's name
+_TRIPS = "<trips>"  # the trips a loop left by break, or a while loop, ran: pushed after it, popped in its reverse's header
 
 
 def stacks_per_name(entry, stack) -> None:
@@ -149,11 +150,11 @@ def _split(pushes, pops, only_these, taken, stack, least=2) -> dict:
         counts[key][0] += 1
     for _, key in pops:
         counts[key][1] += 1
-    if counts.get(_BRANCHES, [0, 0])[0] != counts.get(_BRANCHES, [0, 0])[1]:
-        return {}  # the branch records are told apart by their place: the same number pushed as popped, or leave it
+    if any(counts.get(key, [0, 0])[0] != counts.get(key, [0, 0])[1] for key in (_BRANCHES, _TRIPS)):
+        return {}  # branch records and trip counts are told apart by their place: as many pushed as popped, or leave it
     own = {}
     for key in sorted(pushed):
-        candidate = f"{stack}_{'branches' if key == _BRANCHES else key}"
+        candidate = f"{stack}_{'branches' if key == _BRANCHES else 'trips' if key == _TRIPS else key}"
         while candidate in taken:
             candidate += "_"
         taken.add(candidate)
@@ -178,9 +179,14 @@ def _pushes_and_pops(fn_def, stack):
             block = [stmt for stmt in block if not is_marker(stmt)]
             for before, stmt in zip([None] + block[:-1], block):
                 if isinstance(stmt, gast.Expr) and _is_method(stmt.value, stack, "append"):
-                    pushes.append((stmt.value, _branch_record(before, stmt.value) or _saved_name(stmt.value)))
+                    pushes.append((stmt.value, _branch_record(before, stmt.value) or _trip_count(before, stmt.value)
+                                   or _saved_name(stmt.value)))
                 elif isinstance(stmt, gast.If) and _is_method(stmt.test, stack, "pop") and not stmt.test.args:
                     pops.append((stmt.test, _BRANCHES))
+                elif isinstance(stmt, gast.For):
+                    counted = [n for n in gast.walk(stmt.iter) if _is_method(n, stack, "pop") and not n.args]
+                    if len(counted) == 1:  # range(_stack.pop()), range(last_of_range(a, b, s, _stack.pop()), ...)
+                        pops.append((counted[0], _TRIPS))
                 elif isinstance(stmt, gast.Assign):
                     pop = _restoring_pop(stmt, stack)
                     if pop is not None:
@@ -193,6 +199,14 @@ def _branch_record(before, push):
     if isinstance(before, gast.If) and isinstance(before.test, gast.Name) and len(push.args) == 1 \
             and isinstance(push.args[0], gast.Name) and push.args[0].id == before.test.id:
         return _BRANCHES
+    return None
+
+
+def _trip_count(before, push):
+    """``_TRIPS`` for ``_stack.append(_trips)`` right after the loop that counted them, else None."""
+    if isinstance(before, (gast.For, gast.While)) and len(push.args) == 1 and isinstance(push.args[0], gast.Name) \
+            and push.args[0].id.startswith("_trips"):
+        return _TRIPS
     return None
 
 
