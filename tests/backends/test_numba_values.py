@@ -449,3 +449,26 @@ def test_a_while_loops_trip_count_gets_a_list_of_its_own(x):
     for i, (g, w) in enumerate(zip(got, want)):
         np.testing.assert_allclose(g, w, rtol=1e-12, atol=0)
         np.testing.assert_allclose(g, _numeric.numeric_grad(_while_in_a_branch, [x, y], i), rtol=1e-6, atol=1e-9)
+
+
+def test_np_dots_rank_above_two_branch_is_typed_never_run_and_raises_if_run():
+    """np.dot's rule, where the transform does not know the ranks, tests ``ndim(b) > 2`` and calls the
+    tensordot rule there; Numba types both branches, so the tensordot rule is typed for ``b`` of rank 2 or
+    less (never run then) and raises if it is run; for ``b`` of rank 3 it is not typed (refused)."""
+    import numba
+    from astgrad import rules
+    from astgrad.backends.numba import helpers
+    helpers.register()
+
+    @numba.njit
+    def rule(g, a, b, rank):
+        if rank > 2:
+            return rules.linalg.tensordot(g, None, a, b, ([a.ndim - 1], [b.ndim - 2]))
+        return g @ b.T, a.T @ g
+
+    a, b, g = np.ones((2, 3)), np.ones((4, 3)), np.ones((2, 4))
+    np.testing.assert_array_equal(rule(g, a, b.T, b.ndim)[0], g @ b)
+    with pytest.raises(NotImplementedError, match="tensordot"):
+        rule(g, a, b.T, 3)
+    with pytest.raises(numba.core.errors.TypingError):
+        numba.njit(lambda g, a, b: rules.linalg.tensordot(g, None, a, b, 1))(np.ones((2, 4, 5)), a, np.ones((4, 3, 5)))

@@ -283,6 +283,21 @@ def register() -> None:
         exec(compile(text, "<astgrad numba math>", "exec"), namespace)
         return namespace["checked"]
 
+    @overload(rules.linalg.tensordot)
+    def _tensordot(g, ans, a, b, axes=2):
+        """Typed, never run, where it is np.dot's rule's branch for ``b`` of rank above 2 and ``b`` has rank 2 or
+        less (Numba types every branch; the rule takes ``matmul``'s): raises if run, so a direct np.tensordot's
+        gradient is an error, not a number.  Refused (untyped) for ``b`` of rank above 2."""
+        if not (isinstance(a, types.Array) and isinstance(b, types.Array) and b.ndim <= 2
+                and isinstance(a.dtype, types.Float) and isinstance(b.dtype, types.Float)):
+            return None
+
+        def untaken(g, ans, a, b, axes=2):
+            if a.size >= 0:  # always: a test Numba cannot fold, so the line after it is typed (one type per name)
+                raise NotImplementedError("astgrad: the Numba backend does not compile np.tensordot's gradient")
+            return np.zeros_like(a), np.zeros_like(b)
+        return untaken
+
     @overload(lower.index_array)
     def _index_array(items):
         if isinstance(items, types.List) and isinstance(items.dtype, types.Integer):
