@@ -472,3 +472,20 @@ def test_np_dots_rank_above_two_branch_is_typed_never_run_and_raises_if_run():
         rule(g, a, b.T, 3)
     with pytest.raises(numba.core.errors.TypingError):
         numba.njit(lambda g, a, b: rules.linalg.tensordot(g, None, a, b, 1))(np.ones((2, 4, 5)), a, np.ones((4, 3, 5)))
+
+
+def _rolled_flat(x, y):
+    return np.sum(np.roll(x * y, 1) ** 2) + np.sum(np.roll(np.sin(x), -2) * y)
+
+
+@pytest.mark.parametrize("rows", [False, True])
+def test_a_roll_without_an_axis_and_its_gradient_compile(rows):
+    """``np.roll(x, s)`` rolls the flattened array; its gradient rolls back with ``axis=None`` written out,
+    which Numba's np.roll does not take: the same roll without the axis."""
+    x = np.arange(12.0).reshape(3, 4) / 7 if rows else np.array([0.3, -0.2, 0.5, 0.9])
+    y = np.cos(x)
+    got = astgrad.grad(_rolled_flat, wrt=(0, 1), backend="numba")(x, y)
+    want = astgrad.grad(_rolled_flat, wrt=(0, 1))(x, y)
+    for i, (g, w) in enumerate(zip(got, want)):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=0)
+        np.testing.assert_allclose(g, _numeric.numeric_grad(_rolled_flat, [x, y], i), rtol=1e-6, atol=1e-9)

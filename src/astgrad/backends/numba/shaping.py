@@ -62,7 +62,8 @@ def rolled(x, shift, axis):
 
 def helper_call(node, resolve, bound):
     """``squeeze_along(x, 1)`` for ``np.squeeze(x, 1)``, ``reshaped(g, s)`` for ``np.reshape(g, s)``,
-    ``rolled(x, s, 1)`` for ``np.roll(x, s, axis=1)`` (an axis that is a constant); else None."""
+    ``rolled(x, s, 1)`` for ``np.roll(x, s, axis=1)`` (an axis that is a constant), ``np.roll(x, s)`` for
+    ``np.roll(x, s, None)`` (the same roll, which Numba takes only without an axis); else None."""
     if not isinstance(node, gast.Call):
         return None
     try:
@@ -81,6 +82,8 @@ def helper_call(node, resolve, bound):
         return compat.call(compat.name(bound(squeeze_along)), [compat.clone(node.args[0]), compat.clone(axis)])
     if roll and len(node.args) + len(keywords) == 3 and (len(node.args) == 3 or set(keywords) == {"axis"}):
         axis = node.args[2] if len(node.args) == 3 else keywords["axis"]
+        if isinstance(axis, gast.Constant) and axis.value is None:  # the flattened array rolled: Numba's np.roll(x, s)
+            return compat.call(compat.clone(node.func), [compat.clone(a) for a in node.args[:2]])
         if type(_constant(axis)) is not int:
             return None  # several axes, or one known only when the code runs: Numba refuses np.roll at the line
         return compat.call(compat.name(bound(rolled)), [compat.clone(a) for a in node.args[:2]] + [compat.clone(axis)])
