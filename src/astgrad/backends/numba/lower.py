@@ -217,6 +217,17 @@ def _seed_guard(backward):
     return None
 
 
+def _lists_bound_once(fn_def) -> dict:
+    """name -> its ``name = [...]``, for each name ``fn_def`` binds once, to a list display."""
+    stores: dict = {}
+    for node in gast.walk(fn_def):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            stores[node.id] = stores.get(node.id, 0) + 1
+    return {node.targets[0].id: node for node in gast.walk(fn_def) if isinstance(node, gast.Assign)
+            and len(node.targets) == 1 and isinstance(node.targets[0], gast.Name)
+            and stores.get(node.targets[0].id) == 1 and isinstance(node.value, gast.List)}
+
+
 def _tuples_for_arrays(fn_def, namespace, stack) -> None:
     """``t = (a, b)`` for ``t = [a, b]`` where ``t`` is only read by ``np.array``, saved on a stack, and read by
     ``_like`` (which cuts the array's gradient into the display's items).
@@ -229,13 +240,7 @@ def _tuples_for_arrays(fn_def, namespace, stack) -> None:
     display itself (``_like(dv, t1)``, where a callee's reads what it saved):
     Numba's ``_like`` takes a tuple of numbers only, and refused the list.
     """
-    stores: dict = {}
-    for node in gast.walk(fn_def):
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-            stores[node.id] = stores.get(node.id, 0) + 1
-    displays = {node.targets[0].id: node for node in gast.walk(fn_def) if isinstance(node, gast.Assign)
-                and len(node.targets) == 1 and isinstance(node.targets[0], gast.Name)
-                and stores.get(node.targets[0].id) == 1 and isinstance(node.value, gast.List)}
+    displays = _lists_bound_once(fn_def)
     if not displays:
         return
     allowed: set = set()
@@ -266,14 +271,8 @@ def _index_lists_as_arrays(fn_def, namespace) -> None:
     its gradient is added back position by position (helpers.py,
     ``_scattered_rows``: a position named twice gets both).
     """
-    stores: dict = {}
-    for node in gast.walk(fn_def):
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-            stores[node.id] = stores.get(node.id, 0) + 1
-    lists = {node.targets[0].id: node for node in gast.walk(fn_def) if isinstance(node, gast.Assign)
-             and len(node.targets) == 1 and isinstance(node.targets[0], gast.Name)
-             and stores.get(node.targets[0].id) == 1 and isinstance(node.value, gast.List) and node.value.elts
-             and all(_integer_constant(e) for e in node.value.elts)}
+    lists = {name: assign for name, assign in _lists_bound_once(fn_def).items()
+             if assign.value.elts and all(_integer_constant(e) for e in assign.value.elts)}
     if not lists:
         return
     allowed: set = set()
