@@ -39,7 +39,7 @@ from ...transform.ir.errors import TransformError
 from ...transform.ir.nodes import assigned
 from ...transform.pipeline import Generated
 from ...transform.runtime.origins import add_location, origins
-from . import diskcache, helpers, pruning
+from . import diskcache, helpers, pipeline as numba_pipeline, pruning
 from .callees import (call_counts, callee_stacks_per_name, own_stacks, returned_saves, single_saves,
                       stacks_per_name, unread_parameters)
 from .steps import saves_per_step
@@ -112,7 +112,7 @@ def _numba_module(ctx, generated, strict):
         exec(compile(source, filename, "exec"), compiled_namespace)
     names = [f.name for f in functions]
     calls = call_counts(functions)
-    pipeline = pruning.compiler() if pruning.needed(functions, compiled_namespace) else None
+    pipeline = pruning.compiler() if pruning.needed(functions, compiled_namespace) else numba_pipeline.compiler()
     for position, name in enumerate(names):  # callees compiled apart, or inlined into the entry (one list each)
         inline = "always" if position and (not apart or calls.get(name, 0) == 1) else "never"
         cache = on_disk is not None and not position

@@ -10,7 +10,7 @@ stop the compile: ``dt15 = 0.0`` in the arm of ``if is_zero(dvel0):``,
 where ``dvel0`` is an array, makes ``dt15`` a number on one path and an
 array on the other ("Cannot unify").
 
-``ZeroTestsCompiler`` is Numba's pipeline with one pass more, before type
+``ZeroTestsCompiler`` is astgrad's pipeline (pipeline.py) with one pass more, before type
 inference: it types the function as far as it can (Numba's partial type
 inference, which raises nothing), replaces each ``is_zero(x)`` whose
 argument it typed as an array or a list (False) or None (True) by that
@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from ...transform import runtime
 from ...transform.ir.compat import gast
+from . import pipeline
 
 #: rounds of partial typing at most (each decides the tests the pruning before it made decidable)
 _ROUNDS = 4
@@ -40,7 +41,7 @@ def needed(functions, namespace) -> bool:
     """Whether a zero test of ``functions`` has an arm binding a name to a number (``dt15 = 0.0``) where its
     other arm binds it to something else: only there can a dead arm stop the compile ("Cannot unify").
 
-    Elsewhere Numba's own pipeline is kept: the rounds of partial typing
+    Elsewhere pipeline.py's is kept: the rounds of partial typing
     cost more than the dead arms they spare on RK4 (S2, one run: 7.0 s of
     a first compile against 8.0 s with the pass).
     """
@@ -78,7 +79,6 @@ def compiler():
 def _make():
     from numba.core import ir, types
     from numba.core.analysis import dead_branch_prune
-    from numba.core.compiler import CompilerBase, DefaultPassBuilder
     from numba.core.compiler_machinery import FunctionPass, register_pass
     from numba.core.errors import NumbaError
     from numba.core.ir_utils import build_definitions, get_definition, guard
@@ -156,9 +156,11 @@ def _make():
                                      f"({value}) does not hold for its type {kind}")
             return False
 
-    class ZeroTestsCompiler(CompilerBase):
+    base: type = pipeline.compiler()
+
+    class ZeroTestsCompiler(base):  # type: ignore[valid-type,misc]
         def define_pipelines(self):
-            pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
+            pm = self.nopython_passes()
             pm.add_pass_after(DecideZeroTests, LiteralPropagationSubPipelinePass)
             pm.add_pass_after(CheckZeroTests, NopythonTypeInference)
             pm.finalize()
