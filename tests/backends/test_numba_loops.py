@@ -162,6 +162,45 @@ def test_added_values_that_broadcast_or_do_not_fit_are_added_as_written(kernels)
     np.testing.assert_allclose(got, numpy_added(ints, a, b, slice(1, -1)))
 
 
+def test_a_value_added_at_an_integer_is_left_to_the_caller_where_the_total_keeps_its_type(kernels):
+    """The loop runs only at a slice: at an integer index, a float64 total is handed back untouched and
+    not done (the caller's line adds as written); a total of another kind is added in the helper, as before,
+    since the caller's line may give another type."""
+    total = np.arange(7.0)
+    for kernel, index in ((kernels[3], 3), (kernels[4], -2)):  # add_at, added_at: the caller's line ran
+        copy = total.copy()
+        got, done = kernel(copy, (7,), index, 0.5, 0.25)
+        assert not done
+        np.testing.assert_allclose(got, numpy_added(total, 0.5, 0.25, index), rtol=1e-15)
+    assert np.array_equal(copy, total)  # added_at: into a copy
+    ints = np.arange(7)
+    got, done = kernels[4](ints, (7,), 3, 0.5, 0.25)
+    assert done
+    np.testing.assert_allclose(got, numpy_added(ints, 0.5, 0.25, 3), rtol=1e-15)
+
+
+def network(log_k, c0, pairs, mix):  # each reaction's rate is a product of numbers read at integers from an array
+    k = np.exp(log_k)
+    c = c0.copy()
+    for _ in range(2):
+        rates = np.zeros(len(k))
+        for i in range(len(k)):
+            rates[i] += k[i] * c[pairs[i, 0]] * c[pairs[i, 1]]
+        c = c + 0.1 * (mix @ rates)
+    return np.sum(c * np.arange(len(c)))
+
+
+def test_a_gradient_adding_numbers_at_integers_from_an_array_is_numpys_and_central_differences():
+    args = (np.array([0.1, -0.3, 0.2]), np.array([1.5, 0.5, 2.0, 1.0]), np.array([[0, 1], [2, 3], [0, 2]]),
+            np.array([[-1.0, 0.0, 0.5], [-1.0, 0.5, 0.0], [1.0, -1.0, 0.0], [0.0, 0.5, -1.0]]))
+    gradient = astgrad.grad(network, wrt=(0, 1), backend="numba")
+    got = gradient(*args)
+    assert "add_elementwise(" in gradient.source  # tried, and left to the caller's line (an integer index)
+    for position, a, b in zip((0, 1), got, astgrad.grad(network, wrt=(0, 1))(*args)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-13)
+        np.testing.assert_allclose(a, _numeric.numeric_grad(network, args, position), rtol=1e-6, atol=1e-8)
+
+
 # ------------------------------------------------------------------ unbroadcast inside an expression
 
 NO_OP = "(_0 + unbroadcast((_1 * _2), _3))"

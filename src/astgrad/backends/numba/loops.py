@@ -591,11 +591,29 @@ def _register_adding(overload, types, helper, copy) -> None:
         if isinstance(total, types.Array) and total.mutable and total.ndim == 1 and total.dtype == types.float64 \
                 and isinstance(index, types.SliceType) and isinstance(shape, types.BaseTuple) and len(shape) == 1:
             text = _loop_text(template.literal_value, list(operands), types, into=copy)
-        if text is None:  # the kinds do not allow the loop: the value computed and added as written, here
+        if text is None and _keeps_total(total, shape, operands, types):
+            # the kinds do not allow the loop: the caller adds as written (its line compiled there, with its
+            # other calls; compiled here too, under this helper's flags, it cost S11 a quarter of a second)
+            text = _unpacked(len(operands), "total, shape, index, ") + "    return total, False\n"
+        if text is None:  # the value computed and added as written, here: the caller's line may give another type
             written = _written(template.literal_value, len(operands))
             text = _unpacked(len(operands), "total, shape, index, ") \
                 + f"    return adding(total, {written}, shape, index), True\n"
         return _function(text, adding=adding)
+
+
+def _keeps_total(total, shape, operands, types) -> bool:
+    """Whether ``add_at(total, E, shape, index)`` (``added_at``) surely has ``total``'s type, ``E`` of
+    ``operands``: ``total`` a writeable C-contiguous float64 array of ``shape``'s rank, and no operand complex
+    (nor of another kind than numbers, real arrays, shapes and slices), so that its sum keeps the dtype and
+    its copy the layout.  Then ``(total, False)`` and the caller's ``add_at`` unify."""
+    def real(kind) -> bool:
+        return isinstance(kind, (types.Float, types.Integer, types.Boolean))
+    return isinstance(total, types.Array) and total.dtype == types.float64 and total.layout == "C" \
+        and total.mutable and isinstance(shape, types.BaseTuple) and total.ndim == len(shape) \
+        and all(real(k) or isinstance(k, types.SliceType) or isinstance(k, types.Array) and real(k.dtype)
+                or isinstance(k, types.BaseTuple) and all(isinstance(i, types.Integer) for i in k)
+                for k in operands)
 
 
 def _written(template, count) -> str:
