@@ -997,8 +997,11 @@ def _pushes_of_none(fn_def, stack, namespace) -> None:
     loop pops it back and never reads it after.  Numba types a stack as a
     list of one type, and None is not an array: ``saved_value`` gives an
     empty array of the same type (0.0, 0, False for numbers) where the
-    value is None, and the value itself elsewhere.  A None the user wrote
-    is left alone: the code may read it back.
+    value is None, and the value itself elsewhere.  The same for such a
+    name read by a numpy function or read as an array or an index
+    (``c[t12]``, an item the reverse loop computes again from the index its
+    trip saved): Numba's functions and indexing take no "None or a value".
+    A None the user wrote is left alone: the code may read it back.
     """
     starts_none = _declared_none(fn_def)
     if not starts_none:
@@ -1013,6 +1016,14 @@ def _pushes_of_none(fn_def, stack, namespace) -> None:
         elif _of_numpy(node.func, namespace):  # Numba types the name "None or an array"; numpy takes no such
             node.args = [compat.call(compat.name(helper), [arg]) if isinstance(arg, gast.Name) and arg.id in starts_none
                          and isinstance(arg.ctx, gast.Load) else arg for arg in node.args]
+    for node in gast.walk(fn_def):  # an item read at such a name (``c[t12]``, recomputed in the reverse loop):
+        if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Load):  # Numba indexes no "None or"
+            saved = _NoneSaved(starts_none, helper)
+            node.value = saved.visit(node.value) if isinstance(node.value, gast.Name) else node.value
+            if isinstance(node.slice, gast.Name):
+                node.slice = saved.visit(node.slice)
+            elif isinstance(node.slice, gast.Tuple):
+                node.slice.elts = [saved.visit(e) if isinstance(e, gast.Name) else e for e in node.slice.elts]
 
 
 def _of_numpy(func, namespace) -> bool:
