@@ -137,3 +137,71 @@ def test_a_value_declared_none_is_read_as_its_array_by_the_summing_loop():
             np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-13)
             np.testing.assert_allclose(a, _numeric.numeric_grad(wave, args, position), rtol=1e-6, atol=1e-8)
     assert "elementwise_sum('(_0 * _1)', (), du_next, saved_value(lap))" in gradient.source
+
+
+# ------------------------------------------------------------------ a parameter the loop rebinds
+
+def decay(x, w, n):  # x = x * 0.9: its gradient starts as 0.0 before the reverse loop, an array in it
+    total = 0.0
+    for _ in range(n):
+        x = x * 0.9
+        total = total + np.sum(w * x)
+    return total
+
+
+def shrinking(x, w, n):  # each trip drops an element: the gradient's start has the last value's shape
+    total = 0.0
+    for _ in range(n):
+        x = x[1:] * 0.5
+        total = total + np.sum(w[:len(x)] * x ** 2)
+    return total
+
+
+def spreading(x, m, n):  # the first trip broadcasts x into m's rank: one name of two ranks, which Numba refuses
+    for _ in range(n):
+        x = x * m
+    return np.sum(np.sin(x))
+
+
+def damped(c, k, n):  # numbers
+    for _ in range(n):
+        c = c - k * c * c
+    return c
+
+
+@pytest.mark.parametrize("fn, args", [
+    (decay, (np.array([1.0, 2.0]), np.array([0.5, -1.0]), 3)),
+    (decay, (np.array([1.0, 2.0]), np.array([0.5, -1.0]), 0)),  # no trip: zeros of the argument, as numpy's
+    (shrinking, (np.array([1.0, -2.0, 0.5, 3.0]), np.array([0.3, 1.0, -1.0, 2.0]), 2)),
+    (damped, (0.3, 0.1, 4)),
+])
+def test_a_parameter_the_loop_rebinds_compiles_and_gives_numpys_gradient(fn, args):
+    gradient = astgrad.grad(fn, wrt=(0, 1), backend="numba")
+    got = gradient(*args)
+    for position, a, b in zip((0, 1), got, astgrad.grad(fn, wrt=(0, 1))(*args)):
+        assert np.shape(a) == np.shape(b)
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(a, _numeric.numeric_grad(fn, args, position), rtol=1e-6, atol=1e-8)
+
+
+def test_a_parameter_the_loop_gives_another_rank_is_refused_and_auto_gives_numpys():
+    args = (np.array([0.4, -0.2]), np.array([[1.0, 0.5], [-0.3, 2.0], [0.1, 0.2]]), 2)
+    with pytest.raises(astgrad.TransformError, match="Cannot unify"):
+        astgrad.grad(spreading, wrt=(0, 1), backend="numba")(*args)
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        got = astgrad.grad(spreading, wrt=(0, 1), backend="auto")(*args)
+    for a, b in zip(got, astgrad.grad(spreading, wrt=(0, 1))(*args)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+def fit(x, w):  # decay called twice: in the callee, x rebound in its loop, w read there and passed
+    return decay(x, w, 3) * 2.0 + decay(x * 2.0, w, 2) + decay(w, x, 0)
+
+
+def test_a_callees_parameters_read_or_rebound_in_its_loop_give_numpys_gradient():
+    args = (np.array([1.0, 2.0]), np.array([0.5, -1.0]))
+    got = astgrad.grad(fit, wrt=(0, 1), backend="numba")(*args)
+    for position, a, b in zip((0, 1), got, astgrad.grad(fit, wrt=(0, 1))(*args)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(a, _numeric.numeric_grad(fit, args, position), rtol=1e-6, atol=1e-8)

@@ -331,9 +331,10 @@ def _callee_parameter_zeros(functions, stack, namespace) -> None:
     The gradient of a parameter the callee reads in a loop starts as 0.0
     before the reverse loop (``backward_rk4``'s ``dp``); Numba needs one
     type per variable, and the loop makes it an array.  Zeros of the
-    parameter's shape are the same start; the backward function has no
-    ``p`` of its own, so the tuple the forward pushes last (and the backward
-    pops first) carries it.
+    parameter's shape are the same start; where the backward function has
+    no ``p`` of its own, the tuple the forward pushes last (and the backward
+    pops first) carries it, and where that tuple carries it already (the
+    backward reads ``p``: ``dx = dx + g * w``), the pop binds it.
     """
     present = {f.name: f for f in functions}
     for backward in functions[1:]:
@@ -348,16 +349,21 @@ def _callee_parameter_zeros(functions, stack, namespace) -> None:
         params = [a.id for a in forward.args.args]
         rebound = {n.id for n in gast.walk(forward) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
         taken = {n.id for n in gast.walk(backward) if isinstance(n, gast.Name)}
-        zeros = {}
+        stores = [n.id for n in gast.walk(backward) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)]
+        zeros, passed = {}, set()
         for stmt in backward.body:
             if _is_zero_start(stmt) and stmt.targets[0].id.startswith("d"):
                 name = stmt.targets[0].id[1:]
-                if name in params and name not in rebound and name not in popped and name not in taken - {
-                        stmt.targets[0].id}:
+                if name not in params or name in rebound:
+                    continue
+                if name in popped and stores.count(name) == 1:  # passed already: its pop binds it, nothing else
                     zeros[stmt.targets[0].id] = name
+                elif name not in popped and name not in taken - {stmt.targets[0].id}:
+                    zeros[stmt.targets[0].id] = name
+                    passed.add(name)
         if not zeros:
             continue
-        for name in sorted(set(zeros.values())):
+        for name in sorted(passed):
             push.value.args[0].elts.append(compat.name(name))
             pop.targets[0].elts.append(compat.name(name, store=True))
         _zeros_shaped(backward.body, zeros, namespace)
@@ -381,8 +387,8 @@ def _callee_pair(forward, backward, stack) -> tuple | None:
 
 
 def _callee_local_zeros(functions, stack, namespace, callee_adjoints) -> None:
-    """``dacc = zeros_like_gradient(acc)`` for ``dacc = 0.0`` before a callee's reverse loop, ``acc`` a local of
-    its forward function that holds the value its one loop left (``_holds_its_loops_last_value``).
+    """``dacc = zeros_like_gradient(acc)`` for ``dacc = 0.0`` before a callee's reverse loop, ``acc`` a local (or
+    a parameter) of its forward function that holds the value its one loop left (``_holds_its_loops_last_value``).
 
     The entry's rewrite (``_zeros_shaped_in_order``) for a callee's pair:
     the forward function's body, up to its last push, followed by the
@@ -404,11 +410,13 @@ def _callee_local_zeros(functions, stack, namespace, callee_adjoints) -> None:
         passed = {t.id for t, v in zip(pop.targets[0].elts, push.value.args[0].elts)
                   if isinstance(t, gast.Name) and isinstance(v, gast.Name) and v.id == t.id}
         body = forward.body[:-2] + backward.body[1:]
+        parameters = {a.id for a in forward.args.args}
         helper = None
         for position in range(len(forward.body) - 2, len(body)):
             stmt = body[position]
             name = adjoints.get(stmt.targets[0].id) if _is_zero_start(stmt) else None
-            if name is not None and name in passed and _holds_its_loops_last_value(body, position, name):
+            if name is not None and name in passed \
+                    and _holds_its_loops_last_value(body, position, name, name in parameters):
                 helper = helper or _bound(namespace, zeros_like_gradient)
                 stmt.value = compat.call(compat.name(helper), [compat.name(name)])
 
@@ -813,8 +821,8 @@ def _zeros_shaped_in_order(fn_def, zeros, adjoints, namespace) -> None:
     params = {a.id for a in fn_def.args.args}
     for position, stmt in enumerate(fn_def.body):
         name = adjoints.get(stmt.targets[0].id) if _is_zero_start(stmt) else None
-        if name is not None and name not in params and stmt.targets[0].id not in zeros \
-                and _holds_its_loops_last_value(fn_def.body, position, name):
+        if name is not None and stmt.targets[0].id not in zeros \
+                and _holds_its_loops_last_value(fn_def.body, position, name, name in params):
             stmt.value = compat.call(compat.name(_bound(namespace, zeros_like_gradient)), [compat.name(name)])
         _zeros_shaped([stmt], zeros, namespace)
         if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name):
@@ -839,7 +847,7 @@ def _stores(node, name) -> bool:
     return any(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Store) for n in gast.walk(node))
 
 
-def _holds_its_loops_last_value(body, position, name) -> bool:
+def _holds_its_loops_last_value(body, position, name, parameter=False) -> bool:
     """Whether, at ``body[position]`` (a gradient's ``0.0`` before a reverse loop), the local ``name`` holds the
     value its one loop left, so that zeros of it have the shape of that value's gradient.
 
@@ -850,7 +858,9 @@ def _holds_its_loops_last_value(body, position, name) -> bool:
     the loop (so it is bound when the loop runs no iteration) or the loop itself, nothing after the loop
     rebinding it, and the statements between the ``0.0`` and the reverse loop leave it alone.  The reverse
     loop restores the local's earlier values, reads only the last one where every value has its shape, or
-    does not read it.
+    does not read it.  A ``parameter`` (``x = x * 0.9`` in the loop) is bound before the loop by the call;
+    where the loop runs no trip its gradient is zeros of the argument, as the numpy backend returns for the
+    0.0 it starts as.
     """
     after = position + 1
     while after < len(body) and isinstance(body[after], (gast.Assign, gast.AugAssign)) \
@@ -866,7 +876,7 @@ def _holds_its_loops_last_value(body, position, name) -> bool:
     if len(loops) != 1 or not isinstance(body[loops[0]], (gast.For, gast.While)):
         return False
     stored = [at for at, stmt in enumerate(body[:position]) if _stores(stmt, name)]
-    return stored[0] < loops[0] and stored[-1] == loops[0]
+    return (parameter or stored[0] < loops[0]) and stored[-1] == loops[0]
 
 
 def _zeros_shaped(stmts, zeros, namespace) -> None:
