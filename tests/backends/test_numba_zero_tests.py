@@ -205,3 +205,37 @@ def test_a_callees_parameters_read_or_rebound_in_its_loop_give_numpys_gradient()
     for position, a, b in zip((0, 1), got, astgrad.grad(fit, wrt=(0, 1))(*args)):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
         np.testing.assert_allclose(a, _numeric.numeric_grad(fit, args, position), rtol=1e-6, atol=1e-8)
+
+
+# ------------------------------------------------------------------ a value a branch overwrites
+
+def clipped(x, y):  # one arm overwrites x: from there back, the gradient of the x it overwrote starts as 0.0
+    if np.sum(x) > 0.5:
+        x = np.maximum(np.where(y > 0, y, 0.5 * y), 0.1)
+    else:
+        y = y - np.exp(np.sin(x))
+    return np.sum(y * y) + np.sum(x * y)
+
+
+def relaxed(x, y, n):  # the overwrite inside a loop's branch, the value read again after
+    total = 0.0
+    for k in range(n):
+        if k % 2 == 0:
+            x = np.tanh(y) * 0.5
+        total = total + np.sum(x * x * y)
+    return total
+
+
+@pytest.mark.parametrize("fn, args", [
+    (clipped, (np.array([0.3, 0.4, 0.5]), np.array([0.2, -0.4, 0.3]))),  # the arm that overwrites x
+    (clipped, (np.array([0.1, -0.4, 0.2]), np.array([0.2, -0.4, 0.3]))),  # the other
+    (relaxed, (np.array([0.3, -0.2]), np.array([0.7, 0.1]), 3)),
+    (relaxed, (np.array([0.3, -0.2]), np.array([0.7, 0.1]), 0)),
+])
+def test_a_value_a_branch_overwrites_compiles_and_gives_numpys_gradient(fn, args):
+    gradient = astgrad.grad(fn, wrt=(0, 1), backend="numba")
+    got = gradient(*args)
+    for position, a, b in zip((0, 1), got, astgrad.grad(fn, wrt=(0, 1))(*args)):
+        assert np.shape(a) == np.shape(b)
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(a, _numeric.numeric_grad(fn, args, position), rtol=1e-6, atol=1e-8)

@@ -73,6 +73,9 @@ def lower(functions, namespace, zeros=None, stack=None, adjoints=None, callee_ad
             adjoints = {gradient: value for gradient, value in adjoints.items() if value in bound}
         if not out and (zeros or adjoints):
             _zeros_shaped_in_order(fn_def, dict(zeros or {}), adjoints or {}, namespace)
+        table = adjoints if not out else (callee_adjoints or {}).get(fn_def.name, (None, {}))[1]
+        if table:
+            _zeros_after_pops(fn_def.body, table, set(), namespace)
         fn_def.body = _block(fn_def.body, namespace, {} if out else adjoints or {}) or [compat.make("Pass")]
         _fold_constant_tests(fn_def, namespace)
         _Slices(namespace).visit(fn_def)
@@ -831,6 +834,47 @@ def _zeros_shaped_in_order(fn_def, zeros, adjoints, namespace) -> None:
                 zeros[local_of[name]] = name
 
 
+def _zeros_after_pops(stmts, adjoints, popped, namespace) -> None:
+    """``dx = zeros_like_gradient(x)`` for ``dx = 0.0`` where the reverse sweep has put ``x``'s value back.
+
+    Where a branch overwrites ``x`` (``x = np.maximum(...)`` in one arm of an
+    ``if``), the reverse sweep pops ``x``'s earlier value back and writes the
+    number 0.0 for its gradient from there: what the arm's lines added is the
+    gradient of the value they overwrote.  Numba needs one type per variable,
+    and the other arm leaves ``dx`` an array.  After the pop (``x =
+    _stack_x.pop()``, or a name bound by a tuple's pop, in the same block or
+    one around it, with no statement between binding ``x``, nor the body of a
+    loop between the two), ``x`` holds the
+    value whose gradient ``dx`` now is, so zeros of it are the same start: the
+    terms added later have its shape, and ``0.0 + g`` and ``zeros + g`` are
+    the same numbers (a number's zeros are 0.0).
+    """
+    popped = set(popped)
+    for stmt in stmts:
+        if _is_zero_start(stmt) and adjoints.get(stmt.targets[0].id) in popped:
+            stmt.value = compat.call(compat.name(_bound(namespace, zeros_like_gradient)),
+                                     [compat.name(adjoints[stmt.targets[0].id])])
+        stored = {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        for _, _, inner in compat.own_blocks(stmt):  # a loop's later trips start with what its body bound
+            _zeros_after_pops(inner, adjoints, popped - stored if isinstance(stmt, (gast.For, gast.While))
+                              else popped, namespace)
+        popped -= stored
+        if _restores(stmt):
+            popped |= stored
+
+
+def _restores(stmt) -> bool:
+    """Whether ``stmt`` binds names to values the forward sweep pushed: ``x = _stack_x.pop()``, ``a, b =
+    _stack.pop()``, or ``x = _popped_stack_x`` (a name such a pop bound)."""
+    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1):
+        return False
+    value = stmt.value
+    popping = isinstance(value, gast.Call) and not value.args and not value.keywords \
+        and isinstance(value.func, gast.Attribute) and value.func.attr == "pop" \
+        and isinstance(value.func.value, gast.Name) and value.func.value.id.startswith("_stack")
+    return popping or isinstance(value, gast.Name) and value.id.startswith("_popped_")
+
+
 def _bound_names(fn_def) -> set:
     """The names ``fn_def`` binds anywhere, its parameters included."""
     return {a.id for a in fn_def.args.args} | {n.id for n in gast.walk(fn_def)
@@ -1026,14 +1070,46 @@ def _pushes_of_none(fn_def, stack, namespace) -> None:
         elif _of_numpy(node.func, namespace):  # Numba types the name "None or an array"; numpy takes no such
             node.args = [compat.call(compat.name(helper), [arg]) if isinstance(arg, gast.Name) and arg.id in starts_none
                          and isinstance(arg.ctx, gast.Load) else arg for arg in node.args]
-    for node in gast.walk(fn_def):  # an item read at such a name (``c[t12]``, recomputed in the reverse loop):
-        if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Load):  # Numba indexes no "None or"
-            saved = _NoneSaved(starts_none, helper)
-            node.value = saved.visit(node.value) if isinstance(node.value, gast.Name) else node.value
-            if isinstance(node.slice, gast.Name):
-                node.slice = saved.visit(node.slice)
-            elif isinstance(node.slice, gast.Tuple):
-                node.slice.elts = [saved.visit(e) if isinstance(e, gast.Name) else e for e in node.slice.elts]
+    _items_of_none(fn_def.body, starts_none, set(), helper)
+
+
+def _items_of_none(stmts, starts_none, bound, helper) -> None:
+    """``c[saved_value(t12)]`` for an item read at (or of) a name declared None, where the statements before it
+    in its block (``bound``, with the loop's target in a loop's body) have not bound the name: there Numba
+    types it "None or a value" (the reverse loop reads ``c[t12]`` again before it pops ``t12`` back), and it
+    indexes with no such type.  Where the block bound it, Numba types that value alone: left as written."""
+    bound = set(bound)
+    for stmt in stmts:
+        saved = _NoneSaved(starts_none - bound, helper)
+        blocks = [inner for _, _, inner in compat.own_blocks(stmt)]
+        nested = {id(s) for inner in blocks for s in inner}
+        for node in _own_nodes(stmt, nested):
+            if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Load):
+                if isinstance(node.value, gast.Name):
+                    node.value = saved.visit(node.value)
+                if isinstance(node.slice, gast.Name):
+                    node.slice = saved.visit(node.slice)
+                elif isinstance(node.slice, gast.Tuple):
+                    node.slice.elts = [saved.visit(e) if isinstance(e, gast.Name) else e for e in node.slice.elts]
+        target = {n.id for n in gast.walk(stmt.target) if isinstance(n, gast.Name)} \
+            if isinstance(stmt, gast.For) else set()
+        for _, field, inner in compat.own_blocks(stmt):
+            _items_of_none(inner, starts_none, bound | target if field == "body" else bound, helper)
+        stored = {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        if isinstance(stmt, gast.Assign) and not (isinstance(stmt.value, gast.Constant) and stmt.value.value is None):
+            bound |= stored
+        else:  # a declaration, a block or a loop: after it, the name may hold the None again
+            bound -= stored
+
+
+def _own_nodes(stmt, nested) -> list:
+    """The nodes of ``stmt`` outside the statements of its blocks (``nested``: their ids)."""
+    found, todo = [], [stmt]
+    while todo:
+        node = todo.pop()
+        found.append(node)
+        todo += [child for child in gast.iter_child_nodes(node) if id(child) not in nested]
+    return found
 
 
 def _of_numpy(func, namespace) -> bool:
