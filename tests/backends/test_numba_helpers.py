@@ -194,3 +194,59 @@ def test_where_of_other_dtypes_and_of_shapes_that_do_not_broadcast(where):
         np.where(c, np.ones(4), 0.0)
     with pytest.raises(ValueError):
         where(c, np.ones(4), 0.0)
+
+
+# ------------------------------------------------------------------ getitem_gradient, cleaned
+
+@pytest.mark.parametrize("index", [1, -1, slice(1, 3), (1, slice(None, None, 2))])
+def test_getitem_gradient_of_an_array_is_numpys_scatter(index):
+    from astgrad.backends.numba import helpers
+    helpers.register()
+
+    @numba.njit(boundscheck=True)
+    def gradient(g, items, index):
+        return runtime.getitem_gradient(g, items, index)
+    items = RNG.standard_normal((4, 5)) if isinstance(index, tuple) else RNG.standard_normal(5)
+    g = np.asarray(RNG.standard_normal(np.shape(items[index])))
+    g = g if g.ndim else float(g)
+    np.testing.assert_array_equal(gradient(g, items, index), runtime.getitem_gradient(g, items, index))
+
+
+def test_getitem_gradient_of_a_list_is_not_compiled():
+    from astgrad.backends.numba import helpers
+    helpers.register()
+
+    @numba.njit
+    def gradient(g, items, index):
+        return runtime.getitem_gradient(g, items, index)
+    with pytest.raises(numba.core.errors.TypingError):
+        gradient(1.0, [1.0, 2.0], 0)
+
+
+def test_cleaned_with_a_mask_a_loop_may_not_make_is_numpys():
+    from astgrad.backends.numba import helpers
+    from astgrad.transform.runtime import structural
+    helpers.register()
+
+    @numba.njit
+    def cleaned(trips, condition, grad):
+        mask = None
+        for _ in range(trips):
+            mask = condition > 0
+        return structural.cleaned(mask, grad)
+    condition, grad = np.array([1.0, -1.0, 2.0]), np.array([0.5, 0.25, -1.0])
+    for trips in (0, 2):
+        want = structural.cleaned(None if trips == 0 else condition > 0, grad)
+        np.testing.assert_array_equal(cleaned(trips, condition, grad), want)
+
+
+def test_cleaned_of_a_numbers_gradient_at_a_mask_is_not_compiled():
+    from astgrad.backends.numba import helpers
+    from astgrad.transform.runtime import structural
+    helpers.register()
+
+    @numba.njit
+    def cleaned(mask, grad):
+        return structural.cleaned(mask, grad)
+    with pytest.raises(numba.core.errors.TypingError):  # numpy zeroes it where the 0-d mask is True
+        cleaned(np.array(True), 1.5)

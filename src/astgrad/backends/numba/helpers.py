@@ -395,7 +395,17 @@ def register() -> None:
 
     @overload(structural.cleaned)
     def _cleaned(mask, grad):
-        if isinstance(mask, types.NoneType) or not isinstance(grad, types.Array) or mask.ndim != grad.ndim:
+        if isinstance(mask, types.NoneType):
+            return lambda mask, grad: grad
+        if isinstance(mask, types.Optional) and isinstance(mask.type, types.Array):  # a mask a loop may not make
+            def cleaned_or_not(mask, grad):
+                if mask is None:
+                    return grad
+                return structural.cleaned(lower.saved_value(mask), grad)
+            return cleaned_or_not
+        if not isinstance(mask, types.Array) or not isinstance(grad, types.Array):
+            return None  # numpy zeroes a number's gradient at a mask of its shape too: not written here
+        if mask.ndim != grad.ndim:  # shapes that cannot agree: numpy's helper gives the gradient itself
             return lambda mask, grad: grad
         zero = grad.dtype.cast_python_value(0) if isinstance(grad.dtype, (types.Float, types.Complex)) else None
 
@@ -421,6 +431,14 @@ def register() -> None:
         at %= len(items)
         parts = ", ".join("g" if i == at else "None" for i in range(len(items)))
         return _lambda(f"lambda g, items, index: ({parts},)")
+
+    @overload(runtime.getitem_gradient)
+    def _getitem_gradient(g, items, index):
+        """``items[index]``'s gradient where the transform did not know ``items`` an array: for an array, the
+        item's gradient put back at its place (``scatter``, which refuses the index kinds it does not write);
+        for a list or a tuple, not written here (refused at the user's line)."""
+        if isinstance(items, types.Array):
+            return lambda g, items, index: _extra.scatter(g, items.shape, index)
 
     _list_overloads(overload, types)
 
