@@ -20,8 +20,9 @@ operations whose values differ between the two (``//``, ``%``, ``**``,
 written in an array expression with Python's scalar meaning: Numba's ufunc
 loop gives ``inf // 2.0`` as inf, its array expression and numpy as nan).  Numba's
 registry is left as it is, so no other Numba code changes.  A Numba whose
-pipeline or rewrite differs from the one this was written for keeps its own
-pipeline (``compiler`` returns None): slower to compile, the same numbers.
+rewrites differ from the ones this was written for (no ``_get_operands``,
+no registry to copy) keeps its own rewrite pass: slower to compile, the
+same numbers.
 """
 
 from __future__ import annotations
