@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import _numeric
+from _compiled import agrees_with_numpy_and_differences
 import astgrad
 
 pytest.importorskip("numba")
@@ -295,15 +296,6 @@ def test_np_array_of_numbers_the_entry_computes_compiles_and_gives_numpys_gradie
         np.testing.assert_allclose(kept, astgrad.grad(_array_of_products_in_a_list)(w, x), rtol=1e-13)
 
 
-def _agrees_with_numpy_and_differences(fn, args, wrt=(0, 1)):
-    """The compiled gradient of ``fn`` in ``wrt`` equals the numpy backend's (1e-12) and central differences."""
-    got = astgrad.grad(fn, wrt=wrt, backend="numba")(*args)
-    want = astgrad.grad(fn, wrt=wrt)(*args)
-    for i, g, w in zip(wrt, got, want):
-        np.testing.assert_allclose(g, w, rtol=1e-12, atol=0)
-        np.testing.assert_allclose(g, _numeric.numeric_grad(fn, list(args), i), rtol=1e-6, atol=1e-9)
-
-
 def _drift(vel0, pos0, mass, dt, steps):
     pos, vel = pos0.copy(), vel0.copy()
     for _ in range(steps):
@@ -317,7 +309,7 @@ def test_an_update_whose_value_has_no_name_gets_zeros_of_another_operand():
     once the passes fold it into the line, so the compiled reverse sweep's zeros for its gradient cannot be
     zeros of it (Numba refused the program, a name not defined)."""
     args = (np.array([0.1, -0.2, 0.3]), np.array([1.0, 0.5, -0.5]), np.array([1.0, 2.0, 3.0]), 0.1, 4)
-    _agrees_with_numpy_and_differences(_drift, args, wrt=(0, 1, 2))
+    agrees_with_numpy_and_differences(_drift, args, wrt=(0, 1, 2))
 
 
 def _stops_early(x, y, limit):
@@ -332,7 +324,7 @@ def _stops_early(x, y, limit):
 def test_a_loop_left_by_break_is_reversed_over_the_trips_it_ran(limit):
     """The reverse of a loop with ``break`` runs ``reversed(range(2, 11, 3)[:_trips])``, which Numba cannot
     type (it slices no range): compiled as a range counting down from the last trip run."""
-    _agrees_with_numpy_and_differences(_stops_early, (np.array([0.3, -0.2, 0.5]), np.array([0.1, 0.4, -0.3]), limit))
+    agrees_with_numpy_and_differences(_stops_early, (np.array([0.3, -0.2, 0.5]), np.array([0.1, 0.4, -0.3]), limit))
 
 
 def test_the_range_counting_down_is_the_reversed_slice_for_every_start_stop_step_and_count():
@@ -395,7 +387,7 @@ def test_indexing_by_a_list_of_integers_compiles_and_adds_a_repeated_position_tw
     """``x[[2, 0, 1]]``: Numba indexes by an array of integers, so the list becomes one; its gradient adds each
     row at its position, twice where a position is named twice (``[0, 0, 2]``, ``[1, -1, 1]``), as np.add.at."""
     x = np.arange(12.0).reshape(4, 3) / 10 if rows else np.array([0.3, -0.2, 0.5])
-    _agrees_with_numpy_and_differences(fn, (x, np.array([0.1, 0.4, -0.3])))
+    agrees_with_numpy_and_differences(fn, (x, np.array([0.1, 0.4, -0.3])))
 
 
 def test_a_list_index_out_of_bounds_raises_numpys_index_error():
@@ -438,7 +430,7 @@ def test_a_while_loops_trip_count_gets_a_list_of_its_own(x):
     """A ``while`` in a branch pushes its trip count (a number) on the stack that holds the states it saved
     (arrays), and its reverse pops it in the loop's header, ``range(_stack.pop())``: Numba's list holds one
     type, so the counts go to a list of their own, as each saved variable's values do."""
-    _agrees_with_numpy_and_differences(_while_in_a_branch, (x, np.array([0.1, 0.4, -0.3])))
+    agrees_with_numpy_and_differences(_while_in_a_branch, (x, np.array([0.1, 0.4, -0.3])))
 
 
 def test_np_dots_rank_above_two_branch_is_typed_never_run_and_raises_if_run():
@@ -473,4 +465,4 @@ def test_a_roll_without_an_axis_and_its_gradient_compile(rows):
     """``np.roll(x, s)`` rolls the flattened array; its gradient rolls back with ``axis=None`` written out,
     which Numba's np.roll does not take: the same roll without the axis."""
     x = np.arange(12.0).reshape(3, 4) / 7 if rows else np.array([0.3, -0.2, 0.5, 0.9])
-    _agrees_with_numpy_and_differences(_rolled_flat, (x, np.cos(x)))
+    agrees_with_numpy_and_differences(_rolled_flat, (x, np.cos(x)))

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import _numeric
+from _compiled import agrees_with_numpy_and_differences
 import astgrad
 
 pytest.importorskip("numba")
@@ -176,12 +177,7 @@ def damped(c, k, n):  # numbers
     (damped, (0.3, 0.1, 4)),
 ])
 def test_a_parameter_the_loop_rebinds_compiles_and_gives_numpys_gradient(fn, args):
-    gradient = astgrad.grad(fn, wrt=(0, 1), backend="numba")
-    got = gradient(*args)
-    for position, a, b in zip((0, 1), got, astgrad.grad(fn, wrt=(0, 1))(*args)):
-        assert np.shape(a) == np.shape(b)
-        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
-        np.testing.assert_allclose(a, _numeric.numeric_grad(fn, args, position), rtol=1e-6, atol=1e-8)
+    agrees_with_numpy_and_differences(fn, args)
 
 
 def test_a_parameter_the_loop_gives_another_rank_is_refused_and_auto_gives_numpys():
@@ -200,11 +196,7 @@ def fit(x, w):  # decay called twice: in the callee, x rebound in its loop, w re
 
 
 def test_a_callees_parameters_read_or_rebound_in_its_loop_give_numpys_gradient():
-    args = (np.array([1.0, 2.0]), np.array([0.5, -1.0]))
-    got = astgrad.grad(fit, wrt=(0, 1), backend="numba")(*args)
-    for position, a, b in zip((0, 1), got, astgrad.grad(fit, wrt=(0, 1))(*args)):
-        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
-        np.testing.assert_allclose(a, _numeric.numeric_grad(fit, args, position), rtol=1e-6, atol=1e-8)
+    agrees_with_numpy_and_differences(fit, (np.array([1.0, 2.0]), np.array([0.5, -1.0])))
 
 
 # ------------------------------------------------------------------ a value a branch overwrites
@@ -233,9 +225,4 @@ def relaxed(x, y, n):  # the overwrite inside a loop's branch, the value read ag
     (relaxed, (np.array([0.3, -0.2]), np.array([0.7, 0.1]), 0)),
 ])
 def test_a_value_a_branch_overwrites_compiles_and_gives_numpys_gradient(fn, args):
-    gradient = astgrad.grad(fn, wrt=(0, 1), backend="numba")
-    got = gradient(*args)
-    for position, a, b in zip((0, 1), got, astgrad.grad(fn, wrt=(0, 1))(*args)):
-        assert np.shape(a) == np.shape(b)
-        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
-        np.testing.assert_allclose(a, _numeric.numeric_grad(fn, args, position), rtol=1e-6, atol=1e-8)
+    agrees_with_numpy_and_differences(fn, args)
