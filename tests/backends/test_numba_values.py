@@ -382,7 +382,29 @@ def _gathered_outside(x, y):
     return np.sum(x[[0, 5, 1]] * y)
 
 
-@pytest.mark.parametrize("fn, rows", [(_gathered, False), (_rows_gathered, True), (_gathered_in_a_callee, False)])
+def _gathered_in_a_loop(x, y):
+    for _ in range(2):
+        x = np.tanh(x)[[2, 0, 1]] * y  # the list is bound each trip: the reverse sweep pops it back
+    return np.sum(x * x)
+
+
+def _gathered_and_rebound(x, y):
+    for i in range(2):
+        x = np.sin(x)[[2, 0, 0]] + y
+        if np.sum(x) > 5.0:
+            break
+    return np.sum(x * y)
+
+
+def _gathered_in_a_test(x, y):
+    if np.sum(y[[2, 0, 1]] * x) > -0.5:  # the test is not differentiated: the index has no name
+        y = np.tanh(x) * y
+    return np.sum(y * y[[1, 1, 0]])
+
+
+@pytest.mark.parametrize("fn, rows", [(_gathered, False), (_rows_gathered, True), (_gathered_in_a_callee, False),
+                                      (_gathered_in_a_loop, False), (_gathered_and_rebound, False),
+                                      (_gathered_in_a_test, False)])
 def test_indexing_by_a_list_of_integers_compiles_and_adds_a_repeated_position_twice(fn, rows):
     """``x[[2, 0, 1]]``: Numba indexes by an array of integers, so the list becomes one; its gradient adds each
     row at its position, twice where a position is named twice (``[0, 0, 2]``, ``[1, -1, 1]``), as np.add.at."""

@@ -85,7 +85,7 @@ def lower(functions, namespace, zeros=None, stack=None, adjoints=None, callee_ad
         _Reductions(namespace).visit(fn_def)
         fn_def.body = _without_empty_checks(fn_def.body, namespace) or [compat.make("Pass")]
         _tuples_for_arrays(fn_def, namespace, stack)
-        _index_lists_as_arrays(fn_def, namespace)
+        _index_lists_as_arrays(fn_def, namespace, stack)
         _constant_rows(fn_def, namespace)
         fuse(fn_def, namespace)
         _items_added_in_place(fn_def.body, namespace)
@@ -265,36 +265,89 @@ def _tuples_for_arrays(fn_def, namespace, stack) -> None:
         assign.value = compat.tuple_(list(assign.value.elts))
 
 
-def _index_lists_as_arrays(fn_def, namespace) -> None:
+def _index_lists_as_arrays(fn_def, namespace, stack=None) -> None:
     """``t = index_array([2, 0, 1])`` for ``t = [2, 0, 1]``, a list of integers that only indexes (``x[t]``, the
-    index a gradient is scattered or added at) or is carried in a tuple (a callee's saves).
+    index a gradient is scattered or added at), is carried in a tuple (a callee's saves) or is pushed on the
+    stack ``stack`` (a loop's trip saves it, and the reverse loop pops it back into ``t``).
 
     ``x[[2, 0, 1]]`` is numpy's integer-array indexing; Numba indexes by an
     array of integers, not by a list.  The array gives the same items, and
     its gradient is added back position by position (helpers.py,
-    ``_scattered_rows``: a position named twice gets both).
+    ``_scattered_rows``: a position named twice gets both).  Every binding
+    of ``t`` must be such a list, the ``None`` that declares it, or a pop of
+    ``stack`` (which gives back what the trip pushed of ``t``); any other
+    binding or read leaves the lists as written (Numba then refuses).
     """
-    lists = {name: assign for name, assign in _lists_bound_once(fn_def).items()
-             if assign.value.elts and all(_integer_constant(e) for e in assign.value.elts)}
+    index = _bound(namespace, index_array) if any(_integer_list_index(n) for n in gast.walk(fn_def)) else None
+    for node in gast.walk(fn_def):  # ``y[[2, 0, 1]]`` read where the index has no name (a test's operand)
+        if _integer_list_index(node):
+            node.slice = compat.call(compat.name(index), [node.slice])
+    lists = _index_list_displays(fn_def, stack)
     if not lists:
         return
     allowed: set = set()
-    at = {_extra.scatter: 2, runtime.add_at: 3, runtime.added_at: 3, added_item: 3}
+    at = {**_INDEX_ARGUMENTS, added_item: 3}
+    wrappers = (saved_value, runtime.only_shape)
+
+    def allow(node):
+        while isinstance(node, gast.Call) and len(node.args) == 1 and any(_is(node.func, namespace, w) for w in wrappers):
+            node = node.args[0]
+        allowed.add(id(node))
     for node in gast.walk(fn_def):
-        if isinstance(node, gast.Subscript) and isinstance(node.slice, gast.Name):
-            allowed.add(id(node.slice))
+        if isinstance(node, gast.Subscript):
+            allow(node.slice)
         elif isinstance(node, gast.Tuple) and isinstance(node.ctx, gast.Load):
             allowed.update(id(e) for e in node.elts)
         elif isinstance(node, gast.Call):
             for fn, position in at.items():
                 if _is(node.func, namespace, fn) and len(node.args) > position:
-                    allowed.add(id(node.args[position]))
+                    allow(node.args[position])
+            if stack is not None and _stack_method(node, stack, "append") and len(node.args) == 1:
+                allow(node.args[0])
     for node in gast.walk(fn_def):
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and node.id in lists \
                 and id(node) not in allowed:
             lists.pop(node.id)
-    for assign in lists.values():
-        assign.value = compat.call(compat.name(_bound(namespace, index_array)), [assign.value])
+    for displays in lists.values():
+        for assign in displays:
+            assign.value = compat.call(compat.name(_bound(namespace, index_array)), [assign.value])
+
+
+def _index_list_displays(fn_def, stack) -> dict:
+    """name -> its bindings to a display of integers (``t = [2, 0, 1]``), for each name every binding of which
+    is one, ``t = None`` or ``t = <stack>.pop()``, with at least one display."""
+    displays: dict = {}
+    others: set = set()
+    plain: set = set()  # the targets of ``t = ...``, read here by their Assign
+    for node in gast.walk(fn_def):
+        if isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], gast.Name):
+            name, value = node.targets[0].id, node.value
+            plain.add(id(node.targets[0]))
+            if isinstance(value, gast.List) and value.elts and all(_integer_constant(e) for e in value.elts):
+                displays.setdefault(name, []).append(node)
+                continue
+            if isinstance(value, gast.Constant) and value.value is None \
+                    or stack is not None and isinstance(value, gast.Call) and _stack_method(value, stack, "pop") \
+                    and not value.args:
+                continue
+            others.add(name)
+        elif isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) and id(node) not in plain:
+            others.add(node.id)  # a target of a tuple, a loop, a with: not followed here
+    return {name: found for name, found in displays.items() if name not in others}
+
+
+def _integer_list_index(node) -> bool:
+    """Whether ``node`` reads an item at a display of integers, ``y[[2, 0, 1]]``."""
+    return isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Load) \
+        and isinstance(node.slice, gast.List) and bool(node.slice.elts) \
+        and all(_integer_constant(e) for e in node.slice.elts)
+
+
+def _stack_method(call, stack, method) -> bool:
+    """Whether ``call`` is ``<stack>.<method>(...)``."""
+    func = call.func
+    return isinstance(func, gast.Attribute) and func.attr == method and isinstance(func.value, gast.Name) \
+        and func.value.id == stack
 
 
 def index_array(items):
@@ -1070,14 +1123,22 @@ def _pushes_of_none(fn_def, stack, namespace) -> None:
         elif _of_numpy(node.func, namespace):  # Numba types the name "None or an array"; numpy takes no such
             node.args = [compat.call(compat.name(helper), [arg]) if isinstance(arg, gast.Name) and arg.id in starts_none
                          and isinstance(arg.ctx, gast.Load) else arg for arg in node.args]
-    _items_of_none(fn_def.body, starts_none, set(), helper)
+    def indexing(call):
+        return next((position for fn, position in _INDEX_ARGUMENTS.items() if _is(call.func, namespace, fn)), None)
+    _items_of_none(fn_def.body, starts_none, set(), helper, indexing)
 
 
-def _items_of_none(stmts, starts_none, bound, helper) -> None:
+#: the helpers that take an index, and its position: the gradient of ``x[t]`` scattered or added at ``t``
+_INDEX_ARGUMENTS = {_extra.scatter: 2, runtime.add_at: 3, runtime.added_at: 3}
+
+
+def _items_of_none(stmts, starts_none, bound, helper, indexing) -> None:
     """``c[saved_value(t12)]`` for an item read at (or of) a name declared None, where the statements before it
     in its block (``bound``, with the loop's target in a loop's body) have not bound the name: there Numba
     types it "None or a value" (the reverse loop reads ``c[t12]`` again before it pops ``t12`` back), and it
-    indexes with no such type.  Where the block bound it, Numba types that value alone: left as written."""
+    indexes with no such type.  Where the block bound it, Numba types that value alone: left as written.
+    The same for the index a gradient is scattered or added at (``indexing``: a call -> the position of its
+    index, or None), ``scatter(dt1, shape(t2), saved_value(t3))``."""
     bound = set(bound)
     for stmt in stmts:
         saved = _NoneSaved(starts_none - bound, helper)
@@ -1091,10 +1152,13 @@ def _items_of_none(stmts, starts_none, bound, helper) -> None:
                     node.slice = saved.visit(node.slice)
                 elif isinstance(node.slice, gast.Tuple):
                     node.slice.elts = [saved.visit(e) if isinstance(e, gast.Name) else e for e in node.slice.elts]
+            elif isinstance(node, gast.Call) and (position := indexing(node)) is not None:
+                if len(node.args) > position and isinstance(node.args[position], gast.Name):
+                    node.args[position] = saved.visit(node.args[position])
         target = {n.id for n in gast.walk(stmt.target) if isinstance(n, gast.Name)} \
             if isinstance(stmt, gast.For) else set()
         for _, field, inner in compat.own_blocks(stmt):
-            _items_of_none(inner, starts_none, bound | target if field == "body" else bound, helper)
+            _items_of_none(inner, starts_none, bound | target if field == "body" else bound, helper, indexing)
         stored = {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
         if isinstance(stmt, gast.Assign) and not (isinstance(stmt.value, gast.Constant) and stmt.value.value is None):
             bound |= stored
