@@ -218,7 +218,34 @@ def relaxed(x, y, n):  # the overwrite inside a loop's branch, the value read ag
     return total
 
 
+def settled(x, y):  # a loop reads x, then x is overwritten: the reverse sweep puts it back from a local
+    k = 0
+    while np.sum(y * y) < 2.0 and k < 4:
+        y = np.tanh(y) * 1.7 + (x * 0.7) * 0.1
+        k = k + 1
+    x = np.sqrt((y / (y * y + 1.0)) ** 2 + 1.0)
+    return np.sum(x * x) + np.sum(x * y)
+
+
+def settled_twice(x, y):  # between the loop that reads x and the sweep's 0.0, a reverse loop pops x back
+    k = 0
+    while np.sum(y * y) < 20.0 and k < 4:
+        y = np.tanh(y) * 1.7 + (x * 0.7) * 0.1
+        k = k + 1
+    j = 0
+    while np.sum(x * x) < 2.0 and j < 4:
+        x = np.tanh(x) * 1.7 + np.clip(y, a_min=-0.83, a_max=0.87) * 0.1
+        j = j + 1
+    x = y * -1.5
+    return np.sum(x * x) + np.sum(x * y)
+
+
 @pytest.mark.parametrize("fn, args", [
+    (settled, (np.array([0.3, -0.2, 0.5]), np.array([0.1, 0.4, -0.3]))),  # the loop runs
+    (settled, (np.array([0.3, -0.2, 0.5]), np.array([1.1, 1.4, -1.3]))),  # it does not
+    (settled_twice, (np.array([0.3, -0.2, 0.5]), np.array([0.1, 0.4, -0.3]))),  # both loops run
+    (settled_twice, (np.array([1.3, -1.2, 0.5]), np.array([0.1, 0.4, -0.3]))),  # the second does not
+    (settled_twice, (np.array([0.3, -0.2, 0.5]), np.array([3.1, 2.4, -3.3]))),  # the first does not
     (clipped, (np.array([0.3, 0.4, 0.5]), np.array([0.2, -0.4, 0.3]))),  # the arm that overwrites x
     (clipped, (np.array([0.1, -0.4, 0.2]), np.array([0.2, -0.4, 0.3]))),  # the other
     (relaxed, (np.array([0.3, -0.2]), np.array([0.7, 0.1]), 3)),

@@ -75,7 +75,7 @@ def lower(functions, namespace, zeros=None, stack=None, adjoints=None, callee_ad
             _zeros_shaped_in_order(fn_def, dict(zeros or {}), adjoints or {}, namespace)
         table = adjoints if not out else (callee_adjoints or {}).get(fn_def.name, (None, {}))[1]
         if table:
-            _zeros_after_pops(fn_def.body, table, set(), namespace)
+            _zeros_after_pops(fn_def.body, table, set(), namespace, _saved_locals(fn_def, namespace))
         fn_def.body = _block(fn_def.body, namespace, {} if out else adjoints or {}) or [compat.make("Pass")]
         _fold_constant_tests(fn_def, namespace)
         _Slices(namespace).visit(fn_def)
@@ -887,7 +887,7 @@ def _zeros_shaped_in_order(fn_def, zeros, adjoints, namespace) -> None:
                 zeros[local_of[name]] = name
 
 
-def _zeros_after_pops(stmts, adjoints, popped, namespace) -> None:
+def _zeros_after_pops(stmts, adjoints, popped, namespace, saved_locals) -> None:
     """``dx = zeros_like_gradient(x)`` for ``dx = 0.0`` where the reverse sweep has put ``x``'s value back.
 
     Where a branch overwrites ``x`` (``x = np.maximum(...)`` in one arm of an
@@ -895,9 +895,12 @@ def _zeros_after_pops(stmts, adjoints, popped, namespace) -> None:
     number 0.0 for its gradient from there: what the arm's lines added is the
     gradient of the value they overwrote.  Numba needs one type per variable,
     and the other arm leaves ``dx`` an array.  After the pop (``x =
-    _stack_x.pop()``, or a name bound by a tuple's pop, in the same block or
+    _stack_x.pop()``, a name bound by a tuple's pop, or ``x = _saved1`` where
+    the forward sweep kept ``x`` in ``_saved1``; in the same block or
     one around it, with no statement between binding ``x``, nor the body of a
-    loop between the two), ``x`` holds the
+    loop between the two, except a reverse loop that binds ``x`` only by
+    such pops: after it, ``x`` holds the value it held before the forward
+    loop ran), ``x`` holds the
     value whose gradient ``dx`` now is, so zeros of it are the same start: the
     terms added later have its shape, and ``0.0 + g`` and ``zeros + g`` are
     the same numbers (a number's zeros are 0.0).
@@ -910,22 +913,61 @@ def _zeros_after_pops(stmts, adjoints, popped, namespace) -> None:
         stored = {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
         for _, _, inner in compat.own_blocks(stmt):  # a loop's later trips start with what its body bound
             _zeros_after_pops(inner, adjoints, popped - stored if isinstance(stmt, (gast.For, gast.While))
-                              else popped, namespace)
-        popped -= stored
-        if _restores(stmt):
+                              else popped, namespace, saved_locals)
+        if isinstance(stmt, (gast.For, gast.While)):  # with no trip, what it held; else its last trip's pop
+            popped -= stored - _restored_only(stmt, saved_locals)
+        else:
+            popped -= stored
+        if _restores(stmt, saved_locals):
             popped |= stored
 
 
-def _restores(stmt) -> bool:
-    """Whether ``stmt`` binds names to values the forward sweep pushed: ``x = _stack_x.pop()``, ``a, b =
-    _stack.pop()``, or ``x = _popped_stack_x`` (a name such a pop bound)."""
+def _restored_only(loop, saved_locals) -> set:
+    """The names ``loop`` binds only by restores (``_restores``), anywhere in it (its target is not one)."""
+    restoring: set = set()
+    for node in gast.walk(loop):
+        if isinstance(node, gast.Assign) and _restores(node, saved_locals):
+            restoring.update(id(n) for n in gast.walk(node.targets[0]) if isinstance(n, gast.Name))
+    stores = [n for n in gast.walk(loop) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)]
+    return {n.id for n in stores} - {n.id for n in stores if id(n) not in restoring}
+
+
+def _restores(stmt, saved_locals=None) -> bool:
+    """Whether ``stmt`` binds names to values the forward sweep pushed or kept: ``x = _stack_x.pop()``, ``a, b =
+    _stack.pop()``, ``x = _popped_stack_x`` (a name such a pop bound), or ``x = _saved1`` where ``saved_locals``
+    (``_saved_locals``) says ``_saved1`` holds a value of ``x``."""
     if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1):
         return False
     value = stmt.value
     popping = isinstance(value, gast.Call) and not value.args and not value.keywords \
         and isinstance(value.func, gast.Attribute) and value.func.attr == "pop" \
         and isinstance(value.func.value, gast.Name) and value.func.value.id.startswith("_stack")
-    return popping or isinstance(value, gast.Name) and value.id.startswith("_popped_")
+    kept = isinstance(value, gast.Name) and isinstance(stmt.targets[0], gast.Name) \
+        and (saved_locals or {}).get(value.id) == stmt.targets[0].id
+    return popping or kept or isinstance(value, gast.Name) and value.id.startswith("_popped_")
+
+
+def _saved_locals(fn_def, namespace) -> dict:
+    """``_saved1 -> x`` for each local named ``_saved...`` whose every binding is ``_saved1 = x`` or ``_saved1 =
+    only_shape(x)`` (the forward sweep keeps the value a line overwrites, passes/saves_in_locals.py; compiled,
+    ``only_shape`` is the array itself): such a local only holds values of ``x``."""
+    found: dict = {}
+    other: set = set()
+    plain: set = set()
+    for node in gast.walk(fn_def):
+        if isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], gast.Name) \
+                and node.targets[0].id.startswith("_saved"):
+            plain.add(id(node.targets[0]))
+            name, value = node.targets[0].id, node.value
+            if isinstance(value, gast.Call) and _is(value.func, namespace, runtime.only_shape) \
+                    and len(value.args) == 1 and not value.keywords:
+                value = value.args[0]
+            if isinstance(value, gast.Name) and found.setdefault(name, value.id) == value.id:
+                continue
+            other.add(name)
+        elif isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) and id(node) not in plain:
+            other.add(node.id)
+    return {name: value for name, value in found.items() if name not in other}
 
 
 def _bound_names(fn_def) -> set:
