@@ -160,3 +160,26 @@ def test_rk4s_right_hand_side_gradient_compiles_once_for_all_four_calls():
     gradient = _check(fit, args)
     # k2 and k3's seeds are proven computed (True), k1's and k4's are not (False): one function for both
     assert len(gradient._generated.namespace["backward_lotka_volterra"].signatures) == 1
+
+
+def _squashed(a, b):  # its forward saves one value, the result: the guard has no parameter to take zeros of
+    np.cos(a) / (b[0] * b + 1.0)
+    return np.tanh(a)
+
+
+def discarded(x, y):  # the call's value is overwritten unread: its backward gets the seed 0.0
+    y = _squashed(np.roll(y, 1) + x, x)
+    y = -(x * 2.0)
+    return np.sum(y * y) + np.sum(x * y)
+
+
+def kept(x, y):
+    return np.sum(_squashed(x, y) * y) + np.sum(_squashed(y * 2.0, x))
+
+
+@pytest.mark.parametrize("fn", [discarded, kept])
+def test_a_guard_whose_forward_saves_one_value_returns_zeros_of_the_parameter(fn):
+    """The forward pushes its result alone (not a tuple); the guard's ``0.0`` for ``a``'s gradient must be
+    zeros of ``a`` where the rule's gradient is an array (Numba types the two returns as one), so the
+    parameter joins the pushed value."""
+    _check(fn, (np.array([0.3, -0.2, 0.5]), np.array([0.1, 0.4, -0.3])), wrt=(0, 1))

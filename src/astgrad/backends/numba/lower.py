@@ -124,7 +124,7 @@ def _seed_guard_zeros(functions, stack, namespace, callee_adjoints) -> None:
         if forward is None or guard is None or not isinstance(final, gast.Return):
             continue
         guarded.add(backward.name)
-        pair = _callee_pair(forward, backward, stack)
+        pair = _callee_pair(forward, backward, stack, single=True)
         early = guard.body[0].value
         ends = final.value.elts if isinstance(final.value, gast.Tuple) else [final.value]
         zeros = early.elts if isinstance(early, gast.Tuple) else [early]
@@ -425,19 +425,27 @@ def _callee_parameter_zeros(functions, stack, namespace) -> None:
         _zeros_shaped(backward.body, zeros, namespace)
 
 
-def _callee_pair(forward, backward, stack) -> tuple | None:
+def _callee_pair(forward, backward, stack, single=False) -> tuple | None:
     """``(push, pop)``: the forward function's last push (``_stack.append((...))`` before its return) and the
     backward function's first pop (``a, b = _stack.pop()``), the two statements that pass the forward's values
-    on; None where the pair is not of that form."""
+    on; None where the pair is not of that form.  With ``single``, a push of one value and its pop
+    (``_stack.append(result)``, ``result = _stack.pop()``) are first written as a tuple's
+    (``_stack.append((result,))``, ``result, = _stack.pop()``), which passes the same value on."""
     push = forward.body[-2] if len(forward.body) >= 2 else None
     pop = backward.body[0] if backward.body else None
     if not (isinstance(push, gast.Expr) and isinstance(push.value, gast.Call)
             and isinstance(push.value.func, gast.Attribute) and push.value.func.attr == "append"
             and isinstance(push.value.func.value, gast.Name) and push.value.func.value.id == stack
-            and len(push.value.args) == 1 and isinstance(push.value.args[0], gast.Tuple)
-            and isinstance(pop, gast.Assign) and len(pop.targets) == 1 and isinstance(pop.targets[0], gast.Tuple)
+            and len(push.value.args) == 1 and isinstance(pop, gast.Assign) and len(pop.targets) == 1
             and isinstance(pop.value, gast.Call) and isinstance(pop.value.func, gast.Attribute)
             and pop.value.func.attr == "pop" and isinstance(forward.body[-1], gast.Return)):
+        return None
+    pushed, target = push.value.args[0], pop.targets[0]
+    if single and not isinstance(pushed, gast.Tuple) and isinstance(target, gast.Name) \
+            and isinstance(pop.value.func.value, gast.Name) and pop.value.func.value.id == stack:
+        push.value.args[0] = compat.tuple_([pushed])
+        pop.targets[0] = compat.make("Tuple", elts=[target], ctx=gast.Store())
+    elif not (isinstance(pushed, gast.Tuple) and isinstance(target, gast.Tuple)):
         return None
     return push, pop
 
