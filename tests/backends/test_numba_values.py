@@ -402,7 +402,31 @@ def _gathered_in_a_test(x, y):
     return np.sum(y * y[[1, 1, 0]])
 
 
+def _gathering_in_a_branch(a, b):  # the forward saves the list declared None: its push reads it as saved
+    c = np.sin(a)
+    if np.sum(c) > 0.0:
+        c = c[[2, 0, 1]][0] * a
+    return c * b
+
+
+def _gathered_in_a_branch_of_a_callee(x, y):
+    return np.sum(_gathering_in_a_branch(x, y) ** 2) + np.sum(_gathering_in_a_branch(-x, y))
+
+
+def _second_squared(a, b):
+    return b * b
+
+
+def _gathered_where_rebound(x, y):  # x later rebound to a call's value: its items' gradient is getitem_gradient
+    for _ in range(2):
+        x = np.tanh(x) * 1.7 + x[[2, 0, 1]] * 0.1
+    v = x * 0.7
+    x = _second_squared(x, y)
+    return np.sum(v * v) + np.sum(x * y)
+
+
 @pytest.mark.parametrize("fn, rows", [(_gathered, False), (_rows_gathered, True), (_gathered_in_a_callee, False),
+                                      (_gathered_in_a_branch_of_a_callee, False), (_gathered_where_rebound, False),
                                       (_gathered_in_a_loop, False), (_gathered_and_rebound, False),
                                       (_gathered_in_a_test, False)])
 def test_indexing_by_a_list_of_integers_compiles_and_adds_a_repeated_position_twice(fn, rows):

@@ -297,7 +297,8 @@ def _index_lists_as_arrays(fn_def, namespace, stack=None) -> None:
         if isinstance(node, gast.Subscript):
             allow(node.slice)
         elif isinstance(node, gast.Tuple) and isinstance(node.ctx, gast.Load):
-            allowed.update(id(e) for e in node.elts)
+            for element in node.elts:
+                allow(element)
         elif isinstance(node, gast.Call):
             for fn, position in at.items():
                 if _is(node.func, namespace, fn) and len(node.args) > position:
@@ -1179,7 +1180,7 @@ def _pushes_of_none(fn_def, stack, namespace) -> None:
 
 
 #: the helpers that take an index, and its position: the gradient of ``x[t]`` scattered or added at ``t``
-_INDEX_ARGUMENTS = {_extra.scatter: 2, runtime.add_at: 3, runtime.added_at: 3}
+_INDEX_ARGUMENTS = {_extra.scatter: 2, runtime.getitem_gradient: 2, runtime.add_at: 3, runtime.added_at: 3}
 
 
 def _items_of_none(stmts, starts_none, bound, helper, indexing) -> None:
