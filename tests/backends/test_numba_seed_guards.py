@@ -183,3 +183,26 @@ def test_a_guard_whose_forward_saves_one_value_returns_zeros_of_the_parameter(fn
     zeros of ``a`` where the rule's gradient is an array (Numba types the two returns as one), so the
     parameter joins the pushed value."""
     _check(fn, (np.array([0.3, -0.2, 0.5]), np.array([0.1, 0.4, -0.3])), wrt=(0, 1))
+
+
+def _second_only(a, b):  # ``a`` unread: its gradient is the number 0.0
+    return b[0] * np.sqrt(b * b + 1.0)
+
+
+def overwritten_by_a_call(x, y):
+    y = np.sqrt(x * x + 1.0)
+    for _ in range(2):
+        x = _second_only(x, y * 0.5)  # dx = the call's gradient of x, 0.0, where the loop's other lines add arrays
+    return np.sum(x * y)
+
+
+def overwritten_once(x, y):
+    x = _second_only(x, y) * np.tanh(x)
+    return np.sum(x * y)
+
+
+@pytest.mark.parametrize("fn", [overwritten_by_a_call, overwritten_once])
+def test_a_callees_unread_parameter_gets_zeros_of_its_shape(fn):
+    """``return 0.0, db``: the gradient of a parameter the callee never reads; compiled, zeros of the parameter
+    (saved with the forward's values), so that the caller's gradient holds one type."""
+    _check(fn, (np.array([0.3, -0.2, 0.5]), np.array([0.1, 0.4, -0.3])), wrt=(0, 1))

@@ -316,11 +316,12 @@ def register() -> None:
 
     @overload(lower.zeros_like_gradient)
     def _zeros_like_gradient(x):
-        if number(x):
-            return lambda x: 0.0
         if isinstance(x, types.Array):
             dtype = x.dtype if isinstance(x.dtype, (types.Float, types.Complex)) else types.float64
             return lambda x: np.zeros(x.shape, dtype)  # type: ignore[call-overload]
+        if not isinstance(x, (types.Optional, types.NoneType)):  # a number, or a value no array's: numpy's 0.0
+            return lambda x: 0.0
+        # None (or "None or an array") may be a name a loop has yet to bind while Numba types it: no answer yet
 
     @overload(lower.saved_value)
     def _saved_value(value):

@@ -94,8 +94,66 @@ def lower(functions, namespace, zeros=None, stack=None, adjoints=None, callee_ad
     if stack is not None:
         _callee_parameter_zeros(out, stack, namespace)
         _callee_local_zeros(out, stack, namespace, callee_adjoints or {})
+        _unread_parameter_zeros(out, stack, namespace)
         _seed_guard_zeros(out, stack, namespace, callee_adjoints or {})
     return out
+
+
+def _unread_parameter_zeros(functions, stack, namespace) -> None:
+    """``return zeros_like_gradient(a), db`` for a callee's ``return 0.0, db``, ``a`` a parameter of its forward
+    function that the forward never rebinds (and the seed guard's ``0.0`` for ``a`` the same).
+
+    A callee returns one gradient per parameter, in their order; one it
+    never reads gets the number 0.0.  The caller binds it to its argument's
+    gradient (``dx = t44`` for ``x = h(x, y)``), and where the caller's other
+    lines make that an array, Numba refuses the two types.  Zeros of the
+    parameter's shape give the same numbers to whatever the caller adds
+    them to; the forward saves ``a`` with its other values (one tuple,
+    ``_callee_pair``) and the backward pops it.  Compiled,
+    ``zeros_like_gradient`` of a value that is neither a number nor an array
+    is the 0.0 written here before.
+    """
+    present = {f.name: f for f in functions}
+    for backward in functions[1:]:
+        if not backward.name.startswith("backward_") or "forward_" + backward.name[9:] not in present:
+            continue
+        forward = present["forward_" + backward.name[9:]]
+        final = backward.body[-1] if backward.body else None
+        params = [a.id for a in forward.args.args if a.id != stack]
+        if not isinstance(final, gast.Return) or final.value is None:
+            continue
+        ends = final.value.elts if isinstance(final.value, gast.Tuple) else [final.value]
+        unread = [i for i, end in enumerate(ends) if isinstance(end, gast.Constant) and type(end.value) is float
+                  and end.value == 0.0]
+        if len(ends) != len(params) or not unread:
+            continue
+        pair = _callee_pair(forward, backward, stack, single=True)
+        if pair is None:
+            continue
+        push, pop = pair
+        popped = {t.id for t in pop.targets[0].elts if isinstance(t, gast.Name)}
+        rebound = {n.id for n in gast.walk(forward) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        taken = {n.id for n in gast.walk(backward) if isinstance(n, gast.Name)}
+        stores = [n.id for n in gast.walk(backward) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)]
+        guard = _seed_guard(backward)
+        early = guard.body[0].value if guard is not None else None
+        guarded = early.elts if isinstance(early, gast.Tuple) else [early] if early is not None else []
+        for i in unread:
+            name = params[i]
+            if name in rebound or name in popped and stores.count(name) != 1 or name not in popped and name in taken:
+                continue
+            if name not in popped:
+                push.value.args[0].elts.append(compat.name(name))
+                pop.targets[0].elts.append(compat.name(name, store=True))
+                popped.add(name)
+            zeros = compat.call(compat.name(_bound(namespace, zeros_like_gradient)), [compat.name(name)])
+            ends[i] = zeros
+            if len(guarded) == len(ends) and isinstance(guarded[i], gast.Constant):
+                guarded[i] = compat.call(compat.name(_bound(namespace, zeros_like_gradient)), [compat.name(name)])
+        if not isinstance(final.value, gast.Tuple):
+            final.value = ends[0]
+        if early is not None and not isinstance(early, gast.Tuple) and len(guarded) == 1:
+            guard.body[0].value = guarded[0]
 
 
 def _seed_guard_zeros(functions, stack, namespace, callee_adjoints) -> None:
