@@ -336,10 +336,8 @@ def _index_lists_as_arrays(fn_def, namespace, stack=None) -> None:
     ``stack`` (which gives back what the trip pushed of ``t``); any other
     binding or read leaves the lists as written (Numba then refuses).
     """
-    index = _bound(namespace, index_array) if any(_integer_list_index(n) for n in gast.walk(fn_def)) else None
-    for node in gast.walk(fn_def):  # ``y[[2, 0, 1]]`` read where the index has no name (a test's operand)
-        if _integer_list_index(node):
-            node.slice = compat.call(compat.name(index), [node.slice])
+    for node in [n for n in gast.walk(fn_def) if _integer_list_index(n)]:  # ``y[[2, 0, 1]]``, the index unnamed
+        node.slice = compat.call(compat.name(_bound(namespace, index_array)), [node.slice])
     lists = _index_list_displays(fn_def, stack)
     if not lists:
         return
