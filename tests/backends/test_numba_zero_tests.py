@@ -253,3 +253,41 @@ def settled_twice(x, y):  # between the loop that reads x and the sweep's 0.0, a
 ])
 def test_a_value_a_branch_overwrites_compiles_and_gives_numpys_gradient(fn, args):
     agrees_with_numpy_and_differences(fn, args)
+
+
+def test_a_name_overwritten_without_a_save_is_never_taken_zeros_of():
+    """The zeros written for a 0.0 after a restore read the name where the numpy backend did not: only names
+    whose every overwrite is saved first (so that each restore gives the value the forward sweep had there)
+    qualify. Here ``x`` is overwritten twice with one save, ``y`` and ``z`` in loops with none."""
+    import textwrap
+
+    from astgrad.backends.numba import lower
+    from astgrad.transform import runtime
+    from astgrad.transform.ir import compat
+
+    fn_def = compat.parse(textwrap.dedent("""
+        def df(x, y, dresult=1.0):
+            _stack = []
+            t = None
+            for k in range(2):
+                _stack.append(saved_value(t))
+                t = y * 2.0
+                y = y * 0.5 + x
+            _saved1 = x
+            x = np.exp(y)
+            x = np.tanh(x)
+            z = x * 2.0
+            for k in range(2):
+                z = z + 1.0
+            w = z * 1.0
+            _stack.append(only_shape(w))
+            w = np.sin(w)
+            x = _saved1
+            dx = 0.0
+        """)).body[0]
+    namespace = {"saved_value": lower.saved_value, "only_shape": runtime.only_shape}
+    kept = lower._saved_locals(fn_def, namespace)
+    maintained = lower._every_overwrite_saved(fn_def, "_stack", namespace, kept)
+    assert kept == {"_saved1": "x"}
+    assert {"t", "w"} <= maintained
+    assert not {"x", "y", "z"} & maintained

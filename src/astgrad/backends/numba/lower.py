@@ -75,7 +75,10 @@ def lower(functions, namespace, zeros=None, stack=None, adjoints=None, callee_ad
             _zeros_shaped_in_order(fn_def, dict(zeros or {}), adjoints or {}, namespace)
         table = adjoints if not out else (callee_adjoints or {}).get(fn_def.name, (None, {}))[1]
         if table:
-            _zeros_after_pops(fn_def.body, table, set(), namespace, _saved_locals(fn_def, namespace))
+            kept = _saved_locals(fn_def, namespace)
+            maintained = _every_overwrite_saved(fn_def, stack, namespace, kept)
+            _zeros_after_pops(fn_def.body, {d: v for d, v in table.items() if v in maintained}, set(), namespace,
+                              kept)
         fn_def.body = _block(fn_def.body, namespace, {} if out else adjoints or {}) or [compat.make("Pass")]
         _fold_constant_tests(fn_def, namespace)
         _Slices(namespace).visit(fn_def)
@@ -968,7 +971,10 @@ def _zeros_after_pops(stmts, adjoints, popped, namespace, saved_locals) -> None:
     loop ran), ``x`` holds the
     value whose gradient ``dx`` now is, so zeros of it are the same start: the
     terms added later have its shape, and ``0.0 + g`` and ``zeros + g`` are
-    the same numbers (a number's zeros are 0.0).
+    the same numbers (a number's zeros are 0.0).  That holds where every
+    overwrite of ``x`` is saved (``_every_overwrite_saved``: the caller
+    leaves other names out of ``adjoints``): a save the numpy backend dropped
+    as unread would leave a later value in ``x`` at the restore before.
     """
     popped = set(popped)
     for stmt in stmts:
@@ -985,6 +991,63 @@ def _zeros_after_pops(stmts, adjoints, popped, namespace, saved_locals) -> None:
             popped -= stored
         if _restores(stmt, saved_locals):
             popped |= stored
+
+
+def _every_overwrite_saved(fn_def, stack, namespace, saved_locals) -> set:
+    """The names ``fn_def`` saves before each statement that overwrites them (a push on ``stack``, or
+    ``_saved1 = x``), so that the reverse sweep puts back every value they held: each restore there gives the
+    value the forward sweep had at that point, never one a later line left because its save was dropped as
+    unread (``_zeros_after_pops`` reads the name at a point the numpy backend did not).  A name's first
+    binding outside any loop (before it, nothing to save), ``t = None`` declarations and restores
+    (``_restores``) need no save; any other binding without one (a loop's target, a line the reverse sweep
+    computes again) leaves the name out."""
+    names = {n.id for n in gast.walk(fn_def) if isinstance(n, gast.Name)}
+    unsaved: set = set()
+    bound = {a.id for a in fn_def.args.args}
+
+    def saved_names(stmt) -> set:
+        if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call) and stack is not None \
+                and _stack_method(stmt.value, stack, "append") and len(stmt.value.args) == 1:
+            pushed = stmt.value.args[0]
+            items = pushed.elts if isinstance(pushed, gast.Tuple) else [pushed]
+            return {n.id for item in items for n in [_unwrapped(item, namespace)] if isinstance(n, gast.Name)}
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) \
+                and stmt.targets[0].id in saved_locals:
+            return {saved_locals[stmt.targets[0].id]}
+        return set()
+
+    def block(stmts, in_loop, saved) -> None:
+        saved = set(saved)
+        for stmt in stmts:
+            saved |= saved_names(stmt)
+            if isinstance(stmt, gast.Assign) and _restores(stmt, saved_locals):
+                continue
+            declares = isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Constant) \
+                and stmt.value.value is None
+            nested = [inner for _, _, inner in compat.own_blocks(stmt)]
+            inside = {id(n) for inner in nested for s in inner for n in gast.walk(s)}
+            for node in gast.walk(stmt):
+                if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) and id(node) not in inside:
+                    if not declares and node.id not in saved and (node.id in bound or in_loop):
+                        unsaved.add(node.id)
+                    saved.discard(node.id)
+                    bound.add(node.id)
+            loop = isinstance(stmt, (gast.For, gast.While))
+            for inner in nested:
+                block(inner, in_loop or loop, saved)
+            for inner in nested:  # after a block, a name it bound may hold a value its save did not cover
+                saved -= {n.id for s in inner for n in gast.walk(s) if isinstance(n, gast.Name)
+                          and isinstance(n.ctx, gast.Store)}
+    block(fn_def.body, False, set())
+    return names - unsaved
+
+
+def _unwrapped(node, namespace):
+    """``x`` for ``saved_value(x)``, ``only_shape(x)`` or ``only_shape(saved_value(x))``; else ``node``."""
+    while isinstance(node, gast.Call) and len(node.args) == 1 and not node.keywords \
+            and any(_is(node.func, namespace, w) for w in (saved_value, runtime.only_shape)):
+        node = node.args[0]
+    return node
 
 
 def _restored_only(loop, saved_locals) -> set:
