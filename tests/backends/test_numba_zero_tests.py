@@ -240,7 +240,21 @@ def settled_twice(x, y):  # between the loop that reads x and the sweep's 0.0, a
     return np.sum(x * x) + np.sum(x * y)
 
 
+def settled_in_an_arm(x, y):  # between the pop of y and its 0.0, an inner if that may pop y again
+    if np.sum(np.tanh(x)) > -1.5:
+        if np.sum(x * 0.25) > 0.25:
+            x = np.dot(x, np.cos(x)) * 0.3 + 0.0 * np.cos(x)
+            y = np.sqrt((np.sum(x) * y) ** 2 + 1.0)
+        y = np.maximum(x + x, 0.1)
+    else:
+        x = x[0] * y - np.roll(y, 1)
+    return np.sum(x * x) + np.sum(x * y)
+
+
 @pytest.mark.parametrize("fn, args", [
+    (settled_in_an_arm, (np.array([0.3, 0.2, 1.5]), np.array([0.1, 0.4, -0.3]))),  # both ifs' first arms
+    (settled_in_an_arm, (np.array([0.3, -0.2, -0.5]), np.array([0.1, 0.4, -0.3]))),  # the inner if's other arm
+    (settled_in_an_arm, (np.array([-3.0, -2.0, -1.5]), np.array([0.1, 0.4, -0.3]))),  # the outer if's other arm
     (settled, (np.array([0.3, -0.2, 0.5]), np.array([0.1, 0.4, -0.3]))),  # the loop runs
     (settled, (np.array([0.3, -0.2, 0.5]), np.array([1.1, 1.4, -1.3]))),  # it does not
     (settled_twice, (np.array([0.3, -0.2, 0.5]), np.array([0.1, 0.4, -0.3]))),  # both loops run

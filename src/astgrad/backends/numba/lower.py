@@ -966,9 +966,10 @@ def _zeros_after_pops(stmts, adjoints, popped, namespace, saved_locals) -> None:
     _stack_x.pop()``, a name bound by a tuple's pop, or ``x = _saved1`` where
     the forward sweep kept ``x`` in ``_saved1``; in the same block or
     one around it, with no statement between binding ``x``, nor the body of a
-    loop between the two, except a reverse loop that binds ``x`` only by
-    such pops: after it, ``x`` holds the value it held before the forward
-    loop ran), ``x`` holds the
+    loop between the two, except a reverse loop or an ``if`` that binds
+    ``x`` only by such pops: after a loop, ``x`` holds the value it held
+    before the forward loop ran, after an ``if`` the value before its
+    forward arm ran), ``x`` holds the
     value whose gradient ``dx`` now is, so zeros of it are the same start: the
     terms added later have its shape, and ``0.0 + g`` and ``zeros + g`` are
     the same numbers (a number's zeros are 0.0).  That holds where every
@@ -985,7 +986,7 @@ def _zeros_after_pops(stmts, adjoints, popped, namespace, saved_locals) -> None:
         for _, _, inner in compat.own_blocks(stmt):  # a loop's later trips start with what its body bound
             _zeros_after_pops(inner, adjoints, popped - stored if isinstance(stmt, (gast.For, gast.While))
                               else popped, namespace, saved_locals)
-        if isinstance(stmt, (gast.For, gast.While)):  # with no trip, what it held; else its last trip's pop
+        if isinstance(stmt, (gast.For, gast.While, gast.If)):  # what it held, or (a trip, an arm ran) a pop's
             popped -= stored - _restored_only(stmt, saved_locals)
         else:
             popped -= stored
@@ -1051,7 +1052,8 @@ def _unwrapped(node, namespace):
 
 
 def _restored_only(loop, saved_locals) -> set:
-    """The names ``loop`` binds only by restores (``_restores``), anywhere in it (its target is not one)."""
+    """The names ``loop`` (a loop or an ``if``) binds only by restores (``_restores``), anywhere in it (a
+    loop's target is not one)."""
     restoring: set = set()
     for node in gast.walk(loop):
         if isinstance(node, gast.Assign) and _restores(node, saved_locals):
