@@ -7,9 +7,13 @@ and the gradient of a local its loop rebinds starts as zeros of it
 ``dt`` was refused ("Cannot unify").  Where the proof fails (the seed a
 number that may be 0.0, float32 meeting float64, int arrays, a view, a
 subclass) the gradient is still numpy's, compiled or, refused, through
-backend="auto".  Last, a stencil's ``lap``, declared None, read as its array
-by the loop that sums ``c``'s gradient.  Each gradient compiles once: small
-sizes, the sweep over kinds and levels marked slow.
+backend="auto".  Then a stencil's ``lap``, declared None, read as its array
+by the loop that sums ``c``'s gradient; gradients that start as 0.0 where
+the reverse sweep has put the value back (after a pop, a local's restore,
+a loop or an ``if`` that only pops it), and only for names whose every
+overwrite is saved; and a comparison of a name declared None.  Each
+gradient compiles once: small sizes, the sweep over kinds and levels
+marked slow.
 """
 
 import warnings
@@ -305,3 +309,20 @@ def test_a_name_overwritten_without_a_save_is_never_taken_zeros_of():
     assert kept == {"_saved1": "x"}
     assert {"t", "w"} <= maintained
     assert not {"x", "y", "z"} & maintained
+
+
+def clipped_in_nested_loops(x, y, n):  # the inner reverse loop compares the forward's last t > 0.1 before its pop
+    for _ in range(n):
+        for _ in range(2):
+            x = np.maximum(np.exp(np.sin(x)), 0.1)
+        y = y * np.tanh(x)
+    return np.sum(x * y)
+
+
+@pytest.mark.parametrize("n", [0, 1, 3])
+def test_a_comparison_of_a_value_a_loop_binds_reads_it_as_saved(n):
+    """``maximum``'s gradient compares the value a nested loop binds (``t > 0.1``); Numba types that name "None
+    or an array" where the reverse loop reads it before popping, and the comparison of None is the literal
+    False, which does not unify with an array of booleans: the operand is read through ``saved_value``."""
+    agrees_with_numpy_and_differences(clipped_in_nested_loops,
+                                      (np.array([0.3, -0.2, 0.5]), np.array([0.1, 0.4, -0.3]), n))

@@ -1310,7 +1310,9 @@ def _items_of_none(stmts, starts_none, bound, helper, indexing) -> None:
     types it "None or a value" (the reverse loop reads ``c[t12]`` again before it pops ``t12`` back), and it
     indexes with no such type.  Where the block bound it, Numba types that value alone: left as written.
     The same for the index a gradient is scattered or added at (``indexing``: a call -> the position of its
-    index, or None), ``scatter(dt1, shape(t2), saved_value(t3))``."""
+    index, or None), ``scatter(dt1, shape(t2), saved_value(t3))``, and for an operand of a comparison
+    (``saved_value(t14) > 0.1``: compared, None is the literal False, which no array of booleans unifies with).
+    """
     bound = set(bound)
     for stmt in stmts:
         saved = _NoneSaved(starts_none - bound, helper)
@@ -1327,6 +1329,9 @@ def _items_of_none(stmts, starts_none, bound, helper, indexing) -> None:
             elif isinstance(node, gast.Call) and (position := indexing(node)) is not None:
                 if len(node.args) > position and isinstance(node.args[position], gast.Name):
                     node.args[position] = saved.visit(node.args[position])
+            elif isinstance(node, gast.Compare):  # ``t14 > 0.1``: Numba types None's comparison a literal False
+                node.left = saved.visit(node.left) if isinstance(node.left, gast.Name) else node.left
+                node.comparators = [saved.visit(c) if isinstance(c, gast.Name) else c for c in node.comparators]
         target = {n.id for n in gast.walk(stmt.target) if isinstance(n, gast.Name)} \
             if isinstance(stmt, gast.For) else set()
         for _, field, inner in compat.own_blocks(stmt):
