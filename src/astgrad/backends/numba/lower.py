@@ -1297,25 +1297,33 @@ def _pushes_of_none(fn_def, stack, namespace) -> None:
                          and isinstance(arg.ctx, gast.Load) else arg for arg in node.args]
     def indexing(call):
         return next((position for fn, position in _INDEX_ARGUMENTS.items() if _is(call.func, namespace, fn)), None)
-    _items_of_none(fn_def.body, starts_none, set(), helper, indexing)
+    valued = {n.id for s in gast.walk(fn_def) if isinstance(s, gast.Assign) and not _none_constant(s.value)
+              for t in s.targets for n in gast.walk(t) if isinstance(n, gast.Name)}
+    _items_of_none(fn_def.body, starts_none, set(), helper, indexing, valued)
+
+
+def _none_constant(node) -> bool:
+    return isinstance(node, gast.Constant) and node.value is None
 
 
 #: the helpers that take an index, and its position: the gradient of ``x[t]`` scattered or added at ``t``
 _INDEX_ARGUMENTS = {_extra.scatter: 2, runtime.getitem_gradient: 2, runtime.add_at: 3, runtime.added_at: 3}
 
 
-def _items_of_none(stmts, starts_none, bound, helper, indexing) -> None:
+def _items_of_none(stmts, starts_none, bound, helper, indexing, valued) -> None:
     """``c[saved_value(t12)]`` for an item read at (or of) a name declared None, where the statements before it
     in its block (``bound``, with the loop's target in a loop's body) have not bound the name: there Numba
     types it "None or a value" (the reverse loop reads ``c[t12]`` again before it pops ``t12`` back), and it
     indexes with no such type.  Where the block bound it, Numba types that value alone: left as written.
     The same for the index a gradient is scattered or added at (``indexing``: a call -> the position of its
     index, or None), ``scatter(dt1, shape(t2), saved_value(t3))``, and for an operand of a comparison
-    (``saved_value(t14) > 0.1``: compared, None is the literal False, which no array of booleans unifies with).
+    (``saved_value(t14) > 0.1``: compared, None is the literal False, which no array of booleans unifies with),
+    where the function binds the name to something else than None somewhere (``valued``).
     """
     bound = set(bound)
     for stmt in stmts:
         saved = _NoneSaved(starts_none - bound, helper)
+        compared = _NoneSaved((starts_none - bound) & valued, helper)
         blocks = [inner for _, _, inner in compat.own_blocks(stmt)]
         nested = {id(s) for inner in blocks for s in inner}
         for node in _own_nodes(stmt, nested):
@@ -1329,13 +1337,16 @@ def _items_of_none(stmts, starts_none, bound, helper, indexing) -> None:
             elif isinstance(node, gast.Call) and (position := indexing(node)) is not None:
                 if len(node.args) > position and isinstance(node.args[position], gast.Name):
                     node.args[position] = saved.visit(node.args[position])
-            elif isinstance(node, gast.Compare):  # ``t14 > 0.1``: Numba types None's comparison a literal False
-                node.left = saved.visit(node.left) if isinstance(node.left, gast.Name) else node.left
-                node.comparators = [saved.visit(c) if isinstance(c, gast.Name) else c for c in node.comparators]
+            elif isinstance(node, gast.Compare) and not any(isinstance(op, (gast.Is, gast.IsNot)) for op in node.ops):
+                # ``t14 > 0.1``: Numba types None's comparison a literal False (``t is None`` stays: it tests the
+                # None itself, and Numba drops the branch it decides)
+                node.left = compared.visit(node.left) if isinstance(node.left, gast.Name) else node.left
+                node.comparators = [compared.visit(c) if isinstance(c, gast.Name) else c for c in node.comparators]
         target = {n.id for n in gast.walk(stmt.target) if isinstance(n, gast.Name)} \
             if isinstance(stmt, gast.For) else set()
         for _, field, inner in compat.own_blocks(stmt):
-            _items_of_none(inner, starts_none, bound | target if field == "body" else bound, helper, indexing)
+            _items_of_none(inner, starts_none, bound | target if field == "body" else bound, helper, indexing,
+                           valued)
         stored = {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
         if isinstance(stmt, gast.Assign) and not (isinstance(stmt.value, gast.Constant) and stmt.value.value is None):
             bound |= stored
