@@ -346,12 +346,9 @@ def _index_lists_as_arrays(fn_def, namespace, stack=None) -> None:
         return
     allowed: set = set()
     at = {**_INDEX_ARGUMENTS, added_item: 3}
-    wrappers = (saved_value, runtime.only_shape)
 
     def allow(node):
-        while isinstance(node, gast.Call) and len(node.args) == 1 and any(_is(node.func, namespace, w) for w in wrappers):
-            node = node.args[0]
-        allowed.add(id(node))
+        allowed.add(id(_unwrapped(node, namespace)))
     for node in gast.walk(fn_def):
         if isinstance(node, gast.Subscript):
             allow(node.slice)
@@ -386,7 +383,7 @@ def _index_list_displays(fn_def, stack) -> dict:
             if isinstance(value, gast.List) and value.elts and all(_integer_constant(e) for e in value.elts):
                 displays.setdefault(name, []).append(node)
                 continue
-            if isinstance(value, gast.Constant) and value.value is None \
+            if _none_constant(value) \
                     or stack is not None and isinstance(value, gast.Call) and _stack_method(value, stack, "pop") \
                     and not value.args:
                 continue
@@ -1023,8 +1020,7 @@ def _every_overwrite_saved(fn_def, stack, namespace, saved_locals) -> set:
             saved |= saved_names(stmt)
             if isinstance(stmt, gast.Assign) and _restores(stmt, saved_locals):
                 continue
-            declares = isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Constant) \
-                and stmt.value.value is None
+            declares = isinstance(stmt, gast.Assign) and _none_constant(stmt.value)
             nested = [inner for _, _, inner in compat.own_blocks(stmt)]
             inside = {id(n) for inner in nested for s in inner for n in gast.walk(s)}
             for node in gast.walk(stmt):
@@ -1303,6 +1299,7 @@ def _pushes_of_none(fn_def, stack, namespace) -> None:
 
 
 def _none_constant(node) -> bool:
+    """Whether ``node`` is the constant ``None``."""
     return isinstance(node, gast.Constant) and node.value is None
 
 
