@@ -133,7 +133,7 @@ def _unread_parameter_zeros(functions, stack, namespace) -> None:
         pair = _callee_pair(forward, backward, stack, single=True)
         if pair is None:
             continue
-        push, pop = pair
+        pop = pair[1]
         popped = {t.id for t in pop.targets[0].elts if isinstance(t, gast.Name)}
         rebound = {n.id for n in gast.walk(forward) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
         taken = {n.id for n in gast.walk(backward) if isinstance(n, gast.Name)}
@@ -146,8 +146,7 @@ def _unread_parameter_zeros(functions, stack, namespace) -> None:
             if name in rebound or name in popped and stores.count(name) != 1 or name not in popped and name in taken:
                 continue
             if name not in popped:
-                push.value.args[0].elts.append(compat.name(name))
-                pop.targets[0].elts.append(compat.name(name, store=True))
+                _carry(pair, name)
                 popped.add(name)
             zeros = compat.call(compat.name(_bound(namespace, zeros_like_gradient)), [compat.name(name)])
             ends[i] = zeros
@@ -199,8 +198,7 @@ def _seed_guard_zeros(functions, stack, namespace, callee_adjoints) -> None:
                 new.append(zero)
                 continue
             if name not in popped and pair is not None:
-                pair[0].value.args[0].elts.append(compat.name(name))
-                pair[1].targets[0].elts.append(compat.name(name, store=True))
+                _carry(pair, name)
                 popped.add(name)
             new.append(compat.call(compat.name(_bound(namespace, zeros_like_gradient)), [compat.name(name)]))
         guard.body[0].value = new[0] if not isinstance(early, gast.Tuple) else compat.tuple_(new)
@@ -283,13 +281,9 @@ def _seed_guard(backward):
 
 def _lists_bound_once(fn_def) -> dict:
     """name -> its ``name = [...]``, for each name ``fn_def`` binds once, to a list display."""
-    stores: dict = {}
-    for node in gast.walk(fn_def):
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-            stores[node.id] = stores.get(node.id, 0) + 1
-    return {node.targets[0].id: node for node in gast.walk(fn_def) if isinstance(node, gast.Assign)
-            and len(node.targets) == 1 and isinstance(node.targets[0], gast.Name)
-            and stores.get(node.targets[0].id) == 1 and isinstance(node.value, gast.List)}
+    assigns, others = _plain_bindings(fn_def)
+    return {name: stmts[0] for name, stmts in assigns.items()
+            if len(stmts) == 1 and name not in others and isinstance(stmts[0].value, gast.List)}
 
 
 def _tuples_for_arrays(fn_def, namespace, stack) -> None:
@@ -373,31 +367,40 @@ def _index_lists_as_arrays(fn_def, namespace, stack=None) -> None:
 def _index_list_displays(fn_def, stack) -> dict:
     """name -> its bindings to a display of integers (``t = [2, 0, 1]``), for each name every binding of which
     is one, ``t = None`` or ``t = <stack>.pop()``, with at least one display."""
-    displays: dict = {}
-    others: set = set()
-    plain: set = set()  # the targets of ``t = ...``, read here by their Assign
-    for node in gast.walk(fn_def):
+    assigns, others = _plain_bindings(fn_def)
+    found: dict = {}
+    for name, stmts in assigns.items():
+        displays = [stmt for stmt in stmts if _integer_display(stmt.value)]
+        if displays and name not in others and all(
+                _integer_display(stmt.value) or _none_constant(stmt.value) or stack is not None
+                and isinstance(stmt.value, gast.Call) and _stack_method(stmt.value, stack, "pop")
+                and not stmt.value.args for stmt in stmts):
+            found[name] = displays
+    return found
+
+
+def _plain_bindings(fn_def) -> tuple:
+    """``(name -> its statements name = value, the names bound any other way)``: a tuple's target, a loop's, a
+    with's, an augmented assignment."""
+    assigns: dict = {}
+    plain: set = set()
+    for node in gast.walk(fn_def):  # a statement before the names in it
         if isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], gast.Name):
-            name, value = node.targets[0].id, node.value
+            assigns.setdefault(node.targets[0].id, []).append(node)
             plain.add(id(node.targets[0]))
-            if isinstance(value, gast.List) and value.elts and all(_integer_constant(e) for e in value.elts):
-                displays.setdefault(name, []).append(node)
-                continue
-            if _none_constant(value) \
-                    or stack is not None and isinstance(value, gast.Call) and _stack_method(value, stack, "pop") \
-                    and not value.args:
-                continue
-            others.add(name)
-        elif isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) and id(node) not in plain:
-            others.add(node.id)  # a target of a tuple, a loop, a with: not followed here
-    return {name: found for name, found in displays.items() if name not in others}
+    others = {node.id for node in gast.walk(fn_def) if isinstance(node, gast.Name)
+              and isinstance(node.ctx, gast.Store) and id(node) not in plain}
+    return assigns, others
+
+
+def _integer_display(node) -> bool:
+    """Whether ``node`` is a list display of integers, ``[2, 0, -1]``."""
+    return isinstance(node, gast.List) and bool(node.elts) and all(_integer_constant(e) for e in node.elts)
 
 
 def _integer_list_index(node) -> bool:
     """Whether ``node`` reads an item at a display of integers, ``y[[2, 0, 1]]``."""
-    return isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Load) \
-        and isinstance(node.slice, gast.List) and bool(node.slice.elts) \
-        and all(_integer_constant(e) for e in node.slice.elts)
+    return isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Load) and _integer_display(node.slice)
 
 
 def _stack_method(call, stack, method) -> bool:
@@ -457,7 +460,7 @@ def _callee_parameter_zeros(functions, stack, namespace) -> None:
         pair = _callee_pair(forward, backward, stack)
         if pair is None:
             continue
-        push, pop = pair
+        pop = pair[1]
         popped = {t.id for t in pop.targets[0].elts if isinstance(t, gast.Name)}
         params = [a.id for a in forward.args.args]
         rebound = {n.id for n in gast.walk(forward) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
@@ -477,8 +480,7 @@ def _callee_parameter_zeros(functions, stack, namespace) -> None:
         if not zeros:
             continue
         for name in sorted(passed):
-            push.value.args[0].elts.append(compat.name(name))
-            pop.targets[0].elts.append(compat.name(name, store=True))
+            _carry(pair, name)
         _zeros_shaped(backward.body, zeros, namespace)
 
 
@@ -505,6 +507,14 @@ def _callee_pair(forward, backward, stack, single=False) -> tuple | None:
     elif not (isinstance(pushed, gast.Tuple) and isinstance(target, gast.Tuple)):
         return None
     return push, pop
+
+
+def _carry(pair, name) -> None:
+    """``name`` passed on from the forward function to the backward one: one more item of the tuple the
+    ``pair``'s push pushes and its pop binds (``_callee_pair``)."""
+    push, pop = pair
+    push.value.args[0].elts.append(compat.name(name))
+    pop.targets[0].elts.append(compat.name(name, store=True))
 
 
 def _callee_local_zeros(functions, stack, namespace, callee_adjoints) -> None:
@@ -1077,23 +1087,14 @@ def _saved_locals(fn_def, namespace) -> dict:
     """``_saved1 -> x`` for each local named ``_saved...`` whose every binding is ``_saved1 = x`` or ``_saved1 =
     only_shape(x)`` (the forward sweep keeps the value a line overwrites, passes/saves_in_locals.py; compiled,
     ``only_shape`` is the array itself): such a local only holds values of ``x``."""
+    assigns, others = _plain_bindings(fn_def)
     found: dict = {}
-    other: set = set()
-    plain: set = set()
-    for node in gast.walk(fn_def):
-        if isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], gast.Name) \
-                and node.targets[0].id.startswith("_saved"):
-            plain.add(id(node.targets[0]))
-            name, value = node.targets[0].id, node.value
-            if isinstance(value, gast.Call) and _is(value.func, namespace, runtime.only_shape) \
-                    and len(value.args) == 1 and not value.keywords:
-                value = value.args[0]
-            if isinstance(value, gast.Name) and found.setdefault(name, value.id) == value.id:
-                continue
-            other.add(name)
-        elif isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) and id(node) not in plain:
-            other.add(node.id)
-    return {name: value for name, value in found.items() if name not in other}
+    for name, stmts in assigns.items():
+        values = [_unwrapped(stmt.value, namespace) for stmt in stmts]
+        if name.startswith("_saved") and name not in others and all(isinstance(v, gast.Name) for v in values) \
+                and len({v.id for v in values}) == 1:
+            found[name] = values[0].id
+    return found
 
 
 def _bound_names(fn_def) -> set:
